@@ -1,0 +1,303 @@
+//! Full-width tabular solvers over the compiled public tree: CFR, CFR+, Linear CFR and
+//! Discounted CFR.
+//!
+//! One iteration is a handful of linear sweeps over range vectors ([`crate::tree`]): reaches
+//! top-down, terminal counterfactual values, then a bottom-up sweep that forms action values,
+//! accumulates regrets and the average strategy at the updating player's infosets.
+//!
+//! # Conventions (identical to OpenSpiel's, so NashConv curves match it to rounding)
+//! * The iteration counter `t` starts at 1.
+//! * **Alternating updates** (OpenSpiel's default): for `p` in 0, 1: sweep with the current
+//!   policies, update `p`'s regrets and average, then (CFR+) clamp `p`'s regrets at 0 or (LCFR,
+//!   DCFR) discount them, and recompute `p`'s current policy by regret matching. Player 1's sweep
+//!   in iteration `t` therefore sees player 0's updated policy.
+//! * **Simultaneous updates**: both players' regrets and averages are updated from one sweep with
+//!   the iteration-`t` policies, then both policies are recomputed.
+//! * Regret update: `R[I,a] += v(I,a) − v(I)` with counterfactual values (opponent and chance
+//!   reach included). Average update: `S[I,a] += w_t · π_p(I) · σ(I,a)` with the player's own
+//!   reach; `w_t` = 1 (CFR), `t` (CFR+ linear averaging, LCFR), `t^γ` (DCFR).
+//! * Regret matching: `σ(a) = R⁺(a) / Σ R⁺` or uniform when `Σ R⁺ = 0`.
+//! * LCFR and DCFR follow OpenSpiel's `discounted_cfr.py`: after `p`'s sweep, `p`'s cumulative
+//!   regrets are multiplied by `t^α/(t^α+1)` where non-negative and `t^β/(t^β+1)` where negative
+//!   (Brown & Sandholm 2019; LCFR is α = β = γ = 1, DCFR defaults to α = 1.5, β = 0, γ = 2).
+
+use crate::eval::TreePolicy;
+use crate::tree::{NONE, PublicTree};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// How cumulative regrets are transformed after each update.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum RegretRule {
+    /// Plain sums (CFR).
+    Plain,
+    /// Clamped at zero after every update (regret matching+, CFR+).
+    Plus,
+    /// Multiplied by `t^α/(t^α+1)` where non-negative and `t^β/(t^β+1)` where negative.
+    Discounted { alpha: f64, beta: f64 },
+}
+
+/// Weight `w_t` of iteration `t` in the average strategy.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Averaging {
+    /// `w_t = 1`.
+    Uniform,
+    /// `w_t = t`.
+    Linear,
+    /// `w_t = t^γ`.
+    Power(f64),
+}
+
+/// Alternating or simultaneous regret updates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Updates {
+    Alternating,
+    Simultaneous,
+}
+
+/// A complete description of a tabular solver.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SolverSpec {
+    pub regrets: RegretRule,
+    pub averaging: Averaging,
+    pub updates: Updates,
+}
+
+/// Algorithm names understood by [`SolverSpec::named`].
+pub const ALGORITHMS: &[&str] = &["cfr", "cfr+", "lcfr", "dcfr"];
+
+impl SolverSpec {
+    /// The defaults of a named algorithm, with OpenSpiel's conventions: `cfr` (plain regrets,
+    /// uniform averaging), `cfr+` (regret matching+, linear averaging), `lcfr` (α = β = γ = 1),
+    /// `dcfr` (α = 1.5, β = 0, γ = 2); all with alternating updates.
+    pub fn named(name: &str) -> Option<SolverSpec> {
+        let (regrets, averaging) = match name {
+            "cfr" => (RegretRule::Plain, Averaging::Uniform),
+            "cfr+" => (RegretRule::Plus, Averaging::Linear),
+            "lcfr" => (RegretRule::Discounted { alpha: 1.0, beta: 1.0 }, Averaging::Power(1.0)),
+            "dcfr" => (RegretRule::Discounted { alpha: 1.5, beta: 0.0 }, Averaging::Power(2.0)),
+            _ => return None,
+        };
+        Some(SolverSpec {
+            regrets,
+            averaging,
+            updates: Updates::Alternating,
+        })
+    }
+
+    /// Discounted CFR with explicit parameters.
+    pub fn dcfr(alpha: f64, beta: f64, gamma: f64) -> SolverSpec {
+        SolverSpec {
+            regrets: RegretRule::Discounted { alpha, beta },
+            averaging: Averaging::Power(gamma),
+            updates: Updates::Alternating,
+        }
+    }
+
+    /// The same solver with other updates.
+    pub fn with_updates(mut self, updates: Updates) -> SolverSpec {
+        self.updates = updates;
+        self
+    }
+}
+
+/// The mutable part of a solver: enough to resume exactly where it stopped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SolverState {
+    pub iteration: u64,
+    pub regrets: [Vec<f64>; 2],
+    pub cumulative_policy: [Vec<f64>; 2],
+    pub current: [Vec<f64>; 2],
+}
+
+/// A tabular CFR-family solver bound to one compiled tree.
+pub struct TabularSolver {
+    tree: Arc<PublicTree>,
+    spec: SolverSpec,
+    state: SolverState,
+    // Scratch buffers, reused every sweep.
+    reach: [Vec<f64>; 2],
+    values: Vec<f64>,
+    action_values: Vec<f64>,
+}
+
+impl TabularSolver {
+    /// A solver at iteration 0 with uniform current policies.
+    pub fn new(tree: Arc<PublicTree>, spec: SolverSpec) -> Self {
+        let current = crate::eval::uniform_tree_policy(&tree);
+        let zeros = |p: usize| vec![0.0; tree.infosets[p].num_actions_total()];
+        let state = SolverState {
+            iteration: 0,
+            regrets: [zeros(0), zeros(1)],
+            cumulative_policy: [zeros(0), zeros(1)],
+            current,
+        };
+        let reach = [vec![0.0; tree.slots[0].len()], vec![0.0; tree.slots[1].len()]];
+        let max_slots = tree.slots[0].len().max(tree.slots[1].len());
+        let max_actions = tree.infosets[0].num_actions_total().max(tree.infosets[1].num_actions_total());
+        TabularSolver {
+            tree,
+            spec,
+            state,
+            reach,
+            values: vec![0.0; max_slots],
+            action_values: vec![0.0; max_actions],
+        }
+    }
+
+    /// Restores a saved state; fails if its array sizes do not fit this tree.
+    pub fn restore(&mut self, state: SolverState) -> Result<(), String> {
+        for p in 0..2 {
+            let n = self.tree.infosets[p].num_actions_total();
+            if state.regrets[p].len() != n || state.cumulative_policy[p].len() != n || state.current[p].len() != n {
+                return Err(format!(
+                    "solver state does not fit this game: player {p} has {n} infoset actions"
+                ));
+            }
+        }
+        self.state = state;
+        Ok(())
+    }
+
+    /// The resumable state.
+    pub fn state(&self) -> &SolverState {
+        &self.state
+    }
+
+    /// The tree the solver runs on.
+    pub fn tree(&self) -> &Arc<PublicTree> {
+        &self.tree
+    }
+
+    /// The solver's description.
+    pub fn spec(&self) -> &SolverSpec {
+        &self.spec
+    }
+
+    /// Iterations done so far.
+    pub fn iteration(&self) -> u64 {
+        self.state.iteration
+    }
+
+    /// The current (regret-matching) policy.
+    pub fn current_policy(&self) -> &TreePolicy {
+        &self.state.current
+    }
+
+    /// The average policy: normalised cumulative policy, uniform where it is all zero.
+    pub fn average_policy(&self) -> TreePolicy {
+        std::array::from_fn(|p| {
+            let inf = &self.tree.infosets[p];
+            let cum = &self.state.cumulative_policy[p];
+            let mut out = vec![0.0; cum.len()];
+            for i in 0..inf.len() {
+                let r = inf.range(i);
+                let total: f64 = cum[r.clone()].iter().sum();
+                let n = r.len() as f64;
+                for k in r {
+                    out[k] = if total > 0.0 { cum[k] / total } else { 1.0 / n };
+                }
+            }
+            out
+        })
+    }
+
+    /// Runs one iteration.
+    pub fn iterate(&mut self) {
+        self.state.iteration += 1;
+        let t = self.state.iteration as f64;
+        let weight = match self.spec.averaging {
+            Averaging::Uniform => 1.0,
+            Averaging::Linear => t,
+            Averaging::Power(gamma) => t.powf(gamma),
+        };
+        match self.spec.updates {
+            Updates::Alternating => {
+                for p in 0..2 {
+                    self.compute_reaches();
+                    self.sweep(p, weight);
+                    self.finish_player(p, t);
+                }
+            }
+            Updates::Simultaneous => {
+                self.compute_reaches();
+                self.sweep(0, weight);
+                self.sweep(1, weight);
+                self.finish_player(0, t);
+                self.finish_player(1, t);
+            }
+        }
+    }
+
+    fn compute_reaches(&mut self) {
+        for p in 0..2 {
+            self.tree.reach(p, &self.state.current[p], &mut self.reach[p]);
+        }
+    }
+
+    /// Bottom-up sweep for player `p`: regrets and cumulative policy of `p`.
+    fn sweep(&mut self, p: usize, weight: f64) {
+        let tree = &*self.tree;
+        let sl = &tree.slots[p];
+        let inf = &tree.infosets[p];
+        let n = sl.len();
+        let values = &mut self.values[..n];
+        let action_values = &mut self.action_values[..inf.num_actions_total()];
+        action_values.iter_mut().for_each(|x| *x = 0.0);
+        tree.terminal_values(p, &self.reach[1 - p], values);
+        let own_reach = &self.reach[p];
+        let sigma = &self.state.current[p];
+        let regrets = &mut self.state.regrets[p];
+        let cum = &mut self.state.cumulative_policy[p];
+        for s in (0..n).rev() {
+            let i = sl.infoset[s];
+            if i != NONE {
+                let r = inf.range(i as usize);
+                let mut v = 0.0;
+                for k in r.clone() {
+                    v += sigma[k] * action_values[k];
+                }
+                let wr = weight * own_reach[s];
+                for k in r {
+                    regrets[k] += action_values[k] - v;
+                    cum[k] += wr * sigma[k];
+                }
+                values[s] = v;
+            }
+            let (e, parent) = (sl.edge[s], sl.parent[s]);
+            if e != NONE {
+                action_values[e as usize] += values[s];
+            } else if parent != NONE {
+                values[parent as usize] += values[s];
+            }
+        }
+    }
+
+    /// Post-sweep regret transformation and regret matching for player `p`.
+    fn finish_player(&mut self, p: usize, t: f64) {
+        let regrets = &mut self.state.regrets[p];
+        match self.spec.regrets {
+            RegretRule::Plain => {}
+            RegretRule::Plus => regrets.iter_mut().for_each(|r| *r = r.max(0.0)),
+            RegretRule::Discounted { alpha, beta } => {
+                let (ta, tb) = (t.powf(alpha), t.powf(beta));
+                let (dp, dn) = (ta / (ta + 1.0), tb / (tb + 1.0));
+                regrets.iter_mut().for_each(|r| *r *= if *r >= 0.0 { dp } else { dn });
+            }
+        }
+        regret_matching(&self.tree, p, regrets, &mut self.state.current[p]);
+    }
+}
+
+/// `σ(a) = R⁺(a) / Σ R⁺` per infoset, uniform where no regret is positive.
+pub fn regret_matching(tree: &PublicTree, p: usize, regrets: &[f64], out: &mut [f64]) {
+    let inf = &tree.infosets[p];
+    for i in 0..inf.len() {
+        let r = inf.range(i);
+        let total: f64 = regrets[r.clone()].iter().map(|x| x.max(0.0)).sum();
+        let n = r.len() as f64;
+        for k in r {
+            out[k] = if total > 0.0 { regrets[k].max(0.0) / total } else { 1.0 / n };
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Exact evaluation on the compiled public tree: best response, on-policy values, NashConv.
+//!
+//! A best response of player `p` to the opponent's fixed policy is computed with two sweeps
+//! over range vectors ([`crate::tree`]): a top-down sweep gives the opponent's reach of every
+//! slot, terminal entries turn it into counterfactual values of `p`, and a bottom-up sweep takes
+//! the maximum over actions at each of `p`'s infosets (perfect recall makes every infoset one
+//! slot, so local maxima compose into the global best response). No history is visited twice
+//! and nothing recurses.
+//!
+//! NashConv = sum over players of (best-response value − on-policy value), as in OpenSpiel.
+
+use crate::game::{Game, Player};
+use crate::policy::{Policy, PolicyError};
+use crate::tree::{NONE, PublicTree};
+use serde::Serialize;
+
+/// A policy as flat per-player arrays over the tree's global action indices.
+pub type TreePolicy = [Vec<f64>; 2];
+
+/// The outcome of [`nash_conv`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NashConvReport {
+    /// Sum over players of (best-response value − on-policy value).
+    pub nash_conv: f64,
+    /// Value a best response of each player achieves against the other's policy.
+    pub best_response_values: [f64; 2],
+    /// Expected payoff of each player when both follow the policy.
+    pub on_policy_values: [f64; 2],
+}
+
+/// Converts any [`Policy`] into tree arrays by querying it once per infoset (rebuilding a
+/// representative state from the infoset's stored history).
+pub fn tree_policy(tree: &PublicTree, game: &dyn Game, policy: &dyn Policy) -> Result<TreePolicy, PolicyError> {
+    let mut out: TreePolicy = [Vec::new(), Vec::new()];
+    for p in 0..2 {
+        let inf = &tree.infosets[p];
+        let mut flat = vec![0.0; inf.num_actions_total()];
+        for i in 0..inf.len() {
+            let state = crate::game::replay(game, &inf.history[i]).expect("stored infoset histories are legal");
+            let probs = policy.action_probabilities(state.as_ref())?;
+            let range = inf.range(i);
+            if probs.len() != range.len() {
+                return Err(PolicyError::BadEntry {
+                    key: inf.key[i].clone(),
+                    reason: format!("{} probabilities for {} legal actions", probs.len(), range.len()),
+                });
+            }
+            flat[range].copy_from_slice(&probs);
+        }
+        out[p] = flat;
+    }
+    Ok(out)
+}
+
+/// The uniform policy as tree arrays.
+pub fn uniform_tree_policy(tree: &PublicTree) -> TreePolicy {
+    std::array::from_fn(|p| {
+        let inf = &tree.infosets[p];
+        let mut flat = vec![0.0; inf.num_actions_total()];
+        for i in 0..inf.len() {
+            let r = inf.range(i);
+            let n = r.len() as f64;
+            flat[r].iter_mut().for_each(|x| *x = 1.0 / n);
+        }
+        flat
+    })
+}
+
+/// Value of a best response of player `p` against `opponent_policy` (the opponent's flat
+/// array), and the chosen action index (global) of each of `p`'s infosets.
+pub fn best_response(tree: &PublicTree, p: Player, opponent_policy: &[f64]) -> (f64, Vec<u32>) {
+    let q = 1 - p;
+    let mut opp_reach = vec![0.0; tree.slots[q].len()];
+    tree.reach(q, opponent_policy, &mut opp_reach);
+    let sl = &tree.slots[p];
+    let inf = &tree.infosets[p];
+    let mut values = vec![0.0; sl.len()];
+    tree.terminal_values(p, &opp_reach, &mut values);
+    let mut action_values = vec![0.0; inf.num_actions_total()];
+    let mut choice = vec![NONE; inf.len()];
+    let mut root_value = 0.0;
+    for s in (0..sl.len()).rev() {
+        let i = sl.infoset[s];
+        if i != NONE {
+            let r = inf.range(i as usize);
+            let mut best = r.start;
+            for k in r.clone() {
+                if action_values[k] > action_values[best] {
+                    best = k;
+                }
+            }
+            values[s] = action_values[best];
+            choice[i as usize] = best as u32;
+        }
+        let (e, parent) = (sl.edge[s], sl.parent[s]);
+        if e != NONE {
+            action_values[e as usize] += values[s];
+        } else if parent != NONE {
+            values[parent as usize] += values[s];
+        } else {
+            root_value += values[s];
+        }
+    }
+    (root_value, choice)
+}
+
+/// Expected payoffs of both players when they follow `policy`.
+pub fn on_policy_values(tree: &PublicTree, policy: &TreePolicy) -> [f64; 2] {
+    let mut r0 = vec![0.0; tree.slots[0].len()];
+    let mut r1 = vec![0.0; tree.slots[1].len()];
+    tree.reach(0, &policy[0], &mut r0);
+    tree.reach(1, &policy[1], &mut r1);
+    let v = tree.expected_value(&r0, &r1);
+    [v, -v]
+}
+
+/// NashConv of `policy` with its parts.
+pub fn nash_conv(tree: &PublicTree, policy: &TreePolicy) -> NashConvReport {
+    let br = [best_response(tree, 0, &policy[1]).0, best_response(tree, 1, &policy[0]).0];
+    let on = on_policy_values(tree, policy);
+    NashConvReport {
+        nash_conv: (br[0] - on[0]) + (br[1] - on[1]),
+        best_response_values: br,
+        on_policy_values: on,
+    }
+}

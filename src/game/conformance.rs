@@ -1,0 +1,149 @@
+//! One conformance suite for every game: seeded random playouts checking the contracts of
+//! [`Game`] and [`State`], plus the consistency of the public/private factorisation.
+
+use super::{Game, Player, State, Turn};
+use crate::util::SplitMix64;
+use std::collections::HashMap;
+
+/// Runs `playouts` random playouts (chance by its probabilities, players uniform) and returns
+/// the first violated contract, naming the history where it happened.
+pub fn check_game(game: &dyn Game, playouts: usize, seed: u64) -> Result<(), String> {
+    let mut rng = SplitMix64::new(seed);
+    // (player, infostate) -> (public state, private state), and back.
+    let mut info_to_pp: HashMap<(Player, String), (String, usize)> = HashMap::new();
+    let mut pp_to_info: HashMap<(Player, String, usize), String> = HashMap::new();
+    for _ in 0..playouts {
+        let mut state = game.new_initial_state();
+        let mut moves = 0usize;
+        loop {
+            check_state(game, state.as_ref())
+                .map_err(|e| format!("{}: at history [{}]: {e}", game.load_string(), super::history_string(state.history())))?;
+            for p in 0..2 {
+                let info = state.information_state_string(p);
+                let pubs = state.public_state_string();
+                let priv_ = state.private_state(p);
+                if let Some(prev) = info_to_pp.insert((p, info.clone()), (pubs.clone(), priv_)) {
+                    if prev != (pubs.clone(), priv_) {
+                        return Err(format!(
+                            "player {p} infostate {info:?} seen with public/private {prev:?} and {:?}",
+                            (pubs, priv_)
+                        ));
+                    }
+                }
+                if state.turn() == Turn::Player(p) {
+                    if let Some(prev) = pp_to_info.insert((p, pubs.clone(), priv_), info.clone()) {
+                        if prev != info {
+                            return Err(format!(
+                                "player {p}: public state {pubs:?} with private {priv_} maps to infostates {prev:?} and {info:?}"
+                            ));
+                        }
+                    }
+                }
+            }
+            match state.turn() {
+                Turn::Terminal => break,
+                Turn::Chance => {
+                    let outcomes = state.chance_outcomes();
+                    let w: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
+                    let a = outcomes[rng.weighted(&w)].0;
+                    state.apply_action(a);
+                }
+                Turn::Player(_) => {
+                    let legal = state.legal_actions();
+                    let a = legal[rng.below(legal.len())];
+                    state.apply_action(a);
+                    moves += 1;
+                    if moves > game.max_game_length() {
+                        return Err(format!(
+                            "more than max_game_length = {} player moves",
+                            game.max_game_length()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the contracts that hold at a single state.
+pub fn check_state(game: &dyn Game, state: &dyn State) -> Result<(), String> {
+    let legal = state.legal_actions();
+    if legal.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(format!("legal actions not strictly ascending: {legal:?}"));
+    }
+    match state.turn() {
+        Turn::Terminal => {
+            if !legal.is_empty() {
+                return Err("terminal state has legal actions".into());
+            }
+            let r = state.returns();
+            if (r[0] + r[1]).abs() > 1e-9 {
+                return Err(format!("returns not zero-sum: {r:?}"));
+            }
+            for x in r {
+                if x < game.min_utility() - 1e-9 || x > game.max_utility() + 1e-9 {
+                    return Err(format!("return {x} outside [min_utility, max_utility]"));
+                }
+            }
+        }
+        Turn::Chance => {
+            let outcomes = state.chance_outcomes();
+            let total: f64 = outcomes.iter().map(|o| o.1).sum();
+            if (total - 1.0).abs() > 1e-12 {
+                return Err(format!("chance probabilities sum to {total}"));
+            }
+            if outcomes.iter().any(|o| o.1 <= 0.0 || o.0 >= game.max_chance_outcomes()) {
+                return Err(format!("bad chance outcome in {outcomes:?}"));
+            }
+            let actions: Vec<_> = outcomes.iter().map(|o| o.0).collect();
+            if actions != legal {
+                return Err(format!("chance outcomes {actions:?} differ from legal actions {legal:?}"));
+            }
+        }
+        Turn::Player(p) => {
+            if p > 1 {
+                return Err(format!("player id {p}"));
+            }
+            if legal.is_empty() {
+                return Err("decision node without legal actions".into());
+            }
+            if legal.iter().any(|&a| a >= game.num_distinct_actions()) {
+                return Err(format!("action >= num_distinct_actions in {legal:?}"));
+            }
+            if !state.chance_outcomes().is_empty() {
+                return Err("decision node has chance outcomes".into());
+            }
+        }
+    }
+    let copy = state.clone_box();
+    for p in 0..2 {
+        if state.private_state(p) >= state.num_private_states(p) {
+            return Err(format!("private_state({p}) out of range"));
+        }
+        if copy.information_state_string(p) != state.information_state_string(p) {
+            return Err("a clone has another information state string".into());
+        }
+        for (len, observation) in [
+            (game.information_state_tensor_size(), false),
+            (game.observation_tensor_size(), true),
+        ] {
+            let mut buf = vec![f32::NAN; len];
+            if observation {
+                state.observation_tensor(p, &mut buf);
+            } else {
+                state.information_state_tensor(p, &mut buf);
+            }
+            if buf.iter().any(|x| !x.is_finite()) {
+                return Err(format!(
+                    "{} tensor of player {p} leaves entries unwritten",
+                    if observation { "observation" } else { "information state" }
+                ));
+            }
+        }
+    }
+    if copy.public_state_string() != state.public_state_string() {
+        return Err("a clone has another public state".into());
+    }
+    Ok(())
+}

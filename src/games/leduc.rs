@@ -1,0 +1,887 @@
+//! Leduc poker (`leduc_poker`), two players, matching OpenSpiel 2.0.2 bit for bit, plus an
+//! armac extension to more ranks (`num_ranks`).
+//!
+//! # Rules
+//! The deck holds `num_ranks` ranks (default 3: Jack, Queen, King) in two suits; card id
+//! `c` has rank `c / 2`, so the default deck is `0..6` = J J Q Q K K. Both players ante one
+//! chip (and are said to hold 100 chips before the ante). Chance deals a private card to
+//! player 0, then to player 1 (chance action = card id, uniform over the cards left).
+//!
+//! Two betting rounds follow, each opened by player 0. Actions: `0` = Fold, `1` = Call (a
+//! check when nothing is owed), `2` = Raise (match the current stake, then raise it by 2 chips
+//! in round 1 and by 4 in round 2). At most two raises per round; folding is legal only
+//! when facing a raise. A round ends when both players checked, or when a raise was called.
+//! Between the rounds chance deals one public card. At the showdown a private card pairing
+//! the public card wins; otherwise the higher private rank wins; equal ranks split the pot.
+//! Returns are the chips won or lost, within `±13` (`2·2 + 2·4 + 1`, for any `num_ranks`).
+//!
+//! # Parameters
+//! OpenSpiel's `players`, `action_mapping`, `suit_isomorphism` and `starting_player` are
+//! accepted only at their defaults (2, false, false, 0). `num_ranks` (2..=13, default 3) is
+//! an armac extension, the "Leduc 13" of the stochastic regret minimisation papers when 13;
+//! OpenSpiel does not know it, so [`Game::load_string`] mentions it only when it is not 3
+//! (`leduc_poker(num_ranks=13)`), and such a string loads in armac only.
+//!
+//! # Strings (as OpenSpiel's, with `D = 2 * num_ranks` cards)
+//! * information state:
+//!   `[Observer: p][Private: c][Round r][Player: q][Pot: x][Money: m0 m1][Public: b][Round1: ...][Round2: ...]`
+//!   where `c` is the private card id (`-10000` before the deal), `q` the player to act
+//!   (`-1` at chance nodes; at terminals the player who made the last move), `x` the pot
+//!   (0 once paid out), `m` the chips each player holds, `[Public: b]` present once the
+//!   public card is dealt, and the round sequences list action ids separated by spaces.
+//! * observation: the same with `[Ante: a0 a1]` (chips each player has put in) instead of
+//!   the two round sequences.
+//! * public state ([`State::public_state_string`]): the information state without its
+//!   `[Observer]` and `[Private]` parts.
+//!
+//! # Tensors
+//! Information state (`2 + 2D + 16` floats; 30 by default):
+//! `[0..2)` one-hot observing player; `[2..2+D)` one-hot private card; `[2+D..2+2D)` one-hot
+//! public card; then betting, 2 rounds × 4 slots × 2 bits (`10` = call, `01` = raise,
+//! `00` = fold or no action), the bit for action `i` of round `r` at `2+2D + 8r + 2i`.
+//!
+//! Observation (`2 + 2D + 2` floats; 16 by default): `[0..2)` one-hot observing player;
+//! `[2..2+D)` private card; `[2+D..2+2D)` public card; `[2+2D..2+2D+2)` chips each player
+//! has put in.
+//!
+//! # Public / private split
+//! A player's private state is their card id (`0..D`, with `D` private states) once dealt,
+//! and `0` with a single private state before. OpenSpiel's strings do not show player 1
+//! whether player 0 has been dealt (both read `[Player: -1]`), so the root and the state after
+//! the first deal share one public state; every later public state is distinct.
+
+use crate::game::{Action, Game, GameError, GameParams, GameRef, Player, State, Turn};
+use std::fmt::Write;
+use std::sync::Arc;
+
+/// Default number of ranks (OpenSpiel's game).
+pub const DEFAULT_NUM_RANKS: usize = 3;
+/// Largest supported number of ranks.
+pub const MAX_NUM_RANKS: usize = 13;
+/// Chips each player holds before the ante.
+const STARTING_MONEY: i16 = 100;
+/// Raise size per round.
+const RAISE_SIZE: [u8; 2] = [2, 4];
+/// Raises allowed per round.
+const MAX_RAISES: u8 = 2;
+/// Betting actions per round at most (check, raise, raise, call).
+const MAX_BETS_PER_ROUND: usize = 4;
+/// Two private deals, one public deal, up to four bets per round.
+const MAX_HISTORY: usize = 3 + 2 * MAX_BETS_PER_ROUND;
+/// OpenSpiel's rendering of a card not dealt yet.
+const INVALID_CARD: i32 = -10000;
+/// Marker for "not set" in the small `u8` fields below.
+const NONE: u8 = u8::MAX;
+
+/// Fold.
+pub const FOLD: Action = 0;
+/// Call (or check).
+pub const CALL: Action = 1;
+/// Raise.
+pub const RAISE: Action = 2;
+
+/// Loads `leduc_poker`, rejecting OpenSpiel parameter values that are not supported here.
+pub fn load(params: &GameParams) -> Result<GameRef, GameError> {
+    params.check_known(&[
+        "players",
+        "action_mapping",
+        "suit_isomorphism",
+        "starting_player",
+        "num_ranks",
+    ])?;
+    let players = params.int("players", 2)?;
+    if players != 2 {
+        return Err(params.bad(
+            "players",
+            &format!("only 2 players are supported, got {players}"),
+        ));
+    }
+    if params.bool("action_mapping", false)? {
+        return Err(params.bad("action_mapping", "only action_mapping=false is supported"));
+    }
+    if params.bool("suit_isomorphism", false)? {
+        return Err(params.bad(
+            "suit_isomorphism",
+            "only suit_isomorphism=false is supported",
+        ));
+    }
+    let starting_player = params.int("starting_player", 0)?;
+    if starting_player != 0 {
+        return Err(params.bad(
+            "starting_player",
+            &format!("only starting_player=0 is supported, got {starting_player}"),
+        ));
+    }
+    let num_ranks = params.int_in(
+        "num_ranks",
+        DEFAULT_NUM_RANKS as i64,
+        2,
+        MAX_NUM_RANKS as i64,
+    )? as usize;
+    Ok(Arc::new(LeducGame::new(num_ranks)))
+}
+
+/// Two-player Leduc poker with `num_ranks` ranks of two suits each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeducGame {
+    num_ranks: u8,
+}
+
+impl LeducGame {
+    /// The game with `num_ranks` ranks.
+    ///
+    /// # Panics
+    /// If `num_ranks` is outside `2..=13`.
+    pub fn new(num_ranks: usize) -> Self {
+        assert!(
+            (2..=MAX_NUM_RANKS).contains(&num_ranks),
+            "leduc_poker: num_ranks {num_ranks} outside 2..=13"
+        );
+        LeducGame {
+            num_ranks: num_ranks as u8,
+        }
+    }
+
+    /// Number of ranks.
+    pub fn num_ranks(&self) -> usize {
+        self.num_ranks as usize
+    }
+
+    /// Number of cards, `2 * num_ranks`.
+    pub fn num_cards(&self) -> usize {
+        2 * self.num_ranks as usize
+    }
+}
+
+impl Default for LeducGame {
+    fn default() -> Self {
+        Self::new(DEFAULT_NUM_RANKS)
+    }
+}
+
+impl Game for LeducGame {
+    fn short_name(&self) -> &str {
+        "leduc_poker"
+    }
+
+    fn load_string(&self) -> String {
+        if self.num_ranks() == DEFAULT_NUM_RANKS {
+            "leduc_poker".to_string()
+        } else {
+            format!("leduc_poker(num_ranks={})", self.num_ranks)
+        }
+    }
+
+    fn num_distinct_actions(&self) -> usize {
+        3
+    }
+
+    fn max_chance_outcomes(&self) -> usize {
+        self.num_cards()
+    }
+
+    fn max_game_length(&self) -> usize {
+        2 * MAX_BETS_PER_ROUND
+    }
+
+    fn min_utility(&self) -> f64 {
+        -self.max_utility()
+    }
+
+    fn max_utility(&self) -> f64 {
+        (MAX_RAISES as f64) * (RAISE_SIZE[0] as f64 + RAISE_SIZE[1] as f64) + 1.0
+    }
+
+    fn information_state_tensor_size(&self) -> usize {
+        2 + 2 * self.num_cards() + 4 * MAX_BETS_PER_ROUND
+    }
+
+    fn observation_tensor_size(&self) -> usize {
+        2 + 2 * self.num_cards() + 2
+    }
+
+    fn new_initial_state(&self) -> Box<dyn State> {
+        Box::new(LeducState::new(self.num_ranks()))
+    }
+}
+
+/// A Leduc poker history: plain `Copy` data (120 bytes), no heap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeducState {
+    /// Every action so far, chance deals included.
+    hist: [Action; MAX_HISTORY],
+    /// Number of valid entries of `hist`.
+    len: u8,
+    /// Ranks in the deck.
+    num_ranks: u8,
+    /// Private card of each player, `NONE` before the deal.
+    cards: [u8; 2],
+    /// The public card, `NONE` before round 2's deal.
+    public_card: u8,
+    /// Betting round, 1 or 2.
+    round: u8,
+    /// OpenSpiel's `cur_player_`: -1 at chance nodes, the last mover at terminals.
+    cur_player: i8,
+    /// The hand is over.
+    terminal: bool,
+    /// Calls since the last raise in this round.
+    num_calls: u8,
+    /// Raises in this round.
+    num_raises: u8,
+    /// The amount each player must have put in to stay.
+    stakes: u8,
+    /// Chips each player has put in.
+    ante: [u8; 2],
+    /// Chips in the pot (0 once paid out).
+    pot: u8,
+    /// Chips each player holds.
+    money: [i16; 2],
+    /// Betting actions of each round.
+    seq: [[u8; MAX_BETS_PER_ROUND]; 2],
+    /// Number of betting actions in each round.
+    seq_len: [u8; 2],
+}
+
+impl LeducState {
+    /// The root of the game with `num_ranks` ranks.
+    pub fn new(num_ranks: usize) -> Self {
+        LeducState {
+            hist: [0; MAX_HISTORY],
+            len: 0,
+            num_ranks: num_ranks as u8,
+            cards: [NONE; 2],
+            public_card: NONE,
+            round: 1,
+            cur_player: -1,
+            terminal: false,
+            num_calls: 0,
+            num_raises: 0,
+            stakes: 1,
+            ante: [1; 2],
+            pot: 2,
+            money: [STARTING_MONEY - 1; 2],
+            seq: [[0; MAX_BETS_PER_ROUND]; 2],
+            seq_len: [0; 2],
+        }
+    }
+
+    #[inline]
+    fn num_cards(&self) -> usize {
+        2 * self.num_ranks as usize
+    }
+
+    #[inline]
+    fn in_deck(&self, card: usize) -> bool {
+        let c = card as u8;
+        c != self.cards[0] && c != self.cards[1] && c != self.public_card
+    }
+
+    /// Cards dealt so far (private and public).
+    #[inline]
+    fn num_dealt(&self) -> usize {
+        (self.cards[0] != NONE) as usize
+            + (self.cards[1] != NONE) as usize
+            + (self.public_card != NONE) as usize
+    }
+
+    /// Betting actions of round `r` (0 or 1).
+    #[inline]
+    fn round_seq(&self, r: usize) -> &[u8] {
+        &self.seq[r][..self.seq_len[r] as usize]
+    }
+
+    fn put_in(&mut self, p: usize, amount: u8) {
+        self.pot += amount;
+        self.ante[p] += amount;
+        self.money[p] -= amount as i16;
+    }
+
+    fn record(&mut self, action: Action) {
+        let r = self.round as usize - 1;
+        self.seq[r][self.seq_len[r] as usize] = action as u8;
+        self.seq_len[r] += 1;
+    }
+
+    /// A check-check or a called raise closes the round.
+    fn round_over(&self) -> bool {
+        if self.num_raises == 0 {
+            self.num_calls == 2
+        } else {
+            self.num_calls == 1
+        }
+    }
+
+    /// Strength of `p`'s hand at the showdown: pairs above every high-card hand, then by
+    /// the higher rank, then the lower.
+    fn hand_strength(&self, p: usize) -> usize {
+        let own = (self.cards[p] / 2) as usize;
+        let board = (self.public_card / 2) as usize;
+        let n = self.num_ranks as usize;
+        if own == board {
+            n * n + own
+        } else {
+            own.max(board) * n + own.min(board)
+        }
+    }
+
+    fn pay_out(&mut self, folder: Option<usize>) {
+        self.terminal = true;
+        match folder {
+            Some(f) => self.money[1 - f] += self.pot as i16,
+            None => {
+                let (s0, s1) = (self.hand_strength(0), self.hand_strength(1));
+                if s0 == s1 {
+                    // Both players have put in the same amount, so the pot is even.
+                    let half = (self.pot / 2) as i16;
+                    self.money[0] += half;
+                    self.money[1] += half;
+                } else {
+                    self.money[usize::from(s1 > s0)] += self.pot as i16;
+                }
+            }
+        }
+        self.pot = 0;
+    }
+
+    /// `[Round r][Player: q][Pot: x][Money: m0 m1][Public: b]` and then either both round
+    /// sequences (`perfect_recall`) or the antes.
+    fn push_public(&self, s: &mut String, perfect_recall: bool) {
+        write!(
+            s,
+            "[Round {}][Player: {}][Pot: {}][Money: {} {}]",
+            self.round, self.cur_player, self.pot, self.money[0], self.money[1]
+        )
+        .unwrap();
+        if self.public_card != NONE {
+            write!(s, "[Public: {}]", self.public_card).unwrap();
+        }
+        if perfect_recall {
+            for r in 0..2 {
+                write!(s, "[Round{}: ", r + 1).unwrap();
+                for (i, a) in self.round_seq(r).iter().enumerate() {
+                    if i > 0 {
+                        s.push(' ');
+                    }
+                    write!(s, "{a}").unwrap();
+                }
+                s.push(']');
+            }
+        } else {
+            write!(s, "[Ante: {} {}]", self.ante[0], self.ante[1]).unwrap();
+        }
+    }
+
+    fn push_private(&self, s: &mut String, player: Player) {
+        write!(
+            s,
+            "[Observer: {player}][Private: {}]",
+            card_or_invalid(self.cards[player])
+        )
+        .unwrap();
+    }
+
+    /// Writes the player and card segments shared by both tensors; returns their length.
+    fn write_cards(&self, player: Player, out: &mut [f32]) -> usize {
+        let d = self.num_cards();
+        out[..2 + 2 * d].fill(0.0);
+        out[player] = 1.0;
+        if self.cards[player] != NONE {
+            out[2 + self.cards[player] as usize] = 1.0;
+        }
+        if self.public_card != NONE {
+            out[2 + d + self.public_card as usize] = 1.0;
+        }
+        2 + 2 * d
+    }
+}
+
+fn card_or_invalid(card: u8) -> i32 {
+    if card == NONE {
+        INVALID_CARD
+    } else {
+        card as i32
+    }
+}
+
+fn action_name(action: u8) -> &'static str {
+    match action as Action {
+        FOLD => "Fold",
+        CALL => "Call",
+        _ => "Raise",
+    }
+}
+
+impl State for LeducState {
+    #[inline]
+    fn turn(&self) -> Turn {
+        if self.terminal {
+            Turn::Terminal
+        } else if self.cur_player < 0 {
+            Turn::Chance
+        } else {
+            Turn::Player(self.cur_player as usize)
+        }
+    }
+
+    fn legal_actions(&self) -> Vec<Action> {
+        match self.turn() {
+            Turn::Terminal => Vec::new(),
+            Turn::Chance => (0..self.num_cards()).filter(|&c| self.in_deck(c)).collect(),
+            Turn::Player(p) => {
+                let mut v = Vec::with_capacity(3);
+                if self.stakes > self.ante[p] {
+                    v.push(FOLD);
+                }
+                v.push(CALL);
+                if self.num_raises < MAX_RAISES {
+                    v.push(RAISE);
+                }
+                v
+            }
+        }
+    }
+
+    fn chance_outcomes(&self) -> Vec<(Action, f64)> {
+        if self.turn() != Turn::Chance {
+            return Vec::new();
+        }
+        let p = 1.0 / (self.num_cards() - self.num_dealt()) as f64;
+        (0..self.num_cards())
+            .filter(|&c| self.in_deck(c))
+            .map(|c| (c, p))
+            .collect()
+    }
+
+    fn apply_action(&mut self, action: Action) {
+        match self.turn() {
+            Turn::Terminal => panic!("leduc_poker: action {action} applied at a terminal"),
+            Turn::Chance => {
+                assert!(
+                    action < self.num_cards() && self.in_deck(action),
+                    "leduc_poker: card {action} cannot be dealt"
+                );
+                if self.cards[0] == NONE {
+                    self.cards[0] = action as u8;
+                } else if self.cards[1] == NONE {
+                    self.cards[1] = action as u8;
+                    self.cur_player = 0;
+                } else {
+                    self.public_card = action as u8;
+                    self.cur_player = 0;
+                }
+            }
+            Turn::Player(p) => match action {
+                FOLD => {
+                    assert!(
+                        self.stakes > self.ante[p],
+                        "leduc_poker: fold without facing a raise"
+                    );
+                    self.record(FOLD);
+                    self.pay_out(Some(p));
+                }
+                CALL => {
+                    self.put_in(p, self.stakes - self.ante[p]);
+                    self.num_calls += 1;
+                    self.record(CALL);
+                    if self.round_over() {
+                        if self.round == 2 {
+                            self.pay_out(None);
+                        } else {
+                            self.round = 2;
+                            self.num_raises = 0;
+                            self.num_calls = 0;
+                            self.cur_player = -1;
+                        }
+                    } else {
+                        self.cur_player = 1 - p as i8;
+                    }
+                }
+                RAISE => {
+                    assert!(
+                        self.num_raises < MAX_RAISES,
+                        "leduc_poker: more than two raises in a round"
+                    );
+                    let raise = RAISE_SIZE[self.round as usize - 1];
+                    self.put_in(p, self.stakes - self.ante[p] + raise);
+                    self.stakes += raise;
+                    self.num_raises += 1;
+                    self.num_calls = 0;
+                    self.record(RAISE);
+                    self.cur_player = 1 - p as i8;
+                }
+                _ => panic!("leduc_poker: illegal action {action}"),
+            },
+        }
+        self.hist[self.len as usize] = action;
+        self.len += 1;
+    }
+
+    fn history(&self) -> &[Action] {
+        &self.hist[..self.len as usize]
+    }
+
+    fn returns(&self) -> [f64; 2] {
+        if !self.terminal {
+            return [0.0; 2];
+        }
+        [
+            (self.money[0] - STARTING_MONEY) as f64,
+            (self.money[1] - STARTING_MONEY) as f64,
+        ]
+    }
+
+    fn to_string(&self) -> String {
+        let mut s = String::with_capacity(160);
+        write!(
+            s,
+            "Round: {}\nPlayer: {}\nPot: {}\nMoney (player_0 player_1): {} {}\n\
+             Cards (public player_0 player_1): {} {} {} \n",
+            self.round,
+            self.cur_player,
+            self.pot,
+            self.money[0],
+            self.money[1],
+            card_or_invalid(self.public_card),
+            card_or_invalid(self.cards[0]),
+            card_or_invalid(self.cards[1]),
+        )
+        .unwrap();
+        for r in 0..2 {
+            write!(s, "Round {} sequence: ", r + 1).unwrap();
+            for (i, &a) in self.round_seq(r).iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(action_name(a));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    fn action_to_string(&self, player: Option<Player>, action: Action) -> String {
+        match player {
+            None => format!("Chance outcome:{action}"),
+            Some(_) => action_name(action as u8).to_string(),
+        }
+    }
+
+    fn information_state_string(&self, player: Player) -> String {
+        let mut s = String::with_capacity(112);
+        self.push_private(&mut s, player);
+        self.push_public(&mut s, true);
+        s
+    }
+
+    fn information_state_tensor(&self, player: Player, out: &mut [f32]) {
+        let start = self.write_cards(player, out);
+        let betting = &mut out[start..];
+        assert_eq!(
+            betting.len(),
+            4 * MAX_BETS_PER_ROUND,
+            "leduc_poker infostate tensor length"
+        );
+        betting.fill(0.0);
+        for r in 0..2 {
+            for (i, &a) in self.round_seq(r).iter().enumerate() {
+                let slot = 2 * (MAX_BETS_PER_ROUND * r + i);
+                match a as Action {
+                    CALL => betting[slot] = 1.0,
+                    RAISE => betting[slot + 1] = 1.0,
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn observation_string(&self, player: Player) -> String {
+        let mut s = String::with_capacity(96);
+        self.push_private(&mut s, player);
+        self.push_public(&mut s, false);
+        s
+    }
+
+    fn observation_tensor(&self, player: Player, out: &mut [f32]) {
+        let start = self.write_cards(player, out);
+        assert_eq!(
+            out.len(),
+            start + 2,
+            "leduc_poker observation tensor length"
+        );
+        out[start] = self.ante[0] as f32;
+        out[start + 1] = self.ante[1] as f32;
+    }
+
+    fn public_state_string(&self) -> String {
+        let mut s = String::with_capacity(80);
+        self.push_public(&mut s, true);
+        s
+    }
+
+    fn private_state(&self, player: Player) -> usize {
+        match self.cards[player] {
+            NONE => 0,
+            c => c as usize,
+        }
+    }
+
+    fn num_private_states(&self, player: Player) -> usize {
+        if self.cards[player] == NONE {
+            1
+        } else {
+            self.num_cards()
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn State> {
+        Box::new(*self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::conformance::check_game;
+    use crate::game::{load_game, replay};
+    use std::collections::BTreeSet;
+
+    /// Walks the whole tree: (histories, terminals, chance, decision) and the set of
+    /// information-state strings at each player's decision nodes.
+    fn walk(state: &dyn State, counts: &mut [usize; 4], infos: &mut [BTreeSet<String>; 2]) {
+        counts[0] += 1;
+        match state.turn() {
+            Turn::Terminal => {
+                counts[1] += 1;
+                return;
+            }
+            Turn::Chance => counts[2] += 1,
+            Turn::Player(p) => {
+                counts[3] += 1;
+                infos[p].insert(state.information_state_string(p));
+            }
+        }
+        for a in state.legal_actions() {
+            let mut child = state.clone_box();
+            child.apply_action(a);
+            walk(child.as_ref(), counts, infos);
+        }
+    }
+
+    /// Player 0's expected return when both players play uniformly at random.
+    fn uniform_value(s: &dyn State) -> f64 {
+        let weighted: Vec<(Action, f64)> = match s.turn() {
+            Turn::Terminal => return s.returns()[0],
+            Turn::Chance => s.chance_outcomes(),
+            Turn::Player(_) => {
+                let legal = s.legal_actions();
+                let w = 1.0 / legal.len() as f64;
+                legal.into_iter().map(|a| (a, w)).collect()
+            }
+        };
+        weighted
+            .into_iter()
+            .map(|(a, w)| {
+                let mut c = s.clone_box();
+                c.apply_action(a);
+                w * uniform_value(c.as_ref())
+            })
+            .sum()
+    }
+
+    #[test]
+    fn conformance_default() {
+        let game = load_game("leduc_poker").unwrap();
+        check_game(game.as_ref(), 3000, 5).unwrap();
+    }
+
+    #[test]
+    fn conformance_more_ranks() {
+        for n in [2, 4, 13] {
+            let game = load_game(&format!("leduc_poker(num_ranks={n})")).unwrap();
+            check_game(game.as_ref(), 2000, 17 + n).unwrap();
+        }
+    }
+
+    #[test]
+    fn tree_counts_and_infostates_match_openspiel() {
+        let game = load_game("leduc_poker").unwrap();
+        let mut counts = [0; 4];
+        let mut infos = [BTreeSet::new(), BTreeSet::new()];
+        walk(game.new_initial_state().as_ref(), &mut counts, &mut infos);
+
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/golden_leduc_poker.json"
+        );
+        let data: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let tc = &data["tree_counts"];
+        let want_counts = ["histories", "terminal", "chance", "decision"]
+            .map(|k| tc[k].as_u64().unwrap() as usize);
+        assert_eq!(counts, want_counts);
+        assert_eq!(counts, [9457, 5520, 157, 3780]);
+        for p in 0..2 {
+            let want: BTreeSet<String> = data["infostates"][p]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(want.len(), 468);
+            assert_eq!(infos[p], want, "player {p}");
+        }
+    }
+
+    #[test]
+    fn uniform_policy_value_matches_openspiel() {
+        // games.json: on-policy values of the uniform policy are [-0.078125, 0.078125].
+        let game = load_game("leduc_poker").unwrap();
+        let v = uniform_value(game.new_initial_state().as_ref());
+        assert!((v + 0.078125).abs() < 1e-12, "{v}");
+    }
+
+    #[test]
+    fn golden_terminals() {
+        let game = load_game("leduc_poker").unwrap();
+        // Histories and player 0's return, taken from OpenSpiel 2.0.2.
+        let cases: &[(&[Action], f64)] = &[
+            (&[0, 3, 2, 1, 1, 2, 1], 7.0), // J beats Q with the J on board
+            (&[0, 1, 1, 1, 4, 1, 1], 0.0), // both J: split
+            (&[5, 2, 2, 2, 1, 0, 1, 2, 2, 1], 13.0), // the largest pot
+            (&[4, 0, 1, 2, 0], -1.0),      // check, raise, fold
+            (&[1, 3, 2, 2, 1, 5, 1, 2, 2, 1], -13.0), // Q high beats J high
+        ];
+        for &(actions, r0) in cases {
+            let s = replay(game.as_ref(), actions).unwrap();
+            assert!(s.is_terminal(), "{actions:?}");
+            assert_eq!(s.returns(), [r0, -r0], "{actions:?}");
+        }
+        let s = replay(game.as_ref(), &[0, 3, 2, 1, 1, 2, 1]).unwrap();
+        assert_eq!(
+            s.to_string(),
+            "Round: 2\nPlayer: 1\nPot: 0\nMoney (player_0 player_1): 107 93\n\
+             Cards (public player_0 player_1): 1 0 3 \nRound 1 sequence: Raise, Call\n\
+             Round 2 sequence: Raise, Call\n"
+        );
+        assert_eq!(
+            s.information_state_string(0),
+            "[Observer: 0][Private: 0][Round 2][Player: 1][Pot: 0][Money: 107 93][Public: 1]\
+             [Round1: 2 1][Round2: 2 1]"
+        );
+        assert_eq!(
+            s.observation_string(1),
+            "[Observer: 1][Private: 3][Round 2][Player: 1][Pot: 0][Money: 107 93][Public: 1]\
+             [Ante: 7 7]"
+        );
+    }
+
+    #[test]
+    fn thirteen_ranks() {
+        let game = load_game("leduc_poker(num_ranks=13)").unwrap();
+        assert_eq!(game.load_string(), "leduc_poker(num_ranks=13)");
+        assert_eq!(
+            load_game(&game.load_string()).unwrap().load_string(),
+            "leduc_poker(num_ranks=13)"
+        );
+        assert_eq!(game.max_chance_outcomes(), 26);
+        assert_eq!(game.information_state_tensor_size(), 70);
+        assert_eq!(game.observation_tensor_size(), 56);
+        assert_eq!((game.min_utility(), game.max_utility()), (-13.0, 13.0));
+        assert_eq!(game.max_game_length(), 8);
+
+        let root = game.new_initial_state();
+        let outcomes = root.chance_outcomes();
+        assert_eq!(outcomes.len(), 26);
+        assert!(outcomes.iter().all(|&(_, p)| p == 1.0 / 26.0));
+
+        // Player 1's pair of 2s (cards 0 and 1) beats player 0's king (card 24).
+        let s = replay(game.as_ref(), &[24, 0, 1, 1, 1, 1, 1]).unwrap();
+        assert_eq!(s.returns(), [-1.0, 1.0]);
+        // Aces (rank 12: cards 24, 25) split against each other with a 2 on board.
+        let s = replay(game.as_ref(), &[24, 25, 2, 1, 1, 2, 1]).unwrap();
+        assert_eq!(s.returns(), [0.0, 0.0]);
+        // High card: K (22) over Q (20) on a 2.
+        let s = replay(game.as_ref(), &[20, 22, 1, 1, 0, 1, 1]).unwrap();
+        assert_eq!(s.returns(), [-1.0, 1.0]);
+
+        let s = replay(game.as_ref(), &[25, 3, 2, 1, 17]).unwrap();
+        assert_eq!(
+            s.information_state_string(0),
+            "[Observer: 0][Private: 25][Round 2][Player: 0][Pot: 6][Money: 97 97][Public: 17]\
+             [Round1: 2 1][Round2: ]"
+        );
+        let mut t = vec![f32::NAN; game.information_state_tensor_size()];
+        s.information_state_tensor(0, &mut t);
+        let ones: Vec<usize> = (0..t.len()).filter(|&i| t[i] == 1.0).collect();
+        assert_eq!(ones, vec![0, 2 + 25, 2 + 26 + 17, 54 + 1, 54 + 2]);
+        let mut o = vec![f32::NAN; game.observation_tensor_size()];
+        s.observation_tensor(1, &mut o);
+        assert_eq!(&o[54..], &[3.0, 3.0]);
+        assert_eq!(o[1], 1.0);
+        assert_eq!(o[2 + 3], 1.0);
+        assert_eq!(s.private_state(0), 25);
+        assert_eq!(s.num_private_states(1), 26);
+    }
+
+    #[test]
+    fn private_states_follow_the_deal() {
+        let game = load_game("leduc_poker").unwrap();
+        let mut s = game.new_initial_state();
+        let root_public = s.public_state_string();
+        assert_eq!((s.private_state(0), s.num_private_states(0)), (0, 1));
+        s.apply_action(4);
+        assert_eq!(s.public_state_string(), root_public);
+        assert_eq!((s.private_state(0), s.num_private_states(0)), (4, 6));
+        assert_eq!((s.private_state(1), s.num_private_states(1)), (0, 1));
+        s.apply_action(0);
+        assert_ne!(s.public_state_string(), root_public);
+        assert_eq!((s.private_state(1), s.num_private_states(1)), (0, 6));
+        assert_eq!(
+            s.public_state_string(),
+            "[Round 1][Player: 0][Pot: 2][Money: 99 99][Round1: ][Round2: ]"
+        );
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected() {
+        for (text, param) in [
+            ("leduc_poker(players=3)", "players"),
+            ("leduc_poker(action_mapping=true)", "action_mapping"),
+            ("leduc_poker(suit_isomorphism=true)", "suit_isomorphism"),
+            ("leduc_poker(starting_player=1)", "starting_player"),
+            ("leduc_poker(num_ranks=1)", "num_ranks"),
+            ("leduc_poker(num_ranks=14)", "num_ranks"),
+            ("leduc_poker(num_ranks=three)", "num_ranks"),
+            ("leduc_poker(ranks=4)", "ranks"),
+        ] {
+            match load_game(text) {
+                Err(GameError::BadParameter { param: p, .. }) => assert_eq!(p, param, "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        for text in [
+            "leduc_poker",
+            "leduc_poker()",
+            "leduc_poker(players=2,action_mapping=false,suit_isomorphism=False,starting_player=0)",
+            "leduc_poker(num_ranks=3)",
+        ] {
+            assert_eq!(
+                load_game(text).unwrap().load_string(),
+                "leduc_poker",
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn illegal_moves_are_errors() {
+        let game = load_game("leduc_poker").unwrap();
+        let mut s = replay(game.as_ref(), &[1, 2]).unwrap();
+        assert!(s.try_apply(FOLD).is_err()); // nothing to fold against
+        let mut s = replay(game.as_ref(), &[1, 2, 2, 2]).unwrap();
+        assert!(s.try_apply(RAISE).is_err()); // third raise
+        let mut s = replay(game.as_ref(), &[1]).unwrap();
+        assert!(s.try_apply(1).is_err()); // card already dealt
+        assert!(s.try_apply(6).is_err());
+    }
+}

@@ -1,0 +1,25 @@
+//! The games. Each matches OpenSpiel bit for bit (see the golden tests) and is registered
+//! by its OpenSpiel short name in [`CONSTRUCTORS`].
+
+pub mod cards;
+pub mod goofspiel;
+pub mod hand_eval;
+pub mod kuhn;
+pub mod leduc;
+pub mod liars_dice;
+pub mod universal_poker;
+
+use crate::game::{GameError, GameParams, GameRef};
+
+/// A constructor from parsed parameters.
+pub type Constructor = fn(&GameParams) -> Result<GameRef, GameError>;
+
+/// Every registered game, by OpenSpiel short name.
+pub const CONSTRUCTORS: &[(&str, Constructor)] = &[
+    ("kuhn_poker", kuhn::load),
+    ("leduc_poker", leduc::load),
+    ("liars_dice", liars_dice::load),
+    ("goofspiel", goofspiel::load_goofspiel),
+    ("turn_based_simultaneous_game", goofspiel::load_turn_based),
+    ("universal_poker", universal_poker::load),
+];

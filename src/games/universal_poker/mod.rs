@@ -1,0 +1,807 @@
+//! Heads-up `universal_poker`: OpenSpiel 2.0.2's ACPC-based poker engine, reimplemented to
+//! match it bit for bit, with the FCPA no-limit Hold'em abstraction (`hunl_fcpa`) as the
+//! main target.
+//!
+//! # Rules
+//! A hand has `numRounds` betting rounds. Before any action each player posts its `blind`;
+//! then chance deals `numHoleCards` cards to player 0, then to player 1, one chance node per
+//! card, and at the start of round `r` (after the betting of round `r - 1` closes)
+//! `numBoardCards[r]` board cards, again one per chance node. Chance outcomes are uniform
+//! over the cards left in the deck. The deck holds the `numRanks` lowest ranks in
+//! `numSuits` suits; chance outcome `i` is the `i`-th card ordered by rank then suit, which
+//! for four suits is the card id `rank * 4 + suit` (ranks `23456789TJQKA`, suits `cdhs`).
+//!
+//! In each round `firstPlayer[r]` (1-based) acts first unless it is all-in; players alternate.
+//! A round closes once every player who can still act has called the last raise (or
+//! checked). A fold ends the hand; when at most one player can still bet (the other is
+//! all-in) the betting is over, the round jumps to the last one and the remaining board
+//! cards are still dealt before the showdown. At the showdown the best five-card hand among
+//! the hole and board cards wins `min(spent)` from the other player; equal hands split, so
+//! both get 0 heads-up. Returns are in chips.
+//!
+//! Betting (`betting`): `nolimit` raises to any total between the minimum raise (the current
+//! bet plus the last raise increment, at least the big blind) and the player's stack;
+//! `limit` raises by `raiseSize[r]`, at most `maxRaises[r]` times per round.
+//!
+//! # Actions (`bettingAbstraction`)
+//! * `fc`: 0 fold, 1 check/call.
+//! * `fcpa` (the FCPA game): 0 fold, 1 check/call, 2 pot raise (raise *to* the current bet
+//!   plus the pot after calling, `sum(spent) + 2 * max_spent - spent[me]`), 3 all-in (raise
+//!   to the whole stack). Fold is legal only when facing a bet; the pot raise only when
+//!   raising is allowed and the pot raise-to lies within the legal raise range; all-in
+//!   whenever raising is allowed and the pot raise-to is not already the whole stack. In
+//!   limit games action 2 is the fixed raise and there is no all-in.
+//! * `fullgame` (no-limit only): 0 fold, 1 check/call, `N >= 2` raise to `N` chips, for every
+//!   `N` in the legal raise range.
+//!
+//! # Parameters
+//! `betting` (`nolimit`), `numPlayers` (2, the only value supported), `numRounds` (2, at
+//! most 4), `blind` (`"100 100"`), `raiseSize` (`"100 100"`, limit only), `firstPlayer`
+//! (`"1 1"`), `maxRaises` (none), `numSuits` (4), `numRanks` (6), `numHoleCards` (1),
+//! `numBoardCards` (`"0 1"`), `stack` (`"1200 1200"`, no-limit only), `bettingAbstraction`
+//! (`fcpa`); lists are space-separated. The subgame parameters `potSize`, `boardCards` and
+//! `handReaches` are accepted only at their neutral values, `calcOddsNumSims` is accepted and
+//! has no effect here, `fchpa` is not supported, and a showdown must rank 5 to 7 cards (the
+//! shared [`hand_eval`](crate::games::hand_eval) evaluator), so OpenSpiel's default game
+//! (one hole card, one board card) is refused. Every refusal names the parameter.
+//!
+//! # Strings
+//! `to_string`, `action_to_string`, the information-state and observation strings follow
+//! OpenSpiel exactly, quirks included: the `[Pot: X]` of the information state is the
+//! largest contribution times the number of players who have not folded, card sets are
+//! printed by descending rank then suit (`s h d c`), and the ACPC state line prints cards in
+//! deal order with undealt slots as `2c`.
+//!
+//! # Tensors
+//! With `D = numSuits * numRanks` cards and `L` = [`Game::max_game_length`]:
+//!
+//! Information state (`2 + 2D + 3L`, 175 for FCPA):
+//! * `[0, 2)`: one-hot of the observing player;
+//! * `[2, 2 + D)`: the player's hole cards (by chance outcome index);
+//! * `[2 + D, 2 + 2D)`: the board cards;
+//! * `[2 + 2D, 2 + 2D + 2L)`: two bits per history entry (deals included): call `10`, pot
+//!   raise or fullgame raise `01`, all-in `11`, fold and deal `00`;
+//! * `[2 + 2D + 2L, 2 + 2D + 3L)`: per history entry, the raise-to size of a raise (0 for
+//!   deals, checks, calls, folds and limit raises).
+//!
+//! Observation (`2 + 2D + 2`, 108 for FCPA): the player one-hot, hole cards, board cards,
+//! then the two players' contributions in chips.
+//!
+//! # Public and private states
+//! The public state is the information-state string without its `[Private: ...]` part:
+//! round, player to move, pot, stacks, board (as a set) and the betting of every round.
+//! While hole cards are being dealt it does not change, because neither player can tell how
+//! many cards the other has received. A player's private state indexes its hole cards:
+//! none dealt is 0 of 1, one card is its card id (of 52), two cards are the
+//! [`hole_index`](crate::games::cards::hole_index) of the pair (of 1326), three cards are the
+//! colexicographic rank of the triple (of 22100).
+
+mod betting;
+mod config;
+mod render;
+#[cfg(test)]
+mod tests;
+
+pub use betting::{Betting, Move};
+pub use config::{Abstraction, BettingType, Config};
+
+use crate::game::{Action, Game, GameError, GameParams, GameRef, Player, State, Turn};
+use crate::games::cards::hole_index;
+use crate::games::hand_eval;
+use crate::util::SplitMix64;
+use config::{MAX_BOARD_CARDS, MAX_HOLE_CARDS};
+use std::fmt;
+use std::sync::Arc;
+
+/// OpenSpiel's FCPA heads-up no-limit Hold'em game string (`pyspiel.hunl_game_string("fcpa")`).
+pub const HUNL_FCPA: &str = "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=20000 20000,bettingAbstraction=fcpa)";
+
+/// Action id of fold.
+pub const FOLD: Action = 0;
+/// Action id of check/call.
+pub const CALL: Action = 1;
+/// Action id of the pot raise (the fixed raise in limit games).
+pub const BET: Action = 2;
+/// Action id of all-in.
+pub const ALL_IN: Action = 3;
+
+/// Loads `universal_poker(...)` from its parameters.
+pub fn load(params: &GameParams) -> Result<GameRef, GameError> {
+    Ok(Arc::new(UniversalPokerGame::from_params(params)?))
+}
+
+/// The game: a validated configuration shared by all its states.
+#[derive(Debug)]
+pub struct UniversalPokerGame {
+    cfg: Arc<Config>,
+}
+
+impl UniversalPokerGame {
+    /// Builds the game from parsed parameters.
+    pub fn from_params(params: &GameParams) -> Result<UniversalPokerGame, GameError> {
+        let mut params = params.clone();
+        params.name = "universal_poker".to_string();
+        Ok(UniversalPokerGame {
+            cfg: Arc::new(Config::from_params(&params)?),
+        })
+    }
+
+    /// Builds the game from a `universal_poker(...)` game string.
+    pub fn from_string(text: &str) -> Result<UniversalPokerGame, GameError> {
+        let params = GameParams::parse(text)?;
+        if params.name != "universal_poker" {
+            return Err(GameError::Parse {
+                text: text.to_string(),
+                reason: "expected universal_poker(...)".to_string(),
+            });
+        }
+        UniversalPokerGame::from_params(&params)
+    }
+
+    /// The FCPA heads-up no-limit Hold'em game ([`HUNL_FCPA`]).
+    pub fn hunl_fcpa() -> UniversalPokerGame {
+        UniversalPokerGame::from_string(HUNL_FCPA).expect("the FCPA game string is valid")
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The root state as a concrete type (no boxing).
+    pub fn initial_state(&self) -> UniversalPokerState {
+        UniversalPokerState::new(self.cfg.clone())
+    }
+}
+
+impl Game for UniversalPokerGame {
+    fn short_name(&self) -> &str {
+        "universal_poker"
+    }
+    fn load_string(&self) -> String {
+        self.cfg.load_string.clone()
+    }
+    fn num_distinct_actions(&self) -> usize {
+        self.cfg.num_distinct_actions
+    }
+    fn max_chance_outcomes(&self) -> usize {
+        self.cfg.deck_size
+    }
+    fn max_game_length(&self) -> usize {
+        self.cfg.max_game_length
+    }
+    fn min_utility(&self) -> f64 {
+        self.cfg.min_utility
+    }
+    fn max_utility(&self) -> f64 {
+        self.cfg.max_utility
+    }
+    fn information_state_tensor_size(&self) -> usize {
+        self.cfg.information_state_tensor_size()
+    }
+    fn observation_tensor_size(&self) -> usize {
+        self.cfg.observation_tensor_size()
+    }
+    fn new_initial_state(&self) -> Box<dyn State> {
+        Box::new(self.initial_state())
+    }
+}
+
+/// Inline history capacity; FCPA histories are at most 23 long.
+const INLINE_HISTORY: usize = 32;
+
+/// The action history, inline up to [`INLINE_HISTORY`] entries and on the heap beyond.
+#[derive(Clone)]
+struct History {
+    len: usize,
+    inline: [Action; INLINE_HISTORY],
+    spill: Vec<Action>,
+}
+
+impl History {
+    fn new() -> History {
+        History {
+            len: 0,
+            inline: [0; INLINE_HISTORY],
+            spill: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, a: Action) {
+        if self.len < INLINE_HISTORY {
+            self.inline[self.len] = a;
+        } else {
+            if self.len == INLINE_HISTORY {
+                self.spill.reserve(2 * INLINE_HISTORY);
+                self.spill.extend_from_slice(&self.inline);
+            }
+            self.spill.push(a);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[Action] {
+        if self.len <= INLINE_HISTORY {
+            &self.inline[..self.len]
+        } else {
+            &self.spill
+        }
+    }
+}
+
+/// Legal-action bits of a decision node (FC/FCPA/limit): bit `a` set iff action `a` is legal.
+const FOLD_BIT: u8 = 1 << FOLD;
+const CALL_BIT: u8 = 1 << CALL;
+const BET_BIT: u8 = 1 << BET;
+const ALL_IN_BIT: u8 = 1 << ALL_IN;
+
+/// What one applied action was, for replays that rebuild the betting record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Applied {
+    /// A card was dealt.
+    Deal,
+    /// A player moved; `code` is OpenSpiel's action-sequence letter and `size` its recorded
+    /// bet size.
+    Choice { mv: Move, code: u8, size: i32 },
+}
+
+/// Everything about a state except the shared configuration and the history.
+#[derive(Clone, Copy, Debug)]
+struct Core {
+    bet: Betting,
+    hole: [[u8; MAX_HOLE_CARDS]; 2],
+    board: [u8; MAX_BOARD_CARDS],
+    hole_dealt: u8,
+    board_dealt: u8,
+    /// Bit `i` set iff chance outcome `i` is still in the deck.
+    deck: u64,
+    turn: Turn,
+    /// Legal actions at a decision node, as bits (not used by `fullgame` raises).
+    legal: u8,
+    /// Legal raise-to range when raising is allowed (`raise_ok`).
+    raise_min: i32,
+    raise_max: i32,
+    raise_ok: bool,
+    /// The pot raise-to of the player to act.
+    pot_to: i32,
+    returns: [f64; 2],
+}
+
+impl Core {
+    fn new(cfg: &Config) -> Core {
+        let mut core = Core {
+            bet: Betting::new(cfg),
+            hole: [[0; MAX_HOLE_CARDS]; 2],
+            board: [0; MAX_BOARD_CARDS],
+            hole_dealt: 0,
+            board_dealt: 0,
+            deck: if cfg.deck_size == 64 {
+                u64::MAX
+            } else {
+                (1u64 << cfg.deck_size) - 1
+            },
+            turn: Turn::Chance,
+            legal: 0,
+            raise_min: 0,
+            raise_max: 0,
+            raise_ok: false,
+            pot_to: 0,
+            returns: [0.0; 2],
+        };
+        core.update_turn(cfg, true);
+        core
+    }
+
+    /// Decides who moves next and, at decision nodes, what is legal; at terminals computes
+    /// the returns when `with_returns` (replays skip the showdown).
+    fn update_turn(&mut self, cfg: &Config, with_returns: bool) {
+        self.legal = 0;
+        self.raise_ok = false;
+        let round = self.bet.round as usize;
+        let board_needed = cfg.board_upto[round];
+        if self.bet.finished {
+            if self.bet.num_folded() == 0 && self.board_dealt < board_needed {
+                self.turn = Turn::Chance;
+            } else {
+                self.turn = Turn::Terminal;
+                if with_returns {
+                    self.returns = self.final_returns(cfg);
+                }
+            }
+            return;
+        }
+        if (self.hole_dealt as usize) < 2 * cfg.num_hole || self.board_dealt < board_needed {
+            self.turn = Turn::Chance;
+            return;
+        }
+        let p = self.bet.current_player(cfg);
+        self.turn = Turn::Player(p);
+        self.legal = CALL_BIT;
+        if self.bet.can_fold(cfg) {
+            self.legal |= FOLD_BIT;
+        }
+        if let Some((min, max)) = self.bet.raise_range(cfg) {
+            self.raise_ok = true;
+            self.raise_min = min;
+            self.raise_max = max;
+            if cfg.abstraction != Abstraction::Fc {
+                if cfg.betting == BettingType::Limit {
+                    self.legal |= BET_BIT;
+                } else {
+                    let pot_to = self.bet.pot_raise_to(cfg);
+                    self.pot_to = pot_to;
+                    if pot_to >= min && pot_to <= max {
+                        self.legal |= BET_BIT;
+                    }
+                    if pot_to != max {
+                        self.legal |= ALL_IN_BIT;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Payoffs of a finished hand.
+    fn final_returns(&self, cfg: &Config) -> [f64; 2] {
+        let spent = self.bet.spent;
+        for p in 0..2 {
+            if self.bet.folded[p] {
+                let mut r = [0.0; 2];
+                r[p] = (-spent[p]) as f64;
+                r[1 - p] = spent[p] as f64;
+                return r;
+            }
+        }
+        let n = cfg.num_hole + cfg.total_board;
+        let mut ranks = [0u16; 2];
+        for (p, rank) in ranks.iter_mut().enumerate() {
+            let mut cards = [0u8; 7];
+            cards[..cfg.num_hole].copy_from_slice(&self.hole[p][..cfg.num_hole]);
+            cards[cfg.num_hole..n].copy_from_slice(&self.board[..cfg.total_board]);
+            *rank = if n == 7 {
+                hand_eval::evaluate7(&cards)
+            } else {
+                hand_eval::evaluate(&cards[..n])
+            };
+        }
+        let pot = spent[0].min(spent[1]) as f64;
+        match ranks[0].cmp(&ranks[1]) {
+            std::cmp::Ordering::Greater => [pot, -pot],
+            std::cmp::Ordering::Less => [-pot, pot],
+            std::cmp::Ordering::Equal => [0.0, 0.0],
+        }
+    }
+
+    /// Deals chance outcome `outcome`.
+    #[inline]
+    fn deal(&mut self, cfg: &Config, outcome: usize, with_returns: bool) {
+        assert!(
+            outcome < 64 && self.deck >> outcome & 1 == 1,
+            "universal_poker: card outcome {outcome} is not in the deck"
+        );
+        let card = cfg.deck[outcome];
+        self.deck &= !(1u64 << outcome);
+        let holes = 2 * cfg.num_hole;
+        if (self.hole_dealt as usize) < holes {
+            let i = self.hole_dealt as usize;
+            self.hole[i / cfg.num_hole][i % cfg.num_hole] = card;
+            self.hole_dealt += 1;
+        } else {
+            self.board[self.board_dealt as usize] = card;
+            self.board_dealt += 1;
+        }
+        self.update_turn(cfg, with_returns);
+    }
+
+    /// Translates player action `a` into an ACPC move, or `None` if it is illegal.
+    #[inline]
+    fn decode(&self, cfg: &Config, a: Action) -> Option<(Move, u8, i32)> {
+        if cfg.abstraction == Abstraction::FullGame {
+            return match a {
+                FOLD => (self.legal & FOLD_BIT != 0).then_some((Move::Fold, b'f', 0)),
+                CALL => Some((Move::Call, b'c', 0)),
+                _ => {
+                    let size = i32::try_from(a).ok()?;
+                    (self.raise_ok && size >= self.raise_min && size <= self.raise_max)
+                        .then_some((Move::Raise(size), b'p', size))
+                }
+            };
+        }
+        if a > ALL_IN || self.legal & (1 << a) == 0 {
+            return None;
+        }
+        Some(match a {
+            FOLD => (Move::Fold, b'f', 0),
+            CALL => (Move::Call, b'c', 0),
+            BET if cfg.betting == BettingType::Limit => (Move::Raise(0), b'p', 0),
+            BET => (Move::Raise(self.pot_to), b'p', self.pot_to),
+            _ => (Move::Raise(self.raise_max), b'a', self.raise_max),
+        })
+    }
+
+    /// Applies any action (deal or move); panics on an illegal one.
+    #[inline]
+    fn apply(&mut self, cfg: &Config, a: Action, with_returns: bool) -> Applied {
+        match self.turn {
+            Turn::Chance => {
+                self.deal(cfg, a, with_returns);
+                Applied::Deal
+            }
+            Turn::Player(_) => {
+                let Some((mv, code, size)) = self.decode(cfg, a) else {
+                    panic!("universal_poker: illegal action {a}");
+                };
+                self.bet.apply(cfg, mv);
+                self.update_turn(cfg, with_returns);
+                Applied::Choice { mv, code, size }
+            }
+            Turn::Terminal => panic!("universal_poker: action {a} applied at a terminal state"),
+        }
+    }
+
+    /// Cards of player `p` dealt so far, in deal order.
+    #[inline]
+    fn hole_cards(&self, cfg: &Config, p: usize) -> &[u8] {
+        let dealt = self.hole_dealt as usize;
+        let n = dealt.saturating_sub(p * cfg.num_hole).min(cfg.num_hole);
+        &self.hole[p][..n]
+    }
+
+    /// Board cards dealt so far, in deal order.
+    #[inline]
+    fn board_cards(&self) -> &[u8] {
+        &self.board[..self.board_dealt as usize]
+    }
+}
+
+/// A `universal_poker` state: the betting, the cards, and the history.
+#[derive(Clone)]
+pub struct UniversalPokerState {
+    cfg: Arc<Config>,
+    core: Core,
+    history: History,
+}
+
+impl fmt::Debug for UniversalPokerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UniversalPokerState")
+            .field("history", &self.history.as_slice())
+            .field("turn", &self.core.turn)
+            .finish()
+    }
+}
+
+impl UniversalPokerState {
+    /// The root of a game with configuration `cfg`.
+    pub fn new(cfg: Arc<Config>) -> UniversalPokerState {
+        let core = Core::new(&cfg);
+        UniversalPokerState {
+            cfg,
+            core,
+            history: History::new(),
+        }
+    }
+
+    /// Returns to the root, keeping the configuration (cheaper than a new state).
+    pub fn reset(&mut self) {
+        self.core = Core::new(&self.cfg);
+        self.history.len = 0;
+        self.history.spill.clear();
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Chips each player has put in the pot.
+    pub fn contributions(&self) -> [i32; 2] {
+        self.core.bet.spent
+    }
+
+    /// The betting state.
+    pub fn betting(&self) -> &Betting {
+        &self.core.bet
+    }
+
+    /// At FC/FCPA/limit decision nodes, the legal actions as bits (`1 << action`); 0
+    /// elsewhere. Fullgame raises are not included (see [`Self::raise_range`]).
+    #[inline]
+    pub fn legal_mask(&self) -> u8 {
+        self.core.legal
+    }
+
+    /// At decision nodes where raising is allowed, the legal raise-to range `(min, max)`.
+    pub fn raise_range(&self) -> Option<(i32, i32)> {
+        (self.core.raise_ok && matches!(self.core.turn, Turn::Player(_)))
+            .then_some((self.core.raise_min, self.core.raise_max))
+    }
+
+    /// At chance nodes, the outcomes still possible as bits (`1 << outcome`).
+    #[inline]
+    pub fn chance_mask(&self) -> u64 {
+        if self.core.turn == Turn::Chance {
+            self.core.deck
+        } else {
+            0
+        }
+    }
+
+    /// Hole cards of player `p` dealt so far (card ids, deal order).
+    pub fn hole_cards(&self, p: Player) -> &[u8] {
+        self.core.hole_cards(&self.cfg, p)
+    }
+
+    /// Board cards dealt so far (card ids, deal order).
+    pub fn board_cards(&self) -> &[u8] {
+        self.core.board_cards()
+    }
+
+    /// Applies `action` (a chance outcome at chance nodes) and records it.
+    ///
+    /// # Panics
+    /// On an illegal action or at a terminal state.
+    #[inline]
+    pub fn apply(&mut self, action: Action) {
+        self.core.apply(&self.cfg, action, true);
+        self.history.push(action);
+    }
+
+    /// Replays the history from the root, calling `f(index, round, applied)` for every action
+    /// with the round it was taken in. No hand is evaluated.
+    fn replay(&self, mut f: impl FnMut(usize, u8, Applied)) {
+        let mut core = Core::new(&self.cfg);
+        for (i, &a) in self.history.as_slice().iter().enumerate() {
+            let round = core.bet.round;
+            let applied = core.apply(&self.cfg, a, false);
+            f(i, round, applied);
+        }
+    }
+}
+
+/// Colexicographic rank of a sorted set of distinct cards among all sets of that size.
+fn colex_rank(sorted: &[u8]) -> usize {
+    fn choose(n: usize, k: usize) -> usize {
+        if k > n {
+            return 0;
+        }
+        (0..k).fold(1, |acc, i| acc * (n - i) / (i + 1))
+    }
+    sorted
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| choose(c as usize, i + 1))
+        .sum()
+}
+
+impl State for UniversalPokerState {
+    fn turn(&self) -> Turn {
+        self.core.turn
+    }
+
+    fn legal_actions(&self) -> Vec<Action> {
+        match self.core.turn {
+            Turn::Terminal => Vec::new(),
+            Turn::Chance => {
+                let mut v = Vec::with_capacity(self.core.deck.count_ones() as usize);
+                let mut m = self.core.deck;
+                while m != 0 {
+                    v.push(m.trailing_zeros() as Action);
+                    m &= m - 1;
+                }
+                v
+            }
+            Turn::Player(_) => {
+                let cfg = &self.cfg;
+                if cfg.abstraction == Abstraction::FullGame {
+                    let mut v = Vec::new();
+                    if self.core.legal & FOLD_BIT != 0 {
+                        v.push(FOLD);
+                    }
+                    v.push(CALL);
+                    if self.core.raise_ok {
+                        v.extend(self.core.raise_min as Action..=self.core.raise_max as Action);
+                    }
+                    v
+                } else {
+                    let mut v = Vec::with_capacity(4);
+                    let mut m = self.core.legal;
+                    while m != 0 {
+                        v.push(m.trailing_zeros() as Action);
+                        m &= m - 1;
+                    }
+                    v
+                }
+            }
+        }
+    }
+
+    fn chance_outcomes(&self) -> Vec<(Action, f64)> {
+        if self.core.turn != Turn::Chance {
+            return Vec::new();
+        }
+        let n = self.core.deck.count_ones();
+        let p = 1.0 / n as f64;
+        let mut v = Vec::with_capacity(n as usize);
+        let mut m = self.core.deck;
+        while m != 0 {
+            v.push((m.trailing_zeros() as Action, p));
+            m &= m - 1;
+        }
+        v
+    }
+
+    fn apply_action(&mut self, action: Action) {
+        self.apply(action);
+    }
+
+    fn history(&self) -> &[Action] {
+        self.history.as_slice()
+    }
+
+    fn returns(&self) -> [f64; 2] {
+        if self.core.turn == Turn::Terminal {
+            self.core.returns
+        } else {
+            [0.0; 2]
+        }
+    }
+
+    fn to_string(&self) -> String {
+        self.render_state()
+    }
+
+    fn action_to_string(&self, player: Option<Player>, action: Action) -> String {
+        self.render_action(player, action)
+    }
+
+    fn information_state_string(&self, player: Player) -> String {
+        self.render_information_state(player)
+    }
+
+    fn information_state_tensor(&self, player: Player, out: &mut [f32]) {
+        self.write_information_state_tensor(player, out);
+    }
+
+    fn observation_string(&self, player: Player) -> String {
+        self.render_observation(player)
+    }
+
+    fn observation_tensor(&self, player: Player, out: &mut [f32]) {
+        self.write_observation_tensor(player, out);
+    }
+
+    fn public_state_string(&self) -> String {
+        self.render_public_state()
+    }
+
+    fn private_state(&self, player: Player) -> usize {
+        let cards = self.hole_cards(player);
+        let mut sorted = [0u8; MAX_HOLE_CARDS];
+        sorted[..cards.len()].copy_from_slice(cards);
+        let sorted = &mut sorted[..cards.len()];
+        sorted.sort_unstable();
+        match sorted.len() {
+            0 => 0,
+            1 => sorted[0] as usize,
+            2 => hole_index(sorted[0], sorted[1]),
+            _ => colex_rank(sorted),
+        }
+    }
+
+    fn num_private_states(&self, player: Player) -> usize {
+        match self.hole_cards(player).len() {
+            0 => 1,
+            1 => 52,
+            2 => 1326,
+            _ => 22100,
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn State> {
+        Box::new(self.clone())
+    }
+}
+
+/// `SELECT_IN_BYTE[b][k]`: position of the `k`-th set bit of byte `b`.
+static SELECT_IN_BYTE: [[u8; 8]; 256] = {
+    let mut t = [[0u8; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut k = 0;
+        let mut i = 0;
+        while i < 8 {
+            if b >> i & 1 == 1 {
+                t[b][k] = i as u8;
+                k += 1;
+            }
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Index of the `k`-th (from 0) set bit of `m`, which must have more than `k` set bits.
+/// Branch-free apart from the table look-up: byte popcounts, their prefix sums, the first
+/// byte whose prefix exceeds `k`, then a select within that byte.
+#[inline]
+fn select_bit(m: u64, k: u32) -> u32 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut c = m - ((m >> 1) & 0x5555_5555_5555_5555);
+    c = (c & 0x3333_3333_3333_3333) + ((c >> 2) & 0x3333_3333_3333_3333);
+    c = (c + (c >> 4)) & 0x0F0F_0F0F_0F0F_0F0F;
+    // Byte i of `prefix` counts the set bits in bytes 0..=i (at most 64, so no carries).
+    let prefix = c.wrapping_mul(ONES);
+    // High bit of byte i set iff prefix_i > k.
+    let over = ((prefix | HIGHS) - ONES * (k as u64 + 1)) & HIGHS;
+    let byte = over.trailing_zeros() / 8;
+    let before = ((prefix << 8) >> (8 * byte)) as u8 as u32;
+    let bits = (m >> (8 * byte)) as u8;
+    8 * byte + SELECT_IN_BYTE[bits as usize][(k - before) as usize] as u32
+}
+
+/// Plays `n` uniformly random FCPA hands (chance by its probabilities, players uniform over
+/// legal actions) with a seeded generator and returns a checksum of the histories and
+/// returns; for benchmarks against pyspiel. Uses the concrete state's fast paths.
+pub fn random_playouts(n: usize, seed: u64) -> u64 {
+    let game = UniversalPokerGame::hunl_fcpa();
+    let mut rng = SplitMix64::new(seed);
+    let mut state = game.initial_state();
+    let mut checksum = 0u64;
+    for _ in 0..n {
+        state.reset();
+        loop {
+            let action = match state.core.turn {
+                Turn::Terminal => break,
+                Turn::Chance => {
+                    let m = state.core.deck;
+                    select_bit(m, rng.below(m.count_ones() as usize) as u32) as Action
+                }
+                Turn::Player(_) => {
+                    let m = state.core.legal as u64;
+                    select_bit(m, rng.below(m.count_ones() as usize) as u32) as Action
+                }
+            };
+            state.apply(action);
+        }
+        let r = state.core.returns[0] as i64 as u64;
+        checksum = checksum
+            .rotate_left(7)
+            .wrapping_add(r ^ (state.history.len as u64) << 32);
+    }
+    checksum
+}
+
+/// Like [`random_playouts`] but through the generic `Box<dyn State>` API (vectors of legal
+/// actions and chance outcomes), to measure what algorithms written against the trait see.
+pub fn random_playouts_dyn(n: usize, seed: u64) -> u64 {
+    let game = UniversalPokerGame::hunl_fcpa();
+    let mut rng = SplitMix64::new(seed);
+    let mut checksum = 0u64;
+    for _ in 0..n {
+        let mut state = game.new_initial_state();
+        loop {
+            let action = match state.turn() {
+                Turn::Terminal => break,
+                Turn::Chance => {
+                    let outcomes = state.chance_outcomes();
+                    outcomes[rng.below(outcomes.len())].0
+                }
+                Turn::Player(_) => {
+                    let legal = state.legal_actions();
+                    legal[rng.below(legal.len())]
+                }
+            };
+            state.apply_action(action);
+        }
+        let r = state.returns()[0] as i64 as u64;
+        checksum = checksum
+            .rotate_left(7)
+            .wrapping_add(r ^ (state.history().len() as u64) << 32);
+    }
+    checksum
+}

@@ -1,0 +1,16 @@
+//! armac: near-equilibrium strategies for imperfect-information games.
+//!
+//! Layers, lowest first (dependencies point down): [`game`] (the game API), [`games`] (Kuhn,
+//! Leduc, Liar's Dice, Goofspiel), [`policy`], [`tree`] (compiled public trees), [`cfr`]
+//! (tabular solvers), [`eval`] (exact best response / NashConv), [`nn`] (the only module that
+//! uses burn), [`run`] (configs, run directories, TensorBoard, progress). The binaries in
+//! `src/bin` only parse arguments and call [`run`].
+
+pub mod game;
+pub mod games;
+pub mod util;
+pub mod eval;
+pub mod policy;
+pub mod tree;
+pub mod cfr;
+pub mod run;

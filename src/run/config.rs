@@ -1,0 +1,365 @@
+//! Experiment configs: TOML files with typed, defaulted, nested sections that reject unknown
+//! keys, plus dotted `--set a.b=value` overrides from the command line. A config is validated
+//! once into typed settings ([`TabularSettings`]); the resolved config is saved in the run
+//! directory and beside every checkpoint.
+
+use crate::cfr::{ALGORITHMS, Averaging, RegretRule, SolverSpec, Updates};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Errors in configs and overrides; each names the file or key at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config `{name}` not found (looked in: {searched})")]
+    NotFound { name: String, searched: String },
+    #[error("cannot read config {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("config {origin} is invalid: {reason}")]
+    Invalid { origin: String, reason: String },
+    #[error("override `{text}`: {reason}")]
+    Override { text: String, reason: String },
+    #[error("config key `{key}`: {reason}")]
+    Value { key: String, reason: String },
+}
+
+/// The whole config file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Game name or OpenSpiel-style game string (see `armac::game::load_game`).
+    pub game: String,
+    /// Seed of every random stream of the run.
+    #[serde(default)]
+    pub seed: u64,
+    /// Tabular full-width solver (CFR family). Exactly one algorithm section must be present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solver: Option<SolverConfig>,
+    /// Evaluation schedule.
+    #[serde(default)]
+    pub eval: EvalConfig,
+    /// Checkpoint schedule.
+    #[serde(default)]
+    pub checkpoint: CheckpointConfig,
+}
+
+/// `[solver]`: a tabular CFR-family solver.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SolverConfig {
+    /// `cfr`, `cfr+`, `lcfr` or `dcfr`.
+    pub algorithm: String,
+    /// Number of iterations to run.
+    pub iterations: u64,
+    /// `alternating` (OpenSpiel's default) or `simultaneous`.
+    #[serde(default = "default_updates")]
+    pub updates: String,
+    /// Override of the averaging: `uniform`, `linear` or `power` (weight t^gamma).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub averaging: Option<String>,
+    /// DCFR's α (positive-regret discount exponent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// DCFR's β (negative-regret discount exponent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// DCFR's γ (averaging exponent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gamma: Option<f64>,
+}
+
+fn default_updates() -> String {
+    "alternating".into()
+}
+
+/// `[eval]`: how often the exact evaluation runs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EvalConfig {
+    /// Compute NashConv every this many iterations (and always at the end).
+    #[serde(default = "default_eval_every")]
+    pub every: u64,
+}
+
+fn default_eval_every() -> u64 {
+    10
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        EvalConfig {
+            every: default_eval_every(),
+        }
+    }
+}
+
+/// `[checkpoint]`: how often the resumable state is written.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointConfig {
+    /// Write a checkpoint at least this often (seconds of wall time), and at the end.
+    #[serde(default = "default_checkpoint_seconds")]
+    pub every_seconds: f64,
+}
+
+fn default_checkpoint_seconds() -> f64 {
+    60.0
+}
+
+impl Default for CheckpointConfig {
+    fn default() -> Self {
+        CheckpointConfig {
+            every_seconds: default_checkpoint_seconds(),
+        }
+    }
+}
+
+/// Validated settings of a tabular run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TabularSettings {
+    pub game: String,
+    pub spec: SolverSpec,
+    pub iterations: u64,
+    pub eval_every: u64,
+    pub checkpoint_seconds: f64,
+}
+
+/// Finds a config: an existing path, or a bare name in `configs/` (current directory first,
+/// then the crate's own `configs/`).
+pub fn resolve_config_path(name: &str) -> Result<PathBuf, ConfigError> {
+    let direct = PathBuf::from(name);
+    let mut candidates = vec![direct.clone()];
+    if direct.components().count() == 1 {
+        candidates.push(Path::new("configs").join(name));
+        candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs").join(name));
+        if !name.ends_with(".toml") {
+            candidates.push(Path::new("configs").join(format!("{name}.toml")));
+            candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs").join(format!("{name}.toml")));
+        }
+    }
+    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| ConfigError::NotFound {
+        name: name.to_string(),
+        searched: candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+    })
+}
+
+/// Reads a TOML file into a table (not yet typed, so overrides can be applied).
+pub fn read_table(path: &Path) -> Result<toml::Table, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    text.parse::<toml::Table>().map_err(|e| ConfigError::Invalid {
+        origin: path.display().to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// Applies one `a.b.c=value` override; `value` is read as a TOML value (number, boolean,
+/// quoted string, array) or, failing that, as a bare string.
+pub fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), ConfigError> {
+    let err = |reason: &str| ConfigError::Override {
+        text: text.to_string(),
+        reason: reason.to_string(),
+    };
+    let (key, raw) = text.split_once('=').ok_or_else(|| err("expected KEY=VALUE"))?;
+    let key = key.trim();
+    if key.is_empty() || key.split('.').any(|k| k.is_empty()) {
+        return Err(err("empty key"));
+    }
+    let raw = raw.trim();
+    let value = format!("v = {raw}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut cur = table;
+    for part in &parts[..parts.len() - 1] {
+        let entry = cur
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = entry
+            .as_table_mut()
+            .ok_or_else(|| err(&format!("`{part}` is not a table")))?;
+    }
+    cur.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+impl Config {
+    /// Types a table; unknown keys and wrong types are errors naming the key.
+    pub fn from_table(table: toml::Table, origin: &str) -> Result<Config, ConfigError> {
+        let text = toml::to_string(&table).map_err(|e| ConfigError::Invalid {
+            origin: origin.to_string(),
+            reason: e.to_string(),
+        })?;
+        toml::from_str::<Config>(&text).map_err(|e| ConfigError::Invalid {
+            origin: origin.to_string(),
+            reason: e.message().to_string(),
+        })
+    }
+
+    /// Loads a config by name or path and applies overrides.
+    pub fn load(name: &str, overrides: &[String]) -> Result<(Config, PathBuf), ConfigError> {
+        let path = resolve_config_path(name)?;
+        let mut table = read_table(&path)?;
+        for o in overrides {
+            apply_override(&mut table, o)?;
+        }
+        let origin = if overrides.is_empty() {
+            path.display().to_string()
+        } else {
+            format!("{} (with overrides {overrides:?})", path.display())
+        };
+        Ok((Config::from_table(table, &origin)?, path))
+    }
+
+    /// The resolved config as TOML text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("config serialisation cannot fail")
+    }
+
+    /// Validates a tabular config into settings.
+    pub fn tabular(&self) -> Result<TabularSettings, ConfigError> {
+        let s = self.solver.as_ref().ok_or_else(|| ConfigError::Value {
+            key: "solver".into(),
+            reason: "missing: add a [solver] section (algorithm, iterations)".into(),
+        })?;
+        let bad = |key: &str, reason: String| ConfigError::Value {
+            key: format!("solver.{key}"),
+            reason,
+        };
+        let mut spec = SolverSpec::named(&s.algorithm).ok_or_else(|| {
+            bad(
+                "algorithm",
+                format!("unknown algorithm `{}`; expected one of {ALGORITHMS:?}", s.algorithm),
+            )
+        })?;
+        spec.updates = match s.updates.as_str() {
+            "alternating" => Updates::Alternating,
+            "simultaneous" => Updates::Simultaneous,
+            other => {
+                return Err(bad(
+                    "updates",
+                    format!("`{other}`; expected `alternating` or `simultaneous`"),
+                ));
+            }
+        };
+        let discount = s.alpha.is_some() || s.beta.is_some();
+        match (spec.regrets, discount) {
+            (RegretRule::Discounted { alpha, beta }, _) => {
+                spec.regrets = RegretRule::Discounted {
+                    alpha: s.alpha.unwrap_or(alpha),
+                    beta: s.beta.unwrap_or(beta),
+                };
+            }
+            (_, true) => {
+                return Err(bad(
+                    "alpha",
+                    "alpha/beta only apply to the discounted algorithms (lcfr, dcfr)".into(),
+                ));
+            }
+            _ => {}
+        }
+        let gamma = s.gamma.or(match spec.averaging {
+            Averaging::Power(g) => Some(g),
+            _ => None,
+        });
+        if let Some(name) = &s.averaging {
+            spec.averaging = match name.as_str() {
+                "uniform" => Averaging::Uniform,
+                "linear" => Averaging::Linear,
+                "power" => Averaging::Power(gamma.unwrap_or(2.0)),
+                other => {
+                    return Err(bad(
+                        "averaging",
+                        format!("`{other}`; expected `uniform`, `linear` or `power`"),
+                    ));
+                }
+            };
+        } else if let (Some(g), Averaging::Power(_)) = (s.gamma, spec.averaging) {
+            spec.averaging = Averaging::Power(g);
+        } else if s.gamma.is_some() {
+            return Err(bad("gamma", "gamma needs averaging = \"power\" (or lcfr/dcfr)".into()));
+        }
+        for (k, v) in [("alpha", s.alpha), ("beta", s.beta), ("gamma", s.gamma)] {
+            if let Some(v) = v {
+                if !v.is_finite() || v < 0.0 {
+                    return Err(bad(k, format!("{v} must be a finite non-negative number")));
+                }
+            }
+        }
+        if s.iterations == 0 {
+            return Err(bad("iterations", "must be at least 1".into()));
+        }
+        if self.eval.every == 0 {
+            return Err(ConfigError::Value {
+                key: "eval.every".into(),
+                reason: "must be at least 1".into(),
+            });
+        }
+        if !(self.checkpoint.every_seconds > 0.0) {
+            return Err(ConfigError::Value {
+                key: "checkpoint.every_seconds".into(),
+                reason: "must be positive".into(),
+            });
+        }
+        Ok(TabularSettings {
+            game: self.game.clone(),
+            spec,
+            iterations: s.iterations,
+            eval_every: self.eval.every,
+            checkpoint_seconds: self.checkpoint.every_seconds,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn overrides_reach_nested_keys_and_keep_types() {
+        let mut t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\n");
+        apply_override(&mut t, "solver.iterations=500").unwrap();
+        apply_override(&mut t, "solver.algorithm=cfr+").unwrap();
+        apply_override(&mut t, "eval.every=5").unwrap();
+        let c = Config::from_table(t, "test").unwrap();
+        let s = c.tabular().unwrap();
+        assert_eq!(s.iterations, 500);
+        assert_eq!(s.spec, SolverSpec::named("cfr+").unwrap());
+        assert_eq!(s.eval_every, 5);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_named() {
+        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\nfoo = 1\n");
+        let e = Config::from_table(t, "x.toml").unwrap_err().to_string();
+        assert!(e.contains("foo") && e.contains("x.toml"), "{e}");
+        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = \"ten\"\n");
+        let e = Config::from_table(t, "x.toml").unwrap_err().to_string();
+        assert!(e.contains("iterations") || e.contains("integer"), "{e}");
+        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfx\"\niterations = 10\n");
+        let e = Config::from_table(t, "x").unwrap().tabular().unwrap_err().to_string();
+        assert!(e.contains("solver.algorithm") && e.contains("cfx"), "{e}");
+        let mut t = table("game = \"kuhn_poker\"");
+        assert!(apply_override(&mut t, "novalue").is_err());
+        assert!(apply_override(&mut t, "game.x=1").is_err());
+    }
+
+    #[test]
+    fn dcfr_parameters_apply() {
+        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"dcfr\"\niterations = 1\nalpha = 2.0\ngamma = 1.0\n");
+        let s = Config::from_table(t, "x").unwrap().tabular().unwrap();
+        assert_eq!(s.spec, SolverSpec::dcfr(2.0, 0.0, 1.0));
+        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 1\nalpha = 2.0\n");
+        assert!(Config::from_table(t, "x").unwrap().tabular().is_err());
+    }
+}

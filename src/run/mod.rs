@@ -1,0 +1,217 @@
+//! Runs: configs, run directories, checkpoints, TensorBoard, metrics CSV and progress bars,
+//! and the drivers that tie an algorithm to them. The binaries call into this module only.
+
+pub mod checkpoint;
+pub mod config;
+pub mod tabular;
+pub mod tensorboard;
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsynced, then
+/// renamed over the target. Readers see the old file or the new one, never a torn one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// A default run directory under `runs/`: `<config stem>-<unix seconds>`.
+pub fn default_run_dir(config_path: &Path) -> PathBuf {
+    let stem = config_path.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    PathBuf::from("runs").join(format!("{stem}-{secs}"))
+}
+
+/// A CSV file of metrics with a fixed header; on resume, rows past the checkpoint are dropped
+/// so the file continues exactly where the checkpoint was taken.
+pub struct MetricsCsv {
+    path: PathBuf,
+    file: File,
+}
+
+impl MetricsCsv {
+    /// Creates (or truncates) `path` and writes the header.
+    pub fn create(path: &Path, header: &[&str]) -> std::io::Result<MetricsCsv> {
+        let mut file = File::create(path)?;
+        writeln!(file, "{}", header.join(","))?;
+        Ok(MetricsCsv {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Reopens `path` for appending, keeping only rows whose first column (the step) is at most
+    /// `last_step`; creates it with `header` if it is missing.
+    pub fn resume(path: &Path, header: &[&str], last_step: u64) -> std::io::Result<MetricsCsv> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(_) => return Self::create(path, header),
+        };
+        let mut kept = String::new();
+        for (i, line) in text.lines().enumerate() {
+            let step = line.split(',').next().and_then(|s| s.parse::<u64>().ok());
+            if i == 0 || step.is_some_and(|s| s <= last_step) {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+        }
+        write_atomic(path, kept.as_bytes())?;
+        let file = std::fs::OpenOptions::new().append(true).open(path)?;
+        Ok(MetricsCsv {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Appends one row.
+    pub fn row(&mut self, values: &[String]) -> std::io::Result<()> {
+        writeln!(self.file, "{}", values.join(","))?;
+        self.file.flush()
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Ends a run at the next safe point once a wall-clock budget is spent.
+#[derive(Clone, Copy, Debug)]
+pub struct Deadline {
+    start: Instant,
+    budget: Option<Duration>,
+}
+
+impl Deadline {
+    /// A deadline `seconds` from now (`None`: never).
+    pub fn new(seconds: Option<f64>) -> Deadline {
+        Deadline {
+            start: Instant::now(),
+            budget: seconds.map(Duration::from_secs_f64),
+        }
+    }
+
+    /// `true` once the budget is spent.
+    pub fn expired(&self) -> bool {
+        self.budget.is_some_and(|b| self.start.elapsed() >= b)
+    }
+
+    /// Seconds since the start.
+    pub fn elapsed(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+}
+
+/// A progress bar for `total` steps (hidden when stderr is not a terminal).
+pub fn progress_bar(total: u64, unit: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(total);
+    let template = format!("{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {unit} ({{per_sec}}) {{msg}}");
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(&template)
+            .expect("valid progress template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+/// Errors of a run, each naming what failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    #[error(transparent)]
+    Game(#[from] crate::game::GameError),
+    #[error(transparent)]
+    Tree(#[from] crate::tree::TreeError),
+    #[error(transparent)]
+    Policy(#[from] crate::policy::PolicyError),
+    #[error(transparent)]
+    Checkpoint(#[from] checkpoint::CheckpointError),
+    #[error("cannot write {what} at {path}: {source}")]
+    Io {
+        what: String,
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("run directory {0} already holds a run (checkpoint.bin); pass --resume to continue it or choose another --out")]
+    RunExists(String),
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// Options of `armac-train` that are not part of the config.
+#[derive(Clone, Debug, Default)]
+pub struct TrainOptions {
+    /// Run directory (default: `runs/<config>-<time>`).
+    pub out: Option<PathBuf>,
+    /// End cleanly at the next safe point after this many seconds, still writing all outputs.
+    pub max_seconds: Option<f64>,
+    /// Continue the run in `out` from its checkpoint.
+    pub resume: bool,
+    /// No progress bar or chatter.
+    pub quiet: bool,
+}
+
+/// What a finished (or cleanly stopped) run reports.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunSummary {
+    pub run_dir: PathBuf,
+    pub game: String,
+    pub algorithm: String,
+    pub iterations: u64,
+    pub nash_conv: f64,
+    pub seconds: f64,
+    pub stopped_early: bool,
+}
+
+/// Entry point of `armac-train`: loads the config (by path or name in `configs/`, or from the
+/// run directory when resuming), applies overrides, and runs the algorithm it names.
+pub fn train(config_name: Option<&str>, overrides: &[String], opts: &TrainOptions) -> Result<RunSummary, RunError> {
+    let (config, dir) = if opts.resume {
+        let dir = opts
+            .out
+            .clone()
+            .ok_or_else(|| RunError::Usage("--resume needs the run directory (--resume <dir>)".into()))?;
+        let path = dir.join("config.toml");
+        if !path.is_file() {
+            return Err(RunError::Usage(format!("{} has no config.toml: not a run directory", dir.display())));
+        }
+        let (config, _) = config::Config::load(&path.display().to_string(), overrides)?;
+        (config, dir)
+    } else {
+        let name = config_name.ok_or_else(|| RunError::Usage("--config is required".into()))?;
+        let (config, path) = config::Config::load(name, overrides)?;
+        let dir = opts.out.clone().unwrap_or_else(|| default_run_dir(&path));
+        if dir.join("checkpoint.bin").exists() {
+            return Err(RunError::RunExists(dir.display().to_string()));
+        }
+        std::fs::create_dir_all(&dir).map_err(|source| RunError::Io {
+            what: "run directory".into(),
+            path: dir.display().to_string(),
+            source,
+        })?;
+        (config, dir)
+    };
+    if config.solver.is_some() {
+        let settings = config.tabular()?;
+        tabular::run(&config, &settings, &dir, opts)
+    } else {
+        Err(RunError::Usage(
+            "the config has no algorithm section (expected [solver])".into(),
+        ))
+    }
+}

@@ -1,0 +1,186 @@
+//! The driver of tabular runs: compile the game, iterate a CFR-family solver, evaluate NashConv
+//! on schedule, log to TensorBoard / CSV / progress bar, checkpoint, export the average policy.
+
+use super::checkpoint::{self, TabularHeader};
+use super::config::{Config, TabularSettings};
+use super::tensorboard::TbWriter;
+use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, write_atomic};
+use crate::cfr::TabularSolver;
+use crate::eval::{TreePolicy, nash_conv};
+use crate::game::{Game, load_game};
+use crate::policy::TabularPolicy;
+use crate::tree::PublicTree;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Columns of `metrics.csv` for tabular runs.
+pub const METRICS_HEADER: &[&str] = &[
+    "iteration",
+    "seconds",
+    "nash_conv",
+    "nash_conv_current",
+    "br_value_p0",
+    "br_value_p1",
+    "value_p0",
+];
+
+/// Converts tree arrays into an OpenSpiel-compatible policy table.
+pub fn to_tabular_policy(tree: &PublicTree, game: &dyn Game, policy: &TreePolicy) -> TabularPolicy {
+    let mut out = TabularPolicy::new(&game.load_string());
+    for (p, flat) in policy.iter().enumerate() {
+        let inf = &tree.infosets[p];
+        for i in 0..inf.len() {
+            let entry = inf.range(i).map(|k| (inf.actions[k], flat[k])).collect();
+            out.table.insert(inf.key[i].clone(), entry);
+        }
+    }
+    out
+}
+
+/// Runs (or resumes) a tabular run in `dir`.
+pub fn run(config: &Config, settings: &TabularSettings, dir: &Path, opts: &TrainOptions) -> Result<RunSummary, RunError> {
+    let io = |what: &str, p: &Path| {
+        let path = p.display().to_string();
+        let what = what.to_string();
+        move |source| RunError::Io { what, path, source }
+    };
+    let game = load_game(&settings.game)?;
+    let start = Instant::now();
+    let tree = Arc::new(PublicTree::build(game.as_ref())?);
+    if !opts.quiet {
+        eprintln!(
+            "compiled {}: {} histories, {} public nodes, {}+{} infosets in {:.2}s",
+            game.load_string(),
+            tree.stats.histories,
+            tree.stats.public_nodes,
+            tree.infosets[0].len(),
+            tree.infosets[1].len(),
+            start.elapsed().as_secs_f64()
+        );
+    }
+    let mut solver = TabularSolver::new(tree.clone(), settings.spec);
+    let ckpt_path = dir.join("checkpoint.bin");
+    let metrics_path = dir.join("metrics.csv");
+    let mut elapsed_before = 0.0;
+    let mut metrics = if opts.resume {
+        let (header, state) = checkpoint::load_tabular(&ckpt_path)?;
+        if header.game != game.load_string() || header.spec != settings.spec {
+            return Err(RunError::Checkpoint(checkpoint::CheckpointError::Mismatch {
+                path: ckpt_path.display().to_string(),
+                reason: format!(
+                    "it holds {} with {:?}, the config asks for {} with {:?}",
+                    header.game,
+                    header.spec,
+                    game.load_string(),
+                    settings.spec
+                ),
+            }));
+        }
+        solver.restore(state).map_err(|reason| {
+            RunError::Checkpoint(checkpoint::CheckpointError::Mismatch {
+                path: ckpt_path.display().to_string(),
+                reason,
+            })
+        })?;
+        elapsed_before = header.elapsed_seconds;
+        MetricsCsv::resume(&metrics_path, METRICS_HEADER, header.iteration).map_err(io("metrics", &metrics_path))?
+    } else {
+        MetricsCsv::create(&metrics_path, METRICS_HEADER).map_err(io("metrics", &metrics_path))?
+    };
+    let config_path = dir.join("config.toml");
+    write_atomic(&config_path, config.to_toml().as_bytes()).map_err(io("config", &config_path))?;
+    let mut tb = TbWriter::create(dir).map_err(io("TensorBoard events", dir))?;
+    let deadline = Deadline::new(opts.max_seconds);
+    let bar = super::progress_bar(settings.iterations, "it");
+    if opts.quiet {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_position(solver.iteration());
+    let mut last_eval = None;
+    let mut last_nash_conv = f64::NAN;
+    let mut last_ckpt = Instant::now();
+    let save = |solver: &TabularSolver, elapsed: f64| -> Result<(), RunError> {
+        let header = TabularHeader {
+            kind: "tabular".into(),
+            game: game.load_string(),
+            spec: *solver.spec(),
+            iteration: solver.iteration(),
+            elapsed_seconds: elapsed,
+            lengths: [solver.state().regrets[0].len(), solver.state().regrets[1].len()],
+        };
+        checkpoint::save_tabular(&ckpt_path, &header, solver.state()).map_err(io("checkpoint", &ckpt_path))
+    };
+    let evaluate = |solver: &TabularSolver,
+                        tb: &mut TbWriter,
+                        metrics: &mut MetricsCsv,
+                        seconds: f64|
+     -> Result<f64, RunError> {
+        let it = solver.iteration();
+        let avg = nash_conv(&tree, &solver.average_policy());
+        let cur = nash_conv(&tree, solver.current_policy());
+        tb.scalar("nash_conv", avg.nash_conv, it);
+        tb.scalar("exploitability", avg.nash_conv / 2.0, it);
+        tb.scalar("nash_conv_current", cur.nash_conv, it);
+        tb.scalar("br_value/p0", avg.best_response_values[0], it);
+        tb.scalar("br_value/p1", avg.best_response_values[1], it);
+        tb.scalar("value/p0", avg.on_policy_values[0], it);
+        if seconds > 0.0 {
+            tb.scalar("iterations_per_second", it as f64 / seconds, it);
+        }
+        tb.flush();
+        metrics
+            .row(&[
+                it.to_string(),
+                format!("{seconds:.3}"),
+                format!("{:.12e}", avg.nash_conv),
+                format!("{:.12e}", cur.nash_conv),
+                format!("{:.12e}", avg.best_response_values[0]),
+                format!("{:.12e}", avg.best_response_values[1]),
+                format!("{:.12e}", avg.on_policy_values[0]),
+            ])
+            .map_err(io("metrics", metrics.path()))?;
+        Ok(avg.nash_conv)
+    };
+    let mut stopped_early = false;
+    while solver.iteration() < settings.iterations {
+        if deadline.expired() {
+            stopped_early = true;
+            break;
+        }
+        solver.iterate();
+        bar.inc(1);
+        let it = solver.iteration();
+        if it % settings.eval_every == 0 || it == settings.iterations {
+            last_nash_conv = evaluate(&solver, &mut tb, &mut metrics, elapsed_before + deadline.elapsed())?;
+            last_eval = Some(it);
+            bar.set_message(format!("NashConv {last_nash_conv:.6}"));
+        }
+        if last_ckpt.elapsed().as_secs_f64() >= settings.checkpoint_seconds {
+            save(&solver, elapsed_before + deadline.elapsed())?;
+            last_ckpt = Instant::now();
+        }
+    }
+    if last_eval != Some(solver.iteration()) && solver.iteration() > 0 {
+        last_nash_conv = evaluate(&solver, &mut tb, &mut metrics, elapsed_before + deadline.elapsed())?;
+    }
+    bar.finish_and_clear();
+    let seconds = elapsed_before + deadline.elapsed();
+    save(&solver, seconds)?;
+    let policy = to_tabular_policy(&tree, game.as_ref(), &solver.average_policy());
+    let policy_path = dir.join("policy.json");
+    write_atomic(&policy_path, policy.to_json().as_bytes()).map_err(io("policy", &policy_path))?;
+    let summary = RunSummary {
+        run_dir: dir.to_path_buf(),
+        game: game.load_string(),
+        algorithm: config.solver.as_ref().map(|s| s.algorithm.clone()).unwrap_or_default(),
+        iterations: solver.iteration(),
+        nash_conv: last_nash_conv,
+        seconds,
+        stopped_early,
+    };
+    let summary_path = dir.join("summary.json");
+    write_atomic(&summary_path, serde_json::to_string_pretty(&summary).unwrap().as_bytes())
+        .map_err(io("summary", &summary_path))?;
+    Ok(summary)
+}
