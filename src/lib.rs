@@ -6,11 +6,11 @@
 //! uses burn), [`run`] (configs, run directories, TensorBoard, progress). The binaries in
 //! `src/bin` only parse arguments and call [`run`].
 
+pub mod cfr;
+pub mod eval;
 pub mod game;
 pub mod games;
-pub mod util;
-pub mod eval;
 pub mod policy;
-pub mod tree;
-pub mod cfr;
 pub mod run;
+pub mod tree;
+pub mod util;

@@ -15,7 +15,11 @@ fn data(name: &str) -> Value {
 }
 
 fn close(a: f64, b: f64, tol: f64, what: &str) {
-    assert!((a - b).abs() <= tol, "{what}: got {a:.15}, OpenSpiel {b:.15} (diff {:.3e})", (a - b).abs());
+    assert!(
+        (a - b).abs() <= tol,
+        "{what}: got {a:.15}, OpenSpiel {b:.15} (diff {:.3e})",
+        (a - b).abs()
+    );
 }
 
 /// Tolerance for the current policy's NashConv within [`STRICT_ITERATIONS`]: the current policy
@@ -35,10 +39,26 @@ fn check_sizes_and_values(key: &str) {
     let g = &refs["games"][key];
     let (game, tree) = tree_for(key);
     let t = &g["tree"];
-    assert_eq!(tree.stats.histories as u64, t["num_histories_all_nodes"].as_u64().unwrap(), "{key} histories");
-    assert_eq!(tree.stats.terminal_histories as u64, t["num_terminal_histories"].as_u64().unwrap(), "{key} terminals");
-    assert_eq!(tree.stats.decision_histories as u64, t["num_decision_nodes"].as_u64().unwrap(), "{key} decisions");
-    assert_eq!(tree.stats.chance_histories as u64, t["num_chance_nodes"].as_u64().unwrap(), "{key} chance");
+    assert_eq!(
+        tree.stats.histories as u64,
+        t["num_histories_all_nodes"].as_u64().unwrap(),
+        "{key} histories"
+    );
+    assert_eq!(
+        tree.stats.terminal_histories as u64,
+        t["num_terminal_histories"].as_u64().unwrap(),
+        "{key} terminals"
+    );
+    assert_eq!(
+        tree.stats.decision_histories as u64,
+        t["num_decision_nodes"].as_u64().unwrap(),
+        "{key} decisions"
+    );
+    assert_eq!(
+        tree.stats.chance_histories as u64,
+        t["num_chance_nodes"].as_u64().unwrap(),
+        "{key} chance"
+    );
     for p in 0..2 {
         assert_eq!(
             tree.infosets[p].len() as u64,
@@ -47,12 +67,23 @@ fn check_sizes_and_values(key: &str) {
         );
     }
     for (field, policy) in [
-        ("uniform_policy", tree_policy(&tree, game.as_ref(), &UniformPolicy).unwrap()),
-        ("first_legal_action_policy", tree_policy(&tree, game.as_ref(), &FirstLegalPolicy).unwrap()),
+        (
+            "uniform_policy",
+            tree_policy(&tree, game.as_ref(), &UniformPolicy).unwrap(),
+        ),
+        (
+            "first_legal_action_policy",
+            tree_policy(&tree, game.as_ref(), &FirstLegalPolicy).unwrap(),
+        ),
     ] {
         let want = &g[field];
         let r = nash_conv(&tree, &policy);
-        close(r.nash_conv, want["nash_conv"].as_f64().unwrap(), 1e-9, &format!("{key} {field} nash_conv"));
+        close(
+            r.nash_conv,
+            want["nash_conv"].as_f64().unwrap(),
+            1e-9,
+            &format!("{key} {field} nash_conv"),
+        );
         for p in 0..2 {
             close(
                 r.best_response_values[p],
@@ -69,7 +100,10 @@ fn check_sizes_and_values(key: &str) {
         }
     }
     // The uniform policy built directly on the tree equals the one queried through Policy.
-    assert_eq!(uniform_tree_policy(&tree), tree_policy(&tree, game.as_ref(), &UniformPolicy).unwrap());
+    assert_eq!(
+        uniform_tree_policy(&tree),
+        tree_policy(&tree, game.as_ref(), &UniformPolicy).unwrap()
+    );
 }
 
 /// Iterations up to which our curves must equal OpenSpiel's to 1e-9.
@@ -84,7 +118,9 @@ const STRICT_ITERATIONS: u64 = 100;
 
 fn check_curve(key: &str, variant: &str, spec: SolverSpec) {
     let curves = data("reference_cfr_curves.json");
-    let points = curves["curves"][key][variant].as_array().unwrap_or_else(|| panic!("{key} {variant}"));
+    let points = curves["curves"][key][variant]
+        .as_array()
+        .unwrap_or_else(|| panic!("{key} {variant}"));
     let (_, tree) = tree_for(key);
     let mut solver = TabularSolver::new(tree.clone(), spec);
     for pt in points {
@@ -104,9 +140,19 @@ fn check_curve(key: &str, variant: &str, spec: SolverSpec) {
                 CURRENT_TOLERANCE,
                 &format!("{what} current"),
             );
-            close(on_policy_values(&tree, &avg)[0], pt["average_policy_value_p0"].as_f64().unwrap(), 1e-9, &format!("{what} value"));
+            close(
+                on_policy_values(&tree, &avg)[0],
+                pt["average_policy_value_p0"].as_f64().unwrap(),
+                1e-9,
+                &format!("{what} value"),
+            );
         } else {
-            close(got_avg, want_avg, 0.1 * want_avg, &format!("{what} average (chaotic regime)"));
+            close(
+                got_avg,
+                want_avg,
+                0.1 * want_avg,
+                &format!("{what} average (chaotic regime)"),
+            );
         }
     }
 }
@@ -115,7 +161,11 @@ fn check_all_curves(key: &str) {
     let named = |n: &str| SolverSpec::named(n).unwrap();
     check_curve(key, "cfr", named("cfr"));
     check_curve(key, "cfr_plus", named("cfr+"));
-    check_curve(key, "cfr_simultaneous_python", named("cfr").with_updates(Updates::Simultaneous));
+    check_curve(
+        key,
+        "cfr_simultaneous_python",
+        named("cfr").with_updates(Updates::Simultaneous),
+    );
 }
 
 #[test]
@@ -166,8 +216,16 @@ fn linear_and_discounted_cfr_match_openspiel() {
         let tree = Arc::new(PublicTree::build(game.as_ref()).unwrap());
         for (run, points) in runs.as_object().unwrap() {
             let prm = &golden["params"][run];
-            let (a, b, g) = (prm[0].as_f64().unwrap(), prm[1].as_f64().unwrap(), prm[2].as_f64().unwrap());
-            let spec = if run == "lcfr" { SolverSpec::named("lcfr").unwrap() } else { SolverSpec::dcfr(a, b, g) };
+            let (a, b, g) = (
+                prm[0].as_f64().unwrap(),
+                prm[1].as_f64().unwrap(),
+                prm[2].as_f64().unwrap(),
+            );
+            let spec = if run == "lcfr" {
+                SolverSpec::named("lcfr").unwrap()
+            } else {
+                SolverSpec::dcfr(a, b, g)
+            };
             let mut solver = TabularSolver::new(tree.clone(), spec);
             for pt in points.as_array().unwrap() {
                 let it = pt["iteration"].as_u64().unwrap();
@@ -175,8 +233,18 @@ fn linear_and_discounted_cfr_match_openspiel() {
                     solver.iterate();
                 }
                 let what = format!("{key} {run} iteration {it}");
-                close(nash_conv(&tree, &solver.average_policy()).nash_conv, pt["nash_conv_average"].as_f64().unwrap(), 1e-9, &what);
-                close(nash_conv(&tree, solver.current_policy()).nash_conv, pt["nash_conv_current"].as_f64().unwrap(), 1e-9, &what);
+                close(
+                    nash_conv(&tree, &solver.average_policy()).nash_conv,
+                    pt["nash_conv_average"].as_f64().unwrap(),
+                    1e-9,
+                    &what,
+                );
+                close(
+                    nash_conv(&tree, solver.current_policy()).nash_conv,
+                    pt["nash_conv_current"].as_f64().unwrap(),
+                    1e-9,
+                    &what,
+                );
             }
         }
     }

@@ -17,13 +17,16 @@ fn golden() -> Value {
         Some(p) => PathBuf::from(p),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden_fcpa.json"),
     };
-    let text =
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
 }
 
 fn usizes(v: &Value) -> Vec<usize> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as usize).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as usize)
+        .collect()
 }
 
 /// A dense tensor from `[index, value]` pairs.
@@ -36,11 +39,31 @@ fn dense(v: &Value, len: usize) -> Vec<f32> {
 }
 
 fn check_facts(game: &dyn Game, g: &Value, ctx: &str) {
-    assert_eq!(game.num_distinct_actions() as u64, g["num_distinct_actions"].as_u64().unwrap(), "{ctx}");
-    assert_eq!(game.max_chance_outcomes() as u64, g["max_chance_outcomes"].as_u64().unwrap(), "{ctx}");
-    assert_eq!(game.max_game_length() as u64, g["max_game_length"].as_u64().unwrap(), "{ctx}");
-    assert_eq!(game.min_utility(), g["min_utility"].as_f64().unwrap(), "{ctx}");
-    assert_eq!(game.max_utility(), g["max_utility"].as_f64().unwrap(), "{ctx}");
+    assert_eq!(
+        game.num_distinct_actions() as u64,
+        g["num_distinct_actions"].as_u64().unwrap(),
+        "{ctx}"
+    );
+    assert_eq!(
+        game.max_chance_outcomes() as u64,
+        g["max_chance_outcomes"].as_u64().unwrap(),
+        "{ctx}"
+    );
+    assert_eq!(
+        game.max_game_length() as u64,
+        g["max_game_length"].as_u64().unwrap(),
+        "{ctx}"
+    );
+    assert_eq!(
+        game.min_utility(),
+        g["min_utility"].as_f64().unwrap(),
+        "{ctx}"
+    );
+    assert_eq!(
+        game.max_utility(),
+        g["max_utility"].as_f64().unwrap(),
+        "{ctx}"
+    );
     assert_eq!(
         game.information_state_tensor_size() as u64,
         g["information_state_tensor_size"].as_u64().unwrap(),
@@ -56,8 +79,16 @@ fn check_facts(game: &dyn Game, g: &Value, ctx: &str) {
 fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
     let cp = step["current_player"].as_i64().unwrap() as i32;
     assert_eq!(state.turn().openspiel_id(), cp, "{ctx}: current player");
-    assert_eq!(state.to_string(), step["state_string"].as_str().unwrap(), "{ctx}: state string");
-    assert_eq!(state.legal_actions(), usizes(&step["legal_actions"]), "{ctx}: legal actions");
+    assert_eq!(
+        state.to_string(),
+        step["state_string"].as_str().unwrap(),
+        "{ctx}: state string"
+    );
+    assert_eq!(
+        state.legal_actions(),
+        usizes(&step["legal_actions"]),
+        "{ctx}: legal actions"
+    );
     for p in 0..2 {
         assert_eq!(
             state.information_state_string(p),
@@ -72,15 +103,26 @@ fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
         let n = game.information_state_tensor_size();
         let mut buf = vec![f32::NAN; n];
         state.information_state_tensor(p, &mut buf);
-        assert_eq!(buf, dense(&step["information_state_tensor"][p], n), "{ctx}: infostate tensor p{p}");
+        assert_eq!(
+            buf,
+            dense(&step["information_state_tensor"][p], n),
+            "{ctx}: infostate tensor p{p}"
+        );
         let n = game.observation_tensor_size();
         let mut buf = vec![f32::NAN; n];
         state.observation_tensor(p, &mut buf);
-        assert_eq!(buf, dense(&step["observation_tensor"][p], n), "{ctx}: observation tensor p{p}");
+        assert_eq!(
+            buf,
+            dense(&step["observation_tensor"][p], n),
+            "{ctx}: observation tensor p{p}"
+        );
     }
     match state.turn() {
         Turn::Terminal => {
-            let want = [step["returns"][0].as_f64().unwrap(), step["returns"][1].as_f64().unwrap()];
+            let want = [
+                step["returns"][0].as_f64().unwrap(),
+                step["returns"][1].as_f64().unwrap(),
+            ];
             assert_eq!(state.returns(), want, "{ctx}: returns");
             assert!(state.chance_outcomes().is_empty(), "{ctx}");
         }
@@ -88,7 +130,11 @@ fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
             let p = step["chance_prob"].as_f64().unwrap();
             let got = state.chance_outcomes();
             let want = usizes(&step["legal_actions"]);
-            assert_eq!(got.iter().map(|o| o.0).collect::<Vec<_>>(), want, "{ctx}: chance outcomes");
+            assert_eq!(
+                got.iter().map(|o| o.0).collect::<Vec<_>>(),
+                want,
+                "{ctx}: chance outcomes"
+            );
             assert!(got.iter().all(|o| o.1 == p), "{ctx}: chance probabilities");
             let cards: String = want
                 .iter()
@@ -99,7 +145,11 @@ fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
                         .to_string()
                 })
                 .collect();
-            assert_eq!(cards, step["deal_cards"].as_str().unwrap(), "{ctx}: dealt cards");
+            assert_eq!(
+                cards,
+                step["deal_cards"].as_str().unwrap(),
+                "{ctx}: dealt cards"
+            );
         }
         Turn::Player(p) => {
             let strings: Vec<String> = state
@@ -137,10 +187,15 @@ fn check_playout(game: &dyn Game, po: &Value, ctx: &str) {
                 step["action_taken_string"].as_str().unwrap(),
                 "{here}: taken action string"
             );
-            state.try_apply(actions[k]).unwrap_or_else(|e| panic!("{here}: {e}"));
+            state
+                .try_apply(actions[k])
+                .unwrap_or_else(|e| panic!("{here}: {e}"));
         }
     }
-    let want = [po["returns"][0].as_f64().unwrap(), po["returns"][1].as_f64().unwrap()];
+    let want = [
+        po["returns"][0].as_f64().unwrap(),
+        po["returns"][1].as_f64().unwrap(),
+    ];
     assert_eq!(state.returns(), want, "{ctx}: final returns");
 }
 
@@ -186,7 +241,11 @@ fn other_configurations_match_openspiel() {
         let game = load_game(v["load_game_string"].as_str().unwrap())
             .unwrap_or_else(|e| panic!("{key}: {e}"));
         check_facts(game.as_ref(), &v["game"], key);
-        assert_eq!(game.load_string(), v["game_string"].as_str().unwrap(), "{key}");
+        assert_eq!(
+            game.load_string(),
+            v["game_string"].as_str().unwrap(),
+            "{key}"
+        );
         for (i, po) in v["playouts"].as_array().unwrap().iter().enumerate() {
             check_playout(game.as_ref(), po, &format!("{key} playout {i}"));
         }
@@ -199,23 +258,58 @@ fn check_reference_step(state: &UniversalPokerState, step: &Value, ctx: &str) {
     let cp = step["current_player"].as_i64().unwrap() as i32;
     assert_eq!(state.turn().openspiel_id(), cp, "{ctx}: current player");
     let spent = state.contributions();
-    assert_eq!(spent[0] as i64, step["player_contributions"][0].as_i64().unwrap(), "{ctx}");
-    assert_eq!(spent[1] as i64, step["player_contributions"][1].as_i64().unwrap(), "{ctx}");
-    assert_eq!(state.pot_size() as i64, step["pot_size"].as_i64().unwrap(), "{ctx}: pot");
-    assert_eq!(state.betting_history(), step["betting_history"].as_str().unwrap(), "{ctx}");
-    assert_eq!(state.board_string(), step["board_cards"].as_str().unwrap(), "{ctx}: board");
+    assert_eq!(
+        spent[0] as i64,
+        step["player_contributions"][0].as_i64().unwrap(),
+        "{ctx}"
+    );
+    assert_eq!(
+        spent[1] as i64,
+        step["player_contributions"][1].as_i64().unwrap(),
+        "{ctx}"
+    );
+    assert_eq!(
+        state.pot_size() as i64,
+        step["pot_size"].as_i64().unwrap(),
+        "{ctx}: pot"
+    );
+    assert_eq!(
+        state.betting_history(),
+        step["betting_history"].as_str().unwrap(),
+        "{ctx}"
+    );
+    assert_eq!(
+        state.board_string(),
+        step["board_cards"].as_str().unwrap(),
+        "{ctx}: board"
+    );
     for p in 0..2 {
-        assert_eq!(state.hand_string(p), step["player_hands"][p].as_str().unwrap(), "{ctx}: hand");
+        assert_eq!(
+            state.hand_string(p),
+            step["player_hands"][p].as_str().unwrap(),
+            "{ctx}: hand"
+        );
     }
-    assert_eq!(state.acpc_state_string(), step["acpc_state"].as_str().unwrap(), "{ctx}: acpc");
+    assert_eq!(
+        state.acpc_state_string(),
+        step["acpc_state"].as_str().unwrap(),
+        "{ctx}: acpc"
+    );
     if let Some(n) = step.get("num_chance_outcomes") {
-        assert_eq!(state.chance_outcomes().len() as u64, n.as_u64().unwrap(), "{ctx}");
+        assert_eq!(
+            state.chance_outcomes().len() as u64,
+            n.as_u64().unwrap(),
+            "{ctx}"
+        );
     }
     if let Some(legal) = step.get("legal_actions") {
         assert_eq!(state.legal_actions(), usizes(legal), "{ctx}: legal actions");
         let p = state.turn().openspiel_id() as usize;
-        let strings: Vec<String> =
-            state.legal_actions().iter().map(|&a| state.action_to_string(Some(p), a)).collect();
+        let strings: Vec<String> = state
+            .legal_actions()
+            .iter()
+            .map(|&a| state.action_to_string(Some(p), a))
+            .collect();
         let want: Vec<String> = step["legal_action_strings"]
             .as_array()
             .unwrap()
@@ -228,10 +322,18 @@ fn check_reference_step(state: &UniversalPokerState, step: &Value, ctx: &str) {
             step["information_state_string"].as_str().unwrap(),
             "{ctx}: infostate"
         );
-        assert_eq!(state.observation_string(p), step["observation_string"].as_str().unwrap(), "{ctx}");
+        assert_eq!(
+            state.observation_string(p),
+            step["observation_string"].as_str().unwrap(),
+            "{ctx}"
+        );
     }
     let dense = |v: &Value| -> Vec<f32> {
-        v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect()
     };
     if let Some(t) = step.get("information_state_tensor") {
         let p = state.turn().openspiel_id() as usize;
@@ -240,7 +342,11 @@ fn check_reference_step(state: &UniversalPokerState, step: &Value, ctx: &str) {
         assert_eq!(buf, dense(t), "{ctx}: infostate tensor");
         let mut buf = vec![0.0; 108];
         state.observation_tensor(p, &mut buf);
-        assert_eq!(buf, dense(&step["observation_tensor"]), "{ctx}: observation tensor");
+        assert_eq!(
+            buf,
+            dense(&step["observation_tensor"]),
+            "{ctx}: observation tensor"
+        );
     }
     if let Some(r) = step.get("returns") {
         let want = [r[0].as_f64().unwrap(), r[1].as_f64().unwrap()];
@@ -278,11 +384,16 @@ fn shared_reference_scenarios_and_playouts() {
                         step["action_taken_string"].as_str().unwrap(),
                         "{here}"
                     );
-                    state.try_apply(actions[k]).unwrap_or_else(|e| panic!("{here}: {e}"));
+                    state
+                        .try_apply(actions[k])
+                        .unwrap_or_else(|e| panic!("{here}: {e}"));
                 }
                 count += 1;
             }
-            let want = [po["returns"][0].as_f64().unwrap(), po["returns"][1].as_f64().unwrap()];
+            let want = [
+                po["returns"][0].as_f64().unwrap(),
+                po["returns"][1].as_f64().unwrap(),
+            ];
             assert_eq!(state.returns(), want, "{ctx}");
         }
     }

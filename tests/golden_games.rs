@@ -2,7 +2,7 @@
 //! written by scripts/make_golden_games.py) and must reproduce every string, tensor, legal
 //! action list, chance distribution and return exactly.
 
-use armac::game::{load_game, Game, State, Turn};
+use armac::game::{Game, State, Turn, load_game};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -17,18 +17,34 @@ fn load(key: &str) -> Value {
 }
 
 fn floats(v: &Value) -> Vec<f32> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
 }
 
 fn usizes(v: &Value) -> Vec<usize> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as usize).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as usize)
+        .collect()
 }
 
 fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
     let cp = step["current_player"].as_i64().unwrap() as i32;
     assert_eq!(state.turn().openspiel_id(), cp, "{ctx}: current player");
-    assert_eq!(state.to_string(), step["state_string"].as_str().unwrap(), "{ctx}: state string");
-    assert_eq!(state.legal_actions(), usizes(&step["legal_actions"]), "{ctx}: legal actions");
+    assert_eq!(
+        state.to_string(),
+        step["state_string"].as_str().unwrap(),
+        "{ctx}: state string"
+    );
+    assert_eq!(
+        state.legal_actions(),
+        usizes(&step["legal_actions"]),
+        "{ctx}: legal actions"
+    );
     for p in 0..2 {
         assert_eq!(
             state.information_state_string(p),
@@ -37,20 +53,40 @@ fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
         );
         let mut buf = vec![f32::NAN; game.information_state_tensor_size()];
         state.information_state_tensor(p, &mut buf);
-        assert_eq!(buf, floats(&step["information_state_tensor"][p]), "{ctx}: infostate tensor p{p}");
+        assert_eq!(
+            buf,
+            floats(&step["information_state_tensor"][p]),
+            "{ctx}: infostate tensor p{p}"
+        );
         let mut buf = vec![f32::NAN; game.observation_tensor_size()];
         state.observation_tensor(p, &mut buf);
-        assert_eq!(buf, floats(&step["observation_tensor"][p]), "{ctx}: observation tensor p{p}");
+        assert_eq!(
+            buf,
+            floats(&step["observation_tensor"][p]),
+            "{ctx}: observation tensor p{p}"
+        );
         if let Some(obs) = step.get("observation_string") {
-            assert_eq!(state.observation_string(p), obs[p].as_str().unwrap(), "{ctx}: observation string p{p}");
+            assert_eq!(
+                state.observation_string(p),
+                obs[p].as_str().unwrap(),
+                "{ctx}: observation string p{p}"
+            );
         }
     }
     match state.turn() {
         Turn::Terminal => {
             let r = state.returns();
             let want = floats(&step["returns"]);
-            assert_eq!([r[0] as f32, r[1] as f32], [want[0], want[1]], "{ctx}: returns");
-            assert_eq!(r[0], step["returns"][0].as_f64().unwrap(), "{ctx}: returns (f64)");
+            assert_eq!(
+                [r[0] as f32, r[1] as f32],
+                [want[0], want[1]],
+                "{ctx}: returns"
+            );
+            assert_eq!(
+                r[0],
+                step["returns"][0].as_f64().unwrap(),
+                "{ctx}: returns (f64)"
+            );
         }
         Turn::Chance => {
             let got = state.chance_outcomes();
@@ -58,15 +94,35 @@ fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
             assert_eq!(got.len(), want.len(), "{ctx}: chance outcome count");
             for ((a, p), w) in got.iter().zip(want) {
                 assert_eq!(*a as u64, w[0].as_u64().unwrap(), "{ctx}: chance action");
-                assert!((p - w[1].as_f64().unwrap()).abs() < 1e-15, "{ctx}: chance prob {p} vs {}", w[1]);
+                assert!(
+                    (p - w[1].as_f64().unwrap()).abs() < 1e-15,
+                    "{ctx}: chance prob {p} vs {}",
+                    w[1]
+                );
             }
-            for (a, s) in state.legal_actions().iter().zip(step["action_strings"].as_array().unwrap()) {
-                assert_eq!(state.action_to_string(None, *a), s.as_str().unwrap(), "{ctx}: chance action string");
+            for (a, s) in state
+                .legal_actions()
+                .iter()
+                .zip(step["action_strings"].as_array().unwrap())
+            {
+                assert_eq!(
+                    state.action_to_string(None, *a),
+                    s.as_str().unwrap(),
+                    "{ctx}: chance action string"
+                );
             }
         }
         Turn::Player(p) => {
-            for (a, s) in state.legal_actions().iter().zip(step["action_strings"].as_array().unwrap()) {
-                assert_eq!(state.action_to_string(Some(p), *a), s.as_str().unwrap(), "{ctx}: action string");
+            for (a, s) in state
+                .legal_actions()
+                .iter()
+                .zip(step["action_strings"].as_array().unwrap())
+            {
+                assert_eq!(
+                    state.action_to_string(Some(p), *a),
+                    s.as_str().unwrap(),
+                    "{ctx}: action string"
+                );
             }
         }
     }
@@ -77,17 +133,41 @@ fn run_golden(key: &str) {
     let game = load_game(data["load_game_string"].as_str().unwrap())
         .unwrap_or_else(|e| panic!("{key}: {e}"));
     let g = &data["game"];
-    assert_eq!(game.num_distinct_actions() as u64, g["num_distinct_actions"].as_u64().unwrap(), "{key}");
-    assert_eq!(game.max_chance_outcomes() as u64, g["max_chance_outcomes"].as_u64().unwrap(), "{key}");
-    assert_eq!(game.max_game_length() as u64, g["max_game_length"].as_u64().unwrap(), "{key}");
-    assert_eq!(game.min_utility(), g["min_utility"].as_f64().unwrap(), "{key}");
-    assert_eq!(game.max_utility(), g["max_utility"].as_f64().unwrap(), "{key}");
+    assert_eq!(
+        game.num_distinct_actions() as u64,
+        g["num_distinct_actions"].as_u64().unwrap(),
+        "{key}"
+    );
+    assert_eq!(
+        game.max_chance_outcomes() as u64,
+        g["max_chance_outcomes"].as_u64().unwrap(),
+        "{key}"
+    );
+    assert_eq!(
+        game.max_game_length() as u64,
+        g["max_game_length"].as_u64().unwrap(),
+        "{key}"
+    );
+    assert_eq!(
+        game.min_utility(),
+        g["min_utility"].as_f64().unwrap(),
+        "{key}"
+    );
+    assert_eq!(
+        game.max_utility(),
+        g["max_utility"].as_f64().unwrap(),
+        "{key}"
+    );
     assert_eq!(
         game.information_state_tensor_size() as u64,
         g["information_state_tensor_size"].as_u64().unwrap(),
         "{key}"
     );
-    assert_eq!(game.observation_tensor_size() as u64, g["observation_tensor_size"].as_u64().unwrap(), "{key}");
+    assert_eq!(
+        game.observation_tensor_size() as u64,
+        g["observation_tensor_size"].as_u64().unwrap(),
+        "{key}"
+    );
     assert_eq!(
         game.provides_observation_string(),
         g["provides_observation_string"].as_bool().unwrap(),
@@ -104,7 +184,9 @@ fn run_golden(key: &str) {
             let ctx = format!("{key} playout {i} after {:?}", &actions[..k]);
             check_step(game.as_ref(), state.as_ref(), step, &ctx);
             if k < actions.len() {
-                state.try_apply(actions[k]).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                state
+                    .try_apply(actions[k])
+                    .unwrap_or_else(|e| panic!("{ctx}: {e}"));
             }
         }
     }
@@ -114,4 +196,12 @@ macro_rules! golden {
     ($($name:ident),*) => { $( #[test] fn $name() { run_golden(stringify!($name)); } )* };
 }
 
-golden!(kuhn_poker, leduc_poker, liars_dice, liars_dice_2dice, liars_dice_4sides, goofspiel5, goofspiel4);
+golden!(
+    kuhn_poker,
+    leduc_poker,
+    liars_dice,
+    liars_dice_2dice,
+    liars_dice_4sides,
+    goofspiel5,
+    goofspiel4
+);

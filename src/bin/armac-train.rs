@@ -1,1 +1,79 @@
-fn main() {}
+//! `armac-train --config <file or name in configs/> [--set key=value]... [--out dir]
+//! [--max-seconds S] [--resume dir]`: runs the algorithm a config names.
+
+use anyhow::Result;
+use armac::run::{TrainOptions, train};
+use clap::Parser;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "armac-train",
+    version,
+    about = "Train a strategy from a config (see configs/)"
+)]
+struct Args {
+    /// Config file, or a bare name looked up in configs/ (e.g. leduc_cfr.toml).
+    #[arg(long, required_unless_present = "resume")]
+    config: Option<String>,
+    /// Override a config key, e.g. --set solver.iterations=500 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Run directory (default: runs/<config>-<unix time>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Stop cleanly after this many seconds, still writing policy, metrics and checkpoint.
+    #[arg(long, value_name = "S", value_parser = parse_seconds)]
+    max_seconds: Option<f64>,
+    /// Continue the run in this directory from its last checkpoint.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "out"])]
+    resume: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a non-negative number of seconds")),
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Err(e) = run(args) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Args) -> Result<()> {
+    let opts = TrainOptions {
+        out: args.resume.clone().or(args.out),
+        max_seconds: args.max_seconds,
+        resume: args.resume.is_some(),
+        quiet: args.quiet,
+    };
+    let summary = train(args.config.as_deref(), &args.set, &opts)?;
+    println!(
+        "{} {} on {}: {} iterations in {:.2}s, nash_conv {:.6e}{}; outputs in {}",
+        if summary.stopped_early {
+            "stopped"
+        } else {
+            "finished"
+        },
+        summary.algorithm,
+        summary.game,
+        summary.iterations,
+        summary.seconds,
+        summary.nash_conv,
+        if summary.stopped_early {
+            " (time limit)"
+        } else {
+            ""
+        },
+        summary.run_dir.display()
+    );
+    Ok(())
+}

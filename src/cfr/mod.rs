@@ -74,8 +74,20 @@ impl SolverSpec {
         let (regrets, averaging) = match name {
             "cfr" => (RegretRule::Plain, Averaging::Uniform),
             "cfr+" => (RegretRule::Plus, Averaging::Linear),
-            "lcfr" => (RegretRule::Discounted { alpha: 1.0, beta: 1.0 }, Averaging::Power(1.0)),
-            "dcfr" => (RegretRule::Discounted { alpha: 1.5, beta: 0.0 }, Averaging::Power(2.0)),
+            "lcfr" => (
+                RegretRule::Discounted {
+                    alpha: 1.0,
+                    beta: 1.0,
+                },
+                Averaging::Power(1.0),
+            ),
+            "dcfr" => (
+                RegretRule::Discounted {
+                    alpha: 1.5,
+                    beta: 0.0,
+                },
+                Averaging::Power(2.0),
+            ),
             _ => return None,
         };
         Some(SolverSpec {
@@ -132,9 +144,14 @@ impl TabularSolver {
             cumulative_policy: [zeros(0), zeros(1)],
             current,
         };
-        let reach = [vec![0.0; tree.slots[0].len()], vec![0.0; tree.slots[1].len()]];
+        let reach = [
+            vec![0.0; tree.slots[0].len()],
+            vec![0.0; tree.slots[1].len()],
+        ];
         let max_slots = tree.slots[0].len().max(tree.slots[1].len());
-        let max_actions = tree.infosets[0].num_actions_total().max(tree.infosets[1].num_actions_total());
+        let max_actions = tree.infosets[0]
+            .num_actions_total()
+            .max(tree.infosets[1].num_actions_total());
         TabularSolver {
             tree,
             spec,
@@ -149,7 +166,10 @@ impl TabularSolver {
     pub fn restore(&mut self, state: SolverState) -> Result<(), String> {
         for p in 0..2 {
             let n = self.tree.infosets[p].num_actions_total();
-            if state.regrets[p].len() != n || state.cumulative_policy[p].len() != n || state.current[p].len() != n {
+            if state.regrets[p].len() != n
+                || state.cumulative_policy[p].len() != n
+                || state.current[p].len() != n
+            {
                 return Err(format!(
                     "solver state does not fit this game: player {p} has {n} infoset actions"
                 ));
@@ -231,7 +251,8 @@ impl TabularSolver {
 
     fn compute_reaches(&mut self) {
         for p in 0..2 {
-            self.tree.reach(p, &self.state.current[p], &mut self.reach[p]);
+            self.tree
+                .reach(p, &self.state.current[p], &mut self.reach[p]);
         }
     }
 
@@ -282,7 +303,9 @@ impl TabularSolver {
             RegretRule::Discounted { alpha, beta } => {
                 let (ta, tb) = (t.powf(alpha), t.powf(beta));
                 let (dp, dn) = (ta / (ta + 1.0), tb / (tb + 1.0));
-                regrets.iter_mut().for_each(|r| *r *= if *r >= 0.0 { dp } else { dn });
+                regrets
+                    .iter_mut()
+                    .for_each(|r| *r *= if *r >= 0.0 { dp } else { dn });
             }
         }
         regret_matching(&self.tree, p, regrets, &mut self.state.current[p]);
@@ -297,7 +320,11 @@ pub fn regret_matching(tree: &PublicTree, p: usize, regrets: &[f64], out: &mut [
         let total: f64 = regrets[r.clone()].iter().map(|x| x.max(0.0)).sum();
         let n = r.len() as f64;
         for k in r {
-            out[k] = if total > 0.0 { regrets[k].max(0.0) / total } else { 1.0 / n };
+            out[k] = if total > 0.0 {
+                regrets[k].max(0.0) / total
+            } else {
+                1.0 / n
+            };
         }
     }
 }

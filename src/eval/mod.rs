@@ -30,19 +30,28 @@ pub struct NashConvReport {
 
 /// Converts any [`Policy`] into tree arrays by querying it once per infoset (rebuilding a
 /// representative state from the infoset's stored history).
-pub fn tree_policy(tree: &PublicTree, game: &dyn Game, policy: &dyn Policy) -> Result<TreePolicy, PolicyError> {
+pub fn tree_policy(
+    tree: &PublicTree,
+    game: &dyn Game,
+    policy: &dyn Policy,
+) -> Result<TreePolicy, PolicyError> {
     let mut out: TreePolicy = [Vec::new(), Vec::new()];
     for p in 0..2 {
         let inf = &tree.infosets[p];
         let mut flat = vec![0.0; inf.num_actions_total()];
         for i in 0..inf.len() {
-            let state = crate::game::replay(game, &inf.history[i]).expect("stored infoset histories are legal");
+            let state = crate::game::replay(game, &inf.history[i])
+                .expect("stored infoset histories are legal");
             let probs = policy.action_probabilities(state.as_ref())?;
             let range = inf.range(i);
             if probs.len() != range.len() {
                 return Err(PolicyError::BadEntry {
                     key: inf.key[i].clone(),
-                    reason: format!("{} probabilities for {} legal actions", probs.len(), range.len()),
+                    reason: format!(
+                        "{} probabilities for {} legal actions",
+                        probs.len(),
+                        range.len()
+                    ),
                 });
             }
             flat[range].copy_from_slice(&probs);
@@ -116,7 +125,10 @@ pub fn on_policy_values(tree: &PublicTree, policy: &TreePolicy) -> [f64; 2] {
 
 /// NashConv of `policy` with its parts.
 pub fn nash_conv(tree: &PublicTree, policy: &TreePolicy) -> NashConvReport {
-    let br = [best_response(tree, 0, &policy[1]).0, best_response(tree, 1, &policy[0]).0];
+    let br = [
+        best_response(tree, 0, &policy[1]).0,
+        best_response(tree, 1, &policy[0]).0,
+    ];
     let on = on_policy_values(tree, policy);
     NashConvReport {
         nash_conv: (br[0] - on[0]) + (br[1] - on[1]),

@@ -16,8 +16,13 @@ pub fn check_game(game: &dyn Game, playouts: usize, seed: u64) -> Result<(), Str
         let mut state = game.new_initial_state();
         let mut moves = 0usize;
         loop {
-            check_state(game, state.as_ref())
-                .map_err(|e| format!("{}: at history [{}]: {e}", game.load_string(), super::history_string(state.history())))?;
+            check_state(game, state.as_ref()).map_err(|e| {
+                format!(
+                    "{}: at history [{}]: {e}",
+                    game.load_string(),
+                    super::history_string(state.history())
+                )
+            })?;
             for p in 0..2 {
                 let info = state.information_state_string(p);
                 let pubs = state.public_state_string();
@@ -93,12 +98,17 @@ pub fn check_state(game: &dyn Game, state: &dyn State) -> Result<(), String> {
             if (total - 1.0).abs() > 1e-12 {
                 return Err(format!("chance probabilities sum to {total}"));
             }
-            if outcomes.iter().any(|o| o.1 <= 0.0 || o.0 >= game.max_chance_outcomes()) {
+            if outcomes
+                .iter()
+                .any(|o| o.1 <= 0.0 || o.0 >= game.max_chance_outcomes())
+            {
                 return Err(format!("bad chance outcome in {outcomes:?}"));
             }
             let actions: Vec<_> = outcomes.iter().map(|o| o.0).collect();
             if actions != legal {
-                return Err(format!("chance outcomes {actions:?} differ from legal actions {legal:?}"));
+                return Err(format!(
+                    "chance outcomes {actions:?} differ from legal actions {legal:?}"
+                ));
             }
         }
         Turn::Player(p) => {
@@ -137,7 +147,11 @@ pub fn check_state(game: &dyn Game, state: &dyn State) -> Result<(), String> {
             if buf.iter().any(|x| !x.is_finite()) {
                 return Err(format!(
                     "{} tensor of player {p} leaves entries unwritten",
-                    if observation { "observation" } else { "information state" }
+                    if observation {
+                        "observation"
+                    } else {
+                        "information state"
+                    }
                 ));
             }
         }

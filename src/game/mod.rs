@@ -228,7 +228,11 @@ pub fn replay(game: &dyn Game, actions: &[Action]) -> Result<Box<dyn State>, Gam
 }
 
 /// Information-state tensor of `player` as a fresh vector.
-pub fn information_state_tensor_vec(game: &dyn Game, state: &dyn State, player: Player) -> Vec<f32> {
+pub fn information_state_tensor_vec(
+    game: &dyn Game,
+    state: &dyn State,
+    player: Player,
+) -> Vec<f32> {
     let mut v = vec![0.0; game.information_state_tensor_size()];
     state.information_state_tensor(player, &mut v);
     v

@@ -98,7 +98,10 @@ impl GameParams {
     pub fn int_in(&self, key: &str, default: i64, lo: i64, hi: i64) -> Result<i64, GameError> {
         let v = self.int(key, default)?;
         if v < lo || v > hi {
-            return Err(self.bad(key, &format!("{v} is outside the supported range {lo}..={hi}")));
+            return Err(self.bad(
+                key,
+                &format!("{v} is outside the supported range {lo}..={hi}"),
+            ));
         }
         Ok(v)
     }
@@ -214,7 +217,9 @@ impl Parser<'_> {
             }
             self.i += 1;
         }
-        let text = String::from_utf8_lossy(&self.s[start..self.i]).trim().to_string();
+        let text = String::from_utf8_lossy(&self.s[start..self.i])
+            .trim()
+            .to_string();
         if text.is_empty() {
             return Err(format!("empty value at byte {start}"));
         }
@@ -261,7 +266,10 @@ mod tests {
         assert!(GameParams::parse("leduc_poker(x)").is_err());
         assert!(GameParams::parse("leduc_poker(a=1,a=2)").is_err());
         assert!(GameParams::parse("leduc_poker()junk").is_err());
-        assert_eq!(GameParams::parse("kuhn_poker()").unwrap().name, "kuhn_poker");
+        assert_eq!(
+            GameParams::parse("kuhn_poker()").unwrap().name,
+            "kuhn_poker"
+        );
     }
 
     #[test]

@@ -179,10 +179,7 @@ impl GoofspielGame {
         }
         let n = params.int_in("num_cards", 13, 1, MAX_CARDS as i64)? as usize;
         if params.int("num_turns", -1)? != -1 {
-            return Err(params.bad(
-                "num_turns",
-                "only -1 (one round per card) is supported",
-            ));
+            return Err(params.bad("num_turns", "only -1 (one round per card) is supported"));
         }
         let order = match params.string("points_order", "random")?.as_str() {
             "random" => PointsOrder::Random,
@@ -279,10 +276,7 @@ impl Game for GoofspielGame {
             PointsOrder::Ascending => set("points_order", ParamValue::Str("ascending".into())),
         }
         if c.returns == ReturnsType::PointDifference {
-            set(
-                "returns_type",
-                ParamValue::Str("point_difference".into()),
-            );
+            set("returns_type", ParamValue::Str("point_difference".into()));
         }
         if c.egocentric {
             set("egocentric", ParamValue::Bool(true));
@@ -642,11 +636,7 @@ impl State for GoofspielState {
         self.push_point_card_sequence(&mut s);
         self.push_win_sequence(&mut s);
         self.push_points(&mut s);
-        let _ = writeln!(
-            s,
-            "Terminal?: {}",
-            u8::from(self.phase == Phase::Terminal)
-        );
+        let _ = writeln!(s, "Terminal?: {}", u8::from(self.phase == Phase::Terminal));
         s
     }
 
@@ -751,7 +741,7 @@ mod tests {
     use super::*;
     use crate::game::conformance::check_game;
     use crate::game::load_game;
-    use std::collections::BTreeSet;
+    use std::collections::{BTreeSet, HashMap};
 
     fn tb(inner: &str) -> String {
         format!("turn_based_simultaneous_game(game=goofspiel({inner}))")
@@ -796,7 +786,9 @@ mod tests {
         let mut variants = Vec::new();
         for n in [1, 2, 3, 4, 5, 6, 7, 8] {
             for order in ["descending", "ascending", "random"] {
-                variants.push(tb(&format!("imp_info=True,num_cards={n},points_order={order}")));
+                variants.push(tb(&format!(
+                    "imp_info=True,num_cards={n},points_order={order}"
+                )));
             }
         }
         variants.push(tb(
@@ -834,6 +826,60 @@ mod tests {
                 let got: Vec<String> = infos[p].iter().cloned().collect();
                 assert_eq!(got, want[p], "{text}: infostates of player {p}");
             }
+        }
+    }
+
+    /// Checks on every node of the tree what `check_game` checks on samples (the information
+    /// state determines public and private state; for the player to act, also conversely), and
+    /// on every edge that a private state changes only with the player's own bids, as a
+    /// function of the old index and the bid.
+    fn check_factorisation(root: GoofspielState) {
+        let mut info_to_pp = HashMap::new();
+        let mut pp_to_info = HashMap::new();
+        let mut step = HashMap::new();
+        let mut stack = vec![root];
+        while let Some(s) = stack.pop() {
+            let public = s.public_state_string();
+            for p in 0..2 {
+                let info = s.information_state_string(p);
+                let pp = (public.clone(), s.private_state(p));
+                assert_eq!(
+                    info_to_pp.entry((p, info.clone())).or_insert(pp.clone()),
+                    &pp
+                );
+                if s.turn() == Turn::Player(p) {
+                    assert_eq!(pp_to_info.entry((p, pp)).or_insert(info.clone()), &info);
+                }
+            }
+            for a in s.legal_actions() {
+                let mut c = s.clone();
+                c.apply_action(a);
+                for p in 0..2 {
+                    let (before, after) = (s.private_state(p), c.private_state(p));
+                    if s.turn() == Turn::Player(p) {
+                        let key = (p, s.num_private_states(p), before, a);
+                        assert_eq!(step.entry(key).or_insert(after), &after);
+                    } else {
+                        assert_eq!(before, after, "{:?} -> {a}", s.history());
+                        assert_eq!(s.num_private_states(p), c.num_private_states(p));
+                    }
+                }
+                stack.push(c);
+            }
+        }
+    }
+
+    #[test]
+    fn factorisation_holds_on_whole_trees() {
+        for inner in [
+            "imp_info=True,num_cards=5,points_order=descending",
+            "imp_info=True,num_cards=4,points_order=ascending",
+            "imp_info=True,num_cards=4",
+            "imp_info=True,num_cards=3,egocentric=True,returns_type=point_difference",
+        ] {
+            let inner = GameParams::parse(&format!("goofspiel({inner})")).unwrap();
+            let game = GoofspielGame::from_goofspiel_params(&inner).unwrap();
+            check_factorisation(game.initial_state());
         }
     }
 
@@ -910,7 +956,10 @@ mod tests {
         assert_eq!((s.private_state(1), s.num_private_states(1)), (0, 1));
         s.apply_action(0);
         s.apply_action(4); // P0 bids 5: rank 3 among {1, 2, 3, 5}.
-        assert_eq!((s.private_state(0), s.num_private_states(0)), (3 * 4 + 3, 20));
+        assert_eq!(
+            (s.private_state(0), s.num_private_states(0)),
+            (3 * 4 + 3, 20)
+        );
         assert_eq!((s.private_state(1), s.num_private_states(1)), (0, 5));
     }
 
@@ -955,10 +1004,19 @@ mod xcheck_tmp {
                 loop {
                     let info: Vec<_> = (0..2).map(|p| s.information_state_string(p)).collect();
                     let obs: Vec<_> = (0..2).map(|p| s.observation_string(p)).collect();
-                    let it: Vec<_> = (0..2).map(|p| crate::game::information_state_tensor_vec(game.as_ref(), s.as_ref(), p)).collect();
-                    let ot: Vec<_> = (0..2).map(|p| crate::game::observation_tensor_vec(game.as_ref(), s.as_ref(), p)).collect();
+                    let it: Vec<_> = (0..2)
+                        .map(|p| {
+                            crate::game::information_state_tensor_vec(game.as_ref(), s.as_ref(), p)
+                        })
+                        .collect();
+                    let ot: Vec<_> = (0..2)
+                        .map(|p| crate::game::observation_tensor_vec(game.as_ref(), s.as_ref(), p))
+                        .collect();
                     let legal = s.legal_actions();
-                    let who = match s.turn() { Turn::Player(p) => Some(p), _ => None };
+                    let who = match s.turn() {
+                        Turn::Player(p) => Some(p),
+                        _ => None,
+                    };
                     let astr: Vec<_> = legal.iter().map(|&a| s.action_to_string(who, a)).collect();
                     steps.push(json!({
                         "current_player": s.turn().openspiel_id(),

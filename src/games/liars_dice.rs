@@ -45,15 +45,22 @@
 //!
 //! # Public and private states
 //! The public state is the bid sequence. A player's private state is the multiset of its
-//! rolled dice, encoded as the ascending tuple of faces `v_1 <= .. <= v_k` (0-based) in mixed
-//! radix `S` (first die most significant), with `S^k` states after `k` of its dice are rolled
-//! (1 before any roll; indices of unsorted tuples are unreachable). It changes only when the
-//! player's own dice are rolled. OpenSpiel's information-state strings do not reveal how far
-//! the *opponent* has rolled (player 0's string is the same before and after player 1 rolls),
-//! so the public state cannot include the number of dice rolled: the whole rolling phase shares
-//! the public state of the first decision node (no bids yet). The private state is the sorted
-//! tuple rather than the tuple in rolling order because the strings at decision nodes show the
-//! dice sorted, so two rolling orders of the same dice are one information state.
+//! rolled dice: the ascending tuple of its `k` rolled faces `v_1 <= .. <= v_k` (0-based) read
+//! as a number in base `S` (first die most significant), out of `S^k` states (1 before its
+//! first roll, `S^D` once all its `D` dice are rolled; indices of unsorted tuples are
+//! unreachable). Because the tuple is sorted, a partial tuple has the same index as the full
+//! tuple padded with face-1 dice in front, so the index after a roll is a function of the
+//! index before it and the roll alone, and it changes only when the player's own dice are
+//! rolled.
+//!
+//! Two consequences of matching OpenSpiel's strings: (1) they do not reveal how far the
+//! *opponent* has rolled (player 0's string is the same before and after player 1 rolls), and
+//! the public state must be a function of each information state, so the whole rolling phase
+//! shares the public state of the first decision node (no bids yet), as the deal does in
+//! Kuhn poker; (2) the strings at decision nodes show the dice sorted, so two rolling orders
+//! of the same dice are one information state, hence the sorted encoding rather than the
+//! rolling order. With `numdice >= 2`, the public state and both private states determine a
+//! history only up to the order of each player's rolls.
 
 use crate::game::{Action, Game, GameError, GameParams, GameRef, ParamValue, Player, State, Turn};
 use std::fmt::Write as _;
@@ -320,7 +327,10 @@ impl LiarsDiceState {
         assert_eq!(out.len(), self.cfg.tensor_size(), "tensor buffer size");
         out.fill(0.0);
         out[player] = 1.0;
-        for (d, &v) in self.dice[player][..self.cfg.dice[player]].iter().enumerate() {
+        for (d, &v) in self.dice[player][..self.cfg.dice[player]]
+            .iter()
+            .enumerate()
+        {
             if v != 0 {
                 out[2 + d * sides + v as usize - 1] = 1.0;
             }
@@ -427,7 +437,11 @@ impl State for LiarsDiceState {
         s.push(' ');
         self.push_dice(&mut s, 1);
         if self.rolling() {
-            let _ = write!(s, " - chance node, current roller is player {}", self.roller());
+            let _ = write!(
+                s,
+                " - chance node, current roller is player {}",
+                self.roller()
+            );
         } else {
             self.push_bids(&mut s);
         }
@@ -493,7 +507,7 @@ mod tests {
     use super::*;
     use crate::game::conformance::check_game;
     use crate::game::load_game;
-    use std::collections::BTreeSet;
+    use std::collections::{BTreeSet, HashMap};
 
     fn golden_infostates(file: &str) -> [Vec<String>; 2] {
         let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
@@ -536,7 +550,10 @@ mod tests {
             ("liars_dice(numdice=2)", 3000),
             ("liars_dice(dice_sides=4)", 3000),
             ("liars_dice(bidding_rule=reset-quantity)", 3000),
-            ("liars_dice(bidding_rule=reset-quantity,numdice=2,dice_sides=3)", 3000),
+            (
+                "liars_dice(bidding_rule=reset-quantity,numdice=2,dice_sides=3)",
+                3000,
+            ),
             ("liars_dice(numdice_p0=1,numdice_p1=2)", 3000),
             ("liars_dice(numdice_p0=2,numdice_p1=1,dice_sides=4)", 3000),
             ("liars_dice(numdice=3,dice_sides=2)", 2000),
@@ -550,7 +567,11 @@ mod tests {
     fn tree_and_infostates_match_openspiel() {
         for (text, file, histories) in [
             ("liars_dice", "golden_liars_dice.json", 294_883),
-            ("liars_dice(dice_sides=4)", "golden_liars_dice_4sides.json", 0),
+            (
+                "liars_dice(dice_sides=4)",
+                "golden_liars_dice_4sides.json",
+                0,
+            ),
         ] {
             let game = load_game(text).unwrap();
             let (count, infos) = walk(game.as_ref());
@@ -567,6 +588,59 @@ mod tests {
         }
     }
 
+    /// Checks on every node of the tree what `check_game` checks on samples (the information
+    /// state determines public and private state; for the player to act, also conversely), and
+    /// on every edge that a private state changes only with the player's own rolls, as a
+    /// function of the old index and the roll.
+    fn check_factorisation(root: LiarsDiceState) {
+        let mut info_to_pp = HashMap::new();
+        let mut pp_to_info = HashMap::new();
+        let mut step = HashMap::new();
+        let mut stack = vec![root];
+        while let Some(s) = stack.pop() {
+            let public = s.public_state_string();
+            for p in 0..2 {
+                let info = s.information_state_string(p);
+                let pp = (public.clone(), s.private_state(p));
+                assert_eq!(
+                    info_to_pp.entry((p, info.clone())).or_insert(pp.clone()),
+                    &pp
+                );
+                if s.turn() == Turn::Player(p) {
+                    assert_eq!(pp_to_info.entry((p, pp)).or_insert(info.clone()), &info);
+                }
+            }
+            let roller = s.is_chance().then(|| s.roller());
+            for a in s.legal_actions() {
+                let mut c = s.clone();
+                c.apply_action(a);
+                for p in 0..2 {
+                    let (before, after) = (s.private_state(p), c.private_state(p));
+                    if roller == Some(p) {
+                        assert_eq!(step.entry((p, before, a)).or_insert(after), &after);
+                    } else {
+                        assert_eq!(before, after, "{:?} -> {a}", s.history());
+                        assert_eq!(s.num_private_states(p), c.num_private_states(p));
+                    }
+                }
+                stack.push(c);
+            }
+        }
+    }
+
+    #[test]
+    fn factorisation_holds_on_whole_trees() {
+        for text in [
+            "liars_dice",
+            "liars_dice(numdice=2,dice_sides=2)",
+            "liars_dice(numdice_p0=1,numdice_p1=2,dice_sides=3)",
+            "liars_dice(numdice_p0=3,numdice_p1=1,dice_sides=2,bidding_rule=reset-quantity)",
+        ] {
+            let game = LiarsDiceGame::from_params(&GameParams::parse(text).unwrap()).unwrap();
+            check_factorisation(game.initial_state());
+        }
+    }
+
     #[test]
     fn load_strings_render_non_defaults_only() {
         for (text, want) in [
@@ -574,7 +648,10 @@ mod tests {
             ("liars_dice()", "liars_dice"),
             ("liars_dice(players=2,numdice=1,dice_sides=6)", "liars_dice"),
             ("liars_dice(numdice=2)", "liars_dice(numdice=2)"),
-            ("liars_dice(numdice_p0=2,numdice_p1=2)", "liars_dice(numdice=2)"),
+            (
+                "liars_dice(numdice_p0=2,numdice_p1=2)",
+                "liars_dice(numdice=2)",
+            ),
             (
                 "liars_dice(numdice_p1=2)",
                 "liars_dice(numdice_p0=1,numdice_p1=2)",
@@ -614,7 +691,10 @@ mod tests {
         assert_eq!(game.num_distinct_actions(), 19);
         assert_eq!(game.information_state_tensor_size(), 2 + 12 + 18 + 1);
         let mut s = game.new_initial_state();
-        assert_eq!(s.to_string(), "-1 -1-1 - chance node, current roller is player 0");
+        assert_eq!(
+            s.to_string(),
+            "-1 -1-1 - chance node, current roller is player 0"
+        );
         for a in [4, 5, 1] {
             s.apply_action(a);
         }

@@ -142,7 +142,11 @@ impl TabularPolicy {
     pub fn to_json(&self) -> String {
         let file = PolicyFile {
             game: self.game.clone(),
-            policy: self.table.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            policy: self
+                .table
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         };
         serde_json::to_string(&file).expect("policy serialisation cannot fail")
     }
@@ -232,9 +236,13 @@ mod tests {
         let back = TabularPolicy::from_json(&p.to_json(), "test").unwrap();
         assert_eq!(back, p);
         let bad = r#"{"game":"kuhn_poker","policy":{"0":[[0,0.5],[1,0.6]]}}"#;
-        let e = TabularPolicy::from_json(bad, "x.json").unwrap_err().to_string();
+        let e = TabularPolicy::from_json(bad, "x.json")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"0\"") && e.contains("sum"), "{e}");
-        let e = TabularPolicy::from_json("{\"game\": 3}", "x.json").unwrap_err().to_string();
+        let e = TabularPolicy::from_json("{\"game\": 3}", "x.json")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("x.json"), "{e}");
         assert!(p.check_game("kuhn_poker()").is_ok());
         assert!(p.check_game("leduc_poker").is_err());

@@ -43,9 +43,14 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Writes a tabular solver checkpoint atomically.
-pub fn save_tabular(path: &Path, header: &TabularHeader, state: &SolverState) -> std::io::Result<()> {
+pub fn save_tabular(
+    path: &Path,
+    header: &TabularHeader,
+    state: &SolverState,
+) -> std::io::Result<()> {
     let head = serde_json::to_vec(header).expect("header serialisation cannot fail");
-    let mut buf = Vec::with_capacity(16 + head.len() + 8 * 6 * header.lengths[0].max(header.lengths[1]));
+    let mut buf =
+        Vec::with_capacity(16 + head.len() + 8 * 6 * header.lengths[0].max(header.lengths[1]));
     buf.extend_from_slice(MAGIC);
     buf.extend_from_slice(&(head.len() as u64).to_le_bytes());
     buf.extend_from_slice(&head);
@@ -83,17 +88,22 @@ pub fn load_tabular(path: &Path) -> Result<(TabularHeader, SolverState), Checkpo
     if 16 + hlen > body.len() {
         return Err(corrupt("header length out of range"));
     }
-    let header: TabularHeader =
-        serde_json::from_slice(&body[16..16 + hlen]).map_err(|e| corrupt(&format!("bad header: {e}")))?;
+    let header: TabularHeader = serde_json::from_slice(&body[16..16 + hlen])
+        .map_err(|e| corrupt(&format!("bad header: {e}")))?;
     if header.kind != "tabular" {
-        return Err(corrupt(&format!("kind `{}` is not a tabular checkpoint", header.kind)));
+        return Err(corrupt(&format!(
+            "kind `{}` is not a tabular checkpoint",
+            header.kind
+        )));
     }
     let data = &body[16 + hlen..];
     let [n0, n1] = header.lengths;
     if data.len() != 8 * 3 * (n0 + n1) {
         return Err(corrupt("array section has the wrong size"));
     }
-    let mut floats = data.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap()));
+    let mut floats = data
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()));
     let mut take = |n: usize| -> Vec<f64> { floats.by_ref().take(n).collect() };
     let regrets = [take(n0), take(n1)];
     let cumulative_policy = [take(n0), take(n1)];
@@ -142,7 +152,12 @@ mod tests {
         let e = load_tabular(&path).unwrap_err().to_string();
         assert!(e.contains("checksum") && e.contains("c.bin"), "{e}");
         std::fs::write(&path, b"hello").unwrap();
-        assert!(load_tabular(&path).unwrap_err().to_string().contains("magic"));
+        assert!(
+            load_tabular(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("magic")
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -133,16 +133,32 @@ pub fn resolve_config_path(name: &str) -> Result<PathBuf, ConfigError> {
     let mut candidates = vec![direct.clone()];
     if direct.components().count() == 1 {
         candidates.push(Path::new("configs").join(name));
-        candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs").join(name));
+        candidates.push(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("configs")
+                .join(name),
+        );
         if !name.ends_with(".toml") {
             candidates.push(Path::new("configs").join(format!("{name}.toml")));
-            candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs").join(format!("{name}.toml")));
+            candidates.push(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("configs")
+                    .join(format!("{name}.toml")),
+            );
         }
     }
-    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| ConfigError::NotFound {
-        name: name.to_string(),
-        searched: candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
-    })
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .ok_or_else(|| ConfigError::NotFound {
+            name: name.to_string(),
+            searched: candidates
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 /// Reads a TOML file into a table (not yet typed, so overrides can be applied).
@@ -151,10 +167,11 @@ pub fn read_table(path: &Path) -> Result<toml::Table, ConfigError> {
         path: path.display().to_string(),
         source,
     })?;
-    text.parse::<toml::Table>().map_err(|e| ConfigError::Invalid {
-        origin: path.display().to_string(),
-        reason: e.to_string(),
-    })
+    text.parse::<toml::Table>()
+        .map_err(|e| ConfigError::Invalid {
+            origin: path.display().to_string(),
+            reason: e.to_string(),
+        })
 }
 
 /// Applies one `a.b.c=value` override; `value` is read as a TOML value (number, boolean,
@@ -164,7 +181,9 @@ pub fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), ConfigE
         text: text.to_string(),
         reason: reason.to_string(),
     };
-    let (key, raw) = text.split_once('=').ok_or_else(|| err("expected KEY=VALUE"))?;
+    let (key, raw) = text
+        .split_once('=')
+        .ok_or_else(|| err("expected KEY=VALUE"))?;
     let key = key.trim();
     if key.is_empty() || key.split('.').any(|k| k.is_empty()) {
         return Err(err("empty key"));
@@ -235,7 +254,10 @@ impl Config {
         let mut spec = SolverSpec::named(&s.algorithm).ok_or_else(|| {
             bad(
                 "algorithm",
-                format!("unknown algorithm `{}`; expected one of {ALGORITHMS:?}", s.algorithm),
+                format!(
+                    "unknown algorithm `{}`; expected one of {ALGORITHMS:?}",
+                    s.algorithm
+                ),
             )
         })?;
         spec.updates = match s.updates.as_str() {
@@ -283,7 +305,10 @@ impl Config {
         } else if let (Some(g), Averaging::Power(_)) = (s.gamma, spec.averaging) {
             spec.averaging = Averaging::Power(g);
         } else if s.gamma.is_some() {
-            return Err(bad("gamma", "gamma needs averaging = \"power\" (or lcfr/dcfr)".into()));
+            return Err(bad(
+                "gamma",
+                "gamma needs averaging = \"power\" (or lcfr/dcfr)".into(),
+            ));
         }
         for (k, v) in [("alpha", s.alpha), ("beta", s.beta), ("gamma", s.gamma)] {
             if let Some(v) = v {
@@ -327,7 +352,8 @@ mod tests {
 
     #[test]
     fn overrides_reach_nested_keys_and_keep_types() {
-        let mut t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\n");
+        let mut t =
+            table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\n");
         apply_override(&mut t, "solver.iterations=500").unwrap();
         apply_override(&mut t, "solver.algorithm=cfr+").unwrap();
         apply_override(&mut t, "eval.every=5").unwrap();
@@ -340,14 +366,21 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_bad_values_are_named() {
-        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\nfoo = 1\n");
+        let t = table(
+            "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\nfoo = 1\n",
+        );
         let e = Config::from_table(t, "x.toml").unwrap_err().to_string();
         assert!(e.contains("foo") && e.contains("x.toml"), "{e}");
-        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = \"ten\"\n");
+        let t =
+            table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = \"ten\"\n");
         let e = Config::from_table(t, "x.toml").unwrap_err().to_string();
         assert!(e.contains("iterations") || e.contains("integer"), "{e}");
         let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfx\"\niterations = 10\n");
-        let e = Config::from_table(t, "x").unwrap().tabular().unwrap_err().to_string();
+        let e = Config::from_table(t, "x")
+            .unwrap()
+            .tabular()
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("solver.algorithm") && e.contains("cfx"), "{e}");
         let mut t = table("game = \"kuhn_poker\"");
         assert!(apply_override(&mut t, "novalue").is_err());
@@ -356,10 +389,14 @@ mod tests {
 
     #[test]
     fn dcfr_parameters_apply() {
-        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"dcfr\"\niterations = 1\nalpha = 2.0\ngamma = 1.0\n");
+        let t = table(
+            "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"dcfr\"\niterations = 1\nalpha = 2.0\ngamma = 1.0\n",
+        );
         let s = Config::from_table(t, "x").unwrap().tabular().unwrap();
         assert_eq!(s.spec, SolverSpec::dcfr(2.0, 0.0, 1.0));
-        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 1\nalpha = 2.0\n");
+        let t = table(
+            "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 1\nalpha = 2.0\n",
+        );
         assert!(Config::from_table(t, "x").unwrap().tabular().is_err());
     }
 }

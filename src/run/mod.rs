@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsynced, then
 /// renamed over the target. Readers see the old file or the new one, never a torn one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     {
@@ -28,7 +31,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// A default run directory under `runs/`: `<config stem>-<unix seconds>`.
 pub fn default_run_dir(config_path: &Path) -> PathBuf {
-    let stem = config_path.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
+    let stem = config_path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("run");
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -119,7 +125,8 @@ impl Deadline {
 /// A progress bar for `total` steps (hidden when stderr is not a terminal).
 pub fn progress_bar(total: u64, unit: &str) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(total);
-    let template = format!("{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {unit} ({{per_sec}}) {{msg}}");
+    let template =
+        format!("{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {unit} ({{per_sec}}) {{msg}}");
     bar.set_style(
         indicatif::ProgressStyle::with_template(&template)
             .expect("valid progress template")
@@ -147,7 +154,9 @@ pub enum RunError {
         path: String,
         source: std::io::Error,
     },
-    #[error("run directory {0} already holds a run (checkpoint.bin); pass --resume to continue it or choose another --out")]
+    #[error(
+        "run directory {0} already holds a run (checkpoint.bin); pass --resume to continue it or choose another --out"
+    )]
     RunExists(String),
     #[error("{0}")]
     Usage(String),
@@ -180,15 +189,21 @@ pub struct RunSummary {
 
 /// Entry point of `armac-train`: loads the config (by path or name in `configs/`, or from the
 /// run directory when resuming), applies overrides, and runs the algorithm it names.
-pub fn train(config_name: Option<&str>, overrides: &[String], opts: &TrainOptions) -> Result<RunSummary, RunError> {
+pub fn train(
+    config_name: Option<&str>,
+    overrides: &[String],
+    opts: &TrainOptions,
+) -> Result<RunSummary, RunError> {
     let (config, dir) = if opts.resume {
-        let dir = opts
-            .out
-            .clone()
-            .ok_or_else(|| RunError::Usage("--resume needs the run directory (--resume <dir>)".into()))?;
+        let dir = opts.out.clone().ok_or_else(|| {
+            RunError::Usage("--resume needs the run directory (--resume <dir>)".into())
+        })?;
         let path = dir.join("config.toml");
         if !path.is_file() {
-            return Err(RunError::Usage(format!("{} has no config.toml: not a run directory", dir.display())));
+            return Err(RunError::Usage(format!(
+                "{} has no config.toml: not a run directory",
+                dir.display()
+            )));
         }
         let (config, _) = config::Config::load(&path.display().to_string(), overrides)?;
         (config, dir)

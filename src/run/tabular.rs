@@ -39,7 +39,12 @@ pub fn to_tabular_policy(tree: &PublicTree, game: &dyn Game, policy: &TreePolicy
 }
 
 /// Runs (or resumes) a tabular run in `dir`.
-pub fn run(config: &Config, settings: &TabularSettings, dir: &Path, opts: &TrainOptions) -> Result<RunSummary, RunError> {
+pub fn run(
+    config: &Config,
+    settings: &TabularSettings,
+    dir: &Path,
+    opts: &TrainOptions,
+) -> Result<RunSummary, RunError> {
     let io = |what: &str, p: &Path| {
         let path = p.display().to_string();
         let what = what.to_string();
@@ -66,16 +71,18 @@ pub fn run(config: &Config, settings: &TabularSettings, dir: &Path, opts: &Train
     let mut metrics = if opts.resume {
         let (header, state) = checkpoint::load_tabular(&ckpt_path)?;
         if header.game != game.load_string() || header.spec != settings.spec {
-            return Err(RunError::Checkpoint(checkpoint::CheckpointError::Mismatch {
-                path: ckpt_path.display().to_string(),
-                reason: format!(
-                    "it holds {} with {:?}, the config asks for {} with {:?}",
-                    header.game,
-                    header.spec,
-                    game.load_string(),
-                    settings.spec
-                ),
-            }));
+            return Err(RunError::Checkpoint(
+                checkpoint::CheckpointError::Mismatch {
+                    path: ckpt_path.display().to_string(),
+                    reason: format!(
+                        "it holds {} with {:?}, the config asks for {} with {:?}",
+                        header.game,
+                        header.spec,
+                        game.load_string(),
+                        settings.spec
+                    ),
+                },
+            ));
         }
         solver.restore(state).map_err(|reason| {
             RunError::Checkpoint(checkpoint::CheckpointError::Mismatch {
@@ -84,7 +91,8 @@ pub fn run(config: &Config, settings: &TabularSettings, dir: &Path, opts: &Train
             })
         })?;
         elapsed_before = header.elapsed_seconds;
-        MetricsCsv::resume(&metrics_path, METRICS_HEADER, header.iteration).map_err(io("metrics", &metrics_path))?
+        MetricsCsv::resume(&metrics_path, METRICS_HEADER, header.iteration)
+            .map_err(io("metrics", &metrics_path))?
     } else {
         MetricsCsv::create(&metrics_path, METRICS_HEADER).map_err(io("metrics", &metrics_path))?
     };
@@ -107,14 +115,18 @@ pub fn run(config: &Config, settings: &TabularSettings, dir: &Path, opts: &Train
             spec: *solver.spec(),
             iteration: solver.iteration(),
             elapsed_seconds: elapsed,
-            lengths: [solver.state().regrets[0].len(), solver.state().regrets[1].len()],
+            lengths: [
+                solver.state().regrets[0].len(),
+                solver.state().regrets[1].len(),
+            ],
         };
-        checkpoint::save_tabular(&ckpt_path, &header, solver.state()).map_err(io("checkpoint", &ckpt_path))
+        checkpoint::save_tabular(&ckpt_path, &header, solver.state())
+            .map_err(io("checkpoint", &ckpt_path))
     };
     let evaluate = |solver: &TabularSolver,
-                        tb: &mut TbWriter,
-                        metrics: &mut MetricsCsv,
-                        seconds: f64|
+                    tb: &mut TbWriter,
+                    metrics: &mut MetricsCsv,
+                    seconds: f64|
      -> Result<f64, RunError> {
         let it = solver.iteration();
         let avg = nash_conv(&tree, &solver.average_policy());
@@ -152,7 +164,12 @@ pub fn run(config: &Config, settings: &TabularSettings, dir: &Path, opts: &Train
         bar.inc(1);
         let it = solver.iteration();
         if it % settings.eval_every == 0 || it == settings.iterations {
-            last_nash_conv = evaluate(&solver, &mut tb, &mut metrics, elapsed_before + deadline.elapsed())?;
+            last_nash_conv = evaluate(
+                &solver,
+                &mut tb,
+                &mut metrics,
+                elapsed_before + deadline.elapsed(),
+            )?;
             last_eval = Some(it);
             bar.set_message(format!("NashConv {last_nash_conv:.6}"));
         }
@@ -162,7 +179,12 @@ pub fn run(config: &Config, settings: &TabularSettings, dir: &Path, opts: &Train
         }
     }
     if last_eval != Some(solver.iteration()) && solver.iteration() > 0 {
-        last_nash_conv = evaluate(&solver, &mut tb, &mut metrics, elapsed_before + deadline.elapsed())?;
+        last_nash_conv = evaluate(
+            &solver,
+            &mut tb,
+            &mut metrics,
+            elapsed_before + deadline.elapsed(),
+        )?;
     }
     bar.finish_and_clear();
     let seconds = elapsed_before + deadline.elapsed();
@@ -173,14 +195,21 @@ pub fn run(config: &Config, settings: &TabularSettings, dir: &Path, opts: &Train
     let summary = RunSummary {
         run_dir: dir.to_path_buf(),
         game: game.load_string(),
-        algorithm: config.solver.as_ref().map(|s| s.algorithm.clone()).unwrap_or_default(),
+        algorithm: config
+            .solver
+            .as_ref()
+            .map(|s| s.algorithm.clone())
+            .unwrap_or_default(),
         iterations: solver.iteration(),
         nash_conv: last_nash_conv,
         seconds,
         stopped_early,
     };
     let summary_path = dir.join("summary.json");
-    write_atomic(&summary_path, serde_json::to_string_pretty(&summary).unwrap().as_bytes())
-        .map_err(io("summary", &summary_path))?;
+    write_atomic(
+        &summary_path,
+        serde_json::to_string_pretty(&summary).unwrap().as_bytes(),
+    )
+    .map_err(io("summary", &summary_path))?;
     Ok(summary)
 }

@@ -140,7 +140,9 @@ pub struct TreeStats {
 pub enum TreeError {
     #[error("game `{game}` has more than {limit} histories; it is too large for the exact tree")]
     TooLarge { game: String, limit: usize },
-    #[error("game `{game}`: inconsistent public/private factorisation at history [{history}]: {what}")]
+    #[error(
+        "game `{game}`: inconsistent public/private factorisation at history [{history}]: {what}"
+    )]
     Factorisation {
         game: String,
         history: String,
@@ -224,7 +226,14 @@ impl<'a> Builder<'a> {
 
     /// Finds or creates the slot of player `p` at `node`, checking that its parent and edge
     /// agree with any earlier visit.
-    fn slot_for(&mut self, p: usize, node: u32, private: u32, parent: u32, edge: u32) -> Result<u32, TreeError> {
+    fn slot_for(
+        &mut self,
+        p: usize,
+        node: u32,
+        private: u32,
+        parent: u32,
+        edge: u32,
+    ) -> Result<u32, TreeError> {
         if let Some(&s) = self.slot_index[p].get(&(node, private)) {
             let sl = &self.slots[p];
             if sl.parent[s as usize] != parent || sl.edge[s as usize] != edge {
@@ -246,7 +255,13 @@ impl<'a> Builder<'a> {
         Ok(s)
     }
 
-    fn walk(&mut self, state: &mut Box<dyn State>, node: u32, slot: [u32; 2], chance: f64) -> Result<(), TreeError> {
+    fn walk(
+        &mut self,
+        state: &mut Box<dyn State>,
+        node: u32,
+        slot: [u32; 2],
+        chance: f64,
+    ) -> Result<(), TreeError> {
         self.stats.histories += 1;
         if self.stats.histories > self.limit {
             return Err(TreeError::TooLarge {
@@ -269,7 +284,13 @@ impl<'a> Builder<'a> {
                         returns: r,
                     });
                 }
-                self.terminals.push((node, TerminalEntry { slot, coef: chance * r[0] }));
+                self.terminals.push((
+                    node,
+                    TerminalEntry {
+                        slot,
+                        coef: chance * r[0],
+                    },
+                ));
                 Ok(())
             }
             Turn::Chance => {
@@ -314,7 +335,9 @@ impl<'a> Builder<'a> {
                 let inf = &self.infosets[p];
                 let range = inf.range(info as usize);
                 if inf.actions[range.clone()] != legal[..] {
-                    return Err(self.err(format!("infostate of player {p} has two legal action sets")));
+                    return Err(
+                        self.err(format!("infostate of player {p} has two legal action sets"))
+                    );
                 }
                 for (k, a) in legal.into_iter().enumerate() {
                     let edge = (range.start + k) as u32;

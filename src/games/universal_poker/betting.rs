@@ -107,18 +107,17 @@ impl Betting {
         }
     }
 
-    /// Whether the player to act may fold: only when facing a bet and not all-in.
+    /// Whether `p`, the player to act, may fold: only when facing a bet and not all-in.
     #[inline]
-    pub fn can_fold(&self, cfg: &Config) -> bool {
-        let p = self.current_player(cfg);
+    pub fn can_fold(&self, cfg: &Config, p: usize) -> bool {
         self.spent[p] != self.max_spent && self.spent[p] != cfg.stack[p]
     }
 
-    /// The legal raise-to range `(min, max)` of the player to act, or `None` when raising is
-    /// not allowed (round cap reached, nobody left to call, not enough chips). Limit games
-    /// report `(0, 0)`.
+    /// The legal raise-to range `(min, max)` of `p`, the player to act, or `None` when
+    /// raising is not allowed (round cap reached, nobody left to call, not enough chips).
+    /// Limit games report `(0, 0)`.
     #[inline]
-    pub fn raise_range(&self, cfg: &Config) -> Option<(i32, i32)> {
+    pub fn raise_range(&self, cfg: &Config, p: usize) -> Option<(i32, i32)> {
         let round = self.round as usize;
         if self.round_raises >= cfg.max_raises[round] {
             return None;
@@ -132,7 +131,6 @@ impl Betting {
         if cfg.betting == BettingType::Limit {
             return Some((0, 0));
         }
-        let p = self.current_player(cfg);
         let max = cfg.stack[p];
         let mut min = self.min_raise_to;
         if min > max {
@@ -144,10 +142,10 @@ impl Betting {
         Some((min, max))
     }
 
-    /// OpenSpiel's pot-sized raise: raise to the current bet plus the pot after calling.
+    /// OpenSpiel's pot-sized raise for `p`, the player to act: raise to the current bet plus
+    /// the pot after calling.
     #[inline]
-    pub fn pot_raise_to(&self, cfg: &Config) -> i32 {
-        let p = self.current_player(cfg);
+    pub fn pot_raise_to(&self, p: usize) -> i32 {
         self.total_spent() + 2 * self.max_spent - self.spent[p]
     }
 

@@ -132,9 +132,8 @@ fn int_list(params: &GameParams, key: &str, default: &str) -> Result<Vec<i64>, G
     };
     text.split_whitespace()
         .map(|t| {
-            t.parse::<i64>().map_err(|_| {
-                params.bad(key, &format!("`{t}` is not an integer (in `{text}`)"))
-            })
+            t.parse::<i64>()
+                .map_err(|_| params.bad(key, &format!("`{t}` is not an integer (in `{text}`)")))
         })
         .collect()
 }
@@ -142,7 +141,10 @@ fn int_list(params: &GameParams, key: &str, default: &str) -> Result<Vec<i64>, G
 /// Checks that `v` lies in `lo..=hi`.
 fn in_range(params: &GameParams, key: &str, v: i64, lo: i64, hi: i64) -> Result<(), GameError> {
     if v < lo || v > hi {
-        return Err(params.bad(key, &format!("{v} is outside the supported range {lo}..={hi}")));
+        return Err(params.bad(
+            key,
+            &format!("{v} is outside the supported range {lo}..={hi}"),
+        ));
     }
     Ok(())
 }
@@ -284,7 +286,13 @@ impl Config {
         let mut board_upto = [0u8; MAX_ROUNDS];
         let mut total = 0usize;
         for r in 0..num_rounds {
-            in_range(params, "numBoardCards", boards[r], 0, MAX_BOARD_CARDS as i64)?;
+            in_range(
+                params,
+                "numBoardCards",
+                boards[r],
+                0,
+                MAX_BOARD_CARDS as i64,
+            )?;
             num_board[r] = boards[r] as u8;
             total += boards[r] as usize;
             if total > MAX_BOARD_CARDS {
@@ -292,12 +300,13 @@ impl Config {
             }
             board_upto[r] = total as u8;
         }
-        for r in num_rounds..MAX_ROUNDS {
-            board_upto[r] = total as u8;
-        }
+        board_upto[num_rounds..].fill(total as u8);
         let deck_size = num_suits * num_ranks;
         if 2 * num_hole + total > deck_size {
-            return Err(params.bad("numBoardCards", "more hole and board cards than the deck holds"));
+            return Err(params.bad(
+                "numBoardCards",
+                "more hole and board cards than the deck holds",
+            ));
         }
         if !(5..=7).contains(&(num_hole + total)) {
             return Err(params.bad(

@@ -42,7 +42,7 @@
 //! (`fcpa`); lists are space-separated. The subgame parameters `potSize`, `boardCards` and
 //! `handReaches` are accepted only at their neutral values, `calcOddsNumSims` is accepted and
 //! has no effect here, `fchpa` is not supported, and a showdown must rank 5 to 7 cards (the
-//! shared [`hand_eval`](crate::games::hand_eval) evaluator), so OpenSpiel's default game
+//! shared [`hand_eval`] evaluator), so OpenSpiel's default game
 //! (one hole card, one board card) is refused. Every refusal names the parameter.
 //!
 //! # Strings
@@ -73,7 +73,7 @@
 //! While hole cards are being dealt it does not change, because neither player can tell how
 //! many cards the other has received. A player's private state indexes its hole cards:
 //! none dealt is 0 of 1, one card is its card id (of 52), two cards are the
-//! [`hole_index`](crate::games::cards::hole_index) of the pair (of 1326), three cards are the
+//! [`hole_index`] of the pair (of 1326), three cards are the
 //! colexicographic rank of the triple (of 22100).
 
 mod betting;
@@ -277,11 +277,7 @@ impl Core {
             board: [0; MAX_BOARD_CARDS],
             hole_dealt: 0,
             board_dealt: 0,
-            deck: if cfg.deck_size == 64 {
-                u64::MAX
-            } else {
-                (1u64 << cfg.deck_size) - 1
-            },
+            deck: (1u64 << cfg.deck_size) - 1,
             turn: Turn::Chance,
             legal: 0,
             raise_min: 0,
@@ -319,10 +315,10 @@ impl Core {
         let p = self.bet.current_player(cfg);
         self.turn = Turn::Player(p);
         self.legal = CALL_BIT;
-        if self.bet.can_fold(cfg) {
+        if self.bet.can_fold(cfg, p) {
             self.legal |= FOLD_BIT;
         }
-        if let Some((min, max)) = self.bet.raise_range(cfg) {
+        if let Some((min, max)) = self.bet.raise_range(cfg, p) {
             self.raise_ok = true;
             self.raise_min = min;
             self.raise_max = max;
@@ -330,7 +326,7 @@ impl Core {
                 if cfg.betting == BettingType::Limit {
                     self.legal |= BET_BIT;
                 } else {
-                    let pot_to = self.bet.pot_raise_to(cfg);
+                    let pot_to = self.bet.pot_raise_to(p);
                     self.pot_to = pot_to;
                     if pot_to >= min && pot_to <= max {
                         self.legal |= BET_BIT;
@@ -388,6 +384,10 @@ impl Core {
             let i = self.hole_dealt as usize;
             self.hole[i / cfg.num_hole][i % cfg.num_hole] = card;
             self.hole_dealt += 1;
+            if (self.hole_dealt as usize) < holes {
+                // Still dealing hole cards: nothing else can change.
+                return;
+            }
         } else {
             self.board[self.board_dealt as usize] = card;
             self.board_dealt += 1;
@@ -404,8 +404,11 @@ impl Core {
                 CALL => Some((Move::Call, b'c', 0)),
                 _ => {
                     let size = i32::try_from(a).ok()?;
-                    (self.raise_ok && size >= self.raise_min && size <= self.raise_max)
-                        .then_some((Move::Raise(size), b'p', size))
+                    (self.raise_ok && size >= self.raise_min && size <= self.raise_max).then_some((
+                        Move::Raise(size),
+                        b'p',
+                        size,
+                    ))
                 }
             };
         }

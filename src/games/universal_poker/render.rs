@@ -1,7 +1,7 @@
 //! Strings and tensors of `universal_poker` states, in OpenSpiel's exact formats.
 
 use super::config::{Abstraction, BettingType, MAX_ROUNDS};
-use super::{Applied, BET_BIT, CALL_BIT, FOLD_BIT, ALL_IN_BIT, Move, UniversalPokerState};
+use super::{ALL_IN_BIT, Applied, BET_BIT, CALL_BIT, FOLD_BIT, Move, UniversalPokerState};
 use crate::game::{Action, Player, Turn};
 use crate::games::cards::{RANK_CHARS, SUIT_CHARS};
 use std::fmt::Write;
@@ -258,7 +258,11 @@ impl UniversalPokerState {
             if core.turn == Turn::Chance {
                 s.push_str("PossibleActions (1): [ ACTION_DEAL ");
             } else {
-                let legal = if core.turn == Turn::Terminal { 0 } else { core.legal };
+                let legal = if core.turn == Turn::Terminal {
+                    0
+                } else {
+                    core.legal
+                };
                 write!(s, "PossibleActions ({}): [", legal.count_ones()).unwrap();
                 for &(bit, name) in names {
                     if legal & bit != 0 {
@@ -370,7 +374,11 @@ impl UniversalPokerState {
     pub(super) fn write_information_state_tensor(&self, player: Player, out: &mut [f32]) {
         let cfg = &self.cfg;
         assert!(player < 2, "player {player} out of range");
-        assert_eq!(out.len(), cfg.information_state_tensor_size(), "tensor length");
+        assert_eq!(
+            out.len(),
+            cfg.information_state_tensor_size(),
+            "tensor length"
+        );
         out.fill(0.0);
         out[player] = 1.0;
         self.write_cards(player, out);

@@ -49,7 +49,10 @@ fn static_facts_match_openspiel() {
     );
     let via_alias = load_game("hunl_fcpa").unwrap();
     assert_eq!(via_alias.load_string(), g.load_string());
-    assert_eq!(load_game(&g.load_string()).unwrap().load_string(), g.load_string());
+    assert_eq!(
+        load_game(&g.load_string()).unwrap().load_string(),
+        g.load_string()
+    );
 }
 
 #[test]
@@ -61,25 +64,45 @@ fn other_configurations_static_facts() {
             "universal_poker(betting=limit,numPlayers=2,numRounds=4,blind=10 5,raiseSize=10 10 20 20,\
              firstPlayer=2 1 1 1,maxRaises=3 4 4 4,numSuits=4,numRanks=13,numHoleCards=2,\
              numBoardCards=0 3 1 1,bettingAbstraction=fcpa)",
-            3, 52, 36, 240.0, 214, 108,
+            3,
+            52,
+            36,
+            240.0,
+            214,
+            108,
         ),
         (
             "universal_poker(betting=limit,numPlayers=2,numRounds=4,blind=10 5,raiseSize=10 10 20 20,\
              firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,\
              bettingAbstraction=fc)",
-            3, 52, 18, 15310.0, 160, 108,
+            3,
+            52,
+            18,
+            15310.0,
+            160,
+            108,
         ),
         (
             "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,\
              firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,\
              stack=20000 20000,bettingAbstraction=fc)",
-            4, 52, 18, 20000.0, 160, 108,
+            4,
+            52,
+            18,
+            20000.0,
+            160,
+            108,
         ),
         (
             "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,\
              firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,\
              stack=2000 1500,bettingAbstraction=fullgame)",
-            2001, 52, 38, 1500.0, 220, 108,
+            2001,
+            52,
+            38,
+            1500.0,
+            220,
+            108,
         ),
     ];
     for &(text, actions, outcomes, length, utility, info, obs) in cases {
@@ -87,7 +110,11 @@ fn other_configurations_static_facts() {
         assert_eq!(g.num_distinct_actions(), actions, "{text}");
         assert_eq!(g.max_chance_outcomes(), outcomes, "{text}");
         assert_eq!(g.max_game_length(), length, "{text}");
-        assert_eq!((g.min_utility(), g.max_utility()), (-utility, utility), "{text}");
+        assert_eq!(
+            (g.min_utility(), g.max_utility()),
+            (-utility, utility),
+            "{text}"
+        );
         assert_eq!(g.information_state_tensor_size(), info, "{text}");
         assert_eq!(g.observation_tensor_size(), obs, "{text}");
     }
@@ -97,16 +124,27 @@ fn other_configurations_static_facts() {
 fn unsupported_parameters_are_named() {
     let cases = [
         ("universal_poker(numPlayers=3)", "numPlayers"),
-        ("universal_poker(bettingAbstraction=fchpa)", "bettingAbstraction"),
+        (
+            "universal_poker(bettingAbstraction=fchpa)",
+            "bettingAbstraction",
+        ),
         ("universal_poker(betting=pot)", "betting"),
         ("universal_poker(potSize=10)", "potSize"),
         ("universal_poker(colour=red)", "colour"),
-        ("universal_poker(numHoleCards=2,numBoardCards=0 1)", "numBoardCards"),
+        (
+            "universal_poker(numHoleCards=2,numBoardCards=0 1)",
+            "numBoardCards",
+        ),
         ("universal_poker", "numBoardCards"),
-        ("universal_poker(numHoleCards=2,numBoardCards=0 3,stack=100)", "stack"),
+        (
+            "universal_poker(numHoleCards=2,numBoardCards=0 3,stack=100)",
+            "stack",
+        ),
     ];
     for (text, param) in cases {
-        let err = UniversalPokerGame::from_string(text).unwrap_err().to_string();
+        let err = UniversalPokerGame::from_string(text)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(&format!("`{param}`")), "{text}: {err}");
     }
 }
@@ -186,7 +224,10 @@ fn showdown_ties_split() {
     // Both play the board's royal flush.
     let s = play(
         &g,
-        &["2c", "3d", "2d", "3c", "1", "1", "Ah", "Kh", "Qh", "1", "1", "Jh", "1", "1", "Th", "1", "1"],
+        &[
+            "2c", "3d", "2d", "3c", "1", "1", "Ah", "Kh", "Qh", "1", "1", "Jh", "1", "1", "Th",
+            "1", "1",
+        ],
     );
     assert!(s.is_terminal());
     assert_eq!(s.returns(), [0.0, 0.0]);
@@ -223,6 +264,19 @@ fn format_g6_matches_printf() {
     assert_eq!(format_g6(1_000_000.0), "1e+06");
     assert_eq!(format_g6(2.5e-5), "2.5e-05");
     assert_eq!(format_g6(123456.7), "123457");
+}
+
+#[test]
+fn select_bit_matches_naive() {
+    let mut rng = SplitMix64::new(3);
+    for _ in 0..2000 {
+        let m = rng.next_u64() & rng.next_u64();
+        let ones: Vec<u32> = (0..64).filter(|&i| m >> i & 1 == 1).collect();
+        for (k, &want) in ones.iter().enumerate() {
+            assert_eq!(select_bit(m, k as u32), want, "{m:#x} {k}");
+        }
+    }
+    assert_eq!(select_bit(u64::MAX, 63), 63);
 }
 
 #[test]
