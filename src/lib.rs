@@ -14,3 +14,4 @@ pub mod policy;
 pub mod run;
 pub mod tree;
 pub mod util;
+pub mod nn;
