@@ -116,7 +116,19 @@ fn check_sizes_and_values(key: &str) {
 /// agreement to 1e-9; beyond it, agreement to 10% relative, which still catches any wrong rule.
 const STRICT_ITERATIONS: u64 = 100;
 
+/// Goofspiel's win/loss returns create exact ties everywhere, and OpenSpiel's own per-history
+/// sums leave ±5e-18 residues on them (e.g. regrets `[5.6e-18, -5.6e-18, 0]` after one CFR
+/// iteration) that regret matching turns into pure strategies: its curve is rounding-driven from
+/// iteration 2 on (its current policy already after iteration 1). We flush such residues to zero
+/// (`armac::cfr::ROUNDING_NOISE`), so for Goofspiel the curves agree exactly at iteration 1
+/// (uniform play) and afterwards only in quality: every checkpoint within a factor of 2 of
+/// OpenSpiel's NashConv. Returns (strict iterations, loose relative tolerance, compare current).
+fn strictness(key: &str) -> (u64, f64, bool) {
+    if key == "goofspiel5" { (1, 1.0, false) } else { (STRICT_ITERATIONS, 0.1, true) }
+}
+
 fn check_curve(key: &str, variant: &str, spec: SolverSpec) {
+    let (strict_until, loose, compare_current) = strictness(key);
     let curves = data("reference_cfr_curves.json");
     let points = curves["curves"][key][variant]
         .as_array()
@@ -132,14 +144,16 @@ fn check_curve(key: &str, variant: &str, spec: SolverSpec) {
         let what = format!("{key} {variant} iteration {it}");
         let want_avg = pt["nash_conv_average"].as_f64().unwrap();
         let got_avg = nash_conv(&tree, &avg).nash_conv;
-        if it <= STRICT_ITERATIONS {
+        if it <= strict_until {
             close(got_avg, want_avg, 1e-9, &format!("{what} average"));
-            close(
-                nash_conv(&tree, solver.current_policy()).nash_conv,
-                pt["nash_conv_current"].as_f64().unwrap(),
-                CURRENT_TOLERANCE,
-                &format!("{what} current"),
-            );
+            if compare_current {
+                close(
+                    nash_conv(&tree, solver.current_policy()).nash_conv,
+                    pt["nash_conv_current"].as_f64().unwrap(),
+                    CURRENT_TOLERANCE,
+                    &format!("{what} current"),
+                );
+            }
             close(
                 on_policy_values(&tree, &avg)[0],
                 pt["average_policy_value_p0"].as_f64().unwrap(),
@@ -150,7 +164,7 @@ fn check_curve(key: &str, variant: &str, spec: SolverSpec) {
             close(
                 got_avg,
                 want_avg,
-                0.1 * want_avg,
+                loose * want_avg,
                 &format!("{what} average (chaotic regime)"),
             );
         }
