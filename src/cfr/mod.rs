@@ -1,9 +1,9 @@
 //! Full-width tabular solvers over the compiled public tree: CFR, CFR+, Linear CFR and
 //! Discounted CFR.
 //!
-//! One iteration is a handful of linear sweeps over range vectors ([`crate::tree`]): reaches
-//! top-down, terminal counterfactual values, then a bottom-up sweep that forms action values,
-//! accumulates regrets and the average strategy at the updating player's infosets.
+//! One iteration is a handful of linear sweeps over range vectors ([`crate::tree`]): sequence
+//! reaches top-down, terminal counterfactual values, then a bottom-up sweep over the updating
+//! player's infosets that forms action values and accumulates regrets and the average strategy.
 //!
 //! # Conventions (identical to OpenSpiel's, so NashConv curves match it to rounding)
 //! * The iteration counter `t` starts at 1.
@@ -22,7 +22,7 @@
 //!   (Brown & Sandholm 2019; LCFR is α = β = γ = 1, DCFR defaults to α = 1.5, β = 0, γ = 2).
 
 use crate::eval::TreePolicy;
-use crate::tree::{NONE, PublicTree};
+use crate::tree::PublicTree;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -130,7 +130,6 @@ pub struct TabularSolver {
     // Scratch buffers, reused every sweep.
     reach: [Vec<f64>; 2],
     values: Vec<f64>,
-    action_values: Vec<f64>,
 }
 
 impl TabularSolver {
@@ -144,21 +143,14 @@ impl TabularSolver {
             cumulative_policy: [zeros(0), zeros(1)],
             current,
         };
-        let reach = [
-            vec![0.0; tree.slots[0].len()],
-            vec![0.0; tree.slots[1].len()],
-        ];
-        let max_slots = tree.slots[0].len().max(tree.slots[1].len());
-        let max_actions = tree.infosets[0]
-            .num_actions_total()
-            .max(tree.infosets[1].num_actions_total());
+        let reach = [vec![0.0; tree.num_sequences(0)], vec![0.0; tree.num_sequences(1)]];
+        let max_seqs = tree.num_sequences(0).max(tree.num_sequences(1));
         TabularSolver {
             tree,
             spec,
             state,
             reach,
-            values: vec![0.0; max_slots],
-            action_values: vec![0.0; max_actions],
+            values: vec![0.0; max_seqs],
         }
     }
 
@@ -259,39 +251,28 @@ impl TabularSolver {
     /// Bottom-up sweep for player `p`: regrets and cumulative policy of `p`.
     fn sweep(&mut self, p: usize, weight: f64) {
         let tree = &*self.tree;
-        let sl = &tree.slots[p];
         let inf = &tree.infosets[p];
-        let n = sl.len();
-        let values = &mut self.values[..n];
-        let action_values = &mut self.action_values[..inf.num_actions_total()];
-        action_values.iter_mut().for_each(|x| *x = 0.0);
+        let values = &mut self.values[..tree.num_sequences(p)];
         tree.terminal_values(p, &self.reach[1 - p], values);
         let own_reach = &self.reach[p];
         let sigma = &self.state.current[p];
         let regrets = &mut self.state.regrets[p];
         let cum = &mut self.state.cumulative_policy[p];
-        for s in (0..n).rev() {
-            let i = sl.infoset[s];
-            if i != NONE {
-                let r = inf.range(i as usize);
-                let v = expected_value(&sigma[r.clone()], &action_values[r.clone()]);
-                let wr = weight * own_reach[s];
-                let noise = ROUNDING_NOISE * action_values[r.clone()].iter().fold(v.abs(), |m, x| m.max(x.abs()));
-                for k in r {
-                    let d = action_values[k] - v;
-                    if d.abs() > noise {
-                        regrets[k] += d;
-                    }
-                    cum[k] += wr * sigma[k];
+        for i in (0..inf.len()).rev() {
+            let r = inf.range(i);
+            let parent = inf.parent_seq[i] as usize;
+            let q = &values[r.clone()];
+            let v = expected_value(&sigma[r.clone()], q);
+            let noise = ROUNDING_NOISE * q.iter().fold(v.abs(), |m, x| m.max(x.abs()));
+            let wr = weight * own_reach[parent];
+            for k in r {
+                let d = values[k] - v;
+                if d.abs() > noise {
+                    regrets[k] += d;
                 }
-                values[s] = v;
+                cum[k] += wr * sigma[k];
             }
-            let (e, parent) = (sl.edge[s], sl.parent[s]);
-            if e != NONE {
-                action_values[e as usize] += values[s];
-            } else if parent != NONE {
-                values[parent as usize] += values[s];
-            }
+            values[parent] += v;
         }
     }
 

@@ -2,16 +2,16 @@
 //!
 //! A best response of player `p` to the opponent's fixed policy is computed with two sweeps
 //! over range vectors ([`crate::tree`]): a top-down sweep gives the opponent's reach of every
-//! slot, terminal entries turn it into counterfactual values of `p`, and a bottom-up sweep takes
-//! the maximum over actions at each of `p`'s infosets (perfect recall makes every infoset one
-//! slot, so local maxima compose into the global best response). No history is visited twice
-//! and nothing recurses.
+//! sequence, terminal entries turn it into counterfactual values of `p`'s sequences, and a
+//! bottom-up sweep over `p`'s infosets takes the maximum over actions (with perfect recall the
+//! local maxima compose into the global best response). No history is visited and nothing
+//! recurses.
 //!
 //! NashConv = sum over players of (best-response value − on-policy value), as in OpenSpiel.
 
 use crate::game::{Game, Player};
 use crate::policy::{Policy, PolicyError};
-use crate::tree::{NONE, PublicTree};
+use crate::tree::PublicTree;
 use serde::Serialize;
 
 /// A policy as flat per-player arrays over the tree's global action indices.
@@ -79,44 +79,30 @@ pub fn uniform_tree_policy(tree: &PublicTree) -> TreePolicy {
 /// array), and the chosen action index (global) of each of `p`'s infosets.
 pub fn best_response(tree: &PublicTree, p: Player, opponent_policy: &[f64]) -> (f64, Vec<u32>) {
     let q = 1 - p;
-    let mut opp_reach = vec![0.0; tree.slots[q].len()];
+    let mut opp_reach = vec![0.0; tree.num_sequences(q)];
     tree.reach(q, opponent_policy, &mut opp_reach);
-    let sl = &tree.slots[p];
     let inf = &tree.infosets[p];
-    let mut values = vec![0.0; sl.len()];
+    let mut values = vec![0.0; tree.num_sequences(p)];
     tree.terminal_values(p, &opp_reach, &mut values);
-    let mut action_values = vec![0.0; inf.num_actions_total()];
-    let mut choice = vec![NONE; inf.len()];
-    let mut root_value = 0.0;
-    for s in (0..sl.len()).rev() {
-        let i = sl.infoset[s];
-        if i != NONE {
-            let r = inf.range(i as usize);
-            let mut best = r.start;
-            for k in r.clone() {
-                if action_values[k] > action_values[best] {
-                    best = k;
-                }
+    let mut choice = vec![0u32; inf.len()];
+    for i in (0..inf.len()).rev() {
+        let r = inf.range(i);
+        let mut best = r.start;
+        for k in r {
+            if values[k] > values[best] {
+                best = k;
             }
-            values[s] = action_values[best];
-            choice[i as usize] = best as u32;
         }
-        let (e, parent) = (sl.edge[s], sl.parent[s]);
-        if e != NONE {
-            action_values[e as usize] += values[s];
-        } else if parent != NONE {
-            values[parent as usize] += values[s];
-        } else {
-            root_value += values[s];
-        }
+        choice[i] = best as u32;
+        values[inf.parent_seq[i] as usize] += values[best];
     }
-    (root_value, choice)
+    (values[inf.root()], choice)
 }
 
 /// Expected payoffs of both players when they follow `policy`.
 pub fn on_policy_values(tree: &PublicTree, policy: &TreePolicy) -> [f64; 2] {
-    let mut r0 = vec![0.0; tree.slots[0].len()];
-    let mut r1 = vec![0.0; tree.slots[1].len()];
+    let mut r0 = vec![0.0; tree.num_sequences(0)];
+    let mut r1 = vec![0.0; tree.num_sequences(1)];
     tree.reach(0, &policy[0], &mut r0);
     tree.reach(1, &policy[1], &mut r1);
     let v = tree.expected_value(&r0, &r1);

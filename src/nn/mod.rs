@@ -102,7 +102,7 @@ pub fn cuda_driver_present() -> bool {
 pub fn smoke_test(device: &Device) -> Vec<f32> {
     let a = Tensor::<2>::from_floats([[1.0, 2.0], [3.0, 4.0]], device);
     let b = Tensor::<2>::from_floats([[0.5, -1.0], [2.0, 0.25]], device);
-    a.matmul(b).into_data().to_vec::<f32>().expect("f32 tensor data")
+    a.matmul(b).into_data().try_to_vec::<f32>().expect("f32 tensor data")
 }
 
 #[cfg(test)]

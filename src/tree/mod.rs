@@ -1,29 +1,31 @@
-//! The compiled public tree: a game walked once and flattened into arrays on which exact
-//! solvers and evaluators run as linear sweeps over range vectors.
+//! The compiled game tree: a game walked once and flattened into arrays on which exact solvers
+//! and evaluators run as linear sweeps over range vectors.
 //!
 //! # Model
-//! Histories are grouped into **public nodes** by [`State::public_state_string`]. Within a public
-//! node each player is in one of several **private states** ([`State::private_state`]); the pair
-//! (public node, private state) of a player is a **slot**. A slot of the acting player is that
-//! player's information set. Every slot has one parent slot (the same player's slot at the parent
-//! public node) reached either by the player's own action (an *edge*: an index into the flat
-//! `[infoset x action]` arrays of the parent's infoset) or by a move the player does not control
-//! (the opponent's action, or chance; a *pass-through*).
+//! Each player's information sets form a forest (perfect recall): the parent of infoset `I` is
+//! the player's last own *sequence* before it, i.e. the pair (earlier infoset, action) — stored as
+//! a global action index into the flat `[infoset x action]` arrays — or the empty sequence
+//! (index [`Infosets::root`]). A terminal history contributes one entry `(seq0, seq1, coef)` with
+//! the last sequence of each player and `coef = P_chance(h) * u_0(h)`: chance is folded into the
+//! payoffs, and entries with equal sequences and public node are merged.
 //!
-//! Chance is folded into the terminal payoffs: a terminal history `h` contributes one entry
-//! `(slot0, slot1, coef = P_chance(h) * u_0(h))`. With reach vectors `r_0`, `r_1` over slots (each
-//! player's own probability of playing to the slot), the counterfactual value of player 0 at a
-//! terminal slot `s` is `sum_{(s, t, c)} c * r_1[t]`, and of player 1 `sum_{(t, s, c)} -c * r_0[t]`.
-//! Values then flow bottom-up along slot parents; reaches flow top-down. Nothing in this module
-//! knows about algorithms: it only stores the structure and offers the two basic sweeps.
+//! With sequence reaches `r_p` (each player's own probability of playing its sequence, computed
+//! top-down), player 0's counterfactual value of sequence `σ0` is `sum_{(σ0, σ1, c)} c * r_1[σ1]`
+//! plus the values of the infosets that follow `σ0`; player 1's likewise with `-c`. Values flow
+//! bottom-up over infosets, reaches top-down; that is all a CFR iteration or a best response
+//! needs, and no history is visited. This is the sequence form (Koller, Megiddo & von Stengel
+//! 1994) laid out for streaming.
 //!
-//! Slots are numbered so that a parent always precedes its children (ordered by public node, then
-//! private index), so top-down sweeps run forward and bottom-up sweeps run backward.
+//! The public tree is kept alongside: histories are grouped into public nodes by
+//! [`State::public_state_string`] (and their parent node), every infoset records its public node
+//! and its private-state index there, and terminal entries are grouped by public node, so
+//! range-vs-range views (all private states of a public node) are slices of these arrays.
+//! Infosets are numbered by (public node, private state), which puts parents before children.
 
 use crate::game::{Action, Game, GameError, Player, State, Turn};
 use std::collections::HashMap;
 
-/// Marks "no parent", "no edge" and "no infoset" in the `u32` index arrays.
+/// Marks "no parent" in the `u32` index arrays.
 pub const NONE: u32 = u32::MAX;
 
 /// What happens at a public node.
@@ -34,7 +36,7 @@ pub enum NodeKind {
     Terminal,
 }
 
-/// A public node: a set of histories that share the public state.
+/// A public node: a set of histories that share the public state (and the parent node).
 #[derive(Clone, Debug)]
 pub struct PublicNode {
     /// Parent public node (`NONE` at the root).
@@ -44,43 +46,17 @@ pub struct PublicNode {
     pub kind: NodeKind,
     /// The public state string of its histories.
     pub public_state: String,
-    /// Slots of each player at this node: `slot_range[p].0 .. slot_range[p].1`.
-    pub slot_range: [(u32, u32); 2],
+    /// Infosets of the acting player at this node (a contiguous range, ordered by private state).
+    pub infoset_range: (u32, u32),
     /// Terminal entries of this node: `terminal_range.0 .. terminal_range.1` in
-    /// [`PublicTree::terminals`] (empty for non-terminal nodes).
+    /// [`PublicTree::terminals`].
     pub terminal_range: (u32, u32),
 }
 
-/// One player's slots, as parallel arrays (structure of arrays).
-#[derive(Clone, Debug, Default)]
-pub struct Slots {
-    /// Public node of the slot.
-    pub node: Vec<u32>,
-    /// The private state index within the node.
-    pub private: Vec<u32>,
-    /// Parent slot, `NONE` for root slots.
-    pub parent: Vec<u32>,
-    /// If the slot is reached by this player's own action: the global action index of that
-    /// action in the parent's infoset (see [`Infosets::offset`]); `NONE` for pass-through.
-    pub edge: Vec<u32>,
-    /// The infoset of this player at this slot, `NONE` unless the player acts at the node.
-    pub infoset: Vec<u32>,
-}
-
-impl Slots {
-    /// Number of slots.
-    pub fn len(&self) -> usize {
-        self.node.len()
-    }
-
-    /// `true` if there are no slots.
-    pub fn is_empty(&self) -> bool {
-        self.node.is_empty()
-    }
-}
-
 /// One player's information sets. Actions of all infosets are laid out in one flat array:
-/// infoset `i` owns global action indices `offset[i] .. offset[i + 1]`.
+/// infoset `i` owns global action indices `offset[i] .. offset[i + 1]`; a global action index is
+/// also the index of the sequence "play to `i`, then that action". Index [`Infosets::root`] is the
+/// empty sequence.
 #[derive(Clone, Debug, Default)]
 pub struct Infosets {
     /// OpenSpiel information-state string of each infoset.
@@ -89,8 +65,12 @@ pub struct Infosets {
     pub offset: Vec<u32>,
     /// The legal action behind each global action index.
     pub actions: Vec<Action>,
-    /// The slot of each infoset.
-    pub slot: Vec<u32>,
+    /// The parent sequence of each infoset (a global action index, or `root()`).
+    pub parent_seq: Vec<u32>,
+    /// Public node of each infoset.
+    pub node: Vec<u32>,
+    /// The player's private-state index of each infoset within its public node.
+    pub private: Vec<u32>,
     /// A history (action sequence from the root) that reaches each infoset: lets callers
     /// rebuild a [`State`] to query state-based policies.
     pub history: Vec<Vec<Action>>,
@@ -112,16 +92,21 @@ impl Infosets {
         self.actions.len()
     }
 
+    /// Index of the empty sequence: sequence arrays have `root() + 1` entries.
+    pub fn root(&self) -> usize {
+        self.actions.len()
+    }
+
     /// Global action index range of infoset `i`.
     pub fn range(&self, i: usize) -> std::ops::Range<usize> {
         self.offset[i] as usize..self.offset[i + 1] as usize
     }
 }
 
-/// A terminal history: slots of both players and `P_chance(h) * u_0(h)`.
+/// Terminal histories with equal last sequences: `coef = sum of P_chance(h) * u_0(h)`.
 #[derive(Clone, Copy, Debug)]
 pub struct TerminalEntry {
-    pub slot: [u32; 2],
+    pub seq: [u32; 2],
     pub coef: f64,
 }
 
@@ -164,7 +149,6 @@ pub struct PublicTree {
     /// OpenSpiel load string of the game.
     pub game: String,
     pub nodes: Vec<PublicNode>,
-    pub slots: [Slots; 2],
     pub infosets: [Infosets; 2],
     /// Terminal entries grouped by public node.
     pub terminals: Vec<TerminalEntry>,
@@ -180,16 +164,14 @@ struct Builder<'a> {
     stats: TreeStats,
     node_index: HashMap<(u32, String), u32>,
     nodes: Vec<PublicNode>,
-    // Per player: (node, private) -> slot id (discovery order), slot data.
-    slot_index: [HashMap<(u32, u32), u32>; 2],
-    slots: [Slots; 2],
     info_index: [HashMap<String, u32>; 2],
+    slot_index: [HashMap<(u32, u32), u32>; 2],
     infosets: [Infosets; 2],
     terminals: Vec<(u32, TerminalEntry)>,
     history: Vec<Action>,
 }
 
-impl<'a> Builder<'a> {
+impl Builder<'_> {
     fn err(&self, what: String) -> TreeError {
         TreeError::Factorisation {
             game: self.game.load_string(),
@@ -204,17 +186,12 @@ impl<'a> Builder<'a> {
             return n;
         }
         let id = self.nodes.len() as u32;
-        let kind = match state.turn() {
-            Turn::Chance => NodeKind::Chance,
-            Turn::Player(p) => NodeKind::Decision(p),
-            Turn::Terminal => NodeKind::Terminal,
-        };
         self.nodes.push(PublicNode {
             parent,
             children: Vec::new(),
-            kind,
+            kind: kind_of(state.turn()),
             public_state: key.1.clone(),
-            slot_range: [(0, 0); 2],
+            infoset_range: (0, 0),
             terminal_range: (0, 0),
         });
         if parent != NONE {
@@ -224,44 +201,47 @@ impl<'a> Builder<'a> {
         id
     }
 
-    /// Finds or creates the slot of player `p` at `node`, checking that its parent and edge
-    /// agree with any earlier visit.
-    fn slot_for(
-        &mut self,
-        p: usize,
-        node: u32,
-        private: u32,
-        parent: u32,
-        edge: u32,
-    ) -> Result<u32, TreeError> {
-        if let Some(&s) = self.slot_index[p].get(&(node, private)) {
-            let sl = &self.slots[p];
-            if sl.parent[s as usize] != parent || sl.edge[s as usize] != edge {
+    /// The infoset of player `p` at `state`, created on first sight; checks perfect recall
+    /// (one parent sequence) and the public/private factorisation (one public node and private
+    /// state per infoset, one infoset per public node and private state).
+    fn infoset_for(&mut self, p: usize, state: &dyn State, node: u32, parent_seq: u32) -> Result<u32, TreeError> {
+        let key = state.information_state_string(p);
+        let private = state.private_state(p) as u32;
+        if let Some(&i) = self.info_index[p].get(&key) {
+            let inf = &self.infosets[p];
+            if inf.parent_seq[i as usize] != parent_seq {
                 return Err(self.err(format!(
-                    "player {p}'s private state {private} at public node {node:?} is reached from two different parent slots/actions ({}/{} vs {parent}/{edge})",
-                    sl.parent[s as usize], sl.edge[s as usize]
+                    "player {p}'s infostate {key:?} is reached after two different own sequences (imperfect recall)"
                 )));
             }
-            return Ok(s);
+            if inf.node[i as usize] != node || inf.private[i as usize] != private {
+                return Err(self.err(format!(
+                    "player {p}'s infostate {key:?} spans two (public node, private state) pairs"
+                )));
+            }
+            return Ok(i);
         }
-        let s = self.slots[p].len() as u32;
-        let sl = &mut self.slots[p];
-        sl.node.push(node);
-        sl.private.push(private);
-        sl.parent.push(parent);
-        sl.edge.push(edge);
-        sl.infoset.push(NONE);
-        self.slot_index[p].insert((node, private), s);
-        Ok(s)
+        if self.slot_index[p].insert((node, private), self.infosets[p].len() as u32).is_some() {
+            return Err(self.err(format!(
+                "public node {node} with private state {private} of player {p} holds two infostates (one is {key:?})"
+            )));
+        }
+        let legal = state.legal_actions();
+        let i = self.infosets[p].len() as u32;
+        let inf = &mut self.infosets[p];
+        inf.key.push(key.clone());
+        inf.parent_seq.push(parent_seq);
+        inf.node.push(node);
+        inf.private.push(private);
+        inf.history.push(self.history.clone());
+        let start = *inf.offset.last().unwrap();
+        inf.actions.extend_from_slice(&legal);
+        inf.offset.push(start + legal.len() as u32);
+        self.info_index[p].insert(key, i);
+        Ok(i)
     }
 
-    fn walk(
-        &mut self,
-        state: &mut Box<dyn State>,
-        node: u32,
-        slot: [u32; 2],
-        chance: f64,
-    ) -> Result<(), TreeError> {
+    fn walk(&mut self, state: &dyn State, node: u32, seq: [u32; 2], chance: f64) -> Result<(), TreeError> {
         self.stats.histories += 1;
         if self.stats.histories > self.limit {
             return Err(TreeError::TooLarge {
@@ -284,92 +264,40 @@ impl<'a> Builder<'a> {
                         returns: r,
                     });
                 }
-                self.terminals.push((
-                    node,
-                    TerminalEntry {
-                        slot,
-                        coef: chance * r[0],
-                    },
-                ));
+                self.terminals.push((node, TerminalEntry { seq, coef: chance * r[0] }));
                 Ok(())
             }
             Turn::Chance => {
                 self.stats.chance_histories += 1;
                 for (a, p) in state.chance_outcomes() {
-                    self.step(state, node, slot, a, None, chance * p)?;
+                    self.step(state, node, seq, a, chance * p)?;
                 }
                 Ok(())
             }
             Turn::Player(p) => {
                 self.stats.decision_histories += 1;
-                let key = state.information_state_string(p);
+                let i = self.infoset_for(p, state, node, seq[p])? as usize;
                 let legal = state.legal_actions();
-                let info = match self.info_index[p].get(&key) {
-                    Some(&i) => {
-                        if self.infosets[p].slot[i as usize] != slot[p] {
-                            return Err(self.err(format!(
-                                "infostate {key:?} of player {p} spans two (public, private) slots"
-                            )));
-                        }
-                        i
-                    }
-                    None => {
-                        if self.slots[p].infoset[slot[p] as usize] != NONE {
-                            return Err(self.err(format!(
-                                "player {p}'s slot holds two infostates (the second is {key:?})"
-                            )));
-                        }
-                        let i = self.infosets[p].len() as u32;
-                        let inf = &mut self.infosets[p];
-                        inf.key.push(key.clone());
-                        inf.slot.push(slot[p]);
-                        inf.history.push(self.history.clone());
-                        let start = *inf.offset.last().unwrap();
-                        inf.actions.extend_from_slice(&legal);
-                        inf.offset.push(start + legal.len() as u32);
-                        self.slots[p].infoset[slot[p] as usize] = i;
-                        self.info_index[p].insert(key, i);
-                        i
-                    }
-                };
-                let inf = &self.infosets[p];
-                let range = inf.range(info as usize);
-                if inf.actions[range.clone()] != legal[..] {
-                    return Err(
-                        self.err(format!("infostate of player {p} has two legal action sets"))
-                    );
+                let range = self.infosets[p].range(i);
+                if self.infosets[p].actions[range.clone()] != legal[..] {
+                    return Err(self.err(format!("an infostate of player {p} has two legal action sets")));
                 }
                 for (k, a) in legal.into_iter().enumerate() {
-                    let edge = (range.start + k) as u32;
-                    self.step(state, node, slot, a, Some((p, edge)), chance)?;
+                    let mut child_seq = seq;
+                    child_seq[p] = (range.start + k) as u32;
+                    self.step(state, node, child_seq, a, chance)?;
                 }
                 Ok(())
             }
         }
     }
 
-    fn step(
-        &mut self,
-        state: &mut Box<dyn State>,
-        node: u32,
-        slot: [u32; 2],
-        a: Action,
-        mover: Option<(usize, u32)>,
-        chance: f64,
-    ) -> Result<(), TreeError> {
+    fn step(&mut self, state: &dyn State, node: u32, seq: [u32; 2], a: Action, chance: f64) -> Result<(), TreeError> {
         let mut child = state.clone_box();
         child.apply_action(a);
         self.history.push(a);
         let cnode = self.node_for(node, child.as_ref());
-        let mut cslot = [NONE; 2];
-        for q in 0..2 {
-            let edge = match mover {
-                Some((p, e)) if p == q => e,
-                _ => NONE,
-            };
-            cslot[q] = self.slot_for(q, cnode, child.private_state(q) as u32, slot[q], edge)?;
-        }
-        let r = self.walk(&mut child, cnode, cslot, chance);
+        let r = self.walk(child.as_ref(), cnode, seq, chance);
         self.history.pop();
         r
     }
@@ -381,6 +309,41 @@ fn kind_of(t: Turn) -> NodeKind {
         Turn::Player(p) => NodeKind::Decision(p),
         Turn::Terminal => NodeKind::Terminal,
     }
+}
+
+/// Renumbers one player's infosets by (public node, private state); returns the new infosets
+/// and the map from old to new global action indices (with the root mapped to the root).
+fn renumber(inf: &Infosets, nodes: &mut [PublicNode]) -> (Infosets, Vec<u32>) {
+    let n = inf.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (inf.node[i], inf.private[i]));
+    let mut out = Infosets::default();
+    out.offset.push(0);
+    let mut seq_map = vec![NONE; inf.num_actions_total() + 1];
+    for &old in &order {
+        let start = *out.offset.last().unwrap();
+        for (k, g) in inf.range(old).enumerate() {
+            seq_map[g] = start + k as u32;
+        }
+        out.actions.extend_from_slice(&inf.actions[inf.range(old)]);
+        out.offset.push(start + inf.range(old).len() as u32);
+    }
+    let root = out.actions.len() as u32;
+    seq_map[inf.num_actions_total()] = root;
+    for (new, &old) in order.iter().enumerate() {
+        out.key.push(inf.key[old].clone());
+        out.parent_seq.push(seq_map[inf.parent_seq[old] as usize]);
+        out.node.push(inf.node[old]);
+        out.private.push(inf.private[old]);
+        out.history.push(inf.history[old].clone());
+        let r = &mut nodes[inf.node[old] as usize].infoset_range;
+        if r.1 == 0 {
+            *r = (new as u32, new as u32 + 1);
+        } else {
+            r.1 = new as u32 + 1;
+        }
+    }
+    (out, seq_map)
 }
 
 impl PublicTree {
@@ -397,9 +360,8 @@ impl PublicTree {
             stats: TreeStats::default(),
             node_index: HashMap::new(),
             nodes: Vec::new(),
-            slot_index: [HashMap::new(), HashMap::new()],
-            slots: Default::default(),
             info_index: [HashMap::new(), HashMap::new()],
+            slot_index: [HashMap::new(), HashMap::new()],
             infosets: Default::default(),
             terminals: Vec::new(),
             history: Vec::new(),
@@ -407,127 +369,111 @@ impl PublicTree {
         for inf in &mut b.infosets {
             inf.offset.push(0);
         }
-        let mut root = game.new_initial_state();
+        // Sequence ids are provisional until `finish`: NONE stands for the empty sequence.
+        let root = game.new_initial_state();
         let rnode = b.node_for(NONE, root.as_ref());
-        let mut rslot = [0; 2];
-        for (p, s) in rslot.iter_mut().enumerate() {
-            *s = b.slot_for(p, rnode, root.private_state(p) as u32, NONE, NONE)?;
-        }
-        b.walk(&mut root, rnode, rslot, 1.0)?;
+        b.walk(root.as_ref(), rnode, [NONE; 2], 1.0)?;
         Ok(Self::finish(b))
     }
 
-    /// Renumbers slots by (public node, private state) so parents precede children and each
-    /// node's slots are contiguous; groups terminal entries by node.
-    fn finish_slots(slots: &Slots, infosets: &mut Infosets) -> (Slots, Vec<u32>) {
-        let n = slots.len();
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_by_key(|&s| (slots.node[s as usize], slots.private[s as usize]));
-        let mut new_id = vec![0u32; n];
-        for (new, &old) in order.iter().enumerate() {
-            new_id[old as usize] = new as u32;
-        }
-        let remap = |x: u32| if x == NONE { NONE } else { new_id[x as usize] };
-        let mut out = Slots::default();
-        for &old in &order {
-            let o = old as usize;
-            out.node.push(slots.node[o]);
-            out.private.push(slots.private[o]);
-            out.parent.push(remap(slots.parent[o]));
-            out.edge.push(slots.edge[o]);
-            out.infoset.push(slots.infoset[o]);
-        }
-        for s in &mut infosets.slot {
-            *s = new_id[*s as usize];
-        }
-        (out, new_id)
-    }
-
-    fn finish(self_: Builder<'_>) -> PublicTree {
+    fn finish(b: Builder<'_>) -> PublicTree {
         let Builder {
             game,
             mut stats,
             mut nodes,
-            slots,
-            mut infosets,
-            mut terminals,
+            infosets,
+            terminals,
             ..
-        } = self_;
-        let [s0, s1] = slots;
-        let (s0, map0) = Self::finish_slots(&s0, &mut infosets[0]);
-        let (s1, map1) = Self::finish_slots(&s1, &mut infosets[1]);
-        for (p, sl) in [&s0, &s1].into_iter().enumerate() {
-            for (i, &n) in sl.node.iter().enumerate() {
-                let r = &mut nodes[n as usize].slot_range[p];
-                if r.1 == 0 {
-                    *r = (i as u32, i as u32 + 1);
-                } else {
-                    r.1 = i as u32 + 1;
+        } = b;
+        // Provisional root sequences are NONE; make them the old root index before renumbering.
+        let [mut i0, mut i1] = infosets;
+        for inf in [&mut i0, &mut i1] {
+            let root = inf.num_actions_total() as u32;
+            inf.parent_seq.iter_mut().filter(|s| **s == NONE).for_each(|s| *s = root);
+        }
+        let (i0, m0) = renumber(&i0, &mut nodes);
+        let (i1, m1) = renumber(&i1, &mut nodes);
+        let map = |m: &[u32], s: u32| if s == NONE { *m.last().unwrap() } else { m[s as usize] };
+        let mut entries: Vec<(u32, TerminalEntry)> = terminals
+            .into_iter()
+            .map(|(n, e)| {
+                (
+                    n,
+                    TerminalEntry {
+                        seq: [map(&m0, e.seq[0]), map(&m1, e.seq[1])],
+                        coef: e.coef,
+                    },
+                )
+            })
+            .collect();
+        entries.sort_by_key(|(n, e)| (*n, e.seq[0], e.seq[1]));
+        let mut merged: Vec<TerminalEntry> = Vec::with_capacity(entries.len());
+        let mut last_node = NONE;
+        for (n, e) in entries {
+            match merged.last_mut() {
+                Some(prev) if last_node == n && prev.seq == e.seq => prev.coef += e.coef,
+                _ => {
+                    let i = merged.len() as u32;
+                    let r = &mut nodes[n as usize].terminal_range;
+                    if last_node != n {
+                        *r = (i, i + 1);
+                    } else {
+                        r.1 = i + 1;
+                    }
+                    merged.push(e);
                 }
             }
-        }
-        for (_, e) in terminals.iter_mut() {
-            e.slot = [map0[e.slot[0] as usize], map1[e.slot[1] as usize]];
-        }
-        terminals.sort_by_key(|(n, e)| (*n, e.slot[0], e.slot[1]));
-        let mut entries = Vec::with_capacity(terminals.len());
-        for (i, (n, e)) in terminals.into_iter().enumerate() {
-            let r = &mut nodes[n as usize].terminal_range;
-            if r.1 == 0 {
-                *r = (i as u32, i as u32 + 1);
-            } else {
-                r.1 = i as u32 + 1;
-            }
-            entries.push(e);
+            last_node = n;
         }
         stats.public_nodes = nodes.len();
         PublicTree {
             game: game.load_string(),
             nodes,
-            slots: [s0, s1],
-            infosets,
-            terminals: entries,
+            infosets: [i0, i1],
+            terminals: merged,
             stats,
         }
     }
 
-    /// Top-down sweep: `reach[s]` = product of player `p`'s probabilities along the path to slot
-    /// `s`, where `policy` is indexed by global action index of player `p`'s infosets.
-    pub fn reach(&self, p: Player, policy: &[f64], reach: &mut [f64]) {
-        let sl = &self.slots[p];
-        debug_assert_eq!(reach.len(), sl.len());
-        for s in 0..sl.len() {
-            let parent = sl.parent[s];
-            reach[s] = if parent == NONE {
-                1.0
-            } else {
-                let e = sl.edge[s];
-                let r = reach[parent as usize];
-                if e == NONE { r } else { r * policy[e as usize] }
-            };
+    /// Length of player `p`'s sequence arrays (all actions plus the empty sequence).
+    pub fn num_sequences(&self, p: Player) -> usize {
+        self.infosets[p].num_actions_total() + 1
+    }
+
+    /// Top-down sweep: `seq_reach[σ]` = product of player `p`'s probabilities along sequence `σ`,
+    /// where `policy` is indexed by player `p`'s global action indices.
+    pub fn reach(&self, p: Player, policy: &[f64], seq_reach: &mut [f64]) {
+        let inf = &self.infosets[p];
+        seq_reach[inf.root()] = 1.0;
+        for i in 0..inf.len() {
+            let r = seq_reach[inf.parent_seq[i] as usize];
+            for k in inf.range(i) {
+                seq_reach[k] = r * policy[k];
+            }
         }
     }
 
-    /// Counterfactual values of player `p` at its terminal slots, given the opponent's reach:
-    /// `values[s] = sum over terminal entries at s of coef_p * opp_reach[t]` (other slots 0).
+    /// Terminal part of player `p`'s sequence values given the opponent's sequence reaches:
+    /// `values[σ] = sum over entries with p's sequence σ of coef_p * opp_reach[σ']` (zero for
+    /// sequences that end in no terminal). `values` has [`PublicTree::num_sequences`] entries.
     pub fn terminal_values(&self, p: Player, opp_reach: &[f64], values: &mut [f64]) {
         values.iter_mut().for_each(|v| *v = 0.0);
         if p == 0 {
             for e in &self.terminals {
-                values[e.slot[0] as usize] += e.coef * opp_reach[e.slot[1] as usize];
+                values[e.seq[0] as usize] += e.coef * opp_reach[e.seq[1] as usize];
             }
         } else {
             for e in &self.terminals {
-                values[e.slot[1] as usize] -= e.coef * opp_reach[e.slot[0] as usize];
+                values[e.seq[1] as usize] -= e.coef * opp_reach[e.seq[0] as usize];
             }
         }
     }
 
-    /// Expected payoff of player 0 when the players' reaches are `reach0`, `reach1`.
+    /// Expected payoff of player 0 when the players' sequence reaches are `reach0`, `reach1`.
     pub fn expected_value(&self, reach0: &[f64], reach1: &[f64]) -> f64 {
         self.terminals
             .iter()
-            .map(|e| e.coef * reach0[e.slot[0] as usize] * reach1[e.slot[1] as usize])
+            .map(|e| e.coef * reach0[e.seq[0] as usize] * reach1[e.seq[1] as usize])
             .sum()
     }
 
