@@ -124,7 +124,11 @@ const STRICT_ITERATIONS: u64 = 100;
 /// (uniform play) and afterwards only in quality: every checkpoint within a factor of 2 of
 /// OpenSpiel's NashConv. Returns (strict iterations, loose relative tolerance, compare current).
 fn strictness(key: &str) -> (u64, f64, bool) {
-    if key == "goofspiel5" { (1, 1.0, false) } else { (STRICT_ITERATIONS, 0.1, true) }
+    if key == "goofspiel5" {
+        (1, 1.0, false)
+    } else {
+        (STRICT_ITERATIONS, 0.1, true)
+    }
 }
 
 fn check_curve(key: &str, variant: &str, spec: SolverSpec) {
@@ -285,10 +289,21 @@ fn game_variants_match_openspiel() {
         let game = load_game(name).unwrap_or_else(|e| panic!("{name}: {e}"));
         let tree = Arc::new(PublicTree::build(game.as_ref()).unwrap());
         for (field, policy) in [
-            ("uniform_nash_conv", tree_policy(&tree, game.as_ref(), &UniformPolicy).unwrap()),
-            ("first_legal_nash_conv", tree_policy(&tree, game.as_ref(), &FirstLegalPolicy).unwrap()),
+            (
+                "uniform_nash_conv",
+                tree_policy(&tree, game.as_ref(), &UniformPolicy).unwrap(),
+            ),
+            (
+                "first_legal_nash_conv",
+                tree_policy(&tree, game.as_ref(), &FirstLegalPolicy).unwrap(),
+            ),
         ] {
-            close(nash_conv(&tree, &policy).nash_conv, want[field].as_f64().unwrap(), 1e-9, &format!("{name} {field}"));
+            close(
+                nash_conv(&tree, &policy).nash_conv,
+                want[field].as_f64().unwrap(),
+                1e-9,
+                &format!("{name} {field}"),
+            );
         }
         let mut solver = TabularSolver::new(tree.clone(), SolverSpec::named("cfr+").unwrap());
         let goofspiel = name.contains("goofspiel");
@@ -297,7 +312,10 @@ fn game_variants_match_openspiel() {
             while solver.iteration() < it {
                 solver.iterate();
             }
-            let (got, os) = (nash_conv(&tree, &solver.average_policy()).nash_conv, pt[1].as_f64().unwrap());
+            let (got, os) = (
+                nash_conv(&tree, &solver.average_policy()).nash_conv,
+                pt[1].as_f64().unwrap(),
+            );
             // Goofspiel's ties make OpenSpiel's curve rounding-driven after iteration 1 (see
             // `strictness`); elsewhere the curves agree to 1e-9.
             let tol = if goofspiel && it > 1 { os } else { 1e-9 };

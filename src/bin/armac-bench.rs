@@ -59,7 +59,8 @@ fn main() -> Result<()> {
             let t = Instant::now();
             let tree = Arc::new(PublicTree::build(g.as_ref())?);
             let build = t.elapsed().as_secs_f64();
-            let spec = SolverSpec::named(&algorithm).ok_or_else(|| anyhow!("unknown algorithm {algorithm}"))?;
+            let spec = SolverSpec::named(&algorithm)
+                .ok_or_else(|| anyhow!("unknown algorithm {algorithm}"))?;
             let mut solver = TabularSolver::new(tree, spec);
             let mut rates = Vec::new();
             for _ in 0..repeats.max(1) {

@@ -143,7 +143,10 @@ impl TabularSolver {
             cumulative_policy: [zeros(0), zeros(1)],
             current,
         };
-        let reach = [vec![0.0; tree.num_sequences(0)], vec![0.0; tree.num_sequences(1)]];
+        let reach = [
+            vec![0.0; tree.num_sequences(0)],
+            vec![0.0; tree.num_sequences(1)],
+        ];
         let max_seqs = tree.num_sequences(0).max(tree.num_sequences(1));
         TabularSolver {
             tree,

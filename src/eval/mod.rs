@@ -36,8 +36,7 @@ pub fn tree_policy(
     policy: &dyn Policy,
 ) -> Result<TreePolicy, PolicyError> {
     let mut out: TreePolicy = [Vec::new(), Vec::new()];
-    for p in 0..2 {
-        let inf = &tree.infosets[p];
+    for (inf, flat_out) in tree.infosets.iter().zip(out.iter_mut()) {
         let mut flat = vec![0.0; inf.num_actions_total()];
         for i in 0..inf.len() {
             let state = crate::game::replay(game, &inf.history[i])
@@ -56,7 +55,7 @@ pub fn tree_policy(
             }
             flat[range].copy_from_slice(&probs);
         }
-        out[p] = flat;
+        *flat_out = flat;
     }
     Ok(out)
 }

@@ -27,22 +27,21 @@ pub fn check_game(game: &dyn Game, playouts: usize, seed: u64) -> Result<(), Str
                 let info = state.information_state_string(p);
                 let pubs = state.public_state_string();
                 let priv_ = state.private_state(p);
-                if let Some(prev) = info_to_pp.insert((p, info.clone()), (pubs.clone(), priv_)) {
-                    if prev != (pubs.clone(), priv_) {
-                        return Err(format!(
-                            "player {p} infostate {info:?} seen with public/private {prev:?} and {:?}",
-                            (pubs, priv_)
-                        ));
-                    }
+                if let Some(prev) = info_to_pp.insert((p, info.clone()), (pubs.clone(), priv_))
+                    && prev != (pubs.clone(), priv_)
+                {
+                    return Err(format!(
+                        "player {p} infostate {info:?} seen with public/private {prev:?} and {:?}",
+                        (pubs, priv_)
+                    ));
                 }
-                if state.turn() == Turn::Player(p) {
-                    if let Some(prev) = pp_to_info.insert((p, pubs.clone(), priv_), info.clone()) {
-                        if prev != info {
-                            return Err(format!(
-                                "player {p}: public state {pubs:?} with private {priv_} maps to infostates {prev:?} and {info:?}"
-                            ));
-                        }
-                    }
+                if state.turn() == Turn::Player(p)
+                    && let Some(prev) = pp_to_info.insert((p, pubs.clone(), priv_), info.clone())
+                    && prev != info
+                {
+                    return Err(format!(
+                        "player {p}: public state {pubs:?} with private {priv_} maps to infostates {prev:?} and {info:?}"
+                    ));
                 }
             }
             match state.turn() {

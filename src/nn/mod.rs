@@ -8,11 +8,15 @@ use burn::tensor::{Device, Tensor};
 /// Errors choosing a compute device.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum DeviceError {
-    #[error("device `{name}` is not compiled into this binary; rebuild with `--features {feature}`")]
+    #[error(
+        "device `{name}` is not compiled into this binary; rebuild with `--features {feature}`"
+    )]
     NotCompiled { name: String, feature: String },
     #[error("device `{0}` is unknown; expected `flex` (CPU), `wgpu` or `cuda`")]
     Unknown(String),
-    #[error("cuda was requested but the CUDA driver (libcuda.so.1) cannot be loaded on this machine")]
+    #[error(
+        "cuda was requested but the CUDA driver (libcuda.so.1) cannot be loaded on this machine"
+    )]
     NoCudaDriver,
 }
 
@@ -94,7 +98,10 @@ pub fn cuda_driver_present() -> bool {
         .unwrap_or_default()
         .split(':')
         .any(|d| !d.is_empty() && std::path::Path::new(d).join("libcuda.so.1").exists());
-    in_ld_path || dirs.iter().any(|d| std::path::Path::new(d).join("libcuda.so.1").exists())
+    in_ld_path
+        || dirs
+            .iter()
+            .any(|d| std::path::Path::new(d).join("libcuda.so.1").exists())
 }
 
 /// Multiplies two small matrices on `device` and returns the result: a one-call check that a
@@ -102,7 +109,10 @@ pub fn cuda_driver_present() -> bool {
 pub fn smoke_test(device: &Device) -> Vec<f32> {
     let a = Tensor::<2>::from_floats([[1.0, 2.0], [3.0, 4.0]], device);
     let b = Tensor::<2>::from_floats([[0.5, -1.0], [2.0, 0.25]], device);
-    a.matmul(b).into_data().try_to_vec::<f32>().expect("f32 tensor data")
+    a.matmul(b)
+        .into_data()
+        .try_to_vec::<f32>()
+        .expect("f32 tensor data")
 }
 
 #[cfg(test)]
@@ -117,7 +127,10 @@ mod tests {
 
     #[test]
     fn unknown_or_missing_backends_are_errors() {
-        assert_eq!(select_device("tpu").unwrap_err(), DeviceError::Unknown("tpu".into()));
+        assert_eq!(
+            select_device("tpu").unwrap_err(),
+            DeviceError::Unknown("tpu".into())
+        );
         if !cfg!(feature = "cuda") {
             let e = select_device("cuda").unwrap_err().to_string();
             assert!(e.contains("--features cuda"), "{e}");

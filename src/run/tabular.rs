@@ -163,7 +163,7 @@ pub fn run(
         solver.iterate();
         bar.inc(1);
         let it = solver.iteration();
-        if it % settings.eval_every == 0 || it == settings.iterations {
+        if it.is_multiple_of(settings.eval_every) || it == settings.iterations {
             last_nash_conv = evaluate(
                 &solver,
                 &mut tb,

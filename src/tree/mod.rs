@@ -204,7 +204,13 @@ impl Builder<'_> {
     /// The infoset of player `p` at `state`, created on first sight; checks perfect recall
     /// (one parent sequence) and the public/private factorisation (one public node and private
     /// state per infoset, one infoset per public node and private state).
-    fn infoset_for(&mut self, p: usize, state: &dyn State, node: u32, parent_seq: u32) -> Result<u32, TreeError> {
+    fn infoset_for(
+        &mut self,
+        p: usize,
+        state: &dyn State,
+        node: u32,
+        parent_seq: u32,
+    ) -> Result<u32, TreeError> {
         let key = state.information_state_string(p);
         let private = state.private_state(p) as u32;
         if let Some(&i) = self.info_index[p].get(&key) {
@@ -221,7 +227,10 @@ impl Builder<'_> {
             }
             return Ok(i);
         }
-        if self.slot_index[p].insert((node, private), self.infosets[p].len() as u32).is_some() {
+        if self.slot_index[p]
+            .insert((node, private), self.infosets[p].len() as u32)
+            .is_some()
+        {
             return Err(self.err(format!(
                 "public node {node} with private state {private} of player {p} holds two infostates (one is {key:?})"
             )));
@@ -241,7 +250,13 @@ impl Builder<'_> {
         Ok(i)
     }
 
-    fn walk(&mut self, state: &dyn State, node: u32, seq: [u32; 2], chance: f64) -> Result<(), TreeError> {
+    fn walk(
+        &mut self,
+        state: &dyn State,
+        node: u32,
+        seq: [u32; 2],
+        chance: f64,
+    ) -> Result<(), TreeError> {
         self.stats.histories += 1;
         if self.stats.histories > self.limit {
             return Err(TreeError::TooLarge {
@@ -264,7 +279,13 @@ impl Builder<'_> {
                         returns: r,
                     });
                 }
-                self.terminals.push((node, TerminalEntry { seq, coef: chance * r[0] }));
+                self.terminals.push((
+                    node,
+                    TerminalEntry {
+                        seq,
+                        coef: chance * r[0],
+                    },
+                ));
                 Ok(())
             }
             Turn::Chance => {
@@ -280,7 +301,9 @@ impl Builder<'_> {
                 let legal = state.legal_actions();
                 let range = self.infosets[p].range(i);
                 if self.infosets[p].actions[range.clone()] != legal[..] {
-                    return Err(self.err(format!("an infostate of player {p} has two legal action sets")));
+                    return Err(self.err(format!(
+                        "an infostate of player {p} has two legal action sets"
+                    )));
                 }
                 for (k, a) in legal.into_iter().enumerate() {
                     let mut child_seq = seq;
@@ -292,7 +315,14 @@ impl Builder<'_> {
         }
     }
 
-    fn step(&mut self, state: &dyn State, node: u32, seq: [u32; 2], a: Action, chance: f64) -> Result<(), TreeError> {
+    fn step(
+        &mut self,
+        state: &dyn State,
+        node: u32,
+        seq: [u32; 2],
+        a: Action,
+        chance: f64,
+    ) -> Result<(), TreeError> {
         let mut child = state.clone_box();
         child.apply_action(a);
         self.history.push(a);
@@ -389,11 +419,20 @@ impl PublicTree {
         let [mut i0, mut i1] = infosets;
         for inf in [&mut i0, &mut i1] {
             let root = inf.num_actions_total() as u32;
-            inf.parent_seq.iter_mut().filter(|s| **s == NONE).for_each(|s| *s = root);
+            inf.parent_seq
+                .iter_mut()
+                .filter(|s| **s == NONE)
+                .for_each(|s| *s = root);
         }
         let (i0, m0) = renumber(&i0, &mut nodes);
         let (i1, m1) = renumber(&i1, &mut nodes);
-        let map = |m: &[u32], s: u32| if s == NONE { *m.last().unwrap() } else { m[s as usize] };
+        let map = |m: &[u32], s: u32| {
+            if s == NONE {
+                *m.last().unwrap()
+            } else {
+                m[s as usize]
+            }
+        };
         let mut entries: Vec<(u32, TerminalEntry)> = terminals
             .into_iter()
             .map(|(n, e)| {
