@@ -38,6 +38,17 @@ fn check_sizes_and_values(key: &str) {
     let refs = data("reference_games.json");
     let g = &refs["games"][key];
     let (game, tree) = tree_for(key);
+    // The fast build (strings once per infoset) and the verified build (strings of every
+    // history) must agree infoset by infoset.
+    let verified = PublicTree::build_verified(game.as_ref()).unwrap();
+    for p in 0..2 {
+        assert_eq!(
+            verified.infosets[p].key, tree.infosets[p].key,
+            "{key}: fast vs verified build"
+        );
+        assert_eq!(verified.infosets[p].parent_seq, tree.infosets[p].parent_seq);
+    }
+    assert_eq!(verified.terminals.len(), tree.terminals.len());
     let t = &g["tree"];
     assert_eq!(
         tree.stats.histories as u64,

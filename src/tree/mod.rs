@@ -161,6 +161,7 @@ pub const DEFAULT_MAX_HISTORIES: usize = 20_000_000;
 struct Builder<'a> {
     game: &'a dyn Game,
     limit: usize,
+    verify: bool,
     stats: TreeStats,
     node_index: HashMap<(u32, String), u32>,
     nodes: Vec<PublicNode>,
@@ -211,8 +212,21 @@ impl Builder<'_> {
         node: u32,
         parent_seq: u32,
     ) -> Result<u32, TreeError> {
-        let key = state.information_state_string(p);
         let private = state.private_state(p) as u32;
+        if !self.verify
+            && let Some(&i) = self.slot_index[p].get(&(node, private))
+        {
+            // Fast path: the (public node, private state) pair names the infoset; only perfect
+            // recall is re-checked. `build_verified` checks the strings of every history.
+            if self.infosets[p].parent_seq[i as usize] != parent_seq {
+                return Err(self.err(format!(
+                    "player {p}'s infostate {:?} is reached after two different own sequences (imperfect recall)",
+                    self.infosets[p].key[i as usize]
+                )));
+            }
+            return Ok(i);
+        }
+        let key = state.information_state_string(p);
         if let Some(&i) = self.info_index[p].get(&key) {
             let inf = &self.infosets[p];
             if inf.parent_seq[i as usize] != parent_seq {
@@ -300,7 +314,7 @@ impl Builder<'_> {
                 let i = self.infoset_for(p, state, node, seq[p])? as usize;
                 let legal = state.legal_actions();
                 let range = self.infosets[p].range(i);
-                if self.infosets[p].actions[range.clone()] != legal[..] {
+                if self.verify && self.infosets[p].actions[range.clone()] != legal[..] {
                     return Err(self.err(format!(
                         "an infostate of player {p} has two legal action sets"
                     )));
@@ -378,15 +392,29 @@ fn renumber(inf: &Infosets, nodes: &mut [PublicNode]) -> (Infosets, Vec<u32>) {
 
 impl PublicTree {
     /// Walks the whole game once and compiles it (at most [`DEFAULT_MAX_HISTORIES`] histories).
+    /// Information-state strings are read once per infoset: the (public node, private state)
+    /// pair identifies the infoset afterwards (the factorisation the conformance suite checks).
     pub fn build(game: &dyn Game) -> Result<PublicTree, TreeError> {
-        Self::build_with_limit(game, DEFAULT_MAX_HISTORIES)
+        Self::build_with(game, DEFAULT_MAX_HISTORIES, false)
+    }
+
+    /// As [`PublicTree::build`], but reads the information-state string and legal actions of
+    /// every decision history and checks that the public/private factorisation names infosets
+    /// exactly (slower; used by the tests on every game).
+    pub fn build_verified(game: &dyn Game) -> Result<PublicTree, TreeError> {
+        Self::build_with(game, DEFAULT_MAX_HISTORIES, true)
     }
 
     /// As [`PublicTree::build`] with an explicit cap on the number of histories.
     pub fn build_with_limit(game: &dyn Game, limit: usize) -> Result<PublicTree, TreeError> {
+        Self::build_with(game, limit, false)
+    }
+
+    fn build_with(game: &dyn Game, limit: usize, verify: bool) -> Result<PublicTree, TreeError> {
         let mut b = Builder {
             game,
             limit,
+            verify,
             stats: TreeStats::default(),
             node_index: HashMap::new(),
             nodes: Vec::new(),
