@@ -2,6 +2,8 @@
 //! peers by the scripts in `scripts/` (e.g. `scripts/bench_vs_openspiel.sh`).
 //! * `cfr --game G --algorithm cfr+ --iterations N`: solver iterations per second.
 //! * `nashconv --game G --repeats N`: time of one exact NashConv evaluation.
+//! * `lbr --hands N [--threads T] [--seed S] [--per-hand]`: LBR hands per second against
+//!   uniform random, one line per variant (LBR-FC, LBR-FCPA, LBR-FC12-FCPA34) on `hunl_fcpa`.
 
 use anyhow::{Result, anyhow};
 use armac::cfr::{SolverSpec, TabularSolver};
@@ -39,6 +41,24 @@ enum Command {
         game: String,
         #[arg(long, default_value_t = 20)]
         repeats: usize,
+    },
+    /// LBR hands per second against the uniform random policy, for each variant.
+    Lbr {
+        /// Hands per variant (rounded up to a multiple of 4).
+        #[arg(long, default_value_t = 400)]
+        hands: u64,
+        /// Worker threads (0 = one per core).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Only this variant (`fc`, `fcpa`, `fc12-fcpa34`); all by default.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Query the uniform policy hand by hand through the generic `Policy` adapter
+        /// (`PerHand`, a replayed state per hand) instead of its batched implementation.
+        #[arg(long)]
+        per_hand: bool,
     },
 }
 
@@ -99,6 +119,61 @@ fn main() -> Result<()> {
                        "nash_conv": value})
             );
         }
+        Command::Lbr {
+            hands,
+            threads,
+            seed,
+            variant,
+            per_hand,
+        } => bench_lbr(hands, threads, seed, variant.as_deref(), per_hand)?,
+    }
+    Ok(())
+}
+
+fn bench_lbr(
+    hands: u64,
+    threads: usize,
+    seed: u64,
+    variant: Option<&str>,
+    per_hand: bool,
+) -> Result<()> {
+    use armac::eval::lbr::{LbrOptions, LbrVariant, PerHand, RangePolicy, run_lbr};
+    use armac::games::hand_eval::HandStateMachine;
+    use armac::games::universal_poker::UniversalPokerGame;
+    use armac::policy::UniformPolicy;
+    let variants = match variant {
+        None => LbrVariant::ALL.to_vec(),
+        Some(v) => vec![
+            LbrVariant::parse(v)
+                .ok_or_else(|| anyhow!("unknown LBR variant `{v}` (fc, fcpa, fc12-fcpa34)"))?,
+        ],
+    };
+    let game = UniversalPokerGame::hunl_fcpa();
+    let policy: Box<dyn RangePolicy> = if per_hand {
+        Box::new(PerHand(UniformPolicy))
+    } else {
+        Box::new(UniformPolicy)
+    };
+    let t = Instant::now();
+    HandStateMachine::get();
+    let tables = t.elapsed().as_secs_f64();
+    let threads_used = if threads == 0 {
+        rayon::current_num_threads()
+    } else {
+        threads
+    };
+    for v in variants {
+        let mut opts = LbrOptions::new(v, hands);
+        opts.seed = seed;
+        opts.threads = threads;
+        let r = run_lbr(&game, policy.as_ref(), &opts, None)?;
+        println!(
+            "{}",
+            json!({"bench": "lbr", "game": "hunl_fcpa", "policy": "uniform", "per_hand": per_hand, "variant": v.name(),
+                   "hands": r.hands, "threads": threads_used, "seconds": r.seconds,
+                   "hands_per_second": r.hands as f64 / r.seconds, "mean_mbb": r.mean_mbb,
+                   "ci95_mbb": r.ci95_mbb, "table_build_seconds": tables})
+        );
     }
     Ok(())
 }

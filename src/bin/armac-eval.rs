@@ -1,15 +1,25 @@
 //! `armac-eval`: evaluation and debugging tools.
 //! * `replay --game G --actions a,b,c [--json]`: every prefix of an action sequence.
 //! * `nashconv --game G --policy <uniform|first-legal|file.json> [--json]`: exact NashConv.
+//! * `lbr --game hunl_fcpa --policy <uniform|always-call|always-fold|file.json|checkpoint>
+//!   --variant <fc|fcpa|fc12-fcpa34> --hands N [--seed S] [--threads T] [--json]
+//!   [--logdir DIR --step N]`: local best response (Lisý & Bowling 2017) in chips and mbb per
+//!   hand with a 95% confidence interval; `--logdir` adds the result to TensorBoard as
+//!   `lbr/<variant>` (mbb/hand) at step `--step`.
 
 use anyhow::{Context, Result, bail};
+use armac::eval::lbr::{
+    AlwaysCall, AlwaysFold, LbrOptions, LbrVariant, PerHand, RangePolicy, check_game, run_lbr,
+};
 use armac::eval::{nash_conv, tree_policy};
-use armac::game::{Action, load_game};
+use armac::game::{Action, Game, load_game};
+use armac::games::universal_poker::UniversalPokerGame;
 use armac::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
+use armac::run::tensorboard::TbWriter;
 use armac::tree::PublicTree;
 use clap::{Parser, Subcommand};
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -49,6 +59,43 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Local best response (LBR) against a policy in heads-up no-limit Hold'em: LBR's
+    /// winnings per hand over both seats, with a 95% confidence interval.
+    Lbr {
+        /// Game name or OpenSpiel game string (heads-up Hold'em with fc or fcpa actions).
+        #[arg(long, default_value = "hunl_fcpa")]
+        game: String,
+        /// `uniform`, `always-call`, `always-fold`, an OpenSpiel-format policy JSON file, or
+        /// `checkpoint` (network checkpoints; not available yet).
+        #[arg(long)]
+        policy: String,
+        /// Actions LBR may take: `fc`, `fcpa` or `fc12-fcpa34`.
+        #[arg(long)]
+        variant: String,
+        /// Number of hands (rounded up to a multiple of 4: each deal is played in both seats
+        /// with both card assignments).
+        #[arg(long)]
+        hands: u64,
+        /// Run seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Worker threads (default: one per core).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Sampled (hand, board) pairs per pre-flop equity.
+        #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES)]
+        preflop_samples: usize,
+        /// One JSON object (mean, ci95 in mbb/hand, hands, variant, seconds, ...).
+        #[arg(long)]
+        json: bool,
+        /// Run directory: also write the result as TensorBoard scalars `lbr/<variant>` and
+        /// `lbr/<variant>_ci95` (mbb/hand).
+        #[arg(long)]
+        logdir: Option<PathBuf>,
+        /// Training step of the evaluated policy (the TensorBoard x axis).
+        #[arg(long, default_value_t = 0)]
+        step: u64,
+    },
 }
 
 fn main() {
@@ -78,6 +125,29 @@ fn run(args: Args) -> Result<()> {
             json,
         } => replay(&game, &actions, json),
         Command::Nashconv { game, policy, json } => nashconv(&game, &policy, json),
+        Command::Lbr {
+            game,
+            policy,
+            variant,
+            hands,
+            seed,
+            threads,
+            preflop_samples,
+            json,
+            logdir,
+            step,
+        } => lbr(LbrArgs {
+            game,
+            policy,
+            variant,
+            hands,
+            seed,
+            threads,
+            preflop_samples,
+            json,
+            logdir,
+            step,
+        }),
     }
 }
 
@@ -158,6 +228,127 @@ fn nashconv(game_name: &str, policy: &str, as_json: bool) -> Result<()> {
         );
     } else {
         println!("nash_conv {}", r.nash_conv);
+    }
+    Ok(())
+}
+
+struct LbrArgs {
+    game: String,
+    policy: String,
+    variant: String,
+    hands: u64,
+    seed: u64,
+    threads: usize,
+    preflop_samples: usize,
+    json: bool,
+    logdir: Option<PathBuf>,
+    step: u64,
+}
+
+fn lbr_policy(name: &str, game_string: &str) -> Result<Box<dyn RangePolicy>> {
+    Ok(match name {
+        "uniform" => Box::new(UniformPolicy),
+        "always-call" => Box::new(AlwaysCall),
+        "always-fold" => Box::new(AlwaysFold),
+        "checkpoint" => bail!(
+            "--policy checkpoint: network checkpoints arrive with the ARMAC trainer and cannot be \
+             evaluated yet; use uniform, always-call, always-fold or a policy JSON file"
+        ),
+        path => {
+            if !Path::new(path).is_file() {
+                bail!(
+                    "--policy `{path}` is neither uniform, always-call, always-fold, checkpoint \
+                     nor an existing policy file"
+                );
+            }
+            let p = TabularPolicy::load(Path::new(path))?;
+            p.check_game(game_string)
+                .with_context(|| format!("policy file {path}"))?;
+            Box::new(PerHand(p))
+        }
+    })
+}
+
+fn lbr(args: LbrArgs) -> Result<()> {
+    let variant = LbrVariant::parse(&args.variant).with_context(|| {
+        format!(
+            "--variant `{}` is not one of fc, fcpa, fc12-fcpa34",
+            args.variant
+        )
+    })?;
+    if args.hands == 0 {
+        bail!("--hands must be positive");
+    }
+    let game = load_game(&args.game)?;
+    if game.short_name() != "universal_poker" {
+        bail!(
+            "LBR plays heads-up no-limit Hold'em (universal_poker, e.g. hunl_fcpa), not `{}`",
+            args.game
+        );
+    }
+    let game = UniversalPokerGame::from_string(&game.load_string())?;
+    check_game(game.config(), variant)?;
+    let policy = lbr_policy(&args.policy, &game.load_string())?;
+    let mut tb = match &args.logdir {
+        Some(dir) => Some(
+            TbWriter::create(dir)
+                .with_context(|| format!("cannot write TensorBoard events in {}", dir.display()))?,
+        ),
+        None => None,
+    };
+    let opts = LbrOptions {
+        variant,
+        hands: args.hands,
+        seed: args.seed,
+        threads: args.threads,
+        preflop_samples: args.preflop_samples,
+    };
+    let bar = armac::run::progress_bar(args.hands.div_ceil(4) * 4, "hands");
+    let tick = |n: u64| bar.inc(n);
+    let result = run_lbr(&game, policy.as_ref(), &opts, Some(&tick));
+    bar.finish_and_clear();
+    let r = result.with_context(|| format!("LBR against policy {}", policy.name()))?;
+    if let Some(tb) = tb.as_mut() {
+        tb.scalar(&format!("lbr/{variant}"), r.mean_mbb, args.step);
+        if r.ci95_mbb.is_finite() {
+            tb.scalar(&format!("lbr/{variant}_ci95"), r.ci95_mbb, args.step);
+        }
+        tb.flush();
+    }
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "game": game.load_string(),
+                "policy": r.policy,
+                "variant": r.variant,
+                "hands": r.hands,
+                "mean": r.mean_mbb,
+                "ci95": r.ci95_mbb,
+                "unit": "mbb/hand",
+                "mean_chips": r.mean_chips,
+                "ci95_chips": r.ci95_chips,
+                "seat_mean_chips": r.seat_mean_chips,
+                "seconds": r.seconds,
+                "seed": r.seed,
+                "preflop_samples": args.preflop_samples,
+                "step": args.step,
+            })
+        );
+    } else {
+        println!(
+            "LBR-{} vs {}: {:.1} ± {:.1} mbb/hand ({:.2} ± {:.2} chips/hand; LBR as P0 {:.2}, as P1 {:.2} chips/hand) over {} hands in {:.1} s",
+            variant.name().to_uppercase(),
+            r.policy,
+            r.mean_mbb,
+            r.ci95_mbb,
+            r.mean_chips,
+            r.ci95_chips,
+            r.seat_mean_chips[0],
+            r.seat_mean_chips[1],
+            r.hands,
+            r.seconds
+        );
     }
     Ok(())
 }

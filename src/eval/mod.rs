@@ -9,6 +9,8 @@
 //!
 //! NashConv = sum over players of (best-response value − on-policy value), as in OpenSpiel.
 
+pub mod lbr;
+
 use crate::game::{Game, Player};
 use crate::policy::{Policy, PolicyError};
 use crate::tree::PublicTree;

@@ -3,6 +3,8 @@
 //! small traits (`Policy`), so the game, tree, CFR and evaluation layers build and run
 //! without it.
 
+pub mod armac;
+
 use burn::tensor::{Device, Tensor};
 
 /// Errors choosing a compute device.

@@ -37,6 +37,9 @@ pub struct Config {
     /// Tabular full-width solver (CFR family). Exactly one algorithm section must be present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub solver: Option<SolverConfig>,
+    /// ARMAC (Advantage Regret-Matching Actor-Critic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub armac: Option<ArmacConfig>,
     /// Evaluation schedule.
     #[serde(default)]
     pub eval: EvalConfig,
@@ -74,11 +77,121 @@ fn default_updates() -> String {
     "alternating".into()
 }
 
+/// `[armac]`: ARMAC's hyper-parameters (defaults follow the paper where it states them).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ArmacConfig {
+    /// Number of epochs (Algorithm 1's outer loop).
+    pub epochs: u64,
+    /// Episodes the actors play per epoch (K_act).
+    #[serde(default = "d_episodes")]
+    pub episodes_per_epoch: usize,
+    /// Learning steps per epoch (K_learn; the paper's epochs are 100 steps).
+    #[serde(default = "d_learning_steps")]
+    pub learning_steps_per_epoch: usize,
+    /// Trajectories per learning batch (the paper: 64).
+    #[serde(default = "d_batch")]
+    pub batch_trajectories: usize,
+    /// Adam's learning rate (the paper: 5e-5; β1 = 0, β2 = 0.999).
+    #[serde(default = "d_lr")]
+    pub learning_rate: f64,
+    /// Tree-Backup's λ.
+    #[serde(default = "d_lambda")]
+    pub lambda: f64,
+    /// Capacity of the reservoir of past networks (the paper: 1024).
+    #[serde(default = "d_reservoir")]
+    pub reservoir_capacity: usize,
+    /// Actor threads.
+    #[serde(default = "d_actors")]
+    pub actors: usize,
+    /// Episodes each actor plays in lock-step (one batched forward pass per step).
+    #[serde(default = "d_games")]
+    pub games_per_group: usize,
+    /// Fraction of actor groups that rank exploration candidates against the average policy.
+    #[serde(default = "d_eval_fraction")]
+    pub eval_fraction: f64,
+    /// Width of the hidden layers.
+    #[serde(default = "d_hidden")]
+    pub hidden: usize,
+    /// Number of encoder layers.
+    #[serde(default = "d_layers")]
+    pub layers: usize,
+    /// Compute device of the learner: `flex` (CPU), `wgpu`, `cuda` or `default`.
+    #[serde(default = "d_device")]
+    pub device: String,
+    /// Compute exact NashConv of the networks every `eval.every` epochs (small games only).
+    #[serde(default = "d_true")]
+    pub exact_eval: bool,
+}
+
+fn d_episodes() -> usize {
+    256
+}
+fn d_learning_steps() -> usize {
+    100
+}
+fn d_batch() -> usize {
+    64
+}
+fn d_lr() -> f64 {
+    5e-5
+}
+fn d_lambda() -> f64 {
+    0.9
+}
+fn d_reservoir() -> usize {
+    1024
+}
+fn d_actors() -> usize {
+    1
+}
+fn d_games() -> usize {
+    64
+}
+fn d_eval_fraction() -> f64 {
+    0.1
+}
+fn d_hidden() -> usize {
+    128
+}
+fn d_layers() -> usize {
+    2
+}
+fn d_device() -> String {
+    "flex".into()
+}
+fn d_true() -> bool {
+    true
+}
+
+/// Validated settings of an ARMAC run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArmacSettings {
+    pub game: String,
+    pub epochs: u64,
+    pub episodes_per_epoch: usize,
+    pub learning_steps: usize,
+    pub batch_trajectories: usize,
+    pub learning_rate: f64,
+    pub lambda: f64,
+    pub reservoir_capacity: usize,
+    pub actors: usize,
+    pub games_per_group: usize,
+    pub eval_fraction: f64,
+    pub hidden: usize,
+    pub layers: usize,
+    pub device: String,
+    pub exact_eval: bool,
+    pub eval_every: u64,
+    pub checkpoint_every: u64,
+    pub checkpoint_seconds: f64,
+}
+
 /// `[eval]`: how often the exact evaluation runs.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct EvalConfig {
-    /// Compute NashConv every this many iterations (and always at the end).
+    /// Compute NashConv every this many iterations / epochs (and always at the end).
     #[serde(default = "default_eval_every")]
     pub every: u64,
 }
@@ -102,6 +215,13 @@ pub struct CheckpointConfig {
     /// Write a checkpoint at least this often (seconds of wall time), and at the end.
     #[serde(default = "default_checkpoint_seconds")]
     pub every_seconds: f64,
+    /// ARMAC: also write a checkpoint every this many epochs.
+    #[serde(default = "default_checkpoint_epochs")]
+    pub every_epochs: u64,
+}
+
+fn default_checkpoint_epochs() -> u64 {
+    10
 }
 
 fn default_checkpoint_seconds() -> f64 {
@@ -112,6 +232,7 @@ impl Default for CheckpointConfig {
     fn default() -> Self {
         CheckpointConfig {
             every_seconds: default_checkpoint_seconds(),
+            every_epochs: default_checkpoint_epochs(),
         }
     }
 }
@@ -270,6 +391,71 @@ impl Config {
     /// The resolved config as TOML text.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("config serialisation cannot fail")
+    }
+
+    /// Validates an ARMAC config into settings.
+    pub fn armac(&self) -> Result<ArmacSettings, ConfigError> {
+        let a = self.armac.as_ref().ok_or_else(|| ConfigError::Value {
+            key: "armac".into(),
+            reason: "missing: add an [armac] section".into(),
+        })?;
+        let bad = |key: &str, reason: &str| ConfigError::Value {
+            key: format!("armac.{key}"),
+            reason: reason.to_string(),
+        };
+        for (k, v) in [
+            ("epochs", a.epochs as usize),
+            ("episodes_per_epoch", a.episodes_per_epoch),
+            ("learning_steps_per_epoch", a.learning_steps_per_epoch),
+            ("batch_trajectories", a.batch_trajectories),
+            ("reservoir_capacity", a.reservoir_capacity),
+            ("actors", a.actors),
+            ("games_per_group", a.games_per_group),
+            ("hidden", a.hidden),
+            ("layers", a.layers),
+        ] {
+            if v == 0 {
+                return Err(bad(k, "must be at least 1"));
+            }
+        }
+        if !(a.learning_rate.is_finite() && a.learning_rate > 0.0) {
+            return Err(bad("learning_rate", "must be a positive number"));
+        }
+        if !(0.0..=1.0).contains(&a.lambda) {
+            return Err(bad("lambda", "must be in [0, 1]"));
+        }
+        if !(0.0..1.0).contains(&a.eval_fraction) {
+            return Err(bad("eval_fraction", "must be in [0, 1)"));
+        }
+        if !["flex", "cpu", "wgpu", "cuda", "default"].contains(&a.device.as_str()) {
+            return Err(bad("device", "expected `flex`, `wgpu`, `cuda` or `default`"));
+        }
+        if self.eval.every == 0 || self.checkpoint.every_epochs == 0 {
+            return Err(ConfigError::Value {
+                key: "eval.every / checkpoint.every_epochs".into(),
+                reason: "must be at least 1".into(),
+            });
+        }
+        Ok(ArmacSettings {
+            game: self.game.clone(),
+            epochs: a.epochs,
+            episodes_per_epoch: a.episodes_per_epoch,
+            learning_steps: a.learning_steps_per_epoch,
+            batch_trajectories: a.batch_trajectories,
+            learning_rate: a.learning_rate,
+            lambda: a.lambda,
+            reservoir_capacity: a.reservoir_capacity,
+            actors: a.actors,
+            games_per_group: a.games_per_group,
+            eval_fraction: a.eval_fraction,
+            hidden: a.hidden,
+            layers: a.layers,
+            device: a.device.clone(),
+            exact_eval: a.exact_eval,
+            eval_every: self.eval.every,
+            checkpoint_every: self.checkpoint.every_epochs,
+            checkpoint_seconds: self.checkpoint.every_seconds,
+        })
     }
 
     /// Validates a tabular config into settings.

@@ -1,6 +1,7 @@
 //! Runs: configs, run directories, checkpoints, TensorBoard, metrics CSV and progress bars,
 //! and the drivers that tie an algorithm to them. The binaries call into this module only.
 
+pub mod armac;
 pub mod checkpoint;
 pub mod config;
 pub mod tabular;
@@ -122,6 +123,20 @@ impl Deadline {
     }
 }
 
+/// A process-wide flag set by Ctrl-C (SIGINT): long runs poll it and stop at the next safe
+/// point, writing a consistent checkpoint. The handler is installed on first use.
+pub fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    static FLAG: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> = std::sync::OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let f = flag.clone();
+        // A second handler cannot be installed (e.g. in tests); the flag then stays false.
+        let _ = ctrlc::set_handler(move || f.store(true, std::sync::atomic::Ordering::SeqCst));
+        flag
+    })
+    .clone()
+}
+
 /// A progress bar for `total` steps (hidden when stderr is not a terminal).
 pub fn progress_bar(total: u64, unit: &str) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(total);
@@ -221,12 +236,20 @@ pub fn train(
         })?;
         (config, dir)
     };
-    if config.solver.is_some() {
-        let settings = config.tabular()?;
-        tabular::run(&config, &settings, &dir, opts)
-    } else {
-        Err(RunError::Usage(
-            "the config has no algorithm section (expected [solver])".into(),
-        ))
+    match (config.solver.is_some(), config.armac.is_some()) {
+        (true, false) => {
+            let settings = config.tabular()?;
+            tabular::run(&config, &settings, &dir, opts)
+        }
+        (false, true) => {
+            let settings = config.armac()?;
+            armac::run(&config, &settings, &dir, opts)
+        }
+        (true, true) => Err(RunError::Usage(
+            "the config has both [solver] and [armac]; keep one algorithm section".into(),
+        )),
+        (false, false) => Err(RunError::Usage(
+            "the config has no algorithm section (expected [solver] or [armac])".into(),
+        )),
     }
 }

@@ -155,8 +155,9 @@ pub fn run(
         Ok(avg.nash_conv)
     };
     let mut stopped_early = false;
+    let interrupted = super::interrupt_flag();
     while solver.iteration() < settings.iterations {
-        if deadline.expired() {
+        if deadline.expired() || interrupted.load(std::sync::atomic::Ordering::Relaxed) {
             stopped_early = true;
             break;
         }

@@ -1,0 +1,476 @@
+//! The ARMAC driver: actor threads, the learner loop over epochs (Algorithm 1), the reservoir of
+//! past networks, adaptive exploration, evaluation, TensorBoard, checkpoints and resume.
+//!
+//! # Epochs
+//! Epoch `t` publishes the snapshots `θ^t` (the learner's weights at the epoch's start) and the
+//! reservoir; actors play with them and tag every trajectory with `t`. The learner keeps only
+//! epoch-`t` data (Algorithm 1 resets `D` every epoch) and takes `learning_steps_per_epoch`
+//! steps, paced so that step `k` waits for `k/K` of the epoch's `episodes_per_epoch` episodes.
+//! At the end it saves `θ^{t+1}` into the reservoir (reservoir sampling) and ranks the exploration
+//! candidates by their returns against the average policy.
+//!
+//! # Checkpoints
+//! Taken at epoch boundaries, where the data set is empty by construction, so a resumed run
+//! continues exactly: learner weights and optimizer, reservoir networks (one file each under
+//! `reservoir/`), reservoir sampling state, counters, RNG state and candidate ranking.
+
+use super::config::{ArmacSettings, Config};
+use super::tensorboard::TbWriter;
+use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, write_atomic};
+use crate::eval::{TreePolicy, nash_conv};
+use crate::game::{GameRef, load_game};
+use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet};
+use crate::rl::actor::{ActorMsg, ActorSettings, Snapshots, normalized_relu, play_group};
+use crate::rl::candidates::{Candidate, CandidateStats};
+use crate::rl::learner::{act_batch, train_batch};
+use crate::rl::reservoir::Reservoir;
+use crate::rl::trajectory::Trajectory;
+use crate::tree::{PublicTree, TreeError};
+use crate::util::SplitMix64;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+/// Columns of `metrics.csv` for ARMAC runs.
+pub const METRICS_HEADER: &[&str] = &[
+    "epoch",
+    "seconds",
+    "nash_conv",
+    "nash_conv_current",
+    "acting_steps",
+    "learning_steps",
+    "loss_critic",
+    "loss_mean_regret",
+    "loss_immediate",
+    "loss_policy",
+];
+
+/// Counters and RNG state saved in `checkpoint/state.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ArmacState {
+    pub epoch: u64,
+    pub learning_steps: u64,
+    pub acting_steps: u64,
+    pub episodes: u64,
+    pub elapsed_seconds: f64,
+    pub rng: u64,
+    pub reservoir: Reservoir<u64>,
+    pub best: Candidate,
+    pub game: String,
+}
+
+/// Everything exact evaluation needs for a small game.
+struct Exact {
+    tree: PublicTree,
+    /// Per player: the batch of all infosets' tensors and legal masks.
+    batches: [ActBatch; 2],
+}
+
+impl Exact {
+    fn new(game: &GameRef) -> Result<Option<Exact>, RunError> {
+        let tree = match PublicTree::build_with_limit(game.as_ref(), 3_000_000) {
+            Ok(t) => t,
+            Err(TreeError::TooLarge { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let na = game.num_distinct_actions();
+        let isz = game.information_state_tensor_size();
+        let batches = std::array::from_fn(|p| {
+            let inf = &tree.infosets[p];
+            let mut b = ActBatch::default();
+            for i in 0..inf.len() {
+                let s = crate::game::replay(game.as_ref(), &inf.history[i]).expect("stored histories are legal");
+                let mut t = vec![0.0; isz];
+                s.information_state_tensor(p, &mut t);
+                b.own.extend_from_slice(&t);
+                b.both0.extend_from_slice(&t);
+                b.both1.extend_from_slice(&t);
+                let mut mask = vec![0.0; na];
+                for k in inf.range(i) {
+                    mask[inf.actions[k]] = 1.0;
+                }
+                b.legal.extend(mask);
+            }
+            b
+        });
+        Ok(Some(Exact { tree, batches }))
+    }
+
+    /// NashConv of the average-policy head and of `π = NormalizedReLU(W)`.
+    fn evaluate(&self, net: &ArmacPolicyNet, na: usize) -> (f64, f64) {
+        let mut avg: TreePolicy = [Vec::new(), Vec::new()];
+        let mut cur: TreePolicy = [Vec::new(), Vec::new()];
+        for p in 0..2 {
+            let inf = &self.tree.infosets[p];
+            let out = net.evaluate(&self.batches[p]);
+            let mut a = vec![0.0; inf.num_actions_total()];
+            let mut c = vec![0.0; inf.num_actions_total()];
+            for i in 0..inf.len() {
+                let row = i * na..(i + 1) * na;
+                let legal: Vec<bool> = self.batches[p].legal[row.clone()].iter().map(|&x| x > 0.5).collect();
+                let pi = normalized_relu(&out.mean_regret[row.clone()], &legal);
+                let r = inf.range(i);
+                let total: f64 = r.clone().map(|k| out.avg_policy[row.start + inf.actions[k]] as f64).sum();
+                for k in r.clone() {
+                    let x = out.avg_policy[row.start + inf.actions[k]] as f64;
+                    a[k] = if total > 0.0 { x / total } else { 1.0 / r.len() as f64 };
+                    c[k] = pi[inf.actions[k]] as f64;
+                }
+            }
+            avg[p] = a;
+            cur[p] = c;
+        }
+        (nash_conv(&self.tree, &avg).nash_conv, nash_conv(&self.tree, &cur).nash_conv)
+    }
+}
+
+fn all_candidates() -> Vec<Candidate> {
+    Candidate::all().to_vec()
+}
+
+fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
+    let what = what.to_string();
+    let path = p.display().to_string();
+    move |source| RunError::Io { what, path, source }
+}
+
+fn reservoir_path(dir: &Path, id: u64) -> PathBuf {
+    dir.join("reservoir").join(format!("net_{id:06}.bpk"))
+}
+
+/// Writes a checkpoint directory atomically: `checkpoint.tmp/` then renamed over `checkpoint/`.
+fn save_checkpoint(dir: &Path, learner: &ArmacLearner, state: &ArmacState, config: &Config) -> Result<(), RunError> {
+    let tmp = dir.join("checkpoint.tmp");
+    let fin = dir.join("checkpoint");
+    let old = dir.join("checkpoint.old");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(io_err("checkpoint", &tmp))?;
+    learner.save(&tmp.join("learner")).map_err(|e| RunError::Usage(format!("saving the learner: {e}")))?;
+    write_atomic(&tmp.join("state.json"), serde_json::to_string_pretty(state).unwrap().as_bytes())
+        .map_err(io_err("checkpoint state", &tmp))?;
+    write_atomic(&tmp.join("config.toml"), config.to_toml().as_bytes()).map_err(io_err("checkpoint config", &tmp))?;
+    let _ = std::fs::remove_dir_all(&old);
+    if fin.exists() {
+        std::fs::rename(&fin, &old).map_err(io_err("checkpoint", &fin))?;
+    }
+    std::fs::rename(&tmp, &fin).map_err(io_err("checkpoint", &fin))?;
+    let _ = std::fs::remove_dir_all(&old);
+    Ok(())
+}
+
+/// Runs (or resumes) an ARMAC run in `dir`.
+pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) -> Result<RunSummary, RunError> {
+    let game = load_game(&s.game)?;
+    let na = game.num_distinct_actions();
+    let device = crate::nn::select_device(&s.device).map_err(|e| RunError::Usage(format!("armac.device: {e}")))?;
+    let net_cfg = ArmacNetConfig {
+        input_size: game.information_state_tensor_size(),
+        num_actions: na,
+        encoder_hidden: s.hidden,
+        encoder_layers: s.layers,
+        head_hidden: s.hidden,
+        recurrent: false,
+    };
+    std::fs::create_dir_all(dir.join("reservoir")).map_err(io_err("reservoir directory", dir))?;
+    let ckpt_dir = dir.join("checkpoint");
+    let (mut learner, mut st, mut nets) = if opts.resume {
+        let state_path = ckpt_dir.join("state.json");
+        let text = std::fs::read_to_string(&state_path).map_err(io_err("checkpoint state", &state_path))?;
+        let st: ArmacState = serde_json::from_str(&text)
+            .map_err(|e| RunError::Usage(format!("checkpoint {} is corrupt: {e}", state_path.display())))?;
+        if st.game != game.load_string() {
+            return Err(RunError::Usage(format!(
+                "checkpoint {} is for game {}, the config says {}",
+                state_path.display(),
+                st.game,
+                game.load_string()
+            )));
+        }
+        let learner = ArmacLearner::load(net_cfg.clone(), &device, s.learning_rate, &ckpt_dir.join("learner"))
+            .map_err(|e| RunError::Usage(format!("resuming: {e}")))?;
+        let mut nets = std::collections::HashMap::new();
+        for &id in st.reservoir.items() {
+            let net = ArmacPolicyNet::load_file(net_cfg.clone(), &reservoir_path(dir, id))
+                .map_err(|e| RunError::Usage(format!("resuming: {e}")))?;
+            nets.insert(id, Arc::new(net));
+        }
+        (learner, st, nets)
+    } else {
+        let learner = ArmacLearner::new(net_cfg.clone(), &device, s.learning_rate, config.seed);
+        let mut st = ArmacState {
+            epoch: 0,
+            learning_steps: 0,
+            acting_steps: 0,
+            episodes: 0,
+            elapsed_seconds: 0.0,
+            rng: config.seed ^ 0xA5A5_5A5A,
+            reservoir: Reservoir::new(s.reservoir_capacity),
+            best: Candidate::Uniform,
+            game: game.load_string(),
+        };
+        // θ^0 enters the reservoir so that epoch 0 has a past network to replay.
+        let net0 = learner.snapshot();
+        net0.save_file(&reservoir_path(dir, 0)).map_err(|e| RunError::Usage(format!("saving θ^0: {e}")))?;
+        let mut rng = SplitMix64::new(st.rng);
+        st.reservoir.push(0, &mut rng);
+        st.rng = rng.next_u64();
+        let mut nets = std::collections::HashMap::new();
+        nets.insert(0u64, Arc::new(net0));
+        (learner, st, nets)
+    };
+    let metrics_path = dir.join("metrics.csv");
+    let mut metrics = if opts.resume {
+        MetricsCsv::resume(&metrics_path, METRICS_HEADER, st.epoch)
+    } else {
+        MetricsCsv::create(&metrics_path, METRICS_HEADER)
+    }
+    .map_err(io_err("metrics", &metrics_path))?;
+    write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes()).map_err(io_err("config", dir))?;
+    let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
+    let exact = if s.exact_eval { Exact::new(&game)? } else { None };
+
+    // Shared state with the actors.
+    let stop = Arc::new(AtomicBool::new(false));
+    // Episodes the actors may still start in this epoch (the learner refills it every epoch), so
+    // that acting does not starve the learner of CPU.
+    let quota = Arc::new(AtomicI64::new(s.episodes_per_epoch as i64));
+    let interrupted = crate::run::interrupt_flag();
+    let snapshots = Arc::new(RwLock::new(Arc::new(Snapshots {
+        epoch: st.epoch,
+        latest: Arc::new(learner.snapshot()),
+        past: st.reservoir.items().iter().map(|id| nets[id].clone()).collect(),
+        best: st.best,
+    })));
+    let (tx, rx) = crossbeam::channel::bounded::<ActorMsg>(4 * s.games_per_group.max(1) * s.actors.max(1) + 64);
+    let actor_settings = ActorSettings {
+        games_per_group: s.games_per_group,
+        eval_fraction: s.eval_fraction,
+        reward_scale: game.max_utility().abs().max(game.min_utility().abs()).max(1e-9),
+    };
+    let mut handles = Vec::new();
+    for a in 0..s.actors {
+        let (game, snapshots, stop, tx, settings, quota) = (
+            game.clone(),
+            snapshots.clone(),
+            stop.clone(),
+            tx.clone(),
+            actor_settings.clone(),
+            quota.clone(),
+        );
+        let seed = config.seed.wrapping_mul(0x9E37_79B9).wrapping_add(st.epoch * 1000 + a as u64 + 1);
+        handles.push(std::thread::Builder::new().name(format!("actor-{a}")).spawn(move || {
+            let mut rng = SplitMix64::new(seed);
+            let candidates = all_candidates();
+            while !stop.load(Ordering::Relaxed) {
+                if quota.load(Ordering::Relaxed) <= 0 {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                quota.fetch_sub(settings.games_per_group as i64, Ordering::Relaxed);
+                let snaps = snapshots.read().expect("snapshot lock").clone();
+                let (trajs, eval) = play_group(&game, &snaps, &settings, &candidates, &mut rng);
+                for t in trajs {
+                    if tx.send(ActorMsg::Trajectory(Box::new(t))).is_err() {
+                        return;
+                    }
+                }
+                if let Some((candidate, total)) = eval {
+                    let count = settings.games_per_group as u64;
+                    let msg = ActorMsg::CandidateReturn { epoch: snaps.epoch, candidate, total, count };
+                    if tx.send(msg).is_err() {
+                        return;
+                    }
+                }
+            }
+        }).map_err(io_err("actor thread", dir))?);
+    }
+    drop(tx);
+
+    let deadline = Deadline::new(opts.max_seconds);
+    let bar = super::progress_bar(s.epochs, "epochs");
+    if opts.quiet {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_position(st.epoch);
+    let elapsed_before = st.elapsed_seconds;
+    let mut last_ckpt = Instant::now();
+    let mut rng = SplitMix64::new(st.rng);
+    let mut stopped_early = false;
+    let mut last_nash_conv = f64::NAN;
+    let mut result: Result<(), RunError> = Ok(());
+    let acting_t0 = Instant::now();
+    let acting_before = st.acting_steps;
+    'epochs: while st.epoch < s.epochs {
+        if deadline.expired() || interrupted.load(Ordering::Relaxed) {
+            stopped_early = true;
+            break;
+        }
+        let epoch = st.epoch;
+        let snaps = snapshots.read().expect("snapshot lock").clone();
+        let mut data: Vec<Trajectory> = Vec::new();
+        let mut stats = CandidateStats::default();
+        let mut steps_done = 0usize;
+        let mut losses_sum = [0.0f64; 4];
+        let learn_t0 = Instant::now();
+        while steps_done < s.learning_steps || data.len() < s.episodes_per_epoch {
+            // Take what the actors sent; block briefly when there is nothing to do.
+            let need_more = data.len() < s.episodes_per_epoch
+                && (data.len() * s.learning_steps) < (steps_done + 1) * s.episodes_per_epoch;
+            let msg = if need_more || steps_done >= s.learning_steps {
+                match rx.recv_timeout(Duration::from_millis(20)) {
+                    Ok(m) => Some(m),
+                    Err(crossbeam::channel::RecvTimeoutError::Timeout) => {
+                        // Evaluation groups used part of the quota: let the actors play more.
+                        if quota.load(Ordering::Relaxed) <= 0 && data.len() < s.episodes_per_epoch {
+                            quota.fetch_add(s.games_per_group as i64, Ordering::Relaxed);
+                        }
+                        None
+                    }
+                    Err(crossbeam::channel::RecvTimeoutError::Disconnected) => {
+                        result = Err(RunError::Usage("all actor threads stopped (an actor panicked); see the message above".into()));
+                        break 'epochs;
+                    }
+                }
+            } else {
+                rx.try_recv().ok()
+            };
+            if let Some(m) = msg {
+                match m {
+                    ActorMsg::Trajectory(t) if t.epoch == epoch => {
+                        st.acting_steps += t.len() as u64;
+                        st.episodes += 1;
+                        if data.len() < s.episodes_per_epoch {
+                            data.push(*t);
+                        }
+                    }
+                    ActorMsg::CandidateReturn { epoch: e, candidate, total, count } if e == epoch => {
+                        stats.add(candidate, total, count);
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            if interrupted.load(Ordering::Relaxed) || deadline.expired() {
+                stopped_early = true;
+                break 'epochs;
+            }
+            if steps_done < s.learning_steps && !data.is_empty() && !need_more {
+                let picks: Vec<&Trajectory> =
+                    (0..s.batch_trajectories).map(|_| &data[rng.below(data.len())]).collect();
+                let inputs = act_batch(&picks);
+                let current = learner.evaluate(&inputs);
+                let snap_out = snaps.latest.evaluate(&inputs);
+                let batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
+                let l = learner.train_step(&batch);
+                losses_sum[0] += l.critic;
+                losses_sum[1] += l.mean_regret;
+                losses_sum[2] += l.immediate_regret;
+                losses_sum[3] += l.policy;
+                steps_done += 1;
+                st.learning_steps += 1;
+            }
+        }
+        // End of epoch t: θ^{t+1} joins the reservoir; candidates are ranked.
+        let learn_secs = learn_t0.elapsed().as_secs_f64();
+        st.epoch += 1;
+        let id = st.epoch;
+        let net = learner.snapshot();
+        net.save_file(&reservoir_path(dir, id)).map_err(|e| RunError::Usage(format!("saving a reservoir network: {e}")))?;
+        let net = Arc::new(net);
+        nets.insert(id, net.clone());
+        if let Some(evicted) = st.reservoir.push(id, &mut rng) {
+            nets.remove(&evicted);
+            let _ = std::fs::remove_file(reservoir_path(dir, evicted));
+        }
+        if !nets.contains_key(&id) {
+            let _ = std::fs::remove_file(reservoir_path(dir, id));
+        }
+        if let Some(best) = stats.best() {
+            st.best = best;
+        }
+        *snapshots.write().expect("snapshot lock") = Arc::new(Snapshots {
+            epoch: st.epoch,
+            latest: net.clone(),
+            past: st.reservoir.items().iter().map(|id| nets[id].clone()).collect(),
+            best: st.best,
+        });
+        quota.store(s.episodes_per_epoch as i64, Ordering::Relaxed);
+        bar.inc(1);
+        let seconds = elapsed_before + deadline.elapsed();
+        let n = steps_done.max(1) as f64;
+        let losses = losses_sum.map(|x| x / n);
+        let it = st.epoch;
+        tb.scalar("loss/critic", losses[0], it);
+        tb.scalar("loss/mean_regret", losses[1], it);
+        tb.scalar("loss/immediate_regret", losses[2], it);
+        tb.scalar("loss/policy", losses[3], it);
+        tb.scalar("epoch", it as f64, it);
+        tb.scalar("reservoir_size", st.reservoir.len() as f64, it);
+        tb.scalar("acting_steps_per_second", (st.acting_steps - acting_before) as f64 / acting_t0.elapsed().as_secs_f64().max(1e-9), it);
+        tb.scalar("learning_steps_per_second", steps_done as f64 / learn_secs.max(1e-9), it);
+        tb.scalar("best_candidate", st.best.id() as f64, it);
+        let mut nc = (f64::NAN, f64::NAN);
+        if let Some(ex) = &exact
+            && (it % s.eval_every == 0 || it == s.epochs)
+        {
+            nc = ex.evaluate(&net, na);
+            last_nash_conv = nc.0;
+            tb.scalar("nash_conv", nc.0, it);
+            tb.scalar("nash_conv_current", nc.1, it);
+            bar.set_message(format!("NashConv {:.4} (π^t {:.4})", nc.0, nc.1));
+        }
+        tb.flush();
+        metrics
+            .row(&[
+                it.to_string(),
+                format!("{seconds:.3}"),
+                format!("{:.6e}", nc.0),
+                format!("{:.6e}", nc.1),
+                st.acting_steps.to_string(),
+                st.learning_steps.to_string(),
+                format!("{:.6e}", losses[0]),
+                format!("{:.6e}", losses[1]),
+                format!("{:.6e}", losses[2]),
+                format!("{:.6e}", losses[3]),
+            ])
+            .map_err(io_err("metrics", &metrics_path))?;
+        if it % s.checkpoint_every == 0 || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds {
+            st.elapsed_seconds = seconds;
+            st.rng = rng.clone().next_u64();
+            save_checkpoint(dir, &learner, &st, config)?;
+            last_ckpt = Instant::now();
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    drop(rx);
+    for h in handles {
+        if h.join().is_err() && result.is_ok() {
+            result = Err(RunError::Usage("an actor thread panicked".into()));
+        }
+    }
+    bar.finish_and_clear();
+    let seconds = elapsed_before + deadline.elapsed();
+    st.elapsed_seconds = seconds;
+    st.rng = rng.next_u64();
+    save_checkpoint(dir, &learner, &st, config)?;
+    result?;
+    if let Some(ex) = &exact
+        && last_nash_conv.is_nan()
+    {
+        last_nash_conv = ex.evaluate(&learner.snapshot(), na).0;
+    }
+    let summary = RunSummary {
+        run_dir: dir.to_path_buf(),
+        game: game.load_string(),
+        algorithm: "armac".into(),
+        iterations: st.epoch,
+        nash_conv: last_nash_conv,
+        seconds,
+        stopped_early,
+    };
+    write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap().as_bytes())
+        .map_err(io_err("summary", dir))?;
+    Ok(summary)
+}

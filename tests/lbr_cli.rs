@@ -1,0 +1,239 @@
+//! End-to-end tests of `armac-eval lbr`: JSON output, the exact values against a policy that
+//! always folds, TensorBoard output, and clean errors on bad input.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn eval() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_armac-eval"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("armac-lbr-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "command failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A command that must fail cleanly (exit 1 or 2, no panic) with `needle` in stderr.
+fn run_err(cmd: &mut Command, needle: &str) {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code();
+    assert!(
+        code == Some(1) || code == Some(2),
+        "expected a clean failure, got {code:?}: {err}"
+    );
+    assert!(
+        !err.contains("panicked"),
+        "panic instead of an error: {err}"
+    );
+    assert!(
+        err.contains(needle),
+        "error should mention {needle:?}: {err}"
+    );
+}
+
+/// `lbr --json` on hunl_fcpa with seed 3 and two threads unless `extra` says otherwise.
+fn lbr_json(policy: &str, variant: &str, hands: u64, extra: &[&str]) -> Value {
+    let hands = hands.to_string();
+    let mut cmd = eval();
+    cmd.args([
+        "lbr",
+        "--game",
+        "hunl_fcpa",
+        "--policy",
+        policy,
+        "--variant",
+        variant,
+    ])
+    .args(["--hands", &hands, "--seed", "3", "--json"])
+    .args(extra);
+    if !extra.contains(&"--threads") {
+        cmd.args(["--threads", "2"]);
+    }
+    serde_json::from_slice(&run_ok(&mut cmd).stdout).unwrap()
+}
+
+#[test]
+fn always_fold_values_and_json_fields() {
+    for (variant, mbb) in [("fc", 250.0), ("fcpa", 750.0), ("fc12-fcpa34", 750.0)] {
+        let v = lbr_json("always-fold", variant, 24, &[]);
+        assert_eq!(v["variant"], variant);
+        assert_eq!(v["hands"], 24);
+        assert_eq!(v["policy"], "always-fold");
+        assert_eq!(v["unit"], "mbb/hand");
+        assert!((v["mean"].as_f64().unwrap() - mbb).abs() < 1e-9, "{v}");
+        assert!(
+            (v["mean_chips"].as_f64().unwrap() - mbb / 10.0).abs() < 1e-9,
+            "{v}"
+        );
+        assert_eq!(v["ci95"].as_f64().unwrap(), 0.0, "{v}");
+        assert!(v["seconds"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn uniform_random_is_deterministic_and_rounds_hands_up() {
+    let v = lbr_json("uniform", "fcpa", 30, &[]);
+    assert_eq!(v["hands"], 32);
+    let (mean, ci) = (v["mean"].as_f64().unwrap(), v["ci95"].as_f64().unwrap());
+    assert!(mean.is_finite() && ci.is_finite() && ci > 0.0, "{v}");
+    // Same seed, other thread count: the same result.
+    let w = lbr_json("uniform", "fcpa", 32, &["--threads", "1"]);
+    assert_eq!(v["mean"], w["mean"]);
+    // The text line.
+    let out = run_ok(eval().args([
+        "lbr",
+        "--policy",
+        "always-call",
+        "--variant",
+        "fc",
+        "--hands",
+        "8",
+    ]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("mbb/hand") && text.contains("LBR-FC vs always-call"),
+        "{text}"
+    );
+}
+
+#[test]
+fn logdir_gets_a_tensorboard_event_file() {
+    let dir = tmp("tb");
+    let d = dir.to_str().unwrap();
+    lbr_json("always-fold", "fcpa", 8, &["--logdir", d, "--step", "7"]);
+    let events: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("events.out.tfevents")
+        })
+        .collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    let bytes = std::fs::read(&events[0]).unwrap();
+    let has_tag = bytes.windows(8).any(|w| w == b"lbr/fcpa");
+    assert!(has_tag, "the event file should hold the lbr/fcpa scalar");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_fails_cleanly() {
+    let base = ["lbr", "--policy", "uniform", "--hands", "8"];
+    run_err(eval().args(base).args(["--variant", "fcx"]), "fc12-fcpa34");
+    run_err(
+        eval().args([
+            "lbr",
+            "--policy",
+            "uniform",
+            "--variant",
+            "fc",
+            "--hands",
+            "0",
+        ]),
+        "--hands",
+    );
+    run_err(
+        eval().args([
+            "lbr",
+            "--policy",
+            "uniform",
+            "--variant",
+            "fc",
+            "--hands",
+            "x",
+        ]),
+        "--hands",
+    );
+    run_err(
+        eval().args([
+            "lbr",
+            "--policy",
+            "checkpoint",
+            "--variant",
+            "fc",
+            "--hands",
+            "8",
+        ]),
+        "ARMAC trainer",
+    );
+    run_err(
+        eval().args([
+            "lbr",
+            "--policy",
+            "nope.json",
+            "--variant",
+            "fc",
+            "--hands",
+            "8",
+        ]),
+        "nope.json",
+    );
+    run_err(
+        eval()
+            .args(base)
+            .args(["--variant", "fc", "--game", "kuhn_poker"]),
+        "kuhn_poker",
+    );
+    run_err(
+        eval()
+            .args(base)
+            .args(["--variant", "fc", "--threads", "x"]),
+        "--threads",
+    );
+    // An FC-only game cannot host a raising LBR.
+    let fc_game = "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=20000 20000,bettingAbstraction=fc)";
+    run_err(
+        eval()
+            .args(base)
+            .args(["--variant", "fcpa", "--game", fc_game]),
+        "fold and call",
+    );
+}
+
+#[test]
+fn policy_files_are_checked() {
+    let dir = tmp("policy");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A table without the first decision: the error names the missing information state.
+    let empty = dir.join("empty.json");
+    let game = "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=20000 20000,bettingAbstraction=fcpa)";
+    std::fs::write(&empty, format!(r#"{{"game": "{game}", "policy": {{}}}}"#)).unwrap();
+    run_err(
+        eval()
+            .args(["lbr", "--variant", "fc", "--hands", "4", "--policy"])
+            .arg(&empty),
+        "no entry for information state \"[Round 0][Player: 1]",
+    );
+    // A policy for another game.
+    let kuhn = dir.join("kuhn.json");
+    std::fs::write(
+        &kuhn,
+        r#"{"game": "kuhn_poker", "policy": {"0": [[0, 1.0]]}}"#,
+    )
+    .unwrap();
+    run_err(
+        eval()
+            .args(["lbr", "--variant", "fc", "--hands", "4", "--policy"])
+            .arg(&kuhn),
+        "kuhn_poker",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
