@@ -42,6 +42,21 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         repeats: usize,
     },
+    /// 7-card hand evaluator: all 133,784,560 hands by enumeration, and random hands.
+    Eval7 {
+        /// Random hands to evaluate.
+        #[arg(long, default_value_t = 20_000_000)]
+        random: usize,
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
+    },
+    /// Uniform random FCPA playouts per second: the concrete state and `Box<dyn State>`.
+    FcpaPlayouts {
+        #[arg(long, default_value_t = 200_000)]
+        playouts: usize,
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
+    },
     /// LBR hands per second against the uniform random policy, for each variant.
     Lbr {
         /// Hands per variant (rounded up to a multiple of 4).
@@ -67,8 +82,51 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let out = f();
+    (out, t.elapsed().as_secs_f64())
+}
+
 fn main() -> Result<()> {
     match Args::parse().command {
+        Command::Eval7 { random, repeats } => {
+            use armac::games::hand_eval;
+            let _ = hand_eval::bench_random(1000, 0); // build the tables outside the timing
+            let _ = hand_eval::bench_enumerate_all();
+            let mut enum_rates = Vec::new();
+            let mut rand_rates = Vec::new();
+            let mut checksum = 0;
+            for r in 0..repeats.max(1) {
+                let ((hands, sum), secs) = timed(hand_eval::bench_enumerate_all);
+                checksum ^= sum;
+                enum_rates.push(hands as f64 / secs);
+                let (sum, secs) = timed(|| hand_eval::bench_random(random, r as u64));
+                checksum ^= sum;
+                rand_rates.push(random as f64 / secs);
+            }
+            println!(
+                "{}",
+                json!({"bench": "eval7", "enumerate_per_second": median(enum_rates),
+                       "random_per_second": median(rand_rates), "checksum": checksum})
+            );
+        }
+        Command::FcpaPlayouts { playouts, repeats } => {
+            use armac::games::universal_poker::{random_playouts, random_playouts_dyn};
+            let mut fast = Vec::new();
+            let mut dynamic = Vec::new();
+            for r in 0..repeats.max(1) {
+                let (_, secs) = timed(|| random_playouts(playouts, r as u64));
+                fast.push(playouts as f64 / secs);
+                let (_, secs) = timed(|| random_playouts_dyn(playouts, r as u64));
+                dynamic.push(playouts as f64 / secs);
+            }
+            println!(
+                "{}",
+                json!({"bench": "fcpa_playouts", "concrete_per_second": median(fast),
+                       "dyn_state_per_second": median(dynamic)})
+            );
+        }
         Command::Cfr {
             game,
             algorithm,

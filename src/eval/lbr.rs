@@ -36,8 +36,9 @@
 //! the raise), `x = R − c_opp` is what the opponent must add to call it, and
 //! `fp = Σ_h r(h) π(fold | s·raise, h) / Σ_h r(h)` is the range's fold probability, from one
 //! batched policy query at the state after the raise. A raise that is called is valued with
-//! the same `wp` (Algorithm 1 does not condition `wp` on the opponent's calling range). These
-//! are exact chip accounting: winning a showdown after the raise gains `c_opp + x + c_me =
+//! the same `wp` against the whole range, as in the formula above (some implementations
+//! recompute `wp` against the hands that do not fold; this one does not). These are exact
+//! chip accounting: winning a showdown after the raise gains `c_opp + x + c_me =
 //! pot + x` over folding now, losing it costs the further `asked + x`, and a tie is worth the
 //! average of the two, so counting ties as one half in `wp` is exact. LBR takes the action of
 //! largest `U` among those its variant allows (first of call, pot, all-in on ties) if that

@@ -546,26 +546,25 @@ impl ArmacNet {
 
     /// Unrolls the recurrent encoder over `T` steps (the learner's path).
     ///
+    /// `obs` is input data: each step's slice is taken from it directly. (Slicing a tensor
+    /// that carries gradients costs a full-size gradient buffer per slice in burn's autodiff,
+    /// which is why the input projections are computed step by step rather than all at once.)
+    ///
     /// # Shapes
     /// - `obs`: `[N, T, input]`, `state`: `[N, H]` each → outputs `[N, T, H]`, final state
     ///
     /// # Panics
     /// On a feed-forward net.
     pub fn unroll(&self, obs: Tensor<3>, state: LstmState) -> (Tensor<3>, LstmState) {
-        let lstm = self
-            .lstm
-            .as_ref()
-            .expect("unroll needs the recurrent encoder");
-        let [n, t, _] = obs.dims();
-        let h = lstm.hidden_size();
-        let x = double_relu(self.encoder[0].forward(obs)); // [N, T, 2H]
-        let gx = lstm.wx.forward(x); // [N, T, 4H], all steps' input projections at once
+        assert!(self.lstm.is_some(), "unroll needs the recurrent encoder");
+        let [n, t, d_in] = obs.dims();
         let mut state = state;
         let mut outs = Vec::with_capacity(t);
         for step in 0..t {
-            let gx_t = gx.clone().narrow(1, step, 1).reshape([n, 4 * h]); // [N, 4H]
-            state = lstm.step_projected(gx_t, state);
-            outs.push(state.hidden.clone()); // [N, H]
+            let obs_t = obs.clone().narrow(1, step, 1).reshape([n, d_in]); // [N, input]
+            let (h, next) = self.encode_step(obs_t, state); // [N, H]
+            state = next;
+            outs.push(h);
         }
         (Tensor::stack(outs, 1), state) // [N, T, H]
     }
@@ -584,18 +583,15 @@ impl ArmacNet {
         s1: Tensor<2>,
         legal: Tensor<2>,
     ) -> ArmacOutput {
-        let b = own.dims()[0];
         let mean_regret = self.mean_regret.forward(own.clone()) * legal.clone(); // [B, A]
         let immediate_regret = self.immediate_regret.forward(own.clone()) * legal.clone(); // [B, A]
         let logits = self.avg_policy.forward(own); // [B, A]
         let avg_logits = mask_logits(logits, legal.clone()); // [B, A]
 
-        // Critic: nA and nB each applied once to both players' representations.
-        let both = Tensor::cat(vec![s0, s1], 0); // [2B, R]
-        let na = self.critic_a.forward(both.clone()); // [2B, hh]: nA(s0); nA(s1)
-        let nb = self.critic_b.forward(both); // [2B, hh]: nB(s0); nB(s1)
-        let a0 = na.clone().narrow(0, 0, b) + nb.clone().narrow(0, b, b); // [B, hh]
-        let a1 = nb.narrow(0, 0, b) + na.narrow(0, b, b); // [B, hh]
+        // Critic. (Separate products rather than one over `cat(s0, s1)`: slicing a tracked
+        // tensor costs a full-size zero gradient per slice in burn's autodiff.)
+        let a0 = self.critic_a.forward(s0.clone()) + self.critic_b.forward(s1.clone()); // [B, hh]
+        let a1 = self.critic_b.forward(s0) + self.critic_a.forward(s1); // [B, hh]
         let h = self.critic_block.forward(Tensor::cat(vec![a0, a1], 1)); // [B, 2hh]
         let q0 = self.critic_q0.forward(h.clone()) * legal.clone(); // [B, A]
         let q1 = self.critic_q1.forward(h) * legal; // [B, A]
@@ -617,13 +613,10 @@ impl ArmacNet {
     ///
     /// A recurrent net treats each row as a one-step sequence from the zero state.
     pub fn forward(&self, own: Tensor<2>, both: [Tensor<2>; 2], legal: Tensor<2>) -> ArmacOutput {
-        let b = own.dims()[0];
         let [both0, both1] = both;
-        let x = Tensor::cat(vec![own, both0, both1], 0); // [3B, input]: one encoder pass
-        let s = self.encode(x); // [3B, R]
-        let own_s = s.clone().narrow(0, 0, b); // [B, R]
-        let s0 = s.clone().narrow(0, b, b); // [B, R]
-        let s1 = s.narrow(0, 2 * b, b); // [B, R]
+        let own_s = self.encode(own); // [B, R]
+        let s0 = self.encode(both0); // [B, R]
+        let s1 = self.encode(both1); // [B, R]
         self.heads(own_s, s0, s1, legal)
     }
 
@@ -642,17 +635,16 @@ impl ArmacNet {
         acting: Tensor<2>,
         legal: Tensor<2>,
     ) -> ArmacOutput {
-        let b = both[0].dims()[0];
-        let s = self.encode(Tensor::cat(both.to_vec(), 0)); // [2B, R]
-        let s0 = s.clone().narrow(0, 0, b); // [B, R]
-        let s1 = s.narrow(0, b, b); // [B, R]
+        let [both0, both1] = both;
+        let s0 = self.encode(both0); // [B, R]
+        let s1 = self.encode(both1); // [B, R]
         let own = select_acting(s0.clone(), s1.clone(), acting); // [B, R]
         self.heads(own, s0, s1, legal)
     }
 
     /// Forward over `S` sequences of `T` steps: both players' encoders unrolled from `state`
     /// (zero when `None`), the acting player's representation selected per step, heads on
-    /// every step. Rows of the outputs are step-major within a sequence: row `s·T + t`.
+    /// every step. Output row `s·T + t` is step `t` of sequence `s`.
     ///
     /// # Shapes
     /// - `obs`: `[S, T, input]` each (player 0's, player 1's observations)
@@ -1675,6 +1667,11 @@ impl ArmacLearner {
     /// Loads a checkpoint written by [`Self::save`] onto `device` (autodiff enabled), with
     /// learning rate `lr`. Errors name the offending file: missing, corrupt, or written for a
     /// different config.
+    ///
+    /// burn 0.22 materialises the restored Adam moments on `Device::default()` (the best
+    /// compiled-in backend, or `BURN_DEVICE`) and moves them to the parameters' device at the
+    /// first step: a binary built with `cuda` resuming on a machine without a CUDA driver must
+    /// set `BURN_DEVICE=flex`.
     pub fn load(
         cfg: ArmacNetConfig,
         device: &Device,
@@ -2358,6 +2355,35 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("theta.bpk") && e.contains("corrupt"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The learner on a GPU backend, inference snapshots on the CPU. Opt-in: needs a Vulkan
+    /// driver (Mesa's `lvp` software driver works: `apt-get install mesa-vulkan-drivers`).
+    /// `cargo test --release --features wgpu --lib nn::armac -- --ignored`
+    #[cfg(feature = "wgpu")]
+    #[test]
+    #[ignore = "needs a Vulkan driver"]
+    fn learner_on_wgpu_snapshots_to_the_cpu() {
+        let cfg = small_cfg();
+        let gpu = crate::nn::select_device("wgpu").unwrap();
+        let dir = scratch_dir("wgpu");
+        let train = synthetic_train_batch(&cfg, 32, 1);
+        let probe = synthetic_act_batch(&cfg, 8, 2);
+        let mut a = ArmacLearner::new(cfg.clone(), &gpu, 1e-3, 9);
+        let first = a.train_step(&train);
+        for _ in 0..20 {
+            a.train_step(&train);
+        }
+        assert!(a.train_step(&train).total < first.total);
+        let snap = a.snapshot();
+        assert_outputs_close(&a.evaluate(&probe), &snap.evaluate(&probe), 1e-4);
+        a.save(&dir).unwrap();
+        let mut b = ArmacLearner::load(cfg, &gpu, 1e-3, &dir).unwrap();
+        assert_outputs_close(&a.evaluate(&probe), &b.evaluate(&probe), 1e-6);
+        a.train_step(&train);
+        b.train_step(&train);
+        assert_outputs_close(&a.evaluate(&probe), &b.evaluate(&probe), 1e-4);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -21,14 +21,24 @@ use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet};
 use crate::util::SplitMix64;
 use std::sync::Arc;
 
+/// A past epoch `j` as the actors replay it: its policy `π^j = NormalizedReLU(W_θj)` comes from
+/// the network at the start of epoch `j`, and the critic that evaluates `π^j` from the network at
+/// its end (the critic was trained towards `π^j` during epoch `j`).
+#[derive(Clone)]
+pub struct PastEpoch {
+    pub policy: Arc<ArmacPolicyNet>,
+    pub critic: Arc<ArmacPolicyNet>,
+}
+
 /// The networks actors play with during one epoch.
 pub struct Snapshots {
     /// The epoch `t`.
     pub epoch: u64,
-    /// `θ^t`, the network at the start of the epoch.
+    /// `θ^t`, the network at the start of the epoch (its `W` defines `π^t`).
     pub latest: Arc<ArmacPolicyNet>,
-    /// The reservoir of past networks (never empty: it holds at least `θ^0`).
-    pub past: Vec<Arc<ArmacPolicyNet>>,
+    /// The reservoir of past epochs `j < t` (empty in epoch 0: then episodes train only the
+    /// critic).
+    pub past: Vec<PastEpoch>,
     /// The candidate that ranked best in the previous epoch.
     pub best: Candidate,
 }
@@ -109,31 +119,34 @@ pub fn play_group(
     let num_actions = game.num_distinct_actions();
     let info_size = game.information_state_tensor_size();
     let evaluation = rng.next_f64() < settings.eval_fraction;
-    let pick = |rng: &mut SplitMix64| snaps.past[rng.below(snaps.past.len())].clone();
-    // Learning groups: exploring network and candidate; opponent network j.
-    let (behaviour_net, candidate, opponent_net) = if evaluation {
-        let c = candidates[rng.below(candidates.len())];
-        (snaps.latest.clone(), c, snaps.latest.clone())
+    // Learning groups: exploring network and candidate; past epoch j for the opponent and the
+    // advantages. Without a past epoch (epoch 0) the opponent plays π^t and no regret or policy
+    // targets are stored.
+    let past = (!evaluation && !snaps.past.is_empty()).then(|| snaps.past[rng.below(snaps.past.len())].clone());
+    let (behaviour_net, candidate) = if evaluation {
+        (snaps.latest.clone(), candidates[rng.below(candidates.len())])
     } else {
-        let b = if rng.next_f64() < 0.5 {
+        let b = if snaps.past.is_empty() || rng.next_f64() < 0.5 {
             snaps.latest.clone()
         } else {
-            pick(rng)
+            snaps.past[rng.below(snaps.past.len())].policy.clone()
         };
         let c = if rng.next_f64() < 0.5 {
             snaps.best
         } else {
             candidates[rng.below(candidates.len())]
         };
-        (b, c, pick(rng))
+        (b, c)
     };
+    let opponent_net = past.as_ref().map_or_else(|| snaps.latest.clone(), |p| p.policy.clone());
+    let learning = past.is_some();
     let mut live: Vec<Live> = (0..settings.games_per_group)
         .map(|g| Live {
             state: game.new_initial_state(),
             traj: Trajectory {
                 epoch: snaps.epoch,
                 learning_player: g % 2,
-                learning: !evaluation,
+                learning,
                 steps: Vec::new(),
                 returns: [0.0; 2],
             },
@@ -196,12 +209,9 @@ pub fn play_group(
             legals.push(mask);
         }
         let opp_out = opponent_net.evaluate(&batch);
-        let beh_out = if Arc::ptr_eq(&behaviour_net, &opponent_net) {
-            None
-        } else {
-            Some(behaviour_net.evaluate(&batch))
-        };
+        let beh_out = (!Arc::ptr_eq(&behaviour_net, &opponent_net)).then(|| behaviour_net.evaluate(&batch));
         let beh = beh_out.as_ref().unwrap_or(&opp_out);
+        let critic_out = past.as_ref().map(|p| p.critic.evaluate(&batch));
         for (row, (l, (info, legal))) in live
             .iter_mut()
             .zip(infos.into_iter().zip(legals))
@@ -215,25 +225,19 @@ pub fn play_group(
             let learner_turn = p == l.traj.learning_player;
             let (probs, advantage, played) = if learner_turn {
                 let mu = candidate_policy(candidate, beh, row, &legal);
-                let adv = (!evaluation).then(|| {
-                    let q = if p == 0 {
-                        &opp_out.q0[r.clone()]
-                    } else {
-                        &opp_out.q1[r.clone()]
-                    };
+                let adv = critic_out.as_ref().map(|c| {
+                    // r = q_j(h, ·) − v_j(h), v_j(h) = Σ_a π^j(s, a) q_j(h, a).
+                    let q = if p == 0 { &c.q0[r.clone()] } else { &c.q1[r.clone()] };
                     let pij = normalized_relu(&opp_out.mean_regret[r.clone()], &legal);
                     let v: f32 = pij.iter().zip(q).map(|(a, b)| a * b).sum();
-                    q.iter()
-                        .zip(&legal)
-                        .map(|(x, &ok)| if ok { x - v } else { 0.0 })
-                        .collect()
+                    q.iter().zip(&legal).map(|(x, &ok)| if ok { x - v } else { 0.0 }).collect()
                 });
                 (mu, adv, None)
             } else if evaluation {
                 (opp_out.avg_policy[r].to_vec(), None, None)
             } else {
                 let pij = normalized_relu(&opp_out.mean_regret[r], &legal);
-                (pij.clone(), None, Some(pij))
+                (pij.clone(), None, learning.then_some(pij))
             };
             let action = sample(&probs, rng);
             debug_assert!(legal[action], "sampled an illegal action");

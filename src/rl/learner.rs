@@ -5,8 +5,9 @@
 //!   `π^t = NormalizedReLU(W_θt)` (evaluated with the epoch's snapshot `θ^t`), bootstrapping on
 //!   the learner's current critic;
 //! * at the learning player's decisions (learning episodes), the mean-regret head `W` is trained
-//!   towards the stored advantages of the past network `j`, and the immediate-regret head
-//!   towards the current epoch's advantages `q_θt(h,·) − v_θt(h)`;
+//!   towards the stored advantages of the past epoch `j`, and the immediate-regret head towards
+//!   the current epoch's advantages `q_θ(h,·) − Σ_a π^t(a) q_θ(h,a)` (the critic being trained
+//!   towards `π^t`);
 //! * at the opponent's decisions, the average-policy head is trained towards the policy `π^j(s)`
 //!   the opponent played.
 
@@ -88,12 +89,9 @@ pub fn train_batch(
                 }
             }
             if learner_turn {
-                // Current epoch's advantage under the snapshot θ^t: q_θt(h,·) − v_θt(h).
-                let qs = if s.player == 0 {
-                    &snapshot.q0[r.clone()]
-                } else {
-                    &snapshot.q1[r.clone()]
-                };
+                // Current epoch's advantage q_θ(h,·) − v_θ(h) under π^t, with the critic being
+                // trained towards π^t in this epoch.
+                let qs = if s.player == 0 { &current.q0[r.clone()] } else { &current.q1[r.clone()] };
                 let pi = normalized_relu(&snapshot.mean_regret[r.clone()], &s.legal);
                 let v: f32 = pi.iter().zip(qs).map(|(a, b)| a * b).sum();
                 tb.immediate_target.extend(

@@ -9,6 +9,10 @@
 //! At the end it saves `θ^{t+1}` into the reservoir (reservoir sampling) and ranks the exploration
 //! candidates by their returns against the average policy.
 //!
+//! # Stopping
+//! `--max-seconds` and Ctrl-C take effect at the next epoch boundary (the safe point): the epoch
+//! in progress is finished first, so the final checkpoint is consistent.
+//!
 //! # Checkpoints
 //! Taken at epoch boundaries, where the data set is empty by construction, so a resumed run
 //! continues exactly: learner weights and optimizer, reservoir networks (one file each under
@@ -20,7 +24,7 @@ use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, write_atom
 use crate::eval::{TreePolicy, nash_conv};
 use crate::game::{GameRef, load_game};
 use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet};
-use crate::rl::actor::{ActorMsg, ActorSettings, Snapshots, normalized_relu, play_group};
+use crate::rl::actor::{ActorMsg, ActorSettings, PastEpoch, Snapshots, normalized_relu, play_group};
 use crate::rl::candidates::{Candidate, CandidateStats};
 use crate::rl::learner::{act_batch, train_batch};
 use crate::rl::reservoir::Reservoir;
@@ -136,6 +140,25 @@ fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
     move |source| RunError::Io { what, path, source }
 }
 
+/// Snapshot ids the run needs: `θ^t` (the latest) and, for every past epoch `j` in the
+/// reservoir, `θ^j` (its policy) and `θ^{j+1}` (its critic).
+fn needed_snapshots(st: &ArmacState) -> std::collections::BTreeSet<u64> {
+    let mut ids: std::collections::BTreeSet<u64> = st.reservoir.items().iter().flat_map(|&j| [j, j + 1]).collect();
+    ids.insert(st.epoch);
+    ids
+}
+
+fn past_epochs(st: &ArmacState, nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>) -> Vec<PastEpoch> {
+    st.reservoir
+        .items()
+        .iter()
+        .map(|&j| PastEpoch {
+            policy: nets[&j].clone(),
+            critic: nets[&(j + 1)].clone(),
+        })
+        .collect()
+}
+
 fn reservoir_path(dir: &Path, id: u64) -> PathBuf {
     dir.join("reservoir").join(format!("net_{id:06}.bpk"))
 }
@@ -175,7 +198,7 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
     };
     std::fs::create_dir_all(dir.join("reservoir")).map_err(io_err("reservoir directory", dir))?;
     let ckpt_dir = dir.join("checkpoint");
-    let (mut learner, mut st, mut nets) = if opts.resume {
+    let (learner, mut st, mut nets) = if opts.resume {
         let state_path = ckpt_dir.join("state.json");
         let text = std::fs::read_to_string(&state_path).map_err(io_err("checkpoint state", &state_path))?;
         let st: ArmacState = serde_json::from_str(&text)
@@ -191,7 +214,7 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
         let learner = ArmacLearner::load(net_cfg.clone(), &device, s.learning_rate, &ckpt_dir.join("learner"))
             .map_err(|e| RunError::Usage(format!("resuming: {e}")))?;
         let mut nets = std::collections::HashMap::new();
-        for &id in st.reservoir.items() {
+        for id in needed_snapshots(&st) {
             let net = ArmacPolicyNet::load_file(net_cfg.clone(), &reservoir_path(dir, id))
                 .map_err(|e| RunError::Usage(format!("resuming: {e}")))?;
             nets.insert(id, Arc::new(net));
@@ -210,12 +233,10 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
             best: Candidate::Uniform,
             game: game.load_string(),
         };
-        // θ^0 enters the reservoir so that epoch 0 has a past network to replay.
+        // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends.
         let net0 = learner.snapshot();
         net0.save_file(&reservoir_path(dir, 0)).map_err(|e| RunError::Usage(format!("saving θ^0: {e}")))?;
-        let mut rng = SplitMix64::new(st.rng);
-        st.reservoir.push(0, &mut rng);
-        st.rng = rng.next_u64();
+        st.rng = SplitMix64::new(st.rng).next_u64();
         let mut nets = std::collections::HashMap::new();
         nets.insert(0u64, Arc::new(net0));
         (learner, st, nets)
@@ -239,10 +260,11 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
     let interrupted = crate::run::interrupt_flag();
     let snapshots = Arc::new(RwLock::new(Arc::new(Snapshots {
         epoch: st.epoch,
-        latest: Arc::new(learner.snapshot()),
-        past: st.reservoir.items().iter().map(|id| nets[id].clone()).collect(),
+        latest: nets[&st.epoch].clone(),
+        past: past_epochs(&st, &nets),
         best: st.best,
     })));
+    let mut learner = learner;
     let (tx, rx) = crossbeam::channel::bounded::<ActorMsg>(4 * s.games_per_group.max(1) * s.actors.max(1) + 64);
     let actor_settings = ActorSettings {
         games_per_group: s.games_per_group,
@@ -352,10 +374,6 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
                 }
                 continue;
             }
-            if interrupted.load(Ordering::Relaxed) || deadline.expired() {
-                stopped_early = true;
-                break 'epochs;
-            }
             if steps_done < s.learning_steps && !data.is_empty() && !need_more {
                 let picks: Vec<&Trajectory> =
                     (0..s.batch_trajectories).map(|_| &data[rng.below(data.len())]).collect();
@@ -372,19 +390,20 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
                 st.learning_steps += 1;
             }
         }
-        // End of epoch t: θ^{t+1} joins the reservoir; candidates are ranked.
+        // End of epoch t: θ^{t+1} is saved; past epoch t = (θ^t, θ^{t+1}) joins the reservoir
+        // (reservoir sampling); candidates are ranked.
         let learn_secs = learn_t0.elapsed().as_secs_f64();
+        let finished = st.epoch;
         st.epoch += 1;
-        let id = st.epoch;
-        let net = learner.snapshot();
-        net.save_file(&reservoir_path(dir, id)).map_err(|e| RunError::Usage(format!("saving a reservoir network: {e}")))?;
-        let net = Arc::new(net);
-        nets.insert(id, net.clone());
-        if let Some(evicted) = st.reservoir.push(id, &mut rng) {
-            nets.remove(&evicted);
-            let _ = std::fs::remove_file(reservoir_path(dir, evicted));
-        }
-        if !nets.contains_key(&id) {
+        let net = Arc::new(learner.snapshot());
+        net.save_file(&reservoir_path(dir, st.epoch))
+            .map_err(|e| RunError::Usage(format!("saving a network snapshot: {e}")))?;
+        nets.insert(st.epoch, net.clone());
+        st.reservoir.push(finished, &mut rng);
+        let keep = needed_snapshots(&st);
+        let stale: Vec<u64> = nets.keys().copied().filter(|id| !keep.contains(id)).collect();
+        for id in stale {
+            nets.remove(&id);
             let _ = std::fs::remove_file(reservoir_path(dir, id));
         }
         if let Some(best) = stats.best() {
@@ -393,7 +412,7 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
         *snapshots.write().expect("snapshot lock") = Arc::new(Snapshots {
             epoch: st.epoch,
             latest: net.clone(),
-            past: st.reservoir.items().iter().map(|id| nets[id].clone()).collect(),
+            past: past_epochs(&st, &nets),
             best: st.best,
         });
         quota.store(s.episodes_per_epoch as i64, Ordering::Relaxed);
