@@ -19,11 +19,19 @@ fn train(args: &[&str], out: &Path) {
         .arg(out)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
 
 /// NashConv column of metrics.csv (evaluated epochs only).
@@ -68,8 +76,14 @@ fn kuhn_armac_learns_well_below_uniform() {
     assert_eq!(curve.len(), 6, "{curve:?}");
     let best = curve.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
     let last = curve.last().unwrap().1;
-    assert!(best < 0.55 * UNIFORM_KUHN_NASH_CONV, "best NashConv {best} in {curve:?}");
-    assert!(last < UNIFORM_KUHN_NASH_CONV, "final NashConv {last} in {curve:?}");
+    assert!(
+        best < 0.55 * UNIFORM_KUHN_NASH_CONV,
+        "best NashConv {best} in {curve:?}"
+    );
+    assert!(
+        last < UNIFORM_KUHN_NASH_CONV,
+        "final NashConv {last} in {curve:?}"
+    );
     let s = json(&dir.join("summary.json"));
     assert_eq!(s["iterations"], 30);
     assert!(dir.join("checkpoint/learner").exists() && dir.join("checkpoint/state.json").is_file());
@@ -79,15 +93,35 @@ fn kuhn_armac_learns_well_below_uniform() {
 #[test]
 fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
     let dir = tmp("resume");
-    let common = ["--quiet", "--set", "armac.episodes_per_epoch=64", "--set", "armac.learning_steps_per_epoch=20"];
-    let mut first = vec!["--config", "kuhn_armac.toml", "--max-seconds", "1.5", "--set", "armac.epochs=1000"];
+    let common = [
+        "--quiet",
+        "--set",
+        "armac.episodes_per_epoch=64",
+        "--set",
+        "armac.learning_steps_per_epoch=20",
+    ];
+    let mut first = vec![
+        "--config",
+        "kuhn_armac.toml",
+        "--max-seconds",
+        "1.5",
+        "--set",
+        "armac.epochs=1000",
+    ];
     first.extend_from_slice(&common);
     first.push("--out");
     train(&first, &dir);
     let st = json(&dir.join("checkpoint/state.json"));
     let stopped_at = st["epoch"].as_u64().unwrap();
-    assert!(stopped_at > 0 && stopped_at < 1000, "stopped at epoch {stopped_at}");
-    assert_eq!(st["learning_steps"].as_u64().unwrap(), 20 * stopped_at, "learning steps at a boundary");
+    assert!(
+        stopped_at > 0 && stopped_at < 1000,
+        "stopped at epoch {stopped_at}"
+    );
+    assert_eq!(
+        st["learning_steps"].as_u64().unwrap(),
+        20 * stopped_at,
+        "learning steps at a boundary"
+    );
     assert_eq!(json(&dir.join("summary.json"))["stopped_early"], true);
     let target = stopped_at + 4;
     let target_s = format!("armac.epochs={target}");
@@ -99,14 +133,22 @@ fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
     assert_eq!(st["epoch"].as_u64().unwrap(), target);
     assert_eq!(st["learning_steps"].as_u64().unwrap(), 20 * target);
     // Reservoir: every past epoch so far (capacity 1024), each with its policy and critic files.
-    let items: Vec<u64> = st["reservoir"]["items"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let items: Vec<u64> = st["reservoir"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
     assert_eq!(items.len() as u64, target);
     let mut sorted = items.clone();
     sorted.sort();
     assert_eq!(sorted, (0..target).collect::<Vec<_>>());
     for j in items {
         for id in [j, j + 1] {
-            assert!(dir.join(format!("reservoir/net_{id:06}.bpk")).exists(), "snapshot {id} missing");
+            assert!(
+                dir.join(format!("reservoir/net_{id:06}.bpk")).exists(),
+                "snapshot {id} missing"
+            );
         }
     }
     // metrics.csv: one row per epoch, no gap and no duplicate across the resume.

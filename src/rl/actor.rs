@@ -122,9 +122,13 @@ pub fn play_group(
     // Learning groups: exploring network and candidate; past epoch j for the opponent and the
     // advantages. Without a past epoch (epoch 0) the opponent plays π^t and no regret or policy
     // targets are stored.
-    let past = (!evaluation && !snaps.past.is_empty()).then(|| snaps.past[rng.below(snaps.past.len())].clone());
+    let past = (!evaluation && !snaps.past.is_empty())
+        .then(|| snaps.past[rng.below(snaps.past.len())].clone());
     let (behaviour_net, candidate) = if evaluation {
-        (snaps.latest.clone(), candidates[rng.below(candidates.len())])
+        (
+            snaps.latest.clone(),
+            candidates[rng.below(candidates.len())],
+        )
     } else {
         let b = if snaps.past.is_empty() || rng.next_f64() < 0.5 {
             snaps.latest.clone()
@@ -138,7 +142,9 @@ pub fn play_group(
         };
         (b, c)
     };
-    let opponent_net = past.as_ref().map_or_else(|| snaps.latest.clone(), |p| p.policy.clone());
+    let opponent_net = past
+        .as_ref()
+        .map_or_else(|| snaps.latest.clone(), |p| p.policy.clone());
     let learning = past.is_some();
     let mut live: Vec<Live> = (0..settings.games_per_group)
         .map(|g| Live {
@@ -209,7 +215,8 @@ pub fn play_group(
             legals.push(mask);
         }
         let opp_out = opponent_net.evaluate(&batch);
-        let beh_out = (!Arc::ptr_eq(&behaviour_net, &opponent_net)).then(|| behaviour_net.evaluate(&batch));
+        let beh_out =
+            (!Arc::ptr_eq(&behaviour_net, &opponent_net)).then(|| behaviour_net.evaluate(&batch));
         let beh = beh_out.as_ref().unwrap_or(&opp_out);
         let critic_out = past.as_ref().map(|p| p.critic.evaluate(&batch));
         for (row, (l, (info, legal))) in live
@@ -227,10 +234,17 @@ pub fn play_group(
                 let mu = candidate_policy(candidate, beh, row, &legal);
                 let adv = critic_out.as_ref().map(|c| {
                     // r = q_j(h, ·) − v_j(h), v_j(h) = Σ_a π^j(s, a) q_j(h, a).
-                    let q = if p == 0 { &c.q0[r.clone()] } else { &c.q1[r.clone()] };
+                    let q = if p == 0 {
+                        &c.q0[r.clone()]
+                    } else {
+                        &c.q1[r.clone()]
+                    };
                     let pij = normalized_relu(&opp_out.mean_regret[r.clone()], &legal);
                     let v: f32 = pij.iter().zip(q).map(|(a, b)| a * b).sum();
-                    q.iter().zip(&legal).map(|(x, &ok)| if ok { x - v } else { 0.0 }).collect()
+                    q.iter()
+                        .zip(&legal)
+                        .map(|(x, &ok)| if ok { x - v } else { 0.0 })
+                        .collect()
                 });
                 (mu, adv, None)
             } else if evaluation {

@@ -91,7 +91,11 @@ pub fn train_batch(
             if learner_turn {
                 // Current epoch's advantage q_θ(h,·) − v_θ(h) under π^t, with the critic being
                 // trained towards π^t in this epoch.
-                let qs = if s.player == 0 { &current.q0[r.clone()] } else { &current.q1[r.clone()] };
+                let qs = if s.player == 0 {
+                    &current.q0[r.clone()]
+                } else {
+                    &current.q1[r.clone()]
+                };
                 let pi = normalized_relu(&snapshot.mean_regret[r.clone()], &s.legal);
                 let v: f32 = pi.iter().zip(qs).map(|(a, b)| a * b).sum();
                 tb.immediate_target.extend(

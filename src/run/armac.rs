@@ -24,7 +24,9 @@ use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, write_atom
 use crate::eval::{TreePolicy, nash_conv};
 use crate::game::{GameRef, load_game};
 use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet};
-use crate::rl::actor::{ActorMsg, ActorSettings, PastEpoch, Snapshots, normalized_relu, play_group};
+use crate::rl::actor::{
+    ActorMsg, ActorSettings, PastEpoch, Snapshots, normalized_relu, play_group,
+};
 use crate::rl::candidates::{Candidate, CandidateStats};
 use crate::rl::learner::{act_batch, train_batch};
 use crate::rl::reservoir::Reservoir;
@@ -85,7 +87,8 @@ impl Exact {
             let inf = &tree.infosets[p];
             let mut b = ActBatch::default();
             for i in 0..inf.len() {
-                let s = crate::game::replay(game.as_ref(), &inf.history[i]).expect("stored histories are legal");
+                let s = crate::game::replay(game.as_ref(), &inf.history[i])
+                    .expect("stored histories are legal");
                 let mut t = vec![0.0; isz];
                 s.information_state_tensor(p, &mut t);
                 b.own.extend_from_slice(&t);
@@ -113,20 +116,33 @@ impl Exact {
             let mut c = vec![0.0; inf.num_actions_total()];
             for i in 0..inf.len() {
                 let row = i * na..(i + 1) * na;
-                let legal: Vec<bool> = self.batches[p].legal[row.clone()].iter().map(|&x| x > 0.5).collect();
+                let legal: Vec<bool> = self.batches[p].legal[row.clone()]
+                    .iter()
+                    .map(|&x| x > 0.5)
+                    .collect();
                 let pi = normalized_relu(&out.mean_regret[row.clone()], &legal);
                 let r = inf.range(i);
-                let total: f64 = r.clone().map(|k| out.avg_policy[row.start + inf.actions[k]] as f64).sum();
+                let total: f64 = r
+                    .clone()
+                    .map(|k| out.avg_policy[row.start + inf.actions[k]] as f64)
+                    .sum();
                 for k in r.clone() {
                     let x = out.avg_policy[row.start + inf.actions[k]] as f64;
-                    a[k] = if total > 0.0 { x / total } else { 1.0 / r.len() as f64 };
+                    a[k] = if total > 0.0 {
+                        x / total
+                    } else {
+                        1.0 / r.len() as f64
+                    };
                     c[k] = pi[inf.actions[k]] as f64;
                 }
             }
             avg[p] = a;
             cur[p] = c;
         }
-        (nash_conv(&self.tree, &avg).nash_conv, nash_conv(&self.tree, &cur).nash_conv)
+        (
+            nash_conv(&self.tree, &avg).nash_conv,
+            nash_conv(&self.tree, &cur).nash_conv,
+        )
     }
 }
 
@@ -143,12 +159,20 @@ fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
 /// Snapshot ids the run needs: `θ^t` (the latest) and, for every past epoch `j` in the
 /// reservoir, `θ^j` (its policy) and `θ^{j+1}` (its critic).
 fn needed_snapshots(st: &ArmacState) -> std::collections::BTreeSet<u64> {
-    let mut ids: std::collections::BTreeSet<u64> = st.reservoir.items().iter().flat_map(|&j| [j, j + 1]).collect();
+    let mut ids: std::collections::BTreeSet<u64> = st
+        .reservoir
+        .items()
+        .iter()
+        .flat_map(|&j| [j, j + 1])
+        .collect();
     ids.insert(st.epoch);
     ids
 }
 
-fn past_epochs(st: &ArmacState, nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>) -> Vec<PastEpoch> {
+fn past_epochs(
+    st: &ArmacState,
+    nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>,
+) -> Vec<PastEpoch> {
     st.reservoir
         .items()
         .iter()
@@ -164,16 +188,27 @@ fn reservoir_path(dir: &Path, id: u64) -> PathBuf {
 }
 
 /// Writes a checkpoint directory atomically: `checkpoint.tmp/` then renamed over `checkpoint/`.
-fn save_checkpoint(dir: &Path, learner: &ArmacLearner, state: &ArmacState, config: &Config) -> Result<(), RunError> {
+fn save_checkpoint(
+    dir: &Path,
+    learner: &ArmacLearner,
+    state: &ArmacState,
+    config: &Config,
+) -> Result<(), RunError> {
     let tmp = dir.join("checkpoint.tmp");
     let fin = dir.join("checkpoint");
     let old = dir.join("checkpoint.old");
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(io_err("checkpoint", &tmp))?;
-    learner.save(&tmp.join("learner")).map_err(|e| RunError::Usage(format!("saving the learner: {e}")))?;
-    write_atomic(&tmp.join("state.json"), serde_json::to_string_pretty(state).unwrap().as_bytes())
-        .map_err(io_err("checkpoint state", &tmp))?;
-    write_atomic(&tmp.join("config.toml"), config.to_toml().as_bytes()).map_err(io_err("checkpoint config", &tmp))?;
+    learner
+        .save(&tmp.join("learner"))
+        .map_err(|e| RunError::Usage(format!("saving the learner: {e}")))?;
+    write_atomic(
+        &tmp.join("state.json"),
+        serde_json::to_string_pretty(state).unwrap().as_bytes(),
+    )
+    .map_err(io_err("checkpoint state", &tmp))?;
+    write_atomic(&tmp.join("config.toml"), config.to_toml().as_bytes())
+        .map_err(io_err("checkpoint config", &tmp))?;
     let _ = std::fs::remove_dir_all(&old);
     if fin.exists() {
         std::fs::rename(&fin, &old).map_err(io_err("checkpoint", &fin))?;
@@ -184,10 +219,16 @@ fn save_checkpoint(dir: &Path, learner: &ArmacLearner, state: &ArmacState, confi
 }
 
 /// Runs (or resumes) an ARMAC run in `dir`.
-pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) -> Result<RunSummary, RunError> {
+pub fn run(
+    config: &Config,
+    s: &ArmacSettings,
+    dir: &Path,
+    opts: &TrainOptions,
+) -> Result<RunSummary, RunError> {
     let game = load_game(&s.game)?;
     let na = game.num_distinct_actions();
-    let device = crate::nn::select_device(&s.device).map_err(|e| RunError::Usage(format!("armac.device: {e}")))?;
+    let device = crate::nn::select_device(&s.device)
+        .map_err(|e| RunError::Usage(format!("armac.device: {e}")))?;
     let net_cfg = ArmacNetConfig {
         input_size: game.information_state_tensor_size(),
         num_actions: na,
@@ -200,9 +241,14 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
     let ckpt_dir = dir.join("checkpoint");
     let (learner, mut st, mut nets) = if opts.resume {
         let state_path = ckpt_dir.join("state.json");
-        let text = std::fs::read_to_string(&state_path).map_err(io_err("checkpoint state", &state_path))?;
-        let st: ArmacState = serde_json::from_str(&text)
-            .map_err(|e| RunError::Usage(format!("checkpoint {} is corrupt: {e}", state_path.display())))?;
+        let text = std::fs::read_to_string(&state_path)
+            .map_err(io_err("checkpoint state", &state_path))?;
+        let st: ArmacState = serde_json::from_str(&text).map_err(|e| {
+            RunError::Usage(format!(
+                "checkpoint {} is corrupt: {e}",
+                state_path.display()
+            ))
+        })?;
         if st.game != game.load_string() {
             return Err(RunError::Usage(format!(
                 "checkpoint {} is for game {}, the config says {}",
@@ -211,8 +257,13 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
                 game.load_string()
             )));
         }
-        let learner = ArmacLearner::load(net_cfg.clone(), &device, s.learning_rate, &ckpt_dir.join("learner"))
-            .map_err(|e| RunError::Usage(format!("resuming: {e}")))?;
+        let learner = ArmacLearner::load(
+            net_cfg.clone(),
+            &device,
+            s.learning_rate,
+            &ckpt_dir.join("learner"),
+        )
+        .map_err(|e| RunError::Usage(format!("resuming: {e}")))?;
         let mut nets = std::collections::HashMap::new();
         for id in needed_snapshots(&st) {
             let net = ArmacPolicyNet::load_file(net_cfg.clone(), &reservoir_path(dir, id))
@@ -235,7 +286,8 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
         };
         // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends.
         let net0 = learner.snapshot();
-        net0.save_file(&reservoir_path(dir, 0)).map_err(|e| RunError::Usage(format!("saving θ^0: {e}")))?;
+        net0.save_file(&reservoir_path(dir, 0))
+            .map_err(|e| RunError::Usage(format!("saving θ^0: {e}")))?;
         st.rng = SplitMix64::new(st.rng).next_u64();
         let mut nets = std::collections::HashMap::new();
         nets.insert(0u64, Arc::new(net0));
@@ -248,9 +300,14 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
         MetricsCsv::create(&metrics_path, METRICS_HEADER)
     }
     .map_err(io_err("metrics", &metrics_path))?;
-    write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes()).map_err(io_err("config", dir))?;
+    write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
+        .map_err(io_err("config", dir))?;
     let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
-    let exact = if s.exact_eval { Exact::new(&game)? } else { None };
+    let exact = if s.exact_eval {
+        Exact::new(&game)?
+    } else {
+        None
+    };
 
     // Shared state with the actors.
     let stop = Arc::new(AtomicBool::new(false));
@@ -265,11 +322,17 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
         best: st.best,
     })));
     let mut learner = learner;
-    let (tx, rx) = crossbeam::channel::bounded::<ActorMsg>(4 * s.games_per_group.max(1) * s.actors.max(1) + 64);
+    let (tx, rx) = crossbeam::channel::bounded::<ActorMsg>(
+        4 * s.games_per_group.max(1) * s.actors.max(1) + 64,
+    );
     let actor_settings = ActorSettings {
         games_per_group: s.games_per_group,
         eval_fraction: s.eval_fraction,
-        reward_scale: game.max_utility().abs().max(game.min_utility().abs()).max(1e-9),
+        reward_scale: game
+            .max_utility()
+            .abs()
+            .max(game.min_utility().abs())
+            .max(1e-9),
     };
     let mut handles = Vec::new();
     for a in 0..s.actors {
@@ -281,32 +344,46 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
             actor_settings.clone(),
             quota.clone(),
         );
-        let seed = config.seed.wrapping_mul(0x9E37_79B9).wrapping_add(st.epoch * 1000 + a as u64 + 1);
-        handles.push(std::thread::Builder::new().name(format!("actor-{a}")).spawn(move || {
-            let mut rng = SplitMix64::new(seed);
-            let candidates = all_candidates();
-            while !stop.load(Ordering::Relaxed) {
-                if quota.load(Ordering::Relaxed) <= 0 {
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                }
-                quota.fetch_sub(settings.games_per_group as i64, Ordering::Relaxed);
-                let snaps = snapshots.read().expect("snapshot lock").clone();
-                let (trajs, eval) = play_group(&game, &snaps, &settings, &candidates, &mut rng);
-                for t in trajs {
-                    if tx.send(ActorMsg::Trajectory(Box::new(t))).is_err() {
-                        return;
+        let seed = config
+            .seed
+            .wrapping_mul(0x9E37_79B9)
+            .wrapping_add(st.epoch * 1000 + a as u64 + 1);
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("actor-{a}"))
+                .spawn(move || {
+                    let mut rng = SplitMix64::new(seed);
+                    let candidates = all_candidates();
+                    while !stop.load(Ordering::Relaxed) {
+                        if quota.load(Ordering::Relaxed) <= 0 {
+                            std::thread::sleep(Duration::from_millis(1));
+                            continue;
+                        }
+                        quota.fetch_sub(settings.games_per_group as i64, Ordering::Relaxed);
+                        let snaps = snapshots.read().expect("snapshot lock").clone();
+                        let (trajs, eval) =
+                            play_group(&game, &snaps, &settings, &candidates, &mut rng);
+                        for t in trajs {
+                            if tx.send(ActorMsg::Trajectory(Box::new(t))).is_err() {
+                                return;
+                            }
+                        }
+                        if let Some((candidate, total)) = eval {
+                            let count = settings.games_per_group as u64;
+                            let msg = ActorMsg::CandidateReturn {
+                                epoch: snaps.epoch,
+                                candidate,
+                                total,
+                                count,
+                            };
+                            if tx.send(msg).is_err() {
+                                return;
+                            }
+                        }
                     }
-                }
-                if let Some((candidate, total)) = eval {
-                    let count = settings.games_per_group as u64;
-                    let msg = ActorMsg::CandidateReturn { epoch: snaps.epoch, candidate, total, count };
-                    if tx.send(msg).is_err() {
-                        return;
-                    }
-                }
-            }
-        }).map_err(io_err("actor thread", dir))?);
+                })
+                .map_err(io_err("actor thread", dir))?,
+        );
     }
     drop(tx);
 
@@ -351,7 +428,10 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
                         None
                     }
                     Err(crossbeam::channel::RecvTimeoutError::Disconnected) => {
-                        result = Err(RunError::Usage("all actor threads stopped (an actor panicked); see the message above".into()));
+                        result = Err(RunError::Usage(
+                            "all actor threads stopped (an actor panicked); see the message above"
+                                .into(),
+                        ));
                         break 'epochs;
                     }
                 }
@@ -367,7 +447,12 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
                             data.push(*t);
                         }
                     }
-                    ActorMsg::CandidateReturn { epoch: e, candidate, total, count } if e == epoch => {
+                    ActorMsg::CandidateReturn {
+                        epoch: e,
+                        candidate,
+                        total,
+                        count,
+                    } if e == epoch => {
                         stats.add(candidate, total, count);
                     }
                     _ => {}
@@ -375,8 +460,9 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
                 continue;
             }
             if steps_done < s.learning_steps && !data.is_empty() && !need_more {
-                let picks: Vec<&Trajectory> =
-                    (0..s.batch_trajectories).map(|_| &data[rng.below(data.len())]).collect();
+                let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
+                    .map(|_| &data[rng.below(data.len())])
+                    .collect();
                 let inputs = act_batch(&picks);
                 let current = learner.evaluate(&inputs);
                 let snap_out = snaps.latest.evaluate(&inputs);
@@ -401,7 +487,11 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
         nets.insert(st.epoch, net.clone());
         st.reservoir.push(finished, &mut rng);
         let keep = needed_snapshots(&st);
-        let stale: Vec<u64> = nets.keys().copied().filter(|id| !keep.contains(id)).collect();
+        let stale: Vec<u64> = nets
+            .keys()
+            .copied()
+            .filter(|id| !keep.contains(id))
+            .collect();
         for id in stale {
             nets.remove(&id);
             let _ = std::fs::remove_file(reservoir_path(dir, id));
@@ -427,8 +517,16 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
         tb.scalar("loss/policy", losses[3], it);
         tb.scalar("epoch", it as f64, it);
         tb.scalar("reservoir_size", st.reservoir.len() as f64, it);
-        tb.scalar("acting_steps_per_second", (st.acting_steps - acting_before) as f64 / acting_t0.elapsed().as_secs_f64().max(1e-9), it);
-        tb.scalar("learning_steps_per_second", steps_done as f64 / learn_secs.max(1e-9), it);
+        tb.scalar(
+            "acting_steps_per_second",
+            (st.acting_steps - acting_before) as f64 / acting_t0.elapsed().as_secs_f64().max(1e-9),
+            it,
+        );
+        tb.scalar(
+            "learning_steps_per_second",
+            steps_done as f64 / learn_secs.max(1e-9),
+            it,
+        );
         tb.scalar("best_candidate", st.best.id() as f64, it);
         let mut nc = (f64::NAN, f64::NAN);
         if let Some(ex) = &exact
@@ -455,7 +553,8 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
                 format!("{:.6e}", losses[3]),
             ])
             .map_err(io_err("metrics", &metrics_path))?;
-        if it % s.checkpoint_every == 0 || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds {
+        if it % s.checkpoint_every == 0 || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds
+        {
             st.elapsed_seconds = seconds;
             st.rng = rng.clone().next_u64();
             save_checkpoint(dir, &learner, &st, config)?;
@@ -489,7 +588,10 @@ pub fn run(config: &Config, s: &ArmacSettings, dir: &Path, opts: &TrainOptions) 
         seconds,
         stopped_early,
     };
-    write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary).unwrap().as_bytes())
-        .map_err(io_err("summary", dir))?;
+    write_atomic(
+        &dir.join("summary.json"),
+        serde_json::to_string_pretty(&summary).unwrap().as_bytes(),
+    )
+    .map_err(io_err("summary", dir))?;
     Ok(summary)
 }

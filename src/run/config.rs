@@ -428,7 +428,10 @@ impl Config {
             return Err(bad("eval_fraction", "must be in [0, 1)"));
         }
         if !["flex", "cpu", "wgpu", "cuda", "default"].contains(&a.device.as_str()) {
-            return Err(bad("device", "expected `flex`, `wgpu`, `cuda` or `default`"));
+            return Err(bad(
+                "device",
+                "expected `flex`, `wgpu`, `cuda` or `default`",
+            ));
         }
         if self.eval.every == 0 || self.checkpoint.every_epochs == 0 {
             return Err(ConfigError::Value {

@@ -126,7 +126,8 @@ impl Deadline {
 /// A process-wide flag set by Ctrl-C (SIGINT): long runs poll it and stop at the next safe
 /// point, writing a consistent checkpoint. The handler is installed on first use.
 pub fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
-    static FLAG: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> = std::sync::OnceLock::new();
+    static FLAG: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+        std::sync::OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let f = flag.clone();
