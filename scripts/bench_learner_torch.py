@@ -10,6 +10,9 @@ eps = 1e-8, on the CPU with 2 threads by default.
 
 Prints one JSON object: {"steps_per_second": ..., ...}.
 
+On a shared 2-core machine, run with OMP_WAIT_POLICY=PASSIVE (or --threads 1): with OpenMP's
+default busy-waiting and other processes on the cores, 2 threads measured 5-10x slower than 1.
+
 Usage: python3 scripts/bench_learner_torch.py [--batch 2048] [--steps 30] [--input 30]
        [--actions 3] [--hidden 128] [--layers 2] [--head-hidden 128] [--threads 2]
 """
