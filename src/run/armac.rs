@@ -398,6 +398,7 @@ pub fn run(
     let mut rng = SplitMix64::new(st.rng);
     let mut stopped_early = false;
     let mut last_nash_conv = f64::NAN;
+    let mut last_eval_epoch = None;
     let mut result: Result<(), RunError> = Ok(());
     let acting_t0 = Instant::now();
     let acting_before = st.acting_steps;
@@ -534,6 +535,7 @@ pub fn run(
         {
             nc = ex.evaluate(&net, na);
             last_nash_conv = nc.0;
+            last_eval_epoch = Some(it);
             tb.scalar("nash_conv", nc.0, it);
             tb.scalar("nash_conv_current", nc.1, it);
             bar.set_message(format!("NashConv {:.4} (π^t {:.4})", nc.0, nc.1));
@@ -574,8 +576,9 @@ pub fn run(
     st.rng = rng.next_u64();
     save_checkpoint(dir, &learner, &st, config)?;
     result?;
+    // The summary reports the network the run ends with (also when stopped between evaluations).
     if let Some(ex) = &exact
-        && last_nash_conv.is_nan()
+        && last_eval_epoch != Some(st.epoch)
     {
         last_nash_conv = ex.evaluate(&learner.snapshot(), na).0;
     }
