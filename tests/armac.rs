@@ -1,6 +1,7 @@
 //! ARMAC end to end through `armac-train`: a short Kuhn run learns (exact NashConv of the
-//! average-policy head falls well below the uniform policy's 0.9167), and a run stopped by its
-//! time limit resumes from its checkpoint with counters and reservoir intact.
+//! average-policy head falls well below the uniform policy's 0.9167), its checkpoint works as a
+//! policy for `armac-eval`, and a run stopped by its time limit resumes from its checkpoint with
+//! counters and reservoir intact.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -74,19 +75,70 @@ fn kuhn_armac_learns_well_below_uniform() {
     );
     let curve = nash_convs(&dir);
     assert_eq!(curve.len(), 6, "{curve:?}");
+    // The average-policy head is still noisy from one evaluation to the next at this budget
+    // (see the issue notes), so the test asks for a clear dip and a typical value below uniform.
     let best = curve.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
-    let last = curve.last().unwrap().1;
+    let mut sorted: Vec<f64> = curve.iter().map(|c| c.1).collect();
+    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let median = sorted[sorted.len() / 2];
     assert!(
-        best < 0.55 * UNIFORM_KUHN_NASH_CONV,
+        best < 0.5 * UNIFORM_KUHN_NASH_CONV,
         "best NashConv {best} in {curve:?}"
     );
     assert!(
-        last < UNIFORM_KUHN_NASH_CONV,
-        "final NashConv {last} in {curve:?}"
+        median < UNIFORM_KUHN_NASH_CONV,
+        "median NashConv {median} in {curve:?}"
     );
     let s = json(&dir.join("summary.json"));
     assert_eq!(s["iterations"], 30);
     assert!(dir.join("checkpoint/learner").exists() && dir.join("checkpoint/state.json").is_file());
+    // The checkpoint as a policy: `nashconv --policy <run dir>` and the exported OpenSpiel-format
+    // file evaluate to the NashConv the run reported.
+    let eval = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_armac-eval"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let reported = s["nash_conv"].as_f64().unwrap();
+    let d = dir.to_str().unwrap();
+    let v: Value = serde_json::from_str(&eval(&[
+        "nashconv",
+        "--game",
+        "kuhn_poker",
+        "--json",
+        "--policy",
+        d,
+    ]))
+    .unwrap();
+    assert!(
+        (v["nash_conv"].as_f64().unwrap() - reported).abs() < 1e-9,
+        "{v} vs {reported}"
+    );
+    let file = dir.join("exported.json");
+    eval(&[
+        "export-policy",
+        "--checkpoint",
+        d,
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    let text = eval(&[
+        "nashconv",
+        "--game",
+        "kuhn_poker",
+        "--policy",
+        file.to_str().unwrap(),
+    ]);
+    let from_file: f64 = text
+        .trim()
+        .strip_prefix("nash_conv ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((from_file - reported).abs() < 1e-9, "{text} vs {reported}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

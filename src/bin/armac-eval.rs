@@ -59,6 +59,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the average-policy head of an ARMAC checkpoint (small games) as an OpenSpiel-format
+    /// policy JSON file.
+    ExportPolicy {
+        /// An ARMAC run directory (its latest checkpoint) or its `checkpoint/` directory.
+        #[arg(long)]
+        checkpoint: std::path::PathBuf,
+        /// Output file.
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
     /// Local best response (LBR) against a policy in heads-up no-limit Hold'em: LBR's
     /// winnings per hand over both seats, with a 95% confidence interval.
     Lbr {
@@ -125,6 +135,21 @@ fn run(args: Args) -> Result<()> {
             json,
         } => replay(&game, &actions, json),
         Command::Nashconv { game, policy, json } => nashconv(&game, &policy, json),
+        Command::ExportPolicy { checkpoint, out } => {
+            let (game, policy) = armac::run::armac::load_checkpoint_policy(&checkpoint)?;
+            let tree = PublicTree::build(game.as_ref())?;
+            let flat = tree_policy(&tree, game.as_ref(), &policy)?;
+            let table = armac::run::tabular::to_tabular_policy(&tree, game.as_ref(), &flat);
+            armac::run::write_atomic(&out, table.to_json().as_bytes())
+                .with_context(|| format!("writing {}", out.display()))?;
+            println!(
+                "wrote {} ({} infostates of {})",
+                out.display(),
+                table.table.len(),
+                game.load_string()
+            );
+            Ok(())
+        }
         Command::Lbr {
             game,
             policy,
@@ -200,9 +225,23 @@ fn nashconv(game_name: &str, policy: &str, as_json: bool) -> Result<()> {
     let policy: Box<dyn Policy> = match policy {
         "uniform" => Box::new(UniformPolicy),
         "first-legal" => Box::new(FirstLegalPolicy),
+        path if Path::new(path).is_dir() => {
+            let (trained_on, p) = armac::run::armac::load_checkpoint_policy(Path::new(path))?;
+            if trained_on.load_string() != game.load_string() {
+                bail!(
+                    "checkpoint {path} was trained on {}, not {}",
+                    trained_on.load_string(),
+                    game.load_string()
+                );
+            }
+            Box::new(p)
+        }
         path => {
             if !Path::new(path).is_file() {
-                bail!("--policy `{path}` is neither `uniform`, `first-legal` nor an existing file");
+                bail!(
+                    "--policy `{path}` is neither `uniform`, `first-legal`, an ARMAC run/checkpoint \
+                     directory nor an existing file"
+                );
             }
             let p = TabularPolicy::load(Path::new(path))?;
             p.check_game(&game.load_string())

@@ -598,3 +598,97 @@ pub fn run(
     .map_err(io_err("summary", dir))?;
     Ok(summary)
 }
+
+/// The average-policy head `π̄` of an ARMAC checkpoint as a [`Policy`]: the acting player's
+/// information-state tensor goes through the network; probabilities are renormalised over the
+/// legal actions.
+pub struct ArmacAveragePolicy {
+    net: ArmacPolicyNet,
+    game: GameRef,
+    epoch: u64,
+}
+
+impl crate::policy::Policy for ArmacAveragePolicy {
+    fn action_probabilities(
+        &self,
+        state: &dyn crate::game::State,
+    ) -> Result<Vec<f64>, crate::policy::PolicyError> {
+        let p = match state.turn() {
+            crate::game::Turn::Player(p) => p,
+            _ => return Err(crate::policy::PolicyError::NotADecision),
+        };
+        let mut info = vec![0.0; self.game.information_state_tensor_size()];
+        state.information_state_tensor(p, &mut info);
+        let legal_actions = state.legal_actions();
+        let mut legal = vec![false; self.game.num_distinct_actions()];
+        for &a in &legal_actions {
+            legal[a] = true;
+        }
+        let mut batch = ActBatch::default();
+        batch.push(&info, &info, &info, &legal);
+        let out = self.net.evaluate(&batch);
+        let probs: Vec<f64> = legal_actions
+            .iter()
+            .map(|&a| out.avg_policy[a] as f64)
+            .collect();
+        let total: f64 = probs.iter().sum();
+        let n = probs.len() as f64;
+        Ok(probs
+            .iter()
+            .map(|&x| if total > 0.0 { x / total } else { 1.0 / n })
+            .collect())
+    }
+
+    fn name(&self) -> String {
+        format!("armac-average-policy(epoch {})", self.epoch)
+    }
+}
+
+/// Loads the average-policy head of an ARMAC checkpoint: `path` is a run directory (its latest
+/// checkpoint) or its `checkpoint/` directory. Returns the game the run was trained on.
+pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolicy), RunError> {
+    let (run_dir, ckpt) = if path.join("state.json").is_file() {
+        (
+            path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            path.to_path_buf(),
+        )
+    } else {
+        (path.to_path_buf(), path.join("checkpoint"))
+    };
+    let state_path = ckpt.join("state.json");
+    if !state_path.is_file() {
+        return Err(RunError::Usage(format!(
+            "{} is neither an ARMAC run directory nor its checkpoint directory (no {})",
+            path.display(),
+            state_path.display()
+        )));
+    }
+    let text =
+        std::fs::read_to_string(&state_path).map_err(io_err("checkpoint state", &state_path))?;
+    let st: ArmacState = serde_json::from_str(&text).map_err(|e| {
+        RunError::Usage(format!(
+            "checkpoint {} is corrupt: {e}",
+            state_path.display()
+        ))
+    })?;
+    let cfg_path = ckpt.join("config.toml");
+    let (config, _) = Config::load(&cfg_path.display().to_string(), &[])?;
+    let s = config.armac()?;
+    let game = load_game(&st.game)?;
+    let net_cfg = ArmacNetConfig {
+        input_size: game.information_state_tensor_size(),
+        num_actions: game.num_distinct_actions(),
+        encoder_hidden: s.hidden,
+        encoder_layers: s.layers,
+        head_hidden: s.hidden,
+        recurrent: false,
+    };
+    let net = ArmacPolicyNet::load_file(net_cfg, &reservoir_path(&run_dir, st.epoch))
+        .map_err(|e| RunError::Usage(format!("loading the checkpoint's network: {e}")))?;
+    let policy = ArmacAveragePolicy {
+        net,
+        game: game.clone(),
+        epoch: st.epoch,
+    };
+    Ok((game, policy))
+}
