@@ -5,13 +5,53 @@ use super::{Game, Player, State, Turn};
 use crate::util::SplitMix64;
 use std::collections::HashMap;
 
+/// Checks the public/private factorisation across many states: the information state of a
+/// player determines its (public state, private state), and for the player to act the pair
+/// determines the information state. Used on sampled states by [`check_game`] and on whole
+/// trees by the games' own tests.
+#[derive(Debug, Default)]
+pub struct FactorisationCheck {
+    info_to_pp: HashMap<(Player, String), (String, usize)>,
+    pp_to_info: HashMap<(Player, String, usize), String>,
+}
+
+impl FactorisationCheck {
+    /// Records `state` and fails on the first contradiction with the states seen before.
+    pub fn observe(&mut self, state: &dyn State) -> Result<(), String> {
+        let pubs = state.public_state_string();
+        for p in 0..2 {
+            let info = state.information_state_string(p);
+            let priv_ = state.private_state(p);
+            if let Some(prev) = self
+                .info_to_pp
+                .insert((p, info.clone()), (pubs.clone(), priv_))
+                && prev != (pubs.clone(), priv_)
+            {
+                return Err(format!(
+                    "player {p} infostate {info:?} seen with public/private {prev:?} and {:?}",
+                    (pubs, priv_)
+                ));
+            }
+            if state.turn() == Turn::Player(p)
+                && let Some(prev) = self
+                    .pp_to_info
+                    .insert((p, pubs.clone(), priv_), info.clone())
+                && prev != info
+            {
+                return Err(format!(
+                    "player {p}: public state {pubs:?} with private {priv_} maps to infostates {prev:?} and {info:?}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Runs `playouts` random playouts (chance by its probabilities, players uniform) and returns
 /// the first violated contract, naming the history where it happened.
 pub fn check_game(game: &dyn Game, playouts: usize, seed: u64) -> Result<(), String> {
     let mut rng = SplitMix64::new(seed);
-    // (player, infostate) -> (public state, private state), and back.
-    let mut info_to_pp: HashMap<(Player, String), (String, usize)> = HashMap::new();
-    let mut pp_to_info: HashMap<(Player, String, usize), String> = HashMap::new();
+    let mut factorisation = FactorisationCheck::default();
     for _ in 0..playouts {
         let mut state = game.new_initial_state();
         let mut moves = 0usize;
@@ -23,27 +63,7 @@ pub fn check_game(game: &dyn Game, playouts: usize, seed: u64) -> Result<(), Str
                     super::history_string(state.history())
                 )
             })?;
-            for p in 0..2 {
-                let info = state.information_state_string(p);
-                let pubs = state.public_state_string();
-                let priv_ = state.private_state(p);
-                if let Some(prev) = info_to_pp.insert((p, info.clone()), (pubs.clone(), priv_))
-                    && prev != (pubs.clone(), priv_)
-                {
-                    return Err(format!(
-                        "player {p} infostate {info:?} seen with public/private {prev:?} and {:?}",
-                        (pubs, priv_)
-                    ));
-                }
-                if state.turn() == Turn::Player(p)
-                    && let Some(prev) = pp_to_info.insert((p, pubs.clone(), priv_), info.clone())
-                    && prev != info
-                {
-                    return Err(format!(
-                        "player {p}: public state {pubs:?} with private {priv_} maps to infostates {prev:?} and {info:?}"
-                    ));
-                }
-            }
+            factorisation.observe(state.as_ref())?;
             match state.turn() {
                 Turn::Terminal => break,
                 Turn::Chance => {

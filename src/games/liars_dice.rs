@@ -593,23 +593,11 @@ mod tests {
     /// on every edge that a private state changes only with the player's own rolls, as a
     /// function of the old index and the roll.
     fn check_factorisation(root: LiarsDiceState) {
-        let mut info_to_pp = HashMap::new();
-        let mut pp_to_info = HashMap::new();
+        let mut factorisation = crate::game::conformance::FactorisationCheck::default();
         let mut step = HashMap::new();
         let mut stack = vec![root];
         while let Some(s) = stack.pop() {
-            let public = s.public_state_string();
-            for p in 0..2 {
-                let info = s.information_state_string(p);
-                let pp = (public.clone(), s.private_state(p));
-                assert_eq!(
-                    info_to_pp.entry((p, info.clone())).or_insert(pp.clone()),
-                    &pp
-                );
-                if s.turn() == Turn::Player(p) {
-                    assert_eq!(pp_to_info.entry((p, pp)).or_insert(info.clone()), &info);
-                }
-            }
+            factorisation.observe(&s).unwrap();
             let roller = s.is_chance().then(|| s.roller());
             for a in s.legal_actions() {
                 let mut c = s.clone();
