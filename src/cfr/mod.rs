@@ -336,3 +336,93 @@ pub fn regret_matching(tree: &PublicTree, p: usize, regrets: &[f64], out: &mut [
         }
     }
 }
+
+/// What an iterative solver saves to resume exactly where it stopped: the iteration count,
+/// integer counters and flat `f64` arrays (their meaning is the solver's business). Solvers that
+/// sample draw their random numbers from streams seeded by `(seed, iteration)`, so no generator
+/// state needs saving.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SolverSnapshot {
+    pub iteration: u64,
+    pub counters: Vec<u64>,
+    pub arrays: Vec<Vec<f64>>,
+}
+
+/// An iterative solver whose strategies live on a compiled [`PublicTree`]: full-width CFR
+/// ([`TabularSolver`]) and the sampling algorithms. The run driver needs nothing else.
+pub trait TreeSolver: Send {
+    /// Runs one iteration (both players).
+    fn iterate(&mut self);
+    /// Iterations done so far.
+    fn iteration(&self) -> u64;
+    /// The average policy (the one that converges), uniform where nothing was accumulated.
+    fn average_policy(&self) -> TreePolicy;
+    /// The current policy.
+    fn current_policy(&self) -> TreePolicy;
+    /// Histories visited so far, counted as OpenSpiel's samplers count them (one per history
+    /// entered by a traversal); the measure of work of sampling algorithms.
+    fn nodes_touched(&self) -> u64;
+    /// Extra scalars to log (name, value), e.g. variance estimates.
+    fn scalars(&self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+    /// The resumable state.
+    fn snapshot(&self) -> SolverSnapshot;
+    /// Restores [`TreeSolver::snapshot`]'s output; fails (with the reason) if it does not fit.
+    fn restore(&mut self, snapshot: SolverSnapshot) -> Result<(), String>;
+}
+
+impl TreeSolver for TabularSolver {
+    fn iterate(&mut self) {
+        TabularSolver::iterate(self)
+    }
+
+    fn iteration(&self) -> u64 {
+        self.state.iteration
+    }
+
+    fn average_policy(&self) -> TreePolicy {
+        TabularSolver::average_policy(self)
+    }
+
+    fn current_policy(&self) -> TreePolicy {
+        self.state.current.clone()
+    }
+
+    /// Full width: every history once per traversal; alternating updates traverse twice.
+    fn nodes_touched(&self) -> u64 {
+        let passes = match self.spec.updates {
+            Updates::Alternating => 2,
+            Updates::Simultaneous => 1,
+        };
+        self.state.iteration * passes * self.tree.stats.histories as u64
+    }
+
+    fn snapshot(&self) -> SolverSnapshot {
+        let s = &self.state;
+        SolverSnapshot {
+            iteration: s.iteration,
+            counters: Vec::new(),
+            arrays: [&s.regrets, &s.cumulative_policy, &s.current]
+                .into_iter()
+                .flat_map(|a| a.iter().cloned())
+                .collect(),
+        }
+    }
+
+    fn restore(&mut self, snapshot: SolverSnapshot) -> Result<(), String> {
+        let [r0, r1, c0, c1, p0, p1]: [Vec<f64>; 6] =
+            snapshot.arrays.try_into().map_err(|a: Vec<Vec<f64>>| {
+                format!("expected 6 arrays in a CFR checkpoint, found {}", a.len())
+            })?;
+        TabularSolver::restore(
+            self,
+            SolverState {
+                iteration: snapshot.iteration,
+                regrets: [r0, r1],
+                cumulative_policy: [c0, c1],
+                current: [p0, p1],
+            },
+        )
+    }
+}

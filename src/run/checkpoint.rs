@@ -1,11 +1,11 @@
 //! Checkpoint files: a magic tag, a JSON header, raw little-endian `f64` arrays and a checksum,
 //! written atomically. Reading validates everything and names the file in every error.
 
-use crate::cfr::{SolverSpec, SolverState};
+use crate::cfr::SolverSnapshot;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-const MAGIC: &[u8; 8] = b"ARMACCK1";
+const MAGIC: &[u8; 8] = b"ARMACCK2";
 
 /// Errors while reading a checkpoint.
 #[derive(Debug, thiserror::Error)]
@@ -21,17 +21,23 @@ pub enum CheckpointError {
     Mismatch { path: String, reason: String },
 }
 
-/// What a tabular checkpoint records besides the arrays.
+/// What a solver checkpoint records besides the arrays.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct TabularHeader {
+pub struct SolverHeader {
     pub kind: String,
     pub game: String,
-    pub spec: SolverSpec,
+    /// The solver's resolved settings (without the iteration budget), compared on resume.
+    pub solver: String,
     pub iteration: u64,
     /// Wall-clock seconds spent in the run up to the checkpoint (summed over resumes).
     pub elapsed_seconds: f64,
-    pub lengths: [usize; 2],
+    /// The solver's integer counters.
+    pub counters: Vec<u64>,
+    /// Length of each array that follows the header.
+    pub lengths: Vec<usize>,
 }
+
+const KIND: &str = "solver";
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -42,23 +48,26 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-/// Writes a tabular solver checkpoint atomically.
-pub fn save_tabular(
+/// Writes a solver checkpoint atomically; the header's `kind` and `lengths` are filled in here.
+pub fn save_solver(
     path: &Path,
-    header: &TabularHeader,
-    state: &SolverState,
+    header: &SolverHeader,
+    snapshot: &SolverSnapshot,
 ) -> std::io::Result<()> {
-    let head = serde_json::to_vec(header).expect("header serialisation cannot fail");
-    let mut buf =
-        Vec::with_capacity(16 + head.len() + 8 * 6 * header.lengths[0].max(header.lengths[1]));
+    let mut header = header.clone();
+    header.kind = KIND.into();
+    header.iteration = snapshot.iteration;
+    header.counters = snapshot.counters.clone();
+    header.lengths = snapshot.arrays.iter().map(Vec::len).collect();
+    let head = serde_json::to_vec(&header).expect("header serialisation cannot fail");
+    let total: usize = header.lengths.iter().sum();
+    let mut buf = Vec::with_capacity(24 + head.len() + 8 * total);
     buf.extend_from_slice(MAGIC);
     buf.extend_from_slice(&(head.len() as u64).to_le_bytes());
     buf.extend_from_slice(&head);
-    for arrays in [&state.regrets, &state.cumulative_policy, &state.current] {
-        for a in arrays.iter() {
-            for x in a {
-                buf.extend_from_slice(&x.to_le_bytes());
-            }
+    for a in &snapshot.arrays {
+        for x in a {
+            buf.extend_from_slice(&x.to_le_bytes());
         }
     }
     let sum = fnv1a(&buf);
@@ -66,8 +75,8 @@ pub fn save_tabular(
     super::write_atomic(path, &buf)
 }
 
-/// Reads a tabular checkpoint, checking magic, checksum and array lengths.
-pub fn load_tabular(path: &Path) -> Result<(TabularHeader, SolverState), CheckpointError> {
+/// Reads a solver checkpoint, checking magic, checksum and array lengths.
+pub fn load_solver(path: &Path) -> Result<(SolverHeader, SolverSnapshot), CheckpointError> {
     let p = path.display().to_string();
     let corrupt = |reason: &str| CheckpointError::Corrupt {
         path: p.clone(),
@@ -88,33 +97,33 @@ pub fn load_tabular(path: &Path) -> Result<(TabularHeader, SolverState), Checkpo
     if 16 + hlen > body.len() {
         return Err(corrupt("header length out of range"));
     }
-    let header: TabularHeader = serde_json::from_slice(&body[16..16 + hlen])
+    let header: SolverHeader = serde_json::from_slice(&body[16..16 + hlen])
         .map_err(|e| corrupt(&format!("bad header: {e}")))?;
-    if header.kind != "tabular" {
+    if header.kind != KIND {
         return Err(corrupt(&format!(
-            "kind `{}` is not a tabular checkpoint",
+            "kind `{}` is not a solver checkpoint",
             header.kind
         )));
     }
     let data = &body[16 + hlen..];
-    let [n0, n1] = header.lengths;
-    if data.len() != 8 * 3 * (n0 + n1) {
+    let total: usize = header.lengths.iter().sum();
+    if data.len() != 8 * total {
         return Err(corrupt("array section has the wrong size"));
     }
     let mut floats = data
         .chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().unwrap()));
-    let mut take = |n: usize| -> Vec<f64> { floats.by_ref().take(n).collect() };
-    let regrets = [take(n0), take(n1)];
-    let cumulative_policy = [take(n0), take(n1)];
-    let current = [take(n0), take(n1)];
+    let arrays = header
+        .lengths
+        .iter()
+        .map(|&n| floats.by_ref().take(n).collect())
+        .collect();
     Ok((
         header.clone(),
-        SolverState {
+        SolverSnapshot {
             iteration: header.iteration,
-            regrets,
-            cumulative_policy,
-            current,
+            counters: header.counters.clone(),
+            arrays,
         },
     ))
 }
@@ -128,32 +137,40 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("armac-ckpt-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("c.bin");
-        let state = SolverState {
+        let snapshot = SolverSnapshot {
             iteration: 7,
-            regrets: [vec![1.0, -2.0], vec![0.5]],
-            cumulative_policy: [vec![3.0, 4.0], vec![1.0]],
-            current: [vec![0.25, 0.75], vec![1.0]],
+            counters: vec![123],
+            arrays: vec![vec![1.0, -2.0], vec![0.5], vec![], vec![3.0]],
         };
-        let header = TabularHeader {
-            kind: "tabular".into(),
+        let header = SolverHeader {
+            kind: String::new(),
             game: "kuhn_poker".into(),
-            spec: SolverSpec::named("cfr").unwrap(),
-            iteration: 7,
+            solver: "{\"algorithm\":\"cfr\"}".into(),
+            iteration: 0,
             elapsed_seconds: 1.5,
-            lengths: [2, 1],
+            counters: Vec::new(),
+            lengths: Vec::new(),
         };
-        save_tabular(&path, &header, &state).unwrap();
-        let (h, s) = load_tabular(&path).unwrap();
-        assert_eq!((h, s), (header, state));
+        save_solver(&path, &header, &snapshot).unwrap();
+        let (h, s) = load_solver(&path).unwrap();
+        assert_eq!(s, snapshot);
+        assert_eq!(
+            (h.game.as_str(), h.solver.as_str()),
+            ("kuhn_poker", header.solver.as_str())
+        );
+        assert_eq!(
+            (h.iteration, h.elapsed_seconds, h.lengths),
+            (7, 1.5, vec![2, 1, 0, 1])
+        );
         let mut bytes = std::fs::read(&path).unwrap();
         let n = bytes.len();
         bytes[n - 12] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        let e = load_tabular(&path).unwrap_err().to_string();
+        let e = load_solver(&path).unwrap_err().to_string();
         assert!(e.contains("checksum") && e.contains("c.bin"), "{e}");
         std::fs::write(&path, b"hello").unwrap();
         assert!(
-            load_tabular(&path)
+            load_solver(&path)
                 .unwrap_err()
                 .to_string()
                 .contains("magic")

@@ -3,7 +3,7 @@
 //! once into typed settings ([`TabularSettings`]); the resolved config is saved in the run
 //! directory and beside every checkpoint.
 
-use crate::cfr::{ALGORITHMS, Averaging, RegretRule, SolverSpec, Updates};
+use crate::cfr::{Averaging, RegretRule, SolverSpec, Updates};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -48,11 +48,11 @@ pub struct Config {
     pub checkpoint: CheckpointConfig,
 }
 
-/// `[solver]`: a tabular CFR-family solver.
+/// `[solver]`: a solver over the compiled tree — full-width CFR family or a sampling algorithm
+/// (see [`super::solvers`] for the names and their keys).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct SolverConfig {
-    /// `cfr`, `cfr+`, `lcfr` or `dcfr`.
+    /// `cfr`, `cfr+`, `lcfr`, `dcfr`, or a sampling algorithm of [`super::solvers::SAMPLED`].
     pub algorithm: String,
     /// Number of iterations to run.
     pub iterations: u64,
@@ -71,6 +71,10 @@ pub struct SolverConfig {
     /// DCFR's γ (averaging exponent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gamma: Option<f64>,
+    /// The algorithm's own keys (sampling algorithms); the CFR family accepts none. Unknown
+    /// keys are rejected by the algorithm's option parser, naming the key.
+    #[serde(flatten)]
+    pub extra: toml::Table,
 }
 
 fn default_updates() -> String {
@@ -241,7 +245,11 @@ impl Default for CheckpointConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TabularSettings {
     pub game: String,
-    pub spec: SolverSpec,
+    pub seed: u64,
+    /// The validated algorithm and its options.
+    pub choice: super::solvers::SolverChoice,
+    /// The resolved `[solver]` section without `iterations` (checked on resume).
+    pub fingerprint: String,
     pub iterations: u64,
     pub eval_every: u64,
     pub checkpoint_seconds: f64,
@@ -471,15 +479,15 @@ impl Config {
             key: format!("solver.{key}"),
             reason,
         };
-        let mut spec = SolverSpec::named(&s.algorithm).ok_or_else(|| {
-            bad(
-                "algorithm",
-                format!(
-                    "unknown algorithm `{}`; expected one of {ALGORITHMS:?}",
-                    s.algorithm
-                ),
-            )
-        })?;
+        let Some(mut spec) = SolverSpec::named(&s.algorithm) else {
+            return self.sampled_settings(s);
+        };
+        if let Some(key) = s.extra.keys().next() {
+            return Err(bad(
+                key,
+                format!("unknown key for algorithm `{}`", s.algorithm),
+            ));
+        }
         spec.updates = match s.updates.as_str() {
             "alternating" => Updates::Alternating,
             "simultaneous" => Updates::Simultaneous,
@@ -537,8 +545,27 @@ impl Config {
                 return Err(bad(k, format!("{v} must be a finite non-negative number")));
             }
         }
-        if s.iterations == 0 {
-            return Err(bad("iterations", "must be at least 1".into()));
+        self.common_checks()?;
+        Ok(TabularSettings {
+            game: self.game.clone(),
+            seed: self.seed,
+            choice: super::solvers::SolverChoice::Cfr(spec),
+            fingerprint: fingerprint(s),
+            iterations: s.iterations,
+            eval_every: self.eval.every,
+            checkpoint_seconds: self.checkpoint.every_seconds,
+        })
+    }
+}
+
+impl Config {
+    /// Checks shared by every `[solver]` algorithm.
+    fn common_checks(&self) -> Result<(), ConfigError> {
+        if self.solver.as_ref().is_some_and(|s| s.iterations == 0) {
+            return Err(ConfigError::Value {
+                key: "solver.iterations".into(),
+                reason: "must be at least 1".into(),
+            });
         }
         if self.eval.every == 0 {
             return Err(ConfigError::Value {
@@ -552,14 +579,32 @@ impl Config {
                 reason: "must be positive".into(),
             });
         }
+        Ok(())
+    }
+
+    /// Validates a sampling algorithm's `[solver]` section.
+    fn sampled_settings(&self, s: &SolverConfig) -> Result<TabularSettings, ConfigError> {
+        let choice = super::solvers::parse_sampled(s)?;
+        self.common_checks()?;
         Ok(TabularSettings {
             game: self.game.clone(),
-            spec,
+            seed: self.seed,
+            choice,
+            fingerprint: fingerprint(s),
             iterations: s.iterations,
             eval_every: self.eval.every,
             checkpoint_seconds: self.checkpoint.every_seconds,
         })
     }
+}
+
+/// The resolved `[solver]` section without its iteration budget (which a resume may raise).
+fn fingerprint(s: &SolverConfig) -> String {
+    let mut value = serde_json::to_value(s).expect("solver config serialises");
+    if let Some(map) = value.as_object_mut() {
+        map.remove("iterations");
+    }
+    value.to_string()
 }
 
 #[cfg(test)]
@@ -580,7 +625,10 @@ mod tests {
         let c = Config::from_table(t, "test").unwrap();
         let s = c.tabular().unwrap();
         assert_eq!(s.iterations, 500);
-        assert_eq!(s.spec, SolverSpec::named("cfr+").unwrap());
+        assert_eq!(
+            s.choice,
+            super::super::solvers::SolverChoice::Cfr(SolverSpec::named("cfr+").unwrap())
+        );
         assert_eq!(s.eval_every, 5);
     }
 
@@ -589,6 +637,14 @@ mod tests {
         let t = table(
             "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\nfoo = 1\n",
         );
+        // The CFR family takes no algorithm-specific keys: a stray key is named at validation.
+        let e = Config::from_table(t, "x.toml")
+            .unwrap()
+            .tabular()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("solver.foo"), "{e}");
+        let t = table("game = \"kuhn_poker\"\nfoo = 1\n");
         let e = Config::from_table(t, "x.toml").unwrap_err().to_string();
         assert!(e.contains("foo") && e.contains("x.toml"), "{e}");
         let t =
@@ -613,7 +669,10 @@ mod tests {
             "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"dcfr\"\niterations = 1\nalpha = 2.0\ngamma = 1.0\n",
         );
         let s = Config::from_table(t, "x").unwrap().tabular().unwrap();
-        assert_eq!(s.spec, SolverSpec::dcfr(2.0, 0.0, 1.0));
+        assert_eq!(
+            s.choice,
+            super::super::solvers::SolverChoice::Cfr(SolverSpec::dcfr(2.0, 0.0, 1.0))
+        );
         let t = table(
             "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 1\nalpha = 2.0\n",
         );

@@ -1,11 +1,11 @@
 //! The driver of tabular runs: compile the game, iterate a CFR-family solver, evaluate NashConv
 //! on schedule, log to TensorBoard / CSV / progress bar, checkpoint, export the average policy.
 
-use super::checkpoint::{self, TabularHeader};
+use super::checkpoint::{self, SolverHeader};
 use super::config::{Config, TabularSettings};
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, write_atomic};
-use crate::cfr::TabularSolver;
+use crate::cfr::TreeSolver;
 use crate::eval::{TreePolicy, nash_conv};
 use crate::game::{Game, load_game};
 use crate::policy::TabularPolicy;
@@ -23,6 +23,7 @@ pub const METRICS_HEADER: &[&str] = &[
     "br_value_p0",
     "br_value_p1",
     "value_p0",
+    "nodes_touched",
 ];
 
 /// Converts tree arrays into an OpenSpiel-compatible policy table.
@@ -64,22 +65,23 @@ pub fn run(
             start.elapsed().as_secs_f64()
         );
     }
-    let mut solver = TabularSolver::new(tree.clone(), settings.spec);
+    let mut solver =
+        super::solvers::build(&settings.choice, settings.seed, game.as_ref(), tree.clone())?;
     let ckpt_path = dir.join("checkpoint.bin");
     let metrics_path = dir.join("metrics.csv");
     let mut elapsed_before = 0.0;
     let mut metrics = if opts.resume {
-        let (header, state) = checkpoint::load_tabular(&ckpt_path)?;
-        if header.game != game.load_string() || header.spec != settings.spec {
+        let (header, state) = checkpoint::load_solver(&ckpt_path)?;
+        if header.game != game.load_string() || header.solver != settings.fingerprint {
             return Err(RunError::Checkpoint(
                 checkpoint::CheckpointError::Mismatch {
                     path: ckpt_path.display().to_string(),
                     reason: format!(
-                        "it holds {} with {:?}, the config asks for {} with {:?}",
+                        "it holds {} with solver {}, the config asks for {} with solver {}",
                         header.game,
-                        header.spec,
+                        header.solver,
                         game.load_string(),
-                        settings.spec
+                        settings.fingerprint
                     ),
                 },
             ));
@@ -108,37 +110,41 @@ pub fn run(
     let mut last_eval = None;
     let mut last_nash_conv = f64::NAN;
     let mut last_ckpt = Instant::now();
-    let save = |solver: &TabularSolver, elapsed: f64| -> Result<(), RunError> {
-        let header = TabularHeader {
-            kind: "tabular".into(),
+    let save = |solver: &dyn TreeSolver, elapsed: f64| -> Result<(), RunError> {
+        let header = SolverHeader {
+            kind: String::new(),
             game: game.load_string(),
-            spec: *solver.spec(),
+            solver: settings.fingerprint.clone(),
             iteration: solver.iteration(),
             elapsed_seconds: elapsed,
-            lengths: [
-                solver.state().regrets[0].len(),
-                solver.state().regrets[1].len(),
-            ],
+            counters: Vec::new(),
+            lengths: Vec::new(),
         };
-        checkpoint::save_tabular(&ckpt_path, &header, solver.state())
+        checkpoint::save_solver(&ckpt_path, &header, &solver.snapshot())
             .map_err(io("checkpoint", &ckpt_path))
     };
-    let evaluate = |solver: &TabularSolver,
+    let evaluate = |solver: &dyn TreeSolver,
                     tb: &mut TbWriter,
                     metrics: &mut MetricsCsv,
                     seconds: f64|
      -> Result<f64, RunError> {
         let it = solver.iteration();
         let avg = nash_conv(&tree, &solver.average_policy());
-        let cur = nash_conv(&tree, solver.current_policy());
+        let cur = nash_conv(&tree, &solver.current_policy());
+        let touched = solver.nodes_touched();
         tb.scalar("nash_conv", avg.nash_conv, it);
         tb.scalar("exploitability", avg.nash_conv / 2.0, it);
         tb.scalar("nash_conv_current", cur.nash_conv, it);
         tb.scalar("br_value/p0", avg.best_response_values[0], it);
         tb.scalar("br_value/p1", avg.best_response_values[1], it);
         tb.scalar("value/p0", avg.on_policy_values[0], it);
+        tb.scalar("nodes_touched", touched as f64, it);
+        for (name, value) in solver.scalars() {
+            tb.scalar(&name, value, it);
+        }
         if seconds > 0.0 {
             tb.scalar("iterations_per_second", it as f64 / seconds, it);
+            tb.scalar("nodes_touched_per_second", touched as f64 / seconds, it);
         }
         tb.flush();
         metrics
@@ -150,6 +156,7 @@ pub fn run(
                 format!("{:.12e}", avg.best_response_values[0]),
                 format!("{:.12e}", avg.best_response_values[1]),
                 format!("{:.12e}", avg.on_policy_values[0]),
+                touched.to_string(),
             ])
             .map_err(io("metrics", metrics.path()))?;
         Ok(avg.nash_conv)
@@ -166,7 +173,7 @@ pub fn run(
         let it = solver.iteration();
         if it.is_multiple_of(settings.eval_every) || it == settings.iterations {
             last_nash_conv = evaluate(
-                &solver,
+                solver.as_ref(),
                 &mut tb,
                 &mut metrics,
                 elapsed_before + deadline.elapsed(),
@@ -175,13 +182,13 @@ pub fn run(
             bar.set_message(format!("NashConv {last_nash_conv:.6}"));
         }
         if last_ckpt.elapsed().as_secs_f64() >= settings.checkpoint_seconds {
-            save(&solver, elapsed_before + deadline.elapsed())?;
+            save(solver.as_ref(), elapsed_before + deadline.elapsed())?;
             last_ckpt = Instant::now();
         }
     }
     if last_eval != Some(solver.iteration()) && solver.iteration() > 0 {
         last_nash_conv = evaluate(
-            &solver,
+            solver.as_ref(),
             &mut tb,
             &mut metrics,
             elapsed_before + deadline.elapsed(),
@@ -189,7 +196,7 @@ pub fn run(
     }
     bar.finish_and_clear();
     let seconds = elapsed_before + deadline.elapsed();
-    save(&solver, seconds)?;
+    save(solver.as_ref(), seconds)?;
     let policy = to_tabular_policy(&tree, game.as_ref(), &solver.average_policy());
     let policy_path = dir.join("policy.json");
     write_atomic(&policy_path, policy.to_json().as_bytes()).map_err(io("policy", &policy_path))?;

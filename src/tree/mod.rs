@@ -22,6 +22,8 @@
 //! range-vs-range views (all private states of a public node) are slices of these arrays.
 //! Infosets are numbered by (public node, private state), which puts parents before children.
 
+pub mod history;
+
 use crate::game::{Action, Game, GameError, Player, State, Turn};
 use std::collections::HashMap;
 

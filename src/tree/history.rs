@@ -1,0 +1,292 @@
+//! The explicit history tree: every history of a game as one row of flat arrays, with its
+//! public node and the acting player's infoset in the numbering of a [`PublicTree`].
+//!
+//! Sampling algorithms (Monte-Carlo CFR, public outcome sampling, stochastic FTRL/OMD
+//! gradient estimators) walk single histories, which the sequence-form arrays of
+//! [`PublicTree`] merge away. This tree keeps them, so a sampled walk is a loop over integer
+//! arrays with no game code, no strings and no hashing, and the strategies it learns are
+//! [`TreePolicy`](crate::eval::TreePolicy) vectors that the exact evaluators score directly.
+//!
+//! Histories are numbered breadth-first, so the children of a history are contiguous:
+//! `children(h) = first_child[h] .. first_child[h] + num_children[h]`. At a decision history
+//! the `k`-th child follows the `k`-th legal action of its infoset, i.e. global action index
+//! `infosets[p].offset[infoset[h]] + k`. Histories are also listed per public node
+//! ([`HistoryTree::node_histories`]).
+
+use super::{NONE, NodeKind, PublicTree, TreeError};
+use crate::game::{Action, Game, Player, State, Turn};
+use std::collections::VecDeque;
+
+/// The kind of a history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistoryKind {
+    Chance,
+    Decision(Player),
+    Terminal,
+}
+
+/// All histories of a game, as flat arrays (see the module docs).
+#[derive(Clone, Debug)]
+pub struct HistoryTree {
+    pub kind: Vec<HistoryKind>,
+    /// Parent history (`NONE` at the root, history 0).
+    pub parent: Vec<u32>,
+    /// The action that led from the parent (0 at the root).
+    pub action: Vec<Action>,
+    /// Probability of that action if the parent is a chance history, else 1.
+    pub chance_prob: Vec<f64>,
+    /// Product of chance probabilities from the root.
+    pub chance_reach: Vec<f64>,
+    /// Public node in the [`PublicTree`].
+    pub node: Vec<u32>,
+    /// The acting player's infoset at decision histories (`NONE` elsewhere).
+    pub infoset: Vec<u32>,
+    /// Each player's private-state index (as [`State::private_state`]).
+    pub private: Vec<[u32; 2]>,
+    /// Each player's last own sequence (global action index; the player's `Infosets::root()`
+    /// for the empty sequence).
+    pub seq: Vec<[u32; 2]>,
+    pub first_child: Vec<u32>,
+    pub num_children: Vec<u32>,
+    /// Player 0's payoff at terminals (player 1 gets the negative), 0 elsewhere.
+    pub utility: Vec<f64>,
+    /// Histories of each public node, ascending.
+    node_start: Vec<u32>,
+    node_list: Vec<u32>,
+}
+
+impl HistoryTree {
+    /// Walks `game` and lists its histories; `tree` must be the game's compiled tree (it
+    /// supplies the public nodes and infoset numbering). Fails like [`PublicTree::build`] on
+    /// games whose histories disagree with the tree.
+    pub fn build(game: &dyn Game, tree: &PublicTree) -> Result<HistoryTree, TreeError> {
+        let mismatch = |state: &dyn State, what: &str| TreeError::Factorisation {
+            game: game.load_string(),
+            history: crate::game::history_string(state.history()),
+            what: format!("history tree disagrees with the compiled tree: {what}"),
+        };
+        let mut t = HistoryTree {
+            kind: Vec::new(),
+            parent: Vec::new(),
+            action: Vec::new(),
+            chance_prob: Vec::new(),
+            chance_reach: Vec::new(),
+            node: Vec::new(),
+            infoset: Vec::new(),
+            private: Vec::new(),
+            seq: Vec::new(),
+            first_child: Vec::new(),
+            num_children: Vec::new(),
+            utility: Vec::new(),
+            node_start: Vec::new(),
+            node_list: Vec::new(),
+        };
+        let roots = [
+            tree.infosets[0].root() as u32,
+            tree.infosets[1].root() as u32,
+        ];
+        let mut queue: VecDeque<Box<dyn State>> = VecDeque::new();
+        t.push(NONE, 0, 1.0, 1.0, 0, roots);
+        queue.push_back(game.new_initial_state());
+        let mut h = 0usize;
+        while let Some(state) = queue.pop_front() {
+            let node = t.node[h] as usize;
+            let pnode = &tree.nodes[node];
+            for p in 0..2 {
+                t.private[h][p] = state.private_state(p) as u32;
+            }
+            let turn = state.turn();
+            let expected = match turn {
+                Turn::Chance => NodeKind::Chance,
+                Turn::Player(p) => NodeKind::Decision(p),
+                Turn::Terminal => NodeKind::Terminal,
+            };
+            if pnode.kind != expected {
+                return Err(mismatch(state.as_ref(), "node kinds differ"));
+            }
+            let first = t.kind.len() as u32;
+            t.first_child[h] = first;
+            let outcomes: Vec<(Action, f64, [u32; 2])> = match turn {
+                Turn::Terminal => {
+                    t.kind[h] = HistoryKind::Terminal;
+                    t.utility[h] = state.returns()[0];
+                    Vec::new()
+                }
+                Turn::Chance => {
+                    t.kind[h] = HistoryKind::Chance;
+                    let s = t.seq[h];
+                    state
+                        .chance_outcomes()
+                        .into_iter()
+                        .map(|(a, p)| (a, p, s))
+                        .collect()
+                }
+                Turn::Player(p) => {
+                    t.kind[h] = HistoryKind::Decision(p);
+                    let private = t.private[h][p];
+                    let (lo, hi) = pnode.infoset_range;
+                    let inf = &tree.infosets[p];
+                    let i = (lo..hi)
+                        .find(|&i| inf.private[i as usize] == private)
+                        .ok_or_else(|| mismatch(state.as_ref(), "infoset not found"))?;
+                    t.infoset[h] = i;
+                    let range = inf.range(i as usize);
+                    let legal = state.legal_actions();
+                    if inf.actions[range.clone()] != legal[..] {
+                        return Err(mismatch(state.as_ref(), "legal actions differ"));
+                    }
+                    legal
+                        .into_iter()
+                        .zip(range)
+                        .map(|(a, g)| {
+                            let mut s = t.seq[h];
+                            s[p] = g as u32;
+                            (a, 1.0, s)
+                        })
+                        .collect()
+                }
+            };
+            t.num_children[h] = outcomes.len() as u32;
+            let reach = t.chance_reach[h];
+            for (a, prob, s) in outcomes {
+                let mut child = state.clone_box();
+                child.apply_action(a);
+                let key = child.public_state_string();
+                let cnode = pnode
+                    .children
+                    .iter()
+                    .copied()
+                    .find(|&c| tree.nodes[c as usize].public_state == key)
+                    .ok_or_else(|| mismatch(child.as_ref(), "public node not found"))?;
+                t.push(h as u32, a, prob, reach * prob, cnode, s);
+                queue.push_back(child);
+            }
+            h += 1;
+        }
+        // Group histories by public node (counting sort keeps them ascending).
+        let n_nodes = tree.nodes.len();
+        let mut count = vec![0u32; n_nodes + 1];
+        for &n in &t.node {
+            count[n as usize + 1] += 1;
+        }
+        for k in 0..n_nodes {
+            count[k + 1] += count[k];
+        }
+        t.node_start = count.clone();
+        t.node_list = vec![0; t.kind.len()];
+        for (h, &n) in t.node.iter().enumerate() {
+            let slot = &mut count[n as usize];
+            t.node_list[*slot as usize] = h as u32;
+            *slot += 1;
+        }
+        Ok(t)
+    }
+
+    fn push(&mut self, parent: u32, a: Action, prob: f64, reach: f64, node: u32, seq: [u32; 2]) {
+        self.kind.push(HistoryKind::Terminal);
+        self.parent.push(parent);
+        self.action.push(a);
+        self.chance_prob.push(prob);
+        self.chance_reach.push(reach);
+        self.node.push(node);
+        self.infoset.push(NONE);
+        self.private.push([0, 0]);
+        self.seq.push(seq);
+        self.first_child.push(0);
+        self.num_children.push(0);
+        self.utility.push(0.0);
+    }
+
+    /// Number of histories.
+    pub fn len(&self) -> usize {
+        self.kind.len()
+    }
+
+    /// `true` if there are none (never, for a built tree).
+    pub fn is_empty(&self) -> bool {
+        self.kind.is_empty()
+    }
+
+    /// Children of history `h` (contiguous ids).
+    pub fn children(&self, h: usize) -> std::ops::Range<usize> {
+        let f = self.first_child[h] as usize;
+        f..f + self.num_children[h] as usize
+    }
+
+    /// The histories of public node `n`, ascending.
+    pub fn node_histories(&self, n: usize) -> &[u32] {
+        &self.node_list[self.node_start[n] as usize..self.node_start[n + 1] as usize]
+    }
+
+    /// Exact expected payoff of player 0 under `policy` (indexed like [`crate::eval::TreePolicy`]),
+    /// computed history by history; agrees with the sequence-form sweep of [`PublicTree`].
+    pub fn expected_value(&self, tree: &PublicTree, policy: &[Vec<f64>; 2]) -> f64 {
+        let mut reach = vec![0.0; self.len()];
+        reach[0] = 1.0;
+        let mut total = 0.0;
+        for h in 0..self.len() {
+            match self.kind[h] {
+                HistoryKind::Terminal => total += reach[h] * self.utility[h],
+                HistoryKind::Chance => {
+                    for c in self.children(h) {
+                        reach[c] = reach[h] * self.chance_prob[c];
+                    }
+                }
+                HistoryKind::Decision(p) => {
+                    let base = tree.infosets[p].offset[self.infoset[h] as usize] as usize;
+                    for (k, c) in self.children(h).enumerate() {
+                        reach[c] = reach[h] * policy[p][base + k];
+                    }
+                }
+            }
+        }
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::load_game;
+
+    #[test]
+    fn history_tree_matches_the_compiled_tree() {
+        for name in ["kuhn_poker", "leduc_poker", "goofspiel5", "liars_dice"] {
+            let game = load_game(name).unwrap();
+            let tree = PublicTree::build(game.as_ref()).unwrap();
+            let ht = HistoryTree::build(game.as_ref(), &tree).unwrap();
+            assert_eq!(ht.len(), tree.stats.histories, "{name}");
+            let terminals = ht
+                .kind
+                .iter()
+                .filter(|k| **k == HistoryKind::Terminal)
+                .count();
+            assert_eq!(terminals, tree.stats.terminal_histories, "{name}");
+            // Every history is listed under its public node exactly once.
+            let listed: usize = (0..tree.nodes.len())
+                .map(|n| ht.node_histories(n).len())
+                .sum();
+            assert_eq!(listed, ht.len());
+            // Expected values agree with the sequence form on a non-uniform policy.
+            let mut policy = crate::eval::uniform_tree_policy(&tree);
+            for (p, flat) in policy.iter_mut().enumerate() {
+                let inf = &tree.infosets[p];
+                for i in 0..inf.len() {
+                    let r = inf.range(i);
+                    let n = r.len() as f64;
+                    let z = n * (n + 1.0) / 2.0;
+                    for (k, g) in r.enumerate() {
+                        flat[g] = (k as f64 + 1.0) / z;
+                    }
+                }
+            }
+            let mut r0 = vec![0.0; tree.num_sequences(0)];
+            let mut r1 = vec![0.0; tree.num_sequences(1)];
+            tree.reach(0, &policy[0], &mut r0);
+            tree.reach(1, &policy[1], &mut r1);
+            let want = tree.expected_value(&r0, &r1);
+            let got = ht.expected_value(&tree, &policy);
+            assert!((want - got).abs() < 1e-9, "{name}: {want} vs {got}");
+        }
+    }
+}
