@@ -213,3 +213,67 @@ fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
     assert_eq!(epochs, (1..=target).collect::<Vec<_>>());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// HUNL (FCPA): a few learning steps, a checkpoint, and LBR against the checkpoint's
+/// average-policy network (ranges queried in batches) gives a finite figure in the JSON
+/// report; a checkpoint of another game is refused with an error naming both games.
+#[test]
+fn fcpa_checkpoint_is_evaluated_by_lbr() {
+    let dir = tmp("fcpa-lbr");
+    train(
+        &[
+            "--config",
+            "nlhe_fcpa",
+            "--quiet",
+            "--set",
+            "armac.epochs=1",
+            "--set",
+            "armac.episodes_per_epoch=32",
+            "--set",
+            "armac.learning_steps_per_epoch=2",
+            "--set",
+            "armac.batch_trajectories=8",
+            "--set",
+            "armac.hidden=32",
+            "--out",
+        ],
+        &dir,
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_armac-eval"))
+        .args(["lbr", "--policy"])
+        .arg(&dir)
+        .args(["--variant", "fc", "--hands", "8", "--seed", "3", "--json"])
+        .args(["--preflop-samples", "20", "--threads", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        v["policy"]
+            .as_str()
+            .unwrap()
+            .contains("armac-average-policy"),
+        "{v}"
+    );
+    assert_eq!(v["hands"].as_u64(), Some(8), "{v}");
+    let mean = v["mean"].as_f64().unwrap();
+    assert!(mean.is_finite() && mean.abs() < 2.0e5, "{v}");
+    // The same checkpoint named for another game.
+    let o = Command::new(env!("CARGO_BIN_EXE_armac-eval"))
+        .args(["lbr", "--game", "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=400 400,bettingAbstraction=fcpa)", "--policy"])
+        .arg(&dir)
+        .args(["--variant", "fc", "--hands", "2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && stderr.contains("trained on"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

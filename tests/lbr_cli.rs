@@ -172,7 +172,7 @@ fn bad_input_fails_cleanly() {
             "--hands",
             "8",
         ]),
-        "ARMAC trainer",
+        "run/checkpoint directory",
     );
     run_err(
         eval().args([

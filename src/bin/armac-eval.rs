@@ -1,7 +1,7 @@
 //! `armac-eval`: evaluation and debugging tools.
 //! * `replay --game G --actions a,b,c [--json]`: every prefix of an action sequence.
 //! * `nashconv --game G --policy <uniform|first-legal|file.json> [--json]`: exact NashConv.
-//! * `lbr --game hunl_fcpa --policy <uniform|always-call|always-fold|file.json|checkpoint>
+//! * `lbr --game hunl_fcpa --policy <uniform|always-call|always-fold|file.json|ARMAC run dir>
 //!   --variant <fc|fcpa|fc12-fcpa34> --hands N [--seed S] [--threads T] [--json]
 //!   [--logdir DIR --step N]`: local best response (Lisý & Bowling 2017) in chips and mbb per
 //!   hand with a 95% confidence interval; `--logdir` adds the result to TensorBoard as
@@ -75,8 +75,9 @@ enum Command {
         /// Game name or OpenSpiel game string (heads-up Hold'em with fc or fcpa actions).
         #[arg(long, default_value = "hunl_fcpa")]
         game: String,
-        /// `uniform`, `always-call`, `always-fold`, an OpenSpiel-format policy JSON file, or
-        /// `checkpoint` (network checkpoints; not available yet).
+        /// `uniform`, `always-call`, `always-fold`, an OpenSpiel-format policy JSON file, or an
+        /// ARMAC run directory / checkpoint directory (its average-policy network, queried for
+        /// whole ranges in one batch).
         #[arg(long)]
         policy: String,
         /// Actions LBR may take: `fc`, `fcpa` or `fc12-fcpa34`.
@@ -289,15 +290,21 @@ fn lbr_policy(name: &str, game_string: &str) -> Result<Box<dyn RangePolicy>> {
         "uniform" => Box::new(UniformPolicy),
         "always-call" => Box::new(AlwaysCall),
         "always-fold" => Box::new(AlwaysFold),
-        "checkpoint" => bail!(
-            "--policy checkpoint: network checkpoints arrive with the ARMAC trainer and cannot be \
-             evaluated yet; use uniform, always-call, always-fold or a policy JSON file"
-        ),
+        path if Path::new(path).is_dir() => {
+            let (trained_on, p) = armac::run::armac::load_checkpoint_policy(Path::new(path))?;
+            if trained_on.load_string() != game_string {
+                bail!(
+                    "--policy {path}: the checkpoint was trained on {}, not on {game_string}",
+                    trained_on.load_string()
+                );
+            }
+            Box::new(p)
+        }
         path => {
             if !Path::new(path).is_file() {
                 bail!(
-                    "--policy `{path}` is neither uniform, always-call, always-fold, checkpoint \
-                     nor an existing policy file"
+                    "--policy `{path}` is neither uniform, always-call, always-fold, an ARMAC \
+                     run/checkpoint directory nor an existing policy file"
                 );
             }
             let p = TabularPolicy::load(Path::new(path))?;

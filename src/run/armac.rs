@@ -644,6 +644,71 @@ impl crate::policy::Policy for ArmacAveragePolicy {
     }
 }
 
+/// Whole ranges in one batched forward pass: LBR asks for the policy of every hand the
+/// player might hold; each hand's information-state tensor is built from a replay with that
+/// hand ([`crate::eval::lbr::with_hole_cards`]) and the network sees all of them at once.
+impl crate::eval::lbr::RangePolicy for ArmacAveragePolicy {
+    fn hand_action_probabilities(
+        &self,
+        state: &crate::games::universal_poker::UniversalPokerState,
+        hands: &[u16],
+    ) -> Result<Vec<crate::eval::lbr::ActionProbs>, crate::policy::PolicyError> {
+        use crate::game::State as _;
+        use crate::policy::PolicyError;
+        let p = match state.turn() {
+            crate::game::Turn::Player(p) => p,
+            _ => return Err(PolicyError::NotADecision),
+        };
+        let n_actions = self.game.num_distinct_actions();
+        if n_actions > 4 {
+            return Err(PolicyError::BadEntry {
+                key: self.game.load_string(),
+                reason: "range queries support at most 4 actions (fold/call/pot/all-in)".into(),
+            });
+        }
+        let mut info = vec![0.0; self.game.information_state_tensor_size()];
+        let mut legal = vec![false; n_actions];
+        let mut batch = ActBatch::default();
+        for &h in hands {
+            let s = crate::eval::lbr::with_hole_cards(state, p, h as usize).ok_or_else(|| {
+                PolicyError::BadEntry {
+                    key: format!("hand {h}"),
+                    reason: "the hand collides with cards already dealt".into(),
+                }
+            })?;
+            s.information_state_tensor(p, &mut info);
+            legal.iter_mut().for_each(|l| *l = false);
+            for a in s.legal_actions() {
+                legal[a] = true;
+            }
+            batch.push(&info, &info, &info, &legal);
+        }
+        let out = self.net.evaluate(&batch);
+        Ok((0..hands.len())
+            .map(|r| {
+                let row = &out.avg_policy[r * n_actions..(r + 1) * n_actions];
+                let total: f64 = row.iter().map(|&x| x as f64).sum();
+                let n_legal = legal.iter().filter(|&&l| l).count().max(1) as f64;
+                let mut probs = [0.0; 4];
+                for a in 0..n_actions {
+                    probs[a] = if total > 0.0 {
+                        row[a] as f64 / total
+                    } else if legal[a] {
+                        1.0 / n_legal
+                    } else {
+                        0.0
+                    };
+                }
+                probs
+            })
+            .collect())
+    }
+
+    fn name(&self) -> String {
+        crate::policy::Policy::name(self)
+    }
+}
+
 /// Loads the average-policy head of an ARMAC checkpoint: `path` is a run directory (its latest
 /// checkpoint) or its `checkpoint/` directory. Returns the game the run was trained on.
 pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolicy), RunError> {
