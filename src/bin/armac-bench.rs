@@ -4,6 +4,9 @@
 //! * `nashconv --game G --repeats N`: time of one exact NashConv evaluation.
 //! * `lbr --hands N [--threads T] [--seed S] [--per-hand]`: LBR hands per second against
 //!   uniform random, one line per variant (LBR-FC, LBR-FCPA, LBR-FC12-FCPA34) on `hunl_fcpa`.
+//! * `learner --batch B --input N --actions A --hidden H --layers L`: ARMAC learner optimizer
+//!   steps per second (feed-forward network, CPU backend); `scripts/bench_learner.sh` runs the
+//!   PyTorch peer beside it and prints the ratio.
 
 use anyhow::{Result, anyhow};
 use armac::cfr::{SolverSpec, TabularSolver};
@@ -75,6 +78,25 @@ enum Command {
         #[arg(long)]
         per_hand: bool,
     },
+    /// ARMAC learner: optimizer steps per second of the feed-forward network (all heads and
+    /// losses) on the CPU backend, median of --repeats timed blocks of --steps.
+    Learner {
+        #[arg(long, default_value_t = 2048)]
+        batch: usize,
+        #[arg(long, default_value_t = 20)]
+        steps: usize,
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
+        /// Information-state tensor length (Leduc: 30).
+        #[arg(long, default_value_t = 30)]
+        input: usize,
+        #[arg(long, default_value_t = 3)]
+        actions: usize,
+        #[arg(long, default_value_t = 128)]
+        hidden: usize,
+        #[arg(long, default_value_t = 2)]
+        layers: usize,
+    },
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -90,6 +112,34 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 
 fn main() -> Result<()> {
     match Args::parse().command {
+        Command::Learner {
+            batch,
+            steps,
+            repeats,
+            input,
+            actions,
+            hidden,
+            layers,
+        } => {
+            use armac::nn::armac::{ArmacNetConfig, bench_train_steps};
+            let cfg = ArmacNetConfig {
+                input_size: input,
+                num_actions: actions,
+                encoder_hidden: hidden,
+                encoder_layers: layers,
+                head_hidden: hidden,
+                recurrent: false,
+            };
+            let device = armac::nn::select_device("flex")?;
+            let rates: Vec<f64> = (0..repeats.max(1))
+                .map(|_| bench_train_steps(cfg.clone(), &device, batch, steps))
+                .collect();
+            println!(
+                "{}",
+                json!({"bench": "learner", "backend": "flex", "batch": batch,
+                       "steps_per_second": median(rates)})
+            );
+        }
         Command::Eval7 { random, repeats } => {
             use armac::games::hand_eval;
             let _ = hand_eval::bench_random(1000, 0); // build the tables outside the timing
