@@ -46,3 +46,13 @@ impl SplitMix64 {
         weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
     }
 }
+
+/// 64-bit FNV-1a hash: the checksum of checkpoint and replay files.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}

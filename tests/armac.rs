@@ -151,7 +151,15 @@ fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
         "armac.episodes_per_epoch=64",
         "--set",
         "armac.learning_steps_per_epoch=20",
+        "--set",
+        "armac.replay_capacity=128",
     ];
+    // Trajectories in the checkpoint's replay memory (the count sits after the magic and the
+    // two sizes).
+    let replay_len = |dir: &Path| {
+        let b = std::fs::read(dir.join("checkpoint/replay.bin")).unwrap();
+        u64::from_le_bytes(b[24..32].try_into().unwrap())
+    };
     let mut first = vec![
         "--config",
         "kuhn_armac.toml",
@@ -175,6 +183,7 @@ fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
         "learning steps at a boundary"
     );
     assert_eq!(json(&dir.join("summary.json"))["stopped_early"], true);
+    assert_eq!(replay_len(&dir), (64 * stopped_at).min(128));
     let target = stopped_at + 4;
     let target_s = format!("armac.epochs={target}");
     let mut second = vec!["--set", target_s.as_str()];
@@ -184,6 +193,11 @@ fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
     let st = json(&dir.join("checkpoint/state.json"));
     assert_eq!(st["epoch"].as_u64().unwrap(), target);
     assert_eq!(st["learning_steps"].as_u64().unwrap(), 20 * target);
+    assert_eq!(
+        replay_len(&dir),
+        128,
+        "the replay memory is full after the resume"
+    );
     // Reservoir: every past epoch so far (capacity 1024), each with its policy and critic files.
     let items: Vec<u64> = st["reservoir"]["items"]
         .as_array()

@@ -50,3 +50,201 @@ impl Trajectory {
         self.steps.is_empty()
     }
 }
+
+const REPLAY_MAGIC: &[u8; 8] = b"ARMACRP1";
+
+fn put_f32s(buf: &mut Vec<u8>, xs: &[f32]) {
+    for x in xs {
+        buf.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// Encodes trajectories (a replay memory) as bytes: a magic tag, the tensor and action sizes,
+/// the trajectories, and an FNV-1a checksum. `info_len` is the information-state tensor length
+/// and `num_actions` the number of distinct actions; every step must match them.
+pub fn encode_replay<'a>(
+    trajs: impl ExactSizeIterator<Item = &'a Trajectory>,
+    info_len: usize,
+    num_actions: usize,
+) -> Vec<u8> {
+    let mut buf = Vec::new();
+    buf.extend_from_slice(REPLAY_MAGIC);
+    for n in [info_len, num_actions, trajs.len()] {
+        buf.extend_from_slice(&(n as u64).to_le_bytes());
+    }
+    for t in trajs {
+        buf.extend_from_slice(&t.epoch.to_le_bytes());
+        buf.push(t.learning_player as u8);
+        buf.push(u8::from(t.learning));
+        put_f32s(&mut buf, &t.returns);
+        buf.extend_from_slice(&(t.steps.len() as u32).to_le_bytes());
+        for s in &t.steps {
+            assert!(s.info[0].len() == info_len && s.legal.len() == num_actions);
+            buf.push(s.player as u8);
+            buf.extend_from_slice(&(s.action as u32).to_le_bytes());
+            buf.extend(s.legal.iter().map(|&l| u8::from(l)));
+            put_f32s(&mut buf, &s.info[0]);
+            put_f32s(&mut buf, &s.info[1]);
+            for v in [&s.advantage, &s.played_policy] {
+                match v {
+                    Some(v) => {
+                        buf.push(1);
+                        put_f32s(&mut buf, v);
+                    }
+                    None => buf.push(0),
+                }
+            }
+        }
+    }
+    let sum = crate::util::fnv1a(&buf);
+    buf.extend_from_slice(&sum.to_le_bytes());
+    buf
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
+        let end = end.ok_or("truncated")?;
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    fn f32s(&mut self, n: usize) -> Result<Vec<f32>, String> {
+        Ok(self
+            .take(4 * n)?
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect())
+    }
+    fn opt(&mut self, n: usize) -> Result<Option<Vec<f32>>, String> {
+        match self.u8()? {
+            0 => Ok(None),
+            1 => Ok(Some(self.f32s(n)?)),
+            f => Err(format!("bad flag {f}")),
+        }
+    }
+}
+
+/// Decodes [`encode_replay`]'s bytes, checking the magic, checksum and sizes; the error says
+/// what is wrong.
+pub fn decode_replay(
+    bytes: &[u8],
+    info_len: usize,
+    num_actions: usize,
+) -> Result<Vec<Trajectory>, String> {
+    if bytes.len() < 40 || &bytes[..8] != REPLAY_MAGIC {
+        return Err("not an armac replay file (bad magic)".into());
+    }
+    let (body, tail) = bytes.split_at(bytes.len() - 8);
+    if crate::util::fnv1a(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
+        return Err("checksum mismatch (truncated or modified file)".into());
+    }
+    let mut r = Reader { buf: body, pos: 8 };
+    let (il, na, n) = (r.u64()? as usize, r.u64()? as usize, r.u64()? as usize);
+    if (il, na) != (info_len, num_actions) {
+        return Err(format!(
+            "it holds tensors of length {il} with {na} actions; the game has {info_len} and {num_actions}"
+        ));
+    }
+    let mut out = Vec::with_capacity(n.min(1 << 20));
+    for _ in 0..n {
+        let epoch = r.u64()?;
+        let learning_player = r.u8()? as usize;
+        let learning = r.u8()? != 0;
+        let ret = r.f32s(2)?;
+        let len = r.u32()? as usize;
+        let mut steps = Vec::with_capacity(len.min(1 << 16));
+        for _ in 0..len {
+            let player = r.u8()? as usize;
+            let action = r.u32()? as usize;
+            let legal = r.take(na)?.iter().map(|&b| b != 0).collect();
+            let info = [r.f32s(il)?, r.f32s(il)?];
+            let advantage = r.opt(na)?;
+            let played_policy = r.opt(na)?;
+            if player > 1 || action >= na {
+                return Err(format!("bad step (player {player}, action {action})"));
+            }
+            steps.push(Step {
+                player,
+                info,
+                legal,
+                action,
+                advantage,
+                played_policy,
+            });
+        }
+        if learning_player > 1 {
+            return Err(format!("bad learning player {learning_player}"));
+        }
+        out.push(Trajectory {
+            epoch,
+            learning_player,
+            learning,
+            steps,
+            returns: [ret[0], ret[1]],
+        });
+    }
+    if r.pos != body.len() {
+        return Err("trailing bytes".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replay_round_trips_and_rejects_corruption() {
+        let step = |p: usize, adv: bool| Step {
+            player: p,
+            info: [vec![0.5, -1.0, 2.0], vec![1.0, 0.0, 3.5]],
+            legal: vec![true, false],
+            action: 0,
+            advantage: adv.then(|| vec![0.25, 0.0]),
+            played_policy: (!adv).then(|| vec![1.0, 0.0]),
+        };
+        let trajs = vec![
+            Trajectory {
+                epoch: 7,
+                learning_player: 1,
+                learning: true,
+                steps: vec![step(0, false), step(1, true)],
+                returns: [1.5, -1.5],
+            },
+            Trajectory {
+                epoch: 8,
+                learning_player: 0,
+                learning: false,
+                steps: vec![],
+                returns: [0.0, 0.0],
+            },
+        ];
+        let bytes = encode_replay(trajs.iter(), 3, 2);
+        let back = decode_replay(&bytes, 3, 2).unwrap();
+        assert_eq!(format!("{back:?}"), format!("{trajs:?}"));
+        assert!(
+            decode_replay(&bytes, 4, 2)
+                .unwrap_err()
+                .contains("length 3")
+        );
+        let mut bad = bytes.clone();
+        bad[20] ^= 1;
+        assert!(decode_replay(&bad, 3, 2).unwrap_err().contains("checksum"));
+        assert!(decode_replay(&bytes[..30], 3, 2).is_err());
+    }
+}

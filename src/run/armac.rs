@@ -30,7 +30,7 @@ use crate::rl::actor::{
 use crate::rl::candidates::{Candidate, CandidateStats};
 use crate::rl::learner::{act_batch, train_batch};
 use crate::rl::reservoir::Reservoir;
-use crate::rl::trajectory::Trajectory;
+use crate::rl::trajectory::{Trajectory, decode_replay, encode_replay};
 use crate::tree::{PublicTree, TreeError};
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
@@ -193,6 +193,7 @@ fn save_checkpoint(
     learner: &ArmacLearner,
     state: &ArmacState,
     config: &Config,
+    replay: &Replay,
 ) -> Result<(), RunError> {
     let tmp = dir.join("checkpoint.tmp");
     let fin = dir.join("checkpoint");
@@ -209,6 +210,8 @@ fn save_checkpoint(
     .map_err(io_err("checkpoint state", &tmp))?;
     write_atomic(&tmp.join("config.toml"), config.to_toml().as_bytes())
         .map_err(io_err("checkpoint config", &tmp))?;
+    let bytes = encode_replay(replay.items.iter(), replay.info_len, replay.num_actions);
+    write_atomic(&tmp.join(REPLAY_FILE), &bytes).map_err(io_err("replay memory", &tmp))?;
     let _ = std::fs::remove_dir_all(&old);
     if fin.exists() {
         std::fs::rename(&fin, &old).map_err(io_err("checkpoint", &fin))?;
@@ -216,6 +219,25 @@ fn save_checkpoint(
     std::fs::rename(&tmp, &fin).map_err(io_err("checkpoint", &fin))?;
     let _ = std::fs::remove_dir_all(&old);
     Ok(())
+}
+
+const REPLAY_FILE: &str = "replay.bin";
+
+/// The learner's replay memory: the most recent trajectories, first in first out.
+struct Replay {
+    items: std::collections::VecDeque<Trajectory>,
+    capacity: usize,
+    info_len: usize,
+    num_actions: usize,
+}
+
+impl Replay {
+    fn push(&mut self, t: Trajectory) {
+        if self.items.len() == self.capacity {
+            self.items.pop_front();
+        }
+        self.items.push_back(t);
+    }
 }
 
 /// Runs (or resumes) an ARMAC run in `dir`.
@@ -322,6 +344,22 @@ pub fn run(
         best: st.best,
     })));
     let mut learner = learner;
+    let mut replay = Replay {
+        items: std::collections::VecDeque::with_capacity(s.replay_capacity.min(1 << 16)),
+        capacity: s.replay_capacity,
+        info_len: game.information_state_tensor_size(),
+        num_actions: na,
+    };
+    if opts.resume {
+        let path = ckpt_dir.join(REPLAY_FILE);
+        let bytes = std::fs::read(&path).map_err(io_err("replay memory", &path))?;
+        let items = decode_replay(&bytes, replay.info_len, na).map_err(|e| {
+            RunError::Usage(format!("replay memory {} is unusable: {e}", path.display()))
+        })?;
+        for t in items {
+            replay.push(t);
+        }
+    }
     let (tx, rx) = crossbeam::channel::bounded::<ActorMsg>(
         4 * s.games_per_group.max(1) * s.actors.max(1) + 64,
     );
@@ -409,21 +447,22 @@ pub fn run(
         }
         let epoch = st.epoch;
         let snaps = snapshots.read().expect("snapshot lock").clone();
-        let mut data: Vec<Trajectory> = Vec::new();
+        let mut fresh = 0usize;
         let mut stats = CandidateStats::default();
         let mut steps_done = 0usize;
         let mut losses_sum = [0.0f64; 4];
         let learn_t0 = Instant::now();
-        while steps_done < s.learning_steps || data.len() < s.episodes_per_epoch {
-            // Take what the actors sent; block briefly when there is nothing to do.
-            let need_more = data.len() < s.episodes_per_epoch
-                && (data.len() * s.learning_steps) < (steps_done + 1) * s.episodes_per_epoch;
+        while steps_done < s.learning_steps || fresh < s.episodes_per_epoch {
+            // Take what the actors sent; block briefly when there is nothing to do. Learning
+            // keeps pace with acting: step k of the epoch waits for k/K of its episodes.
+            let need_more = fresh < s.episodes_per_epoch
+                && (fresh * s.learning_steps) < (steps_done + 1) * s.episodes_per_epoch;
             let msg = if need_more || steps_done >= s.learning_steps {
                 match rx.recv_timeout(Duration::from_millis(20)) {
                     Ok(m) => Some(m),
                     Err(crossbeam::channel::RecvTimeoutError::Timeout) => {
                         // Evaluation groups used part of the quota: let the actors play more.
-                        if quota.load(Ordering::Relaxed) <= 0 && data.len() < s.episodes_per_epoch {
+                        if quota.load(Ordering::Relaxed) <= 0 && fresh < s.episodes_per_epoch {
                             quota.fetch_add(s.games_per_group as i64, Ordering::Relaxed);
                         }
                         None
@@ -444,8 +483,9 @@ pub fn run(
                     ActorMsg::Trajectory(t) if t.epoch == epoch => {
                         st.acting_steps += t.len() as u64;
                         st.episodes += 1;
-                        if data.len() < s.episodes_per_epoch {
-                            data.push(*t);
+                        if fresh < s.episodes_per_epoch {
+                            fresh += 1;
+                            replay.push(*t);
                         }
                     }
                     ActorMsg::CandidateReturn {
@@ -460,9 +500,9 @@ pub fn run(
                 }
                 continue;
             }
-            if steps_done < s.learning_steps && !data.is_empty() && !need_more {
+            if steps_done < s.learning_steps && !replay.items.is_empty() && !need_more {
                 let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
-                    .map(|_| &data[rng.below(data.len())])
+                    .map(|_| &replay.items[rng.below(replay.items.len())])
                     .collect();
                 let inputs = act_batch(&picks);
                 let current = learner.evaluate(&inputs);
@@ -559,7 +599,7 @@ pub fn run(
         {
             st.elapsed_seconds = seconds;
             st.rng = rng.clone().next_u64();
-            save_checkpoint(dir, &learner, &st, config)?;
+            save_checkpoint(dir, &learner, &st, config, &replay)?;
             last_ckpt = Instant::now();
         }
     }
@@ -574,7 +614,7 @@ pub fn run(
     let seconds = elapsed_before + deadline.elapsed();
     st.elapsed_seconds = seconds;
     st.rng = rng.next_u64();
-    save_checkpoint(dir, &learner, &st, config)?;
+    save_checkpoint(dir, &learner, &st, config, &replay)?;
     result?;
     // The summary reports the network the run ends with (also when stopped between evaluations).
     if let Some(ex) = &exact

@@ -2,6 +2,7 @@
 //! written atomically. Reading validates everything and names the file in every error.
 
 use crate::cfr::SolverSnapshot;
+use crate::util::fnv1a;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -38,15 +39,6 @@ pub struct SolverHeader {
 }
 
 const KIND: &str = "solver";
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
 
 /// Writes a solver checkpoint atomically; the header's `kind` and `lengths` are filled in here.
 pub fn save_solver(

@@ -105,6 +105,12 @@ pub struct ArmacConfig {
     /// Capacity of the reservoir of past networks (the paper: 1024).
     #[serde(default = "d_reservoir")]
     pub reservoir_capacity: usize,
+    /// Capacity of the replay memory of trajectories the learner samples from (first in, first
+    /// out; at least `episodes_per_epoch`). Section 3 of the paper trains "on all previous data"
+    /// from replay memory; past epochs' targets stay valid because each trajectory stores the
+    /// advantages and policy of the past network that produced it.
+    #[serde(default = "d_replay")]
+    pub replay_capacity: usize,
     /// Actor threads.
     #[serde(default = "d_actors")]
     pub actors: usize,
@@ -146,6 +152,9 @@ fn d_lambda() -> f64 {
 fn d_reservoir() -> usize {
     1024
 }
+fn d_replay() -> usize {
+    8192
+}
 fn d_actors() -> usize {
     1
 }
@@ -179,6 +188,7 @@ pub struct ArmacSettings {
     pub learning_rate: f64,
     pub lambda: f64,
     pub reservoir_capacity: usize,
+    pub replay_capacity: usize,
     pub actors: usize,
     pub games_per_group: usize,
     pub eval_fraction: f64,
@@ -426,6 +436,12 @@ impl Config {
                 return Err(bad(k, "must be at least 1"));
             }
         }
+        if a.replay_capacity < a.episodes_per_epoch {
+            return Err(bad(
+                "replay_capacity",
+                "must be at least episodes_per_epoch (one epoch of trajectories)",
+            ));
+        }
         if !(a.learning_rate.is_finite() && a.learning_rate > 0.0) {
             return Err(bad("learning_rate", "must be a positive number"));
         }
@@ -456,6 +472,7 @@ impl Config {
             learning_rate: a.learning_rate,
             lambda: a.lambda,
             reservoir_capacity: a.reservoir_capacity,
+            replay_capacity: a.replay_capacity,
             actors: a.actors,
             games_per_group: a.games_per_group,
             eval_fraction: a.eval_fraction,
