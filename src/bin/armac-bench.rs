@@ -78,6 +78,23 @@ enum Command {
         #[arg(long)]
         per_hand: bool,
     },
+    /// Any `[solver]` algorithm (full-width or sampled): iterations/s and nodes touched/s,
+    /// median of --repeats timed blocks of --iterations. `--set key=value` sets solver keys.
+    Solver {
+        #[arg(long)]
+        game: String,
+        #[arg(long)]
+        algorithm: String,
+        #[arg(long, default_value_t = 1000)]
+        iterations: u64,
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Solver keys, e.g. `--set baseline=predictive` (repeatable).
+        #[arg(long = "set")]
+        set: Vec<String>,
+    },
     /// ARMAC learner: optimizer steps per second of the feed-forward network (all heads and
     /// losses) on the CPU backend, median of --repeats timed blocks of --steps.
     Learner {
@@ -112,6 +129,49 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 
 fn main() -> Result<()> {
     match Args::parse().command {
+        Command::Solver {
+            game,
+            algorithm,
+            iterations,
+            repeats,
+            seed,
+            set,
+        } => {
+            use armac::run::config::{Config, apply_override};
+            let mut table: toml::Table = toml::Table::new();
+            table.insert("game".into(), toml::Value::String(game.clone()));
+            table.insert("seed".into(), toml::Value::Integer(seed as i64));
+            let mut solver = toml::Table::new();
+            solver.insert("algorithm".into(), toml::Value::String(algorithm.clone()));
+            solver.insert("iterations".into(), toml::Value::Integer(iterations as i64));
+            table.insert("solver".into(), toml::Value::Table(solver));
+            for kv in &set {
+                apply_override(&mut table, &format!("solver.{kv}"))?;
+            }
+            let settings = Config::from_table(table, "armac-bench solver")?.tabular()?;
+            let g = load_game(&settings.game)?;
+            let tree = Arc::new(PublicTree::build(g.as_ref())?);
+            let mut solver = armac::run::solvers::build(&settings.choice, seed, g.as_ref(), tree)?;
+            let (mut it_rates, mut node_rates) = (Vec::new(), Vec::new());
+            for _ in 0..repeats.max(1) {
+                let nodes0 = solver.nodes_touched();
+                let t = Instant::now();
+                for _ in 0..iterations {
+                    solver.iterate();
+                }
+                let secs = t.elapsed().as_secs_f64();
+                it_rates.push(iterations as f64 / secs);
+                node_rates.push((solver.nodes_touched() - nodes0) as f64 / secs);
+            }
+            let its = solver.iteration() as f64;
+            println!(
+                "{}",
+                json!({"bench": "solver", "game": game, "algorithm": algorithm, "options": set,
+                       "iterations_per_second": median(it_rates),
+                       "nodes_touched_per_second": median(node_rates),
+                       "nodes_per_iteration": solver.nodes_touched() as f64 / its})
+            );
+        }
         Command::Learner {
             batch,
             steps,
