@@ -9,8 +9,9 @@ import os
 
 
 def read(run_dir):
+    """Rows of RUN_DIR/metrics.csv that carry a NashConv (ARMAC evaluates every few epochs)."""
     with open(os.path.join(run_dir, "metrics.csv")) as f:
-        return list(csv.DictReader(f))
+        return [r for r in csv.DictReader(f) if r["nash_conv"].lower() != "nan"]
 
 
 def main():
@@ -18,6 +19,8 @@ def main():
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--out", default="curves.png")
     ap.add_argument("--x", default="iteration", help="x column for the first panel (iteration or epoch)")
+    ap.add_argument("--reference", action="append", default=[], metavar="LABEL=VALUE",
+                    help="horizontal reference line, e.g. 'paper Leduc=0.18' (repeatable)")
     args = ap.parse_args()
     series = {os.path.basename(os.path.normpath(r)): read(r) for r in args.runs}
     merged = os.path.splitext(args.out)[0] + ".csv"
@@ -42,6 +45,12 @@ def main():
         ys = [float(r["nash_conv"]) for r in rows]
         axes[0].loglog(xs, ys, label=name)
         axes[1].loglog([max(t, 1e-3) for t in ts], ys, label=name)
+    for ref in args.reference:
+        label, value = ref.rsplit("=", 1)
+        for ax in axes:
+            ax.axhline(float(value), linestyle="--", color="gray", linewidth=1)
+            ax.annotate(label, (0.01, float(value)), xycoords=("axes fraction", "data"),
+                        fontsize=8, color="gray", va="bottom")
     axes[0].set_xlabel(args.x)
     axes[1].set_xlabel("seconds")
     for ax in axes:
