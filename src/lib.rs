@@ -14,5 +14,6 @@ pub mod nn;
 pub mod policy;
 pub mod rl;
 pub mod run;
+pub mod sfo;
 pub mod tree;
 pub mod util;

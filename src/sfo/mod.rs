@@ -1,0 +1,399 @@
+//! Stochastic FTRL and OMD with the dilated entropy (Farina, Kroer & Sandholm, "Stochastic
+//! regret minimization in extensive-form games", ICML 2020).
+//!
+//! The framework: any regret minimiser over a player's sequence-form polytope, fed any unbiased
+//! estimate of its loss vector, still drives the average strategy profile to equilibrium (with
+//! high probability). Here the regret minimisers are
+//!
+//! * **FTRL**: `x_{t+1} = argmin_x η⟨L_t, x⟩ + d(x)` with `L_t` the sum of the estimated losses;
+//! * **OMD**: `x_{t+1} = argmin_x η⟨ℓ_t, x⟩ + D(x ‖ x_t)`;
+//!
+//! with `d` the dilated entropy and the recursive infoset weights of Kroer et al. (2020)
+//! ([`prox`]), and the loss estimators are external sampling, balanced outcome sampling
+//! (averaged over `samples` draws) or the exact gradient ([`estimators`]).
+//!
+//! # Conventions
+//! * The loss of player `p` is minus its utility gradient, `ℓ_p[σ] = −Σ_{z: σ_p(z)=σ} u_p(z)
+//!   π_c(z) π_{−p}(z)`; the exact version is one sweep of the compiled tree.
+//! * **Simultaneous updates** (the paper's self-play, figure 1): both losses are estimated at
+//!   `(x_t, y_t)`, then both players update. **Alternating**: player 0 updates first and
+//!   player 1's loss is estimated at `(x_{t+1}, y_t)`.
+//! * The average strategy is the uniform average of the iterates `x_1 .. x_T` in sequence form
+//!   (`x_1` uniform), turned into a behavioural policy infoset by infoset.
+//! * Randomness: iteration `t`'s draws for player `p` come from a generator seeded by
+//!   `(seed, t, p)`, so a run restored from a snapshot continues exactly like an uninterrupted
+//!   one.
+//! * `nodes_touched` counts the histories the estimators visit (a whole traversal per exact
+//!   gradient).
+
+pub mod estimators;
+pub mod prox;
+
+use crate::cfr::{SolverSnapshot, TreeSolver};
+use crate::eval::TreePolicy;
+use crate::tree::PublicTree;
+use crate::tree::history::HistoryTree;
+use crate::util::SplitMix64;
+use estimators::{Estimator, Estimators};
+use prox::{ProxScratch, WeightScheme};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Algorithm names (the `[solver] algorithm` values).
+pub const NAMES: &[&str] = &["ftrl", "omd"];
+
+/// The regret minimiser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Minimizer {
+    Ftrl,
+    Omd,
+}
+
+impl Minimizer {
+    /// The minimiser of an algorithm name in [`NAMES`].
+    pub fn named(name: &str) -> Option<Minimizer> {
+        match name {
+            "ftrl" => Some(Minimizer::Ftrl),
+            "omd" => Some(Minimizer::Omd),
+            _ => None,
+        }
+    }
+}
+
+/// The algorithm's own `[solver]` keys.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SfoOptions {
+    /// `external` (default), `balanced-outcome` or `exact`.
+    #[serde(default = "d_estimator")]
+    pub estimator: Estimator,
+    /// Draws averaged per loss estimate. Default: 100 for `balanced-outcome` (the paper's
+    /// setting), 1 for `external` (the paper averages outcome samples only). Ignored by `exact`.
+    #[serde(default)]
+    pub samples: Option<usize>,
+    /// The step size η.
+    #[serde(default = "d_step")]
+    pub step_size: f64,
+    /// `kroer` (the recursive weights of Kroer et al. 2020, default) or `uniform`.
+    #[serde(default = "d_weights")]
+    pub weights: WeightScheme,
+    /// Multiplies every infoset weight.
+    #[serde(default = "d_scale")]
+    pub weight_scale: f64,
+}
+
+fn d_estimator() -> Estimator {
+    Estimator::External
+}
+fn d_step() -> f64 {
+    DEFAULT_STEP_SIZE
+}
+fn d_weights() -> WeightScheme {
+    WeightScheme::Kroer
+}
+fn d_scale() -> f64 {
+    1.0
+}
+
+/// Default step size η (see the crate's configs for tuned values).
+pub const DEFAULT_STEP_SIZE: f64 = 1.0;
+
+impl Default for SfoOptions {
+    fn default() -> Self {
+        SfoOptions {
+            estimator: d_estimator(),
+            samples: None,
+            step_size: d_step(),
+            weights: d_weights(),
+            weight_scale: d_scale(),
+        }
+    }
+}
+
+/// A validated solver description.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SfoSpec {
+    pub minimizer: Minimizer,
+    pub estimator: Estimator,
+    pub samples: usize,
+    pub step_size: f64,
+    pub weights: WeightScheme,
+    pub weight_scale: f64,
+    /// `true`: simultaneous updates (the paper's); `false`: alternating.
+    pub simultaneous: bool,
+}
+
+impl SfoSpec {
+    /// Checks the options; errors name the offending key (`(key, reason)`).
+    pub fn new(
+        minimizer: Minimizer,
+        o: &SfoOptions,
+        simultaneous: bool,
+    ) -> Result<SfoSpec, (&'static str, String)> {
+        let samples = o.samples.unwrap_or(match o.estimator {
+            Estimator::BalancedOutcome => 100,
+            _ => 1,
+        });
+        if samples == 0 {
+            return Err(("samples", "must be at least 1".into()));
+        }
+        if !(o.step_size.is_finite() && o.step_size > 0.0) {
+            return Err((
+                "step_size",
+                format!("{} is not a positive number", o.step_size),
+            ));
+        }
+        if !(o.weight_scale.is_finite() && o.weight_scale > 0.0) {
+            return Err((
+                "weight_scale",
+                format!("{} is not a positive number", o.weight_scale),
+            ));
+        }
+        Ok(SfoSpec {
+            minimizer,
+            estimator: o.estimator,
+            samples,
+            step_size: o.step_size,
+            weights: o.weights,
+            weight_scale: o.weight_scale,
+            simultaneous,
+        })
+    }
+}
+
+/// Stochastic FTRL / OMD with the dilated entropy over a compiled tree.
+pub struct SfoSolver {
+    tree: Arc<PublicTree>,
+    spec: SfoSpec,
+    seed: u64,
+    est: Estimators,
+    weights: [Vec<f64>; 2],
+    iteration: u64,
+    nodes_touched: u64,
+    /// Current behavioural policy as log-probabilities.
+    log_policy: [Vec<f64>; 2],
+    /// FTRL: cumulative estimated loss per sequence (empty for OMD).
+    cum_loss: [Vec<f64>; 2],
+    /// Sum of the sequence-form iterates (global action indices).
+    seq_sum: [Vec<f64>; 2],
+    // Scratch.
+    grad: Vec<f64>,
+    seq: Vec<f64>,
+    scratch: ProxScratch,
+    last_loss_max: f64,
+}
+
+impl SfoSolver {
+    /// A solver at iteration 0 (uniform policies). `histories` must belong to `tree`.
+    pub fn new(tree: Arc<PublicTree>, histories: HistoryTree, spec: SfoSpec, seed: u64) -> Self {
+        let est = Estimators::new(tree.clone(), histories);
+        let weights = std::array::from_fn(|p| {
+            prox::infoset_weights(&tree.infosets[p], spec.weights, spec.weight_scale)
+        });
+        let uniform = crate::eval::uniform_tree_policy(&tree);
+        let log_policy = uniform.map(|v| v.into_iter().map(f64::ln).collect());
+        let cum_loss = std::array::from_fn(|p| match spec.minimizer {
+            Minimizer::Ftrl => vec![0.0; tree.num_sequences(p)],
+            Minimizer::Omd => Vec::new(),
+        });
+        let seq_sum = std::array::from_fn(|p| vec![0.0; tree.infosets[p].num_actions_total()]);
+        let max_seq = tree.num_sequences(0).max(tree.num_sequences(1));
+        SfoSolver {
+            tree,
+            spec,
+            seed,
+            est,
+            weights,
+            iteration: 0,
+            nodes_touched: 0,
+            log_policy,
+            cum_loss,
+            seq_sum,
+            grad: vec![0.0; max_seq],
+            seq: vec![0.0; max_seq],
+            scratch: ProxScratch::default(),
+            last_loss_max: 0.0,
+        }
+    }
+
+    /// The solver's description.
+    pub fn spec(&self) -> &SfoSpec {
+        &self.spec
+    }
+
+    /// The infoset weights `β_I` of player `p`.
+    pub fn weights(&self, p: usize) -> &[f64] {
+        &self.weights[p]
+    }
+
+    fn behavioural(&self) -> TreePolicy {
+        std::array::from_fn(|p| self.log_policy[p].iter().map(|x| x.exp()).collect())
+    }
+
+    fn rng(&self, t: u64, p: usize) -> SplitMix64 {
+        let mut m = SplitMix64::new(self.seed ^ 0x5F0_5F0_5F0);
+        let a = m.next_u64();
+        let mut m = SplitMix64::new(a ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let b = m.next_u64();
+        SplitMix64::new(b ^ (p as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03))
+    }
+
+    /// Estimates player `p`'s loss under `policy` into `self.grad` (negated utility gradient).
+    fn estimate_loss(&mut self, p: usize, policy: &TreePolicy) {
+        let mut rng = self.rng(self.iteration + 1, p);
+        let n = self.tree.num_sequences(p);
+        let g = &mut self.grad[..n];
+        self.nodes_touched += self.est.gradient(
+            self.spec.estimator,
+            p,
+            policy,
+            self.spec.samples,
+            &mut rng,
+            g,
+        );
+        g.iter_mut().for_each(|v| *v = -*v);
+        let m = g.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        self.last_loss_max = self.last_loss_max.max(m);
+    }
+
+    /// Player `p`'s regret-minimiser step with the loss in `self.grad`.
+    fn update(&mut self, p: usize) {
+        let inf = &self.tree.infosets[p];
+        let n = self.tree.num_sequences(p);
+        let eta = self.spec.step_size;
+        match self.spec.minimizer {
+            Minimizer::Ftrl => {
+                for (c, g) in self.cum_loss[p].iter_mut().zip(&self.grad[..n]) {
+                    *c += g;
+                }
+                prox::prox(
+                    inf,
+                    &self.weights[p],
+                    None,
+                    &self.cum_loss[p],
+                    eta,
+                    &mut self.log_policy[p],
+                    &mut self.scratch,
+                );
+            }
+            Minimizer::Omd => {
+                prox::prox_in_place(
+                    inf,
+                    &self.weights[p],
+                    &self.grad[..n],
+                    eta,
+                    &mut self.log_policy[p],
+                    &mut self.scratch,
+                );
+            }
+        }
+    }
+}
+
+impl TreeSolver for SfoSolver {
+    fn iterate(&mut self) {
+        self.last_loss_max = 0.0;
+        let mut policy = self.behavioural();
+        // Average of the iterates played this round.
+        for (p, flat) in policy.iter().enumerate() {
+            let n = self.tree.num_sequences(p);
+            self.tree.reach(p, flat, &mut self.seq[..n]);
+            for (s, x) in self.seq_sum[p].iter_mut().zip(&self.seq[..n - 1]) {
+                *s += x;
+            }
+        }
+        if self.spec.simultaneous {
+            let n0 = self.tree.num_sequences(0);
+            self.estimate_loss(0, &policy);
+            let loss0 = self.grad[..n0].to_vec();
+            self.estimate_loss(1, &policy);
+            self.update(1);
+            self.grad[..n0].copy_from_slice(&loss0);
+            self.update(0);
+        } else {
+            self.estimate_loss(0, &policy);
+            self.update(0);
+            policy[0] = self.log_policy[0].iter().map(|x| x.exp()).collect();
+            self.estimate_loss(1, &policy);
+            self.update(1);
+        }
+        self.iteration += 1;
+    }
+
+    fn iteration(&self) -> u64 {
+        self.iteration
+    }
+
+    fn average_policy(&self) -> TreePolicy {
+        std::array::from_fn(|p| {
+            let inf = &self.tree.infosets[p];
+            let sum = &self.seq_sum[p];
+            let mut out = vec![0.0; sum.len()];
+            for i in 0..inf.len() {
+                let r = inf.range(i);
+                let total: f64 = sum[r.clone()].iter().sum();
+                let n = r.len() as f64;
+                for k in r {
+                    out[k] = if total > 0.0 { sum[k] / total } else { 1.0 / n };
+                }
+            }
+            out
+        })
+    }
+
+    fn current_policy(&self) -> TreePolicy {
+        self.behavioural()
+    }
+
+    fn nodes_touched(&self) -> u64 {
+        self.nodes_touched
+    }
+
+    fn scalars(&self) -> Vec<(String, f64)> {
+        vec![("sfo/loss_max_abs".into(), self.last_loss_max)]
+    }
+
+    fn snapshot(&self) -> SolverSnapshot {
+        SolverSnapshot {
+            iteration: self.iteration,
+            counters: vec![self.nodes_touched],
+            arrays: [&self.log_policy, &self.seq_sum, &self.cum_loss]
+                .into_iter()
+                .flat_map(|a| a.iter().cloned())
+                .collect(),
+        }
+    }
+
+    fn restore(&mut self, snapshot: SolverSnapshot) -> Result<(), String> {
+        let [l0, l1, s0, s1, c0, c1]: [Vec<f64>; 6] =
+            snapshot.arrays.try_into().map_err(|a: Vec<Vec<f64>>| {
+                format!(
+                    "expected 6 arrays in an FTRL/OMD checkpoint, found {}",
+                    a.len()
+                )
+            })?;
+        let [nodes]: [u64; 1] = snapshot.counters.try_into().map_err(|c: Vec<u64>| {
+            format!(
+                "expected 1 counter in an FTRL/OMD checkpoint, found {}",
+                c.len()
+            )
+        })?;
+        for (p, (l, s, c)) in [(&l0, &s0, &c0), (&l1, &s1, &c1)].into_iter().enumerate() {
+            let n = self.tree.infosets[p].num_actions_total();
+            if l.len() != n || s.len() != n || c.len() != self.cum_loss[p].len() {
+                return Err(format!(
+                    "FTRL/OMD checkpoint does not fit this game: player {p} has {n} infoset actions"
+                ));
+            }
+        }
+        self.iteration = snapshot.iteration;
+        self.nodes_touched = nodes;
+        self.log_policy = [l0, l1];
+        self.seq_sum = [s0, s1];
+        self.cum_loss = [c0, c1];
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
