@@ -9,18 +9,21 @@
 use super::config::{ConfigError, SolverConfig};
 use crate::cfr::{ALGORITHMS, SolverSpec, TabularSolver, TreeSolver};
 use crate::game::Game;
+use crate::mccfr::{MccfrOptions, MccfrSolver, MccfrSpec, Sampler};
 use crate::tree::{PublicTree, TreeError};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
 /// Names of the sampling algorithms (see each module for its keys).
-pub const SAMPLED: &[&str] = &[];
+pub const SAMPLED: &[&str] = crate::mccfr::NAMES;
 
 /// A validated `[solver]` choice.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SolverChoice {
     /// Full-width CFR family.
     Cfr(SolverSpec),
+    /// Monte-Carlo CFR family ([`crate::mccfr`]).
+    Mccfr(MccfrSpec),
 }
 
 /// Every algorithm name `[solver] algorithm` accepts.
@@ -53,6 +56,9 @@ pub fn parse_options<T: DeserializeOwned>(s: &SolverConfig) -> Result<T, ConfigE
 
 /// Validates the `[solver]` section of a sampling algorithm.
 pub fn parse_sampled(s: &SolverConfig) -> Result<SolverChoice, ConfigError> {
+    if let Some(sampler) = Sampler::named(&s.algorithm) {
+        return parse_mccfr(s, sampler).map(SolverChoice::Mccfr);
+    }
     Err(ConfigError::Value {
         key: "solver.algorithm".into(),
         reason: format!(
@@ -63,6 +69,37 @@ pub fn parse_sampled(s: &SolverConfig) -> Result<SolverChoice, ConfigError> {
     })
 }
 
+/// The MCCFR family's keys: `regret`, `averaging`, and per sampler `epsilon`, `sampling`,
+/// `baseline`, `baseline_averaging`, `baseline_alpha`, `tau`, `beta` (see [`MccfrOptions`]).
+fn parse_mccfr(s: &SolverConfig, sampler: Sampler) -> Result<MccfrSpec, ConfigError> {
+    let bad = |key: &str, reason: String| ConfigError::Value {
+        key: format!("solver.{key}"),
+        reason,
+    };
+    if s.updates != "alternating" {
+        return Err(bad(
+            "updates",
+            format!(
+                "`{}`; `{}` supports only `alternating`",
+                s.updates, s.algorithm
+            ),
+        ));
+    }
+    for (key, set) in [("alpha", s.alpha.is_some()), ("gamma", s.gamma.is_some())] {
+        if set {
+            return Err(bad(key, format!("not an option of `{}`", s.algorithm)));
+        }
+    }
+    let opts: MccfrOptions = parse_options(s)?;
+    opts.validate(sampler, s.averaging.as_deref(), s.beta)
+        .map_err(|e| {
+            bad(
+                &e.key,
+                format!("{} (algorithm `{}`)", e.reason, s.algorithm),
+            )
+        })
+}
+
 /// Builds the solver of a validated choice. `seed` seeds every random stream.
 pub fn build(
     choice: &SolverChoice,
@@ -70,8 +107,51 @@ pub fn build(
     game: &dyn Game,
     tree: Arc<PublicTree>,
 ) -> Result<Box<dyn TreeSolver>, TreeError> {
-    let _ = (seed, game);
     Ok(match choice {
         SolverChoice::Cfr(spec) => Box::new(TabularSolver::new(tree, *spec)),
+        SolverChoice::Mccfr(spec) => Box::new(MccfrSolver::new(*spec, seed, game, tree)?),
     })
+}
+
+#[cfg(test)]
+mod mccfr_tests {
+    use crate::run::config::Config;
+
+    fn tabular(solver: &str) -> Result<super::SolverChoice, String> {
+        let text = format!("game = \"kuhn_poker\"\n[solver]\niterations = 10\n{solver}\n");
+        Config::from_table(text.parse().unwrap(), "x.toml")
+            .map_err(|e| e.to_string())?
+            .tabular()
+            .map(|s| s.choice)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn mccfr_keys_are_parsed_and_bad_ones_named() {
+        let c = tabular("algorithm = \"os-mccfr\"\nbaseline = \"predictive\"\nregret = \"plus\"");
+        assert!(matches!(c, Ok(super::SolverChoice::Mccfr(s)) if s.plus));
+        for (text, key) in [
+            ("algorithm = \"os-mccfr\"\nepsilon = 0.0", "solver.epsilon"),
+            (
+                "algorithm = \"os-mccfr\"\nbaseline = \"x\"",
+                "solver.baseline",
+            ),
+            ("algorithm = \"es-mccfr\"\nepsilon = 0.5", "solver.epsilon"),
+            ("algorithm = \"cs-mccfr\"\nfoo = 1", "solver.foo"),
+            ("algorithm = \"as-mccfr\"\nbeta = -1.0", "solver.beta"),
+            ("algorithm = \"os-mccfr\"\nbeta = 1.0", "solver.beta"),
+            ("algorithm = \"os-mccfr\"\ngamma = 1.0", "solver.gamma"),
+            (
+                "algorithm = \"os-mccfr\"\nupdates = \"simultaneous\"",
+                "solver.updates",
+            ),
+            (
+                "algorithm = \"as-mccfr\"\naveraging = \"power\"",
+                "solver.averaging",
+            ),
+        ] {
+            let e = tabular(text).unwrap_err();
+            assert!(e.contains(key), "{text}: {e}");
+        }
+    }
 }
