@@ -10,6 +10,7 @@ pub mod cfr;
 pub mod eval;
 pub mod game;
 pub mod games;
+pub mod mccfr;
 pub mod nn;
 pub mod policy;
 pub mod rl;

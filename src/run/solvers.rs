@@ -9,6 +9,7 @@
 use super::config::{ConfigError, SolverConfig};
 use crate::cfr::{ALGORITHMS, SolverSpec, TabularSolver, TreeSolver};
 use crate::game::Game;
+use crate::mccfr::{MccfrOptions, MccfrSolver, MccfrSpec, Sampler};
 use crate::sfo::{Minimizer, SfoOptions, SfoSolver, SfoSpec};
 use crate::tree::history::HistoryTree;
 use crate::tree::{PublicTree, TreeError};
@@ -16,7 +17,9 @@ use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
 /// Names of the sampling algorithms (see each module for its keys).
-pub const SAMPLED: &[&str] = &["ftrl", "omd"];
+pub const SAMPLED: &[&str] = &[
+    "cs-mccfr", "es-mccfr", "os-mccfr", "as-mccfr", "ftrl", "omd",
+];
 
 /// A validated `[solver]` choice.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,6 +28,8 @@ pub enum SolverChoice {
     Cfr(SolverSpec),
     /// Stochastic FTRL / OMD with the dilated entropy ([`crate::sfo`]).
     Sfo(SfoSpec),
+    /// Monte-Carlo CFR family ([`crate::mccfr`]).
+    Mccfr(MccfrSpec),
 }
 
 /// Every algorithm name `[solver] algorithm` accepts.
@@ -60,6 +65,9 @@ pub fn parse_sampled(s: &SolverConfig) -> Result<SolverChoice, ConfigError> {
     if let Some(m) = Minimizer::named(&s.algorithm) {
         return parse_sfo(m, s).map(SolverChoice::Sfo);
     }
+    if let Some(sampler) = Sampler::named(&s.algorithm) {
+        return parse_mccfr(s, sampler).map(SolverChoice::Mccfr);
+    }
     Err(ConfigError::Value {
         key: "solver.algorithm".into(),
         reason: format!(
@@ -68,6 +76,37 @@ pub fn parse_sampled(s: &SolverConfig) -> Result<SolverChoice, ConfigError> {
             algorithm_names()
         ),
     })
+}
+
+/// The MCCFR family's keys: `regret`, `averaging`, and per sampler `epsilon`, `sampling`,
+/// `baseline`, `baseline_averaging`, `baseline_alpha`, `tau`, `beta` (see [`MccfrOptions`]).
+fn parse_mccfr(s: &SolverConfig, sampler: Sampler) -> Result<MccfrSpec, ConfigError> {
+    let bad = |key: &str, reason: String| ConfigError::Value {
+        key: format!("solver.{key}"),
+        reason,
+    };
+    if s.updates != "alternating" {
+        return Err(bad(
+            "updates",
+            format!(
+                "`{}`; `{}` supports only `alternating`",
+                s.updates, s.algorithm
+            ),
+        ));
+    }
+    for (key, set) in [("alpha", s.alpha.is_some()), ("gamma", s.gamma.is_some())] {
+        if set {
+            return Err(bad(key, format!("not an option of `{}`", s.algorithm)));
+        }
+    }
+    let opts: MccfrOptions = parse_options(s)?;
+    opts.validate(sampler, s.averaging.as_deref(), s.beta)
+        .map_err(|e| {
+            bad(
+                &e.key,
+                format!("{} (algorithm `{}`)", e.reason, s.algorithm),
+            )
+        })
 }
 
 /// Builds the solver of a validated choice. `seed` seeds every random stream.
@@ -83,6 +122,7 @@ pub fn build(
             let histories = HistoryTree::build(game, &tree)?;
             Box::new(SfoSolver::new(tree, histories, *spec, seed))
         }
+        SolverChoice::Mccfr(spec) => Box::new(MccfrSolver::new(*spec, seed, game, tree)?),
     })
 }
 
@@ -168,5 +208,48 @@ mod sfo_tests {
         s.iterate();
         assert_eq!(s.iteration(), 1);
         assert!(s.nodes_touched() > 0);
+    }
+}
+
+#[cfg(test)]
+mod mccfr_tests {
+    use crate::run::config::Config;
+
+    fn tabular(solver: &str) -> Result<super::SolverChoice, String> {
+        let text = format!("game = \"kuhn_poker\"\n[solver]\niterations = 10\n{solver}\n");
+        Config::from_table(text.parse().unwrap(), "x.toml")
+            .map_err(|e| e.to_string())?
+            .tabular()
+            .map(|s| s.choice)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn mccfr_keys_are_parsed_and_bad_ones_named() {
+        let c = tabular("algorithm = \"os-mccfr\"\nbaseline = \"predictive\"\nregret = \"plus\"");
+        assert!(matches!(c, Ok(super::SolverChoice::Mccfr(s)) if s.plus));
+        for (text, key) in [
+            ("algorithm = \"os-mccfr\"\nepsilon = 0.0", "solver.epsilon"),
+            (
+                "algorithm = \"os-mccfr\"\nbaseline = \"x\"",
+                "solver.baseline",
+            ),
+            ("algorithm = \"es-mccfr\"\nepsilon = 0.5", "solver.epsilon"),
+            ("algorithm = \"cs-mccfr\"\nfoo = 1", "solver.foo"),
+            ("algorithm = \"as-mccfr\"\nbeta = -1.0", "solver.beta"),
+            ("algorithm = \"os-mccfr\"\nbeta = 1.0", "solver.beta"),
+            ("algorithm = \"os-mccfr\"\ngamma = 1.0", "solver.gamma"),
+            (
+                "algorithm = \"os-mccfr\"\nupdates = \"simultaneous\"",
+                "solver.updates",
+            ),
+            (
+                "algorithm = \"as-mccfr\"\naveraging = \"power\"",
+                "solver.averaging",
+            ),
+        ] {
+            let e = tabular(text).unwrap_err();
+            assert!(e.contains(key), "{text}: {e}");
+        }
     }
 }

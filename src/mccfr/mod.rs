@@ -1,0 +1,693 @@
+//! Monte-Carlo CFR over the explicit [`HistoryTree`]: chance sampling (`cs-mccfr`), external
+//! sampling (`es-mccfr`), outcome sampling with baseline-corrected values (`os-mccfr`) and
+//! average strategy sampling (`as-mccfr`).
+//!
+//! # Conventions (shared by the four samplers)
+//! * Alternating updates: iteration `t` (starting at 1) walks the tree once for player 0, then
+//!   once for player 1; a walk updates only the walking ("updating") player's regrets.
+//! * The random numbers of the walk of player `p` in iteration `t` come from a stream seeded by
+//!   `(seed, t, p)`, so a run resumed from a snapshot repeats an uninterrupted one exactly.
+//! * The current policy is regret matching on the cumulative regrets, kept up to date after
+//!   every regret update (an infoset met twice in one walk sees its first update). With
+//!   `regret = "plus"` an infoset's regrets are clamped at zero right after each update
+//!   (CFR+ style). `averaging = "linear"` multiplies every average-policy increment by `t`.
+//! * `nodes_touched` counts every history a walk enters (OpenSpiel's measure).
+//! * Values flow in player 0's utility; the regrets of player 1 use the negation.
+//!
+//! # The samplers
+//! * **CS** (Zinkevich et al. / Lanctot et al. 2009): chance sampled once per walk, both
+//!   players' actions walked in full. Regret increments `π_{-p}(h) (v(ha) - v(h))` with the
+//!   opponent's reach (the chance reach cancels against its sampling probability); average
+//!   increments `π_p(h) σ(h, ·)` at the updating player's histories.
+//! * **ES**: chance and the opponent sampled on-policy, the updating player's actions walked in
+//!   full; increments `v(ha) - v(h)`. The average policy uses OpenSpiel's "simple" averaging:
+//!   at the opponent's sampled histories `S(I, ·) += σ(I, ·)`.
+//! * **OS** (Lanctot et al. 2009; baselines: Davis, Schmid & Bowling 2019, Algorithms 1-2):
+//!   one terminal sampled per walk. Sampling at the updating player's histories:
+//!   `sampling = "epsilon"` (OpenSpiel's scheme, `ε·uniform + (1-ε)·σ`), `"uniform"`
+//!   (uniform at every player history, both players), `"opponent-on-policy"` (uniform at the
+//!   updating player's, on-policy at the opponent's: the paper's second scheme). With
+//!   `"epsilon"` the opponent is sampled on-policy. Chance is always sampled with its own
+//!   probabilities. Baseline-corrected values (the paper's Eqs. 4-5), at every history on the
+//!   sampled path including chance histories:
+//!   `û(h,a) = b(h,a) + 1[a sampled] (û(ha) - b(h,a)) / q(h,a)`, `û(h) = Σ_a σ(h,a) û(h,a)`.
+//!   Regret increments `π_{-p}(h)/π_q(h) (û(h,a) - û(h))`; average increments (OpenSpiel's
+//!   stochastically weighted averaging) `π_p(h) σ(h,a) / π_q(h)` at the updating player's
+//!   sampled histories. Baselines: see [`BaselineKind`].
+//! * **AS** (Gibson et al. 2012, Algorithm 1): chance and opponent sampled on-policy; at the
+//!   updating player's histories each action `a` is walked independently with probability
+//!   `ρ = max(ε, (β + τ s(I,a)) / (β + Σ_b s(I,b)))` (always when `ρ ≥ 1` or the denominator is
+//!   0), where `s` is the player's cumulative average-policy table; terminals return `u / q`
+//!   with `q` the product of the `min(1, ρ)` taken; at opponent histories `s(I,·) += σ(I,·)/q`.
+
+pub mod baseline;
+#[cfg(test)]
+mod tests;
+mod walks;
+
+use crate::cfr::{Averaging, SolverSnapshot, TreeSolver};
+use crate::eval::TreePolicy;
+use crate::game::Game;
+use crate::tree::history::HistoryTree;
+use crate::tree::{PublicTree, TreeError};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Algorithm names of this module, as `[solver] algorithm` spells them.
+pub const NAMES: &[&str] = &["cs-mccfr", "es-mccfr", "os-mccfr", "as-mccfr"];
+
+/// Which MCCFR sampler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampler {
+    Chance,
+    External,
+    Outcome,
+    AverageStrategy,
+}
+
+impl Sampler {
+    /// The sampler of an algorithm name of [`NAMES`].
+    pub fn named(name: &str) -> Option<Sampler> {
+        Some(match name {
+            "cs-mccfr" => Sampler::Chance,
+            "es-mccfr" => Sampler::External,
+            "os-mccfr" => Sampler::Outcome,
+            "as-mccfr" => Sampler::AverageStrategy,
+            _ => return None,
+        })
+    }
+}
+
+/// How outcome sampling draws actions at player histories (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OsSampling {
+    Epsilon,
+    Uniform,
+    OpponentOnPolicy,
+}
+
+/// The baseline `b(h, a)` of outcome sampling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BaselineKind {
+    /// `b = 0`: plain outcome sampling.
+    None,
+    /// The exact value of `(h a)` when both players follow a fixed default policy from there
+    /// on, computed once: "always call/check" in `kuhn_poker` (Pass unless the previous action
+    /// was a Bet), `leduc_poker` and `universal_poker` (action 1 = Call); the first legal action
+    /// in every other game.
+    Static,
+    /// Average of the past baseline-corrected values `û(ha)` sampled at `(h, a)` (Eq. 6).
+    LearnedHistory,
+    /// VR-MCCFR: one value per (updating player's augmented infoset, action), the average of
+    /// the values `û(h'a)` sampled at any history `h'` of it (Eq. 7). The augmented infoset of
+    /// player `p` at `h` is the pair (public node, `p`'s private state).
+    LearnedInfoset,
+    /// `b_{t+1}(h,a) = û((ha) | σ_{t+1})` on the sampled path (Eq. 8, Algorithm 2).
+    Predictive,
+}
+
+/// Weights of the learned baselines' averages.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BaselineAveraging {
+    /// `b = mean of the samples`.
+    Simple,
+    /// `b ← b + α (x − b)` from `b = 0`, i.e. weights `α(1−α)^(n−j)` as in the paper.
+    Exponential(f64),
+}
+
+/// A validated MCCFR configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MccfrSpec {
+    pub sampler: Sampler,
+    /// Clamp regrets at zero after each update (CFR+ style).
+    pub plus: bool,
+    /// `Uniform` or `Linear` only.
+    pub averaging: Averaging,
+    /// OS: exploration of the `epsilon` scheme; AS: the floor ε of ρ.
+    pub epsilon: f64,
+    pub sampling: OsSampling,
+    pub baseline: BaselineKind,
+    pub baseline_averaging: BaselineAveraging,
+    /// AS threshold τ.
+    pub tau: f64,
+    /// AS bonus β.
+    pub beta: f64,
+}
+
+impl MccfrSpec {
+    /// The defaults of a sampler: plain regrets, uniform averaging; OS: ε = 0.6, `epsilon`
+    /// sampling, no baseline; AS: ε = 0.05, τ = 1000, β = 10⁶ (Gibson et al.'s values).
+    pub fn new(sampler: Sampler) -> MccfrSpec {
+        MccfrSpec {
+            sampler,
+            plus: false,
+            averaging: Averaging::Uniform,
+            epsilon: if sampler == Sampler::AverageStrategy {
+                0.05
+            } else {
+                0.6
+            },
+            sampling: OsSampling::Epsilon,
+            baseline: BaselineKind::None,
+            baseline_averaging: BaselineAveraging::Simple,
+            tau: 1000.0,
+            beta: 1e6,
+        }
+    }
+}
+
+/// The algorithm-specific `[solver]` keys of the MCCFR family (all optional).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MccfrOptions {
+    /// `plain` (default) or `plus`.
+    pub regret: Option<String>,
+    /// OS (`sampling = "epsilon"`) and AS: in (0, 1].
+    pub epsilon: Option<f64>,
+    /// OS: `epsilon` (default), `uniform` or `opponent-on-policy`.
+    pub sampling: Option<String>,
+    /// OS: `none` (default), `static`, `learned-history`, `learned-infoset`, `predictive`.
+    pub baseline: Option<String>,
+    /// OS learned baselines: `simple` (default) or `exponential`.
+    pub baseline_averaging: Option<String>,
+    /// Decay α of `exponential` baseline averaging, in (0, 1] (default 0.5).
+    pub baseline_alpha: Option<f64>,
+    /// AS threshold τ ≥ 1.
+    pub tau: Option<f64>,
+}
+
+/// A rejected option: the `[solver]` key at fault and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OptionError {
+    pub key: String,
+    pub reason: String,
+}
+
+impl MccfrOptions {
+    /// Validates the options of `sampler`; `averaging` and `beta` are the common `[solver]` keys
+    /// of the same names. Keys that the sampler does not use are errors.
+    pub fn validate(
+        &self,
+        sampler: Sampler,
+        averaging: Option<&str>,
+        beta: Option<f64>,
+    ) -> Result<MccfrSpec, OptionError> {
+        let err = |key: &str, reason: String| OptionError {
+            key: key.to_string(),
+            reason,
+        };
+        let name = NAMES[sampler as usize];
+        let unused = |key: &str| err(key, format!("not an option of `{name}`"));
+        let mut spec = MccfrSpec::new(sampler);
+        let os = sampler == Sampler::Outcome;
+        let is_as = sampler == Sampler::AverageStrategy;
+        spec.plus = match self.regret.as_deref() {
+            None | Some("plain") => false,
+            Some("plus") => true,
+            Some(other) => {
+                return Err(err(
+                    "regret",
+                    format!("`{other}`; expected `plain` or `plus`"),
+                ));
+            }
+        };
+        spec.averaging = match averaging {
+            None | Some("uniform") => Averaging::Uniform,
+            Some("linear") => Averaging::Linear,
+            Some(other) => {
+                return Err(err(
+                    "averaging",
+                    format!("`{other}`; expected `uniform` or `linear` for `{name}`"),
+                ));
+            }
+        };
+        if !os {
+            for (key, set) in [
+                ("sampling", self.sampling.is_some()),
+                ("baseline", self.baseline.is_some()),
+                ("baseline_averaging", self.baseline_averaging.is_some()),
+                ("baseline_alpha", self.baseline_alpha.is_some()),
+            ] {
+                if set {
+                    return Err(unused(key));
+                }
+            }
+        }
+        if !is_as {
+            if self.tau.is_some() {
+                return Err(unused("tau"));
+            }
+            if beta.is_some() {
+                return Err(unused("beta"));
+            }
+        }
+        if !os && !is_as && self.epsilon.is_some() {
+            return Err(unused("epsilon"));
+        }
+        if let Some(e) = self.epsilon {
+            if !(e > 0.0 && e <= 1.0) {
+                return Err(err("epsilon", format!("{e} must lie in (0, 1]")));
+            }
+            spec.epsilon = e;
+        }
+        if os {
+            spec.sampling = match self.sampling.as_deref() {
+                None | Some("epsilon") => OsSampling::Epsilon,
+                Some("uniform") => OsSampling::Uniform,
+                Some("opponent-on-policy") => OsSampling::OpponentOnPolicy,
+                Some(other) => {
+                    return Err(err(
+                        "sampling",
+                        format!("`{other}`; expected `epsilon`, `uniform` or `opponent-on-policy`"),
+                    ));
+                }
+            };
+            if spec.sampling != OsSampling::Epsilon && self.epsilon.is_some() {
+                return Err(err(
+                    "epsilon",
+                    "only applies to sampling = \"epsilon\"".into(),
+                ));
+            }
+            spec.baseline = match self.baseline.as_deref() {
+                None | Some("none") => BaselineKind::None,
+                Some("static") => BaselineKind::Static,
+                Some("learned-history") => BaselineKind::LearnedHistory,
+                Some("learned-infoset") => BaselineKind::LearnedInfoset,
+                Some("predictive") => BaselineKind::Predictive,
+                Some(other) => {
+                    return Err(err(
+                        "baseline",
+                        format!(
+                            "`{other}`; expected `none`, `static`, `learned-history`, \
+                             `learned-infoset` or `predictive`"
+                        ),
+                    ));
+                }
+            };
+            let learned = matches!(
+                spec.baseline,
+                BaselineKind::LearnedHistory | BaselineKind::LearnedInfoset
+            );
+            if !learned && self.baseline_averaging.is_some() {
+                return Err(err(
+                    "baseline_averaging",
+                    "only applies to the learned baselines (learned-history, learned-infoset)"
+                        .into(),
+                ));
+            }
+            spec.baseline_averaging = match self.baseline_averaging.as_deref() {
+                None | Some("simple") => {
+                    if self.baseline_alpha.is_some() {
+                        return Err(err(
+                            "baseline_alpha",
+                            "only applies to baseline_averaging = \"exponential\"".into(),
+                        ));
+                    }
+                    BaselineAveraging::Simple
+                }
+                Some("exponential") => {
+                    let a = self.baseline_alpha.unwrap_or(0.5);
+                    if !(a > 0.0 && a <= 1.0) {
+                        return Err(err("baseline_alpha", format!("{a} must lie in (0, 1]")));
+                    }
+                    BaselineAveraging::Exponential(a)
+                }
+                Some(other) => {
+                    return Err(err(
+                        "baseline_averaging",
+                        format!("`{other}`; expected `simple` or `exponential`"),
+                    ));
+                }
+            };
+        }
+        if is_as {
+            if let Some(t) = self.tau {
+                if !(t.is_finite() && t >= 1.0) {
+                    return Err(err("tau", format!("{t} must be a finite number ≥ 1")));
+                }
+                spec.tau = t;
+            }
+            if let Some(b) = beta {
+                if !(b.is_finite() && b >= 0.0) {
+                    return Err(err("beta", format!("{b} must be a finite number ≥ 0")));
+                }
+                spec.beta = b;
+            }
+        }
+        Ok(spec)
+    }
+}
+
+/// Read-only data the walks need besides the trees.
+struct Fixed {
+    /// Static baseline: `static_values[c]` = value of child history `c` (player 0's utility)
+    /// under the default policy; empty unless the baseline is `static`.
+    static_values: Vec<f64>,
+    /// Learned infoset baseline: per player, the first slot of history `h`'s (augmented
+    /// infoset of that player, action) block; empty unless the baseline is `learned-infoset`.
+    islot: [Vec<u32>; 2],
+}
+
+/// The mutable tables (everything a snapshot saves, plus the current policy).
+#[derive(Clone, Debug, PartialEq)]
+struct Tables {
+    regrets: [Vec<f64>; 2],
+    avg: [Vec<f64>; 2],
+    /// Regret matching of `regrets`, kept in step.
+    cur: [Vec<f64>; 2],
+    /// Per child history `c = (h a)`: the history baseline (learned-history, predictive).
+    base: Vec<f64>,
+    /// Sample counts of `base` (learned-history).
+    base_n: Vec<f64>,
+    /// Per player: learned infoset baseline values and sample counts.
+    ibase: [Vec<f64>; 2],
+    ibase_n: [Vec<f64>; 2],
+}
+
+/// An MCCFR solver (any [`Sampler`]) on one compiled tree.
+pub struct MccfrSolver {
+    tree: Arc<PublicTree>,
+    ht: Arc<HistoryTree>,
+    spec: MccfrSpec,
+    seed: u64,
+    iteration: u64,
+    touched: u64,
+    fixed: Fixed,
+    tab: Tables,
+}
+
+/// SplitMix64's finaliser: a bijective 64-bit mixer.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The random stream of player `p`'s walk in iteration `t`.
+fn stream(seed: u64, t: u64, p: usize) -> crate::util::SplitMix64 {
+    crate::util::SplitMix64::new(mix(seed ^ mix(t.wrapping_mul(2).wrapping_add(p as u64))))
+}
+
+impl MccfrSolver {
+    /// A solver at iteration 0 (uniform current policy, zero tables). Builds the history tree
+    /// of `game` (which must be the game `tree` was compiled from).
+    pub fn new(
+        spec: MccfrSpec,
+        seed: u64,
+        game: &dyn Game,
+        tree: Arc<PublicTree>,
+    ) -> Result<MccfrSolver, TreeError> {
+        let ht = Arc::new(HistoryTree::build(game, &tree)?);
+        Ok(MccfrSolver::with_history_tree(
+            spec,
+            seed,
+            &game.load_string(),
+            tree,
+            ht,
+        ))
+    }
+
+    /// As [`MccfrSolver::new`] with a prebuilt history tree; `game_name` picks the static
+    /// baseline's default policy.
+    pub fn with_history_tree(
+        spec: MccfrSpec,
+        seed: u64,
+        game_name: &str,
+        tree: Arc<PublicTree>,
+        ht: Arc<HistoryTree>,
+    ) -> MccfrSolver {
+        let zeros = |p: usize| vec![0.0; tree.infosets[p].num_actions_total()];
+        let n = ht.len();
+        let history_base = matches!(
+            spec.baseline,
+            BaselineKind::LearnedHistory | BaselineKind::Predictive
+        ) && spec.sampler == Sampler::Outcome;
+        let mut fixed = Fixed {
+            static_values: Vec::new(),
+            islot: [Vec::new(), Vec::new()],
+        };
+        let mut ibase: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        if spec.sampler == Sampler::Outcome {
+            match spec.baseline {
+                BaselineKind::Static => {
+                    let policy = baseline::default_policy(game_name, &ht, &tree);
+                    fixed.static_values = baseline::history_values(&ht, &tree, &policy);
+                }
+                BaselineKind::LearnedInfoset => {
+                    for (p, (slot, values)) in fixed.islot.iter_mut().zip(&mut ibase).enumerate() {
+                        let (slots, len) = infoset_slots(&ht, p);
+                        *slot = slots;
+                        *values = vec![0.0; len];
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ibase_n = ibase.clone();
+        let tab = Tables {
+            regrets: [zeros(0), zeros(1)],
+            avg: [zeros(0), zeros(1)],
+            cur: crate::eval::uniform_tree_policy(&tree),
+            base: if history_base {
+                vec![0.0; n]
+            } else {
+                Vec::new()
+            },
+            base_n: if history_base && spec.baseline == BaselineKind::LearnedHistory {
+                vec![0.0; n]
+            } else {
+                Vec::new()
+            },
+            ibase,
+            ibase_n,
+        };
+        MccfrSolver {
+            tree,
+            ht,
+            spec,
+            seed,
+            iteration: 0,
+            touched: 0,
+            fixed,
+            tab,
+        }
+    }
+
+    /// The configuration.
+    pub fn spec(&self) -> &MccfrSpec {
+        &self.spec
+    }
+
+    /// The history tree the walks use.
+    pub fn history_tree(&self) -> &Arc<HistoryTree> {
+        &self.ht
+    }
+
+    /// Replaces player `p`'s cumulative regrets (the current policy follows by regret
+    /// matching). For experiments and tests that need a chosen current strategy.
+    pub fn set_regrets(&mut self, p: usize, regrets: Vec<f64>) {
+        assert_eq!(
+            regrets.len(),
+            self.tab.regrets[p].len(),
+            "regret vector size"
+        );
+        self.tab.regrets[p] = regrets;
+        crate::cfr::regret_matching(&self.tree, p, &self.tab.regrets[p], &mut self.tab.cur[p]);
+    }
+
+    /// One outcome-sampling walk for player `p` that changes no regret or average (the
+    /// baselines still learn as in training) and returns the baseline-corrected estimate of
+    /// the root value (player 0's utility) under the current policy. If `probe` names one of
+    /// `p`'s infosets, the walk's sampled regret increments there are added to `probe_out`
+    /// (indexed by the infoset's actions). Draws from the stream `(seed, sample)`.
+    pub fn os_estimate(
+        &mut self,
+        p: usize,
+        sample: u64,
+        probe: Option<usize>,
+        probe_out: &mut [f64],
+    ) -> f64 {
+        let rng = stream(self.seed, sample, p);
+        let mut w = walks::Walk::new(self, p, rng, false);
+        w.probe = probe.map(|i| (i, probe_out.to_vec()));
+        let (v, _) = w.os(0, 1.0, 1.0, 1.0);
+        let touched = w.touched;
+        if let Some((_, acc)) = w.probe.take() {
+            probe_out.copy_from_slice(&acc);
+        }
+        self.touched += touched;
+        v
+    }
+
+    /// The current baseline `b(h, a)` of child history `c = (h a)` as the walks of player `p`
+    /// see it (player 0's utility).
+    pub fn baseline_value(&self, p: usize, c: usize) -> f64 {
+        let h = self.ht.parent[c] as usize;
+        let k = c - self.ht.first_child[h] as usize;
+        walks::baseline_of(&self.spec, &self.fixed, &self.tab, p, h, k, c)
+    }
+
+    /// Overwrites the history baseline (learned-history, predictive) with `values[c]` for every
+    /// child history `c`. For tests of the zero-variance property.
+    pub fn set_history_baseline(&mut self, values: &[f64]) {
+        assert_eq!(values.len(), self.tab.base.len(), "history baseline size");
+        self.tab.base.copy_from_slice(values);
+    }
+}
+
+/// Slots of the learned infoset baseline of player `p`: histories with equal (public node,
+/// `p`'s private state, number of children) share one block of `num_children` slots.
+fn infoset_slots(ht: &HistoryTree, p: usize) -> (Vec<u32>, usize) {
+    let mut index: HashMap<(u32, u32, u32), u32> = HashMap::new();
+    let mut slots = vec![crate::tree::NONE; ht.len()];
+    let mut len = 0usize;
+    for (h, out) in slots.iter_mut().enumerate() {
+        let n = ht.num_children[h];
+        if n == 0 {
+            continue;
+        }
+        let key = (ht.node[h], ht.private[h][p], n);
+        let slot = *index.entry(key).or_insert_with(|| {
+            let s = len as u32;
+            len += n as usize;
+            s
+        });
+        *out = slot;
+    }
+    (slots, len)
+}
+
+impl TreeSolver for MccfrSolver {
+    fn iterate(&mut self) {
+        let t = self.iteration + 1;
+        let weight = match self.spec.averaging {
+            Averaging::Linear => t as f64,
+            _ => 1.0,
+        };
+        let sampler = self.spec.sampler;
+        for p in 0..2 {
+            let rng = stream(self.seed, t, p);
+            let mut w = walks::Walk::new(self, p, rng, true);
+            w.weight = weight;
+            match sampler {
+                Sampler::Chance => {
+                    w.cs(0, 1.0, 1.0);
+                }
+                Sampler::External => {
+                    w.es(0);
+                }
+                Sampler::Outcome => {
+                    w.os(0, 1.0, 1.0, 1.0);
+                }
+                Sampler::AverageStrategy => {
+                    w.avg_strategy(0, 1.0);
+                }
+            }
+            let touched = w.touched;
+            self.touched += touched;
+        }
+        self.iteration = t;
+    }
+
+    fn iteration(&self) -> u64 {
+        self.iteration
+    }
+
+    fn average_policy(&self) -> TreePolicy {
+        std::array::from_fn(|p| {
+            let inf = &self.tree.infosets[p];
+            let s = &self.tab.avg[p];
+            let mut out = vec![0.0; s.len()];
+            for i in 0..inf.len() {
+                let r = inf.range(i);
+                let total: f64 = s[r.clone()].iter().sum();
+                let n = r.len() as f64;
+                for k in r {
+                    out[k] = if total > 0.0 { s[k] / total } else { 1.0 / n };
+                }
+            }
+            out
+        })
+    }
+
+    fn current_policy(&self) -> TreePolicy {
+        self.tab.cur.clone()
+    }
+
+    fn nodes_touched(&self) -> u64 {
+        self.touched
+    }
+
+    fn snapshot(&self) -> SolverSnapshot {
+        let t = &self.tab;
+        SolverSnapshot {
+            iteration: self.iteration,
+            counters: vec![self.touched],
+            arrays: vec![
+                t.regrets[0].clone(),
+                t.regrets[1].clone(),
+                t.avg[0].clone(),
+                t.avg[1].clone(),
+                t.base.clone(),
+                t.base_n.clone(),
+                t.ibase[0].clone(),
+                t.ibase[1].clone(),
+                t.ibase_n[0].clone(),
+                t.ibase_n[1].clone(),
+            ],
+        }
+    }
+
+    fn restore(&mut self, snapshot: SolverSnapshot) -> Result<(), String> {
+        let [r0, r1, a0, a1, b, bn, i0, i1, in0, in1]: [Vec<f64>; 10] =
+            snapshot.arrays.try_into().map_err(|a: Vec<Vec<f64>>| {
+                format!(
+                    "expected 10 arrays in an MCCFR checkpoint, found {}",
+                    a.len()
+                )
+            })?;
+        let [touched]: [u64; 1] = snapshot.counters.try_into().map_err(|c: Vec<u64>| {
+            format!(
+                "expected 1 counter in an MCCFR checkpoint, found {}",
+                c.len()
+            )
+        })?;
+        let t = &self.tab;
+        let sizes = [
+            (r0.len(), t.regrets[0].len()),
+            (r1.len(), t.regrets[1].len()),
+            (a0.len(), t.avg[0].len()),
+            (a1.len(), t.avg[1].len()),
+            (b.len(), t.base.len()),
+            (bn.len(), t.base_n.len()),
+            (i0.len(), t.ibase[0].len()),
+            (i1.len(), t.ibase[1].len()),
+            (in0.len(), t.ibase_n[0].len()),
+            (in1.len(), t.ibase_n[1].len()),
+        ];
+        if let Some(k) = sizes.iter().position(|(a, b)| a != b) {
+            return Err(format!(
+                "MCCFR checkpoint array {k} has {} entries, this solver needs {}",
+                sizes[k].0, sizes[k].1
+            ));
+        }
+        let mut cur = crate::eval::uniform_tree_policy(&self.tree);
+        for (p, r) in [&r0, &r1].into_iter().enumerate() {
+            crate::cfr::regret_matching(&self.tree, p, r, &mut cur[p]);
+        }
+        self.tab = Tables {
+            regrets: [r0, r1],
+            avg: [a0, a1],
+            cur,
+            base: b,
+            base_n: bn,
+            ibase: [i0, i1],
+            ibase_n: [in0, in1],
+        };
+        self.iteration = snapshot.iteration;
+        self.touched = touched;
+        Ok(())
+    }
+}
