@@ -286,3 +286,77 @@ const LEDUC_EXACT_200: f64 = 1.5;
 // Measured (seed 3, η = 10): external 0.057, balanced outcome (100 samples) 0.022.
 const KUHN_ES_500: f64 = 0.12;
 const KUHN_OS_500: f64 = 0.06;
+
+/// `max_x ⟨g, x⟩` over player `p`'s sequence-form strategies (a best-response sweep).
+fn best_total(tree: &PublicTree, p: usize, g: &[f64]) -> f64 {
+    let inf = &tree.infosets[p];
+    let mut v = g.to_vec();
+    for i in (0..inf.len()).rev() {
+        let best = inf.range(i).map(|a| v[a]).fold(f64::NEG_INFINITY, f64::max);
+        v[inf.parent_seq[i] as usize] += best;
+    }
+    v[inf.root()]
+}
+
+/// Two theorems on an exact-loss run (Kuhn and Leduc, simultaneous updates):
+/// * the folk lemma of section 2.3, which for a zero-sum game with simultaneous self-play is an
+///   identity: NashConv of the averaged profile = (R_0 + R_1) / T;
+/// * FTRL's regret bound with a regulariser 1-strongly convex w.r.t. ‖·‖₁ (the point of the
+///   Kroer et al. weights, scaled by max ‖x‖₁): R_p ≤ max d / η + (η/2) Σ_t ‖ℓ_t‖²_∞, where
+///   max d = the largest Σ_{I reached} β_I log |A(I)| over pure strategies.
+#[test]
+fn regrets_match_nash_conv_and_respect_the_ftrl_bound() {
+    for (name, eta, iterations) in [("kuhn_poker", 3.0, 200), ("leduc_poker", 300.0, 100)] {
+        let mut s = solver(name, Minimizer::Ftrl, opts(Estimator::Exact, eta), true, 0);
+        let tree = s.tree.clone();
+        let mut cum = [
+            vec![0.0; tree.num_sequences(0)],
+            vec![0.0; tree.num_sequences(1)],
+        ];
+        let mut got = [0.0; 2];
+        let mut sq = [0.0; 2];
+        for _ in 0..iterations {
+            let policy = s.current_policy();
+            for p in 0..2 {
+                let q = 1 - p;
+                let mut opp = vec![0.0; tree.num_sequences(q)];
+                tree.reach(q, &policy[q], &mut opp);
+                let mut g = vec![0.0; tree.num_sequences(p)];
+                tree.terminal_values(p, &opp, &mut g);
+                let x = prox::sequence_form(&tree.infosets[p], &policy[p]);
+                got[p] += g.iter().zip(&x).map(|(a, b)| a * b).sum::<f64>();
+                let root = tree.infosets[p].root();
+                let linf = g[..root].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                sq[p] += linf * linf;
+                cum[p].iter_mut().zip(&g).for_each(|(c, v)| *c += v);
+            }
+            s.iterate();
+        }
+        let t = iterations as f64;
+        let regret: Vec<f64> = (0..2)
+            .map(|p| best_total(&tree, p, &cum[p]) - got[p])
+            .collect();
+        let gap = nc(&s);
+        assert!(
+            (gap - (regret[0] + regret[1]) / t).abs() < 1e-9 * (1.0 + gap),
+            "{name}: NashConv {gap} vs (R0 + R1)/T {}",
+            (regret[0] + regret[1]) / t
+        );
+        for p in 0..2 {
+            let inf = &tree.infosets[p];
+            let w = s.weights(p);
+            let mut v = vec![0.0; inf.root() + 1];
+            for i in (0..inf.len()).rev() {
+                let best = inf.range(i).map(|a| v[a]).fold(f64::NEG_INFINITY, f64::max);
+                v[inf.parent_seq[i] as usize] += w[i] * (inf.range(i).len() as f64).ln() + best;
+            }
+            let bound = v[inf.root()] / eta + eta / 2.0 * sq[p];
+            eprintln!("{name} p{p}: regret {:.4} bound {bound:.4}", regret[p]);
+            assert!(
+                regret[p] > 0.0 && regret[p] <= bound,
+                "{name} p{p}: {} > {bound}",
+                regret[p]
+            );
+        }
+    }
+}
