@@ -16,52 +16,6 @@ fn solver(
     SfoSolver::new(tree, ht, spec, seed)
 }
 
-#[test]
-#[ignore]
-fn explore() {
-    let game = std::env::var("SFO_GAME").unwrap_or("kuhn_poker".into());
-    let iters: u64 = std::env::var("SFO_ITERS")
-        .map(|s| s.parse().unwrap())
-        .unwrap_or(1000);
-    let est = match std::env::var("SFO_EST").as_deref() {
-        Ok("external") => Estimator::External,
-        Ok("balanced-outcome") => Estimator::BalancedOutcome,
-        _ => Estimator::Exact,
-    };
-    for m in [Minimizer::Ftrl, Minimizer::Omd] {
-        let etas: Vec<f64> = std::env::var("SFO_ETAS")
-            .unwrap_or("0.1,1,10,100,1000".into())
-            .split(',')
-            .map(|x| x.parse().unwrap())
-            .collect();
-        for &eta in &etas {
-            let o = SfoOptions {
-                estimator: est,
-                step_size: eta,
-                ..Default::default()
-            };
-            let mut s = solver(&game, m, o, true, 1);
-            let t0 = std::time::Instant::now();
-            let mut line = String::new();
-            let mut next = 1;
-            while s.iteration() < iters {
-                s.iterate();
-                if s.iteration() == next {
-                    let nc = nash_conv(&s.tree, &s.average_policy()).nash_conv;
-                    line += &format!(" {}:{:.4}", next, nc);
-                    next *= 4;
-                }
-            }
-            let nc = nash_conv(&s.tree, &s.average_policy()).nash_conv;
-            eprintln!(
-                "{m:?} eta {eta}: final {nc:.5} nodes {} ({:.1}s) [{line}]",
-                s.nodes_touched(),
-                t0.elapsed().as_secs_f64()
-            );
-        }
-    }
-}
-
 fn opts(estimator: Estimator, step_size: f64) -> SfoOptions {
     SfoOptions {
         estimator,
