@@ -12,6 +12,7 @@ pub mod game;
 pub mod games;
 pub mod nn;
 pub mod policy;
+pub mod pos;
 pub mod rl;
 pub mod run;
 pub mod tree;
