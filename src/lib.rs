@@ -13,6 +13,7 @@ pub mod games;
 pub mod mccfr;
 pub mod nn;
 pub mod policy;
+pub mod pos;
 pub mod rl;
 pub mod run;
 pub mod sfo;

@@ -18,7 +18,13 @@ use std::sync::Arc;
 
 /// Names of the sampling algorithms (see each module for its keys).
 pub const SAMPLED: &[&str] = &[
-    "cs-mccfr", "es-mccfr", "os-mccfr", "as-mccfr", "ftrl", "omd",
+    "cs-mccfr",
+    "es-mccfr",
+    "os-mccfr",
+    "as-mccfr",
+    "pos-mccfr",
+    "ftrl",
+    "omd",
 ];
 
 /// A validated `[solver]` choice.
@@ -30,6 +36,8 @@ pub enum SolverChoice {
     Sfo(SfoSpec),
     /// Monte-Carlo CFR family ([`crate::mccfr`]).
     Mccfr(MccfrSpec),
+    /// Public outcome sampling MCCFR with baselines ([`crate::pos`]).
+    Pos(crate::pos::PosSpec),
 }
 
 /// Every algorithm name `[solver] algorithm` accepts.
@@ -67,6 +75,9 @@ pub fn parse_sampled(s: &SolverConfig) -> Result<SolverChoice, ConfigError> {
     }
     if let Some(sampler) = Sampler::named(&s.algorithm) {
         return parse_mccfr(s, sampler).map(SolverChoice::Mccfr);
+    }
+    if s.algorithm == "pos-mccfr" {
+        return parse_pos(s).map(SolverChoice::Pos);
     }
     Err(ConfigError::Value {
         key: "solver.algorithm".into(),
@@ -109,6 +120,67 @@ fn parse_mccfr(s: &SolverConfig, sampler: Sampler) -> Result<MccfrSpec, ConfigEr
         })
 }
 
+/// `pos-mccfr`: its own keys (see [`crate::pos::PosOptions`]) plus the common `updates`,
+/// `averaging` (default `linear` with `regret = "plus"`, else `uniform`) and `gamma`.
+fn parse_pos(s: &SolverConfig) -> Result<crate::pos::PosSpec, ConfigError> {
+    use crate::cfr::{Averaging, Updates};
+    let bad = |key: &str, reason: String| ConfigError::Value {
+        key: format!("solver.{key}"),
+        reason,
+    };
+    let options: crate::pos::PosOptions = parse_options(s)?;
+    options.validate().map_err(|(k, r)| bad(k, r))?;
+    let updates = match s.updates.as_str() {
+        "alternating" => Updates::Alternating,
+        "simultaneous" => Updates::Simultaneous,
+        other => {
+            return Err(bad(
+                "updates",
+                format!("`{other}`; expected `alternating` or `simultaneous`"),
+            ));
+        }
+    };
+    for (key, v) in [("alpha", s.alpha), ("beta", s.beta)] {
+        if v.is_some() {
+            return Err(bad(
+                key,
+                "not a pos-mccfr key (the baseline's is `baseline_alpha`)".into(),
+            ));
+        }
+    }
+    let plus = options.regret == crate::pos::RegretRule::Plus;
+    let averaging = match (s.averaging.as_deref(), s.gamma) {
+        (None, None) if plus => Averaging::Linear,
+        (None, None) => Averaging::Uniform,
+        (Some("uniform"), None) => Averaging::Uniform,
+        (Some("linear"), None) => Averaging::Linear,
+        (Some("power") | None, g) => {
+            let g = g.unwrap_or(2.0);
+            if !(g.is_finite() && g >= 0.0) {
+                return Err(bad(
+                    "gamma",
+                    format!("{g} must be a finite non-negative number"),
+                ));
+            }
+            Averaging::Power(g)
+        }
+        (Some("uniform" | "linear"), Some(_)) => {
+            return Err(bad("gamma", "gamma needs averaging = \"power\"".into()));
+        }
+        (Some(other), _) => {
+            return Err(bad(
+                "averaging",
+                format!("`{other}`; expected `uniform`, `linear` or `power`"),
+            ));
+        }
+    };
+    Ok(crate::pos::PosSpec {
+        options,
+        updates,
+        averaging,
+    })
+}
+
 /// Builds the solver of a validated choice. `seed` seeds every random stream.
 pub fn build(
     choice: &SolverChoice,
@@ -123,6 +195,9 @@ pub fn build(
             Box::new(SfoSolver::new(tree, histories, *spec, seed))
         }
         SolverChoice::Mccfr(spec) => Box::new(MccfrSolver::new(*spec, seed, game, tree)?),
+        SolverChoice::Pos(spec) => {
+            Box::new(crate::pos::PosSolver::from_game(game, tree, *spec, seed)?)
+        }
     })
 }
 

@@ -1,0 +1,994 @@
+//! Public Outcome Sampling MCCFR with baseline-corrected values (Davis, Schmid & Bowling,
+//! "Low-Variance and Zero-Variance Baselines for Extensive-Form Games", section 6 and
+//! Appendix E, Algorithms 3 and 4).
+//!
+//! # The walk
+//! One *pass* walks a single path of the public tree from the root to a terminal public node.
+//! At every public node `S` on the path it samples one successor `S'` with probability
+//! `q(S, S')` and propagates the reach of **every** history of `S` that leads into `S'`: hidden
+//! information (private cards, unobserved actions) is never sampled, only what both players
+//! observe. Walking back up, each history `h` of `S` and action `a` gets the baseline-corrected
+//! value of Eq. 15/16:
+//!
+//! ```text
+//! û(h,a) = b(h,a) + 1[(ha) ∈ S'] / q(S,S') · (û(ha) − b(h,a)),   û(h) = Σ_a σ(h,a) û(h,a)
+//! ```
+//!
+//! and every infoset `I` of the acting player in `S` gets the regret increment
+//! `r(I,a) = 1/π_q(S) · Σ_{h∈I} π_{-i}(h) · (û(h,a) − û(h))` (signed for player 1), where
+//! `π_q(S)` is the product of the `q`'s above `S`. Values are kept in player 0's terms (the game
+//! is zero-sum). The average strategy is accumulated with stochastic weighting:
+//! `S(I,a) += w_t · π_i(I) / π_q(S) · σ(I,a)`, an unbiased sample of CFR's average update
+//! (the paper's Algorithm 3 writes a plain running mean at sampled infosets; we keep CFR's
+//! reach-weighted average so that the full-width and sampled solvers average the same thing).
+//!
+//! All work at one public node is done by [`PosSolver`]'s node update, which only reads and
+//! writes the entries of that node's histories and of its infosets' contiguous action range —
+//! the unit a batched (GPU) version would turn into tensor operations.
+//!
+//! # Options ([`PosOptions`])
+//! * `sampling`: `uniform` (`q = 1/|T(S)|`) or `on-policy` (`q ∝` probability of reaching
+//!   the successor under the current strategies and chance, mixed with `exploration · uniform`).
+//!   **The paper's POS experiments (Fig. 2) use uniform sampling, simultaneous updates, CFR+
+//!   regrets with linear averaging and exponential baseline averaging with α = 0.5.**
+//!   Pure on-policy sampling (`exploration = 0`) never samples successors the current
+//!   strategies avoid, so its counterfactual values there are not sampled at all (biased);
+//!   keep `exploration > 0` for convergence guarantees.
+//! * `regret`: `plain` (CFR) or `plus` (regret matching+: cumulative regrets clamped at 0).
+//! * `baseline`: `none` (b = 0: plain POS), `learned-history` (Eq. 6 per history-action),
+//!   `learned-infoset` (VR-MCCFR: per infoset-action, each sample the counterfactual-reach
+//!   weighted mean `Σ_h π_{-i}(h) û(ha) / Σ_h π_{-i}(h)` over all histories of the infoset;
+//!   at chance histories, which have no infoset, it falls back to the per-history value),
+//!   `predictive` (Algorithm 4: after the regrets at `S` are updated, the sampled children are
+//!   re-evaluated under the next strategy and that value becomes their baseline).
+//! * `baseline_averaging`: `simple` (mean of all samples) or `exponential` (weights
+//!   `α(1−α)^{n−j}`, renormalised to sum to one); `baseline_alpha` = α.
+//! * `measure_variance`: also compute the exact values of the current strategy (one sweep over
+//!   all histories per pass; small games only) and report `cfv_variance`: the mean over the
+//!   updated (infoset, action) pairs (those with positive counterfactual reach) of
+//!   `(Σ_{h∈I} π_{-i}(h) (û(h,a) − u(ha)))²`, the squared error of the sampled counterfactual
+//!   value given that its public node was reached (cf. the paper's Appendix G).
+//! * Common `[solver]` keys: `updates` (`alternating`: one pass per player, each updating only
+//!   that player's regrets; `simultaneous`: one pass updating both), `averaging`, `gamma`.
+//!
+//! # Determinism
+//! Iteration `t` draws from a generator seeded by `(seed, t)`, so a run restored from a
+//! [`SolverSnapshot`] continues exactly as the uninterrupted run.
+
+use crate::cfr::{Averaging, ROUNDING_NOISE, SolverSnapshot, TreeSolver, Updates, expected_value};
+use crate::eval::TreePolicy;
+use crate::game::Game;
+use crate::tree::history::{HistoryKind, HistoryTree};
+use crate::tree::{NodeKind, PublicTree, TreeError};
+use crate::util::SplitMix64;
+use serde::Deserialize;
+use std::sync::Arc;
+
+/// How the successor public state is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sampling {
+    /// Uniform over successor public states.
+    Uniform,
+    /// Proportional to the successor's probability under the current strategies and chance.
+    OnPolicy,
+}
+
+/// Cumulative regret rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RegretRule {
+    Plain,
+    Plus,
+}
+
+/// The baseline `b(h, a)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Baseline {
+    None,
+    LearnedHistory,
+    LearnedInfoset,
+    Predictive,
+}
+
+/// How the learned baselines average their samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaselineAveraging {
+    Simple,
+    Exponential,
+}
+
+/// The algorithm's own `[solver]` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PosOptions {
+    #[serde(default = "default_sampling")]
+    pub sampling: Sampling,
+    /// Weight of the uniform distribution mixed into on-policy sampling.
+    #[serde(default)]
+    pub exploration: f64,
+    #[serde(default = "default_regret")]
+    pub regret: RegretRule,
+    #[serde(default = "default_baseline")]
+    pub baseline: Baseline,
+    #[serde(default = "default_baseline_averaging")]
+    pub baseline_averaging: BaselineAveraging,
+    #[serde(default = "default_baseline_alpha")]
+    pub baseline_alpha: f64,
+    #[serde(default)]
+    pub measure_variance: bool,
+}
+
+fn default_sampling() -> Sampling {
+    Sampling::Uniform
+}
+fn default_regret() -> RegretRule {
+    RegretRule::Plus
+}
+fn default_baseline() -> Baseline {
+    Baseline::Predictive
+}
+fn default_baseline_averaging() -> BaselineAveraging {
+    BaselineAveraging::Exponential
+}
+fn default_baseline_alpha() -> f64 {
+    0.5
+}
+
+impl Default for PosOptions {
+    fn default() -> Self {
+        PosOptions {
+            sampling: default_sampling(),
+            exploration: 0.0,
+            regret: default_regret(),
+            baseline: default_baseline(),
+            baseline_averaging: default_baseline_averaging(),
+            baseline_alpha: default_baseline_alpha(),
+            measure_variance: false,
+        }
+    }
+}
+
+impl PosOptions {
+    /// Checks the numeric options; the error names the offending key.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let a = self.baseline_alpha;
+        if !(a.is_finite() && a > 0.0 && a <= 1.0) {
+            return Err(("baseline_alpha", format!("{a} must lie in (0, 1]")));
+        }
+        let e = self.exploration;
+        if !(e.is_finite() && (0.0..=1.0).contains(&e)) {
+            return Err(("exploration", format!("{e} must lie in [0, 1]")));
+        }
+        Ok(())
+    }
+}
+
+/// A complete description of a POS solver.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PosSpec {
+    pub options: PosOptions,
+    pub updates: Updates,
+    pub averaging: Averaging,
+}
+
+impl Default for PosSpec {
+    /// The paper's POS setting: uniform sampling, CFR+ with linear averaging, predictive
+    /// baseline; alternating updates (the project's convention).
+    fn default() -> Self {
+        PosSpec {
+            options: PosOptions::default(),
+            updates: Updates::Alternating,
+            averaging: Averaging::Linear,
+        }
+    }
+}
+
+/// One public node of the sampled path: the node, `π_q` of reaching it, and the probability
+/// with which its successor on the path was drawn (1 at the terminal node).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PathStep {
+    pub node: u32,
+    pub reach_q: f64,
+    pub q_next: f64,
+}
+
+/// Public Outcome Sampling MCCFR (see the module docs).
+pub struct PosSolver {
+    tree: Arc<PublicTree>,
+    ht: Arc<HistoryTree>,
+    spec: PosSpec,
+    seed: u64,
+    iteration: u64,
+    touched: u64,
+    regrets: [Vec<f64>; 2],
+    cumulative: [Vec<f64>; 2],
+    current: [Vec<f64>; 2],
+    /// Per history `c` (i.e. per edge `(h, a)` into it): learned baseline sum and weight; the
+    /// predictive baseline keeps its value in `base_sum`.
+    base_sum: Vec<f64>,
+    base_w: Vec<f64>,
+    /// Learned-infoset baseline per global action index: sum and weight.
+    inf_sum: [Vec<f64>; 2],
+    inf_w: [Vec<f64>; 2],
+    /// Variance measurement: [sum of squared errors, count] of the last iteration, then the
+    /// exponential moving average of the per-iteration mean.
+    var_stats: [f64; 3],
+    // Scratch, indexed by history id.
+    reach: [Vec<f64>; 2],
+    values: Vec<f64>,
+    next_values: Vec<f64>,
+    action_values: Vec<f64>,
+    exact: Vec<f64>,
+    path: Vec<PathStep>,
+    /// Sampled counterfactual values of the last non-learning pass (per global action index).
+    cf_sample: Vec<f64>,
+    /// When set, passes follow the path to this terminal public node instead of sampling (the
+    /// importance weights stay those of the sampling distribution): enumerates outcomes.
+    target: Option<u32>,
+}
+
+/// Exact expected value (player 0) of every history under `policy`, children before parents.
+pub fn exact_history_values(
+    tree: &PublicTree,
+    ht: &HistoryTree,
+    policy: &TreePolicy,
+    out: &mut [f64],
+) {
+    for h in (0..ht.len()).rev() {
+        out[h] = match ht.kind[h] {
+            HistoryKind::Terminal => ht.utility[h],
+            HistoryKind::Chance => ht.children(h).map(|c| ht.chance_prob[c] * out[c]).sum(),
+            HistoryKind::Decision(p) => {
+                let base = tree.infosets[p].offset[ht.infoset[h] as usize] as usize;
+                let kids = ht.children(h);
+                expected_value(&policy[p][base..base + kids.len()], &out[kids])
+            }
+        };
+    }
+}
+
+/// Exact counterfactual action values `v(I,a) = Σ_{h∈I} π_{-p}(h) u(ha)` of player `p` (in
+/// `p`'s own terms) under `policy`, per global action index.
+pub fn exact_cf_values(
+    tree: &PublicTree,
+    ht: &HistoryTree,
+    policy: &TreePolicy,
+    p: usize,
+) -> Vec<f64> {
+    let mut u = vec![0.0; ht.len()];
+    exact_history_values(tree, ht, policy, &mut u);
+    // Reach of everyone but p (opponent and chance), top-down in id order.
+    let mut r = vec![0.0; ht.len()];
+    r[0] = 1.0;
+    let sign = if p == 0 { 1.0 } else { -1.0 };
+    let mut out = vec![0.0; tree.infosets[p].num_actions_total()];
+    for h in 0..ht.len() {
+        match ht.kind[h] {
+            HistoryKind::Terminal => {}
+            HistoryKind::Chance => {
+                for c in ht.children(h) {
+                    r[c] = r[h] * ht.chance_prob[c];
+                }
+            }
+            HistoryKind::Decision(q) => {
+                let base = tree.infosets[q].offset[ht.infoset[h] as usize] as usize;
+                for (k, c) in ht.children(h).enumerate() {
+                    if q == p {
+                        r[c] = r[h];
+                        out[base + k] += sign * r[h] * u[c];
+                    } else {
+                        r[c] = r[h] * policy[q][base + k];
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Regret matching on one infoset's slice.
+fn regret_match(regrets: &[f64], out: &mut [f64]) {
+    let total: f64 = regrets.iter().map(|x| x.max(0.0)).sum();
+    let n = regrets.len() as f64;
+    for (o, r) in out.iter_mut().zip(regrets) {
+        *o = if total > 0.0 {
+            r.max(0.0) / total
+        } else {
+            1.0 / n
+        };
+    }
+}
+
+/// The generator of iteration `t` (or of a measurement stream): a function of `(seed, t)` only.
+fn stream(seed: u64, t: u64) -> SplitMix64 {
+    let mut mix = SplitMix64::new(seed ^ t.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    SplitMix64::new(mix.next_u64())
+}
+
+impl PosSolver {
+    /// A solver at iteration 0 (uniform strategies, zero baselines); builds the history tree.
+    pub fn from_game(
+        game: &dyn Game,
+        tree: Arc<PublicTree>,
+        spec: PosSpec,
+        seed: u64,
+    ) -> Result<PosSolver, TreeError> {
+        let ht = Arc::new(HistoryTree::build(game, &tree)?);
+        Ok(PosSolver::new(tree, ht, spec, seed))
+    }
+
+    /// A solver at iteration 0 on an existing history tree of `tree`'s game.
+    pub fn new(tree: Arc<PublicTree>, ht: Arc<HistoryTree>, spec: PosSpec, seed: u64) -> Self {
+        let zeros = |p: usize| vec![0.0; tree.infosets[p].num_actions_total()];
+        let n = ht.len();
+        PosSolver {
+            regrets: [zeros(0), zeros(1)],
+            cumulative: [zeros(0), zeros(1)],
+            current: crate::eval::uniform_tree_policy(&tree),
+            base_sum: vec![0.0; n],
+            base_w: vec![0.0; n],
+            inf_sum: [zeros(0), zeros(1)],
+            inf_w: [zeros(0), zeros(1)],
+            var_stats: [0.0; 3],
+            reach: [vec![0.0; n], vec![0.0; n]],
+            values: vec![0.0; n],
+            next_values: vec![0.0; n],
+            action_values: vec![0.0; n],
+            exact: if spec.options.measure_variance {
+                vec![0.0; n]
+            } else {
+                Vec::new()
+            },
+            path: Vec::new(),
+            cf_sample: Vec::new(),
+            target: None,
+            tree,
+            ht,
+            spec,
+            seed,
+            iteration: 0,
+            touched: 0,
+        }
+    }
+
+    /// The solver's description.
+    pub fn spec(&self) -> &PosSpec {
+        &self.spec
+    }
+
+    /// The history tree it walks.
+    pub fn history_tree(&self) -> &Arc<HistoryTree> {
+        &self.ht
+    }
+
+    /// Cumulative regrets of player `p` (per global action index).
+    pub fn regrets(&self, p: usize) -> &[f64] {
+        &self.regrets[p]
+    }
+
+    /// The public path of the last pass.
+    pub fn last_path(&self) -> &[PathStep] {
+        &self.path
+    }
+
+    /// Mean squared counterfactual-value error of the last iteration (needs
+    /// `measure_variance`; 0 otherwise).
+    pub fn last_cfv_variance(&self) -> f64 {
+        if self.var_stats[1] > 0.0 {
+            self.var_stats[0] / self.var_stats[1]
+        } else {
+            0.0
+        }
+    }
+
+    /// One sampled estimate of player `p`'s counterfactual action values under the current
+    /// strategy and baselines, without learning anything: `1/π_q(S) · Σ_{h∈I} π_{-p}(h)
+    /// û(h,a)` at the infosets of the sampled path, 0 elsewhere (an unbiased estimate of
+    /// [`exact_cf_values`] by Theorem 1). `draw` picks the random stream.
+    pub fn sample_cf_values(&mut self, p: usize, draw: u64) -> Vec<f64> {
+        let mut rng = stream(self.seed ^ 0x5EED_0FC0_FFEE, draw);
+        self.cf_sample = vec![0.0; self.tree.infosets[p].num_actions_total()];
+        let players = [p == 0, p == 1];
+        self.pass(players, &mut rng, 0.0, false);
+        std::mem::take(&mut self.cf_sample)
+    }
+
+    /// Runs one iteration: one pass per player (alternating) or one pass for both.
+    pub fn step(&mut self) {
+        self.iteration += 1;
+        let t = self.iteration as f64;
+        let weight = match self.spec.averaging {
+            Averaging::Uniform => 1.0,
+            Averaging::Linear => t,
+            Averaging::Power(g) => t.powf(g),
+        };
+        let mut rng = stream(self.seed, self.iteration);
+        self.var_stats[0] = 0.0;
+        self.var_stats[1] = 0.0;
+        match self.spec.updates {
+            Updates::Alternating => {
+                self.pass([true, false], &mut rng, weight, true);
+                self.pass([false, true], &mut rng, weight, true);
+            }
+            Updates::Simultaneous => self.pass([true, true], &mut rng, weight, true),
+        }
+        if self.spec.options.measure_variance {
+            let v = self.last_cfv_variance();
+            self.var_stats[2] = if self.iteration == 1 {
+                v
+            } else {
+                0.98 * self.var_stats[2] + 0.02 * v
+            };
+        }
+    }
+
+    /// Samples a public path top-down (reaches of every history on it), then evaluates and
+    /// updates it bottom-up.
+    fn pass(&mut self, players: [bool; 2], rng: &mut SplitMix64, weight: f64, learn: bool) {
+        let tree = Arc::clone(&self.tree);
+        let ht = Arc::clone(&self.ht);
+        if learn && self.spec.options.measure_variance {
+            let mut exact = std::mem::take(&mut self.exact);
+            exact_history_values(&tree, &ht, &self.current, &mut exact);
+            self.exact = exact;
+        }
+        self.path.clear();
+        let mut node = ht.node[0];
+        self.reach[0][0] = 1.0;
+        self.reach[1][0] = 1.0;
+        let mut reach_q = 1.0;
+        let mut mass = Vec::new();
+        loop {
+            let hs = ht.node_histories(node as usize);
+            if learn {
+                self.touched += hs.len() as u64;
+            }
+            let pnode = &tree.nodes[node as usize];
+            if pnode.kind == NodeKind::Terminal {
+                self.path.push(PathStep {
+                    node,
+                    reach_q,
+                    q_next: 1.0,
+                });
+                break;
+            }
+            let succ = &pnode.children;
+            let (k, q) = if succ.len() == 1 {
+                (0, 1.0)
+            } else {
+                match self.spec.options.sampling {
+                    Sampling::Uniform => (rng.below(succ.len()), 1.0 / succ.len() as f64),
+                    Sampling::OnPolicy => {
+                        self.successor_mass(node, &mut mass);
+                        let total: f64 = mass.iter().sum();
+                        let eps = self.spec.options.exploration;
+                        let u = 1.0 / succ.len() as f64;
+                        if total > 0.0 {
+                            mass.iter_mut()
+                                .for_each(|m| *m = (1.0 - eps) * *m / total + eps * u);
+                            let k = rng.weighted(&mass);
+                            (k, mass[k])
+                        } else {
+                            (rng.below(succ.len()), u)
+                        }
+                    }
+                }
+            };
+            let (k, q) = match self.target {
+                None => (k, q),
+                Some(t) => {
+                    let k = self.successor_towards(node, t);
+                    let q = match self.spec.options.sampling {
+                        _ if succ.len() == 1 => 1.0,
+                        Sampling::Uniform => 1.0 / succ.len() as f64,
+                        Sampling::OnPolicy => {
+                            let total: f64 = mass.iter().sum();
+                            if total > 0.0 {
+                                mass[k]
+                            } else {
+                                1.0 / succ.len() as f64
+                            }
+                        }
+                    };
+                    (k, q)
+                }
+            };
+            let next = succ[k];
+            self.path.push(PathStep {
+                node,
+                reach_q,
+                q_next: q,
+            });
+            // Reaches of the histories of the sampled successor.
+            for &h in hs {
+                let h = h as usize;
+                for (j, c) in ht.children(h).enumerate() {
+                    if ht.node[c] != next {
+                        continue;
+                    }
+                    let (mut r0, mut r1) = (self.reach[0][h], self.reach[1][h]);
+                    if let HistoryKind::Decision(p) = ht.kind[h] {
+                        let g = tree.infosets[p].offset[ht.infoset[h] as usize] as usize + j;
+                        if p == 0 {
+                            r0 *= self.current[0][g];
+                        } else {
+                            r1 *= self.current[1][g];
+                        }
+                    }
+                    self.reach[0][c] = r0;
+                    self.reach[1][c] = r1;
+                }
+            }
+            reach_q *= q;
+            node = next;
+        }
+        // Bottom-up.
+        let last = self.path.last().expect("path has a terminal node").node as usize;
+        for &h in ht.node_histories(last) {
+            self.values[h as usize] = ht.utility[h as usize];
+            self.next_values[h as usize] = ht.utility[h as usize];
+        }
+        for s in (0..self.path.len() - 1).rev() {
+            let step = self.path[s];
+            let next = self.path[s + 1].node;
+            self.update_node(step, next, players, weight, learn);
+        }
+    }
+
+    /// Index in `children` of `node`'s successor on the way to public node `target`.
+    fn successor_towards(&self, node: u32, target: u32) -> usize {
+        let nodes = &self.tree.nodes;
+        let mut t = target;
+        while nodes[t as usize].parent != node {
+            t = nodes[t as usize].parent;
+            assert!(
+                t != crate::tree::NONE,
+                "public node {target} is not below {node}"
+            );
+        }
+        nodes[node as usize]
+            .children
+            .iter()
+            .position(|&c| c == t)
+            .unwrap()
+    }
+
+    /// Runs one iteration whose passes all follow the path to the terminal public node
+    /// `target` (with the importance weights of the configured sampling): forces outcomes,
+    /// e.g. to cover every terminal public state (Theorem 3) or to enumerate them.
+    pub fn step_towards(&mut self, target: u32) {
+        self.target = Some(target);
+        self.step();
+        self.target = None;
+    }
+
+    /// [`PosSolver::sample_cf_values`] along the path to terminal public node `target`; the
+    /// returned probability is that of sampling this path (`π_q` of the terminal node).
+    pub fn cf_values_towards(&mut self, p: usize, target: u32) -> (Vec<f64>, f64) {
+        self.target = Some(target);
+        let v = self.sample_cf_values(p, 0);
+        self.target = None;
+        (v, self.path.last().map_or(0.0, |s| s.reach_q))
+    }
+
+    /// Probability mass flowing into each successor of `node` (in `children` order) under the
+    /// current strategies and chance.
+    fn successor_mass(&self, node: u32, mass: &mut Vec<f64>) {
+        let tree = &self.tree;
+        let ht = &self.ht;
+        let succ = &tree.nodes[node as usize].children;
+        mass.clear();
+        mass.resize(succ.len(), 0.0);
+        for &h in ht.node_histories(node as usize) {
+            let h = h as usize;
+            let r = self.reach[0][h] * self.reach[1][h] * ht.chance_reach[h];
+            if r == 0.0 {
+                continue;
+            }
+            for (j, c) in ht.children(h).enumerate() {
+                let p = match ht.kind[h] {
+                    HistoryKind::Decision(p) => {
+                        let g = tree.infosets[p].offset[ht.infoset[h] as usize] as usize + j;
+                        self.current[p][g]
+                    }
+                    _ => ht.chance_prob[c],
+                };
+                let slot = succ
+                    .iter()
+                    .position(|&s| s == ht.node[c])
+                    .expect("child node");
+                mass[slot] += r * p;
+            }
+        }
+    }
+
+    /// The baseline `b(h, a)` of the edge into history `c` (`g`: the global action index of
+    /// that edge for decision histories of player `actor`).
+    #[inline]
+    fn baseline(&self, c: usize, decision: Option<(usize, usize)>) -> f64 {
+        let learned = |s: f64, w: f64| if w > 0.0 { s / w } else { 0.0 };
+        match self.spec.options.baseline {
+            Baseline::None => 0.0,
+            Baseline::Predictive => self.base_sum[c],
+            Baseline::LearnedHistory => learned(self.base_sum[c], self.base_w[c]),
+            Baseline::LearnedInfoset => match decision {
+                Some((p, g)) => learned(self.inf_sum[p][g], self.inf_w[p][g]),
+                None => learned(self.base_sum[c], self.base_w[c]),
+            },
+        }
+    }
+
+    /// Folds one sample `x` into a learned baseline's (sum, weight).
+    #[inline]
+    fn learn_sample(averaging: BaselineAveraging, alpha: f64, sum: &mut f64, w: &mut f64, x: f64) {
+        match averaging {
+            BaselineAveraging::Simple => {
+                *sum += x;
+                *w += 1.0;
+            }
+            BaselineAveraging::Exponential => {
+                *sum = (1.0 - alpha) * *sum + alpha * x;
+                *w = (1.0 - alpha) * *w + alpha;
+            }
+        }
+    }
+
+    /// The per-public-state update (Algorithms 3/4, lines 9-33) of `step.node`, whose sampled
+    /// successor `next` already holds its values `û(h'|σ_t)` (and `û(h'|σ_{t+1})` for the
+    /// predictive baseline). Touches only the histories of the node and its children and the
+    /// action range of its infosets.
+    fn update_node(
+        &mut self,
+        step: PathStep,
+        next: u32,
+        players: [bool; 2],
+        weight: f64,
+        learn: bool,
+    ) {
+        let tree = Arc::clone(&self.tree);
+        let ht = Arc::clone(&self.ht);
+        let node = step.node as usize;
+        let hs = ht.node_histories(node);
+        let q = step.q_next;
+        let opts = self.spec.options;
+        let actor = match tree.nodes[node].kind {
+            NodeKind::Decision(p) => Some(p),
+            _ => None,
+        };
+        // 1. Baseline-corrected action values and history values under σ_t (Eq. 15/16).
+        for &h in hs {
+            let h = h as usize;
+            let kids = ht.children(h);
+            let base = actor.map(|p| (p, tree.infosets[p].offset[ht.infoset[h] as usize] as usize));
+            for (j, c) in kids.clone().enumerate() {
+                let b = self.baseline(c, base.map(|(p, g)| (p, g + j)));
+                self.action_values[c] = if ht.node[c] == next {
+                    b + (self.values[c] - b) / q
+                } else {
+                    b
+                };
+            }
+            self.values[h] = match base {
+                Some((p, g)) => expected_value(
+                    &self.current[p][g..g + kids.len()],
+                    &self.action_values[kids],
+                ),
+                None => kids
+                    .map(|c| ht.chance_prob[c] * self.action_values[c])
+                    .sum(),
+            };
+        }
+        let Some(p) = actor else {
+            // Chance node: only baselines learn.
+            if learn {
+                self.learn_baselines(hs, next, None);
+            }
+            return;
+        };
+        let (lo, hi) = tree.nodes[node].infoset_range;
+        let inf = &tree.infosets[p];
+        let g0 = inf.offset[lo as usize] as usize;
+        let g1 = inf.offset[hi as usize] as usize;
+        let updating = players[p];
+        let sign = if p == 0 { 1.0 } else { -1.0 };
+        let measure = learn && updating && opts.measure_variance;
+        // 2. Counterfactual action values of the node's infosets (local slices).
+        let mut cfq = vec![0.0; g1 - g0];
+        let mut err = vec![0.0; if measure { g1 - g0 } else { 0 }];
+        let mut cf_reach = vec![0.0; (hi - lo) as usize];
+        let mut own_reach = vec![0.0; (hi - lo) as usize];
+        if updating {
+            for &h in hs {
+                let h = h as usize;
+                let i = ht.infoset[h] as usize;
+                let w = self.reach[1 - p][h] * ht.chance_reach[h];
+                own_reach[i - lo as usize] = self.reach[p][h];
+                cf_reach[i - lo as usize] += w;
+                if w == 0.0 {
+                    continue;
+                }
+                let g = inf.offset[i] as usize - g0;
+                for (j, c) in ht.children(h).enumerate() {
+                    cfq[g + j] += w * self.action_values[c];
+                    if measure {
+                        err[g + j] += w * (self.action_values[c] - self.exact[c]);
+                    }
+                }
+            }
+        }
+        if updating && !learn && !self.cf_sample.is_empty() {
+            for (k, v) in cfq.iter().enumerate() {
+                self.cf_sample[g0 + k] = sign * v / step.reach_q;
+            }
+        }
+        // 3. Average strategy (σ_t), regrets, next strategy σ_{t+1}.
+        if learn && updating {
+            for i in lo as usize..hi as usize {
+                let r = inf.range(i);
+                let local = r.start - g0..r.end - g0;
+                let own = own_reach[i - lo as usize];
+                if own > 0.0 {
+                    let wr = weight * own / step.reach_q;
+                    for g in r.clone() {
+                        self.cumulative[p][g] += wr * self.current[p][g];
+                    }
+                }
+                if measure && cf_reach[i - lo as usize] > 0.0 {
+                    for e in &err[local.clone()] {
+                        self.var_stats[0] += e * e;
+                        self.var_stats[1] += 1.0;
+                    }
+                }
+                let qv = &cfq[local];
+                let v = expected_value(&self.current[p][r.clone()], qv);
+                let noise = ROUNDING_NOISE * qv.iter().fold(v.abs(), |m, x| m.max(x.abs()));
+                for (g, &x) in r.clone().zip(qv) {
+                    let d = x - v;
+                    if d.abs() > noise {
+                        self.regrets[p][g] += sign * d / step.reach_q;
+                    }
+                    if opts.regret == RegretRule::Plus {
+                        self.regrets[p][g] = self.regrets[p][g].max(0.0);
+                    }
+                }
+                let (reg, cur) = (&self.regrets[p][r.clone()], &mut self.current[p][r.clone()]);
+                regret_match(reg, cur);
+            }
+        }
+        // 4. Baselines.
+        if learn {
+            self.learn_baselines(hs, next, Some(p));
+        }
+    }
+
+    /// Baseline updates at a node whose successor `next` was sampled (`actor`: the acting
+    /// player, `None` at chance), and for the predictive baseline the values under σ_{t+1}.
+    fn learn_baselines(&mut self, hs: &[u32], next: u32, actor: Option<usize>) {
+        let tree = Arc::clone(&self.tree);
+        let ht = Arc::clone(&self.ht);
+        let opts = self.spec.options;
+        let (avg, alpha) = (opts.baseline_averaging, opts.baseline_alpha);
+        match opts.baseline {
+            Baseline::None => {}
+            Baseline::LearnedHistory => {
+                for &h in hs {
+                    for c in ht.children(h as usize) {
+                        if ht.node[c] == next {
+                            let x = self.values[c];
+                            Self::learn_sample(
+                                avg,
+                                alpha,
+                                &mut self.base_sum[c],
+                                &mut self.base_w[c],
+                                x,
+                            );
+                        }
+                    }
+                }
+            }
+            Baseline::LearnedInfoset => match actor {
+                None => {
+                    for &h in hs {
+                        for c in ht.children(h as usize) {
+                            if ht.node[c] == next {
+                                let x = self.values[c];
+                                Self::learn_sample(
+                                    avg,
+                                    alpha,
+                                    &mut self.base_sum[c],
+                                    &mut self.base_w[c],
+                                    x,
+                                );
+                            }
+                        }
+                    }
+                }
+                Some(p) => {
+                    // Σ_h π_{-p}(h) û(ha) / Σ_h π_{-p}(h) per (I, a) of the sampled actions.
+                    let node = ht.node[hs[0] as usize] as usize;
+                    let (lo, hi) = tree.nodes[node].infoset_range;
+                    let inf = &tree.infosets[p];
+                    let g0 = inf.offset[lo as usize] as usize;
+                    let g1 = inf.offset[hi as usize] as usize;
+                    let mut num = vec![0.0; g1 - g0];
+                    let mut den = vec![0.0; g1 - g0];
+                    for &h in hs {
+                        let h = h as usize;
+                        let w = self.reach[1 - p][h] * ht.chance_reach[h];
+                        let g = inf.offset[ht.infoset[h] as usize] as usize - g0;
+                        for (j, c) in ht.children(h).enumerate() {
+                            if ht.node[c] == next {
+                                num[g + j] += w * self.values[c];
+                                den[g + j] += w;
+                            }
+                        }
+                    }
+                    for k in 0..g1 - g0 {
+                        if den[k] > 0.0 {
+                            let g = g0 + k;
+                            let x = num[k] / den[k];
+                            Self::learn_sample(
+                                avg,
+                                alpha,
+                                &mut self.inf_sum[p][g],
+                                &mut self.inf_w[p][g],
+                                x,
+                            );
+                        }
+                    }
+                }
+            },
+            Baseline::Predictive => {
+                // b_{t+1}(h,a) = û((ha)|σ_{t+1}) for the sampled children, then
+                // û(h|σ_{t+1}) = Σ_a σ_{t+1}(h,a) b_{t+1}(h,a).
+                for &h in hs {
+                    let h = h as usize;
+                    let kids = ht.children(h);
+                    for c in kids.clone() {
+                        if ht.node[c] == next {
+                            self.base_sum[c] = self.next_values[c];
+                        }
+                    }
+                    self.next_values[h] = match actor {
+                        Some(p) => {
+                            let g = tree.infosets[p].offset[ht.infoset[h] as usize] as usize;
+                            expected_value(
+                                &self.current[p][g..g + kids.len()],
+                                &self.base_sum[kids],
+                            )
+                        }
+                        None => kids.map(|c| ht.chance_prob[c] * self.base_sum[c]).sum(),
+                    };
+                }
+            }
+        }
+    }
+
+    fn average(&self) -> TreePolicy {
+        std::array::from_fn(|p| {
+            let inf = &self.tree.infosets[p];
+            let cum = &self.cumulative[p];
+            let mut out = vec![0.0; cum.len()];
+            for i in 0..inf.len() {
+                let r = inf.range(i);
+                let total: f64 = cum[r.clone()].iter().sum();
+                let n = r.len() as f64;
+                for k in r {
+                    out[k] = if total > 0.0 { cum[k] / total } else { 1.0 / n };
+                }
+            }
+            out
+        })
+    }
+}
+
+impl TreeSolver for PosSolver {
+    fn iterate(&mut self) {
+        self.step();
+    }
+
+    fn iteration(&self) -> u64 {
+        self.iteration
+    }
+
+    fn average_policy(&self) -> TreePolicy {
+        self.average()
+    }
+
+    fn current_policy(&self) -> TreePolicy {
+        self.current.clone()
+    }
+
+    /// Histories evaluated: every history of every public node on the sampled paths.
+    fn nodes_touched(&self) -> u64 {
+        self.touched
+    }
+
+    fn scalars(&self) -> Vec<(String, f64)> {
+        if !self.spec.options.measure_variance {
+            return Vec::new();
+        }
+        vec![
+            ("cfv_variance".into(), self.last_cfv_variance()),
+            ("cfv_variance_ema".into(), self.var_stats[2]),
+        ]
+    }
+
+    fn snapshot(&self) -> SolverSnapshot {
+        let mut arrays: Vec<Vec<f64>> = Vec::new();
+        for a in [
+            &self.regrets,
+            &self.cumulative,
+            &self.current,
+            &self.inf_sum,
+            &self.inf_w,
+        ] {
+            arrays.extend(a.iter().cloned());
+        }
+        arrays.push(self.base_sum.clone());
+        arrays.push(self.base_w.clone());
+        arrays.push(self.var_stats.to_vec());
+        SolverSnapshot {
+            iteration: self.iteration,
+            counters: vec![self.touched],
+            arrays,
+        }
+    }
+
+    fn restore(&mut self, snapshot: SolverSnapshot) -> Result<(), String> {
+        let arrays: [Vec<f64>; 13] = snapshot.arrays.try_into().map_err(|a: Vec<Vec<f64>>| {
+            format!(
+                "expected 13 arrays in a pos-mccfr checkpoint, found {}",
+                a.len()
+            )
+        })?;
+        let n = [
+            self.tree.infosets[0].num_actions_total(),
+            self.tree.infosets[1].num_actions_total(),
+        ];
+        let want = [
+            n[0],
+            n[1],
+            n[0],
+            n[1],
+            n[0],
+            n[1],
+            n[0],
+            n[1],
+            n[0],
+            n[1],
+            self.ht.len(),
+            self.ht.len(),
+            3,
+        ];
+        for (k, (a, w)) in arrays.iter().zip(want).enumerate() {
+            if a.len() != w {
+                return Err(format!(
+                    "pos-mccfr checkpoint array {k} has {} entries; this game needs {w}",
+                    a.len()
+                ));
+            }
+        }
+        let [touched] = snapshot.counters[..] else {
+            return Err("pos-mccfr checkpoint needs exactly one counter".into());
+        };
+        let [r0, r1, c0, c1, p0, p1, s0, s1, w0, w1, bs, bw, vs] = arrays;
+        self.regrets = [r0, r1];
+        self.cumulative = [c0, c1];
+        self.current = [p0, p1];
+        self.inf_sum = [s0, s1];
+        self.inf_w = [w0, w1];
+        self.base_sum = bs;
+        self.base_w = bw;
+        self.var_stats = [vs[0], vs[1], vs[2]];
+        self.iteration = snapshot.iteration;
+        self.touched = touched;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
