@@ -940,3 +940,72 @@ pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolic
     };
     Ok((game, policy))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::lbr::{PerHand, RangePolicy};
+    use crate::game::{Action, State as _, Turn};
+    use crate::games::cards::{CardSet, HOLE_MASKS, NUM_HOLE_HANDS, parse_cards};
+    use crate::games::universal_poker::UniversalPokerGame;
+
+    /// A recurrent checkpoint's batched range query (the network run along every hand's
+    /// history at once) agrees with querying the policy state by state, and the answer depends
+    /// on the history, not only on the current observation.
+    #[test]
+    fn recurrent_range_queries_match_per_state_queries() {
+        let game = load_game("hunl_fcpa").unwrap();
+        let cfg = ArmacNetConfig::new(game.observation_tensor_size(), game.num_distinct_actions())
+            .with_encoder_hidden(16)
+            .with_head_hidden(16)
+            .with_recurrent(true);
+        let policy = ArmacAveragePolicy {
+            net: ArmacPolicyNet::init(cfg, 11).unwrap(),
+            game: game.clone(),
+            epoch: 0,
+        };
+        let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
+        for c in parse_cards("AsKd2c3d").unwrap() {
+            s.apply(c as Action);
+        }
+        s.apply(1); // the small blind calls; the big blind acts at its second decision step
+        assert_eq!(s.turn(), Turn::Player(0));
+        let dead = CardSet::from_cards(&parse_cards("2c3d").unwrap());
+        let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
+            .filter(|&h| HOLE_MASKS[h as usize] & dead.0 == 0)
+            .take(40)
+            .collect();
+        let batched = policy.hand_action_probabilities(&s, &hands).unwrap();
+        let single = PerHand(ArmacAveragePolicy {
+            net: policy.net.clone(),
+            game: game.clone(),
+            epoch: 0,
+        })
+        .hand_action_probabilities(&s, &hands)
+        .unwrap();
+        for (x, y) in batched.iter().zip(&single) {
+            assert!(
+                x.iter().zip(y).all(|(a, b)| (a - b).abs() < 1e-5),
+                "{x:?} vs {y:?}"
+            );
+            assert!((x.iter().sum::<f64>() - 1.0).abs() < 1e-6);
+        }
+        // Same acting player and own cards, different history: the preceding decision's
+        // observations change the answer.
+        let path = decision_path(game.as_ref(), s.history()).unwrap();
+        assert_eq!(path.len(), 2);
+        let direct = policy.recurrent_outputs(&[s.history()]).unwrap();
+        let inputs = seq_inputs(&[&path[1..]], 1, policy.net.config().input_size, 4);
+        let (fresh, _) = policy.net.evaluate_sequences(&inputs, 1).unwrap();
+        assert!(
+            direct
+                .avg_policy
+                .iter()
+                .zip(&fresh.avg_policy)
+                .any(|(a, b)| (a - b).abs() > 1e-6),
+            "{:?} vs {:?}",
+            direct.avg_policy,
+            fresh.avg_policy
+        );
+    }
+}
