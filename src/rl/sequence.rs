@@ -394,4 +394,55 @@ mod tests {
             }
         }
     }
+
+    /// Unrolls of one step with carried states give the learner the same losses (before its
+    /// step) as one unroll over the whole episodes: the carried states are the right ones.
+    #[test]
+    fn carried_unrolls_give_the_learner_the_same_losses() {
+        use crate::nn::armac::ArmacLearner;
+        let (game, net) = kuhn_net(6);
+        let snaps = Snapshots {
+            epoch: 1,
+            latest: Arc::new(net.clone()),
+            past: vec![PastEpoch {
+                policy: Arc::new(net.clone()),
+                critic: Arc::new(net.clone()),
+            }],
+            best: Candidate::Uniform,
+        };
+        let settings = ActorSettings {
+            games_per_group: 8,
+            eval_fraction: 0.0,
+            reward_scale: 2.0,
+        };
+        let mut rng = SplitMix64::new(8);
+        let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
+        let picks: Vec<&Trajectory> = trajs.iter().collect();
+        let na = game.num_distinct_actions();
+        let max_len = picks.iter().map(|t| t.len()).max().unwrap();
+        let device = crate::nn::select_device("flex").unwrap();
+        let losses: Vec<_> = [1, 32]
+            .iter()
+            .map(|&chunk| {
+                let mut learner = ArmacLearner::new(net.config().clone(), &device, 1e-3, 42);
+                let time = seq_time(max_len, chunk);
+                let seqs: Vec<&[Step]> = picks.iter().map(|t| &t.steps[..]).collect();
+                let inputs = seq_inputs(&seqs, time, game.observation_tensor_size(), na);
+                let (cur, starts) = learner.evaluate_sequences(&inputs, chunk).unwrap();
+                let (snap, _) = net.evaluate_sequences(&inputs, time).unwrap();
+                let b = seq_train_batch(&picks, &inputs, &cur, &starts, &snap, na, 0.9, chunk);
+                learner.train_step_seq(&b).unwrap()
+            })
+            .collect();
+        let (a, b) = (losses[0], losses[1]);
+        assert!(a.total.is_finite() && a.total > 0.0);
+        for (x, y) in [
+            (a.critic, b.critic),
+            (a.mean_regret, b.mean_regret),
+            (a.immediate_regret, b.immediate_regret),
+            (a.policy, b.policy),
+        ] {
+            assert!((x - y).abs() < 1e-4 * (1.0 + y.abs()), "{a:?} vs {b:?}");
+        }
+    }
 }
