@@ -228,8 +228,60 @@ fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// HUNL (FCPA): a few learning steps, a checkpoint, and LBR against the checkpoint's
-/// average-policy network (ranges queried in batches) gives a finite figure in the JSON
+/// The recurrent network (Appendix F) through `armac-train --set armac.recurrent=true`: a short
+/// Kuhn run's exact NashConv (the network run along each infoset's history) falls below the
+/// uniform policy's, and the checkpoint, evaluated as a policy by `armac-eval` (the network run
+/// along each queried state's history), gives the NashConv the run reported.
+#[test]
+fn recurrent_kuhn_armac_learns_below_uniform() {
+    let dir = tmp("kuhn-rnn");
+    train(
+        &[
+            "--config",
+            "kuhn_armac.toml",
+            "--quiet",
+            "--set",
+            "armac.recurrent=true",
+            "--set",
+            "armac.epochs=8",
+            "--set",
+            "eval.every=2",
+            "--set",
+            "armac.episodes_per_epoch=128",
+            "--set",
+            "armac.learning_steps_per_epoch=60",
+            "--set",
+            "armac.learning_rate=1e-3",
+            "--out",
+        ],
+        &dir,
+    );
+    let config = std::fs::read_to_string(dir.join("checkpoint/config.toml")).unwrap();
+    assert!(config.contains("recurrent = true"), "{config}");
+    let curve = nash_convs(&dir);
+    assert_eq!(curve.len(), 4, "{curve:?}");
+    let best = curve.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
+    assert!(best < UNIFORM_KUHN_NASH_CONV, "NashConv curve {curve:?}");
+    let s = json(&dir.join("summary.json"));
+    let reported = s["nash_conv"].as_f64().unwrap();
+    assert!(reported.is_finite() && reported > 0.0, "{s}");
+    let o = Command::new(env!("CARGO_BIN_EXE_armac-eval"))
+        .args(["nashconv", "--game", "kuhn_poker", "--json", "--policy"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        (v["nash_conv"].as_f64().unwrap() - reported).abs() < 1e-6,
+        "{v} vs {reported}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// HUNL (FCPA): a few learning steps of the config's recurrent network, a checkpoint, and LBR
+/// against the checkpoint's average-policy network (ranges queried in batches, the network run
+/// along each hand's history) gives a finite figure in the JSON
 /// report; a checkpoint of another game is refused with an error naming both games.
 #[test]
 fn fcpa_checkpoint_is_evaluated_by_lbr() {
@@ -253,6 +305,8 @@ fn fcpa_checkpoint_is_evaluated_by_lbr() {
         ],
         &dir,
     );
+    let config = std::fs::read_to_string(dir.join("checkpoint/config.toml")).unwrap();
+    assert!(config.contains("recurrent = true"), "{config}");
     let o = Command::new(env!("CARGO_BIN_EXE_armac-eval"))
         .args(["lbr", "--policy"])
         .arg(&dir)

@@ -1219,6 +1219,162 @@ pub struct StepBatch {
     pub legal: Vec<f32>,
 }
 
+impl RecurrentState {
+    /// Row `i` alone (a one-sequence state).
+    pub fn row(&self, i: usize) -> RecurrentState {
+        let h = self.hidden.len() / self.rows.max(1);
+        RecurrentState {
+            rows: 1,
+            hidden: self.hidden[i * h..(i + 1) * h].to_vec(),
+            cell: self.cell[i * h..(i + 1) * h].to_vec(),
+        }
+    }
+
+    /// The rows of `parts`, stacked in order.
+    pub fn stack<'a>(parts: impl IntoIterator<Item = &'a RecurrentState>) -> RecurrentState {
+        let mut out = RecurrentState::default();
+        for p in parts {
+            out.rows += p.rows;
+            out.hidden.extend_from_slice(&p.hidden);
+            out.cell.extend_from_slice(&p.cell);
+        }
+        out
+    }
+}
+
+/// Inputs of `S` sequences of `T` steps for recurrent evaluation, plain data, row `s·T + t`
+/// being step `t` of sequence `s`. Pad shorter sequences at their end (padding never affects
+/// earlier steps' outputs).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SeqInputs {
+    /// Number of sequences `S`.
+    pub sequences: usize,
+    /// Steps per sequence `T`.
+    pub time: usize,
+    /// `S × T × input`: player 0's observations.
+    pub obs0: Vec<f32>,
+    /// `S × T × input`: player 1's observations.
+    pub obs1: Vec<f32>,
+    /// `S × T`: the acting player (0 or 1).
+    pub acting_player: Vec<usize>,
+    /// `S × T × A`: 1.0 legal, 0.0 illegal.
+    pub legal: Vec<f32>,
+}
+
+impl SeqInputs {
+    /// Checks every length against `cfg`.
+    pub fn validate(&self, cfg: &ArmacNetConfig) -> Result<(), NnError> {
+        let n = self.sequences * self.time;
+        check_len("obs0", self.obs0.len(), n * cfg.input_size)?;
+        check_len("obs1", self.obs1.len(), n * cfg.input_size)?;
+        check_len("acting_player", self.acting_player.len(), n)?;
+        check_len("legal", self.legal.len(), n * cfg.num_actions)
+    }
+}
+
+fn lstm_to_plain(st: LstmState) -> RecurrentState {
+    let rows = st.hidden.dims()[0];
+    RecurrentState {
+        rows,
+        hidden: to_vec(st.hidden),
+        cell: to_vec(st.cell),
+    }
+}
+
+/// Runs a recurrent `model` over `inputs` from the zero state, in consecutive unrolls of at
+/// most `chunk` steps whose states carry over. Returns every step's outputs (row `s·T + t`) and,
+/// per unroll, both players' states at its start (`rows = S`).
+fn evaluate_sequences_on(
+    model: &ArmacNet,
+    device: &Device,
+    cfg: &ArmacNetConfig,
+    inputs: &SeqInputs,
+    chunk: usize,
+) -> Result<(ActOutput, Vec<[RecurrentState; 2]>), NnError> {
+    if !cfg.recurrent {
+        return Err(NnError::WrongEncoder(
+            "`evaluate_sequences` needs a recurrent ARMAC net (config `recurrent = true`)".into(),
+        ));
+    }
+    inputs.validate(cfg)?;
+    let (s, t, n_in, a) = (
+        inputs.sequences,
+        inputs.time,
+        cfg.input_size,
+        cfg.num_actions,
+    );
+    let h = cfg.representation_size();
+    let chunk = chunk.max(1);
+    let mut fields = vec![vec![0.0f32; s * t * a]; 5];
+    let mut starts = Vec::new();
+    let mut state: Option<[LstmState; 2]> = None;
+    let mut t0 = 0;
+    while t0 < t {
+        let tc = chunk.min(t - t0);
+        starts.push(match &state {
+            None => {
+                let z = RecurrentState {
+                    rows: s,
+                    hidden: vec![0.0; s * h],
+                    cell: vec![0.0; s * h],
+                };
+                [z.clone(), z]
+            }
+            Some([x, y]) => [lstm_to_plain(x.clone()), lstm_to_plain(y.clone())],
+        });
+        let slice = |v: &[f32], w: usize| -> Vec<f32> {
+            (0..s)
+                .flat_map(|q| v[(q * t + t0) * w..(q * t + t0 + tc) * w].iter().copied())
+                .collect()
+        };
+        let obs = |v: &[f32]| {
+            Tensor::<3>::from_data(TensorData::new(slice(v, n_in), [s, tc, n_in]), device)
+        };
+        let acting: Vec<f32> = (0..s)
+            .flat_map(|q| {
+                inputs.acting_player[q * t + t0..q * t + t0 + tc]
+                    .iter()
+                    .map(|&p| if p == 1 { 1.0 } else { 0.0 })
+            })
+            .collect();
+        let acting = tensor2(acting, s * tc, 1, device);
+        let legal = tensor2(slice(&inputs.legal, a), s * tc, a, device);
+        let (out, next) = model.forward_sequence(
+            [obs(&inputs.obs0), obs(&inputs.obs1)],
+            state.take(),
+            acting,
+            legal,
+        );
+        let [q0, q1] = out.q;
+        let policy = softmax(out.avg_logits, 1);
+        let all = to_vec(Tensor::cat(
+            vec![q0, q1, out.mean_regret, out.immediate_regret, policy],
+            1,
+        )); // [S·tc, 5A]
+        for (r, row) in all.chunks_exact(5 * a).enumerate() {
+            let (q, k) = (r / tc, r % tc);
+            let dst = (q * t + t0 + k) * a;
+            for (f, field) in fields.iter_mut().enumerate() {
+                field[dst..dst + a].copy_from_slice(&row[f * a..(f + 1) * a]);
+            }
+        }
+        state = Some(next);
+        t0 += tc;
+    }
+    let mut it = fields.into_iter();
+    let mut next = || it.next().unwrap_or_default();
+    let out = ActOutput {
+        rows: s * t,
+        num_actions: a,
+        q0: next(),
+        q1: next(),
+        mean_regret: next(),
+        immediate_regret: next(),
+        avg_policy: next(),
+    };
+    Ok((out, starts))
+}
+
 impl ArmacPolicyNet {
     /// A freshly initialised network (weights from `seed`) on the CPU.
     pub fn init(cfg: ArmacNetConfig, seed: u64) -> Result<Self, NnError> {
@@ -1326,6 +1482,17 @@ impl ArmacPolicyNet {
             }
         }
         Ok((out, next_state))
+    }
+
+    /// Runs the recurrent encoders over whole sequences from the zero state, in consecutive
+    /// unrolls of at most `chunk` steps (states carried over), and evaluates the heads at every
+    /// step. Returns the outputs (row `s·T + t`) and each unroll's starting states.
+    pub fn evaluate_sequences(
+        &self,
+        inputs: &SeqInputs,
+        chunk: usize,
+    ) -> Result<(ActOutput, Vec<[RecurrentState; 2]>), NnError> {
+        evaluate_sequences_on(&self.model, &self.device, &self.cfg, inputs, chunk)
     }
 
     fn require_recurrent(&self, what: &str) -> Result<(), NnError> {
@@ -1618,6 +1785,16 @@ impl ArmacLearner {
     pub fn evaluate(&self, batch: &ActBatch) -> ActOutput {
         let device = self.device.clone().without_autodiff();
         evaluate_on(&self.model.valid(), &device, batch)
+    }
+
+    /// [`ArmacPolicyNet::evaluate_sequences`] with the current weights (no gradient tracking).
+    pub fn evaluate_sequences(
+        &self,
+        inputs: &SeqInputs,
+        chunk: usize,
+    ) -> Result<(ActOutput, Vec<[RecurrentState; 2]>), NnError> {
+        let device = self.device.clone().without_autodiff();
+        evaluate_sequences_on(&self.model.valid(), &device, &self.cfg, inputs, chunk)
     }
 
     /// A CPU inference copy of the current weights (the learner may be on a GPU).

@@ -17,7 +17,7 @@ use super::candidates::Candidate;
 use super::trajectory::{Step, Trajectory};
 use crate::game::{GameRef, State, Turn};
 pub use crate::nn::armac::normalized_relu;
-use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet};
+use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet, RecurrentState, StepBatch};
 use crate::util::SplitMix64;
 use std::sync::Arc;
 
@@ -105,6 +105,8 @@ pub fn candidate_policy(c: Candidate, out: &ActOutput, row: usize, legal: &[bool
 struct Live {
     state: Box<dyn State>,
     traj: Trajectory,
+    /// Recurrent nets: per network of the group, both seats' LSTM states of this game.
+    rnn: Vec<[RecurrentState; 2]>,
 }
 
 /// Plays one lock-step group of episodes and returns them with, for evaluation groups, the
@@ -117,7 +119,13 @@ pub fn play_group(
     rng: &mut SplitMix64,
 ) -> (Vec<Trajectory>, Option<(Candidate, f64)>) {
     let num_actions = game.num_distinct_actions();
-    let info_size = game.information_state_tensor_size();
+    // Recurrent nets read per-step observation tensors, feed-forward ones information states.
+    let recurrent = snaps.latest.config().recurrent;
+    let info_size = if recurrent {
+        game.observation_tensor_size()
+    } else {
+        game.information_state_tensor_size()
+    };
     let evaluation = rng.next_f64() < settings.eval_fraction;
     // Learning groups: exploring network and candidate; past epoch j for the opponent and the
     // advantages. Without a past epoch (epoch 0) the opponent plays π^t and no regret or policy
@@ -146,6 +154,25 @@ pub fn play_group(
         .as_ref()
         .map_or_else(|| snaps.latest.clone(), |p| p.policy.clone());
     let learning = past.is_some();
+    // The distinct networks of the group: the opponent's, the exploring one, the past critic.
+    let mut nets = vec![opponent_net.clone()];
+    let beh_slot = if Arc::ptr_eq(&behaviour_net, &opponent_net) {
+        0
+    } else {
+        nets.push(behaviour_net.clone());
+        nets.len() - 1
+    };
+    let critic_slot = past.as_ref().map(|p| {
+        nets.push(p.critic.clone());
+        nets.len() - 1
+    });
+    let zero_states: Vec<[RecurrentState; 2]> = if recurrent {
+        nets.iter()
+            .map(|n| n.initial_state(1).expect("recurrent net"))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut live: Vec<Live> = (0..settings.games_per_group)
         .map(|g| Live {
             state: game.new_initial_state(),
@@ -156,6 +183,7 @@ pub fn play_group(
                 steps: Vec::new(),
                 returns: [0.0; 2],
             },
+            rnn: zero_states.clone(),
         })
         .collect();
     let mut done = Vec::with_capacity(live.len());
@@ -194,6 +222,7 @@ pub fn play_group(
         };
         let mut infos = Vec::with_capacity(n);
         let mut legals = Vec::with_capacity(n);
+        let mut players = Vec::with_capacity(n);
         for l in &live {
             let p = match l.state.turn() {
                 Turn::Player(p) => p,
@@ -201,8 +230,14 @@ pub fn play_group(
             };
             let mut i0 = vec![0.0; info_size];
             let mut i1 = vec![0.0; info_size];
-            l.state.information_state_tensor(0, &mut i0);
-            l.state.information_state_tensor(1, &mut i1);
+            if recurrent {
+                l.state.observation_tensor(0, &mut i0);
+                l.state.observation_tensor(1, &mut i1);
+            } else {
+                l.state.information_state_tensor(0, &mut i0);
+                l.state.information_state_tensor(1, &mut i1);
+            }
+            players.push(p);
             let mut mask = vec![false; num_actions];
             for a in l.state.legal_actions() {
                 mask[a] = true;
@@ -214,11 +249,34 @@ pub fn play_group(
             infos.push([i0, i1]);
             legals.push(mask);
         }
-        let opp_out = opponent_net.evaluate(&batch);
-        let beh_out =
-            (!Arc::ptr_eq(&behaviour_net, &opponent_net)).then(|| behaviour_net.evaluate(&batch));
-        let beh = beh_out.as_ref().unwrap_or(&opp_out);
-        let critic_out = past.as_ref().map(|p| p.critic.evaluate(&batch));
+        let outs: Vec<ActOutput> = if recurrent {
+            // Every network advances both seats' LSTMs of every game by this decision's
+            // observations (chance outcomes since the last decision are part of them).
+            let step = StepBatch {
+                rows: n,
+                obs0: batch.both0.clone(),
+                obs1: batch.both1.clone(),
+                acting_player: players,
+                legal: batch.legal.clone(),
+            };
+            let mut outs = Vec::with_capacity(nets.len());
+            for (k, net) in nets.iter().enumerate() {
+                let st: [RecurrentState; 2] = std::array::from_fn(|p| {
+                    RecurrentState::stack(live.iter().map(|l| &l.rnn[k][p]))
+                });
+                let (out, next) = net.step(&step, &st).expect("recurrent step batch");
+                for (g, l) in live.iter_mut().enumerate() {
+                    l.rnn[k] = [next[0].row(g), next[1].row(g)];
+                }
+                outs.push(out);
+            }
+            outs
+        } else {
+            nets.iter().map(|net| net.evaluate(&batch)).collect()
+        };
+        let opp_out = &outs[0];
+        let beh = &outs[beh_slot];
+        let critic_out = critic_slot.map(|k| &outs[k]);
         for (row, (l, (info, legal))) in live
             .iter_mut()
             .zip(infos.into_iter().zip(legals))

@@ -24,5 +24,6 @@ pub mod candidates;
 pub mod learner;
 pub mod regret;
 pub mod reservoir;
+pub mod sequence;
 pub mod targets;
 pub mod trajectory;

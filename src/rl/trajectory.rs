@@ -10,7 +10,8 @@ pub struct Step {
     /// The player who acted.
     pub player: usize,
     /// Information-state tensors of player 0 and player 1 at this history (the critic's input;
-    /// `info[player]` is the acting player's own input).
+    /// `info[player]` is the acting player's own input). Recurrent networks: both players'
+    /// observation tensors at this decision (the episode's steps form the sequence).
     pub info: [Vec<f32>; 2],
     /// Legal actions, as a mask over the game's distinct actions.
     pub legal: Vec<bool>,

@@ -23,6 +23,7 @@ use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, write_atomic};
 use crate::eval::{TreePolicy, nash_conv};
 use crate::game::{GameRef, load_game};
+use crate::nn::armac::SeqInputs;
 use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet};
 use crate::rl::actor::{
     ActorMsg, ActorSettings, PastEpoch, Snapshots, normalized_relu, play_group,
@@ -30,6 +31,7 @@ use crate::rl::actor::{
 use crate::rl::candidates::{Candidate, CandidateStats};
 use crate::rl::learner::{act_batch, train_batch};
 use crate::rl::reservoir::Reservoir;
+use crate::rl::sequence::{decision_path, gather_rows, seq_inputs, seq_time, seq_train_batch};
 use crate::rl::trajectory::{Trajectory, decode_replay, encode_replay};
 use crate::tree::{PublicTree, TreeError};
 use crate::util::SplitMix64;
@@ -70,12 +72,16 @@ pub struct ArmacState {
 /// Everything exact evaluation needs for a small game.
 struct Exact {
     tree: PublicTree,
-    /// Per player: the batch of all infosets' tensors and legal masks.
+    /// Per player: the batch of all infosets' tensors and legal masks (recurrent nets: legal
+    /// masks only).
     batches: [ActBatch; 2],
+    /// Recurrent nets, per player: every infoset's decisions from the root along its stored
+    /// history (padded sequences), and the row of each infoset's own decision.
+    sequences: Option<[(SeqInputs, Vec<usize>); 2]>,
 }
 
 impl Exact {
-    fn new(game: &GameRef) -> Result<Option<Exact>, RunError> {
+    fn new(game: &GameRef, recurrent: bool) -> Result<Option<Exact>, RunError> {
         let tree = match PublicTree::build_with_limit(game.as_ref(), 3_000_000) {
             Ok(t) => t,
             Err(TreeError::TooLarge { .. }) => return Ok(None),
@@ -89,11 +95,13 @@ impl Exact {
             for i in 0..inf.len() {
                 let s = crate::game::replay(game.as_ref(), &inf.history[i])
                     .expect("stored histories are legal");
-                let mut t = vec![0.0; isz];
-                s.information_state_tensor(p, &mut t);
-                b.own.extend_from_slice(&t);
-                b.both0.extend_from_slice(&t);
-                b.both1.extend_from_slice(&t);
+                if !recurrent {
+                    let mut t = vec![0.0; isz];
+                    s.information_state_tensor(p, &mut t);
+                    b.own.extend_from_slice(&t);
+                    b.both0.extend_from_slice(&t);
+                    b.both1.extend_from_slice(&t);
+                }
                 let mut mask = vec![0.0; na];
                 for k in inf.range(i) {
                     mask[inf.actions[k]] = 1.0;
@@ -102,7 +110,50 @@ impl Exact {
             }
             b
         });
-        Ok(Some(Exact { tree, batches }))
+        let sequences = if recurrent {
+            let mut per_player = Vec::with_capacity(2);
+            for p in 0..2 {
+                let inf = &tree.infosets[p];
+                let paths = (0..inf.len())
+                    .map(|i| decision_path(game.as_ref(), &inf.history[i]))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| RunError::Usage(format!("replaying an infoset's history: {e}")))?;
+                let time = paths.iter().map(Vec::len).max().unwrap_or(0);
+                let last = paths
+                    .iter()
+                    .enumerate()
+                    .map(|(i, path)| i * time + path.len() - 1)
+                    .collect();
+                let seqs: Vec<&[crate::rl::trajectory::Step]> =
+                    paths.iter().map(|x| &x[..]).collect();
+                let inputs = seq_inputs(&seqs, time, game.observation_tensor_size(), na);
+                per_player.push((inputs, last));
+            }
+            let b = per_player.pop();
+            let a = per_player.pop();
+            a.zip(b).map(|(a, b)| [a, b])
+        } else {
+            None
+        };
+        Ok(Some(Exact {
+            tree,
+            batches,
+            sequences,
+        }))
+    }
+
+    /// The network's outputs at every infoset of player `p` (row `i`: infoset `i`).
+    fn outputs(&self, net: &ArmacPolicyNet, p: usize) -> crate::nn::armac::ActOutput {
+        match &self.sequences {
+            None => net.evaluate(&self.batches[p]),
+            Some(seqs) => {
+                let (inputs, last) = &seqs[p];
+                let (out, _) = net
+                    .evaluate_sequences(inputs, inputs.time.max(1))
+                    .expect("the exact evaluator's sequences match the network");
+                gather_rows(&out, last)
+            }
+        }
     }
 
     /// NashConv of the average-policy head and of `π = NormalizedReLU(W)`.
@@ -111,7 +162,7 @@ impl Exact {
         let mut cur: TreePolicy = [Vec::new(), Vec::new()];
         for p in 0..2 {
             let inf = &self.tree.infosets[p];
-            let out = net.evaluate(&self.batches[p]);
+            let out = self.outputs(net, p);
             let mut a = vec![0.0; inf.num_actions_total()];
             let mut c = vec![0.0; inf.num_actions_total()];
             for i in 0..inf.len() {
@@ -143,6 +194,23 @@ impl Exact {
             nash_conv(&self.tree, &avg).nash_conv,
             nash_conv(&self.tree, &cur).nash_conv,
         )
+    }
+}
+
+/// The network of a run: feed-forward over information-state tensors, or (`armac.recurrent`)
+/// recurrent over per-step observation tensors.
+fn net_config(game: &GameRef, s: &ArmacSettings) -> ArmacNetConfig {
+    ArmacNetConfig {
+        input_size: if s.recurrent {
+            game.observation_tensor_size()
+        } else {
+            game.information_state_tensor_size()
+        },
+        num_actions: game.num_distinct_actions(),
+        encoder_hidden: s.hidden,
+        encoder_layers: s.layers,
+        head_hidden: s.hidden,
+        recurrent: s.recurrent,
     }
 }
 
@@ -240,6 +308,35 @@ impl Replay {
     }
 }
 
+/// One learning step of the recurrent network on `picks`: every episode is unrolled from the
+/// zero state (in unrolls of `armac.unroll_length` steps whose states carry over); targets are
+/// the feed-forward path's.
+fn recurrent_step(
+    learner: &mut ArmacLearner,
+    snapshot: &ArmacPolicyNet,
+    picks: &[&Trajectory],
+    s: &ArmacSettings,
+) -> Result<crate::nn::armac::Losses, crate::nn::armac::NnError> {
+    let cfg = learner.config().clone();
+    let max_len = picks.iter().map(|t| t.len()).max().unwrap_or(0);
+    let time = seq_time(max_len, s.unroll_length);
+    let seqs: Vec<&[crate::rl::trajectory::Step]> = picks.iter().map(|t| &t.steps[..]).collect();
+    let inputs = seq_inputs(&seqs, time, cfg.input_size, cfg.num_actions);
+    let (current, starts) = learner.evaluate_sequences(&inputs, s.unroll_length)?;
+    let (snap_out, _) = snapshot.evaluate_sequences(&inputs, time.max(1))?;
+    let batch = seq_train_batch(
+        picks,
+        &inputs,
+        &current,
+        &starts,
+        &snap_out,
+        cfg.num_actions,
+        s.lambda,
+        s.unroll_length,
+    );
+    learner.train_step_seq(&batch)
+}
+
 /// Runs (or resumes) an ARMAC run in `dir`.
 pub fn run(
     config: &Config,
@@ -251,14 +348,7 @@ pub fn run(
     let na = game.num_distinct_actions();
     let device = crate::nn::select_device(&s.device)
         .map_err(|e| RunError::Usage(format!("armac.device: {e}")))?;
-    let net_cfg = ArmacNetConfig {
-        input_size: game.information_state_tensor_size(),
-        num_actions: na,
-        encoder_hidden: s.hidden,
-        encoder_layers: s.layers,
-        head_hidden: s.hidden,
-        recurrent: false,
-    };
+    let net_cfg = net_config(&game, s);
     std::fs::create_dir_all(dir.join("reservoir")).map_err(io_err("reservoir directory", dir))?;
     let ckpt_dir = dir.join("checkpoint");
     let (learner, mut st, mut nets) = if opts.resume {
@@ -326,7 +416,7 @@ pub fn run(
         .map_err(io_err("config", dir))?;
     let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
     let exact = if s.exact_eval {
-        Exact::new(&game)?
+        Exact::new(&game, s.recurrent)?
     } else {
         None
     };
@@ -347,7 +437,7 @@ pub fn run(
     let mut replay = Replay {
         items: std::collections::VecDeque::with_capacity(s.replay_capacity.min(1 << 16)),
         capacity: s.replay_capacity,
-        info_len: game.information_state_tensor_size(),
+        info_len: net_cfg.input_size,
         num_actions: na,
     };
     if opts.resume {
@@ -504,11 +594,21 @@ pub fn run(
                 let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
                     .map(|_| &replay.items[rng.below(replay.items.len())])
                     .collect();
-                let inputs = act_batch(&picks);
-                let current = learner.evaluate(&inputs);
-                let snap_out = snaps.latest.evaluate(&inputs);
-                let batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
-                let l = learner.train_step(&batch);
+                let l = if s.recurrent {
+                    match recurrent_step(&mut learner, &snaps.latest, &picks, s) {
+                        Ok(l) => l,
+                        Err(e) => {
+                            result = Err(RunError::Usage(format!("recurrent learner: {e}")));
+                            break 'epochs;
+                        }
+                    }
+                } else {
+                    let inputs = act_batch(&picks);
+                    let current = learner.evaluate(&inputs);
+                    let snap_out = snaps.latest.evaluate(&inputs);
+                    let batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
+                    learner.train_step(&batch)
+                };
                 losses_sum[0] += l.critic;
                 losses_sum[1] += l.mean_regret;
                 losses_sum[2] += l.immediate_regret;
@@ -648,6 +748,41 @@ pub struct ArmacAveragePolicy {
     epoch: u64,
 }
 
+impl ArmacAveragePolicy {
+    /// Recurrent checkpoints: the network's outputs at the last decision of each of
+    /// `histories`, running it from the root along each history's decisions (one batch).
+    fn recurrent_outputs(
+        &self,
+        histories: &[&[crate::game::Action]],
+    ) -> Result<crate::nn::armac::ActOutput, crate::policy::PolicyError> {
+        let bad = |reason: String| crate::policy::PolicyError::BadEntry {
+            key: self.game.load_string(),
+            reason,
+        };
+        let paths = histories
+            .iter()
+            .map(|h| decision_path(self.game.as_ref(), h))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| bad(format!("replaying the history: {e}")))?;
+        let time = paths.iter().map(Vec::len).max().unwrap_or(0);
+        let mut last = Vec::with_capacity(paths.len());
+        for (i, path) in paths.iter().enumerate() {
+            if path.is_empty() {
+                return Err(crate::policy::PolicyError::NotADecision);
+            }
+            last.push(i * time + path.len() - 1);
+        }
+        let seqs: Vec<&[crate::rl::trajectory::Step]> = paths.iter().map(|x| &x[..]).collect();
+        let cfg = self.net.config();
+        let inputs = seq_inputs(&seqs, time, cfg.input_size, cfg.num_actions);
+        let (out, _) = self
+            .net
+            .evaluate_sequences(&inputs, time.max(1))
+            .map_err(|e| bad(e.to_string()))?;
+        Ok(gather_rows(&out, &last))
+    }
+}
+
 impl crate::policy::Policy for ArmacAveragePolicy {
     fn action_probabilities(
         &self,
@@ -657,16 +792,20 @@ impl crate::policy::Policy for ArmacAveragePolicy {
             crate::game::Turn::Player(p) => p,
             _ => return Err(crate::policy::PolicyError::NotADecision),
         };
-        let mut info = vec![0.0; self.game.information_state_tensor_size()];
-        state.information_state_tensor(p, &mut info);
         let legal_actions = state.legal_actions();
-        let mut legal = vec![false; self.game.num_distinct_actions()];
-        for &a in &legal_actions {
-            legal[a] = true;
-        }
-        let mut batch = ActBatch::default();
-        batch.push(&info, &info, &info, &legal);
-        let out = self.net.evaluate(&batch);
+        let out = if self.net.config().recurrent {
+            self.recurrent_outputs(&[state.history()])?
+        } else {
+            let mut info = vec![0.0; self.game.information_state_tensor_size()];
+            state.information_state_tensor(p, &mut info);
+            let mut legal = vec![false; self.game.num_distinct_actions()];
+            for &a in &legal_actions {
+                legal[a] = true;
+            }
+            let mut batch = ActBatch::default();
+            batch.push(&info, &info, &info, &legal);
+            self.net.evaluate(&batch)
+        };
         let probs: Vec<f64> = legal_actions
             .iter()
             .map(|&a| out.avg_policy[a] as f64)
@@ -706,9 +845,11 @@ impl crate::eval::lbr::RangePolicy for ArmacAveragePolicy {
                 reason: "range queries support at most 4 actions (fold/call/pot/all-in)".into(),
             });
         }
+        let recurrent = self.net.config().recurrent;
         let mut info = vec![0.0; self.game.information_state_tensor_size()];
         let mut legal = vec![false; n_actions];
         let mut batch = ActBatch::default();
+        let mut histories = Vec::new();
         for &h in hands {
             let s = crate::eval::lbr::with_hole_cards(state, p, h as usize).ok_or_else(|| {
                 PolicyError::BadEntry {
@@ -716,14 +857,23 @@ impl crate::eval::lbr::RangePolicy for ArmacAveragePolicy {
                     reason: "the hand collides with cards already dealt".into(),
                 }
             })?;
-            s.information_state_tensor(p, &mut info);
             legal.iter_mut().for_each(|l| *l = false);
             for a in s.legal_actions() {
                 legal[a] = true;
             }
-            batch.push(&info, &info, &info, &legal);
+            if recurrent {
+                histories.push(s.history().to_vec());
+            } else {
+                s.information_state_tensor(p, &mut info);
+                batch.push(&info, &info, &info, &legal);
+            }
         }
-        let out = self.net.evaluate(&batch);
+        let out = if recurrent {
+            let hs: Vec<&[crate::game::Action]> = histories.iter().map(|h| &h[..]).collect();
+            self.recurrent_outputs(&hs)?
+        } else {
+            self.net.evaluate(&batch)
+        };
         Ok((0..hands.len())
             .map(|r| {
                 let row = &out.avg_policy[r * n_actions..(r + 1) * n_actions];
@@ -780,14 +930,7 @@ pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolic
     let (config, _) = Config::load(&cfg_path.display().to_string(), &[])?;
     let s = config.armac()?;
     let game = load_game(&st.game)?;
-    let net_cfg = ArmacNetConfig {
-        input_size: game.information_state_tensor_size(),
-        num_actions: game.num_distinct_actions(),
-        encoder_hidden: s.hidden,
-        encoder_layers: s.layers,
-        head_hidden: s.hidden,
-        recurrent: false,
-    };
+    let net_cfg = net_config(&game, &s);
     let net = ArmacPolicyNet::load_file(net_cfg, &reservoir_path(&run_dir, st.epoch))
         .map_err(|e| RunError::Usage(format!("loading the checkpoint's network: {e}")))?;
     let policy = ArmacAveragePolicy {
@@ -796,4 +939,73 @@ pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolic
         epoch: st.epoch,
     };
     Ok((game, policy))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::lbr::{PerHand, RangePolicy};
+    use crate::game::{Action, State as _, Turn};
+    use crate::games::cards::{CardSet, HOLE_MASKS, NUM_HOLE_HANDS, parse_cards};
+    use crate::games::universal_poker::UniversalPokerGame;
+
+    /// A recurrent checkpoint's batched range query (the network run along every hand's
+    /// history at once) agrees with querying the policy state by state, and the answer depends
+    /// on the history, not only on the current observation.
+    #[test]
+    fn recurrent_range_queries_match_per_state_queries() {
+        let game = load_game("hunl_fcpa").unwrap();
+        let cfg = ArmacNetConfig::new(game.observation_tensor_size(), game.num_distinct_actions())
+            .with_encoder_hidden(16)
+            .with_head_hidden(16)
+            .with_recurrent(true);
+        let policy = ArmacAveragePolicy {
+            net: ArmacPolicyNet::init(cfg, 11).unwrap(),
+            game: game.clone(),
+            epoch: 0,
+        };
+        let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
+        for c in parse_cards("AsKd2c3d").unwrap() {
+            s.apply(c as Action);
+        }
+        s.apply(1); // the small blind calls; the big blind acts at its second decision step
+        assert_eq!(s.turn(), Turn::Player(0));
+        let dead = CardSet::from_cards(&parse_cards("2c3d").unwrap());
+        let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
+            .filter(|&h| HOLE_MASKS[h as usize] & dead.0 == 0)
+            .take(40)
+            .collect();
+        let batched = policy.hand_action_probabilities(&s, &hands).unwrap();
+        let single = PerHand(ArmacAveragePolicy {
+            net: policy.net.clone(),
+            game: game.clone(),
+            epoch: 0,
+        })
+        .hand_action_probabilities(&s, &hands)
+        .unwrap();
+        for (x, y) in batched.iter().zip(&single) {
+            assert!(
+                x.iter().zip(y).all(|(a, b)| (a - b).abs() < 1e-5),
+                "{x:?} vs {y:?}"
+            );
+            assert!((x.iter().sum::<f64>() - 1.0).abs() < 1e-6);
+        }
+        // Same acting player and own cards, different history: the preceding decision's
+        // observations change the answer.
+        let path = decision_path(game.as_ref(), s.history()).unwrap();
+        assert_eq!(path.len(), 2);
+        let direct = policy.recurrent_outputs(&[s.history()]).unwrap();
+        let inputs = seq_inputs(&[&path[1..]], 1, policy.net.config().input_size, 4);
+        let (fresh, _) = policy.net.evaluate_sequences(&inputs, 1).unwrap();
+        assert!(
+            direct
+                .avg_policy
+                .iter()
+                .zip(&fresh.avg_policy)
+                .any(|(a, b)| (a - b).abs() > 1e-6),
+            "{:?} vs {:?}",
+            direct.avg_policy,
+            fresh.avg_policy
+        );
+    }
 }

@@ -123,9 +123,18 @@ pub struct ArmacConfig {
     /// Width of the hidden layers.
     #[serde(default = "d_hidden")]
     pub hidden: usize,
-    /// Number of encoder layers.
+    /// Number of encoder layers (feed-forward encoder only).
     #[serde(default = "d_layers")]
     pub layers: usize,
+    /// Use the recurrent network of Appendix F (`Linear → DoubleReLU → LSTM` encoder over
+    /// per-step observation tensors, LSTM state carried through each episode) instead of the
+    /// feed-forward one over information-state tensors.
+    #[serde(default)]
+    pub recurrent: bool,
+    /// Recurrent learner: steps per unroll (backpropagation through time); longer episodes are
+    /// split into consecutive unrolls whose LSTM states carry over.
+    #[serde(default = "d_unroll")]
+    pub unroll_length: usize,
     /// Compute device of the learner: `flex` (CPU), `wgpu`, `cuda` or `default`.
     #[serde(default = "d_device")]
     pub device: String,
@@ -170,6 +179,9 @@ fn d_hidden() -> usize {
 fn d_layers() -> usize {
     2
 }
+fn d_unroll() -> usize {
+    32
+}
 fn d_device() -> String {
     "flex".into()
 }
@@ -194,6 +206,8 @@ pub struct ArmacSettings {
     pub eval_fraction: f64,
     pub hidden: usize,
     pub layers: usize,
+    pub recurrent: bool,
+    pub unroll_length: usize,
     pub device: String,
     pub exact_eval: bool,
     pub eval_every: u64,
@@ -431,6 +445,7 @@ impl Config {
             ("games_per_group", a.games_per_group),
             ("hidden", a.hidden),
             ("layers", a.layers),
+            ("unroll_length", a.unroll_length),
         ] {
             if v == 0 {
                 return Err(bad(k, "must be at least 1"));
@@ -478,6 +493,8 @@ impl Config {
             eval_fraction: a.eval_fraction,
             hidden: a.hidden,
             layers: a.layers,
+            recurrent: a.recurrent,
+            unroll_length: a.unroll_length,
             device: a.device.clone(),
             exact_eval: a.exact_eval,
             eval_every: self.eval.every,
@@ -694,5 +711,29 @@ mod tests {
             "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 1\nalpha = 2.0\n",
         );
         assert!(Config::from_table(t, "x").unwrap().tabular().is_err());
+    }
+
+    #[test]
+    fn recurrent_keys_default_and_validate() {
+        let base = "game = \"kuhn_poker\"\n[armac]\nepochs = 1\n";
+        let s = Config::from_table(table(base), "x")
+            .unwrap()
+            .armac()
+            .unwrap();
+        assert!(!s.recurrent);
+        assert_eq!(s.unroll_length, 32);
+        let mut t = table(base);
+        apply_override(&mut t, "armac.recurrent=true").unwrap();
+        apply_override(&mut t, "armac.unroll_length=4").unwrap();
+        let s = Config::from_table(t, "x").unwrap().armac().unwrap();
+        assert!(s.recurrent);
+        assert_eq!(s.unroll_length, 4);
+        let mut t = table(base);
+        apply_override(&mut t, "armac.unroll_length=0").unwrap();
+        let e = Config::from_table(t, "x").unwrap().armac().unwrap_err();
+        assert!(e.to_string().contains("armac.unroll_length"), "{e}");
+        let t = table(&format!("{base}recurrent = \"yes\"\n"));
+        let e = Config::from_table(t, "x").unwrap_err().to_string();
+        assert!(e.contains("recurrent"), "{e}");
     }
 }
