@@ -201,20 +201,7 @@ impl TabularSolver {
 
     /// The average policy: normalised cumulative policy, uniform where it is all zero.
     pub fn average_policy(&self) -> TreePolicy {
-        std::array::from_fn(|p| {
-            let inf = &self.tree.infosets[p];
-            let cum = &self.state.cumulative_policy[p];
-            let mut out = vec![0.0; cum.len()];
-            for i in 0..inf.len() {
-                let r = inf.range(i);
-                let total: f64 = cum[r.clone()].iter().sum();
-                let n = r.len() as f64;
-                for k in r {
-                    out[k] = if total > 0.0 { cum[k] / total } else { 1.0 / n };
-                }
-            }
-            out
-        })
+        normalized_average(&self.tree, &self.state.cumulative_policy)
     }
 
     /// Runs one iteration.
@@ -325,16 +312,42 @@ pub fn regret_matching(tree: &PublicTree, p: usize, regrets: &[f64], out: &mut [
     let inf = &tree.infosets[p];
     for i in 0..inf.len() {
         let r = inf.range(i);
-        let total: f64 = regrets[r.clone()].iter().map(|x| x.max(0.0)).sum();
-        let n = r.len() as f64;
-        for k in r {
-            out[k] = if total > 0.0 {
-                regrets[k].max(0.0) / total
-            } else {
-                1.0 / n
-            };
-        }
+        regret_match_infoset(&regrets[r.clone()], &mut out[r]);
     }
+}
+
+/// Regret matching of one infoset's actions (the arithmetic every solver shares, so a policy
+/// recomputed from restored regrets equals the one kept during a run).
+#[inline]
+pub fn regret_match_infoset(regrets: &[f64], out: &mut [f64]) {
+    let total: f64 = regrets.iter().map(|x| x.max(0.0)).sum();
+    let n = regrets.len() as f64;
+    for (o, r) in out.iter_mut().zip(regrets) {
+        *o = if total > 0.0 {
+            r.max(0.0) / total
+        } else {
+            1.0 / n
+        };
+    }
+}
+
+/// Normalises cumulative (average-strategy) weights per infoset into a behavioural policy,
+/// uniform where an infoset accumulated nothing.
+pub fn normalized_average(tree: &PublicTree, cumulative: &[Vec<f64>; 2]) -> TreePolicy {
+    std::array::from_fn(|p| {
+        let inf = &tree.infosets[p];
+        let cum = &cumulative[p];
+        let mut out = vec![0.0; cum.len()];
+        for i in 0..inf.len() {
+            let r = inf.range(i);
+            let total: f64 = cum[r.clone()].iter().sum();
+            let n = r.len() as f64;
+            for k in r {
+                out[k] = if total > 0.0 { cum[k] / total } else { 1.0 / n };
+            }
+        }
+        out
+    })
 }
 
 /// What an iterative solver saves to resume exactly where it stopped: the iteration count,

@@ -596,20 +596,7 @@ impl TreeSolver for MccfrSolver {
     }
 
     fn average_policy(&self) -> TreePolicy {
-        std::array::from_fn(|p| {
-            let inf = &self.tree.infosets[p];
-            let s = &self.tab.avg[p];
-            let mut out = vec![0.0; s.len()];
-            for i in 0..inf.len() {
-                let r = inf.range(i);
-                let total: f64 = s[r.clone()].iter().sum();
-                let n = r.len() as f64;
-                for k in r {
-                    out[k] = if total > 0.0 { s[k] / total } else { 1.0 / n };
-                }
-            }
-            out
-        })
+        crate::cfr::normalized_average(&self.tree, &self.tab.avg)
     }
 
     fn current_policy(&self) -> TreePolicy {

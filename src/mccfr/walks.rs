@@ -48,20 +48,7 @@ pub(super) fn baseline_of(
     }
 }
 
-/// Regret matching of one infoset (same arithmetic as [`crate::cfr::regret_matching`], so a
-/// policy recomputed from restored regrets equals the one kept during the run).
-#[inline]
-fn match_regrets(regrets: &[f64], out: &mut [f64]) {
-    let total: f64 = regrets.iter().map(|x| x.max(0.0)).sum();
-    let n = regrets.len() as f64;
-    for (o, r) in out.iter_mut().zip(regrets) {
-        *o = if total > 0.0 {
-            r.max(0.0) / total
-        } else {
-            1.0 / n
-        };
-    }
-}
+use crate::cfr::regret_match_infoset as match_regrets;
 
 #[inline]
 fn averaged(avg: BaselineAveraging, b: &mut f64, n: &mut f64, x: f64) {

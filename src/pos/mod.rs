@@ -289,18 +289,7 @@ pub fn exact_cf_values(
     out
 }
 
-/// Regret matching on one infoset's slice.
-fn regret_match(regrets: &[f64], out: &mut [f64]) {
-    let total: f64 = regrets.iter().map(|x| x.max(0.0)).sum();
-    let n = regrets.len() as f64;
-    for (o, r) in out.iter_mut().zip(regrets) {
-        *o = if total > 0.0 {
-            r.max(0.0) / total
-        } else {
-            1.0 / n
-        };
-    }
-}
+use crate::cfr::regret_match_infoset as regret_match;
 
 /// The generator of iteration `t` (or of a measurement stream): a function of `(seed, t)` only.
 fn stream(seed: u64, t: u64) -> SplitMix64 {
@@ -868,20 +857,7 @@ impl PosSolver {
     }
 
     fn average(&self) -> TreePolicy {
-        std::array::from_fn(|p| {
-            let inf = &self.tree.infosets[p];
-            let cum = &self.cumulative[p];
-            let mut out = vec![0.0; cum.len()];
-            for i in 0..inf.len() {
-                let r = inf.range(i);
-                let total: f64 = cum[r.clone()].iter().sum();
-                let n = r.len() as f64;
-                for k in r {
-                    out[k] = if total > 0.0 { cum[k] / total } else { 1.0 / n };
-                }
-            }
-            out
-        })
+        crate::cfr::normalized_average(&self.tree, &self.cumulative)
     }
 }
 

@@ -325,20 +325,7 @@ impl TreeSolver for SfoSolver {
     }
 
     fn average_policy(&self) -> TreePolicy {
-        std::array::from_fn(|p| {
-            let inf = &self.tree.infosets[p];
-            let sum = &self.seq_sum[p];
-            let mut out = vec![0.0; sum.len()];
-            for i in 0..inf.len() {
-                let r = inf.range(i);
-                let total: f64 = sum[r.clone()].iter().sum();
-                let n = r.len() as f64;
-                for k in r {
-                    out[k] = if total > 0.0 { sum[k] / total } else { 1.0 / n };
-                }
-            }
-            out
-        })
+        crate::cfr::normalized_average(&self.tree, &self.seq_sum)
     }
 
     fn current_policy(&self) -> TreePolicy {
