@@ -4,56 +4,21 @@ use crate::eval::TreePolicy;
 use crate::tree::PublicTree;
 use crate::tree::history::{HistoryKind, HistoryTree};
 
-/// `u(h | σ)` for every history `h` (player 0's utility), bottom-up: children are numbered
-/// after their parent, so one reverse pass suffices.
+/// `u(h | σ)` for every history `h` (player 0's utility).
 pub fn history_values(ht: &HistoryTree, tree: &PublicTree, policy: &TreePolicy) -> Vec<f64> {
     let mut v = vec![0.0; ht.len()];
-    for h in (0..ht.len()).rev() {
-        v[h] = match ht.kind[h] {
-            HistoryKind::Terminal => ht.utility[h],
-            HistoryKind::Chance => ht.children(h).map(|c| ht.chance_prob[c] * v[c]).sum(),
-            HistoryKind::Decision(p) => {
-                let base = tree.infosets[p].offset[ht.infoset[h] as usize] as usize;
-                ht.children(h)
-                    .enumerate()
-                    .map(|(k, c)| policy[p][base + k] * v[c])
-                    .sum()
-            }
-        };
-    }
+    ht.values_into(tree, policy, &mut v);
     v
 }
 
-/// `π_{-p}(h)` (chance and the opponent of `p`) for every history, top-down.
+/// `π_{-p}(h)` (chance and the opponent of `p`) for every history.
 pub fn opponent_reach(
     ht: &HistoryTree,
     tree: &PublicTree,
     policy: &TreePolicy,
     p: usize,
 ) -> Vec<f64> {
-    let mut r = vec![0.0; ht.len()];
-    r[0] = 1.0;
-    for h in 0..ht.len() {
-        match ht.kind[h] {
-            HistoryKind::Terminal => {}
-            HistoryKind::Chance => {
-                for c in ht.children(h) {
-                    r[c] = r[h] * ht.chance_prob[c];
-                }
-            }
-            HistoryKind::Decision(q) => {
-                let base = tree.infosets[q].offset[ht.infoset[h] as usize] as usize;
-                for (k, c) in ht.children(h).enumerate() {
-                    r[c] = if q == p {
-                        r[h]
-                    } else {
-                        r[h] * policy[q][base + k]
-                    };
-                }
-            }
-        }
-    }
-    r
+    ht.opponent_reach(tree, policy, p)
 }
 
 /// Exact counterfactual regrets `Σ_{h∈I} π_{-p}(h) (u_p(ha) − u_p(h))` of player `p`'s infoset

@@ -237,17 +237,7 @@ pub fn exact_history_values(
     policy: &TreePolicy,
     out: &mut [f64],
 ) {
-    for h in (0..ht.len()).rev() {
-        out[h] = match ht.kind[h] {
-            HistoryKind::Terminal => ht.utility[h],
-            HistoryKind::Chance => ht.children(h).map(|c| ht.chance_prob[c] * out[c]).sum(),
-            HistoryKind::Decision(p) => {
-                let base = tree.infosets[p].offset[ht.infoset[h] as usize] as usize;
-                let kids = ht.children(h);
-                expected_value(&policy[p][base..base + kids.len()], &out[kids])
-            }
-        };
-    }
+    ht.values_into(tree, policy, out);
 }
 
 /// Exact counterfactual action values `v(I,a) = Σ_{h∈I} π_{-p}(h) u(ha)` of player `p` (in
@@ -259,30 +249,15 @@ pub fn exact_cf_values(
     p: usize,
 ) -> Vec<f64> {
     let mut u = vec![0.0; ht.len()];
-    exact_history_values(tree, ht, policy, &mut u);
-    // Reach of everyone but p (opponent and chance), top-down in id order.
-    let mut r = vec![0.0; ht.len()];
-    r[0] = 1.0;
+    ht.values_into(tree, policy, &mut u);
+    let r = ht.opponent_reach(tree, policy, p);
     let sign = if p == 0 { 1.0 } else { -1.0 };
     let mut out = vec![0.0; tree.infosets[p].num_actions_total()];
-    for h in 0..ht.len() {
-        match ht.kind[h] {
-            HistoryKind::Terminal => {}
-            HistoryKind::Chance => {
-                for c in ht.children(h) {
-                    r[c] = r[h] * ht.chance_prob[c];
-                }
-            }
-            HistoryKind::Decision(q) => {
-                let base = tree.infosets[q].offset[ht.infoset[h] as usize] as usize;
-                for (k, c) in ht.children(h).enumerate() {
-                    if q == p {
-                        r[c] = r[h];
-                        out[base + k] += sign * r[h] * u[c];
-                    } else {
-                        r[c] = r[h] * policy[q][base + k];
-                    }
-                }
+    for (h, &reach) in r.iter().enumerate() {
+        if ht.kind[h] == HistoryKind::Decision(p) {
+            let base = tree.infosets[p].offset[ht.infoset[h] as usize] as usize;
+            for (k, c) in ht.children(h).enumerate() {
+                out[base + k] += sign * reach * u[c];
             }
         }
     }

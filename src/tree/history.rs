@@ -218,6 +218,49 @@ impl HistoryTree {
         &self.node_list[self.node_start[n] as usize..self.node_start[n + 1] as usize]
     }
 
+    /// `u(h | σ)` (player 0's expected payoff) of every history under `policy` (indexed like
+    /// [`crate::eval::TreePolicy`]) into `out`: one reverse pass, children come after parents.
+    pub fn values_into(&self, tree: &PublicTree, policy: &[Vec<f64>; 2], out: &mut [f64]) {
+        for h in (0..self.len()).rev() {
+            out[h] = match self.kind[h] {
+                HistoryKind::Terminal => self.utility[h],
+                HistoryKind::Chance => self.children(h).map(|c| self.chance_prob[c] * out[c]).sum(),
+                HistoryKind::Decision(p) => {
+                    let base = tree.infosets[p].offset[self.infoset[h] as usize] as usize;
+                    let kids = self.children(h);
+                    crate::cfr::expected_value(&policy[p][base..base + kids.len()], &out[kids])
+                }
+            };
+        }
+    }
+
+    /// `π_{-p}(h)`: the reach of chance and of `p`'s opponent of every history, top-down.
+    pub fn opponent_reach(&self, tree: &PublicTree, policy: &[Vec<f64>; 2], p: Player) -> Vec<f64> {
+        let mut r = vec![0.0; self.len()];
+        r[0] = 1.0;
+        for h in 0..self.len() {
+            match self.kind[h] {
+                HistoryKind::Terminal => {}
+                HistoryKind::Chance => {
+                    for c in self.children(h) {
+                        r[c] = r[h] * self.chance_prob[c];
+                    }
+                }
+                HistoryKind::Decision(q) => {
+                    let base = tree.infosets[q].offset[self.infoset[h] as usize] as usize;
+                    for (k, c) in self.children(h).enumerate() {
+                        r[c] = if q == p {
+                            r[h]
+                        } else {
+                            r[h] * policy[q][base + k]
+                        };
+                    }
+                }
+            }
+        }
+        r
+    }
+
     /// Exact expected payoff of player 0 under `policy` (indexed like [`crate::eval::TreePolicy`]),
     /// computed history by history; agrees with the sequence-form sweep of [`PublicTree`].
     pub fn expected_value(&self, tree: &PublicTree, policy: &[Vec<f64>; 2]) -> f64 {
