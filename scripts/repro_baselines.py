@@ -6,11 +6,12 @@ alternating updates, as in the paper's Section 5. Runs target/release/armac-trai
 (scheme, baseline, seed), then writes one CSV with every evaluation and a PNG of the mean
 exploitability (NashConv / 2) against iterations, log-log, one panel per scheme.
 
-Not reproduced: Figure 1c (Leduc with utilities shifted by +100 to player 1) needs a game option
-that the game code does not have.
+Figure 1c, Leduc with utilities shifted by +100 to player 1 (`leduc_poker(transfer=100)`, an
+armac game option), is the third panel: opponent-on-policy sampling, static baseline omitted
+(identical to panel 2, as in the paper).
 
 Usage: python3 scripts/repro_baselines.py [--iterations N] [--seeds K] [--evals E] [--out DIR]
-Defaults (100000 iterations, 3 seeds, 2 x 5 x 3 = 30 runs) take well under 3 minutes on two
+Defaults (100000 iterations, 3 seeds, 14 x 3 = 42 runs) take well under 3 minutes on two
 busy cores; the paper's curves go to ~10^7 iterations and average 20 seeds
 (--iterations 10000000 --seeds 20). Needs matplotlib for the PNG (the CSV is always written).
 """
@@ -21,15 +22,22 @@ import subprocess
 import sys
 
 BASELINES = ["none", "static", "learned-history", "learned-infoset", "predictive"]
-SCHEMES = ["uniform", "opponent-on-policy"]
+# (panel title, sampling scheme, game, baselines)
+PANELS = [
+    ("uniform sampling", "uniform", "leduc_poker", BASELINES),
+    ("opponent-on-policy sampling", "opponent-on-policy", "leduc_poker", BASELINES),
+    ("shifted utilities (+100), opponent-on-policy", "opponent-on-policy",
+     "leduc_poker(transfer=100)", [b for b in BASELINES if b != "static"]),
+]
 
 
-def run(binary, out_dir, scheme, baseline, seed, iterations, every):
-    run_dir = os.path.join(out_dir, "runs", f"{scheme}-{baseline}-s{seed}")
+def run(binary, out_dir, panel, scheme, game, baseline, seed, iterations, every):
+    run_dir = os.path.join(out_dir, "runs", f"p{panel}-{scheme}-{baseline}-s{seed}")
     cmd = [
         "nice", "-n", "10", binary,
         "--config", "configs/leduc_os_predictive.toml",
         "--out", run_dir, "--quiet",
+        "--set", f"game={game}",
         "--set", f"solver.iterations={iterations}",
         "--set", f"solver.sampling={scheme}",
         "--set", f"solver.baseline={baseline}",
@@ -54,18 +62,20 @@ def main():
     every = max(1, args.iterations // args.evals)
     os.makedirs(args.out, exist_ok=True)
     rows = []
-    for scheme in SCHEMES:
-        for baseline in BASELINES:
+    for panel, (_, scheme, game, baselines) in enumerate(PANELS):
+        for baseline in baselines:
             for seed in range(args.seeds):
-                for r in run(args.binary, args.out, scheme, baseline, seed, args.iterations, every):
+                for r in run(args.binary, args.out, panel, scheme, game, baseline, seed,
+                             args.iterations, every):
                     rows.append({
-                        "scheme": scheme, "baseline": baseline, "seed": seed,
+                        "panel": panel, "game": game, "scheme": scheme, "baseline": baseline,
+                        "seed": seed,
                         "iteration": int(r["iteration"]),
                         "nodes_touched": int(r["nodes_touched"]),
                         "nash_conv": float(r["nash_conv"]),
                         "exploitability": float(r["nash_conv"]) / 2.0,
                     })
-                print(f"{scheme:>18} {baseline:>15} seed {seed}: final NashConv "
+                print(f"{game:>26} {scheme:>18} {baseline:>15} seed {seed}: final NashConv "
                       f"{rows[-1]['nash_conv']:.4f}", flush=True)
     csv_path = os.path.join(args.out, "baselines.csv")
     with open(csv_path, "w", newline="") as f:
@@ -80,19 +90,19 @@ def main():
     except ImportError:
         print("matplotlib missing: no PNG (python3 -m pip install matplotlib)")
         return
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, scheme in zip(axes, SCHEMES):
-        for baseline in BASELINES:
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(16, 4.2), sharey=True)
+    for panel, (ax, (title, _, _, baselines)) in enumerate(zip(axes, PANELS)):
+        for baseline in baselines:
             by_iter = {}
             for r in rows:
-                if r["scheme"] == scheme and r["baseline"] == baseline:
+                if r["panel"] == panel and r["baseline"] == baseline:
                     by_iter.setdefault(r["iteration"], []).append(r["exploitability"])
             its = sorted(by_iter)
             mean = [sum(by_iter[i]) / len(by_iter[i]) for i in its]
             ax.plot(its, mean, label=baseline)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title(f"Leduc OS-MCCFR (CFR+), {scheme} sampling")
+        ax.set_title(f"Leduc OS-MCCFR (CFR+), {title}", fontsize=9)
         ax.set_xlabel("iterations")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel(f"exploitability (mean of {args.seeds} seeds)")

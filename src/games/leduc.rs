@@ -20,7 +20,10 @@
 //! accepted only at their defaults (2, false, false, 0). `num_ranks` (2..=13, default 3) is
 //! an armac extension, the "Leduc 13" of the stochastic regret minimisation papers when 13;
 //! OpenSpiel does not know it, so [`Game::load_string`] mentions it only when it is not 3
-//! (`leduc_poker(num_ranks=13)`), and such a string loads in armac only.
+//! (`leduc_poker(num_ranks=13)`), and such a string loads in armac only. `transfer` (integer,
+//! default 0, armac extension) makes player 1 pay player 0 that many chips at the end of every
+//! game on top of the pot: strategically the same game, but every value is shifted (the
+//! "shifted utilities" Leduc of Davis, Schmid & Bowling 2019, Figure 1c, is `transfer=100`).
 //!
 //! # Strings (as OpenSpiel's, with `D = 2 * num_ranks` cards)
 //! * information state:
@@ -88,6 +91,7 @@ pub fn load(params: &GameParams) -> Result<GameRef, GameError> {
         "suit_isomorphism",
         "starting_player",
         "num_ranks",
+        "transfer",
     ])?;
     let players = params.int("players", 2)?;
     if players != 2 {
@@ -118,13 +122,15 @@ pub fn load(params: &GameParams) -> Result<GameRef, GameError> {
         2,
         MAX_NUM_RANKS as i64,
     )? as usize;
-    Ok(Arc::new(LeducGame::new(num_ranks)))
+    let transfer = params.int_in("transfer", 0, -10_000, 10_000)? as i16;
+    Ok(Arc::new(LeducGame::new(num_ranks).with_transfer(transfer)))
 }
 
 /// Two-player Leduc poker with `num_ranks` ranks of two suits each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeducGame {
     num_ranks: u8,
+    transfer: i16,
 }
 
 impl LeducGame {
@@ -139,7 +145,14 @@ impl LeducGame {
         );
         LeducGame {
             num_ranks: num_ranks as u8,
+            transfer: 0,
         }
+    }
+
+    /// The same game where player 1 pays player 0 `transfer` chips at every terminal.
+    pub fn with_transfer(mut self, transfer: i16) -> Self {
+        self.transfer = transfer;
+        self
     }
 
     /// Number of ranks.
@@ -165,10 +178,17 @@ impl Game for LeducGame {
     }
 
     fn load_string(&self) -> String {
-        if self.num_ranks() == DEFAULT_NUM_RANKS {
+        let mut params = Vec::new();
+        if self.num_ranks() != DEFAULT_NUM_RANKS {
+            params.push(format!("num_ranks={}", self.num_ranks));
+        }
+        if self.transfer != 0 {
+            params.push(format!("transfer={}", self.transfer));
+        }
+        if params.is_empty() {
             "leduc_poker".to_string()
         } else {
-            format!("leduc_poker(num_ranks={})", self.num_ranks)
+            format!("leduc_poker({})", params.join(","))
         }
     }
 
@@ -189,7 +209,9 @@ impl Game for LeducGame {
     }
 
     fn max_utility(&self) -> f64 {
-        (MAX_RAISES as f64) * (RAISE_SIZE[0] as f64 + RAISE_SIZE[1] as f64) + 1.0
+        (MAX_RAISES as f64) * (RAISE_SIZE[0] as f64 + RAISE_SIZE[1] as f64)
+            + 1.0
+            + (self.transfer as f64).abs()
     }
 
     fn information_state_tensor_size(&self) -> usize {
@@ -201,7 +223,9 @@ impl Game for LeducGame {
     }
 
     fn new_initial_state(&self) -> Box<dyn State> {
-        Box::new(LeducState::new(self.num_ranks()))
+        let mut s = LeducState::new(self.num_ranks());
+        s.transfer = self.transfer;
+        Box::new(s)
     }
 }
 
@@ -214,6 +238,8 @@ pub struct LeducState {
     len: u8,
     /// Ranks in the deck.
     num_ranks: u8,
+    /// Chips player 1 pays player 0 at the end (armac extension, 0 in OpenSpiel).
+    transfer: i16,
     /// Private card of each player, `NONE` before the deal.
     cards: [u8; 2],
     /// The public card, `NONE` before round 2's deal.
@@ -249,6 +275,7 @@ impl LeducState {
             hist: [0; MAX_HISTORY],
             len: 0,
             num_ranks: num_ranks as u8,
+            transfer: 0,
             cards: [NONE; 2],
             public_card: NONE,
             round: 1,
@@ -524,9 +551,10 @@ impl State for LeducState {
         if !self.terminal {
             return [0.0; 2];
         }
+        let t = self.transfer as f64;
         [
-            (self.money[0] - STARTING_MONEY) as f64,
-            (self.money[1] - STARTING_MONEY) as f64,
+            (self.money[0] - STARTING_MONEY) as f64 + t,
+            (self.money[1] - STARTING_MONEY) as f64 - t,
         ]
     }
 
@@ -883,5 +911,32 @@ mod tests {
         let mut s = replay(game.as_ref(), &[1]).unwrap();
         assert!(s.try_apply(1).is_err()); // card already dealt
         assert!(s.try_apply(6).is_err());
+    }
+
+    #[test]
+    fn transfer_shifts_every_value_but_not_the_game() {
+        use crate::eval::{nash_conv, uniform_tree_policy};
+        use crate::tree::PublicTree;
+        let plain = load_game("leduc_poker").unwrap();
+        let shifted = load_game("leduc_poker(transfer=100)").unwrap();
+        assert_eq!(shifted.load_string(), "leduc_poker(transfer=100)");
+        assert_eq!(
+            load_game("leduc_poker(num_ranks=4,transfer=-3)")
+                .unwrap()
+                .load_string(),
+            "leduc_poker(num_ranks=4,transfer=-3)"
+        );
+        assert!(load_game("leduc_poker(transfer=1.5)").is_err());
+        let (a, b) = (
+            PublicTree::build(plain.as_ref()).unwrap(),
+            PublicTree::build(shifted.as_ref()).unwrap(),
+        );
+        let (ra, rb) = (
+            nash_conv(&a, &uniform_tree_policy(&a)),
+            nash_conv(&b, &uniform_tree_policy(&b)),
+        );
+        assert!((ra.nash_conv - rb.nash_conv).abs() < 1e-9);
+        assert!((rb.on_policy_values[0] - ra.on_policy_values[0] - 100.0).abs() < 1e-9);
+        assert!((rb.on_policy_values[1] - ra.on_policy_values[1] + 100.0).abs() < 1e-9);
     }
 }
