@@ -99,7 +99,7 @@ def main():
                     by_iter.setdefault(r["iteration"], []).append(r["exploitability"])
             its = sorted(by_iter)
             mean = [sum(by_iter[i]) / len(by_iter[i]) for i in its]
-            ax.plot(its, mean, label=baseline)
+            ax.plot(its, mean, label=baseline, color=f"C{BASELINES.index(baseline)}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(f"Leduc OS-MCCFR (CFR+), {title}", fontsize=9)
