@@ -1,47 +1,59 @@
 #!/usr/bin/env bash
-# Sampled CFR throughput, armac vs OpenSpiel's C++ MCCFR solvers (through pyspiel), measured in
-# one run on this machine: nodes touched per second of outcome sampling (OS), external sampling
-# (ES) and public outcome sampling (POS, against OpenSpiel's OS: OpenSpiel has no POS) on Leduc
-# and Liar's Dice, and the ratio.
+# Sampled CFR throughput, armac vs OpenSpiel's C++ MCCFR solvers (through pyspiel), on this
+# machine: nodes touched per second of outcome sampling (OS), external sampling (ES) and public
+# outcome sampling (POS, compared with OpenSpiel's OS: OpenSpiel has no POS) on Leduc and Liar's
+# Dice. The two sides alternate in ROUNDS rounds (one timed block each per round) and the
+# medians are compared, so load changes on a shared machine hit both alike.
 #
 # OpenSpiel's solvers do not report nodes touched, so their nodes/s is their iterations/s times
 # armac's measured nodes per iteration of the same algorithm (same sampling scheme: OS with
-# exploration 0.6 at the updating player and on-policy elsewhere, ES with simple averaging);
-# both walk one trajectory per player per iteration (OS) or the same sampled subtree (ES).
-# Needs: python3 -m pip install open_spiel. Usage: scripts/bench_sampled_vs_openspiel.sh
+# exploration 0.6 at the updating player and on-policy elsewhere, one trajectory per player per
+# iteration; ES with one traversal per player).
+# Needs: python3 -m pip install open_spiel. Usage: scripts/bench_sampled_vs_openspiel.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin armac-bench
-bench() { ./target/release/armac-bench solver --repeats 5 "$@"; }
-for game in leduc_poker liars_dice; do
-  os=$(bench --game "$game" --algorithm os-mccfr --iterations 200000)
-  es=$(bench --game "$game" --algorithm es-mccfr --iterations 20000)
-  pos=$(bench --game "$game" --algorithm pos-mccfr --iterations 20000 --set baseline=predictive)
-  python3 - "$game" "$os" "$es" "$pos" <<'PY'
-import json, statistics, sys, time
+python3 - "${1:-5}" <<'PY'
+import json, statistics, subprocess, sys, time
 import pyspiel
-game_name, os_, es_, pos_ = sys.argv[1], *map(json.loads, sys.argv[2:])
-game = pyspiel.load_game(game_name)
 
-def rate(solver, n, repeats=5):
-    rates = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(n):
-            solver.run_iteration()
-        rates.append(n / (time.perf_counter() - t))
-    return statistics.median(rates)
+rounds = int(sys.argv[1])
 
-os_peer = rate(pyspiel.OutcomeSamplingMCCFRSolver(game), 20000)
-es_peer = rate(pyspiel.ExternalSamplingMCCFRSolver(game), 2000 if game_name == "leduc_poker" else 200)
-for name, ours, peer_its, peer_nodes_per_it in [
-    ("OS", os_, os_peer, os_["nodes_per_iteration"]),
-    ("ES", es_, es_peer, es_["nodes_per_iteration"]),
-    ("POS (vs OpenSpiel OS)", pos_, os_peer, os_["nodes_per_iteration"]),
-]:
-    peer = peer_its * peer_nodes_per_it
-    print(f"{game_name:12} {name:22} armac {ours['nodes_touched_per_second']:12.4g} nodes/s "
-          f"({ours['iterations_per_second']:9.4g} it/s)  OpenSpiel {peer:10.4g} nodes/s "
-          f"({peer_its:9.4g} it/s)  ratio {ours['nodes_touched_per_second'] / peer:7.1f}")
+def ours(game, algorithm, iterations, *opts):
+    cmd = ["./target/release/armac-bench", "solver", "--game", game, "--algorithm", algorithm,
+           "--iterations", str(iterations), "--repeats", "1"]
+    for o in opts:
+        cmd += ["--set", o]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+def theirs(solver, n):
+    t = time.perf_counter()
+    for _ in range(n):
+        solver.run_iteration()
+    return n / (time.perf_counter() - t)
+
+for game_name in ["leduc_poker", "liars_dice"]:
+    game = pyspiel.load_game(game_name)
+    os_solver = pyspiel.OutcomeSamplingMCCFRSolver(game)
+    es_solver = pyspiel.ExternalSamplingMCCFRSolver(game)
+    es_n = 2000 if game_name == "leduc_poker" else 200
+    res = {k: [] for k in ["os", "es", "pos", "os_peer", "es_peer"]}
+    for _ in range(rounds):
+        res["os"].append(ours(game_name, "os-mccfr", 400000))
+        res["os_peer"].append(theirs(os_solver, 20000))
+        res["es"].append(ours(game_name, "es-mccfr", 40000))
+        res["es_peer"].append(theirs(es_solver, es_n))
+        res["pos"].append(ours(game_name, "pos-mccfr", 40000, "baseline=predictive"))
+    med = lambda xs: statistics.median(xs)
+    os_npi = med([r["nodes_per_iteration"] for r in res["os"]])
+    es_npi = med([r["nodes_per_iteration"] for r in res["es"]])
+    for name, key, peer_key, npi in [("OS", "os", "os_peer", os_npi), ("ES", "es", "es_peer", es_npi),
+                                     ("POS (vs OpenSpiel OS)", "pos", "os_peer", os_npi)]:
+        nodes = med([r["nodes_touched_per_second"] for r in res[key]])
+        its = med([r["iterations_per_second"] for r in res[key]])
+        peer_its = med(res[peer_key])
+        peer = peer_its * npi
+        print(f"{game_name:12} {name:22} armac {nodes:10.4g} nodes/s ({its:9.4g} it/s)  "
+              f"OpenSpiel {peer:10.4g} nodes/s ({peer_its:9.4g} it/s)  ratio {nodes / peer:6.1f}"
+              f"  (medians of {rounds} alternating rounds)", flush=True)
 PY
-done
