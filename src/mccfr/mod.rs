@@ -375,6 +375,8 @@ pub struct MccfrSolver {
     touched: u64,
     fixed: Fixed,
     tab: Tables,
+    /// The walks' scratch stack, kept between iterations (no allocation per walk).
+    scratch: Vec<f64>,
 }
 
 /// SplitMix64's finaliser: a bijective 64-bit mixer.
@@ -472,6 +474,7 @@ impl MccfrSolver {
             touched: 0,
             fixed,
             tab,
+            scratch: Vec::with_capacity(256),
         }
     }
 

@@ -25,7 +25,7 @@ pub(super) struct Walk<'a> {
     /// Histories entered.
     pub touched: u64,
     /// Scratch: per-frame action vectors, pushed and truncated like a call stack.
-    stack: Vec<f64>,
+    stack: &'a mut Vec<f64>,
     /// Estimation mode: (infoset of `p`, accumulated sampled regret increments).
     pub probe: Option<(usize, Vec<f64>)>,
 }
@@ -69,8 +69,10 @@ impl<'a> Walk<'a> {
             spec,
             fixed,
             tab,
+            scratch,
             ..
         } = s;
+        scratch.clear();
         Walk {
             tree,
             ht,
@@ -83,7 +85,7 @@ impl<'a> Walk<'a> {
             update,
             weight: 1.0,
             touched: 0,
-            stack: Vec::with_capacity(256),
+            stack: scratch,
             probe: None,
         }
     }
