@@ -267,7 +267,7 @@ pub fn exact_cf_values(
 use crate::cfr::regret_match_infoset as regret_match;
 
 /// The generator of iteration `t` (or of a measurement stream): a function of `(seed, t)` only.
-fn stream(seed: u64, t: u64) -> SplitMix64 {
+pub(crate) fn stream(seed: u64, t: u64) -> SplitMix64 {
     let mut mix = SplitMix64::new(seed ^ t.wrapping_mul(0xD1B5_4A32_D192_ED03));
     SplitMix64::new(mix.next_u64())
 }

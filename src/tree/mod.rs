@@ -23,6 +23,7 @@
 //! Infosets are numbered by (public node, private state), which puts parents before children.
 
 pub mod history;
+pub mod tensor;
 
 use crate::game::{Action, Game, GameError, Player, State, Turn};
 use std::collections::HashMap;
