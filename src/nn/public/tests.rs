@@ -135,3 +135,148 @@ fn a_wrong_batch_or_missing_evaluator_is_refused() {
         .unwrap();
     assert!(e.to_string().contains("batch"), "{e}");
 }
+
+/// Player 0's expected value, chance included, of the histories of public node `node` under
+/// `policy`: `Σ_h π_0(h) π_1(h) P_chance(h) u(h)`.
+fn node_value(tree: &PublicTree, ht: &HistoryTree, policy: &[Vec<f64>; 2], node: usize) -> f64 {
+    let mut u = vec![0.0; ht.len()];
+    ht.values_into(tree, policy, &mut u);
+    let seq: [Vec<f64>; 2] = std::array::from_fn(|i| {
+        let mut r = vec![0.0; tree.num_sequences(i)];
+        tree.reach(i, &policy[i], &mut r);
+        r
+    });
+    ht.node_histories(node)
+        .iter()
+        .map(|&h| {
+            let h = h as usize;
+            let [s0, s1] = ht.seq[h];
+            seq[0][s0 as usize] * seq[1][s1 as usize] * ht.chance_reach[h] * u[h]
+        })
+        .sum()
+}
+
+/// A near-equilibrium of the whole game from the tabular CFR+ solver.
+fn equilibrium(tree: &Arc<PublicTree>, iters: usize) -> [Vec<f64>; 2] {
+    let mut tab = TabularSolver::new(tree.clone(), SolverSpec::named("cfr+").unwrap());
+    for _ in 0..iters {
+        tab.iterate();
+    }
+    tab.average_policy()
+}
+
+#[test]
+fn depth_limited_solve_with_exact_leaf_values_recovers_the_equilibrium() {
+    use super::MatrixLeaves;
+    let (tree, ht, _) = setup("leduc_poker");
+    let star = equilibrium(&tree, 2000);
+    let star_conv = crate::eval::nash_conv(&tree, &star).nash_conv;
+    let mut below = vec![0.0; ht.len()];
+    ht.values_into(&tree, &star, &mut below);
+    let ctx = cpu(Precision::F64);
+    for depth in [4, 6] {
+        let cut = Arc::new(TensorTree::build(&tree, &ht, 0, Some(depth)).unwrap());
+        assert!(!cut.leaves.is_empty());
+        let oracle = MatrixLeaves::new(&cut, &ht, &below, &ctx);
+        let spec = SolverSpec::named("cfr+").unwrap();
+        let mut solver = BatchedCfr::new(
+            tree.clone(),
+            cut,
+            spec,
+            1,
+            None,
+            Some(Box::new(oracle)),
+            &ctx,
+        )
+        .unwrap();
+        for _ in 0..1500 {
+            solver.iterate();
+        }
+        // The trunk's average strategy over σ* below the depth limit. Leaf values fixed by σ*
+        // make a trunk game whose equilibria all have σ*'s value and are interchangeable with
+        // σ*'s trunk strategies; they need not be equilibria of the whole game (a best
+        // response may also change the play below the leaves — why search needs leaf values
+        // that respond to the ranges, as a counterfactual value network gives).
+        let trunk = solver.average_policy(0, &star);
+        let value = |pol: &[Vec<f64>; 2]| crate::eval::on_policy_values(&tree, pol)[0];
+        let mixed = |a: &[Vec<f64>; 2], b: &[Vec<f64>; 2]| [a[0].clone(), b[1].clone()];
+        let v_star = value(&star);
+        let got = [
+            value(&trunk),
+            value(&mixed(&trunk, &star)),
+            value(&mixed(&star, &trunk)),
+        ];
+        eprintln!("depth {depth}: values {got:?}, σ* {v_star:.6} (NashConv {star_conv:.5})");
+        for v in got {
+            assert!(
+                (v - v_star).abs() < 2e-3,
+                "depth {depth}: value {v} vs {v_star}"
+            );
+        }
+        // A uniform trunk over the same leaves fails the same check.
+        let uniform_trunk = {
+            let u = crate::eval::uniform_tree_policy(&tree);
+            let mut p = star.clone();
+            let l = solver.layout();
+            for i in 0..2 {
+                let blocks = l.gather_blocks(&tree, i, &u[i]);
+                l.scatter_blocks(&tree, i, &blocks, &mut p[i]);
+            }
+            p
+        };
+        let worst = [
+            value(&uniform_trunk),
+            value(&mixed(&uniform_trunk, &star)),
+            value(&mixed(&star, &uniform_trunk)),
+        ]
+        .iter()
+        .map(|v| (v - v_star).abs())
+        .fold(0.0, f64::max);
+        assert!(worst > 0.05, "uniform trunk passes the check ({worst})");
+    }
+}
+
+#[test]
+fn resolving_a_subgame_from_given_ranges_matches_the_equilibrium_value() {
+    let (tree, ht, full) = setup("leduc_poker");
+    let star = equilibrium(&tree, 2000);
+    // The first round-2 decision node on the check-check line (first chance child's child).
+    let s = (0..full.len())
+        .find(|&l| {
+            let par = full.parent[l];
+            par != crate::tree::NONE
+                && full.kind[par as usize] == crate::tree::tensor::TensorKind::Chance
+                && l > 2
+                && matches!(full.kind[l], crate::tree::tensor::TensorKind::Decision(_))
+        })
+        .unwrap();
+    let s_pub = full.public_node[s];
+    let sub = Arc::new(TensorTree::build(&tree, &ht, s_pub, None).unwrap());
+    let p = sub.p;
+    // Element 0: σ*'s ranges at s; element 1: the same with player 1's range halved.
+    let ranges: [Vec<f64>; 2] = std::array::from_fn(|i| sub.ranges(&tree, &star, i)[..p].to_vec());
+    let half: Vec<f64> = ranges[1].iter().map(|r| 0.5 * r).collect();
+    let roots = [
+        [ranges[0].clone(), ranges[0].clone()].concat(),
+        [ranges[1].clone(), half].concat(),
+    ];
+    let ctx = cpu(Precision::F64);
+    let spec = SolverSpec::named("cfr+").unwrap();
+    let mut solver = BatchedCfr::new(tree.clone(), sub, spec, 2, Some(roots), None, &ctx).unwrap();
+    for _ in 0..1000 {
+        solver.iterate();
+    }
+    let want = node_value(&tree, &ht, &star, s_pub as usize);
+    let resolved = solver.average_policy(0, &star);
+    let got = node_value(&tree, &ht, &resolved, s_pub as usize);
+    eprintln!("subgame at public node {s_pub}: re-solved value {got:.6}, σ* value {want:.6}");
+    assert!(want.abs() > 1e-4, "the subgame must matter");
+    assert!(
+        (got - want).abs() < 2e-3 * (1.0 + want.abs()),
+        "{got} vs {want}"
+    );
+    // Halving one player's range halves the counterfactual weights: same strategies.
+    let other = solver.average_policy(1, &star);
+    let d = max_diff(&resolved, &other);
+    assert!(d < 1e-9, "element 1 differs by {d}");
+}
