@@ -509,76 +509,10 @@ impl Config {
             key: "solver".into(),
             reason: "missing: add a [solver] section (algorithm, iterations)".into(),
         })?;
-        let bad = |key: &str, reason: String| ConfigError::Value {
-            key: format!("solver.{key}"),
-            reason,
-        };
-        let Some(mut spec) = SolverSpec::named(&s.algorithm) else {
+        let Some(spec) = SolverSpec::named(&s.algorithm) else {
             return self.sampled_settings(s);
         };
-        if let Some(key) = s.extra.keys().next() {
-            return Err(bad(
-                key,
-                format!("unknown key for algorithm `{}`", s.algorithm),
-            ));
-        }
-        spec.updates = match s.updates.as_str() {
-            "alternating" => Updates::Alternating,
-            "simultaneous" => Updates::Simultaneous,
-            other => {
-                return Err(bad(
-                    "updates",
-                    format!("`{other}`; expected `alternating` or `simultaneous`"),
-                ));
-            }
-        };
-        let discount = s.alpha.is_some() || s.beta.is_some();
-        match (spec.regrets, discount) {
-            (RegretRule::Discounted { alpha, beta }, _) => {
-                spec.regrets = RegretRule::Discounted {
-                    alpha: s.alpha.unwrap_or(alpha),
-                    beta: s.beta.unwrap_or(beta),
-                };
-            }
-            (_, true) => {
-                return Err(bad(
-                    "alpha",
-                    "alpha/beta only apply to the discounted algorithms (lcfr, dcfr)".into(),
-                ));
-            }
-            _ => {}
-        }
-        let gamma = s.gamma.or(match spec.averaging {
-            Averaging::Power(g) => Some(g),
-            _ => None,
-        });
-        if let Some(name) = &s.averaging {
-            spec.averaging = match name.as_str() {
-                "uniform" => Averaging::Uniform,
-                "linear" => Averaging::Linear,
-                "power" => Averaging::Power(gamma.unwrap_or(2.0)),
-                other => {
-                    return Err(bad(
-                        "averaging",
-                        format!("`{other}`; expected `uniform`, `linear` or `power`"),
-                    ));
-                }
-            };
-        } else if let (Some(g), Averaging::Power(_)) = (s.gamma, spec.averaging) {
-            spec.averaging = Averaging::Power(g);
-        } else if s.gamma.is_some() {
-            return Err(bad(
-                "gamma",
-                "gamma needs averaging = \"power\" (or lcfr/dcfr)".into(),
-            ));
-        }
-        for (k, v) in [("alpha", s.alpha), ("beta", s.beta), ("gamma", s.gamma)] {
-            if let Some(v) = v
-                && (!v.is_finite() || v < 0.0)
-            {
-                return Err(bad(k, format!("{v} must be a finite non-negative number")));
-            }
-        }
+        let spec = cfr_family_spec(s, spec)?;
         self.common_checks()?;
         Ok(TabularSettings {
             game: self.game.clone(),
@@ -630,6 +564,82 @@ impl Config {
             checkpoint_seconds: self.checkpoint.every_seconds,
         })
     }
+}
+
+/// The CFR family's `[solver]` keys (`updates`, `averaging`, `alpha`, `beta`, `gamma`; no
+/// others) applied to the defaults `spec` of the named algorithm.
+pub(super) fn cfr_family_spec(
+    s: &SolverConfig,
+    mut spec: SolverSpec,
+) -> Result<SolverSpec, ConfigError> {
+    let bad = |key: &str, reason: String| ConfigError::Value {
+        key: format!("solver.{key}"),
+        reason,
+    };
+    if let Some(key) = s.extra.keys().next() {
+        return Err(bad(
+            key,
+            format!("unknown key for algorithm `{}`", s.algorithm),
+        ));
+    }
+    spec.updates = match s.updates.as_str() {
+        "alternating" => Updates::Alternating,
+        "simultaneous" => Updates::Simultaneous,
+        other => {
+            return Err(bad(
+                "updates",
+                format!("`{other}`; expected `alternating` or `simultaneous`"),
+            ));
+        }
+    };
+    let discount = s.alpha.is_some() || s.beta.is_some();
+    match (spec.regrets, discount) {
+        (RegretRule::Discounted { alpha, beta }, _) => {
+            spec.regrets = RegretRule::Discounted {
+                alpha: s.alpha.unwrap_or(alpha),
+                beta: s.beta.unwrap_or(beta),
+            };
+        }
+        (_, true) => {
+            return Err(bad(
+                "alpha",
+                "alpha/beta only apply to the discounted algorithms (lcfr, dcfr)".into(),
+            ));
+        }
+        _ => {}
+    }
+    let gamma = s.gamma.or(match spec.averaging {
+        Averaging::Power(g) => Some(g),
+        _ => None,
+    });
+    if let Some(name) = &s.averaging {
+        spec.averaging = match name.as_str() {
+            "uniform" => Averaging::Uniform,
+            "linear" => Averaging::Linear,
+            "power" => Averaging::Power(gamma.unwrap_or(2.0)),
+            other => {
+                return Err(bad(
+                    "averaging",
+                    format!("`{other}`; expected `uniform`, `linear` or `power`"),
+                ));
+            }
+        };
+    } else if let (Some(g), Averaging::Power(_)) = (s.gamma, spec.averaging) {
+        spec.averaging = Averaging::Power(g);
+    } else if s.gamma.is_some() {
+        return Err(bad(
+            "gamma",
+            "gamma needs averaging = \"power\" (or lcfr/dcfr)".into(),
+        ));
+    }
+    for (k, v) in [("alpha", s.alpha), ("beta", s.beta), ("gamma", s.gamma)] {
+        if let Some(v) = v
+            && (!v.is_finite() || v < 0.0)
+        {
+            return Err(bad(k, format!("{v} must be a finite non-negative number")));
+        }
+    }
+    Ok(spec)
 }
 
 /// The resolved `[solver]` section without its iteration budget (which a resume may raise).

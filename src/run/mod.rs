@@ -177,6 +177,8 @@ pub enum RunError {
     RunExists(String),
     #[error("{0}")]
     Usage(String),
+    #[error("{0}")]
+    Solver(String),
 }
 
 /// Options of `armac-train` that are not part of the config.

@@ -11,8 +11,8 @@ use crate::cfr::{ALGORITHMS, SolverSpec, TabularSolver, TreeSolver};
 use crate::game::Game;
 use crate::mccfr::{MccfrOptions, MccfrSolver, MccfrSpec, Sampler};
 use crate::sfo::{Minimizer, SfoOptions, SfoSolver, SfoSpec};
+use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
-use crate::tree::{PublicTree, TreeError};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
@@ -25,6 +25,8 @@ pub const SAMPLED: &[&str] = &[
     "pos-mccfr",
     "ftrl",
     "omd",
+    "batched-cfr",
+    "batched-pos",
 ];
 
 /// A validated `[solver]` choice.
@@ -38,6 +40,136 @@ pub enum SolverChoice {
     Mccfr(MccfrSpec),
     /// Public outcome sampling MCCFR with baselines ([`crate::pos`]).
     Pos(crate::pos::PosSpec),
+    /// Batched public-tree solvers as tensor operations ([`crate::nn::public`]).
+    Batched(BatchedChoice),
+}
+
+/// What a batched solver runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BatchedKind {
+    Cfr(SolverSpec),
+    Pos(crate::pos::PosSpec),
+}
+
+/// A validated `batched-cfr` / `batched-pos` choice: the algorithm plus where it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchedChoice {
+    pub kind: BatchedKind,
+    /// `flex` (CPU), `wgpu`, `cuda` or `default` (the best compiled in).
+    pub device: String,
+    /// Independent solver instances advanced together; the run reports instance 0.
+    pub batch: usize,
+    pub precision: crate::nn::public::Precision,
+}
+
+/// The batched solvers' own keys; everything else in `[solver]` belongs to the algorithm
+/// they run (`variant`'s CFR-family keys, or `pos-mccfr`'s).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchedKeys {
+    #[serde(default = "default_device")]
+    device: String,
+    #[serde(default = "default_batch")]
+    batch: usize,
+    #[serde(default = "default_precision")]
+    precision: crate::nn::public::Precision,
+    #[serde(default)]
+    variant: Option<String>,
+}
+
+fn default_device() -> String {
+    "default".into()
+}
+fn default_batch() -> usize {
+    1
+}
+fn default_precision() -> crate::nn::public::Precision {
+    crate::nn::public::Precision::F32
+}
+
+/// `batched-cfr` (keys `variant` = cfr/cfr+/lcfr/dcfr plus their keys) and `batched-pos`
+/// (`pos-mccfr`'s keys), both with `device`, `batch` and `precision`.
+fn parse_batched(s: &SolverConfig) -> Result<BatchedChoice, ConfigError> {
+    let bad = |key: &str, reason: String| ConfigError::Value {
+        key: format!("solver.{key}"),
+        reason: format!("{reason} (algorithm `{}`)", s.algorithm),
+    };
+    let own = ["device", "batch", "precision", "variant"];
+    let mut inner = s.clone();
+    let mut mine = toml::Table::new();
+    for k in own {
+        if let Some(v) = inner.extra.remove(k) {
+            mine.insert(k.into(), v);
+        }
+    }
+    let keys: BatchedKeys = toml::Value::Table(mine)
+        .try_into()
+        .map_err(|e: toml::de::Error| bad("device", e.message().to_string()))?;
+    if keys.batch == 0 || keys.batch > 1 << 20 {
+        return Err(bad(
+            "batch",
+            format!("{} must lie in 1..=1048576", keys.batch),
+        ));
+    }
+    crate::nn::select_device(&keys.device).map_err(|e| bad("device", e.to_string()))?;
+    let f64_ok = matches!(keys.device.as_str(), "flex" | "cpu")
+        || (keys.device == "default"
+            && crate::nn::compiled_backends().first().copied() == Some("flex"));
+    if keys.precision == crate::nn::public::Precision::F64 && !f64_ok {
+        return Err(bad(
+            "precision",
+            format!(
+                "f64 needs the CPU device (`device = \"flex\"`); `{}` computes in f32",
+                keys.device
+            ),
+        ));
+    }
+    let kind = if s.algorithm == "batched-cfr" {
+        let variant = keys.variant.clone().unwrap_or_else(|| "cfr+".into());
+        let Some(spec) = SolverSpec::named(&variant) else {
+            return Err(bad(
+                "variant",
+                format!("unknown `{variant}`; expected one of {ALGORITHMS:?}"),
+            ));
+        };
+        inner.algorithm = variant;
+        BatchedKind::Cfr(super::config::cfr_family_spec(&inner, spec)?)
+    } else {
+        if keys.variant.is_some() {
+            return Err(bad("variant", "only `batched-cfr` has variants".into()));
+        }
+        inner.algorithm = "pos-mccfr".into();
+        let spec = parse_pos(&inner)?;
+        let o = spec.options;
+        if o.sampling != crate::pos::Sampling::Uniform {
+            return Err(bad(
+                "sampling",
+                "the batched solver samples successors uniformly only".into(),
+            ));
+        }
+        if !matches!(
+            o.baseline,
+            crate::pos::Baseline::None | crate::pos::Baseline::Predictive
+        ) {
+            return Err(bad(
+                "baseline",
+                "the batched solver supports `none` and `predictive`".into(),
+            ));
+        }
+        if o.measure_variance {
+            return Err(bad(
+                "measure_variance",
+                "not available in the batched solver".into(),
+            ));
+        }
+        BatchedKind::Pos(spec)
+    };
+    Ok(BatchedChoice {
+        kind,
+        device: keys.device,
+        batch: keys.batch,
+        precision: keys.precision,
+    })
 }
 
 /// Every algorithm name `[solver] algorithm` accepts.
@@ -78,6 +210,9 @@ pub fn parse_sampled(s: &SolverConfig) -> Result<SolverChoice, ConfigError> {
     }
     if s.algorithm == "pos-mccfr" {
         return parse_pos(s).map(SolverChoice::Pos);
+    }
+    if s.algorithm == "batched-cfr" || s.algorithm == "batched-pos" {
+        return parse_batched(s).map(SolverChoice::Batched);
     }
     Err(ConfigError::Value {
         key: "solver.algorithm".into(),
@@ -187,7 +322,7 @@ pub fn build(
     seed: u64,
     game: &dyn Game,
     tree: Arc<PublicTree>,
-) -> Result<Box<dyn TreeSolver>, TreeError> {
+) -> Result<Box<dyn TreeSolver>, super::RunError> {
     Ok(match choice {
         SolverChoice::Cfr(spec) => Box::new(TabularSolver::new(tree, *spec)),
         SolverChoice::Sfo(spec) => {
@@ -197,6 +332,27 @@ pub fn build(
         SolverChoice::Mccfr(spec) => Box::new(MccfrSolver::new(*spec, seed, game, tree)?),
         SolverChoice::Pos(spec) => {
             Box::new(crate::pos::PosSolver::from_game(game, tree, *spec, seed)?)
+        }
+        SolverChoice::Batched(b) => {
+            use crate::nn::public::{Ctx, cfr::BatchedCfr, pos::BatchedPos};
+            use crate::tree::tensor::TensorTree;
+            let device = crate::nn::select_device(&b.device)
+                .map_err(|e| super::RunError::Solver(format!("solver.device: {e}")))?;
+            let ctx = Ctx::new(&device, b.precision);
+            let ht = HistoryTree::build(game, &tree)?;
+            let layout = Arc::new(TensorTree::build(&tree, &ht, 0, None)?);
+            let failed = |e: crate::nn::public::cfr::BatchedError| {
+                super::RunError::Solver(format!("batched solver: {e}"))
+            };
+            match &b.kind {
+                BatchedKind::Cfr(spec) => Box::new(
+                    BatchedCfr::new(tree, layout, *spec, b.batch, None, None, &ctx)
+                        .map_err(failed)?,
+                ),
+                BatchedKind::Pos(spec) => Box::new(
+                    BatchedPos::new(tree, layout, *spec, seed, b.batch, &ctx).map_err(failed)?,
+                ),
+            }
         }
     })
 }

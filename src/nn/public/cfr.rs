@@ -168,6 +168,11 @@ impl BatchedCfr {
         self.iteration
     }
 
+    /// The uniform policy of the whole game (the base the policies are written over).
+    pub(crate) fn uniform(&self) -> TreePolicy {
+        crate::eval::uniform_tree_policy(&self.tree)
+    }
+
     /// The layout it solves.
     pub fn layout(&self) -> &Arc<TensorTree> {
         &self.layout

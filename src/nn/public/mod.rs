@@ -75,7 +75,7 @@ pub const ROUNDING_NOISE_F32: f32 = 4e-6;
 /// same shape — `v_i(x) = Σ_y π_{-i}(y) · P_chance(x, y) · u_i(x, y | below the leaf)`, the
 /// quantity a terminal payoff matrix gives at a terminal node. An exact oracle serves tests; a
 /// counterfactual value network will implement it for search.
-pub trait LeafEvaluator {
+pub trait LeafEvaluator: Send {
     fn evaluate(&mut self, ranges: [Tensor<3>; 2]) -> [Tensor<3>; 2];
 }
 
@@ -248,6 +248,83 @@ impl Ctx {
         } else {
             ROUNDING_NOISE_F32 as f64
         }
+    }
+}
+
+impl crate::cfr::TreeSolver for cfr::BatchedCfr {
+    fn iterate(&mut self) {
+        cfr::BatchedCfr::iterate(self);
+    }
+
+    fn iteration(&self) -> u64 {
+        cfr::BatchedCfr::iteration(self)
+    }
+
+    /// Batch element 0's.
+    fn average_policy(&self) -> crate::eval::TreePolicy {
+        cfr::BatchedCfr::average_policy(self, 0, &self.uniform())
+    }
+
+    fn current_policy(&self) -> crate::eval::TreePolicy {
+        cfr::BatchedCfr::current_policy(self, 0, &self.uniform())
+    }
+
+    /// Public-node updates over the whole batch: every node of the layout once per element
+    /// and iteration.
+    fn nodes_touched(&self) -> u64 {
+        self.iteration() * (self.layout().len() * self.batch()) as u64
+    }
+
+    fn scalars(&self) -> Vec<(String, f64)> {
+        vec![("batch".into(), self.batch() as f64)]
+    }
+
+    fn snapshot(&self) -> crate::cfr::SolverSnapshot {
+        crate::cfr::SolverSnapshot {
+            iteration: self.iteration(),
+            counters: Vec::new(),
+            arrays: self.state_arrays(),
+        }
+    }
+
+    fn restore(&mut self, snapshot: crate::cfr::SolverSnapshot) -> Result<(), String> {
+        self.restore_arrays(snapshot.iteration, &snapshot.arrays)
+    }
+}
+
+impl crate::cfr::TreeSolver for pos::BatchedPos {
+    fn iterate(&mut self) {
+        pos::BatchedPos::iterate(self);
+    }
+
+    fn iteration(&self) -> u64 {
+        pos::BatchedPos::iteration(self)
+    }
+
+    /// Batch element 0's.
+    fn average_policy(&self) -> crate::eval::TreePolicy {
+        pos::BatchedPos::average_policy(self, 0)
+    }
+
+    fn current_policy(&self) -> crate::eval::TreePolicy {
+        pos::BatchedPos::current_policy(self, 0)
+    }
+
+    /// Public-node updates over the whole batch (every node on every sampled path).
+    fn nodes_touched(&self) -> u64 {
+        self.node_updates()
+    }
+
+    fn scalars(&self) -> Vec<(String, f64)> {
+        vec![("batch".into(), self.batch() as f64)]
+    }
+
+    fn snapshot(&self) -> crate::cfr::SolverSnapshot {
+        pos::BatchedPos::snapshot(self)
+    }
+
+    fn restore(&mut self, snapshot: crate::cfr::SolverSnapshot) -> Result<(), String> {
+        pos::BatchedPos::restore(self, snapshot)
     }
 }
 
