@@ -280,3 +280,24 @@ fn resolving_a_subgame_from_given_ranges_matches_the_equilibrium_value() {
     let d = max_diff(&resolved, &other);
     assert!(d < 1e-9, "element 1 differs by {d}");
 }
+
+/// The GPU code path: the same exactness checks on the wgpu backend (in CI on Mesa's lavapipe,
+/// a software Vulkan driver): `cargo test --release --features wgpu --lib wgpu -- --ignored`.
+#[cfg(feature = "wgpu")]
+#[test]
+#[ignore = "needs a Vulkan device (lavapipe in CI)"]
+fn batched_solvers_on_wgpu_match_the_tabular_solvers() {
+    let ctx = Ctx::f32(&crate::nn::select_device("wgpu").unwrap());
+    for (name, iters) in [("kuhn_poker", 30), ("leduc_poker", 10)] {
+        for spec_name in ["cfr", "cfr+"] {
+            let d = cfr_gap(name, spec_name, iters, &ctx);
+            eprintln!("wgpu {name} {spec_name} {iters} iterations: {d:.2e}");
+            assert!(d < 1e-5, "wgpu {name} {spec_name}: {d}");
+        }
+    }
+    for (name, iters) in [("kuhn_poker", 100), ("leduc_poker", 60)] {
+        let d = pos_gap(name, iters, Updates::Alternating, &ctx);
+        eprintln!("wgpu pos {name} {iters} iterations: {d:.2e}");
+        assert!(d < 1e-5, "wgpu pos {name}: {d}");
+    }
+}
