@@ -146,10 +146,6 @@ impl TensorTree {
             levels.pop();
         }
         let n = order.len();
-        let mut layout_of = vec![NONE; tree.nodes.len()];
-        for (l, &pn) in order.iter().enumerate() {
-            layout_of[pn as usize] = l as u32;
-        }
         // Private-state padding.
         let mut p = 1usize;
         for &pn in &order {
@@ -186,8 +182,8 @@ impl TensorTree {
             leaves: Vec::new(),
             own_seq: [vec![NONE; n * p], vec![NONE; n * p]],
         };
-        for l in 0..n {
-            let pn = order[l] as usize;
+        for (l, &pn) in order.iter().enumerate() {
+            let pn = pn as usize;
             let lp = t.parent[l];
             for &h in ht.node_histories(pn) {
                 let h = h as usize;
@@ -250,10 +246,10 @@ impl TensorTree {
             }
         }
         // Decisions and infosets.
-        for l in 0..n {
+        for (l, &pn) in order.iter().enumerate() {
             match t.kind[l] {
                 TensorKind::Decision(pl) => {
-                    let pn = order[l] as usize;
+                    let pn = pn as usize;
                     t.decision_index[l] = t.decisions[pl].len() as u32;
                     t.decisions[pl].push(l as u32);
                     let inf = &tree.infosets[pl];
@@ -287,7 +283,6 @@ impl TensorTree {
                 TensorKind::Chance => {}
             }
         }
-        let _ = layout_of;
         Ok(t)
     }
 

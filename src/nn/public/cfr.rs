@@ -396,8 +396,8 @@ impl BatchedCfr {
     pub fn state_arrays(&self) -> Vec<Vec<f64>> {
         let mut out = Vec::new();
         for which in [&self.regrets, &self.cumulative, &self.current] {
-            for i in 0..2 {
-                out.push(to_f64(which[i].clone()));
+            for t in which.iter() {
+                out.push(to_f64(t.clone()));
             }
         }
         out

@@ -151,7 +151,7 @@ impl BatchedPos {
         // Uniform strategies: the mask table's rows normalised, laid into the state.
         let mut sigma0 = vec![0.0; one + 1];
         for (i, base) in [(0usize, 0usize), (1, base1)] {
-            for (d, &node) in layout.decisions[i].iter().enumerate() {
+            for d in 0..layout.decisions[i].len() {
                 let na = layout.num_actions[i][d] as usize;
                 for x in 0..p {
                     if layout.infoset[i][d * p + x] == NONE {
@@ -161,7 +161,6 @@ impl BatchedPos {
                         sigma0[base + d * block + x * a + k] = 1.0 / na as f64;
                     }
                 }
-                let _ = node;
             }
         }
         sigma0[one] = 1.0;
@@ -298,12 +297,10 @@ impl BatchedPos {
         let rows = ints(&s.block_row, &dev.device);
         let fl = floats(&s.f, [s.depth, b, F], &dev);
         let onehot = floats(&s.onehot, [s.depth, b, k], &dev);
-        let at = |t: &Tensor<1, Int>, d: usize| t.clone().slice([d * b..(d + 1) * b]);
+        let at = |t: &Tensor<1, Int>, d: usize| t.clone().narrow(0, d * b, b);
         let fcol =
             |d: usize, c: usize| fl.clone().slice([d..d + 1, 0..b, c..c + 1]).reshape([b, 1]);
         // Top-down: joint reaches of each player at every depth.
-        let root_valid = tb.utility.clone(); // placeholder to keep borrowck simple
-        drop(root_valid);
         let valid_root: Vec<f64> = (0..ss)
             .map(|j| if l.joint_valid[j] { 1.0 } else { 0.0 })
             .collect();
@@ -326,8 +323,6 @@ impl BatchedPos {
         let plus = self.spec.options.regret == RegretRule::Plus;
         let mut u_next: Tensor<2> = Tensor::zeros([b, ss], &dev);
         let mut nv_next: Tensor<2> = Tensor::zeros([b, ss], &dev);
-        let zero_col = (l.len() * ss + 1) as i64;
-        let _ = zero_col;
         for d in (0..s.depth).rev() {
             let n = at(&nodes, d);
             let term = fcol(d, F_TERM);
@@ -530,7 +525,7 @@ impl BatchedPos {
             .zip(dims)
             .map(|(a, d)| floats(a, d, &self.ctx))
             .collect();
-        let [r, c, s, bl]: [Tensor<2>; 4] = t.try_into().ok().expect("four arrays");
+        let [r, c, s, bl]: [Tensor<2>; 4] = t.try_into().expect("four arrays");
         self.regrets = r;
         self.cumulative = c;
         self.sigma = s;
