@@ -297,9 +297,30 @@ impl BatchedPos {
         let rows = ints(&s.block_row, &dev.device);
         let fl = floats(&s.f, [s.depth, b, F], &dev);
         let onehot = floats(&s.onehot, [s.depth, b, k], &dev);
-        let at = |t: &Tensor<1, Int>, d: usize| t.clone().narrow(0, d * b, b);
         let fcol =
             |d: usize, c: usize| fl.clone().slice([d..d + 1, 0..b, c..c + 1]).reshape([b, 1]);
+        // Every depth's table rows in one gather per table (fewer, larger kernels); each depth
+        // then takes its `B` rows.
+        let by = |t: &Tensor<2, Int>, idx: &Tensor<1, Int>| t.clone().select(0, idx.clone());
+        let byf = |t: &Tensor<2>, idx: &Tensor<1, Int>| t.clone().select(0, idx.clone());
+        let child_up = by(&tb.child_up, &children);
+        let child_sig = [
+            by(&tb.child_sig[0], &children),
+            by(&tb.child_sig[1], &children),
+        ];
+        let base_write = by(&tb.base_write, &children);
+        let utility = byf(&tb.utility, &nodes);
+        let chance_all = byf(&tb.chance, &nodes);
+        let base_read = by(&tb.base_read, &nodes);
+        let sig_all = by(&tb.sig, &nodes);
+        let edge_all = byf(&tb.edge, &nodes);
+        let up_all = by(&tb.up_local, &nodes);
+        let act_all = by(&tb.child_action, &nodes);
+        let blk_all = by(&tb.block, &rows);
+        let mask_all = byf(&tb.mask, &rows);
+        let uniform_all = byf(&tb.uniform, &rows);
+        let rows_of = |t: &Tensor<2, Int>, d: usize| t.clone().narrow(0, d * b, b);
+        let rowsf = |t: &Tensor<2>, d: usize| t.clone().narrow(0, d * b, b);
         // Top-down: joint reaches of each player at every depth.
         let valid_root: Vec<f64> = (0..ss)
             .map(|j| if l.joint_valid[j] { 1.0 } else { 0.0 })
@@ -307,13 +328,12 @@ impl BatchedPos {
         let r0 = floats(&valid_root, [1, ss], &dev).repeat_dim(0, b);
         let mut reach: Vec<[Tensor<2>; 2]> = vec![[r0.clone(), r0]];
         for d in 0..s.depth - 1 {
-            let c = at(&children, d);
-            let up = tb.child_up.clone().select(0, c.clone());
+            let up = rows_of(&child_up, d);
             let [r0, r1] = reach[d].clone();
             let zero = Tensor::zeros([b, 1], &dev);
             let next = [(0usize, r0), (1, r1)].map(|(i, r)| {
                 let ext = Tensor::cat(vec![r, zero.clone()], 1);
-                let sig = tb.child_sig[i].clone().select(0, c.clone());
+                let sig = rows_of(&child_sig[i], d);
                 ext.gather(1, up.clone()) * self.sigma.clone().gather(1, sig)
             });
             reach.push(next);
@@ -324,16 +344,15 @@ impl BatchedPos {
         let mut u_next: Tensor<2> = Tensor::zeros([b, ss], &dev);
         let mut nv_next: Tensor<2> = Tensor::zeros([b, ss], &dev);
         for d in (0..s.depth).rev() {
-            let n = at(&nodes, d);
             let term = fcol(d, F_TERM);
-            let util = tb.utility.clone().select(0, n.clone());
+            let util = rowsf(&utility, d);
             if d + 1 == s.depth {
                 u_next = util.clone();
                 nv_next = util;
                 continue;
             }
             // 1. Baseline-corrected action values of the K children: [B, K, S].
-            let bread = tb.base_read.clone().select(0, n.clone());
+            let bread = rows_of(&base_read, d);
             let bk = self.baselines.clone().gather(1, bread).reshape([b, k, ss]);
             let oh = onehot
                 .clone()
@@ -342,9 +361,9 @@ impl BatchedPos {
             let invq = fcol(d, F_INVQ).reshape([b, 1, 1]);
             let q = bk.clone() + oh * (u_next.clone().reshape([b, 1, ss]) - bk) * invq;
             // 2. Node values under σ_t.
-            let sig_idx = tb.sig.clone().select(0, n.clone());
-            let edge = tb.edge.clone().select(0, n.clone());
-            let up = tb.up_local.clone().select(0, n.clone());
+            let sig_idx = rows_of(&sig_all, d);
+            let edge = rowsf(&edge_all, d);
+            let up = rows_of(&up_all, d);
             let w = edge.clone() * self.sigma.clone().gather(1, sig_idx.clone());
             let u_n = Tensor::<2>::zeros([b, ss + 1], &dev)
                 .scatter(
@@ -357,24 +376,18 @@ impl BatchedPos {
             // 3. Counterfactual action values of the actor, [B, P, A], and the block update.
             let [r0, r1] = reach[d].clone();
             let (a0, a1) = (fcol(d, F_A0), fcol(d, F_A1));
-            let chance = tb.chance.clone().select(0, n.clone());
+            let chance = rowsf(&chance_all, d);
             let opp = (r1.clone() * a0.clone() + r0.clone() * a1.clone()) * chance;
             let z = (q * opp.reshape([b, 1, ss])).reshape([b, k, p, p]);
             let zr = z.clone().sum_dim(3).reshape([b, k, p]) * a0.clone().reshape([b, 1, 1])
                 + z.sum_dim(2).reshape([b, k, p]) * a1.clone().reshape([b, 1, 1]);
-            let act = tb
-                .child_action
-                .clone()
-                .select(0, n.clone())
-                .reshape([b, 1, k])
-                .expand([b, p, k]);
+            let act = rows_of(&act_all, d).reshape([b, 1, k]).expand([b, p, k]);
             let cfq = Tensor::<3>::zeros([b, p, l.a + 1], &dev)
                 .scatter(2, act, zr.swap_dims(1, 2), IndexingUpdateOp::Add)
                 .slice([0..b, 0..p, 0..l.a]);
-            let row = at(&rows, d);
-            let blk = tb.block.clone().select(0, row.clone());
-            let mask = tb.mask.clone().select(0, row.clone()).reshape([b, p, l.a]);
-            let uniform = tb.uniform.clone().select(0, row).reshape([b, p, l.a]);
+            let blk = rows_of(&blk_all, d);
+            let mask = rowsf(&mask_all, d).reshape([b, p, l.a]);
+            let uniform = rowsf(&uniform_all, d).reshape([b, p, l.a]);
             let sigma_old = self
                 .sigma
                 .clone()
@@ -398,40 +411,16 @@ impl BatchedPos {
             let cum_delta = own * wpiq * sigma_old.clone();
             let sigma_new = regret_match(r_new.clone(), uniform);
             let flat = |t: Tensor<3>| t.reshape([b, p * l.a]);
-            self.regrets = self.regrets.clone().scatter(
-                1,
-                blk.clone(),
-                flat(r_new - r_old),
-                IndexingUpdateOp::Add,
-            );
-            self.cumulative = self.cumulative.clone().scatter(
-                1,
-                blk.clone(),
-                flat(cum_delta),
-                IndexingUpdateOp::Add,
-            );
-            self.sigma = self.sigma.clone().scatter(
-                1,
-                blk,
-                flat(sigma_new - sigma_old),
-                IndexingUpdateOp::Add,
-            );
+            scatter_add_in_place(&mut self.regrets, blk.clone(), flat(r_new - r_old));
+            scatter_add_in_place(&mut self.cumulative, blk.clone(), flat(cum_delta));
+            scatter_add_in_place(&mut self.sigma, blk, flat(sigma_new - sigma_old));
             // 4. Predictive baseline: the sampled child's histories take their value under
             // σ_{t+1}; the node's value under σ_{t+1} follows from the updated baselines.
             let nv_n = if predictive {
-                let c = at(&children, d);
-                let bw = tb.base_write.clone().select(0, c);
+                let bw = rows_of(&base_write, d);
                 let old = self.baselines.clone().gather(1, bw.clone());
-                self.baselines = self.baselines.clone().scatter(
-                    1,
-                    bw,
-                    nv_next.clone() - old,
-                    IndexingUpdateOp::Add,
-                );
-                let bk = self
-                    .baselines
-                    .clone()
-                    .gather(1, tb.base_read.clone().select(0, n.clone()));
+                scatter_add_in_place(&mut self.baselines, bw, nv_next.clone() - old);
+                let bk = self.baselines.clone().gather(1, rows_of(&base_read, d));
                 let w = edge * self.sigma.clone().gather(1, sig_idx);
                 Tensor::<2>::zeros([b, ss + 1], &dev)
                     .scatter(1, up, w * bk, IndexingUpdateOp::Add)
@@ -534,6 +523,14 @@ impl BatchedPos {
         self.updates = updates;
         Ok(())
     }
+}
+
+/// `t[b, idx[b, j]] += v[b, j]`, moving `t` out first so that the backend may update it in
+/// place (a shared handle forces a copy of the whole state tensor on every update).
+fn scatter_add_in_place(t: &mut Tensor<2>, idx: Tensor<2, Int>, v: Tensor<2>) {
+    let placeholder = Tensor::empty([1, 1], (&t.device(), t.dtype()));
+    let owned = std::mem::replace(t, placeholder);
+    *t = owned.scatter(1, idx, v, IndexingUpdateOp::Add);
 }
 
 impl Tables {
