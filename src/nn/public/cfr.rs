@@ -302,8 +302,10 @@ impl BatchedCfr {
             .clone()
             .select(1, tb.own[p].clone())
             .reshape([b, rows, 1]);
-        self.cumulative[p] = self.cumulative[p].clone() + own.mul_scalar(weight) * sigma;
-        let mut r = self.regrets[p].clone() + d;
+        // Moving the state out (instead of cloning a shared handle) lets the backend add in place.
+        let cum = take(&mut self.cumulative[p]);
+        self.cumulative[p] = cum + own.mul_scalar(weight) * sigma;
+        let mut r = take(&mut self.regrets[p]) + d;
         match self.spec.regrets {
             RegretRule::Plain => {}
             RegretRule::Plus => r = r.clamp_min(0.0),
@@ -433,6 +435,12 @@ impl BatchedCfr {
         self.iteration = iteration;
         Ok(())
     }
+}
+
+/// Moves a tensor out of its slot, leaving a 1-element placeholder.
+fn take(t: &mut Tensor<3>) -> Tensor<3> {
+    let placeholder = Tensor::empty([1, 1, 1], (&t.device(), t.dtype()));
+    std::mem::replace(t, placeholder)
 }
 
 impl Tables {
