@@ -48,7 +48,8 @@ pub struct TensorTree {
     pub a: usize,
     /// Most children of any node.
     pub k: usize,
-    /// Public-tree node id of each layout node (layout ids are breadth-first from the root).
+    /// Public-tree node id of each layout node (layout ids are breadth-first from the roots,
+    /// which are nodes `0 .. roots`).
     pub public_node: Vec<u32>,
     pub kind: Vec<TensorKind>,
     pub parent: Vec<u32>,
@@ -57,7 +58,7 @@ pub struct TensorTree {
     /// For a child of a decision node: the index of the action leading to it (one action may
     /// lead to several child nodes, e.g. a call to showdowns with different public outcomes).
     pub action_index: Vec<u32>,
-    /// Node ranges of each depth (depth 0 is the root).
+    /// Node ranges of each depth (depth 0 holds the roots).
     pub levels: Vec<(u32, u32)>,
     /// Per player, per slot `n * P + x`: whether some history of `n` has private state `x`.
     pub valid: [Vec<bool>; 2],
@@ -101,15 +102,49 @@ impl TensorTree {
         root: u32,
         depth_limit: Option<usize>,
     ) -> Result<TensorTree, TreeError> {
+        Self::build_forest(tree, ht, &[root], depth_limit)
+    }
+
+    /// Lays out the subtrees below several public nodes side by side (a forest: the roots are
+    /// the nodes of depth 0, in the given order), so that one solver pass handles different
+    /// public states at once, as search over many public belief states needs. No root may lie
+    /// below another.
+    pub fn build_forest(
+        tree: &PublicTree,
+        ht: &HistoryTree,
+        roots: &[u32],
+        depth_limit: Option<usize>,
+    ) -> Result<TensorTree, TreeError> {
         let err = |what: String| TreeError::Factorisation {
             game: tree.game.clone(),
             history: String::new(),
             what,
         };
-        // Breadth-first order from `root`.
-        let mut order: Vec<u32> = vec![root];
-        let mut parent = vec![NONE];
-        let mut levels = vec![(0u32, 1u32)];
+        if roots.is_empty() {
+            return Err(err("a tensor layout needs at least one root".into()));
+        }
+        for (i, &r) in roots.iter().enumerate() {
+            if r as usize >= tree.nodes.len() {
+                return Err(err(format!("root {r} is not a public node")));
+            }
+            let mut a = r;
+            while a != NONE {
+                if roots
+                    .iter()
+                    .enumerate()
+                    .any(|(j, &o)| o == a && (j != i || a != r))
+                {
+                    return Err(err(format!(
+                        "root {r} lies below (or repeats) root {a}; forest roots must be disjoint subtrees"
+                    )));
+                }
+                a = tree.nodes[a as usize].parent;
+            }
+        }
+        // Breadth-first order from the roots.
+        let mut order: Vec<u32> = roots.to_vec();
+        let mut parent = vec![NONE; roots.len()];
+        let mut levels = vec![(0u32, roots.len() as u32)];
         let mut first_child = Vec::new();
         let mut num_children = Vec::new();
         let mut kind = Vec::new();

@@ -92,8 +92,9 @@ pub enum BatchedError {
 }
 
 impl BatchedCfr {
-    /// A solver at iteration 0 (uniform strategies) for `batch` copies of the layout's root.
-    /// `root_ranges[i]` holds `batch x P` reaches of player `i` at the root (`None`: 1 at
+    /// A solver at iteration 0 (uniform strategies) for `batch` copies of the layout's roots
+    /// (`R` = `layout.levels[0]` roots: one public state, or a forest of several).
+    /// `root_ranges[i]` holds `batch x R x P` reaches of player `i` at the roots (`None`: 1 at
     /// every valid private state, the right choice at the game's root).
     pub fn new(
         tree: Arc<PublicTree>,
@@ -111,29 +112,35 @@ impl BatchedCfr {
             return Err(BatchedError::MissingLeafEvaluator);
         }
         let p = layout.p;
+        let rp = layout.levels[0].1 as usize * p;
         let root = match root_ranges {
             Some(r) => {
                 for (i, v) in r.iter().enumerate() {
-                    if v.len() != batch * p {
+                    if v.len() != batch * rp {
                         return Err(BatchedError::RootRanges {
                             player: i,
                             got: v.len(),
-                            want: batch * p,
+                            want: batch * rp,
                         });
+                    }
+                    if v.iter().any(|x| !x.is_finite() || *x < 0.0) {
+                        return Err(BatchedError::Unsupported(format!(
+                            "root ranges of player {i} must be finite and non-negative"
+                        )));
                     }
                 }
                 r
             }
             None => std::array::from_fn(|i| {
-                let row: Vec<f64> = (0..p)
-                    .map(|x| if layout.valid[i][x] { 1.0 } else { 0.0 })
+                let row: Vec<f64> = (0..rp)
+                    .map(|s| if layout.valid[i][s] { 1.0 } else { 0.0 })
                     .collect();
                 row.repeat(batch)
             }),
         };
         let root = [
-            floats(&root[0], [batch, p], ctx),
-            floats(&root[1], [batch, p], ctx),
+            floats(&root[0], [batch, rp], ctx),
+            floats(&root[1], [batch, rp], ctx),
         ];
         let tables = Tables::new(&layout, ctx);
         let zeros =
@@ -224,7 +231,8 @@ impl BatchedCfr {
         let sigma = self.strategy_vector();
         std::array::from_fn(|i| {
             let mut r = Tensor::zeros([b, n * p + 1], &self.ctx);
-            r = r.slice_assign([0..b, 0..p], self.root[i].clone());
+            let rp = self.root[i].dims()[1];
+            r = r.slice_assign([0..b, 0..rp], self.root[i].clone());
             for level in &self.tables.levels[i] {
                 let vals = r
                     .clone()
@@ -384,14 +392,15 @@ impl BatchedCfr {
         self.policy_of(&self.regrets, b, &zero)
     }
 
-    /// Root values per batch element: `Σ_x r_0(x) v_0(x)` at the root, player 0's expected
-    /// value of the current strategies (chance included).
+    /// Root values `[B x R]`: `Σ_x r_0(x) v_0(x)` at each root, player 0's expected value of
+    /// the current strategies there (chance included).
     pub fn root_values(&mut self) -> Vec<f64> {
         let reach = self.reaches();
         let v = self.values(0, &reach);
-        let p = self.layout.p;
-        let v0 = v.slice([0..self.batch, 0..p]);
-        to_f64((v0 * self.root[0].clone()).sum_dim(1))
+        let (b, p) = (self.batch, self.layout.p);
+        let r = self.layout.levels[0].1 as usize;
+        let v0 = v.slice([0..b, 0..r * p]);
+        to_f64((v0 * self.root[0].clone()).reshape([b, r, p]).sum_dim(2))
     }
 
     /// Flat state for checkpoints: per player regrets, cumulative, current (all elements).

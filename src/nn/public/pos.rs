@@ -134,7 +134,7 @@ impl BatchedPos {
                 "`solver.measure_variance` is not available in the batched POS solver".into(),
             ));
         }
-        if !layout.leaves.is_empty() || layout.public_node[0] != 0 {
+        if !layout.leaves.is_empty() || layout.public_node[0] != 0 || layout.levels[0].1 != 1 {
             return Err(BatchedError::Unsupported(
                 "the batched POS solver runs on the whole game (no root ranges, no depth limit)"
                     .into(),

@@ -301,3 +301,49 @@ fn batched_solvers_on_wgpu_match_the_tabular_solvers() {
         assert!(d < 1e-5, "wgpu pos {name}: {d}");
     }
 }
+
+#[test]
+fn a_forest_of_public_states_is_resolved_in_one_pass() {
+    let (tree, ht, full) = setup("leduc_poker");
+    let star = equilibrium(&tree, 2000);
+    // Round-2 roots: decision nodes whose parent is the board-card chance node, on two
+    // different betting lines / boards.
+    let roots: Vec<u32> = (3..full.len())
+        .filter(|&l| {
+            let par = full.parent[l];
+            par != crate::tree::NONE
+                && full.kind[par as usize] == crate::tree::tensor::TensorKind::Chance
+                && matches!(full.kind[l], crate::tree::tensor::TensorKind::Decision(_))
+        })
+        .map(|l| full.public_node[l])
+        .step_by(7)
+        .take(3)
+        .collect();
+    assert_eq!(roots.len(), 3);
+    let forest = Arc::new(TensorTree::build_forest(&tree, &ht, &roots, None).unwrap());
+    assert_eq!(forest.levels[0], (0, 3));
+    let rp = 3 * forest.p;
+    let ranges: [Vec<f64>; 2] =
+        std::array::from_fn(|i| forest.ranges(&tree, &star, i)[..rp].to_vec());
+    let ctx = cpu(Precision::F64);
+    let spec = SolverSpec::named("cfr+").unwrap();
+    let mut solver =
+        BatchedCfr::new(tree.clone(), forest, spec, 1, Some(ranges), None, &ctx).unwrap();
+    for _ in 0..1000 {
+        solver.iterate();
+    }
+    let resolved = solver.average_policy(0, &star);
+    for &s in &roots {
+        let want = node_value(&tree, &ht, &star, s as usize);
+        let got = node_value(&tree, &ht, &resolved, s as usize);
+        eprintln!("forest root {s}: re-solved {got:.6}, σ* {want:.6}");
+        assert!(
+            (got - want).abs() < 2e-3 * (1.0 + want.abs()),
+            "{s}: {got} vs {want}"
+        );
+    }
+    // Nested roots are refused.
+    let child = tree.nodes[roots[0] as usize].children[0];
+    let e = TensorTree::build_forest(&tree, &ht, &[roots[0], child], None).unwrap_err();
+    assert!(e.to_string().contains("below"), "{e}");
+}
