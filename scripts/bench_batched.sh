@@ -9,7 +9,11 @@
 # B) sets the iteration count (ITERS, when given, is the count at B = 1 and ITERS / B above).
 # Then ROUNDS rounds (default 3) run, per B, the batched solver and right after it its tabular
 # peer, one timed block each; the table shows medians over the rounds, so load changes on a
-# shared machine hit both sides alike. Every measurement is also written as a JSON line to
+# shared machine hit both sides alike. Columns: batched element-iterations/s (B x iterations/s
+# of the batch), the tabular solver's iterations/s, their ratio, batched public-node updates/s
+# and the same over the layout's node count ("eq-CFR it/s": full-width CFR iterations it is
+# worth; equal to element-iterations/s for CFR), the tabular solver's nodes touched/s (histories,
+# a different unit), and the batch's solver state. Every measurement is also written as a JSON line to
 # $JSONL (default /tmp/bench_batched_GAME.jsonl), which scripts/h100_estimate.py reads.
 #
 # Usage: scripts/bench_batched.sh [GAME] [ITERS]
@@ -88,7 +92,8 @@ med = statistics.median
 print(f"# {game}, {precision} on {device}; medians of {rounds} alternating rounds; "
       f"{time.time() - start:.0f} s in all; JSON lines in {jsonl}")
 print(f"{'algorithm':9} {'B':>5} {'iters/blk':>9} {'blk s':>6} {'batched el-it/s':>15} "
-      f"{'tabular it/s':>12} {'ratio':>7} {'batched node upd/s':>18} {'tabular nodes/s':>15} "
+      f"{'tabular it/s':>12} {'ratio':>7} {'batched node upd/s':>18} {'eq-CFR it/s':>11} "
+      f"{'tabular nodes/s':>15} "
       f"{'state MB':>9}")
 for alg in algorithms:
     for b in batches:
@@ -99,9 +104,10 @@ for alg in algorithms:
         el = med([x["element_iterations_per_second"] for x, _ in xs])
         tab = med([y["iterations_per_second"] for _, y in xs])
         nodes = med([x["node_updates_per_second"] for x, _ in xs])
+        eq = med([x["equivalent_cfr_iterations_per_second"] for x, _ in xs])
         tnodes = med([y["nodes_touched_per_second"] for _, y in xs])
         secs = med([x["block_seconds"] for x, _ in xs])
         mb = xs[0][0]["state_bytes_total"] / 1e6
         print(f"{alg:9} {b:5} {counts[(alg, b)]:9} {secs:6.2f} {el:15.4g} {tab:12.4g} "
-              f"{el / tab:7.3f} {nodes:18.4g} {tnodes:15.4g} {mb:9.2f}")
+              f"{el / tab:7.3f} {nodes:18.4g} {eq:11.4g} {tnodes:15.4g} {mb:9.2f}")
 PY

@@ -110,6 +110,9 @@ fn pos_counts_path_nodes_and_f64_doubles_the_state() {
     let el = f(&v, "element_iterations_per_second");
     let per_it = f(&v, "node_updates_per_second") / el;
     let levels = v["layout"]["levels"].as_f64().unwrap();
+    let nodes = v["layout"]["nodes"].as_f64().unwrap();
+    let eq = f(&v, "equivalent_cfr_iterations_per_second");
+    assert!((eq * nodes - per_it * el).abs() <= 1e-6 * eq * nodes);
     // Two passes (alternating), each a root-to-terminal path of at most `levels` nodes.
     assert!(
         (4.0..=2.0 * levels).contains(&per_it),

@@ -119,7 +119,8 @@ enum Command {
         layers: usize,
     },
     /// Batched public-tree solvers (`nn::public`): one JSON line with iterations/s of the whole
-    /// batch, element-iterations/s, public-node updates/s, the layout sizes and the bytes of
+    /// batch, element-iterations/s, public-node updates/s (and those over the layout's node
+    /// count: equivalent full-width CFR iterations/s), the layout sizes and the bytes of
     /// solver state per element (median of --repeats timed blocks after one warm-up iteration).
     Batched {
         #[arg(long)]
@@ -577,7 +578,10 @@ fn bench_batched(args: BatchedArgs) -> Result<()> {
     out["setup_seconds"] = json!(setup);
     out["iterations_per_second"] = json!(its);
     out["element_iterations_per_second"] = json!(its * args.batch as f64);
-    out["node_updates_per_second"] = json!(median(node_rates));
+    let node_rate = median(node_rates);
+    out["node_updates_per_second"] = json!(node_rate);
+    // A full-width CFR iteration updates every public node of the layout once.
+    out["equivalent_cfr_iterations_per_second"] = json!(node_rate / nodes as f64);
     println!("{out}");
     Ok(())
 }
