@@ -72,6 +72,8 @@ pub struct BatchedCfr {
     regrets: [Tensor<3>; 2],
     cumulative: [Tensor<3>; 2],
     current: [Tensor<3>; 2],
+    /// Reaches of each player under its current strategy, while it is unchanged.
+    reach_cache: [Option<Tensor<2>>; 2],
 }
 
 /// Errors setting up a batched solver.
@@ -160,6 +162,7 @@ impl BatchedCfr {
             regrets: [zeros(0), zeros(1)],
             cumulative: [zeros(0), zeros(1)],
             current,
+            reach_cache: [None, None],
             tables,
             layout,
         })
@@ -196,16 +199,21 @@ impl BatchedCfr {
         };
         match self.spec.updates {
             Updates::Alternating => {
+                // Player 1's update sees player 0's new strategy: only player 0's reaches
+                // change in between (the cache keeps player 1's), and across iterations only
+                // player 1's.
                 for p in 0..2 {
-                    let reach = self.reaches();
-                    let v = self.values(p, &reach);
+                    let sigma = self.strategy_vector();
+                    let reach = self.reaches(&sigma);
+                    let v = self.values(p, &reach, &sigma);
                     self.update(p, v, &reach[p], weight, t);
                 }
             }
             Updates::Simultaneous => {
-                let reach = self.reaches();
-                let v0 = self.values(0, &reach);
-                let v1 = self.values(1, &reach);
+                let sigma = self.strategy_vector();
+                let reach = self.reaches(&sigma);
+                let v0 = self.values(0, &reach, &sigma);
+                let v1 = self.values(1, &reach, &sigma);
                 self.update(0, v0, &reach[0], weight, t);
                 self.update(1, v1, &reach[1], weight, t);
             }
@@ -225,11 +233,21 @@ impl BatchedCfr {
         )
     }
 
-    /// Both players' reaches at every slot: `[B, N·P + 1]` each.
-    fn reaches(&self) -> [Tensor<2>; 2] {
+    /// Both players' reaches at every slot: `[B, N·P + 1]` each (from the cache where the
+    /// player's strategy has not changed since).
+    fn reaches(&mut self, sigma: &Tensor<2>) -> [Tensor<2>; 2] {
+        for i in 0..2 {
+            if self.reach_cache[i].is_none() {
+                self.reach_cache[i] = Some(self.reach_of(i, sigma));
+            }
+        }
+        std::array::from_fn(|i| self.reach_cache[i].clone().expect("filled above"))
+    }
+
+    /// Player `i`'s reaches at every slot, computed level by level.
+    fn reach_of(&self, i: usize, sigma: &Tensor<2>) -> Tensor<2> {
         let (b, p, n) = (self.batch, self.layout.p, self.layout.len());
-        let sigma = self.strategy_vector();
-        std::array::from_fn(|i| {
+        {
             let mut r = Tensor::zeros([b, n * p + 1], &self.ctx);
             let rp = self.root[i].dims()[1];
             r = r.slice_assign([0..b, 0..rp], self.root[i].clone());
@@ -241,11 +259,11 @@ impl BatchedCfr {
                 r = r.slice_assign([0..b, level.range.0..level.range.1], vals);
             }
             r
-        })
+        }
     }
 
     /// Player `p`'s counterfactual values at every slot: `[B, N·P + 2]`.
-    fn values(&mut self, p: usize, reach: &[Tensor<2>; 2]) -> Tensor<2> {
+    fn values(&mut self, p: usize, reach: &[Tensor<2>; 2], sigma: &Tensor<2>) -> Tensor<2> {
         let (b, pp, n) = (self.batch, self.layout.p, self.layout.len());
         let tb = &self.tables;
         let mut v: Tensor<2> = Tensor::zeros([b, n * pp + 2], &self.ctx);
@@ -276,7 +294,6 @@ impl BatchedCfr {
                 IndexingUpdateOp::Add,
             );
         }
-        let sigma = self.strategy_vector();
         for level in tb.levels[p].iter().rev() {
             let contrib = v
                 .clone()
@@ -329,6 +346,7 @@ impl BatchedCfr {
         }
         self.current[p] = regret_match(r.clone(), self.tables.masks.uniform[p].clone());
         self.regrets[p] = r;
+        self.reach_cache[p] = None;
     }
 
     /// Player `i`'s `[B, D·P, A]` block of a state tensor as `f64`s.
@@ -395,8 +413,9 @@ impl BatchedCfr {
     /// Root values `[B x R]`: `Σ_x r_0(x) v_0(x)` at each root, player 0's expected value of
     /// the current strategies there (chance included).
     pub fn root_values(&mut self) -> Vec<f64> {
-        let reach = self.reaches();
-        let v = self.values(0, &reach);
+        let sigma = self.strategy_vector();
+        let reach = self.reaches(&sigma);
+        let v = self.values(0, &reach, &sigma);
         let (b, p) = (self.batch, self.layout.p);
         let r = self.layout.levels[0].1 as usize;
         let v0 = v.slice([0..b, 0..r * p]);
@@ -441,6 +460,7 @@ impl BatchedCfr {
         self.regrets = [next(), next()];
         self.cumulative = [next(), next()];
         self.current = [next(), next()];
+        self.reach_cache = [None, None];
         self.iteration = iteration;
         Ok(())
     }

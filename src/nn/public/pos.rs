@@ -64,7 +64,7 @@ struct Schedule {
     node: Vec<u32>,
     child: Vec<u32>,
     block_row: Vec<u32>,
-    /// `[depth, B, F]` floats: see `F_*`.
+    /// `[depth, F, B]` floats (one contiguous `[B]` row per quantity): see `F_*`.
     f: Vec<f64>,
     /// `[depth, B, K]`: one-hot of the sampled child.
     onehot: Vec<f64>,
@@ -254,9 +254,9 @@ impl BatchedPos {
                 let row = d * b + e;
                 s.node[row] = node as u32;
                 s.updates += 1;
-                let f = &mut s.f[row * F..(row + 1) * F];
+                let mut f = |c: usize, v: f64| s.f[(d * F + c) * b + e] = v;
                 if l.kind[node] == TensorKind::Terminal {
-                    f[F_TERM] = 1.0;
+                    f(F_TERM, 1.0);
                     break;
                 }
                 let nc = l.num_children[node] as usize;
@@ -265,19 +265,19 @@ impl BatchedPos {
                 } else {
                     (rng.below(nc), 1.0 / nc as f64)
                 };
-                let child = l.first_child[node] as usize + k;
-                s.child[row] = child as u32;
-                s.onehot[row * l.k + k] = 1.0;
-                f[F_INVQ] = 1.0 / q;
+                f(F_INVQ, 1.0 / q);
                 if let TensorKind::Decision(p) = l.kind[node] {
-                    f[if p == 0 { F_A0 } else { F_A1 }] = 1.0;
+                    f(if p == 0 { F_A0 } else { F_A1 }, 1.0);
+                    let sign = if p == 0 { 1.0 } else { -1.0 };
+                    f(F_SIGN_INV_PIQ, sign / pi_q);
+                    f(F_W_INV_PIQ, weight / pi_q);
                     if players[p] {
                         s.block_row[row] = node as u32;
                     }
-                    let sign = if p == 0 { 1.0 } else { -1.0 };
-                    f[F_SIGN_INV_PIQ] = sign / pi_q;
-                    f[F_W_INV_PIQ] = weight / pi_q;
                 }
+                let child = l.first_child[node] as usize + k;
+                s.child[row] = child as u32;
+                s.onehot[row * l.k + k] = 1.0;
                 pi_q *= q;
                 node = child;
             }
@@ -295,10 +295,10 @@ impl BatchedPos {
         let nodes = ints(&s.node, &dev.device);
         let children = ints(&s.child, &dev.device);
         let rows = ints(&s.block_row, &dev.device);
-        let fl = floats(&s.f, [s.depth, b, F], &dev);
+        let fl = floats(&s.f, [s.depth, F, b], &dev);
         let onehot = floats(&s.onehot, [s.depth, b, k], &dev);
         let fcol =
-            |d: usize, c: usize| fl.clone().slice([d..d + 1, 0..b, c..c + 1]).reshape([b, 1]);
+            |d: usize, c: usize| fl.clone().slice([d..d + 1, c..c + 1, 0..b]).reshape([b, 1]);
         // Every depth's table rows in one gather per table (fewer, larger kernels); each depth
         // then takes its `B` rows.
         let by = |t: &Tensor<2, Int>, idx: &Tensor<1, Int>| t.clone().select(0, idx.clone());
