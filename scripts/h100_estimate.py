@@ -55,7 +55,7 @@ def assumptions():
         "scatter/select_assign on a tensor another handle still holds copies it first (measured "
         "on the CPU backend: scatter into a [4096, 30000] f32 tensor 0.66 ms when uniquely owned, "
         "315 ms when a clone is alive; burn's cuda backend has the same copy-on-shared rule): "
-        "'as written' counts these copies, 'fixed' does not",
+        "the first version of the solvers scattered into shared state ('pre-fix' columns count those copies); the current code moves the state out first and does not ('current' columns)",
         f"POS host side: {HOST_PER_ELEMENT_DEPTH_S * 1e9:.0f} ns per element and depth to draw "
         f"the path (SplitMix64 + table fill), {UPLOAD_S * 1e6:.0f} us per upload "
         f"(5 per pass) plus bytes at {PCIE_BW / 1e9:.0f} GB/s",
@@ -324,23 +324,23 @@ def main():
             print(f"\n## {game} {alg} ({prec}): layout N={lay['nodes']} P={lay['p']} "
                   f"A={lay['a']} K={lay['k']} levels={lay['levels']} "
                   f"decisions={lay['decisions']} terminals={lay['terminals']}")
-            print(f"#  per iteration: as written {c_w.kernels} ops, "
+            print(f"#  per iteration: pre-fix {c_w.kernels} ops, "
                   f"{(c_w.floats + c_w.copy_floats) * fb / 1e3:.1f} kB/element "
                   f"({c_w.copy_floats * fb / 1e3:.1f} kB of it copies of shared state), "
-                  f"{c_w.flops:.0f} flop/element; fixed {c_f.kernels} ops, "
+                  f"{c_w.flops:.0f} flop/element; current {c_f.kernels} ops, "
                   f"{c_f.floats * fb / 1e3:.1f} kB/element; "
                   f"arithmetic intensity {c_w.flops / ((c_w.floats + c_w.copy_floats) * fb):.3f} "
                   f"flop/byte (H100 ridge ~{F32_PEAK / HBM_BW:.0f})")
             per_el = (c_w.floats + c_w.copy_floats) * fb
             cross = c_w.kernels * LAUNCH_S * HBM_BW / per_el
-            print(f"#  as written: memory bound overtakes launches from B ~ {cross:.0f}; "
+            print(f"#  pre-fix: memory bound overtakes launches from B ~ {cross:.0f}; "
                   f"memory-bound ceiling {HBM_BW / per_el:.4g} element-it/s "
-                  f"(fixed: {HBM_BW / (c_f.floats * fb):.4g})")
+                  f"(current: {HBM_BW / (c_f.floats * fb):.4g})")
             print("#  CPU diagnostics: 'us/op' = measured time per iteration / ops (dispatch "
                   "cost when small), 'GB/s' = measured element-it/s x modelled bytes/element")
             print(f"{'B':>5} {'measured CPU':>13} {'us/op':>6} {'GB/s':>6} {'mem ms':>8} {'launch ms':>9} "
-                  f"{'flop ms':>8} {'host ms':>8} {'H100 el-it/s':>13} {'bound':>8} "
-                  f"{'fixed el-it/s':>13} {'bound':>8}")
+                  f"{'flop ms':>8} {'host ms':>8} {'pre-fix H100':>13} {'bound':>8} "
+                  f"{'H100 el-it/s':>13} {'bound':>8}")
         if any("skipped" in x for x in ds):
             print(f"{b:5}  skipped on CPU: {ds[0]['skipped']}")
         measured = [x["element_iterations_per_second"] for x in ds if "skipped" not in x]
