@@ -15,6 +15,7 @@
 
 pub mod cfr;
 pub mod pos;
+pub mod showdown;
 
 use crate::tree::NONE;
 use crate::tree::history::HistoryTree;
