@@ -1,7 +1,8 @@
 //! Batched public outcome sampling (POS) MCCFR with the predictive baseline over a
 //! [`TensorTree`] (see the parent module and [`crate::pos`] for the algorithm).
 //!
-//! Batch element `b` is an independent POS solver with seed `seed + b`. With uniform successor
+//! Batch element `b` is an independent POS solver with seed [`BatchedPos::element_seed`] (`seed`
+//! itself for element 0). With uniform successor
 //! sampling the sampled public path does not depend on the strategies, so the host draws every
 //! element's path from exactly the random stream [`crate::pos::PosSolver`] uses, uploads it once
 //! per iteration as small per-depth tables, and the device walks all `B` paths in lockstep, one
@@ -104,7 +105,7 @@ pub struct BatchedPos {
 }
 
 impl BatchedPos {
-    /// A solver at iteration 0 for `batch` independent POS runs (seeds `seed`, `seed + 1`, …)
+    /// A solver at iteration 0 for `batch` independent POS runs (seeds [`BatchedPos::element_seed`])
     /// on a whole-game layout.
     pub fn new(
         tree: Arc<PublicTree>,
@@ -185,6 +186,18 @@ impl BatchedPos {
         })
     }
 
+    /// The seed of batch element `b`: `seed` for element 0 (so a run reports the tabular
+    /// solver's run with the same seed), a hash of `(seed, b)` for the others (so runs with
+    /// nearby seeds share no streams).
+    pub fn element_seed(seed: u64, b: usize) -> u64 {
+        if b == 0 {
+            seed
+        } else {
+            crate::util::SplitMix64::new(seed ^ (b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .next_u64()
+        }
+    }
+
     /// Batch size.
     pub fn batch(&self) -> usize {
         self.batch
@@ -210,7 +223,7 @@ impl BatchedPos {
             Averaging::Power(g) => t.powf(g),
         };
         let mut rngs: Vec<_> = (0..self.batch)
-            .map(|b| crate::pos::stream(self.seed + b as u64, self.iteration))
+            .map(|b| crate::pos::stream(Self::element_seed(self.seed, b), self.iteration))
             .collect();
         match self.spec.updates {
             Updates::Alternating => {

@@ -85,7 +85,14 @@ pub(super) fn pos_gap(name: &str, iters: usize, updates: Updates, ctx: &Ctx) -> 
     let seed = 11;
     let mut bat = BatchedPos::new(tree.clone(), layout, spec, seed, 3, ctx).unwrap();
     let mut tabs: Vec<PosSolver> = (0..3)
-        .map(|b| PosSolver::new(tree.clone(), ht.clone(), spec, seed + b))
+        .map(|b| {
+            PosSolver::new(
+                tree.clone(),
+                ht.clone(),
+                spec,
+                BatchedPos::element_seed(seed, b),
+            )
+        })
         .collect();
     for _ in 0..iters {
         bat.iterate();
