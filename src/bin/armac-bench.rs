@@ -122,30 +122,7 @@ enum Command {
     /// batch, element-iterations/s, public-node updates/s (and those over the layout's node
     /// count: equivalent full-width CFR iterations/s), the layout sizes and the bytes of
     /// solver state per element (median of --repeats timed blocks after one warm-up iteration).
-    Batched {
-        #[arg(long)]
-        game: String,
-        /// `cfr`, `cfr+` (any full-width name `SolverSpec::named` knows) or `pos`.
-        #[arg(long, default_value = "cfr+")]
-        algorithm: String,
-        #[arg(long, default_value_t = 1)]
-        batch: usize,
-        #[arg(long, default_value_t = 20)]
-        iterations: u64,
-        #[arg(long, default_value_t = 3)]
-        repeats: usize,
-        #[arg(long, default_value = "flex")]
-        device: String,
-        /// `f32` or `f64`.
-        #[arg(long, default_value = "f32")]
-        precision: String,
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Skip (print a `skipped` line) when the estimated state of the whole batch exceeds
-        /// this many bytes.
-        #[arg(long, default_value_t = 2_000_000_000)]
-        max_state_bytes: u64,
-    },
+    Batched(BatchedArgs),
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -161,27 +138,7 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 
 fn main() -> Result<()> {
     match Args::parse().command {
-        Command::Batched {
-            game,
-            algorithm,
-            batch,
-            iterations,
-            repeats,
-            device,
-            precision,
-            seed,
-            max_state_bytes,
-        } => bench_batched(BatchedArgs {
-            game,
-            algorithm,
-            batch,
-            iterations,
-            repeats,
-            device,
-            precision,
-            seed,
-            max_state_bytes,
-        })?,
+        Command::Batched(args) => bench_batched(args)?,
         Command::Solver {
             game,
             algorithm,
@@ -399,15 +356,29 @@ fn bench_lbr(
     Ok(())
 }
 
+#[derive(clap::Args, Debug)]
 struct BatchedArgs {
+    #[arg(long)]
     game: String,
+    /// `cfr`, `cfr+` (any full-width name `SolverSpec::named` knows) or `pos`.
+    #[arg(long, default_value = "cfr+")]
     algorithm: String,
+    #[arg(long, default_value_t = 1)]
     batch: usize,
+    #[arg(long, default_value_t = 20)]
     iterations: u64,
+    #[arg(long, default_value_t = 3)]
     repeats: usize,
+    #[arg(long, default_value = "flex")]
     device: String,
+    /// `f32` or `f64`.
+    #[arg(long, default_value = "f32")]
     precision: String,
+    #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Skip (print a `skipped` line) when the estimated state of the whole batch exceeds
+    /// this many bytes.
+    #[arg(long, default_value_t = 2_000_000_000)]
     max_state_bytes: u64,
 }
 

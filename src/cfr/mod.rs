@@ -48,6 +48,17 @@ pub enum Averaging {
     Power(f64),
 }
 
+impl Averaging {
+    /// The weight `w_t` of iteration `t` (counted from 1).
+    pub fn weight(self, t: f64) -> f64 {
+        match self {
+            Averaging::Uniform => 1.0,
+            Averaging::Linear => t,
+            Averaging::Power(gamma) => t.powf(gamma),
+        }
+    }
+}
+
 /// Alternating or simultaneous regret updates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Updates {
@@ -208,11 +219,7 @@ impl TabularSolver {
     pub fn iterate(&mut self) {
         self.state.iteration += 1;
         let t = self.state.iteration as f64;
-        let weight = match self.spec.averaging {
-            Averaging::Uniform => 1.0,
-            Averaging::Linear => t,
-            Averaging::Power(gamma) => t.powf(gamma),
-        };
+        let weight = self.spec.averaging.weight(t);
         match self.spec.updates {
             Updates::Alternating => {
                 for p in 0..2 {

@@ -565,10 +565,8 @@ fn infoset_slots(ht: &HistoryTree, p: usize) -> (Vec<u32>, usize) {
 impl TreeSolver for MccfrSolver {
     fn iterate(&mut self) {
         let t = self.iteration + 1;
-        let weight = match self.spec.averaging {
-            Averaging::Linear => t as f64,
-            _ => 1.0,
-        };
+        // MCCFR specs only hold uniform or linear averaging.
+        let weight = self.spec.averaging.weight(t as f64);
         let sampler = self.spec.sampler;
         for p in 0..2 {
             let rng = stream(self.seed, t, p);

@@ -364,11 +364,7 @@ impl PosSolver {
     pub fn step(&mut self) {
         self.iteration += 1;
         let t = self.iteration as f64;
-        let weight = match self.spec.averaging {
-            Averaging::Uniform => 1.0,
-            Averaging::Linear => t,
-            Averaging::Power(g) => t.powf(g),
-        };
+        let weight = self.spec.averaging.weight(t);
         let mut rng = stream(self.seed, self.iteration);
         self.var_stats[0] = 0.0;
         self.var_stats[1] = 0.0;

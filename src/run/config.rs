@@ -566,6 +566,18 @@ impl Config {
     }
 }
 
+/// `solver.updates`: `alternating` or `simultaneous`.
+pub(super) fn parse_updates(s: &SolverConfig) -> Result<Updates, ConfigError> {
+    match s.updates.as_str() {
+        "alternating" => Ok(Updates::Alternating),
+        "simultaneous" => Ok(Updates::Simultaneous),
+        other => Err(ConfigError::Value {
+            key: "solver.updates".into(),
+            reason: format!("`{other}`; expected `alternating` or `simultaneous`"),
+        }),
+    }
+}
+
 /// The CFR family's `[solver]` keys (`updates`, `averaging`, `alpha`, `beta`, `gamma`; no
 /// others) applied to the defaults `spec` of the named algorithm.
 pub(super) fn cfr_family_spec(
@@ -582,16 +594,7 @@ pub(super) fn cfr_family_spec(
             format!("unknown key for algorithm `{}`", s.algorithm),
         ));
     }
-    spec.updates = match s.updates.as_str() {
-        "alternating" => Updates::Alternating,
-        "simultaneous" => Updates::Simultaneous,
-        other => {
-            return Err(bad(
-                "updates",
-                format!("`{other}`; expected `alternating` or `simultaneous`"),
-            ));
-        }
-    };
+    spec.updates = parse_updates(s)?;
     let discount = s.alpha.is_some() || s.beta.is_some();
     match (spec.regrets, discount) {
         (RegretRule::Discounted { alpha, beta }, _) => {

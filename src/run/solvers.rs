@@ -258,23 +258,14 @@ fn parse_mccfr(s: &SolverConfig, sampler: Sampler) -> Result<MccfrSpec, ConfigEr
 /// `pos-mccfr`: its own keys (see [`crate::pos::PosOptions`]) plus the common `updates`,
 /// `averaging` (default `linear` with `regret = "plus"`, else `uniform`) and `gamma`.
 fn parse_pos(s: &SolverConfig) -> Result<crate::pos::PosSpec, ConfigError> {
-    use crate::cfr::{Averaging, Updates};
+    use crate::cfr::Averaging;
     let bad = |key: &str, reason: String| ConfigError::Value {
         key: format!("solver.{key}"),
         reason,
     };
     let options: crate::pos::PosOptions = parse_options(s)?;
     options.validate().map_err(|(k, r)| bad(k, r))?;
-    let updates = match s.updates.as_str() {
-        "alternating" => Updates::Alternating,
-        "simultaneous" => Updates::Simultaneous,
-        other => {
-            return Err(bad(
-                "updates",
-                format!("`{other}`; expected `alternating` or `simultaneous`"),
-            ));
-        }
-    };
+    let updates = super::config::parse_updates(s)?;
     for (key, v) in [("alpha", s.alpha), ("beta", s.beta)] {
         if v.is_some() {
             return Err(bad(

@@ -363,39 +363,42 @@ impl TensorTree {
         m
     }
 
+    /// Pairs `(block entry, global action index)` of player `i`: where each infoset action of
+    /// the layout sits in the `[decision x P x A]` blocks the tensor solvers keep, and in the
+    /// public tree's flat per-infoset-action arrays.
+    pub fn block_entries<'a>(
+        &'a self,
+        tree: &'a PublicTree,
+        i: Player,
+    ) -> impl Iterator<Item = (usize, usize)> + 'a {
+        let a = self.a;
+        self.infoset[i]
+            .iter()
+            .enumerate()
+            .filter(|(_, inf)| **inf != NONE)
+            .flat_map(move |(row, &inf)| {
+                tree.infosets[i]
+                    .range(inf as usize)
+                    .enumerate()
+                    .map(move |(k, g)| (row * a + k, g))
+            })
+    }
+
     /// Maps a `[decision x P x A]` block array of player `i` (as the tensor solvers keep it)
     /// into the public tree's flat per-infoset-action layout; entries of infosets outside this
     /// layout are left as they are in `out`.
     pub fn scatter_blocks(&self, tree: &PublicTree, i: Player, blocks: &[f64], out: &mut [f64]) {
-        let (p, a) = (self.p, self.a);
-        for d in 0..self.decisions[i].len() {
-            for x in 0..p {
-                let inf = self.infoset[i][d * p + x];
-                if inf == NONE {
-                    continue;
-                }
-                for (k, g) in tree.infosets[i].range(inf as usize).enumerate() {
-                    out[g] = blocks[(d * p + x) * a + k];
-                }
-            }
+        for (e, g) in self.block_entries(tree, i) {
+            out[g] = blocks[e];
         }
     }
 
     /// The inverse of [`TensorTree::scatter_blocks`]: gathers flat per-infoset-action values
     /// into `[decision x P x A]` blocks (zeros where no infoset or action exists).
     pub fn gather_blocks(&self, tree: &PublicTree, i: Player, flat: &[f64]) -> Vec<f64> {
-        let (p, a) = (self.p, self.a);
-        let mut out = vec![0.0; self.decisions[i].len() * p * a];
-        for d in 0..self.decisions[i].len() {
-            for x in 0..p {
-                let inf = self.infoset[i][d * p + x];
-                if inf == NONE {
-                    continue;
-                }
-                for (k, g) in tree.infosets[i].range(inf as usize).enumerate() {
-                    out[(d * p + x) * a + k] = flat[g];
-                }
-            }
+        let mut out = vec![0.0; self.decisions[i].len() * self.p * self.a];
+        for (e, g) in self.block_entries(tree, i) {
+            out[e] = flat[g];
         }
         out
     }

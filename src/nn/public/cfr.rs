@@ -21,7 +21,7 @@ use super::{
     BlockMasks, Ctx, LeafEvaluator, floats, instant_regrets, ints, payoff_tensors, range_times,
     regret_match, to_f64,
 };
-use crate::cfr::{Averaging, RegretRule, SolverSpec, Updates};
+use crate::cfr::{RegretRule, SolverSpec, Updates};
 use crate::eval::TreePolicy;
 use crate::tree::tensor::{TensorKind, TensorTree};
 use crate::tree::{NONE, PublicTree};
@@ -192,11 +192,7 @@ impl BatchedCfr {
     pub fn iterate(&mut self) {
         self.iteration += 1;
         let t = self.iteration as f64;
-        let weight = match self.spec.averaging {
-            Averaging::Uniform => 1.0,
-            Averaging::Linear => t,
-            Averaging::Power(g) => t.powf(g),
-        };
+        let weight = self.spec.averaging.weight(t);
         match self.spec.updates {
             Updates::Alternating => {
                 // Player 1's update sees player 0's new strategy: only player 0's reaches
@@ -370,27 +366,12 @@ impl BatchedCfr {
     /// Batch element `b`'s average policy, written over `base` (a policy of the whole game;
     /// infosets outside the layout keep `base`'s values).
     pub fn average_policy(&self, b: usize, base: &TreePolicy) -> TreePolicy {
-        let cum = self.policy_of(&self.cumulative, b, base);
-        let l = &self.layout;
+        let avg =
+            crate::cfr::normalized_average(&self.tree, &self.policy_of(&self.cumulative, b, base));
         let mut out = base.clone();
-        for i in 0..2 {
-            for d in 0..l.decisions[i].len() {
-                for x in 0..l.p {
-                    let inf = l.infoset[i][d * l.p + x];
-                    if inf == NONE {
-                        continue;
-                    }
-                    let r = self.tree.infosets[i].range(inf as usize);
-                    let total: f64 = cum[i][r.clone()].iter().sum();
-                    let n = r.len() as f64;
-                    for g in r {
-                        out[i][g] = if total > 0.0 {
-                            cum[i][g] / total
-                        } else {
-                            1.0 / n
-                        };
-                    }
-                }
+        for (i, row) in out.iter_mut().enumerate() {
+            for (_, g) in self.layout.block_entries(&self.tree, i) {
+                row[g] = avg[i][g];
             }
         }
         out

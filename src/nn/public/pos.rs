@@ -24,7 +24,7 @@
 
 use super::cfr::BatchedError;
 use super::{Ctx, floats, instant_regrets, ints, ints2, regret_match, to_f64};
-use crate::cfr::{Averaging, SolverSnapshot, Updates};
+use crate::cfr::{SolverSnapshot, Updates};
 use crate::eval::TreePolicy;
 use crate::pos::{Baseline, PosSpec, RegretRule, Sampling};
 use crate::tree::tensor::{TensorKind, TensorTree};
@@ -217,11 +217,7 @@ impl BatchedPos {
     pub fn iterate(&mut self) {
         self.iteration += 1;
         let t = self.iteration as f64;
-        let weight = match self.spec.averaging {
-            Averaging::Uniform => 1.0,
-            Averaging::Linear => t,
-            Averaging::Power(g) => t.powf(g),
-        };
+        let weight = self.spec.averaging.weight(t);
         let mut rngs: Vec<_> = (0..self.batch)
             .map(|b| crate::pos::stream(Self::element_seed(self.seed, b), self.iteration))
             .collect();
