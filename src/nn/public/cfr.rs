@@ -345,17 +345,12 @@ impl BatchedCfr {
         self.reach_cache[p] = None;
     }
 
-    /// Player `i`'s `[B, D·P, A]` block of a state tensor as `f64`s.
-    fn blocks(&self, which: &[Tensor<3>; 2], i: usize) -> Vec<f64> {
-        to_f64(which[i].clone())
-    }
-
     /// Batch element `b`'s policy from per-player block arrays (normalised if `normalise`),
     /// written over `base` (entries of infosets outside the layout keep `base`'s values).
     fn policy_of(&self, which: &[Tensor<3>; 2], b: usize, base: &TreePolicy) -> TreePolicy {
         let l = &self.layout;
         std::array::from_fn(|i| {
-            let all = self.blocks(which, i);
+            let all = to_f64(which[i].clone());
             let per = l.decisions[i].len().max(1) * l.p * l.a;
             let mut out = base[i].clone();
             l.scatter_blocks(&self.tree, i, &all[b * per..(b + 1) * per], &mut out);

@@ -55,6 +55,8 @@ struct Tables {
     block: Tensor<2, Int>,
     mask: Tensor<2>,
     uniform: Tensor<2>,
+    /// `[1, S]`: both players' reach at the root's histories (1 where a history exists).
+    root_reach: Tensor<2>,
 }
 
 /// Per-depth host-side schedule of one pass for all batch elements.
@@ -331,10 +333,7 @@ impl BatchedPos {
         let rows_of = |t: &Tensor<2, Int>, d: usize| t.clone().narrow(0, d * b, b);
         let rowsf = |t: &Tensor<2>, d: usize| t.clone().narrow(0, d * b, b);
         // Top-down: joint reaches of each player at every depth.
-        let valid_root: Vec<f64> = (0..ss)
-            .map(|j| if l.joint_valid[j] { 1.0 } else { 0.0 })
-            .collect();
-        let r0 = floats(&valid_root, [1, ss], &dev).repeat_dim(0, b);
+        let r0 = tb.root_reach.clone().expand([b, ss]);
         let mut reach: Vec<[Tensor<2>; 2]> = vec![[r0.clone(), r0]];
         for d in 0..s.depth - 1 {
             let up = rows_of(&child_up, d);
@@ -566,6 +565,9 @@ impl Tables {
         let mut mask = vec![0.0; rows * block_len];
         let mut uniform = vec![0.0; rows * block_len];
         let base = [0usize, base1];
+        let root_reach: Vec<f64> = (0..s)
+            .map(|j| if l.joint_valid[j] { 1.0 } else { 0.0 })
+            .collect();
         for c in 0..n {
             for j in 0..s {
                 let js = c * s + j;
@@ -644,6 +646,7 @@ impl Tables {
             block: ints2(&block, [rows, block_len], &ctx.device),
             mask: floats(&mask, [rows, block_len], ctx),
             uniform: floats(&uniform, [rows, block_len], ctx),
+            root_reach: floats(&root_reach, [1, s], ctx),
         }
     }
 }
