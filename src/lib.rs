@@ -10,12 +10,12 @@ pub mod cfr;
 pub mod eval;
 pub mod game;
 pub mod games;
-pub mod mccfr;
+
 pub mod nn;
 pub mod policy;
-pub mod pos;
+
 pub mod rl;
 pub mod run;
-pub mod sfo;
+
 pub mod tree;
 pub mod util;

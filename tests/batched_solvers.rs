@@ -3,7 +3,7 @@
 
 use armac::cfr::{SolverSpec, TreeSolver};
 use armac::eval::nash_conv;
-use armac::game::load_game;
+use armac::games::load_game;
 use armac::nn::public::cfr::BatchedCfr;
 use armac::nn::public::{Ctx, Precision};
 use armac::run::config::{Config, ConfigError};

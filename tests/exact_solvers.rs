@@ -2,10 +2,11 @@
 //! (tests/data/reference_games.json, reference_cfr_curves.json, golden_dcfr.json).
 
 use armac::cfr::{SolverSpec, TabularSolver, Updates};
-use armac::eval::{nash_conv, on_policy_values, tree_policy, uniform_tree_policy};
-use armac::game::load_game;
+use armac::eval::{nash_conv, on_policy_values, tree_policy};
+use armac::games::load_game;
 use armac::policy::{FirstLegalPolicy, UniformPolicy};
 use armac::tree::PublicTree;
+use armac::tree::uniform_tree_policy;
 use serde_json::Value;
 use std::sync::Arc;
 

@@ -5,7 +5,8 @@
 //! Every string, tensor, legal action list, chance distribution and return must match exactly.
 
 use armac::game::conformance::check_game;
-use armac::game::{Game, State, Turn, load_game};
+use armac::game::{Game, State, Turn};
+use armac::games::load_game;
 use armac::games::universal_poker::{UniversalPokerGame, UniversalPokerState};
 use serde_json::Value;
 use std::path::{Path, PathBuf};

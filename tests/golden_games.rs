@@ -2,7 +2,8 @@
 //! written by scripts/make_golden_games.py) and must reproduce every string, tensor, legal
 //! action list, chance distribution and return exactly.
 
-use armac::game::{Game, State, Turn, load_game};
+use armac::game::{Game, State, Turn};
+use armac::games::load_game;
 use serde_json::Value;
 use std::path::PathBuf;
 

@@ -24,13 +24,19 @@ fn shipped_config_selects_pos_with_its_options() {
     let SolverChoice::Pos(spec) = settings(&[]).unwrap() else {
         panic!("not a pos-mccfr choice");
     };
-    assert_eq!(spec.options.baseline, armac::pos::Baseline::Predictive);
+    assert_eq!(
+        spec.options.baseline,
+        armac::cfr::baseline::Baseline::Predictive
+    );
     assert!(spec.options.measure_variance);
     let SolverChoice::Pos(spec) = settings(&["solver.baseline=\"learned-infoset\""]).unwrap()
     else {
         panic!("not a pos-mccfr choice");
     };
-    assert_eq!(spec.options.baseline, armac::pos::Baseline::LearnedInfoset);
+    assert_eq!(
+        spec.options.baseline,
+        armac::cfr::baseline::Baseline::LearnedInfoset
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@
 use anyhow::{Result, anyhow};
 use armac::cfr::{SolverSpec, TabularSolver};
 use armac::eval::nash_conv;
-use armac::game::load_game;
+use armac::games::load_game;
 use armac::tree::PublicTree;
 use clap::{Parser, Subcommand};
 use serde_json::json;
@@ -422,10 +422,10 @@ fn batched_state_floats(layout: &armac::tree::tensor::TensorTree, pos: bool) -> 
 
 fn bench_batched(args: BatchedArgs) -> Result<()> {
     use armac::cfr::Averaging;
+    use armac::cfr::pos::PosSpec;
     use armac::nn::public::cfr::BatchedCfr;
     use armac::nn::public::pos::BatchedPos;
     use armac::nn::public::{Ctx, Precision};
-    use armac::pos::PosSpec;
     use armac::tree::history::HistoryTree;
     use armac::tree::tensor::TensorTree;
 

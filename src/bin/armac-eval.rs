@@ -12,7 +12,8 @@ use armac::eval::lbr::{
     AlwaysCall, AlwaysFold, LbrOptions, LbrVariant, PerHand, RangePolicy, check_game, run_lbr,
 };
 use armac::eval::{nash_conv, tree_policy};
-use armac::game::{Action, Game, load_game};
+use armac::game::{Action, Game};
+use armac::games::load_game;
 use armac::games::universal_poker::UniversalPokerGame;
 use armac::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
 use armac::run::tensorboard::TbWriter;

@@ -1,295 +1,28 @@
-//! Full-width tabular solvers over the compiled public tree: CFR, CFR+, Linear CFR and
-//! Discounted CFR.
+//! The CFR family: every solver whose strategies live on a compiled [`PublicTree`] and that
+//! minimises counterfactual regret, full-width or sampled.
 //!
-//! One iteration is a handful of linear sweeps over range vectors ([`crate::tree`]): sequence
-//! reaches top-down, terminal counterfactual values, then a bottom-up sweep over the updating
-//! player's infosets that forms action values and accumulates regrets and the average strategy.
+//! * [`full_width`]: CFR, CFR+, Linear and Discounted CFR over range vectors;
+//! * [`mccfr`]: Monte-Carlo CFR (chance, external, outcome and average-strategy sampling);
+//! * [`pos`]: public outcome sampling with baselines;
+//! * [`sfo`]: stochastic FTRL / OMD with the dilated entropy;
+//! * [`rules`] and [`baseline`]: the vocabulary they share (regret rules, averaging, update
+//!   order; control-variate baselines).
 //!
-//! # Conventions (identical to OpenSpiel's, so NashConv curves match it to rounding)
-//! * The iteration counter `t` starts at 1.
-//! * **Alternating updates** (OpenSpiel's default): for `p` in 0, 1: sweep with the current
-//!   policies, update `p`'s regrets and average, then (CFR+) clamp `p`'s regrets at 0 or (LCFR,
-//!   DCFR) discount them, and recompute `p`'s current policy by regret matching. Player 1's sweep
-//!   in iteration `t` therefore sees player 0's updated policy.
-//! * **Simultaneous updates**: both players' regrets and averages are updated from one sweep with
-//!   the iteration-`t` policies, then both policies are recomputed.
-//! * Regret update: `R[I,a] += v(I,a) − v(I)` with counterfactual values (opponent and chance
-//!   reach included). Average update: `S[I,a] += w_t · π_p(I) · σ(I,a)` with the player's own
-//!   reach; `w_t` = 1 (CFR), `t` (CFR+ linear averaging, LCFR), `t^γ` (DCFR).
-//! * Regret matching: `σ(a) = R⁺(a) / Σ R⁺` or uniform when `Σ R⁺ = 0`.
-//! * LCFR and DCFR follow OpenSpiel's `discounted_cfr.py`: after `p`'s sweep, `p`'s cumulative
-//!   regrets are multiplied by `t^α/(t^α+1)` where non-negative and `t^β/(t^β+1)` where negative
-//!   (Brown & Sandholm 2019; LCFR is α = β = γ = 1, DCFR defaults to α = 1.5, β = 0, γ = 2).
+//! Every solver implements [`TreeSolver`], so one driver runs them all; this module also holds
+//! the kernels they share (regret matching, average normalisation).
 
-use crate::eval::TreePolicy;
-use crate::tree::PublicTree;
-use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+pub mod baseline;
+pub mod full_width;
+pub mod mccfr;
+pub mod pos;
+pub mod rules;
+pub mod sfo;
 
-/// How cumulative regrets are transformed after each update.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum RegretRule {
-    /// Plain sums (CFR).
-    Plain,
-    /// Clamped at zero after every update (regret matching+, CFR+).
-    Plus,
-    /// Multiplied by `t^α/(t^α+1)` where non-negative and `t^β/(t^β+1)` where negative.
-    Discounted { alpha: f64, beta: f64 },
-}
+pub use crate::tree::expected_value;
+pub use full_width::{ALGORITHMS, SolverSpec, SolverState, TabularSolver};
+pub use rules::{Averaging, RegretRule, Updates};
 
-/// Weight `w_t` of iteration `t` in the average strategy.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Averaging {
-    /// `w_t = 1`.
-    Uniform,
-    /// `w_t = t`.
-    Linear,
-    /// `w_t = t^γ`.
-    Power(f64),
-}
-
-impl Averaging {
-    /// The weight `w_t` of iteration `t` (counted from 1).
-    pub fn weight(self, t: f64) -> f64 {
-        match self {
-            Averaging::Uniform => 1.0,
-            Averaging::Linear => t,
-            Averaging::Power(gamma) => t.powf(gamma),
-        }
-    }
-}
-
-/// Alternating or simultaneous regret updates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Updates {
-    Alternating,
-    Simultaneous,
-}
-
-/// A complete description of a tabular solver.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SolverSpec {
-    pub regrets: RegretRule,
-    pub averaging: Averaging,
-    pub updates: Updates,
-}
-
-/// Algorithm names understood by [`SolverSpec::named`].
-pub const ALGORITHMS: &[&str] = &["cfr", "cfr+", "lcfr", "dcfr"];
-
-impl SolverSpec {
-    /// The defaults of a named algorithm, with OpenSpiel's conventions: `cfr` (plain regrets,
-    /// uniform averaging), `cfr+` (regret matching+, linear averaging), `lcfr` (α = β = γ = 1),
-    /// `dcfr` (α = 1.5, β = 0, γ = 2); all with alternating updates.
-    pub fn named(name: &str) -> Option<SolverSpec> {
-        let (regrets, averaging) = match name {
-            "cfr" => (RegretRule::Plain, Averaging::Uniform),
-            "cfr+" => (RegretRule::Plus, Averaging::Linear),
-            "lcfr" => (
-                RegretRule::Discounted {
-                    alpha: 1.0,
-                    beta: 1.0,
-                },
-                Averaging::Power(1.0),
-            ),
-            "dcfr" => (
-                RegretRule::Discounted {
-                    alpha: 1.5,
-                    beta: 0.0,
-                },
-                Averaging::Power(2.0),
-            ),
-            _ => return None,
-        };
-        Some(SolverSpec {
-            regrets,
-            averaging,
-            updates: Updates::Alternating,
-        })
-    }
-
-    /// Discounted CFR with explicit parameters.
-    pub fn dcfr(alpha: f64, beta: f64, gamma: f64) -> SolverSpec {
-        SolverSpec {
-            regrets: RegretRule::Discounted { alpha, beta },
-            averaging: Averaging::Power(gamma),
-            updates: Updates::Alternating,
-        }
-    }
-
-    /// The same solver with other updates.
-    pub fn with_updates(mut self, updates: Updates) -> SolverSpec {
-        self.updates = updates;
-        self
-    }
-}
-
-/// The mutable part of a solver: enough to resume exactly where it stopped.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SolverState {
-    pub iteration: u64,
-    pub regrets: [Vec<f64>; 2],
-    pub cumulative_policy: [Vec<f64>; 2],
-    pub current: [Vec<f64>; 2],
-}
-
-/// A tabular CFR-family solver bound to one compiled tree.
-pub struct TabularSolver {
-    tree: Arc<PublicTree>,
-    spec: SolverSpec,
-    state: SolverState,
-    // Scratch buffers, reused every sweep.
-    reach: [Vec<f64>; 2],
-    values: Vec<f64>,
-}
-
-impl TabularSolver {
-    /// A solver at iteration 0 with uniform current policies.
-    pub fn new(tree: Arc<PublicTree>, spec: SolverSpec) -> Self {
-        let current = crate::eval::uniform_tree_policy(&tree);
-        let zeros = |p: usize| vec![0.0; tree.infosets[p].num_actions_total()];
-        let state = SolverState {
-            iteration: 0,
-            regrets: [zeros(0), zeros(1)],
-            cumulative_policy: [zeros(0), zeros(1)],
-            current,
-        };
-        let reach = [
-            vec![0.0; tree.num_sequences(0)],
-            vec![0.0; tree.num_sequences(1)],
-        ];
-        let max_seqs = tree.num_sequences(0).max(tree.num_sequences(1));
-        TabularSolver {
-            tree,
-            spec,
-            state,
-            reach,
-            values: vec![0.0; max_seqs],
-        }
-    }
-
-    /// Restores a saved state; fails if its array sizes do not fit this tree.
-    pub fn restore(&mut self, state: SolverState) -> Result<(), String> {
-        for p in 0..2 {
-            let n = self.tree.infosets[p].num_actions_total();
-            if state.regrets[p].len() != n
-                || state.cumulative_policy[p].len() != n
-                || state.current[p].len() != n
-            {
-                return Err(format!(
-                    "solver state does not fit this game: player {p} has {n} infoset actions"
-                ));
-            }
-        }
-        self.state = state;
-        Ok(())
-    }
-
-    /// The resumable state.
-    pub fn state(&self) -> &SolverState {
-        &self.state
-    }
-
-    /// The tree the solver runs on.
-    pub fn tree(&self) -> &Arc<PublicTree> {
-        &self.tree
-    }
-
-    /// The solver's description.
-    pub fn spec(&self) -> &SolverSpec {
-        &self.spec
-    }
-
-    /// Iterations done so far.
-    pub fn iteration(&self) -> u64 {
-        self.state.iteration
-    }
-
-    /// The current (regret-matching) policy.
-    pub fn current_policy(&self) -> &TreePolicy {
-        &self.state.current
-    }
-
-    /// The average policy: normalised cumulative policy, uniform where it is all zero.
-    pub fn average_policy(&self) -> TreePolicy {
-        normalized_average(&self.tree, &self.state.cumulative_policy)
-    }
-
-    /// Runs one iteration.
-    pub fn iterate(&mut self) {
-        self.state.iteration += 1;
-        let t = self.state.iteration as f64;
-        let weight = self.spec.averaging.weight(t);
-        match self.spec.updates {
-            Updates::Alternating => {
-                for p in 0..2 {
-                    self.compute_reaches();
-                    self.sweep(p, weight);
-                    self.finish_player(p, t);
-                }
-            }
-            Updates::Simultaneous => {
-                self.compute_reaches();
-                self.sweep(0, weight);
-                self.sweep(1, weight);
-                self.finish_player(0, t);
-                self.finish_player(1, t);
-            }
-        }
-    }
-
-    fn compute_reaches(&mut self) {
-        for p in 0..2 {
-            self.tree
-                .reach(p, &self.state.current[p], &mut self.reach[p]);
-        }
-    }
-
-    /// Bottom-up sweep for player `p`: regrets and cumulative policy of `p`.
-    fn sweep(&mut self, p: usize, weight: f64) {
-        let tree = &*self.tree;
-        let inf = &tree.infosets[p];
-        let values = &mut self.values[..tree.num_sequences(p)];
-        tree.terminal_values(p, &self.reach[1 - p], values);
-        let own_reach = &self.reach[p];
-        let sigma = &self.state.current[p];
-        let regrets = &mut self.state.regrets[p];
-        let cum = &mut self.state.cumulative_policy[p];
-        for i in (0..inf.len()).rev() {
-            let r = inf.range(i);
-            let parent = inf.parent_seq[i] as usize;
-            let q = &values[r.clone()];
-            let v = expected_value(&sigma[r.clone()], q);
-            let noise = ROUNDING_NOISE * q.iter().fold(v.abs(), |m, x| m.max(x.abs()));
-            let wr = weight * own_reach[parent];
-            for k in r {
-                let d = values[k] - v;
-                if d.abs() > noise {
-                    regrets[k] += d;
-                }
-                cum[k] += wr * sigma[k];
-            }
-            values[parent] += v;
-        }
-    }
-
-    /// Post-sweep regret transformation and regret matching for player `p`.
-    fn finish_player(&mut self, p: usize, t: f64) {
-        let regrets = &mut self.state.regrets[p];
-        match self.spec.regrets {
-            RegretRule::Plain => {}
-            RegretRule::Plus => regrets.iter_mut().for_each(|r| *r = r.max(0.0)),
-            RegretRule::Discounted { alpha, beta } => {
-                let (ta, tb) = (t.powf(alpha), t.powf(beta));
-                let (dp, dn) = (ta / (ta + 1.0), tb / (tb + 1.0));
-                regrets
-                    .iter_mut()
-                    .for_each(|r| *r *= if *r >= 0.0 { dp } else { dn });
-            }
-        }
-        regret_matching(&self.tree, p, regrets, &mut self.state.current[p]);
-    }
-}
+use crate::tree::{PublicTree, TreePolicy};
 
 /// Relative size below which an instantaneous regret `q(a) − v` is rounding noise and counts as
 /// zero. Action values that are equal in exact arithmetic but summed in different orders differ
@@ -297,22 +30,6 @@ impl TabularSolver {
 /// 1e-17 residue into a pure strategy where OpenSpiel, which subtracts per history, gets exactly
 /// zero. Measured on Goofspiel 5 after one CFR iteration: 44 infosets flipped without it.
 pub const ROUNDING_NOISE: f64 = 1e-12;
-
-/// `Σ_a σ(a) q(a)`, exactly `q(0)` when all action values are equal.
-///
-/// Summing `σ(a) q` over actions does not return `q` exactly in floating point (`σ = 1/3`, say),
-/// and the residue would become a 1e-17 regret where the true regret is zero. Regret matching
-/// is discontinuous there (a positive residue turns a uniform policy pure), so equal action
-/// values — common in games with many ties, e.g. Goofspiel's win/loss returns — must give exactly
-/// zero regret, as they do in OpenSpiel's per-history computation.
-#[inline]
-pub fn expected_value(sigma: &[f64], q: &[f64]) -> f64 {
-    let first = q[0];
-    if q.iter().all(|&x| x == first) {
-        return first;
-    }
-    sigma.iter().zip(q).map(|(s, x)| s * x).sum()
-}
 
 /// `σ(a) = R⁺(a) / Σ R⁺` per infoset, uniform where no regret is positive.
 pub fn regret_matching(tree: &PublicTree, p: usize, regrets: &[f64], out: &mut [f64]) {
@@ -390,59 +107,4 @@ pub trait TreeSolver: Send {
     fn snapshot(&self) -> SolverSnapshot;
     /// Restores [`TreeSolver::snapshot`]'s output; fails (with the reason) if it does not fit.
     fn restore(&mut self, snapshot: SolverSnapshot) -> Result<(), String>;
-}
-
-impl TreeSolver for TabularSolver {
-    fn iterate(&mut self) {
-        TabularSolver::iterate(self)
-    }
-
-    fn iteration(&self) -> u64 {
-        self.state.iteration
-    }
-
-    fn average_policy(&self) -> TreePolicy {
-        TabularSolver::average_policy(self)
-    }
-
-    fn current_policy(&self) -> TreePolicy {
-        self.state.current.clone()
-    }
-
-    /// Full width: every history once per traversal; alternating updates traverse twice.
-    fn nodes_touched(&self) -> u64 {
-        let passes = match self.spec.updates {
-            Updates::Alternating => 2,
-            Updates::Simultaneous => 1,
-        };
-        self.state.iteration * passes * self.tree.stats.histories as u64
-    }
-
-    fn snapshot(&self) -> SolverSnapshot {
-        let s = &self.state;
-        SolverSnapshot {
-            iteration: s.iteration,
-            counters: Vec::new(),
-            arrays: [&s.regrets, &s.cumulative_policy, &s.current]
-                .into_iter()
-                .flat_map(|a| a.iter().cloned())
-                .collect(),
-        }
-    }
-
-    fn restore(&mut self, snapshot: SolverSnapshot) -> Result<(), String> {
-        let [r0, r1, c0, c1, p0, p1]: [Vec<f64>; 6] =
-            snapshot.arrays.try_into().map_err(|a: Vec<Vec<f64>>| {
-                format!("expected 6 arrays in a CFR checkpoint, found {}", a.len())
-            })?;
-        TabularSolver::restore(
-            self,
-            SolverState {
-                iteration: snapshot.iteration,
-                regrets: [r0, r1],
-                cumulative_policy: [c0, c1],
-                current: [p0, p1],
-            },
-        )
-    }
 }

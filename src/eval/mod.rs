@@ -13,11 +13,8 @@ pub mod lbr;
 
 use crate::game::{Game, Player};
 use crate::policy::{Policy, PolicyError};
-use crate::tree::PublicTree;
+use crate::tree::{PublicTree, TreePolicy};
 use serde::Serialize;
-
-/// A policy as flat per-player arrays over the tree's global action indices.
-pub type TreePolicy = [Vec<f64>; 2];
 
 /// The outcome of [`nash_conv`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -60,20 +57,6 @@ pub fn tree_policy(
         *flat_out = flat;
     }
     Ok(out)
-}
-
-/// The uniform policy as tree arrays.
-pub fn uniform_tree_policy(tree: &PublicTree) -> TreePolicy {
-    std::array::from_fn(|p| {
-        let inf = &tree.infosets[p];
-        let mut flat = vec![0.0; inf.num_actions_total()];
-        for i in 0..inf.len() {
-            let r = inf.range(i);
-            let n = r.len() as f64;
-            flat[r].iter_mut().for_each(|x| *x = 1.0 / n);
-        }
-        flat
-    })
 }
 
 /// Value of a best response of player `p` against `opponent_policy` (the opponent's flat

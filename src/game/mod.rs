@@ -17,13 +17,11 @@
 
 pub mod conformance;
 pub mod params;
-pub mod registry;
 
 use std::fmt;
 use std::sync::Arc;
 
 pub use params::{GameParams, ParamValue};
-pub use registry::{load_game, registered_games};
 
 /// An action id, `0..num_distinct_actions` for players and `0..max_chance_outcomes` for chance.
 pub type Action = usize;

@@ -740,7 +740,7 @@ impl State for GoofspielState {
 mod tests {
     use super::*;
     use crate::game::conformance::check_game;
-    use crate::game::load_game;
+    use crate::games::load_game;
     use std::collections::{BTreeSet, HashMap};
 
     fn tb(inner: &str) -> String {

@@ -347,7 +347,8 @@ impl State for KuhnState {
 mod tests {
     use super::*;
     use crate::game::conformance::check_game;
-    use crate::game::{load_game, replay};
+    use crate::game::replay;
+    use crate::games::load_game;
     use std::collections::BTreeSet;
 
     /// Walks the whole tree: (histories, terminals, chance, decision) and the set of

@@ -670,7 +670,8 @@ impl State for LeducState {
 mod tests {
     use super::*;
     use crate::game::conformance::check_game;
-    use crate::game::{load_game, replay};
+    use crate::game::replay;
+    use crate::games::load_game;
     use std::collections::BTreeSet;
 
     /// Walks the whole tree: (histories, terminals, chance, decision) and the set of
@@ -915,8 +916,9 @@ mod tests {
 
     #[test]
     fn transfer_shifts_every_value_but_not_the_game() {
-        use crate::eval::{nash_conv, uniform_tree_policy};
+        use crate::eval::nash_conv;
         use crate::tree::PublicTree;
+        use crate::tree::uniform_tree_policy;
         let plain = load_game("leduc_poker").unwrap();
         let shifted = load_game("leduc_poker(transfer=100)").unwrap();
         assert_eq!(shifted.load_string(), "leduc_poker(transfer=100)");

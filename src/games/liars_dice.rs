@@ -506,7 +506,7 @@ impl State for LiarsDiceState {
 mod tests {
     use super::*;
     use crate::game::conformance::check_game;
-    use crate::game::load_game;
+    use crate::games::load_game;
     use std::collections::{BTreeSet, HashMap};
 
     fn golden_infostates(file: &str) -> [Vec<String>; 2] {

@@ -7,7 +7,10 @@ pub mod hand_eval;
 pub mod kuhn;
 pub mod leduc;
 pub mod liars_dice;
+pub mod registry;
 pub mod universal_poker;
+
+pub use registry::{load_game, load_params, registered_games};
 
 use crate::game::{GameError, GameParams, GameRef};
 

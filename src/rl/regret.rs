@@ -50,9 +50,9 @@
 //! would otherwise turn a uniform policy pure.
 
 use crate::cfr::{ROUNDING_NOISE, expected_value};
-use crate::eval::TreePolicy;
 use crate::game::{Game, State, Turn};
 use crate::tree::PublicTree;
+use crate::tree::TreePolicy;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -381,7 +381,7 @@ impl TabularArmac {
 mod tests {
     use super::*;
     use crate::cfr::{SolverSpec, TabularSolver, Updates};
-    use crate::game::load_game;
+    use crate::games::load_game;
     use crate::util::SplitMix64;
 
     #[test]

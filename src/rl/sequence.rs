@@ -223,7 +223,7 @@ pub fn seq_train_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::load_game;
+    use crate::games::load_game;
     use crate::nn::armac::{ArmacNetConfig, ArmacPolicyNet};
     use crate::rl::actor::{ActorSettings, PastEpoch, Snapshots, normalized_relu, play_group};
     use crate::rl::candidates::Candidate;

@@ -21,8 +21,9 @@
 use super::config::{ArmacSettings, Config};
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, write_atomic};
-use crate::eval::{TreePolicy, nash_conv};
-use crate::game::{GameRef, load_game};
+use crate::eval::nash_conv;
+use crate::game::GameRef;
+use crate::games::load_game;
 use crate::nn::armac::SeqInputs;
 use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet};
 use crate::rl::actor::{
@@ -33,6 +34,7 @@ use crate::rl::learner::{act_batch, train_batch};
 use crate::rl::reservoir::Reservoir;
 use crate::rl::sequence::{decision_path, gather_rows, seq_inputs, seq_time, seq_train_batch};
 use crate::rl::trajectory::{Trajectory, decode_replay, encode_replay};
+use crate::tree::TreePolicy;
 use crate::tree::{PublicTree, TreeError};
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};

@@ -1,9 +1,9 @@
 //! Experiment configs: TOML files with typed, defaulted, nested sections that reject unknown
 //! keys, plus dotted `--set a.b=value` overrides from the command line. A config is validated
-//! once into typed settings ([`TabularSettings`]); the resolved config is saved in the run
-//! directory and beside every checkpoint.
+//! once into typed settings ([`ArmacSettings`] here, the `[solver]` section's
+//! [`TabularSettings`](super::solvers::TabularSettings) in [`super::solvers`]); the resolved
+//! config is saved in the run directory and beside every checkpoint.
 
-use crate::cfr::{Averaging, RegretRule, SolverSpec, Updates};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,7 @@ pub enum ConfigError {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// Game name or OpenSpiel-style game string (see `armac::game::load_game`).
+    /// Game name or OpenSpiel-style game string (see `armac::games::load_game`).
     pub game: String,
     /// Seed of every random stream of the run.
     #[serde(default)]
@@ -52,7 +52,7 @@ pub struct Config {
 /// (see [`super::solvers`] for the names and their keys).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SolverConfig {
-    /// `cfr`, `cfr+`, `lcfr`, `dcfr`, or a sampling algorithm of [`super::solvers::SAMPLED`].
+    /// An algorithm name of [`super::solvers::Algorithm`].
     pub algorithm: String,
     /// Number of iterations to run.
     pub iterations: u64,
@@ -263,20 +263,6 @@ impl Default for CheckpointConfig {
             every_epochs: default_checkpoint_epochs(),
         }
     }
-}
-
-/// Validated settings of a tabular run.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TabularSettings {
-    pub game: String,
-    pub seed: u64,
-    /// The validated algorithm and its options.
-    pub choice: super::solvers::SolverChoice,
-    /// The resolved `[solver]` section without `iterations` (checked on resume).
-    pub fingerprint: String,
-    pub iterations: u64,
-    pub eval_every: u64,
-    pub checkpoint_seconds: f64,
 }
 
 /// Finds a config: an existing path, or a bare name in `configs/` (current directory first,
@@ -502,156 +488,6 @@ impl Config {
             checkpoint_seconds: self.checkpoint.every_seconds,
         })
     }
-
-    /// Validates a tabular config into settings.
-    pub fn tabular(&self) -> Result<TabularSettings, ConfigError> {
-        let s = self.solver.as_ref().ok_or_else(|| ConfigError::Value {
-            key: "solver".into(),
-            reason: "missing: add a [solver] section (algorithm, iterations)".into(),
-        })?;
-        let Some(spec) = SolverSpec::named(&s.algorithm) else {
-            return self.sampled_settings(s);
-        };
-        let spec = cfr_family_spec(s, spec)?;
-        self.common_checks()?;
-        Ok(TabularSettings {
-            game: self.game.clone(),
-            seed: self.seed,
-            choice: super::solvers::SolverChoice::Cfr(spec),
-            fingerprint: fingerprint(s),
-            iterations: s.iterations,
-            eval_every: self.eval.every,
-            checkpoint_seconds: self.checkpoint.every_seconds,
-        })
-    }
-}
-
-impl Config {
-    /// Checks shared by every `[solver]` algorithm.
-    fn common_checks(&self) -> Result<(), ConfigError> {
-        if self.solver.as_ref().is_some_and(|s| s.iterations == 0) {
-            return Err(ConfigError::Value {
-                key: "solver.iterations".into(),
-                reason: "must be at least 1".into(),
-            });
-        }
-        if self.eval.every == 0 {
-            return Err(ConfigError::Value {
-                key: "eval.every".into(),
-                reason: "must be at least 1".into(),
-            });
-        }
-        if self.checkpoint.every_seconds.is_nan() || self.checkpoint.every_seconds <= 0.0 {
-            return Err(ConfigError::Value {
-                key: "checkpoint.every_seconds".into(),
-                reason: "must be positive".into(),
-            });
-        }
-        Ok(())
-    }
-
-    /// Validates a sampling algorithm's `[solver]` section.
-    fn sampled_settings(&self, s: &SolverConfig) -> Result<TabularSettings, ConfigError> {
-        let choice = super::solvers::parse_sampled(s)?;
-        self.common_checks()?;
-        Ok(TabularSettings {
-            game: self.game.clone(),
-            seed: self.seed,
-            choice,
-            fingerprint: fingerprint(s),
-            iterations: s.iterations,
-            eval_every: self.eval.every,
-            checkpoint_seconds: self.checkpoint.every_seconds,
-        })
-    }
-}
-
-/// `solver.updates`: `alternating` or `simultaneous`.
-pub(super) fn parse_updates(s: &SolverConfig) -> Result<Updates, ConfigError> {
-    match s.updates.as_str() {
-        "alternating" => Ok(Updates::Alternating),
-        "simultaneous" => Ok(Updates::Simultaneous),
-        other => Err(ConfigError::Value {
-            key: "solver.updates".into(),
-            reason: format!("`{other}`; expected `alternating` or `simultaneous`"),
-        }),
-    }
-}
-
-/// The CFR family's `[solver]` keys (`updates`, `averaging`, `alpha`, `beta`, `gamma`; no
-/// others) applied to the defaults `spec` of the named algorithm.
-pub(super) fn cfr_family_spec(
-    s: &SolverConfig,
-    mut spec: SolverSpec,
-) -> Result<SolverSpec, ConfigError> {
-    let bad = |key: &str, reason: String| ConfigError::Value {
-        key: format!("solver.{key}"),
-        reason,
-    };
-    if let Some(key) = s.extra.keys().next() {
-        return Err(bad(
-            key,
-            format!("unknown key for algorithm `{}`", s.algorithm),
-        ));
-    }
-    spec.updates = parse_updates(s)?;
-    let discount = s.alpha.is_some() || s.beta.is_some();
-    match (spec.regrets, discount) {
-        (RegretRule::Discounted { alpha, beta }, _) => {
-            spec.regrets = RegretRule::Discounted {
-                alpha: s.alpha.unwrap_or(alpha),
-                beta: s.beta.unwrap_or(beta),
-            };
-        }
-        (_, true) => {
-            return Err(bad(
-                "alpha",
-                "alpha/beta only apply to the discounted algorithms (lcfr, dcfr)".into(),
-            ));
-        }
-        _ => {}
-    }
-    let gamma = s.gamma.or(match spec.averaging {
-        Averaging::Power(g) => Some(g),
-        _ => None,
-    });
-    if let Some(name) = &s.averaging {
-        spec.averaging = match name.as_str() {
-            "uniform" => Averaging::Uniform,
-            "linear" => Averaging::Linear,
-            "power" => Averaging::Power(gamma.unwrap_or(2.0)),
-            other => {
-                return Err(bad(
-                    "averaging",
-                    format!("`{other}`; expected `uniform`, `linear` or `power`"),
-                ));
-            }
-        };
-    } else if let (Some(g), Averaging::Power(_)) = (s.gamma, spec.averaging) {
-        spec.averaging = Averaging::Power(g);
-    } else if s.gamma.is_some() {
-        return Err(bad(
-            "gamma",
-            "gamma needs averaging = \"power\" (or lcfr/dcfr)".into(),
-        ));
-    }
-    for (k, v) in [("alpha", s.alpha), ("beta", s.beta), ("gamma", s.gamma)] {
-        if let Some(v) = v
-            && (!v.is_finite() || v < 0.0)
-        {
-            return Err(bad(k, format!("{v} must be a finite non-negative number")));
-        }
-    }
-    Ok(spec)
-}
-
-/// The resolved `[solver]` section without its iteration budget (which a resume may raise).
-fn fingerprint(s: &SolverConfig) -> String {
-    let mut value = serde_json::to_value(s).expect("solver config serialises");
-    if let Some(map) = value.as_object_mut() {
-        map.remove("iterations");
-    }
-    value.to_string()
 }
 
 #[cfg(test)]
@@ -660,70 +496,6 @@ mod tests {
 
     fn table(text: &str) -> toml::Table {
         text.parse().unwrap()
-    }
-
-    #[test]
-    fn overrides_reach_nested_keys_and_keep_types() {
-        let mut t =
-            table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\n");
-        apply_override(&mut t, "solver.iterations=500").unwrap();
-        apply_override(&mut t, "solver.algorithm=cfr+").unwrap();
-        apply_override(&mut t, "eval.every=5").unwrap();
-        let c = Config::from_table(t, "test").unwrap();
-        let s = c.tabular().unwrap();
-        assert_eq!(s.iterations, 500);
-        assert_eq!(
-            s.choice,
-            super::super::solvers::SolverChoice::Cfr(SolverSpec::named("cfr+").unwrap())
-        );
-        assert_eq!(s.eval_every, 5);
-    }
-
-    #[test]
-    fn unknown_keys_and_bad_values_are_named() {
-        let t = table(
-            "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\nfoo = 1\n",
-        );
-        // The CFR family takes no algorithm-specific keys: a stray key is named at validation.
-        let e = Config::from_table(t, "x.toml")
-            .unwrap()
-            .tabular()
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("solver.foo"), "{e}");
-        let t = table("game = \"kuhn_poker\"\nfoo = 1\n");
-        let e = Config::from_table(t, "x.toml").unwrap_err().to_string();
-        assert!(e.contains("foo") && e.contains("x.toml"), "{e}");
-        let t =
-            table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = \"ten\"\n");
-        let e = Config::from_table(t, "x.toml").unwrap_err().to_string();
-        assert!(e.contains("solver.iterations"), "{e}");
-        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfx\"\niterations = 10\n");
-        let e = Config::from_table(t, "x")
-            .unwrap()
-            .tabular()
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("solver.algorithm") && e.contains("cfx"), "{e}");
-        let mut t = table("game = \"kuhn_poker\"");
-        assert!(apply_override(&mut t, "novalue").is_err());
-        assert!(apply_override(&mut t, "game.x=1").is_err());
-    }
-
-    #[test]
-    fn dcfr_parameters_apply() {
-        let t = table(
-            "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"dcfr\"\niterations = 1\nalpha = 2.0\ngamma = 1.0\n",
-        );
-        let s = Config::from_table(t, "x").unwrap().tabular().unwrap();
-        assert_eq!(
-            s.choice,
-            super::super::solvers::SolverChoice::Cfr(SolverSpec::dcfr(2.0, 0.0, 1.0))
-        );
-        let t = table(
-            "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 1\nalpha = 2.0\n",
-        );
-        assert!(Config::from_table(t, "x").unwrap().tabular().is_err());
     }
 
     #[test]

@@ -1,45 +1,101 @@
-//! The `[solver]` algorithms: names, option parsing and construction. Every algorithm is a
-//! [`TreeSolver`] on the compiled tree, so one driver ([`super::tabular`]) runs them all.
+//! The `[solver]` registry: every algorithm by name ([`Algorithm`]), its option parsing into a
+//! typed [`SolverChoice`], and construction. Every algorithm is a [`TreeSolver`] on the
+//! compiled tree, so one driver ([`super::tabular`]) runs them all.
 //!
 //! Full-width CFR family (keys `updates`, `averaging`, `alpha`, `beta`, `gamma`): `cfr`, `cfr+`,
 //! `lcfr`, `dcfr`. Sampling algorithms take their own keys in the same `[solver]` table; each
 //! parses them with a typed, deny-unknown-keys options struct, so a misspelt key is an error
-//! that names it.
+//! that names it. The batched public-tree solvers (`batched-cfr`, `batched-pos`) run the CFR
+//! family and POS as tensor operations ([`crate::nn::public`]).
+//!
+//! Dependencies: this module reads [`super::config`]'s raw sections; `config` knows nothing of
+//! the algorithms.
 
-use super::config::{ConfigError, SolverConfig};
-use crate::cfr::{ALGORITHMS, SolverSpec, TabularSolver, TreeSolver};
+use super::config::{Config, ConfigError, SolverConfig};
+use crate::cfr::mccfr::{MccfrOptions, MccfrSolver, MccfrSpec, Sampler};
+use crate::cfr::pos::{PosOptions, PosSolver, PosSpec, Sampling};
+use crate::cfr::sfo::{Minimizer, SfoOptions, SfoSolver, SfoSpec};
+use crate::cfr::{
+    ALGORITHMS, Averaging, RegretRule, SolverSpec, TabularSolver, TreeSolver, Updates,
+};
 use crate::game::Game;
-use crate::mccfr::{MccfrOptions, MccfrSolver, MccfrSpec, Sampler};
-use crate::sfo::{Minimizer, SfoOptions, SfoSolver, SfoSpec};
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
-/// Names of the sampling algorithms (see each module for its keys).
-pub const SAMPLED: &[&str] = &[
-    "cs-mccfr",
-    "es-mccfr",
-    "os-mccfr",
-    "as-mccfr",
-    "pos-mccfr",
-    "ftrl",
-    "omd",
-    "batched-cfr",
-    "batched-pos",
-];
+/// Every `[solver] algorithm`, by family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Full-width CFR family ([`crate::cfr::full_width`]).
+    Cfr,
+    CfrPlus,
+    Lcfr,
+    Dcfr,
+    /// Monte-Carlo CFR ([`crate::cfr::mccfr`]).
+    CsMccfr,
+    EsMccfr,
+    OsMccfr,
+    AsMccfr,
+    /// Public outcome sampling ([`crate::cfr::pos`]).
+    PosMccfr,
+    /// Stochastic FTRL / OMD ([`crate::cfr::sfo`]).
+    Ftrl,
+    Omd,
+    /// Batched public-tree solvers as tensor operations ([`crate::nn::public`]).
+    BatchedCfr,
+    BatchedPos,
+}
+
+impl Algorithm {
+    /// Every algorithm with its config name, in documentation order.
+    pub const ALL: [(Algorithm, &'static str); 13] = [
+        (Algorithm::Cfr, "cfr"),
+        (Algorithm::CfrPlus, "cfr+"),
+        (Algorithm::Lcfr, "lcfr"),
+        (Algorithm::Dcfr, "dcfr"),
+        (Algorithm::CsMccfr, "cs-mccfr"),
+        (Algorithm::EsMccfr, "es-mccfr"),
+        (Algorithm::OsMccfr, "os-mccfr"),
+        (Algorithm::AsMccfr, "as-mccfr"),
+        (Algorithm::PosMccfr, "pos-mccfr"),
+        (Algorithm::Ftrl, "ftrl"),
+        (Algorithm::Omd, "omd"),
+        (Algorithm::BatchedCfr, "batched-cfr"),
+        (Algorithm::BatchedPos, "batched-pos"),
+    ];
+
+    /// The algorithm a config name denotes.
+    pub fn named(name: &str) -> Option<Algorithm> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(a, _)| *a)
+    }
+
+    /// The config name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(a, _)| *a == self)
+            .map(|(_, n)| *n)
+            .expect("every algorithm is listed in ALL")
+    }
+}
+
+/// Every algorithm name `[solver] algorithm` accepts.
+pub fn algorithm_names() -> Vec<&'static str> {
+    Algorithm::ALL.iter().map(|(_, n)| *n).collect()
+}
 
 /// A validated `[solver]` choice.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SolverChoice {
     /// Full-width CFR family.
     Cfr(SolverSpec),
-    /// Stochastic FTRL / OMD with the dilated entropy ([`crate::sfo`]).
+    /// Stochastic FTRL / OMD with the dilated entropy ([`crate::cfr::sfo`]).
     Sfo(SfoSpec),
-    /// Monte-Carlo CFR family ([`crate::mccfr`]).
+    /// Monte-Carlo CFR family ([`crate::cfr::mccfr`]).
     Mccfr(MccfrSpec),
-    /// Public outcome sampling MCCFR with baselines ([`crate::pos`]).
-    Pos(crate::pos::PosSpec),
+    /// Public outcome sampling MCCFR with baselines ([`crate::cfr::pos`]).
+    Pos(PosSpec),
     /// Batched public-tree solvers as tensor operations ([`crate::nn::public`]).
     Batched(BatchedChoice),
 }
@@ -48,7 +104,7 @@ pub enum SolverChoice {
 #[derive(Clone, Debug, PartialEq)]
 pub enum BatchedKind {
     Cfr(SolverSpec),
-    Pos(crate::pos::PosSpec),
+    Pos(PosSpec),
 }
 
 /// A validated `batched-cfr` / `batched-pos` choice: the algorithm plus where it runs.
@@ -89,7 +145,7 @@ fn default_precision() -> crate::nn::public::Precision {
 
 /// `batched-cfr` (keys `variant` = cfr/cfr+/lcfr/dcfr plus their keys) and `batched-pos`
 /// (`pos-mccfr`'s keys), both with `device`, `batch` and `precision`.
-fn parse_batched(s: &SolverConfig) -> Result<BatchedChoice, ConfigError> {
+fn parse_batched(algorithm: Algorithm, s: &SolverConfig) -> Result<BatchedChoice, ConfigError> {
     let bad = |key: &str, reason: String| ConfigError::Value {
         key: format!("solver.{key}"),
         reason: format!("{reason} (algorithm `{}`)", s.algorithm),
@@ -124,7 +180,7 @@ fn parse_batched(s: &SolverConfig) -> Result<BatchedChoice, ConfigError> {
             ),
         ));
     }
-    let kind = if s.algorithm == "batched-cfr" {
+    let kind = if algorithm == Algorithm::BatchedCfr {
         let variant = keys.variant.clone().unwrap_or_else(|| "cfr+".into());
         let Some(spec) = SolverSpec::named(&variant) else {
             return Err(bad(
@@ -133,7 +189,7 @@ fn parse_batched(s: &SolverConfig) -> Result<BatchedChoice, ConfigError> {
             ));
         };
         inner.algorithm = variant;
-        BatchedKind::Cfr(super::config::cfr_family_spec(&inner, spec)?)
+        BatchedKind::Cfr(cfr_family_spec(&inner, spec)?)
     } else {
         if keys.variant.is_some() {
             return Err(bad("variant", "only `batched-cfr` has variants".into()));
@@ -141,7 +197,7 @@ fn parse_batched(s: &SolverConfig) -> Result<BatchedChoice, ConfigError> {
         inner.algorithm = "pos-mccfr".into();
         let spec = parse_pos(&inner)?;
         let o = spec.options;
-        if o.sampling != crate::pos::Sampling::Uniform {
+        if o.sampling != Sampling::Uniform {
             return Err(bad(
                 "sampling",
                 "the batched solver samples successors uniformly only".into(),
@@ -149,7 +205,7 @@ fn parse_batched(s: &SolverConfig) -> Result<BatchedChoice, ConfigError> {
         }
         if !matches!(
             o.baseline,
-            crate::pos::Baseline::None | crate::pos::Baseline::Predictive
+            crate::cfr::baseline::Baseline::None | crate::cfr::baseline::Baseline::Predictive
         ) {
             return Err(bad(
                 "baseline",
@@ -170,11 +226,6 @@ fn parse_batched(s: &SolverConfig) -> Result<BatchedChoice, ConfigError> {
         batch: keys.batch,
         precision: keys.precision,
     })
-}
-
-/// Every algorithm name `[solver] algorithm` accepts.
-pub fn algorithm_names() -> Vec<&'static str> {
-    ALGORITHMS.iter().chain(SAMPLED).copied().collect()
 }
 
 /// Parses the algorithm-specific keys of `s` into `T` (a `deny_unknown_fields` options struct);
@@ -200,28 +251,26 @@ pub fn parse_options<T: DeserializeOwned>(s: &SolverConfig) -> Result<T, ConfigE
     })
 }
 
-/// Validates the `[solver]` section of a sampling algorithm.
-pub fn parse_sampled(s: &SolverConfig) -> Result<SolverChoice, ConfigError> {
-    if let Some(m) = Minimizer::named(&s.algorithm) {
-        return parse_sfo(m, s).map(SolverChoice::Sfo);
+/// Validates the `[solver]` section of `algorithm` into its typed choice.
+fn parse_choice(algorithm: Algorithm, s: &SolverConfig) -> Result<SolverChoice, ConfigError> {
+    use Algorithm as A;
+    let cfr = |name: &str| {
+        let defaults = SolverSpec::named(name).expect("CFR-family names are SolverSpec names");
+        cfr_family_spec(s, defaults).map(SolverChoice::Cfr)
+    };
+    let mccfr = |sampler| parse_mccfr(s, sampler).map(SolverChoice::Mccfr);
+    let sfo = |m| parse_sfo(m, s).map(SolverChoice::Sfo);
+    match algorithm {
+        A::Cfr | A::CfrPlus | A::Lcfr | A::Dcfr => cfr(algorithm.name()),
+        A::CsMccfr => mccfr(Sampler::Chance),
+        A::EsMccfr => mccfr(Sampler::External),
+        A::OsMccfr => mccfr(Sampler::Outcome),
+        A::AsMccfr => mccfr(Sampler::AverageStrategy),
+        A::PosMccfr => parse_pos(s).map(SolverChoice::Pos),
+        A::Ftrl => sfo(Minimizer::Ftrl),
+        A::Omd => sfo(Minimizer::Omd),
+        A::BatchedCfr | A::BatchedPos => parse_batched(algorithm, s).map(SolverChoice::Batched),
     }
-    if let Some(sampler) = Sampler::named(&s.algorithm) {
-        return parse_mccfr(s, sampler).map(SolverChoice::Mccfr);
-    }
-    if s.algorithm == "pos-mccfr" {
-        return parse_pos(s).map(SolverChoice::Pos);
-    }
-    if s.algorithm == "batched-cfr" || s.algorithm == "batched-pos" {
-        return parse_batched(s).map(SolverChoice::Batched);
-    }
-    Err(ConfigError::Value {
-        key: "solver.algorithm".into(),
-        reason: format!(
-            "unknown algorithm `{}`; expected one of {:?}",
-            s.algorithm,
-            algorithm_names()
-        ),
-    })
 }
 
 /// The MCCFR family's keys: `regret`, `averaging`, and per sampler `epsilon`, `sampling`,
@@ -255,17 +304,16 @@ fn parse_mccfr(s: &SolverConfig, sampler: Sampler) -> Result<MccfrSpec, ConfigEr
         })
 }
 
-/// `pos-mccfr`: its own keys (see [`crate::pos::PosOptions`]) plus the common `updates`,
+/// `pos-mccfr`: its own keys (see [`PosOptions`]) plus the common `updates`,
 /// `averaging` (default `linear` with `regret = "plus"`, else `uniform`) and `gamma`.
-fn parse_pos(s: &SolverConfig) -> Result<crate::pos::PosSpec, ConfigError> {
-    use crate::cfr::Averaging;
+fn parse_pos(s: &SolverConfig) -> Result<PosSpec, ConfigError> {
     let bad = |key: &str, reason: String| ConfigError::Value {
         key: format!("solver.{key}"),
         reason,
     };
-    let options: crate::pos::PosOptions = parse_options(s)?;
+    let options: PosOptions = parse_options(s)?;
     options.validate().map_err(|(k, r)| bad(k, r))?;
-    let updates = super::config::parse_updates(s)?;
+    let updates = parse_updates(s)?;
     for (key, v) in [("alpha", s.alpha), ("beta", s.beta)] {
         if v.is_some() {
             return Err(bad(
@@ -274,7 +322,7 @@ fn parse_pos(s: &SolverConfig) -> Result<crate::pos::PosSpec, ConfigError> {
             ));
         }
     }
-    let plus = options.regret == crate::pos::RegretRule::Plus;
+    let plus = options.regret == crate::cfr::RegretRule::Plus;
     let averaging = match (s.averaging.as_deref(), s.gamma) {
         (None, None) if plus => Averaging::Linear,
         (None, None) => Averaging::Uniform,
@@ -300,11 +348,163 @@ fn parse_pos(s: &SolverConfig) -> Result<crate::pos::PosSpec, ConfigError> {
             ));
         }
     };
-    Ok(crate::pos::PosSpec {
+    Ok(PosSpec {
         options,
         updates,
         averaging,
     })
+}
+
+/// Validated settings of a tabular run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TabularSettings {
+    pub game: String,
+    pub seed: u64,
+    /// The validated algorithm and its options.
+    pub choice: SolverChoice,
+    /// The resolved `[solver]` section without `iterations` (checked on resume).
+    pub fingerprint: String,
+    pub iterations: u64,
+    pub eval_every: u64,
+    pub checkpoint_seconds: f64,
+}
+
+impl Config {
+    /// Validates a `[solver]` config into settings (the algorithm, its options, the common
+    /// schedule keys).
+    pub fn tabular(&self) -> Result<TabularSettings, ConfigError> {
+        let s = self.solver.as_ref().ok_or_else(|| ConfigError::Value {
+            key: "solver".into(),
+            reason: "missing: add a [solver] section (algorithm, iterations)".into(),
+        })?;
+        let algorithm = Algorithm::named(&s.algorithm).ok_or_else(|| ConfigError::Value {
+            key: "solver.algorithm".into(),
+            reason: format!(
+                "unknown algorithm `{}`; expected one of {:?}",
+                s.algorithm,
+                algorithm_names()
+            ),
+        })?;
+        let choice = parse_choice(algorithm, s)?;
+        self.common_checks()?;
+        Ok(TabularSettings {
+            game: self.game.clone(),
+            seed: self.seed,
+            choice,
+            fingerprint: fingerprint(s),
+            iterations: s.iterations,
+            eval_every: self.eval.every,
+            checkpoint_seconds: self.checkpoint.every_seconds,
+        })
+    }
+
+    /// Checks shared by every `[solver]` algorithm.
+    fn common_checks(&self) -> Result<(), ConfigError> {
+        if self.solver.as_ref().is_some_and(|s| s.iterations == 0) {
+            return Err(ConfigError::Value {
+                key: "solver.iterations".into(),
+                reason: "must be at least 1".into(),
+            });
+        }
+        if self.eval.every == 0 {
+            return Err(ConfigError::Value {
+                key: "eval.every".into(),
+                reason: "must be at least 1".into(),
+            });
+        }
+        if self.checkpoint.every_seconds.is_nan() || self.checkpoint.every_seconds <= 0.0 {
+            return Err(ConfigError::Value {
+                key: "checkpoint.every_seconds".into(),
+                reason: "must be positive".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `solver.updates`: `alternating` or `simultaneous`.
+pub fn parse_updates(s: &SolverConfig) -> Result<Updates, ConfigError> {
+    match s.updates.as_str() {
+        "alternating" => Ok(Updates::Alternating),
+        "simultaneous" => Ok(Updates::Simultaneous),
+        other => Err(ConfigError::Value {
+            key: "solver.updates".into(),
+            reason: format!("`{other}`; expected `alternating` or `simultaneous`"),
+        }),
+    }
+}
+
+/// The CFR family's `[solver]` keys (`updates`, `averaging`, `alpha`, `beta`, `gamma`; no
+/// others) applied to the defaults `spec` of the named algorithm.
+fn cfr_family_spec(s: &SolverConfig, mut spec: SolverSpec) -> Result<SolverSpec, ConfigError> {
+    let bad = |key: &str, reason: String| ConfigError::Value {
+        key: format!("solver.{key}"),
+        reason,
+    };
+    if let Some(key) = s.extra.keys().next() {
+        return Err(bad(
+            key,
+            format!("unknown key for algorithm `{}`", s.algorithm),
+        ));
+    }
+    spec.updates = parse_updates(s)?;
+    let discount = s.alpha.is_some() || s.beta.is_some();
+    match (spec.regrets, discount) {
+        (RegretRule::Discounted { alpha, beta }, _) => {
+            spec.regrets = RegretRule::Discounted {
+                alpha: s.alpha.unwrap_or(alpha),
+                beta: s.beta.unwrap_or(beta),
+            };
+        }
+        (_, true) => {
+            return Err(bad(
+                "alpha",
+                "alpha/beta only apply to the discounted algorithms (lcfr, dcfr)".into(),
+            ));
+        }
+        _ => {}
+    }
+    let gamma = s.gamma.or(match spec.averaging {
+        Averaging::Power(g) => Some(g),
+        _ => None,
+    });
+    if let Some(name) = &s.averaging {
+        spec.averaging = match name.as_str() {
+            "uniform" => Averaging::Uniform,
+            "linear" => Averaging::Linear,
+            "power" => Averaging::Power(gamma.unwrap_or(2.0)),
+            other => {
+                return Err(bad(
+                    "averaging",
+                    format!("`{other}`; expected `uniform`, `linear` or `power`"),
+                ));
+            }
+        };
+    } else if let (Some(g), Averaging::Power(_)) = (s.gamma, spec.averaging) {
+        spec.averaging = Averaging::Power(g);
+    } else if s.gamma.is_some() {
+        return Err(bad(
+            "gamma",
+            "gamma needs averaging = \"power\" (or lcfr/dcfr)".into(),
+        ));
+    }
+    for (k, v) in [("alpha", s.alpha), ("beta", s.beta), ("gamma", s.gamma)] {
+        if let Some(v) = v
+            && (!v.is_finite() || v < 0.0)
+        {
+            return Err(bad(k, format!("{v} must be a finite non-negative number")));
+        }
+    }
+    Ok(spec)
+}
+
+/// The resolved `[solver]` section without its iteration budget (which a resume may raise).
+fn fingerprint(s: &SolverConfig) -> String {
+    let mut value = serde_json::to_value(s).expect("solver config serialises");
+    if let Some(map) = value.as_object_mut() {
+        map.remove("iterations");
+    }
+    value.to_string()
 }
 
 /// Builds the solver of a validated choice. `seed` seeds every random stream.
@@ -321,9 +521,7 @@ pub fn build(
             Box::new(SfoSolver::new(tree, histories, *spec, seed))
         }
         SolverChoice::Mccfr(spec) => Box::new(MccfrSolver::new(*spec, seed, game, tree)?),
-        SolverChoice::Pos(spec) => {
-            Box::new(crate::pos::PosSolver::from_game(game, tree, *spec, seed)?)
-        }
+        SolverChoice::Pos(spec) => Box::new(PosSolver::from_game(game, tree, *spec, seed)?),
         SolverChoice::Batched(b) => {
             use crate::nn::public::{Ctx, cfr::BatchedCfr, pos::BatchedPos};
             use crate::tree::tensor::TensorTree;
@@ -424,7 +622,7 @@ mod sfo_tests {
         }
         // A run of the built solver works end to end.
         let choice = settle("estimator = \"external\"\n").unwrap();
-        let game = crate::game::load_game("kuhn_poker").unwrap();
+        let game = crate::games::load_game("kuhn_poker").unwrap();
         let tree = Arc::new(PublicTree::build(game.as_ref()).unwrap());
         let mut s = build(&choice, 1, game.as_ref(), tree).unwrap();
         s.iterate();
@@ -473,5 +671,76 @@ mod mccfr_tests {
             let e = tabular(text).unwrap_err();
             assert!(e.contains(key), "{text}: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod config_tests {
+    use super::super::config::{Config, apply_override};
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn overrides_reach_nested_keys_and_keep_types() {
+        let mut t =
+            table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\n");
+        apply_override(&mut t, "solver.iterations=500").unwrap();
+        apply_override(&mut t, "solver.algorithm=cfr+").unwrap();
+        apply_override(&mut t, "eval.every=5").unwrap();
+        let c = Config::from_table(t, "test").unwrap();
+        let s = c.tabular().unwrap();
+        assert_eq!(s.iterations, 500);
+        assert_eq!(
+            s.choice,
+            SolverChoice::Cfr(SolverSpec::named("cfr+").unwrap())
+        );
+        assert_eq!(s.eval_every, 5);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_named() {
+        let t = table(
+            "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\nfoo = 1\n",
+        );
+        // The CFR family takes no algorithm-specific keys: a stray key is named at validation.
+        let e = Config::from_table(t, "x.toml")
+            .unwrap()
+            .tabular()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("solver.foo"), "{e}");
+        let t = table("game = \"kuhn_poker\"\nfoo = 1\n");
+        let e = Config::from_table(t, "x.toml").unwrap_err().to_string();
+        assert!(e.contains("foo") && e.contains("x.toml"), "{e}");
+        let t =
+            table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = \"ten\"\n");
+        let e = Config::from_table(t, "x.toml").unwrap_err().to_string();
+        assert!(e.contains("solver.iterations"), "{e}");
+        let t = table("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfx\"\niterations = 10\n");
+        let e = Config::from_table(t, "x")
+            .unwrap()
+            .tabular()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("solver.algorithm") && e.contains("cfx"), "{e}");
+        let mut t = table("game = \"kuhn_poker\"");
+        assert!(apply_override(&mut t, "novalue").is_err());
+        assert!(apply_override(&mut t, "game.x=1").is_err());
+    }
+
+    #[test]
+    fn dcfr_parameters_apply() {
+        let t = table(
+            "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"dcfr\"\niterations = 1\nalpha = 2.0\ngamma = 1.0\n",
+        );
+        let s = Config::from_table(t, "x").unwrap().tabular().unwrap();
+        assert_eq!(s.choice, SolverChoice::Cfr(SolverSpec::dcfr(2.0, 0.0, 1.0)));
+        let t = table(
+            "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 1\nalpha = 2.0\n",
+        );
+        assert!(Config::from_table(t, "x").unwrap().tabular().is_err());
     }
 }

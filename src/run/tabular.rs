@@ -2,14 +2,17 @@
 //! on schedule, log to TensorBoard / CSV / progress bar, checkpoint, export the average policy.
 
 use super::checkpoint::{self, SolverHeader};
-use super::config::{Config, TabularSettings};
+use super::config::Config;
+use super::solvers::TabularSettings;
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, write_atomic};
 use crate::cfr::TreeSolver;
-use crate::eval::{TreePolicy, nash_conv};
-use crate::game::{Game, load_game};
+use crate::eval::nash_conv;
+use crate::game::Game;
+use crate::games::load_game;
 use crate::policy::TabularPolicy;
 use crate::tree::PublicTree;
+use crate::tree::TreePolicy;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;

@@ -5,7 +5,7 @@
 //! gradient estimators) walk single histories, which the sequence-form arrays of
 //! [`PublicTree`] merge away. This tree keeps them, so a sampled walk is a loop over integer
 //! arrays with no game code, no strings and no hashing, and the strategies it learns are
-//! [`TreePolicy`](crate::eval::TreePolicy) vectors that the exact evaluators score directly.
+//! [`TreePolicy`](super::TreePolicy) vectors that the exact evaluators score directly.
 //!
 //! Histories are numbered breadth-first, so the children of a history are contiguous:
 //! `children(h) = first_child[h] .. first_child[h] + num_children[h]`. At a decision history
@@ -219,7 +219,7 @@ impl HistoryTree {
     }
 
     /// `u(h | σ)` (player 0's expected payoff) of every history under `policy` (indexed like
-    /// [`crate::eval::TreePolicy`]) into `out`: one reverse pass, children come after parents.
+    /// [`super::TreePolicy`]) into `out`: one reverse pass, children come after parents.
     pub fn values_into(&self, tree: &PublicTree, policy: &[Vec<f64>; 2], out: &mut [f64]) {
         for h in (0..self.len()).rev() {
             out[h] = match self.kind[h] {
@@ -228,7 +228,7 @@ impl HistoryTree {
                 HistoryKind::Decision(p) => {
                     let base = tree.infosets[p].offset[self.infoset[h] as usize] as usize;
                     let kids = self.children(h);
-                    crate::cfr::expected_value(&policy[p][base..base + kids.len()], &out[kids])
+                    super::expected_value(&policy[p][base..base + kids.len()], &out[kids])
                 }
             };
         }
@@ -261,7 +261,7 @@ impl HistoryTree {
         r
     }
 
-    /// Exact expected payoff of player 0 under `policy` (indexed like [`crate::eval::TreePolicy`]),
+    /// Exact expected payoff of player 0 under `policy` (indexed like [`super::TreePolicy`]),
     /// computed history by history; agrees with the sequence-form sweep of [`PublicTree`].
     pub fn expected_value(&self, tree: &PublicTree, policy: &[Vec<f64>; 2]) -> f64 {
         let mut reach = vec![0.0; self.len()];
@@ -290,7 +290,7 @@ impl HistoryTree {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::load_game;
+    use crate::games::load_game;
 
     #[test]
     fn history_tree_matches_the_compiled_tree() {
@@ -311,7 +311,7 @@ mod tests {
                 .sum();
             assert_eq!(listed, ht.len());
             // Expected values agree with the sequence form on a non-uniform policy.
-            let mut policy = crate::eval::uniform_tree_policy(&tree);
+            let mut policy = crate::tree::uniform_tree_policy(&tree);
             for (p, flat) in policy.iter_mut().enumerate() {
                 let inf = &tree.infosets[p];
                 for i in 0..inf.len() {

@@ -28,6 +28,39 @@ pub mod tensor;
 use crate::game::{Action, Game, GameError, Player, State, Turn};
 use std::collections::HashMap;
 
+/// A policy as flat per-player arrays over the tree's global action indices.
+pub type TreePolicy = [Vec<f64>; 2];
+
+/// The uniform policy as tree arrays.
+pub fn uniform_tree_policy(tree: &PublicTree) -> TreePolicy {
+    std::array::from_fn(|p| {
+        let inf = &tree.infosets[p];
+        let mut flat = vec![0.0; inf.num_actions_total()];
+        for i in 0..inf.len() {
+            let r = inf.range(i);
+            let n = r.len() as f64;
+            flat[r].iter_mut().for_each(|x| *x = 1.0 / n);
+        }
+        flat
+    })
+}
+
+/// `Σ_a σ(a) q(a)`, exactly `q(0)` when all action values are equal.
+///
+/// Summing `σ(a) q` over actions does not return `q` exactly in floating point (`σ = 1/3`, say),
+/// and the residue would become a 1e-17 regret where the true regret is zero. Regret matching
+/// is discontinuous there (a positive residue turns a uniform policy pure), so equal action
+/// values — common in games with many ties, e.g. Goofspiel's win/loss returns — must give exactly
+/// zero regret, as they do in OpenSpiel's per-history computation.
+#[inline]
+pub fn expected_value(sigma: &[f64], q: &[f64]) -> f64 {
+    let first = q[0];
+    if q.iter().all(|&x| x == first) {
+        return first;
+    }
+    sigma.iter().zip(q).map(|(s, x)| s * x).sum()
+}
+
 /// Marks "no parent" in the `u32` index arrays.
 pub const NONE: u32 = u32::MAX;
 

@@ -407,7 +407,7 @@ impl TensorTree {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::registry::load_game;
+    use crate::games::registry::load_game;
     use std::sync::Arc;
 
     fn layout(name: &str) -> (Arc<PublicTree>, HistoryTree, TensorTree) {

@@ -3,8 +3,8 @@
 use super::render::format_g6;
 use super::*;
 use crate::game::conformance::check_game;
-use crate::game::load_game;
 use crate::games::cards::parse_card;
+use crate::games::load_game;
 
 fn fcpa() -> UniversalPokerGame {
     UniversalPokerGame::hunl_fcpa()

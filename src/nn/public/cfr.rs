@@ -22,7 +22,7 @@ use super::{
     regret_match, to_f64,
 };
 use crate::cfr::{RegretRule, SolverSpec, Updates};
-use crate::eval::TreePolicy;
+use crate::tree::TreePolicy;
 use crate::tree::tensor::{TensorKind, TensorTree};
 use crate::tree::{NONE, PublicTree};
 use burn::tensor::{IndexingUpdateOp, Int, Tensor};
@@ -180,7 +180,7 @@ impl BatchedCfr {
 
     /// The uniform policy of the whole game (the base the policies are written over).
     pub(crate) fn uniform(&self) -> TreePolicy {
-        crate::eval::uniform_tree_policy(&self.tree)
+        crate::tree::uniform_tree_policy(&self.tree)
     }
 
     /// The layout it solves.

@@ -11,7 +11,7 @@
 //!   updates), reproducing [`crate::cfr::TabularSolver`] in `f32`; roots with given ranges and
 //!   depth limits whose leaves a [`LeafEvaluator`] values.
 //! * [`pos::BatchedPos`]: public outcome sampling MCCFR with the predictive baseline,
-//!   reproducing [`crate::pos::PosSolver`] sample for sample.
+//!   reproducing [`crate::cfr::pos::PosSolver`] sample for sample.
 
 pub mod cfr;
 pub mod pos;
@@ -262,11 +262,11 @@ impl crate::cfr::TreeSolver for cfr::BatchedCfr {
     }
 
     /// Batch element 0's.
-    fn average_policy(&self) -> crate::eval::TreePolicy {
+    fn average_policy(&self) -> crate::tree::TreePolicy {
         cfr::BatchedCfr::average_policy(self, 0, &self.uniform())
     }
 
-    fn current_policy(&self) -> crate::eval::TreePolicy {
+    fn current_policy(&self) -> crate::tree::TreePolicy {
         cfr::BatchedCfr::current_policy(self, 0, &self.uniform())
     }
 
@@ -303,11 +303,11 @@ impl crate::cfr::TreeSolver for pos::BatchedPos {
     }
 
     /// Batch element 0's.
-    fn average_policy(&self) -> crate::eval::TreePolicy {
+    fn average_policy(&self) -> crate::tree::TreePolicy {
         pos::BatchedPos::average_policy(self, 0)
     }
 
-    fn current_policy(&self) -> crate::eval::TreePolicy {
+    fn current_policy(&self) -> crate::tree::TreePolicy {
         pos::BatchedPos::current_policy(self, 0)
     }
 

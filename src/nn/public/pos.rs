@@ -1,10 +1,10 @@
 //! Batched public outcome sampling (POS) MCCFR with the predictive baseline over a
-//! [`TensorTree`] (see the parent module and [`crate::pos`] for the algorithm).
+//! [`TensorTree`] (see the parent module and [`crate::cfr::pos`] for the algorithm).
 //!
 //! Batch element `b` is an independent POS solver with seed [`BatchedPos::element_seed`] (`seed`
 //! itself for element 0). With uniform successor
 //! sampling the sampled public path does not depend on the strategies, so the host draws every
-//! element's path from exactly the random stream [`crate::pos::PosSolver`] uses, uploads it once
+//! element's path from exactly the random stream [`crate::cfr::pos::PosSolver`] uses, uploads it once
 //! per iteration as small per-depth tables, and the device walks all `B` paths in lockstep, one
 //! depth at a time (elements whose path is shorter idle in a scratch block):
 //!
@@ -24,9 +24,11 @@
 
 use super::cfr::BatchedError;
 use super::{Ctx, floats, instant_regrets, ints, ints2, regret_match, to_f64};
+use crate::cfr::RegretRule;
+use crate::cfr::baseline::Baseline;
+use crate::cfr::pos::{PosSpec, Sampling};
 use crate::cfr::{SolverSnapshot, Updates};
-use crate::eval::TreePolicy;
-use crate::pos::{Baseline, PosSpec, RegretRule, Sampling};
+use crate::tree::TreePolicy;
 use crate::tree::tensor::{TensorKind, TensorTree};
 use crate::tree::{NONE, PublicTree};
 use burn::tensor::{IndexingUpdateOp, Int, Tensor};
@@ -221,7 +223,7 @@ impl BatchedPos {
         let t = self.iteration as f64;
         let weight = self.spec.averaging.weight(t);
         let mut rngs: Vec<_> = (0..self.batch)
-            .map(|b| crate::pos::stream(Self::element_seed(self.seed, b), self.iteration))
+            .map(|b| crate::cfr::pos::stream(Self::element_seed(self.seed, b), self.iteration))
             .collect();
         match self.spec.updates {
             Updates::Alternating => {

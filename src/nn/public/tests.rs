@@ -1,9 +1,9 @@
 use super::cfr::BatchedCfr;
 use super::pos::BatchedPos;
 use super::{Ctx, Precision};
+use crate::cfr::pos::{PosSolver, PosSpec};
 use crate::cfr::{SolverSpec, TabularSolver, TreeSolver, Updates};
-use crate::game::registry::load_game;
-use crate::pos::{PosSolver, PosSpec};
+use crate::games::registry::load_game;
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
 use crate::tree::tensor::TensorTree;
@@ -39,7 +39,7 @@ pub(super) fn cfr_gap(name: &str, spec_name: &str, iters: usize, ctx: &Ctx) -> f
         tab.iterate();
         bat.iterate();
     }
-    let base = crate::eval::uniform_tree_policy(&tree);
+    let base = crate::tree::uniform_tree_policy(&tree);
     (0..2)
         .map(|b| max_diff(&tab.average_policy(), &bat.average_policy(b, &base)))
         .fold(0.0, f64::max)
@@ -222,7 +222,7 @@ fn depth_limited_solve_with_exact_leaf_values_recovers_the_equilibrium() {
         }
         // A uniform trunk over the same leaves fails the same check.
         let uniform_trunk = {
-            let u = crate::eval::uniform_tree_policy(&tree);
+            let u = crate::tree::uniform_tree_policy(&tree);
             let mut p = star.clone();
             let l = solver.layout();
             for i in 0..2 {

@@ -1,8 +1,72 @@
-//! Exact history values on the [`HistoryTree`] and the default policy of the static baseline.
+//! Control-variate baselines shared by outcome sampling ([`super::mccfr`]) and public outcome
+//! sampling ([`super::pos`]) (Davis, Schmid & Bowling 2019): which baseline `b(h, a)` a solver
+//! uses, how learned baselines average their samples, and the exact history values and
+//! default policy behind the static baseline and the tests.
 
-use crate::eval::TreePolicy;
-use crate::tree::PublicTree;
 use crate::tree::history::{HistoryKind, HistoryTree};
+use crate::tree::{PublicTree, TreePolicy};
+use serde::Deserialize;
+
+/// The baseline `b(h, a)` subtracted from sampled values (config names in kebab-case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Baseline {
+    /// `b = 0`: plain sampled values.
+    None,
+    /// The exact value of `(h a)` when both players follow a fixed default policy from there
+    /// on ([`default_policy`]), computed once. Outcome sampling only.
+    Static,
+    /// Average of the past baseline-corrected values `û(ha)` sampled at `(h, a)` (Eq. 6).
+    LearnedHistory,
+    /// VR-MCCFR: one value per (updating player's augmented infoset, action), the average of
+    /// the values `û(h'a)` sampled at any history `h'` of it (Eq. 7). The augmented infoset of
+    /// player `p` at `h` is the pair (public node, `p`'s private state).
+    LearnedInfoset,
+    /// `b_{t+1}(h,a) = û((ha) | σ_{t+1})` on the sampled path (Eq. 8, Algorithm 2).
+    Predictive,
+}
+
+impl Baseline {
+    /// The config names, in declaration order.
+    pub const NAMES: [&'static str; 5] = [
+        "none",
+        "static",
+        "learned-history",
+        "learned-infoset",
+        "predictive",
+    ];
+
+    /// The baseline of a config name.
+    pub fn named(name: &str) -> Option<Baseline> {
+        const ALL: [Baseline; 5] = [
+            Baseline::None,
+            Baseline::Static,
+            Baseline::LearnedHistory,
+            Baseline::LearnedInfoset,
+            Baseline::Predictive,
+        ];
+        Baseline::NAMES
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| ALL[i])
+    }
+
+    /// Whether the baseline averages samples (and so takes `baseline_averaging`).
+    pub fn is_learned(self) -> bool {
+        matches!(self, Baseline::LearnedHistory | Baseline::LearnedInfoset)
+    }
+}
+
+/// How a learned baseline averages its samples; the exponential decay `α` is the solver's
+/// `baseline_alpha`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaselineAveraging {
+    /// The mean of the samples.
+    Simple,
+    /// `b ← b + α (x − b)` from `b = 0`, i.e. weights `α(1−α)^(n−j)` as in the paper.
+    Exponential,
+}
 
 /// `u(h | σ)` for every history `h` (player 0's utility).
 pub fn history_values(ht: &HistoryTree, tree: &PublicTree, policy: &TreePolicy) -> Vec<f64> {

@@ -55,9 +55,12 @@
 //! Iteration `t` draws from a generator seeded by `(seed, t)`, so a run restored from a
 //! [`SolverSnapshot`] continues exactly as the uninterrupted run.
 
-use crate::cfr::{Averaging, ROUNDING_NOISE, SolverSnapshot, TreeSolver, Updates, expected_value};
-use crate::eval::TreePolicy;
+use crate::cfr::baseline::{Baseline, BaselineAveraging};
+use crate::cfr::{
+    Averaging, ROUNDING_NOISE, RegretRule, SolverSnapshot, TreeSolver, Updates, expected_value,
+};
 use crate::game::Game;
+use crate::tree::TreePolicy;
 use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::tree::{NodeKind, PublicTree, TreeError};
 use crate::util::SplitMix64;
@@ -72,32 +75,6 @@ pub enum Sampling {
     Uniform,
     /// Proportional to the successor's probability under the current strategies and chance.
     OnPolicy,
-}
-
-/// Cumulative regret rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RegretRule {
-    Plain,
-    Plus,
-}
-
-/// The baseline `b(h, a)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Baseline {
-    None,
-    LearnedHistory,
-    LearnedInfoset,
-    Predictive,
-}
-
-/// How the learned baselines average their samples.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BaselineAveraging {
-    Simple,
-    Exponential,
 }
 
 /// The algorithm's own `[solver]` keys.
@@ -152,8 +129,19 @@ impl Default for PosOptions {
 }
 
 impl PosOptions {
-    /// Checks the numeric options; the error names the offending key.
+    /// Checks the options; the error names the offending key.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !matches!(self.regret, RegretRule::Plain | RegretRule::Plus) {
+            return Err(("regret", "expected `plain` or `plus`".into()));
+        }
+        if self.baseline == Baseline::Static {
+            return Err((
+                "baseline",
+                "`static` is outcome sampling's; pos-mccfr takes `none`, `learned-history`, \
+                 `learned-infoset` or `predictive`"
+                    .into(),
+            ));
+        }
         let a = self.baseline_alpha;
         if !(a.is_finite() && a > 0.0 && a <= 1.0) {
             return Err(("baseline_alpha", format!("{a} must lie in (0, 1]")));
@@ -291,7 +279,7 @@ impl PosSolver {
         PosSolver {
             regrets: [zeros(0), zeros(1)],
             cumulative: [zeros(0), zeros(1)],
-            current: crate::eval::uniform_tree_policy(&tree),
+            current: crate::tree::uniform_tree_policy(&tree),
             base_sum: vec![0.0; n],
             base_w: vec![0.0; n],
             inf_sum: [zeros(0), zeros(1)],
@@ -571,7 +559,7 @@ impl PosSolver {
     fn baseline(&self, c: usize, decision: Option<(usize, usize)>) -> f64 {
         let learned = |s: f64, w: f64| if w > 0.0 { s / w } else { 0.0 };
         match self.spec.options.baseline {
-            Baseline::None => 0.0,
+            Baseline::None | Baseline::Static => 0.0,
             Baseline::Predictive => self.base_sum[c],
             Baseline::LearnedHistory => learned(self.base_sum[c], self.base_w[c]),
             Baseline::LearnedInfoset => match decision {
@@ -732,7 +720,7 @@ impl PosSolver {
         let opts = self.spec.options;
         let (avg, alpha) = (opts.baseline_averaging, opts.baseline_alpha);
         match opts.baseline {
-            Baseline::None => {}
+            Baseline::None | Baseline::Static => {}
             Baseline::LearnedHistory => {
                 for &h in hs {
                     for c in ht.children(h as usize) {

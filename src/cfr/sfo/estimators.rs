@@ -21,8 +21,8 @@
 //! Sampled estimators average `samples` independent draws. The walks run over the
 //! [`HistoryTree`] arrays: no game code, no strings.
 
-use crate::eval::TreePolicy;
 use crate::tree::PublicTree;
+use crate::tree::TreePolicy;
 use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::util::SplitMix64;
 use std::sync::Arc;
@@ -222,7 +222,7 @@ impl Estimators {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::load_game;
+    use crate::games::load_game;
 
     fn setup(name: &str) -> (Arc<PublicTree>, Estimators) {
         let game = load_game(name).unwrap();

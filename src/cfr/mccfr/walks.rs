@@ -2,7 +2,8 @@
 //! [`super`] for the estimators). All values are player 0's utility; regrets of player 1 are
 //! updated with the negated differences.
 
-use super::{BaselineAveraging, BaselineKind, Fixed, MccfrSolver, MccfrSpec, OsSampling, Tables};
+use super::{Fixed, MccfrSolver, MccfrSpec, OsSampling, Tables};
+use crate::cfr::baseline::{Baseline, BaselineAveraging};
 use crate::tree::PublicTree;
 use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::util::SplitMix64;
@@ -41,23 +42,23 @@ pub(super) fn baseline_of(
     c: usize,
 ) -> f64 {
     match spec.baseline {
-        BaselineKind::None => 0.0,
-        BaselineKind::Static => fixed.static_values[c],
-        BaselineKind::LearnedHistory | BaselineKind::Predictive => tab.base[c],
-        BaselineKind::LearnedInfoset => tab.ibase[p][fixed.islot[p][h] as usize + k],
+        Baseline::None => 0.0,
+        Baseline::Static => fixed.static_values[c],
+        Baseline::LearnedHistory | Baseline::Predictive => tab.base[c],
+        Baseline::LearnedInfoset => tab.ibase[p][fixed.islot[p][h] as usize + k],
     }
 }
 
 use crate::cfr::regret_match_infoset as match_regrets;
 
 #[inline]
-fn averaged(avg: BaselineAveraging, b: &mut f64, n: &mut f64, x: f64) {
+fn averaged(avg: BaselineAveraging, alpha: f64, b: &mut f64, n: &mut f64, x: f64) {
     match avg {
         BaselineAveraging::Simple => {
             *n += 1.0;
             *b += (x - *b) / *n;
         }
-        BaselineAveraging::Exponential(alpha) => *b += alpha * (x - *b),
+        BaselineAveraging::Exponential => *b += alpha * (x - *b),
     }
 }
 
@@ -264,23 +265,30 @@ impl<'a> Walk<'a> {
     /// Feeds the sample of child `c = (h a_k)` to a learned or predictive baseline: `cv` is
     /// `û(ha | σ_t)`, `cn` is `û(ha | σ_{t+1})`.
     fn learn_baseline(&mut self, h: usize, k: usize, c: usize, cv: f64, cn: f64) {
-        let avg = self.spec.baseline_averaging;
+        let (avg, alpha) = (self.spec.baseline_averaging, self.spec.baseline_alpha);
         match self.spec.baseline {
-            BaselineKind::LearnedHistory => {
-                averaged(avg, &mut self.tab.base[c], &mut self.tab.base_n[c], cv);
+            Baseline::LearnedHistory => {
+                averaged(
+                    avg,
+                    alpha,
+                    &mut self.tab.base[c],
+                    &mut self.tab.base_n[c],
+                    cv,
+                );
             }
-            BaselineKind::LearnedInfoset => {
+            Baseline::LearnedInfoset => {
                 let j = self.fixed.islot[self.p][h] as usize + k;
                 let p = self.p;
                 averaged(
                     avg,
+                    alpha,
                     &mut self.tab.ibase[p][j],
                     &mut self.tab.ibase_n[p][j],
                     cv,
                 );
             }
-            BaselineKind::Predictive => self.tab.base[c] = cn,
-            BaselineKind::None | BaselineKind::Static => {}
+            Baseline::Predictive => self.tab.base[c] = cn,
+            Baseline::None | Baseline::Static => {}
         }
     }
 
@@ -291,8 +299,8 @@ impl<'a> Walk<'a> {
     pub(super) fn os(&mut self, h: usize, my: f64, opp: f64, samp: f64) -> (f64, f64) {
         self.touched += 1;
         let ht = self.ht;
-        let predictive = self.spec.baseline == BaselineKind::Predictive;
-        let none = self.spec.baseline == BaselineKind::None;
+        let predictive = self.spec.baseline == Baseline::Predictive;
+        let none = self.spec.baseline == Baseline::None;
         match ht.kind[h] {
             HistoryKind::Terminal => (ht.utility[h], ht.utility[h]),
             HistoryKind::Chance => {

@@ -33,21 +33,21 @@
 //!   `û(h,a) = b(h,a) + 1[a sampled] (û(ha) - b(h,a)) / q(h,a)`, `û(h) = Σ_a σ(h,a) û(h,a)`.
 //!   Regret increments `π_{-p}(h)/π_q(h) (û(h,a) - û(h))`; average increments (OpenSpiel's
 //!   stochastically weighted averaging) `π_p(h) σ(h,a) / π_q(h)` at the updating player's
-//!   sampled histories. Baselines: see [`BaselineKind`].
+//!   sampled histories. Baselines: see [`Baseline`].
 //! * **AS** (Gibson et al. 2012, Algorithm 1): chance and opponent sampled on-policy; at the
 //!   updating player's histories each action `a` is walked independently with probability
 //!   `ρ = max(ε, (β + τ s(I,a)) / (β + Σ_b s(I,b)))` (always when `ρ ≥ 1` or the denominator is
 //!   0), where `s` is the player's cumulative average-policy table; terminals return `u / q`
 //!   with `q` the product of the `min(1, ρ)` taken; at opponent histories `s(I,·) += σ(I,·)/q`.
 
-pub mod baseline;
 #[cfg(test)]
 mod tests;
 mod walks;
 
+use crate::cfr::baseline::{self, Baseline, BaselineAveraging};
 use crate::cfr::{Averaging, SolverSnapshot, TreeSolver};
-use crate::eval::TreePolicy;
 use crate::game::Game;
+use crate::tree::TreePolicy;
 use crate::tree::history::HistoryTree;
 use crate::tree::{PublicTree, TreeError};
 use serde::Deserialize;
@@ -87,35 +87,6 @@ pub enum OsSampling {
     OpponentOnPolicy,
 }
 
-/// The baseline `b(h, a)` of outcome sampling.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BaselineKind {
-    /// `b = 0`: plain outcome sampling.
-    None,
-    /// The exact value of `(h a)` when both players follow a fixed default policy from there
-    /// on, computed once: "always call/check" in `kuhn_poker` (Pass unless the previous action
-    /// was a Bet), `leduc_poker` and `universal_poker` (action 1 = Call); the first legal action
-    /// in every other game.
-    Static,
-    /// Average of the past baseline-corrected values `û(ha)` sampled at `(h, a)` (Eq. 6).
-    LearnedHistory,
-    /// VR-MCCFR: one value per (updating player's augmented infoset, action), the average of
-    /// the values `û(h'a)` sampled at any history `h'` of it (Eq. 7). The augmented infoset of
-    /// player `p` at `h` is the pair (public node, `p`'s private state).
-    LearnedInfoset,
-    /// `b_{t+1}(h,a) = û((ha) | σ_{t+1})` on the sampled path (Eq. 8, Algorithm 2).
-    Predictive,
-}
-
-/// Weights of the learned baselines' averages.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum BaselineAveraging {
-    /// `b = mean of the samples`.
-    Simple,
-    /// `b ← b + α (x − b)` from `b = 0`, i.e. weights `α(1−α)^(n−j)` as in the paper.
-    Exponential(f64),
-}
-
 /// A validated MCCFR configuration.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MccfrSpec {
@@ -127,8 +98,10 @@ pub struct MccfrSpec {
     /// OS: exploration of the `epsilon` scheme; AS: the floor ε of ρ.
     pub epsilon: f64,
     pub sampling: OsSampling,
-    pub baseline: BaselineKind,
+    pub baseline: Baseline,
     pub baseline_averaging: BaselineAveraging,
+    /// Decay α of exponential baseline averaging.
+    pub baseline_alpha: f64,
     /// AS threshold τ.
     pub tau: f64,
     /// AS bonus β.
@@ -149,8 +122,9 @@ impl MccfrSpec {
                 0.6
             },
             sampling: OsSampling::Epsilon,
-            baseline: BaselineKind::None,
+            baseline: Baseline::None,
             baseline_averaging: BaselineAveraging::Simple,
+            baseline_alpha: 0.5,
             tau: 1000.0,
             beta: 1e6,
         }
@@ -270,26 +244,18 @@ impl MccfrOptions {
                 ));
             }
             spec.baseline = match self.baseline.as_deref() {
-                None | Some("none") => BaselineKind::None,
-                Some("static") => BaselineKind::Static,
-                Some("learned-history") => BaselineKind::LearnedHistory,
-                Some("learned-infoset") => BaselineKind::LearnedInfoset,
-                Some("predictive") => BaselineKind::Predictive,
-                Some(other) => {
-                    return Err(err(
+                None => Baseline::None,
+                Some(name) => Baseline::named(name).ok_or_else(|| {
+                    err(
                         "baseline",
                         format!(
-                            "`{other}`; expected `none`, `static`, `learned-history`, \
+                            "`{name}`; expected `none`, `static`, `learned-history`, \
                              `learned-infoset` or `predictive`"
                         ),
-                    ));
-                }
+                    )
+                })?,
             };
-            let learned = matches!(
-                spec.baseline,
-                BaselineKind::LearnedHistory | BaselineKind::LearnedInfoset
-            );
-            if !learned && self.baseline_averaging.is_some() {
+            if !spec.baseline.is_learned() && self.baseline_averaging.is_some() {
                 return Err(err(
                     "baseline_averaging",
                     "only applies to the learned baselines (learned-history, learned-infoset)"
@@ -311,7 +277,8 @@ impl MccfrOptions {
                     if !(a > 0.0 && a <= 1.0) {
                         return Err(err("baseline_alpha", format!("{a} must lie in (0, 1]")));
                     }
-                    BaselineAveraging::Exponential(a)
+                    spec.baseline_alpha = a;
+                    BaselineAveraging::Exponential
                 }
                 Some(other) => {
                     return Err(err(
@@ -424,7 +391,7 @@ impl MccfrSolver {
         let n = ht.len();
         let history_base = matches!(
             spec.baseline,
-            BaselineKind::LearnedHistory | BaselineKind::Predictive
+            Baseline::LearnedHistory | Baseline::Predictive
         ) && spec.sampler == Sampler::Outcome;
         let mut fixed = Fixed {
             static_values: Vec::new(),
@@ -433,11 +400,11 @@ impl MccfrSolver {
         let mut ibase: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         if spec.sampler == Sampler::Outcome {
             match spec.baseline {
-                BaselineKind::Static => {
+                Baseline::Static => {
                     let policy = baseline::default_policy(game_name, &ht, &tree);
                     fixed.static_values = baseline::history_values(&ht, &tree, &policy);
                 }
-                BaselineKind::LearnedInfoset => {
+                Baseline::LearnedInfoset => {
                     for (p, (slot, values)) in fixed.islot.iter_mut().zip(&mut ibase).enumerate() {
                         let (slots, len) = infoset_slots(&ht, p);
                         *slot = slots;
@@ -451,13 +418,13 @@ impl MccfrSolver {
         let tab = Tables {
             regrets: [zeros(0), zeros(1)],
             avg: [zeros(0), zeros(1)],
-            cur: crate::eval::uniform_tree_policy(&tree),
+            cur: crate::tree::uniform_tree_policy(&tree),
             base: if history_base {
                 vec![0.0; n]
             } else {
                 Vec::new()
             },
-            base_n: if history_base && spec.baseline == BaselineKind::LearnedHistory {
+            base_n: if history_base && spec.baseline == Baseline::LearnedHistory {
                 vec![0.0; n]
             } else {
                 Vec::new()
@@ -661,7 +628,7 @@ impl TreeSolver for MccfrSolver {
                 sizes[k].0, sizes[k].1
             ));
         }
-        let mut cur = crate::eval::uniform_tree_policy(&self.tree);
+        let mut cur = crate::tree::uniform_tree_policy(&self.tree);
         for (p, r) in [&r0, &r1].into_iter().enumerate() {
             crate::cfr::regret_matching(&self.tree, p, r, &mut cur[p]);
         }

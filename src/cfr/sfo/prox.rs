@@ -193,7 +193,7 @@ pub fn sequence_form(inf: &Infosets, policy: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::load_game;
+    use crate::games::load_game;
     use crate::tree::PublicTree;
     use crate::util::SplitMix64;
 

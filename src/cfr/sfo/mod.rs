@@ -30,8 +30,8 @@ pub mod estimators;
 pub mod prox;
 
 use crate::cfr::{SolverSnapshot, TreeSolver};
-use crate::eval::TreePolicy;
 use crate::tree::PublicTree;
+use crate::tree::TreePolicy;
 use crate::tree::history::HistoryTree;
 use crate::util::SplitMix64;
 use estimators::{Estimator, Estimators};
@@ -190,7 +190,7 @@ impl SfoSolver {
         let weights = std::array::from_fn(|p| {
             prox::infoset_weights(&tree.infosets[p], spec.weights, spec.weight_scale)
         });
-        let uniform = crate::eval::uniform_tree_policy(&tree);
+        let uniform = crate::tree::uniform_tree_policy(&tree);
         let log_policy = uniform.map(|v| v.into_iter().map(f64::ln).collect());
         let cum_loss = std::array::from_fn(|p| match spec.minimizer {
             Minimizer::Ftrl => vec![0.0; tree.num_sequences(p)],

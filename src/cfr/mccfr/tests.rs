@@ -1,6 +1,8 @@
 use super::*;
-use crate::eval::{nash_conv, uniform_tree_policy};
-use crate::game::load_game;
+use crate::cfr::baseline::{Baseline, BaselineAveraging};
+use crate::eval::nash_conv;
+use crate::games::load_game;
+use crate::tree::uniform_tree_policy;
 
 fn setup(name: &str) -> (Arc<PublicTree>, Arc<HistoryTree>) {
     let game = load_game(name).unwrap();
@@ -14,7 +16,7 @@ fn solver(name: &str, spec: MccfrSpec, seed: u64) -> MccfrSolver {
     MccfrSolver::with_history_tree(spec, seed, name, tree, ht)
 }
 
-fn os_spec(baseline: BaselineKind, sampling: OsSampling) -> MccfrSpec {
+fn os_spec(baseline: Baseline, sampling: OsSampling) -> MccfrSpec {
     MccfrSpec {
         baseline,
         sampling,
@@ -22,12 +24,12 @@ fn os_spec(baseline: BaselineKind, sampling: OsSampling) -> MccfrSpec {
     }
 }
 
-const BASELINES: [BaselineKind; 5] = [
-    BaselineKind::None,
-    BaselineKind::Static,
-    BaselineKind::LearnedHistory,
-    BaselineKind::LearnedInfoset,
-    BaselineKind::Predictive,
+const BASELINES: [Baseline; 5] = [
+    Baseline::None,
+    Baseline::Static,
+    Baseline::LearnedHistory,
+    Baseline::LearnedInfoset,
+    Baseline::Predictive,
 ];
 
 /// Fixes a non-uniform current strategy: regrets `1, 2, 3, …` per infoset, so
@@ -100,11 +102,7 @@ fn os_estimates_are_unbiased_for_every_baseline() {
 #[test]
 fn exact_baseline_gives_zero_variance() {
     for name in ["kuhn_poker", "leduc_poker"] {
-        let mut s = solver(
-            name,
-            os_spec(BaselineKind::Predictive, OsSampling::Uniform),
-            3,
-        );
+        let mut s = solver(name, os_spec(Baseline::Predictive, OsSampling::Uniform), 3);
         fix_strategy(&mut s);
         let policy = s.current_policy();
         let values = baseline::history_values(&s.ht, &s.tree, &policy);
@@ -127,7 +125,7 @@ fn exact_baseline_gives_zero_variance() {
 fn predictive_baseline_learns_the_true_values() {
     let mut s = solver(
         "kuhn_poker",
-        os_spec(BaselineKind::Predictive, OsSampling::Uniform),
+        os_spec(Baseline::Predictive, OsSampling::Uniform),
         5,
     );
     fix_strategy(&mut s);
@@ -237,8 +235,9 @@ fn all_specs() -> Vec<MccfrSpec> {
         });
     }
     v.push(MccfrSpec {
-        baseline_averaging: BaselineAveraging::Exponential(0.5),
-        ..os_spec(BaselineKind::LearnedInfoset, OsSampling::Uniform)
+        baseline_averaging: BaselineAveraging::Exponential,
+        baseline_alpha: 0.5,
+        ..os_spec(Baseline::LearnedInfoset, OsSampling::Uniform)
     });
     v.push(MccfrSpec::new(Sampler::Outcome));
     v
@@ -275,7 +274,7 @@ fn same_seed_same_policy_and_resume_equals_uninterrupted() {
     let s = run("kuhn_poker", MccfrSpec::new(Sampler::External), 1, 2);
     let mut other = solver(
         "kuhn_poker",
-        os_spec(BaselineKind::Predictive, OsSampling::Uniform),
+        os_spec(Baseline::Predictive, OsSampling::Uniform),
         1,
     );
     assert!(other.restore(s.snapshot()).is_err());
@@ -317,7 +316,7 @@ fn every_sampler_learns_leduc() {
                 ..os_spec(b, OsSampling::OpponentOnPolicy)
             },
             20_000,
-            if b == BaselineKind::None { 3.0 } else { 2.0 },
+            if b == Baseline::None { 3.0 } else { 2.0 },
         ));
     }
     let (tree, _) = setup("leduc_poker");
@@ -332,7 +331,7 @@ fn every_sampler_learns_leduc() {
         // OS with CFR+ and opponent-on-policy sampling (the paper's Fig. 1b setting): every
         // baseline ends below no baseline (measured: none 2.03, others 1.15-1.47).
         if spec.sampler == Sampler::Outcome {
-            if spec.baseline == BaselineKind::None {
+            if spec.baseline == Baseline::None {
                 os_none = nc;
             } else {
                 assert!(nc < os_none, "{:?}: {nc} vs none {os_none}", spec.baseline);
@@ -395,10 +394,10 @@ fn options_are_validated_naming_the_key() {
     assert!(spec.plus);
     assert_eq!(spec.averaging, Averaging::Linear);
     assert_eq!(spec.sampling, OsSampling::OpponentOnPolicy);
-    assert_eq!(spec.baseline, BaselineKind::LearnedInfoset);
+    assert_eq!(spec.baseline, Baseline::LearnedInfoset);
     assert_eq!(
-        spec.baseline_averaging,
-        BaselineAveraging::Exponential(0.25)
+        (spec.baseline_averaging, spec.baseline_alpha),
+        (BaselineAveraging::Exponential, 0.25)
     );
     let spec = opts("tau = 100")
         .validate(Sampler::AverageStrategy, None, Some(10.0))

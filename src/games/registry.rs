@@ -1,8 +1,8 @@
 //! Games by name: `load_game("leduc_poker")`, `load_game("liars_dice(numdice=2)")`, or one of
 //! the aliases below (`goofspiel5`).
 
-use super::{GameError, GameParams, GameRef};
-use crate::games;
+use super as games;
+use crate::game::{GameError, GameParams, GameRef};
 
 /// Short aliases for game strings used throughout the configs.
 const ALIASES: &[(&str, &str)] = &[

@@ -1,6 +1,6 @@
 use super::*;
 use crate::eval::nash_conv;
-use crate::game::load_game;
+use crate::games::load_game;
 
 fn solver(
     name: &str,
@@ -29,7 +29,7 @@ fn nc(s: &SfoSolver) -> f64 {
 }
 
 fn uniform_nc(s: &SfoSolver) -> f64 {
-    nash_conv(&s.tree, &crate::eval::uniform_tree_policy(&s.tree)).nash_conv
+    nash_conv(&s.tree, &crate::tree::uniform_tree_policy(&s.tree)).nash_conv
 }
 
 fn run(s: &mut SfoSolver, iterations: u64) {
@@ -120,7 +120,7 @@ fn omd_and_ftrl_iterates_coincide_with_the_dilated_entropy() {
             }
         }
         // And the iterates moved (the check is not vacuous).
-        let u = crate::eval::uniform_tree_policy(&f.tree);
+        let u = crate::tree::uniform_tree_policy(&f.tree);
         assert!(
             f.current_policy()[0]
                 .iter()

@@ -1,6 +1,6 @@
 use super::*;
 use crate::cfr::{SolverSpec, SolverState, TabularSolver};
-use crate::game::load_game;
+use crate::games::load_game;
 use crate::tree::NodeKind;
 use std::collections::HashSet;
 
@@ -275,7 +275,7 @@ fn predictive_variance_vanishes_while_no_baseline_stays_positive() {
 #[test]
 fn leduc_nash_conv_falls_well_below_uniform() {
     let (tree, ht) = setup("leduc_poker");
-    let uniform = crate::eval::nash_conv(&tree, &crate::eval::uniform_tree_policy(&tree)).nash_conv;
+    let uniform = crate::eval::nash_conv(&tree, &crate::tree::uniform_tree_policy(&tree)).nash_conv;
     let mut pos = PosSolver::new(tree.clone(), ht, PosSpec::default(), 1);
     for _ in 0..20_000 {
         pos.step();
