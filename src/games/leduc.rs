@@ -913,32 +913,4 @@ mod tests {
         assert!(s.try_apply(1).is_err()); // card already dealt
         assert!(s.try_apply(6).is_err());
     }
-
-    #[test]
-    fn transfer_shifts_every_value_but_not_the_game() {
-        use crate::eval::nash_conv;
-        use crate::tree::PublicTree;
-        use crate::tree::uniform_tree_policy;
-        let plain = load_game("leduc_poker").unwrap();
-        let shifted = load_game("leduc_poker(transfer=100)").unwrap();
-        assert_eq!(shifted.load_string(), "leduc_poker(transfer=100)");
-        assert_eq!(
-            load_game("leduc_poker(num_ranks=4,transfer=-3)")
-                .unwrap()
-                .load_string(),
-            "leduc_poker(num_ranks=4,transfer=-3)"
-        );
-        assert!(load_game("leduc_poker(transfer=1.5)").is_err());
-        let (a, b) = (
-            PublicTree::build(plain.as_ref()).unwrap(),
-            PublicTree::build(shifted.as_ref()).unwrap(),
-        );
-        let (ra, rb) = (
-            nash_conv(&a, &uniform_tree_policy(&a)),
-            nash_conv(&b, &uniform_tree_policy(&b)),
-        );
-        assert!((ra.nash_conv - rb.nash_conv).abs() < 1e-9);
-        assert!((rb.on_policy_values[0] - ra.on_policy_values[0] - 100.0).abs() < 1e-9);
-        assert!((rb.on_policy_values[1] - ra.on_policy_values[1] + 100.0).abs() < 1e-9);
-    }
 }
