@@ -1,21 +1,23 @@
 //! armac: near-equilibrium strategies for imperfect-information games.
 //!
-//! Layers, lowest first (dependencies point down): [`game`] (the game API), [`games`] (Kuhn,
-//! Leduc, Liar's Dice, Goofspiel), [`policy`], [`tree`] (compiled public trees), [`cfr`]
-//! (tabular solvers), [`eval`] (exact best response / NashConv), [`nn`] (the only module that
-//! uses burn), [`run`] (configs, run directories, TensorBoard, progress). The binaries in
-//! `src/bin` only parse arguments and call [`run`].
+//! Layers, lowest first (dependencies point down the list, never up):
+//! [`util`] (RNG, hashing, atomic writes), [`game`] (the game API and conformance suite),
+//! [`games`] (Kuhn, Leduc, Liar's Dice, Goofspiel, universal poker; the registry by name),
+//! [`policy`], [`tree`] (compiled public trees, history trees, tensor layouts, [`tree::TreePolicy`]),
+//! [`cfr`] (the CFR family: full-width, MCCFR, POS, FTRL/OMD) and [`eval`] (best response,
+//! NashConv, LBR), [`nn`] (the only module that uses burn: ARMAC's networks and the batched
+//! public-tree solvers), [`rl`] (ARMAC's actors, targets, replay, reservoir), [`run`] (configs,
+//! the typed solver registry, run directories, checkpoints, TensorBoard), [`bench`] (benchmark
+//! workloads). The three binaries in `src/bin` (`armac-train`, `armac-eval`, `armac-bench`) only
+//! parse arguments and call the library.
 
 pub mod cfr;
 pub mod eval;
 pub mod game;
 pub mod games;
-
 pub mod nn;
 pub mod policy;
-
 pub mod rl;
 pub mod run;
-
 pub mod tree;
 pub mod util;
