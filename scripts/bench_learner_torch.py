@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch peer of the ARMAC learner benchmark (`armac::nn::armac::bench_train_steps`).
+"""PyTorch peer of the ARMAC learner benchmark (`armac::bench::learner::bench_train_steps`).
 
 Same feed-forward network as `src/nn/armac.rs` with the same sizes (encoder
 `(Linear(hidden) -> DoubleReLU) x layers`; three heads `B(s) -> Linear(A)`; the global critic

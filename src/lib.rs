@@ -11,6 +11,7 @@
 //! workloads). The three binaries in `src/bin` (`armac-train`, `armac-eval`, `armac-bench`) only
 //! parse arguments and call the library.
 
+pub mod bench;
 pub mod cfr;
 pub mod eval;
 pub mod game;

@@ -27,6 +27,17 @@ impl SplitMix64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// Uniform in `[-bound, bound)` with 24 random bits (network initialisation, synthetic data).
+    pub fn symmetric_f32(&mut self, bound: f32) -> f32 {
+        let u = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+        (2.0 * u - 1.0) * bound
+    }
+
+    /// `n` draws of [`SplitMix64::symmetric_f32`].
+    pub fn symmetric_vec_f32(&mut self, n: usize, bound: f32) -> Vec<f32> {
+        (0..n).map(|_| self.symmetric_f32(bound)).collect()
+    }
+
     /// Uniform in `0..n` (`n > 0`).
     pub fn below(&mut self, n: usize) -> usize {
         assert!(n > 0, "below(0)");
@@ -55,4 +66,83 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     h
+}
+
+/// A failed file operation of [`write_atomic`] / [`write_all_atomic`]: what was attempted, on
+/// which path, and the OS error.
+#[derive(Debug, thiserror::Error)]
+#[error("{op} {}: {source}", path.display())]
+pub struct FileOpError {
+    /// `"cannot write"` or `"cannot rename into place"`.
+    pub op: &'static str,
+    pub path: std::path::PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl From<FileOpError> for std::io::Error {
+    fn from(e: FileOpError) -> Self {
+        std::io::Error::new(e.source.kind(), e.to_string())
+    }
+}
+
+/// The temporary sibling `path` is written to before it is renamed into place.
+fn tmp_sibling(path: &std::path::Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}.tmp", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// Creates (or truncates) `path`, writes `bytes` and fsyncs the file.
+pub fn write_synced(path: &std::path::Path, bytes: &[u8]) -> Result<(), FileOpError> {
+    use std::io::Write;
+    let io = |source| FileOpError {
+        op: "cannot write",
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = std::fs::File::create(path).map_err(io)?;
+    f.write_all(bytes).map_err(io)?;
+    f.sync_all().map_err(io)
+}
+
+/// Writes every `(path, bytes)` to a temporary sibling (fsynced), then renames them all into
+/// place and fsyncs the directory, so a crash leaves either the old file or the complete new
+/// one at each path, never a torn file. Temporary files are removed on failure.
+pub fn write_all_atomic(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<(), FileOpError> {
+    let tmps: Vec<std::path::PathBuf> = files.iter().map(|(p, _)| tmp_sibling(p)).collect();
+    let result = (|| {
+        for ((_, bytes), tmp) in files.iter().zip(&tmps) {
+            write_synced(tmp, bytes)?;
+        }
+        for ((path, _), tmp) in files.iter().zip(&tmps) {
+            std::fs::rename(tmp, path).map_err(|source| FileOpError {
+                op: "cannot rename into place",
+                path: path.clone(),
+                source,
+            })?;
+        }
+        if let Some(dir) = files.first().and_then(|(p, _)| p.parent()) {
+            let dir = if dir.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                dir
+            };
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        for tmp in &tmps {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+    result
+}
+
+/// [`write_all_atomic`] of one file: readers see the old content or the new, never a torn one.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_all_atomic(&[(path.to_path_buf(), bytes.to_vec())]).map_err(Into::into)
 }

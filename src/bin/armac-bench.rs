@@ -191,7 +191,8 @@ fn main() -> Result<()> {
             hidden,
             layers,
         } => {
-            use armac::nn::armac::{ArmacNetConfig, bench_train_steps};
+            use armac::bench::learner::bench_train_steps;
+            use armac::nn::armac::ArmacNetConfig;
             let cfg = ArmacNetConfig {
                 input_size: input,
                 num_actions: actions,

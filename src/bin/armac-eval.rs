@@ -142,7 +142,7 @@ fn run(args: Args) -> Result<()> {
             let tree = PublicTree::build(game.as_ref())?;
             let flat = tree_policy(&tree, game.as_ref(), &policy)?;
             let table = armac::run::tabular::to_tabular_policy(&tree, game.as_ref(), &flat);
-            armac::run::write_atomic(&out, table.to_json().as_bytes())
+            armac::util::write_atomic(&out, table.to_json().as_bytes())
                 .with_context(|| format!("writing {}", out.display()))?;
             println!(
                 "wrote {} ({} infostates of {})",

@@ -20,7 +20,7 @@
 
 use super::config::{ArmacSettings, Config};
 use super::tensorboard::TbWriter;
-use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, write_atomic};
+use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
 use crate::eval::nash_conv;
 use crate::game::GameRef;
 use crate::games::load_game;
@@ -37,6 +37,7 @@ use crate::rl::trajectory::{Trajectory, decode_replay, encode_replay};
 use crate::tree::TreePolicy;
 use crate::tree::{PublicTree, TreeError};
 use crate::util::SplitMix64;
+use crate::util::write_atomic;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};

@@ -64,7 +64,7 @@ pub fn save_solver(
     }
     let sum = fnv1a(&buf);
     buf.extend_from_slice(&sum.to_le_bytes());
-    super::write_atomic(path, &buf)
+    crate::util::write_atomic(path, &buf)
 }
 
 /// Reads a solver checkpoint, checking magic, checksum and array lengths.

@@ -13,23 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsynced, then
-/// renamed over the target. Readers see the old file or the new one, never a torn one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    Ok(())
-}
+use crate::util::write_atomic;
 
 /// A default run directory under `runs/`: `<config stem>-<unix seconds>`.
 pub fn default_run_dir(config_path: &Path) -> PathBuf {

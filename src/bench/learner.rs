@@ -1,0 +1,72 @@
+//! ARMAC learner and inference throughput on synthetic batches (the workloads behind
+//! `armac-bench learner`; `scripts/bench_learner.sh` times the PyTorch peer beside them).
+
+use crate::nn::armac::{
+    ArmacLearner, ArmacNetConfig, ArmacPolicyNet, synthetic_act_batch, synthetic_seq_batch,
+    synthetic_train_batch,
+};
+use burn::tensor::Device;
+use std::time::Instant;
+
+/// Training throughput: optimizer steps per second of [`ArmacLearner::train_step`] at
+/// `batch_size` rows on `device`, after two warm-up steps.
+///
+/// # Panics
+/// If `cfg` is invalid.
+pub fn bench_train_steps(
+    cfg: ArmacNetConfig,
+    device: &Device,
+    batch_size: usize,
+    steps: usize,
+) -> f64 {
+    let batch = synthetic_train_batch(&cfg, batch_size, 2);
+    let mut learner = ArmacLearner::new(cfg, device, 1e-4, 1);
+    for _ in 0..2 {
+        learner.train_step(&batch);
+    }
+    let start = Instant::now();
+    for _ in 0..steps {
+        learner.train_step(&batch);
+    }
+    steps as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Recurrent training throughput: steps per second of [`ArmacLearner::train_step_seq`] on
+/// `sequences × time` unrolls, after two warm-up steps.
+///
+/// # Panics
+/// If `cfg` is invalid or not recurrent.
+pub fn bench_train_steps_seq(
+    cfg: ArmacNetConfig,
+    device: &Device,
+    sequences: usize,
+    time: usize,
+    steps: usize,
+) -> f64 {
+    let batch = synthetic_seq_batch(&cfg, sequences, time, 2);
+    let mut learner = ArmacLearner::new(cfg, device, 1e-4, 1);
+    for _ in 0..2 {
+        learner.train_step_seq(&batch).expect("recurrent config");
+    }
+    let start = Instant::now();
+    for _ in 0..steps {
+        learner.train_step_seq(&batch).expect("recurrent config");
+    }
+    steps as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Inference throughput on the CPU: rows per second of [`ArmacPolicyNet::evaluate`] at
+/// `batch` rows, after one warm-up call.
+///
+/// # Panics
+/// If `cfg` is invalid.
+pub fn bench_inference(cfg: ArmacNetConfig, batch: usize, iters: usize) -> f64 {
+    let data = synthetic_act_batch(&cfg, batch, 2);
+    let net = ArmacPolicyNet::init(cfg, 1).expect("valid ARMAC config");
+    net.evaluate(&data);
+    let start = Instant::now();
+    for _ in 0..iters {
+        std::hint::black_box(net.evaluate(&data));
+    }
+    (batch * iters) as f64 / start.elapsed().as_secs_f64()
+}

@@ -1,0 +1,262 @@
+//! Plain-data batches crossing the module boundary ([`ActBatch`], [`ActOutput`], [`TrainBatch`],
+//! [`Losses`]) and the normalised-ReLU policy of a regret row.
+
+use super::*;
+
+/// Regret matching on one row: positive parts of `row` normalised over legal actions; uniform
+/// over legal actions when none is positive; `0` at illegal actions (whatever `row` says
+/// there). All zeros if no action is legal.
+pub fn normalized_relu(row: &[f32], legal: &[bool]) -> Vec<f32> {
+    assert_eq!(
+        row.len(),
+        legal.len(),
+        "normalized_relu: row and legal lengths differ"
+    );
+    let pos = |i: usize| {
+        if legal[i] && row[i] > 0.0 && row[i].is_finite() {
+            row[i]
+        } else {
+            0.0
+        }
+    };
+    let total: f32 = (0..row.len()).map(pos).sum();
+    if total > 0.0 && total.is_finite() {
+        (0..row.len()).map(|i| pos(i) / total).collect()
+    } else {
+        let n = legal.iter().filter(|&&l| l).count();
+        let u = if n > 0 { 1.0 / n as f32 } else { 0.0 };
+        legal.iter().map(|&l| if l { u } else { 0.0 }).collect()
+    }
+}
+
+/// A batch of decision points to evaluate, row-major plain data.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ActBatch {
+    /// `B × input`: the acting player's information-state tensor.
+    pub own: Vec<f32>,
+    /// `B × input`: player 0's tensor at that history.
+    pub both0: Vec<f32>,
+    /// `B × input`: player 1's tensor at that history.
+    pub both1: Vec<f32>,
+    /// `B × A`: 1.0 where the action is legal, 0.0 where it is not.
+    pub legal: Vec<f32>,
+}
+
+impl ActBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends one decision point.
+    pub fn push(&mut self, own: &[f32], both0: &[f32], both1: &[f32], legal: &[bool]) {
+        self.own.extend_from_slice(own);
+        self.both0.extend_from_slice(both0);
+        self.both1.extend_from_slice(both1);
+        self.legal
+            .extend(legal.iter().map(|&l| f32::from(u8::from(l))));
+    }
+
+    /// Number of rows: `legal.len() / num_actions`.
+    pub fn rows(&self, num_actions: usize) -> usize {
+        self.legal.len() / num_actions.max(1)
+    }
+
+    /// Checks every length against `cfg` (the row count comes from `legal`).
+    pub fn validate(&self, cfg: &ArmacNetConfig) -> Result<(), NnError> {
+        let rows = self.rows(cfg.num_actions);
+        check_len("legal", self.legal.len(), rows * cfg.num_actions)?;
+        let n_in = rows * cfg.input_size;
+        check_len("own", self.own.len(), n_in)?;
+        check_len("both0", self.both0.len(), n_in)?;
+        check_len("both1", self.both1.len(), n_in)
+    }
+}
+
+pub(super) fn check_len(name: &str, got: usize, want: usize) -> Result<(), NnError> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(NnError::Batch(format!(
+            "`{name}` has {got} entries, expected {want}"
+        )))
+    }
+}
+
+/// Head outputs for an [`ActBatch`], row-major `B × A` each.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ActOutput {
+    /// Number of rows `B`.
+    pub rows: usize,
+    /// Number of actions `A`.
+    pub num_actions: usize,
+    /// Critic `q_0(h, a)` (0 at illegal actions).
+    pub q0: Vec<f32>,
+    /// Critic `q_1(h, a)` (0 at illegal actions).
+    pub q1: Vec<f32>,
+    /// Mean-regret head `W̄(s, a)` (0 at illegal actions).
+    pub mean_regret: Vec<f32>,
+    /// Immediate-regret head (0 at illegal actions).
+    pub immediate_regret: Vec<f32>,
+    /// Average policy `π̄(s)`: masked softmax, exactly 0 at illegal actions.
+    pub avg_policy: Vec<f32>,
+}
+
+impl ActOutput {
+    /// Row `i` of a `B × A` field.
+    pub fn row<'a>(&self, field: &'a [f32], i: usize) -> &'a [f32] {
+        &field[i * self.num_actions..(i + 1) * self.num_actions]
+    }
+
+    /// The current policy of row `i`: [`normalized_relu`] of its mean-regret head.
+    pub fn current_policy(&self, i: usize, legal: &[bool]) -> Vec<f32> {
+        normalized_relu(self.row(&self.mean_regret, i), legal)
+    }
+}
+
+/// Training targets and inputs, row-major plain data. Each loss is a weighted mean over rows
+/// (divided by the sum of its weights; 0 when they sum to 0):
+///
+/// * critic: `½ [(q0(h, a) − t0)² + (q1(h, a) − t1)²]` at the taken action `a`;
+/// * mean regret / immediate regret: mean over the row's legal actions of `(head − target)²`;
+/// * policy: cross-entropy `−Σ_a target(a) · log softmax(masked logits)(a)` (targets at illegal
+///   actions are ignored).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TrainBatch {
+    /// `B × input`: the acting player's information-state tensor.
+    pub own: Vec<f32>,
+    /// `B × input`: player 0's tensor at that history.
+    pub both0: Vec<f32>,
+    /// `B × input`: player 1's tensor at that history.
+    pub both1: Vec<f32>,
+    /// `B × A`: 1.0 where the action is legal, 0.0 where it is not.
+    pub legal: Vec<f32>,
+    /// `B`: the action taken (must be legal where `critic_weight` ≠ 0). Its length is the
+    /// batch's row count.
+    pub action: Vec<usize>,
+    /// `B`: Tree-Backup returns for `q0(h, action)` and `q1(h, action)`.
+    pub critic_target: Vec<[f32; 2]>,
+    /// `B`: critic loss weights.
+    pub critic_weight: Vec<f32>,
+    /// `B × A`: mean-regret head targets.
+    pub regret_target: Vec<f32>,
+    /// `B`: mean-regret loss weights.
+    pub regret_weight: Vec<f32>,
+    /// `B × A`: immediate-regret head targets.
+    pub immediate_target: Vec<f32>,
+    /// `B`: immediate-regret loss weights.
+    pub immediate_weight: Vec<f32>,
+    /// `B × A`: average-policy targets (distributions over legal actions).
+    pub policy_target: Vec<f32>,
+    /// `B`: average-policy loss weights.
+    pub policy_weight: Vec<f32>,
+}
+
+/// One row of a [`TrainBatch`], borrowed.
+#[derive(Clone, Copy, Debug)]
+pub struct TrainRow<'a> {
+    /// The acting player's information-state tensor.
+    pub own: &'a [f32],
+    /// Player 0's tensor at that history.
+    pub both0: &'a [f32],
+    /// Player 1's tensor at that history.
+    pub both1: &'a [f32],
+    /// Legal actions.
+    pub legal: &'a [bool],
+    /// The action taken.
+    pub action: usize,
+    /// Tree-Backup returns for both players.
+    pub critic_target: [f32; 2],
+    /// Critic loss weight.
+    pub critic_weight: f32,
+    /// Mean-regret targets (length `A`).
+    pub regret_target: &'a [f32],
+    /// Mean-regret loss weight.
+    pub regret_weight: f32,
+    /// Immediate-regret targets (length `A`).
+    pub immediate_target: &'a [f32],
+    /// Immediate-regret loss weight.
+    pub immediate_weight: f32,
+    /// Average-policy target (length `A`).
+    pub policy_target: &'a [f32],
+    /// Average-policy loss weight.
+    pub policy_weight: f32,
+}
+
+impl TrainBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends one row.
+    pub fn push(&mut self, row: &TrainRow<'_>) {
+        self.own.extend_from_slice(row.own);
+        self.both0.extend_from_slice(row.both0);
+        self.both1.extend_from_slice(row.both1);
+        self.legal
+            .extend(row.legal.iter().map(|&l| f32::from(u8::from(l))));
+        self.action.push(row.action);
+        self.critic_target.push(row.critic_target);
+        self.critic_weight.push(row.critic_weight);
+        self.regret_target.extend_from_slice(row.regret_target);
+        self.regret_weight.push(row.regret_weight);
+        self.immediate_target
+            .extend_from_slice(row.immediate_target);
+        self.immediate_weight.push(row.immediate_weight);
+        self.policy_target.extend_from_slice(row.policy_target);
+        self.policy_weight.push(row.policy_weight);
+    }
+
+    /// Number of rows: `action.len()`.
+    pub fn rows(&self) -> usize {
+        self.action.len()
+    }
+
+    /// Checks every length against `cfg`, and that each taken action is in range and legal.
+    pub fn validate(&self, cfg: &ArmacNetConfig) -> Result<(), NnError> {
+        let n_in = self.rows() * cfg.input_size;
+        check_len("own", self.own.len(), n_in)?;
+        check_len("both0", self.both0.len(), n_in)?;
+        check_len("both1", self.both1.len(), n_in)?;
+        self.validate_targets(cfg.num_actions)
+    }
+
+    /// The target half of [`Self::validate`] (inputs not checked).
+    pub(super) fn validate_targets(&self, a: usize) -> Result<(), NnError> {
+        let (b, ba) = (self.rows(), self.rows() * a);
+        check_len("legal", self.legal.len(), ba)?;
+        check_len("action", self.action.len(), b)?;
+        check_len("critic_target", self.critic_target.len(), b)?;
+        check_len("critic_weight", self.critic_weight.len(), b)?;
+        check_len("regret_target", self.regret_target.len(), ba)?;
+        check_len("regret_weight", self.regret_weight.len(), b)?;
+        check_len("immediate_target", self.immediate_target.len(), ba)?;
+        check_len("immediate_weight", self.immediate_weight.len(), b)?;
+        check_len("policy_target", self.policy_target.len(), ba)?;
+        check_len("policy_weight", self.policy_weight.len(), b)?;
+        for (i, &act) in self.action.iter().enumerate() {
+            if self.critic_weight[i] != 0.0 && (act >= a || self.legal[i * a + act] <= 0.5) {
+                return Err(NnError::Batch(format!(
+                    "row {i}: action {act} is out of range or illegal"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The four losses of one training step and their sum.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Losses {
+    /// Weighted critic MSE.
+    pub critic: f64,
+    /// Weighted mean-regret MSE.
+    pub mean_regret: f64,
+    /// Weighted immediate-regret MSE.
+    pub immediate_regret: f64,
+    /// Weighted average-policy cross-entropy.
+    pub policy: f64,
+    /// `critic + mean_regret + immediate_regret + policy` (the optimised objective).
+    pub total: f64,
+}

@@ -1,0 +1,101 @@
+//! Files: model bytes, atomic multi-file writes, and the checksummed checkpoint metadata.
+
+use super::*;
+
+/// [`crate::util::write_all_atomic`] with the network layer's error type.
+pub(super) fn write_all_atomic(files: &[(PathBuf, Vec<u8>)]) -> Result<(), NnError> {
+    crate::util::write_all_atomic(files).map_err(|e| NnError::Io {
+        op: e.op,
+        path: e.path,
+        source: e.source,
+    })
+}
+
+pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, NnError> {
+    std::fs::read(path).map_err(|source| NnError::Io {
+        op: "cannot read",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+pub(super) fn model_bytes(model: &ArmacNet) -> Result<Vec<u8>, NnError> {
+    let bytes = model
+        .clone()
+        .into_record()
+        .into_bytes()
+        .map_err(|e| NnError::Serialize {
+            what: "the model",
+            msg: e.to_string(),
+        })?;
+    Ok(bytes.to_vec())
+}
+
+/// Loads model weights from `path` into `template` (which fixes the architecture).
+pub(super) fn load_model_file(template: ArmacNet, path: &Path) -> Result<ArmacNet, NnError> {
+    load_model_bytes(template, path, read_file(path)?)
+}
+
+/// Applies model-file `bytes` (read from `path`, named in errors) to `template`.
+pub(super) fn load_model_bytes(
+    template: ArmacNet,
+    path: &Path,
+    bytes: Vec<u8>,
+) -> Result<ArmacNet, NnError> {
+    let record =
+        ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes)).map_err(|e| NnError::Corrupt {
+            path: path.to_path_buf(),
+            msg: e.to_string(),
+        })?;
+    template
+        .try_load_record(record)
+        .map_err(|e| NnError::Mismatch {
+            path: path.to_path_buf(),
+            msg: e.to_string(),
+        })
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct CheckpointMeta {
+    pub(super) format: u32,
+    pub(super) config: ArmacNetConfig,
+    pub(super) steps: u64,
+    /// Length and FNV-1a hash of the model file.
+    pub(super) model_file: FileCheck,
+    /// Length and FNV-1a hash of the optimizer file.
+    pub(super) optimizer_file: FileCheck,
+}
+
+/// Size and content hash of a checkpoint file, recorded in the metadata so that a truncated or
+/// altered file is caught even where its own format would not notice.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub(super) struct FileCheck {
+    pub(super) len: u64,
+    pub(super) fnv1a: String,
+}
+
+impl FileCheck {
+    pub(super) fn of(bytes: &[u8]) -> Self {
+        let h = crate::util::fnv1a(bytes);
+        Self {
+            len: bytes.len() as u64,
+            fnv1a: format!("{h:016x}"),
+        }
+    }
+
+    pub(super) fn verify(&self, path: &Path, bytes: &[u8]) -> Result<(), NnError> {
+        let got = Self::of(bytes);
+        if got == *self {
+            Ok(())
+        } else {
+            Err(NnError::Corrupt {
+                path: path.to_path_buf(),
+                msg: format!(
+                    "{} bytes with hash {}, but the checkpoint metadata recorded {} bytes with \
+                     hash {} (truncated or overwritten)",
+                    got.len, got.fnv1a, self.len, self.fnv1a
+                ),
+            })
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Errors of the network layer and the network's hyper-parameters ([`ArmacNetConfig`]).
+
+use super::*;
+
+/// Errors of the ARMAC network layer: configs, batches, checkpoints.
+#[derive(Debug, thiserror::Error)]
+pub enum NnError {
+    /// The network config is unusable (a zero size, say).
+    #[error("invalid ARMAC network config: {0}")]
+    Config(String),
+    /// A batch's vectors do not have the lengths its row count and the config imply.
+    #[error("invalid batch: {0}")]
+    Batch(String),
+    /// A file could not be read or written.
+    #[error("{op} `{}`: {source}", path.display())]
+    Io {
+        /// What was being done (`cannot read`, `cannot write`, ...).
+        op: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A file exists but is not a readable checkpoint (truncated, garbage, wrong format).
+    #[error("corrupt checkpoint file `{}`: {msg}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        msg: String,
+    },
+    /// A file is a valid checkpoint but of a different network (sizes, layers, config).
+    #[error("checkpoint file `{}` does not match the network config: {msg}", path.display())]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// What differed.
+        msg: String,
+    },
+    /// Weights or optimizer state could not be serialised.
+    #[error("cannot serialise {what}: {msg}")]
+    Serialize {
+        /// `the model` or `the optimizer`.
+        what: &'static str,
+        /// The underlying error.
+        msg: String,
+    },
+    /// An operation that needs the recurrent encoder was called on a feed-forward net (or the
+    /// reverse).
+    #[error("{0}")]
+    WrongEncoder(String),
+}
+
+/// Sizes of an [`ArmacNet`]. Serialised into learner checkpoints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArmacNetConfig {
+    /// Length of one player's information-state tensor (feed-forward) or per-step observation
+    /// (recurrent).
+    pub input_size: usize,
+    /// Number of distinct actions `A` (heads output `A` values; illegal ones are masked).
+    pub num_actions: usize,
+    /// Width of each encoder linear layer; the encoder's output width is `2 · encoder_hidden`
+    /// (DoubleReLU). Default 128.
+    #[serde(default = "default_hidden")]
+    pub encoder_hidden: usize,
+    /// Number of `Linear → DoubleReLU` layers of the feed-forward encoder. Default 2. Ignored by
+    /// the recurrent encoder.
+    #[serde(default = "default_layers")]
+    pub encoder_layers: usize,
+    /// Width of the linear layers in each block `B(x)`; a block outputs `2 · head_hidden`.
+    /// Default 128 (Appendix F).
+    #[serde(default = "default_hidden")]
+    pub head_hidden: usize,
+    /// Use the recurrent encoder (`Linear(2h) → DoubleReLU → LSTM(2h)`, `h = encoder_hidden`)
+    /// over per-step observations instead of the feed-forward one. Default false.
+    #[serde(default)]
+    pub recurrent: bool,
+}
+
+pub(super) fn default_hidden() -> usize {
+    128
+}
+
+pub(super) fn default_layers() -> usize {
+    2
+}
+
+impl ArmacNetConfig {
+    /// A config with the given input and action sizes and the defaults for everything else
+    /// (`encoder_hidden = 128`, `encoder_layers = 2`, `head_hidden = 128`, feed-forward).
+    pub fn new(input_size: usize, num_actions: usize) -> Self {
+        Self {
+            input_size,
+            num_actions,
+            encoder_hidden: default_hidden(),
+            encoder_layers: default_layers(),
+            head_hidden: default_hidden(),
+            recurrent: false,
+        }
+    }
+
+    /// Sets `encoder_hidden`.
+    pub fn with_encoder_hidden(mut self, n: usize) -> Self {
+        self.encoder_hidden = n;
+        self
+    }
+
+    /// Sets `encoder_layers`.
+    pub fn with_encoder_layers(mut self, n: usize) -> Self {
+        self.encoder_layers = n;
+        self
+    }
+
+    /// Sets `head_hidden`.
+    pub fn with_head_hidden(mut self, n: usize) -> Self {
+        self.head_hidden = n;
+        self
+    }
+
+    /// Sets `recurrent`.
+    pub fn with_recurrent(mut self, recurrent: bool) -> Self {
+        self.recurrent = recurrent;
+        self
+    }
+
+    /// Width of the representation `s` the encoder produces: `2 · encoder_hidden` either way.
+    pub fn representation_size(&self) -> usize {
+        2 * self.encoder_hidden
+    }
+
+    /// Checks that every size is positive.
+    pub fn validate(&self) -> Result<(), NnError> {
+        let fields = [
+            ("input_size", self.input_size),
+            ("num_actions", self.num_actions),
+            ("encoder_hidden", self.encoder_hidden),
+            ("head_hidden", self.head_hidden),
+        ];
+        for (name, v) in fields {
+            if v == 0 {
+                return Err(NnError::Config(format!("{name} must be positive")));
+            }
+        }
+        if !self.recurrent && self.encoder_layers == 0 {
+            return Err(NnError::Config(
+                "encoder_layers must be at least 1 for the feed-forward encoder".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Builds a network with reproducible weights drawn from `seed`, on `device` (pass an
+    /// autodiff device to train it).
+    pub fn init(&self, device: &Device, seed: u64) -> Result<ArmacNet, NnError> {
+        self.validate()?;
+        let mut rng = init_rng(seed);
+        let rep = self.representation_size();
+        let a = self.num_actions;
+        let hh = self.head_hidden;
+        let (encoder, lstm) = if self.recurrent {
+            let w = self.representation_size();
+            let input = vec![init_linear(&mut rng, self.input_size, w, true, device)];
+            let lstm = LstmCell::init(&mut rng, 2 * w, w, device);
+            (input, Some(lstm))
+        } else {
+            let mut layers = Vec::with_capacity(self.encoder_layers);
+            let mut d_in = self.input_size;
+            for _ in 0..self.encoder_layers {
+                layers.push(init_linear(
+                    &mut rng,
+                    d_in,
+                    self.encoder_hidden,
+                    true,
+                    device,
+                ));
+                d_in = 2 * self.encoder_hidden;
+            }
+            (layers, None)
+        };
+        let head = |rng: &mut SplitMix64| Head {
+            block: ResBlock::init(rng, rep, hh, device),
+            out: init_linear(rng, 2 * hh, a, true, device),
+        };
+        let immediate_regret = head(&mut rng);
+        let mean_regret = head(&mut rng);
+        let avg_policy = head(&mut rng);
+        let critic_a = init_linear(&mut rng, rep, hh, true, device);
+        let critic_b = init_linear(&mut rng, rep, hh, true, device);
+        let critic_block = ResBlock::init(&mut rng, 2 * hh, hh, device);
+        let critic_q0 = init_linear(&mut rng, 2 * hh, a, true, device);
+        let critic_q1 = init_linear(&mut rng, 2 * hh, a, true, device);
+        Ok(ArmacNet {
+            encoder,
+            lstm,
+            immediate_regret,
+            mean_regret,
+            avg_policy,
+            critic_a,
+            critic_b,
+            critic_block,
+            critic_q0,
+            critic_q1,
+        })
+    }
+}

@@ -1,0 +1,402 @@
+//! The learner: losses of every head, Adam (β1 = 0) steps, checkpoints ([`ArmacLearner`]).
+
+use super::*;
+
+/// A batch of `S` sequences of `T` steps for the recurrent learner.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SeqTrainBatch {
+    /// Number of sequences `S`.
+    pub sequences: usize,
+    /// Steps per sequence `T` (pad shorter ones and give the padding zero weights).
+    pub time: usize,
+    /// `S × T × input`: player 0's observations.
+    pub obs0: Vec<f32>,
+    /// `S × T × input`: player 1's observations.
+    pub obs1: Vec<f32>,
+    /// `S × T`: the acting player (0 or 1) at each step.
+    pub acting_player: Vec<usize>,
+    /// Both players' encoder states before the first step (zero when `None`).
+    pub initial_state: Option<[RecurrentState; 2]>,
+    /// Per-step targets, `rows = S·T`, row `s·T + t`; its `own`/`both0`/`both1` are unused
+    /// (leave them empty).
+    pub targets: TrainBatch,
+}
+
+pub(super) fn adam() -> ModuleOptimizer {
+    AdamConfig::new()
+        .with_beta_1(0.0)
+        .with_beta_2(0.999)
+        .with_epsilon(1e-8)
+        .init()
+}
+
+/// The ARMAC learner: the network on an autodiff device, Adam (β1 = 0, β2 = 0.999, ε = 1e-8)
+/// and a fixed learning rate.
+pub struct ArmacLearner {
+    pub(super) cfg: ArmacNetConfig,
+    pub(super) device: Device,
+    pub(super) model: ArmacNet,
+    pub(super) optim: ModuleOptimizer,
+    pub(super) lr: f64,
+    pub(super) steps: u64,
+}
+
+impl std::fmt::Debug for ArmacLearner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArmacLearner")
+            .field("cfg", &self.cfg)
+            .field("device", &self.device)
+            .field("lr", &self.lr)
+            .field("steps", &self.steps)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ArmacLearner {
+    /// A learner with fresh weights drawn from `seed` on `device` (autodiff is enabled on it).
+    ///
+    /// # Panics
+    /// If `cfg` is invalid (see [`ArmacNetConfig::validate`]; [`Self::try_new`] returns the
+    /// error instead).
+    pub fn new(cfg: ArmacNetConfig, device: &Device, lr: f64, seed: u64) -> Self {
+        Self::try_new(cfg, device, lr, seed).unwrap_or_else(|e| panic!("ArmacLearner::new: {e}"))
+    }
+
+    /// [`Self::new`], returning an invalid config as an error.
+    pub fn try_new(
+        cfg: ArmacNetConfig,
+        device: &Device,
+        lr: f64,
+        seed: u64,
+    ) -> Result<Self, NnError> {
+        let device = device.clone().autodiff();
+        let model = cfg.init(&device, seed)?;
+        Ok(Self {
+            cfg,
+            device,
+            model,
+            optim: adam(),
+            lr,
+            steps: 0,
+        })
+    }
+
+    /// The network's config.
+    pub fn config(&self) -> &ArmacNetConfig {
+        &self.cfg
+    }
+
+    /// The learning rate.
+    pub fn lr(&self) -> f64 {
+        self.lr
+    }
+
+    /// Changes the learning rate for later steps.
+    pub fn set_lr(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+
+    /// Number of optimizer steps taken (survives save/load).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The training model (autodiff device).
+    pub fn model(&self) -> &ArmacNet {
+        &self.model
+    }
+
+    /// One Adam step on the batch's weighted losses (see [`TrainBatch`]); returns the losses
+    /// before the step. An empty batch is a no-op returning zeros.
+    ///
+    /// # Panics
+    /// If the batch does not match the config (see [`TrainBatch::validate`]).
+    pub fn train_step(&mut self, batch: &TrainBatch) -> Losses {
+        if let Err(e) = batch.validate(&self.cfg) {
+            panic!("ArmacLearner::train_step: {e}");
+        }
+        if batch.rows() == 0 {
+            return Losses::default();
+        }
+        let d = &self.device;
+        let (b, n_in, a) = (batch.rows(), self.cfg.input_size, self.cfg.num_actions);
+        let inputs = [&batch.own, &batch.both0, &batch.both1];
+        let legal = tensor2(batch.legal.clone(), b, a, d);
+        let out = forward_plain(&self.model, d, inputs, b, n_in, legal);
+        let terms = loss_terms(out, batch, a, d);
+        self.apply(terms)
+    }
+
+    /// One Adam step on a batch of sequences (recurrent nets): both players' encoders are
+    /// unrolled over `T` steps (backpropagation through time) and the per-step losses are those
+    /// of [`TrainBatch`] over the `S·T` rows.
+    pub fn train_step_seq(&mut self, batch: &SeqTrainBatch) -> Result<Losses, NnError> {
+        if !self.cfg.recurrent {
+            return Err(NnError::WrongEncoder(
+                "`train_step_seq` needs a recurrent ARMAC net (config `recurrent = true`)".into(),
+            ));
+        }
+        let (s, t, n_in, a) = (
+            batch.sequences,
+            batch.time,
+            self.cfg.input_size,
+            self.cfg.num_actions,
+        );
+        let h = self.cfg.representation_size();
+        check_len("obs0", batch.obs0.len(), s * t * n_in)?;
+        check_len("obs1", batch.obs1.len(), s * t * n_in)?;
+        check_len("acting_player", batch.acting_player.len(), s * t)?;
+        check_len("targets.action", batch.targets.rows(), s * t)?;
+        batch.targets.validate_targets(a)?;
+        if let Some(st) = &batch.initial_state {
+            for (p, st) in st.iter().enumerate() {
+                check_len(
+                    &format!("initial_state[{p}].hidden"),
+                    st.hidden.len(),
+                    s * h,
+                )?;
+                check_len(&format!("initial_state[{p}].cell"), st.cell.len(), s * h)?;
+            }
+        }
+        if s * t == 0 {
+            return Ok(Losses::default());
+        }
+        let d = &self.device;
+        let obs =
+            |v: &Vec<f32>| Tensor::<3>::from_data(TensorData::new(v.clone(), [s, t, n_in]), d);
+        let state = batch.initial_state.as_ref().map(|st| {
+            st.clone().map(|p| LstmState {
+                hidden: tensor2(p.hidden, s, h, d),
+                cell: tensor2(p.cell, s, h, d),
+            })
+        });
+        let acting: Vec<f32> = batch
+            .acting_player
+            .iter()
+            .map(|&p| if p == 1 { 1.0 } else { 0.0 })
+            .collect();
+        let acting = tensor2(acting, s * t, 1, d);
+        let legal = tensor2(batch.targets.legal.clone(), s * t, a, d);
+        let (out, _) =
+            self.model
+                .forward_sequence([obs(&batch.obs0), obs(&batch.obs1)], state, acting, legal);
+        let terms = loss_terms(out, &batch.targets, a, d);
+        Ok(self.apply(terms))
+    }
+
+    fn apply(&mut self, terms: [Tensor<1>; 4]) -> Losses {
+        let [c, r, i, p] = terms;
+        let total = c.clone() + r.clone() + i.clone() + p.clone();
+        let grads = GradientsParams::from_grads(total.backward(), &self.model);
+        let values: Vec<f32> = Tensor::cat(vec![c, r, i, p], 0)
+            .detach()
+            .into_data()
+            .convert::<f32>()
+            .try_to_vec::<f32>()
+            .expect("f32 losses");
+        self.model = self.optim.step(self.lr, self.model.clone(), grads);
+        self.steps += 1;
+        let [c, r, i, p] = [0, 1, 2, 3].map(|k| f64::from(values[k]));
+        Losses {
+            critic: c,
+            mean_regret: r,
+            immediate_regret: i,
+            policy: p,
+            total: c + r + i + p,
+        }
+    }
+
+    /// Evaluates the current weights on plain data (no gradient tracking).
+    ///
+    /// # Panics
+    /// If the batch does not match the config.
+    pub fn evaluate(&self, batch: &ActBatch) -> ActOutput {
+        let device = self.device.clone().without_autodiff();
+        evaluate_on(&self.model.valid(), &device, batch)
+    }
+
+    /// [`ArmacPolicyNet::evaluate_sequences`] with the current weights (no gradient tracking).
+    pub fn evaluate_sequences(
+        &self,
+        inputs: &SeqInputs,
+        chunk: usize,
+    ) -> Result<(ActOutput, Vec<[RecurrentState; 2]>), NnError> {
+        let device = self.device.clone().without_autodiff();
+        evaluate_sequences_on(&self.model.valid(), &device, &self.cfg, inputs, chunk)
+    }
+
+    /// A CPU inference copy of the current weights (the learner may be on a GPU).
+    pub fn snapshot(&self) -> ArmacPolicyNet {
+        let device = cpu_device();
+        ArmacPolicyNet {
+            cfg: self.cfg.clone(),
+            model: self.model.valid().to_device(&device),
+            device,
+        }
+    }
+
+    /// Writes a checkpoint into `dir` (created if needed): [`CHECKPOINT_MODEL_FILE`],
+    /// [`CHECKPOINT_OPTIMIZER_FILE`] and [`CHECKPOINT_META_FILE`]. Every file is written to a
+    /// temporary sibling first and renamed into place only once all three are on disk.
+    pub fn save(&self, dir: &Path) -> Result<(), NnError> {
+        std::fs::create_dir_all(dir).map_err(|source| NnError::Io {
+            op: "cannot create directory",
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let model = model_bytes(&self.model.valid())?;
+        let optim = self
+            .optim
+            .to_record()
+            .into_bytes()
+            .map_err(|e| NnError::Serialize {
+                what: "the optimizer",
+                msg: e.to_string(),
+            })?
+            .to_vec();
+        let meta = serde_json::to_vec_pretty(&CheckpointMeta {
+            format: CHECKPOINT_FORMAT,
+            config: self.cfg.clone(),
+            steps: self.steps,
+            model_file: FileCheck::of(&model),
+            optimizer_file: FileCheck::of(&optim),
+        })
+        .expect("checkpoint metadata serialises");
+        write_all_atomic(&[
+            (dir.join(CHECKPOINT_MODEL_FILE), model),
+            (dir.join(CHECKPOINT_OPTIMIZER_FILE), optim),
+            (dir.join(CHECKPOINT_META_FILE), meta),
+        ])
+    }
+
+    /// Loads a checkpoint written by [`Self::save`] onto `device` (autodiff enabled), with
+    /// learning rate `lr`. Errors name the offending file: missing, corrupt, or written for a
+    /// different config.
+    ///
+    /// burn 0.22 materialises the restored Adam moments on `Device::default()` (the best
+    /// compiled-in backend, or `BURN_DEVICE`) and moves them to the parameters' device at the
+    /// first step: a binary built with `cuda` resuming on a machine without a CUDA driver must
+    /// set `BURN_DEVICE=flex`.
+    pub fn load(
+        cfg: ArmacNetConfig,
+        device: &Device,
+        lr: f64,
+        dir: &Path,
+    ) -> Result<Self, NnError> {
+        let meta_path = dir.join(CHECKPOINT_META_FILE);
+        let meta: CheckpointMeta =
+            serde_json::from_slice(&read_file(&meta_path)?).map_err(|e| NnError::Corrupt {
+                path: meta_path.clone(),
+                msg: e.to_string(),
+            })?;
+        if meta.format != CHECKPOINT_FORMAT {
+            return Err(NnError::Corrupt {
+                path: meta_path,
+                msg: format!(
+                    "checkpoint format {} (this build reads {CHECKPOINT_FORMAT})",
+                    meta.format
+                ),
+            });
+        }
+        if meta.config != cfg {
+            return Err(NnError::Mismatch {
+                path: meta_path,
+                msg: format!("saved {:?}, requested {:?}", meta.config, cfg),
+            });
+        }
+        let device = device.clone().autodiff();
+        let template = cfg.init(&device, 0)?;
+        let model_path = dir.join(CHECKPOINT_MODEL_FILE);
+        let model_bytes = read_file(&model_path)?;
+        meta.model_file.verify(&model_path, &model_bytes)?;
+        let model = load_model_bytes(template, &model_path, model_bytes)?;
+        let optim_path = dir.join(CHECKPOINT_OPTIMIZER_FILE);
+        let optim_bytes = read_file(&optim_path)?;
+        meta.optimizer_file.verify(&optim_path, &optim_bytes)?;
+        let record =
+            OptimizerRecord::from_bytes(Bytes::from_bytes_vec(optim_bytes)).map_err(|e| {
+                NnError::Corrupt {
+                    path: optim_path.clone(),
+                    msg: e.to_string(),
+                }
+            })?;
+        let optim = adam().load_record(record);
+        Ok(Self {
+            cfg,
+            device,
+            model,
+            optim,
+            lr,
+            steps: meta.steps,
+        })
+    }
+}
+
+/// The four weighted loss terms (`[1]` each): critic, mean regret, immediate regret, policy.
+pub(super) fn loss_terms(out: ArmacOutput, t: &TrainBatch, a: usize, d: &Device) -> [Tensor<1>; 4] {
+    let b = t.rows();
+    let normalise = |w: &[f32]| -> Vec<f32> {
+        let sum: f32 = w.iter().sum();
+        if sum > 0.0 {
+            w.iter().map(|x| x / sum).collect()
+        } else {
+            vec![0.0; w.len()]
+        }
+    };
+    let n_legal: Vec<f32> = t
+        .legal
+        .chunks_exact(a)
+        .map(|r| r.iter().filter(|&&l| l > 0.5).count().max(1) as f32)
+        .collect();
+    let masked = |v: &[f32]| -> Vec<f32> {
+        v.iter()
+            .zip(&t.legal)
+            .map(|(&x, &l)| if l > 0.5 { x } else { 0.0 })
+            .collect()
+    };
+    let column = |v: Vec<f32>| tensor2(v, b, 1, d); // [B, 1]
+
+    // Critic at the taken action.
+    let mut onehot = vec![0.0f32; b * a];
+    for (i, &act) in t.action.iter().enumerate() {
+        if act < a {
+            onehot[i * a + act] = 1.0;
+        }
+    }
+    let onehot = tensor2(onehot, b, a, d); // [B, A]
+    let cw = column(
+        normalise(&t.critic_weight)
+            .iter()
+            .map(|w| 0.5 * w)
+            .collect(),
+    );
+    let [q0, q1] = out.q;
+    let q0a = (q0 * onehot.clone()).sum_dim(1); // [B, 1]
+    let q1a = (q1 * onehot).sum_dim(1); // [B, 1]
+    let t0 = column(t.critic_target.iter().map(|x| x[0]).collect());
+    let t1 = column(t.critic_target.iter().map(|x| x[1]).collect());
+    let critic = (((q0a - t0).square() + (q1a - t1).square()) * cw).sum();
+
+    // Regret heads: mean over legal actions, weighted mean over rows. Heads are 0 at illegal
+    // actions and so are the masked targets, so illegal entries contribute nothing.
+    let per_legal = |w: &[f32]| -> Tensor<2> {
+        column(
+            normalise(w)
+                .iter()
+                .zip(&n_legal)
+                .map(|(w, n)| w / n)
+                .collect(),
+        )
+    };
+    let regret_y = tensor2(masked(&t.regret_target), b, a, d);
+    let mean_regret = ((out.mean_regret - regret_y).square() * per_legal(&t.regret_weight)).sum();
+    let imm_y = tensor2(masked(&t.immediate_target), b, a, d);
+    let immediate =
+        ((out.immediate_regret - imm_y).square() * per_legal(&t.immediate_weight)).sum();
+
+    // Average policy: cross-entropy against the masked softmax.
+    let pt = tensor2(masked(&t.policy_target), b, a, d);
+    let pw = column(normalise(&t.policy_weight));
+    let policy = (log_softmax(out.avg_logits, 1) * pt * pw).sum().neg();
+    [critic, mean_regret, immediate, policy]
+}

@@ -1,0 +1,281 @@
+//! The ARMAC network: encoder, information-state heads and the global critic ([`ArmacNet`]).
+
+use super::*;
+
+/// The ARMAC network: shared encoder, three information-state heads and the global critic.
+/// Build it with [`ArmacNetConfig::init`].
+#[derive(Module, Debug)]
+pub struct ArmacNet {
+    /// Feed-forward: the `Linear` of each `Linear → DoubleReLU` layer. Recurrent: the single
+    /// input `Linear(2h)` before the LSTM.
+    pub(super) encoder: Vec<Linear>,
+    /// The LSTM of the recurrent encoder (`None` for feed-forward).
+    pub(super) lstm: Option<LstmCell>,
+    /// Immediate-regret head (predicts `q_θt(h, a) − v_θt(h)` from `s`).
+    pub(super) immediate_regret: Head,
+    /// Mean-regret head `W̄(s, a)`.
+    pub(super) mean_regret: Head,
+    /// Average-policy head `π̄(s)` (logits).
+    pub(super) avg_policy: Head,
+    /// Critic `nA`.
+    pub(super) critic_a: Linear,
+    /// Critic `nB`.
+    pub(super) critic_b: Linear,
+    /// Critic block `B(concat(a0, a1))`.
+    pub(super) critic_block: ResBlock,
+    /// Critic output for player 0's utility.
+    pub(super) critic_q0: Linear,
+    /// Critic output for player 1's utility.
+    pub(super) critic_q1: Linear,
+}
+
+/// What [`ArmacNet::forward`] returns for a batch of `B` decision points (`A` actions).
+#[derive(Clone, Debug)]
+pub struct ArmacOutput {
+    /// `q[p]`: `[B, A]`, critic value `q_p(h, a)` of each action for player `p`'s utility;
+    /// `0` at illegal actions.
+    pub q: [Tensor<2>; 2],
+    /// `[B, A]`: mean-regret head `W̄(s, a)`; `0` at illegal actions.
+    pub mean_regret: Tensor<2>,
+    /// `[B, A]`: immediate-regret head; `0` at illegal actions.
+    pub immediate_regret: Tensor<2>,
+    /// `[B, A]`: average-policy logits; [`ILLEGAL_LOGIT`] at illegal actions.
+    pub avg_logits: Tensor<2>,
+}
+
+impl ArmacNet {
+    /// `true` if this net has the recurrent encoder.
+    pub fn is_recurrent(&self) -> bool {
+        self.lstm.is_some()
+    }
+
+    /// Number of actions `A`.
+    pub fn num_actions(&self) -> usize {
+        self.critic_q0.weight.shape().dims::<2>()[1]
+    }
+
+    /// Input width of the encoder.
+    pub fn input_size(&self) -> usize {
+        self.encoder[0].weight.shape().dims::<2>()[0]
+    }
+
+    /// Encodes independent rows. Feed-forward: the information-state encoder. Recurrent: each
+    /// row is a one-step sequence from the zero state (use [`Self::encode_step`] /
+    /// [`Self::unroll`] for real sequences).
+    ///
+    /// # Shapes
+    /// - `x`: `[N, input]` → `[N, R]`
+    pub fn encode(&self, x: Tensor<2>) -> Tensor<2> {
+        match &self.lstm {
+            None => self
+                .encoder
+                .iter()
+                .fold(x, |h, layer| double_relu(layer.forward(h))),
+            Some(_) => {
+                let n = x.dims()[0];
+                let state = self.initial_state(n, &x.device());
+                self.encode_step(x, state).1.hidden
+            }
+        }
+    }
+
+    /// The zero state of the recurrent encoder for `n` sequences.
+    ///
+    /// # Panics
+    /// On a feed-forward net.
+    pub fn initial_state(&self, n: usize, device: &Device) -> LstmState {
+        let h = self
+            .lstm
+            .as_ref()
+            .expect("initial_state needs the recurrent encoder")
+            .hidden_size();
+        LstmState {
+            hidden: Tensor::zeros([n, h], device),
+            cell: Tensor::zeros([n, h], device),
+        }
+    }
+
+    /// One recurrent step: returns the representation (the LSTM output) and the next state.
+    ///
+    /// # Shapes
+    /// - `obs`: `[N, input]`, `state`: `[N, H]` each → `[N, H]`, next state `[N, H]` each
+    ///
+    /// # Panics
+    /// On a feed-forward net.
+    pub fn encode_step(&self, obs: Tensor<2>, state: LstmState) -> (Tensor<2>, LstmState) {
+        let lstm = self
+            .lstm
+            .as_ref()
+            .expect("encode_step needs the recurrent encoder");
+        let x = double_relu(self.encoder[0].forward(obs)); // [N, 2H]
+        let next = lstm.step_projected(lstm.wx.forward(x), state);
+        (next.hidden.clone(), next)
+    }
+
+    /// Unrolls the recurrent encoder over `T` steps (the learner's path).
+    ///
+    /// `obs` is input data: each step's slice is taken from it directly. (Slicing a tensor
+    /// that carries gradients costs a full-size gradient buffer per slice in burn's autodiff,
+    /// which is why the input projections are computed step by step rather than all at once.)
+    ///
+    /// # Shapes
+    /// - `obs`: `[N, T, input]`, `state`: `[N, H]` each → outputs `[N, T, H]`, final state
+    ///
+    /// # Panics
+    /// On a feed-forward net.
+    pub fn unroll(&self, obs: Tensor<3>, state: LstmState) -> (Tensor<3>, LstmState) {
+        assert!(self.lstm.is_some(), "unroll needs the recurrent encoder");
+        let [n, t, d_in] = obs.dims();
+        let mut state = state;
+        let mut outs = Vec::with_capacity(t);
+        for step in 0..t {
+            let obs_t = obs.clone().narrow(1, step, 1).reshape([n, d_in]); // [N, input]
+            let (h, next) = self.encode_step(obs_t, state); // [N, H]
+            state = next;
+            outs.push(h);
+        }
+        (Tensor::stack(outs, 1), state) // [N, T, H]
+    }
+
+    /// All heads from already-encoded representations.
+    ///
+    /// # Shapes
+    /// - `own`: `[B, R]` (the acting player's representation)
+    /// - `s0`, `s1`: `[B, R]` (player 0's and player 1's representations at that history)
+    /// - `legal`: `[B, A]` (1.0 legal, 0.0 illegal)
+    /// - returns [`ArmacOutput`], `[B, A]` each
+    pub fn heads(
+        &self,
+        own: Tensor<2>,
+        s0: Tensor<2>,
+        s1: Tensor<2>,
+        legal: Tensor<2>,
+    ) -> ArmacOutput {
+        let mean_regret = self.mean_regret.forward(own.clone()) * legal.clone(); // [B, A]
+        let immediate_regret = self.immediate_regret.forward(own.clone()) * legal.clone(); // [B, A]
+        let logits = self.avg_policy.forward(own); // [B, A]
+        let avg_logits = mask_logits(logits, legal.clone()); // [B, A]
+
+        // Critic. (Separate products rather than one over `cat(s0, s1)`: slicing a tracked
+        // tensor costs a full-size zero gradient per slice in burn's autodiff.)
+        let a0 = self.critic_a.forward(s0.clone()) + self.critic_b.forward(s1.clone()); // [B, hh]
+        let a1 = self.critic_b.forward(s0) + self.critic_a.forward(s1); // [B, hh]
+        let h = self.critic_block.forward(Tensor::cat(vec![a0, a1], 1)); // [B, 2hh]
+        let q0 = self.critic_q0.forward(h.clone()) * legal.clone(); // [B, A]
+        let q1 = self.critic_q1.forward(h) * legal; // [B, A]
+        ArmacOutput {
+            q: [q0, q1],
+            mean_regret,
+            immediate_regret,
+            avg_logits,
+        }
+    }
+
+    /// The full forward pass for `B` decision points.
+    ///
+    /// # Shapes
+    /// - `own`: `[B, input]`: the acting player's information-state tensor
+    /// - `both`: `[B, input]` each: player 0's and player 1's tensors at that history (critic)
+    /// - `legal`: `[B, A]`: 1.0 legal, 0.0 illegal
+    /// - returns [`ArmacOutput`] with `[B, A]` tensors
+    ///
+    /// A recurrent net treats each row as a one-step sequence from the zero state.
+    pub fn forward(&self, own: Tensor<2>, both: [Tensor<2>; 2], legal: Tensor<2>) -> ArmacOutput {
+        let [both0, both1] = both;
+        let own_s = self.encode(own); // [B, R]
+        let s0 = self.encode(both0); // [B, R]
+        let s1 = self.encode(both1); // [B, R]
+        self.heads(own_s, s0, s1, legal)
+    }
+
+    /// [`Self::forward`] for the common case where each row's `own` tensor *is* the acting
+    /// player's entry of `both`: encodes `2B` rows instead of `3B` and selects the acting
+    /// player's representation. Same outputs and gradients as `forward(both[p], both, legal)`.
+    ///
+    /// # Shapes
+    /// - `both`: `[B, input]` each
+    /// - `acting`: `[B, 1]`: 0.0 where player 0 acts, 1.0 where player 1 acts
+    /// - `legal`: `[B, A]`
+    /// - returns [`ArmacOutput`] with `[B, A]` tensors
+    pub fn forward_acting(
+        &self,
+        both: [Tensor<2>; 2],
+        acting: Tensor<2>,
+        legal: Tensor<2>,
+    ) -> ArmacOutput {
+        let [both0, both1] = both;
+        let s0 = self.encode(both0); // [B, R]
+        let s1 = self.encode(both1); // [B, R]
+        let own = select_acting(s0.clone(), s1.clone(), acting); // [B, R]
+        self.heads(own, s0, s1, legal)
+    }
+
+    /// Forward over `S` sequences of `T` steps: both players' encoders unrolled from `state`
+    /// (zero when `None`), the acting player's representation selected per step, heads on
+    /// every step. Output row `s·T + t` is step `t` of sequence `s`.
+    ///
+    /// # Shapes
+    /// - `obs`: `[S, T, input]` each (player 0's, player 1's observations)
+    /// - `acting`: `[S·T, 1]`: 0.0 where player 0 acts, 1.0 where player 1 acts
+    /// - `legal`: `[S·T, A]`
+    /// - returns [`ArmacOutput`] with `[S·T, A]` tensors and the final states
+    ///
+    /// # Panics
+    /// On a feed-forward net.
+    pub fn forward_sequence(
+        &self,
+        obs: [Tensor<3>; 2],
+        state: Option<[LstmState; 2]>,
+        acting: Tensor<2>,
+        legal: Tensor<2>,
+    ) -> (ArmacOutput, [LstmState; 2]) {
+        let [o0, o1] = obs;
+        let [s, t, _] = o0.dims();
+        let device = o0.device();
+        let state = match state {
+            Some([a, b]) => LstmState {
+                hidden: Tensor::cat(vec![a.hidden, b.hidden], 0),
+                cell: Tensor::cat(vec![a.cell, b.cell], 0),
+            },
+            None => self.initial_state(2 * s, &device),
+        };
+        let (out, last) = self.unroll(Tensor::cat(vec![o0, o1], 0), state); // [2S, T, H]
+        let r = out.dims()[2];
+        let s0 = out.clone().narrow(0, 0, s).reshape([s * t, r]); // [S·T, H]
+        let s1 = out.narrow(0, s, s).reshape([s * t, r]); // [S·T, H]
+        let own = select_acting(s0.clone(), s1.clone(), acting); // [S·T, H]
+        let split = |x: Tensor<2>| (x.clone().narrow(0, 0, s), x.narrow(0, s, s));
+        let (h0, h1) = split(last.hidden);
+        let (c0, c1) = split(last.cell);
+        (
+            self.heads(own, s0, s1, legal),
+            [
+                LstmState {
+                    hidden: h0,
+                    cell: c0,
+                },
+                LstmState {
+                    hidden: h1,
+                    cell: c1,
+                },
+            ],
+        )
+    }
+}
+
+/// Row-wise choice between two representations: `s0` where `acting` is 0, `s1` where it is 1.
+///
+/// # Shapes
+/// - `s0`, `s1`: `[N, R]`, `acting`: `[N, 1]` → `[N, R]`
+pub(super) fn select_acting(s0: Tensor<2>, s1: Tensor<2>, acting: Tensor<2>) -> Tensor<2> {
+    s0 * acting.clone().neg().add_scalar(1.0) + s1 * acting
+}
+
+/// Masks logits: legal entries unchanged, illegal ones [`ILLEGAL_LOGIT`].
+///
+/// # Shapes
+/// - `logits`, `legal`: `[B, A]` → `[B, A]`
+pub(super) fn mask_logits(logits: Tensor<2>, legal: Tensor<2>) -> Tensor<2> {
+    let offset = legal.clone().sub_scalar(1.0).mul_scalar(-ILLEGAL_LOGIT); // 0 legal, -1e9 illegal
+    logits * legal + offset
+}

@@ -1,0 +1,86 @@
+//! Random, reproducible batches for tests and benchmarks (no game involved).
+
+use super::*;
+
+pub(super) fn synthetic_legal(rng: &mut SplitMix64, a: usize) -> Vec<bool> {
+    let mut legal: Vec<bool> = (0..a).map(|_| !rng.next_u64().is_multiple_of(4)).collect();
+    if !legal.iter().any(|&l| l) {
+        legal[(rng.next_u64() % a as u64) as usize] = true;
+    }
+    legal
+}
+
+/// A random [`ActBatch`] for `cfg` (inputs uniform in ±1, ~¾ of actions legal).
+pub fn synthetic_act_batch(cfg: &ArmacNetConfig, rows: usize, seed: u64) -> ActBatch {
+    let mut rng = init_rng(seed);
+    let mut batch = ActBatch::new();
+    for _ in 0..rows {
+        let own = rng.symmetric_vec_f32(cfg.input_size, 1.0);
+        let other = rng.symmetric_vec_f32(cfg.input_size, 1.0);
+        let legal = synthetic_legal(&mut rng, cfg.num_actions);
+        batch.push(&own, &own, &other, &legal);
+    }
+    batch
+}
+
+/// A random, learnable [`TrainBatch`] for `cfg`: random inputs, targets fixed per row, all
+/// weights 1, deterministic (one-hot) policy targets.
+pub fn synthetic_train_batch(cfg: &ArmacNetConfig, rows: usize, seed: u64) -> TrainBatch {
+    let mut rng = init_rng(seed);
+    let a = cfg.num_actions;
+    let mut batch = TrainBatch::new();
+    for _ in 0..rows {
+        let own = rng.symmetric_vec_f32(cfg.input_size, 1.0);
+        let other = rng.symmetric_vec_f32(cfg.input_size, 1.0);
+        let legal = synthetic_legal(&mut rng, a);
+        let legal_idx: Vec<usize> = (0..a).filter(|&i| legal[i]).collect();
+        let pick =
+            |rng: &mut SplitMix64| legal_idx[(rng.next_u64() % legal_idx.len() as u64) as usize];
+        let action = pick(&mut rng);
+        let mut policy = vec![0.0; a];
+        policy[pick(&mut rng)] = 1.0;
+        let regret = rng.symmetric_vec_f32(a, 1.0);
+        let immediate = rng.symmetric_vec_f32(a, 1.0);
+        let critic = [rng.symmetric_f32(1.0), rng.symmetric_f32(1.0)];
+        batch.push(&TrainRow {
+            own: &own,
+            both0: &own,
+            both1: &other,
+            legal: &legal,
+            action,
+            critic_target: critic,
+            critic_weight: 1.0,
+            regret_target: &regret,
+            regret_weight: 1.0,
+            immediate_target: &immediate,
+            immediate_weight: 1.0,
+            policy_target: &policy,
+            policy_weight: 1.0,
+        });
+    }
+    batch
+}
+
+/// A random [`SeqTrainBatch`] of `sequences × time` steps for a recurrent `cfg`.
+pub fn synthetic_seq_batch(
+    cfg: &ArmacNetConfig,
+    sequences: usize,
+    time: usize,
+    seed: u64,
+) -> SeqTrainBatch {
+    let mut rng = init_rng(seed);
+    let n = sequences * time;
+    let mut targets = synthetic_train_batch(cfg, n, seed ^ 0xABCD);
+    targets.own.clear();
+    targets.both0.clear();
+    targets.both1.clear();
+    SeqTrainBatch {
+        sequences,
+        time,
+        obs0: rng.symmetric_vec_f32(n * cfg.input_size, 1.0),
+        obs1: rng.symmetric_vec_f32(n * cfg.input_size, 1.0),
+        acting_player: (0..n).map(|i| i % 2).collect(),
+        initial_state: None,
+        targets,
+    }
+}

@@ -1,0 +1,517 @@
+
+use super::*;
+
+fn small_cfg() -> ArmacNetConfig {
+    ArmacNetConfig::new(7, 4)
+        .with_encoder_hidden(16)
+        .with_head_hidden(16)
+}
+
+fn cpu() -> Device {
+    cpu_device()
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("armac_nn_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn assert_close(a: &[f32], b: &[f32], tol: f32, what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            (x - y).abs() <= tol * (1.0 + x.abs().max(y.abs())),
+            "{what}[{i}]: {x} vs {y}"
+        );
+    }
+}
+
+fn assert_outputs_close(a: &ActOutput, b: &ActOutput, tol: f32) {
+    assert_close(&a.q0, &b.q0, tol, "q0");
+    assert_close(&a.q1, &b.q1, tol, "q1");
+    assert_close(&a.mean_regret, &b.mean_regret, tol, "mean_regret");
+    assert_close(
+        &a.immediate_regret,
+        &b.immediate_regret,
+        tol,
+        "immediate_regret",
+    );
+    assert_close(&a.avg_policy, &b.avg_policy, tol, "avg_policy");
+}
+
+#[test]
+fn forward_shapes() {
+    let cfg = small_cfg();
+    let d = cpu();
+    let net = cfg.init(&d, 3).unwrap();
+    let b = 5;
+    let x = || Tensor::<2>::ones([b, cfg.input_size], &d);
+    let legal = Tensor::<2>::ones([b, cfg.num_actions], &d);
+    let out = net.forward(x(), [x(), x()], legal);
+    for t in [
+        &out.q[0],
+        &out.q[1],
+        &out.mean_regret,
+        &out.immediate_regret,
+        &out.avg_logits,
+    ] {
+        assert_eq!(t.dims(), [b, cfg.num_actions]);
+    }
+    assert_eq!(net.encode(x()).dims(), [b, cfg.representation_size()]);
+    assert_eq!(net.num_actions(), 4);
+    assert_eq!(net.input_size(), 7);
+
+    let out = ArmacPolicyNet::init(cfg.clone(), 3)
+        .unwrap()
+        .evaluate(&synthetic_act_batch(&cfg, b, 1));
+    assert_eq!(out.rows, b);
+    for v in [
+        &out.q0,
+        &out.q1,
+        &out.mean_regret,
+        &out.immediate_regret,
+        &out.avg_policy,
+    ] {
+        assert_eq!(v.len(), b * cfg.num_actions);
+    }
+    // An empty batch is fine.
+    let empty = ArmacPolicyNet::init(cfg, 3)
+        .unwrap()
+        .evaluate(&ActBatch::new());
+    assert_eq!(empty.rows, 0);
+    assert!(empty.avg_policy.is_empty());
+}
+
+#[test]
+fn forward_acting_equals_forward() {
+    let cfg = small_cfg();
+    let d = cpu();
+    let net = cfg.init(&d, 4).unwrap();
+    let mut batch = synthetic_act_batch(&cfg, 6, 3);
+    // Rows 1 and 4 are player 1's decisions.
+    for r in [1, 4] {
+        let row = r * cfg.input_size..(r + 1) * cfg.input_size;
+        let theirs = batch.both1[row.clone()].to_vec();
+        batch.own[row].copy_from_slice(&theirs);
+    }
+    let acting = acting_players(&batch.own, &batch.both0, &batch.both1, cfg.input_size)
+        .expect("every own row is a both row");
+    assert_eq!(acting, vec![0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+    let t = |v: &Vec<f32>, w: usize| tensor2(v.clone(), 6, w, &d);
+    let both = || [t(&batch.both0, 7), t(&batch.both1, 7)];
+    let a = net.forward(t(&batch.own, 7), both(), t(&batch.legal, 4));
+    let b = net.forward_acting(both(), tensor2(acting, 6, 1, &d), t(&batch.legal, 4));
+    assert_close(&to_vec(a.mean_regret), &to_vec(b.mean_regret), 1e-6, "W");
+    assert_close(&to_vec(a.avg_logits), &to_vec(b.avg_logits), 1e-6, "logits");
+    assert_close(&to_vec(a.q[0].clone()), &to_vec(b.q[0].clone()), 1e-6, "q0");
+    // A batch whose own rows match neither entry takes the general path.
+    batch.own[0] += 1.0;
+    assert!(acting_players(&batch.own, &batch.both0, &batch.both1, 7).is_none());
+    let out = ArmacPolicyNet::init(cfg, 4).unwrap().evaluate(&batch);
+    assert!(out.avg_policy.iter().all(|x| x.is_finite()));
+}
+
+#[test]
+fn normalized_relu_cases() {
+    let l = [true, true, false, true];
+    assert_eq!(
+        normalized_relu(&[1.0, 3.0, 100.0, -2.0], &l),
+        vec![0.25, 0.75, 0.0, 0.0]
+    );
+    let third = 1.0 / 3.0;
+    assert_eq!(
+        normalized_relu(&[-1.0, 0.0, 5.0, -3.0], &l),
+        vec![third, third, 0.0, third]
+    );
+    assert_eq!(
+        normalized_relu(&[f32::NAN, 2.0, 1.0, f32::INFINITY], &l),
+        vec![0.0, 1.0, 0.0, 0.0]
+    );
+    assert_eq!(
+        normalized_relu(&[1.0, 2.0], &[false, false]),
+        vec![0.0, 0.0]
+    );
+}
+
+#[test]
+fn masking_gives_zero_probability_and_no_nan() {
+    let cfg = small_cfg();
+    let net = ArmacPolicyNet::init(cfg.clone(), 5).unwrap();
+    let mut batch = synthetic_act_batch(&cfg, 64, 9);
+    // Extreme inputs must not produce NaN either.
+    for v in batch.own.iter_mut().take(7 * 8) {
+        *v *= 1e6;
+    }
+    let out = net.evaluate(&batch);
+    let a = cfg.num_actions;
+    for i in 0..batch.rows(a) {
+        let legal: Vec<bool> = batch.legal[i * a..(i + 1) * a]
+            .iter()
+            .map(|&x| x > 0.5)
+            .collect();
+        let pol = out.row(&out.avg_policy, i);
+        let cur = out.current_policy(i, &legal);
+        let sum: f32 = pol.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-5, "row {i} sums to {sum}");
+        assert!((cur.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        for k in 0..a {
+            for v in [&out.q0, &out.q1, &out.mean_regret, &out.immediate_regret] {
+                assert!(v[i * a + k].is_finite());
+                if !legal[k] {
+                    assert_eq!(v[i * a + k], 0.0);
+                }
+            }
+            assert!(pol[k].is_finite() && pol[k] >= 0.0);
+            if !legal[k] {
+                assert_eq!(pol[k], 0.0, "illegal action {k} of row {i}");
+                assert_eq!(cur[k], 0.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn initialisation_is_reproducible_from_the_seed() {
+    let cfg = small_cfg();
+    let batch = synthetic_act_batch(&cfg, 8, 2);
+    let a = ArmacPolicyNet::init(cfg.clone(), 11)
+        .unwrap()
+        .evaluate(&batch);
+    let b = ArmacPolicyNet::init(cfg.clone(), 11)
+        .unwrap()
+        .evaluate(&batch);
+    let c = ArmacPolicyNet::init(cfg, 12).unwrap().evaluate(&batch);
+    assert_eq!(a, b);
+    assert_ne!(a.q0, c.q0);
+}
+
+#[test]
+fn learner_fits_a_synthetic_regression() {
+    let cfg = small_cfg().with_encoder_hidden(32).with_head_hidden(32);
+    let batch = synthetic_train_batch(&cfg, 64, 4);
+    let mut learner = ArmacLearner::new(cfg, &cpu(), 3e-3, 7);
+    let first = learner.train_step(&batch);
+    let mut last = first;
+    for _ in 0..200 {
+        last = learner.train_step(&batch);
+    }
+    let pairs = [
+        ("critic", first.critic, last.critic),
+        ("mean_regret", first.mean_regret, last.mean_regret),
+        (
+            "immediate_regret",
+            first.immediate_regret,
+            last.immediate_regret,
+        ),
+        ("policy", first.policy, last.policy),
+        ("total", first.total, last.total),
+    ];
+    for (name, a, b) in pairs {
+        assert!(a.is_finite() && b.is_finite());
+        assert!(b < a / 10.0, "{name}: {a} -> {b}");
+    }
+    assert_eq!(learner.steps(), 201);
+}
+
+#[test]
+fn zero_weights_give_zero_losses_and_bad_batches_are_rejected() {
+    let cfg = small_cfg();
+    let mut batch = synthetic_train_batch(&cfg, 6, 4);
+    for w in [
+        &mut batch.critic_weight,
+        &mut batch.regret_weight,
+        &mut batch.immediate_weight,
+        &mut batch.policy_weight,
+    ] {
+        w.iter_mut().for_each(|x| *x = 0.0);
+    }
+    let mut learner = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 1);
+    assert_eq!(learner.train_step(&batch), Losses::default());
+
+    let mut bad = synthetic_train_batch(&cfg, 3, 4);
+    bad.regret_target.pop();
+    let e = bad.validate(&cfg).unwrap_err().to_string();
+    assert!(e.contains("regret_target"), "{e}");
+    let mut bad = synthetic_train_batch(&cfg, 3, 4);
+    bad.legal[bad.action[0]] = 0.0;
+    let e = bad.validate(&cfg).unwrap_err().to_string();
+    assert!(e.contains("illegal"), "{e}");
+    assert!(ArmacNetConfig::new(0, 3).validate().is_err());
+    assert!(ArmacLearner::try_new(ArmacNetConfig::new(3, 0), &cpu(), 1e-3, 1).is_err());
+}
+
+#[test]
+fn snapshot_matches_the_learner() {
+    let cfg = small_cfg();
+    let mut learner = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 3);
+    let train = synthetic_train_batch(&cfg, 16, 1);
+    for _ in 0..3 {
+        learner.train_step(&train);
+    }
+    let batch = synthetic_act_batch(&cfg, 10, 2);
+    let snap = learner.snapshot();
+    assert_outputs_close(&learner.evaluate(&batch), &snap.evaluate(&batch), 1e-6);
+    // The snapshot is frozen: training on does not change it.
+    let before = snap.evaluate(&batch);
+    learner.train_step(&train);
+    assert_eq!(snap.evaluate(&batch), before);
+    assert_ne!(learner.evaluate(&batch), before);
+}
+
+#[test]
+fn policy_net_is_shareable_across_threads() {
+    fn assert_send_sync<T: Send + Sync + Clone>() {}
+    assert_send_sync::<ArmacPolicyNet>();
+    let cfg = small_cfg();
+    let net = ArmacPolicyNet::init(cfg.clone(), 1).unwrap();
+    let batch = synthetic_act_batch(&cfg, 4, 3);
+    let expect = net.evaluate(&batch);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| assert_eq!(net.evaluate(&batch), expect));
+        }
+    });
+}
+
+#[test]
+fn save_load_round_trip_keeps_weights_and_optimizer_state() {
+    let cfg = small_cfg();
+    let dir = scratch_dir("roundtrip");
+    let train = synthetic_train_batch(&cfg, 32, 1);
+    let probe = synthetic_act_batch(&cfg, 8, 2);
+    let mut a = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 9);
+    for _ in 0..5 {
+        a.train_step(&train);
+    }
+    a.save(&dir).unwrap();
+    let mut b = ArmacLearner::load(cfg.clone(), &cpu(), 1e-3, &dir).unwrap();
+    assert_eq!(b.steps(), 5);
+    assert_eq!(a.evaluate(&probe), b.evaluate(&probe));
+    // Adam's moments survived: the next steps agree with the uninterrupted learner's.
+    // (A fresh optimizer would take a very different first step at β1 = 0.)
+    for _ in 0..2 {
+        let la = a.train_step(&train);
+        let lb = b.train_step(&train);
+        assert!((la.total - lb.total).abs() <= 1e-5 * la.total.abs().max(1.0));
+    }
+    assert_outputs_close(&a.evaluate(&probe), &b.evaluate(&probe), 1e-5);
+    let mut fresh_optim = ArmacLearner::load(cfg.clone(), &cpu(), 1e-3, &dir).unwrap();
+    fresh_optim.optim = adam();
+    let mut c = ArmacLearner::load(cfg.clone(), &cpu(), 1e-3, &dir).unwrap();
+    c.train_step(&train);
+    fresh_optim.train_step(&train);
+    assert_ne!(c.evaluate(&probe), fresh_optim.evaluate(&probe));
+    // No temporary files are left behind.
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+
+    // Reservoir snapshots.
+    let path = dir.join("theta_5.bpk");
+    let snap = a.snapshot();
+    snap.save_file(&path).unwrap();
+    let loaded = ArmacPolicyNet::load_file(cfg, &path).unwrap();
+    assert_eq!(snap.evaluate(&probe), loaded.evaluate(&probe));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn missing_corrupt_or_mismatched_files_are_errors_naming_the_file() {
+    let cfg = small_cfg();
+    let dir = scratch_dir("corrupt");
+    // Untrained: its optimizer file holds an empty record, the hardest to tell from a
+    // truncated one.
+    let learner = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 1);
+    let load = |cfg: &ArmacNetConfig| {
+        ArmacLearner::load(cfg.clone(), &cpu(), 1e-3, &dir)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = load(&cfg);
+    assert!(
+        e.contains(CHECKPOINT_META_FILE) && e.contains("cannot read"),
+        "{e}"
+    );
+    learner.save(&dir).unwrap();
+    ArmacLearner::load(cfg.clone(), &cpu(), 1e-3, &dir).unwrap();
+
+    let e = load(&cfg.clone().with_head_hidden(8));
+    assert!(
+        e.contains(CHECKPOINT_META_FILE) && e.contains("does not match"),
+        "{e}"
+    );
+
+    for file in [
+        CHECKPOINT_MODEL_FILE,
+        CHECKPOINT_OPTIMIZER_FILE,
+        CHECKPOINT_META_FILE,
+    ] {
+        learner.save(&dir).unwrap();
+        let path = dir.join(file);
+        let bytes = std::fs::read(&path).unwrap();
+        // Truncated.
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        let e = load(&cfg);
+        assert!(
+            e.contains(file) && e.contains("corrupt"),
+            "truncated {file} ({} of {} bytes): {e}",
+            bytes.len() / 2,
+            bytes.len()
+        );
+        // Garbage.
+        std::fs::write(&path, b"not a checkpoint at all").unwrap();
+        let e = load(&cfg);
+        assert!(
+            e.contains(file) && e.contains("corrupt"),
+            "garbage {file}: {e}"
+        );
+        // Missing.
+        std::fs::remove_file(&path).unwrap();
+        let e = load(&cfg);
+        assert!(
+            e.contains(file) && e.contains("cannot read"),
+            "missing {file}: {e}"
+        );
+    }
+
+    let path = dir.join("theta.bpk");
+    let e = ArmacPolicyNet::load_file(cfg.clone(), &path)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("theta.bpk"), "{e}");
+    learner.snapshot().save_file(&path).unwrap();
+    for other in [
+        ArmacNetConfig::new(8, 4)
+            .with_encoder_hidden(16)
+            .with_head_hidden(16),
+        small_cfg().with_encoder_layers(3),
+        ArmacNetConfig::new(7, 5)
+            .with_encoder_hidden(16)
+            .with_head_hidden(16),
+    ] {
+        let e = ArmacPolicyNet::load_file(other, &path)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("theta.bpk") && e.contains("does not match"),
+            "{e}"
+        );
+    }
+    std::fs::write(&path, b"garbage").unwrap();
+    let e = ArmacPolicyNet::load_file(cfg, &path)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("theta.bpk") && e.contains("corrupt"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The learner on a GPU backend, inference snapshots on the CPU. Opt-in: needs a Vulkan
+/// driver (Mesa's `lvp` software driver works: `apt-get install mesa-vulkan-drivers`).
+/// `cargo test --release --features wgpu --lib nn::armac -- --ignored`
+#[cfg(feature = "wgpu")]
+#[test]
+#[ignore = "needs a Vulkan driver"]
+fn learner_on_wgpu_snapshots_to_the_cpu() {
+    let cfg = small_cfg();
+    let gpu = crate::nn::select_device("wgpu").unwrap();
+    let dir = scratch_dir("wgpu");
+    let train = synthetic_train_batch(&cfg, 32, 1);
+    let probe = synthetic_act_batch(&cfg, 8, 2);
+    let mut a = ArmacLearner::new(cfg.clone(), &gpu, 1e-3, 9);
+    let first = a.train_step(&train);
+    for _ in 0..20 {
+        a.train_step(&train);
+    }
+    assert!(a.train_step(&train).total < first.total);
+    let snap = a.snapshot();
+    assert_outputs_close(&a.evaluate(&probe), &snap.evaluate(&probe), 1e-4);
+    a.save(&dir).unwrap();
+    let mut b = ArmacLearner::load(cfg, &gpu, 1e-3, &dir).unwrap();
+    assert_outputs_close(&a.evaluate(&probe), &b.evaluate(&probe), 1e-6);
+    a.train_step(&train);
+    b.train_step(&train);
+    assert_outputs_close(&a.evaluate(&probe), &b.evaluate(&probe), 1e-4);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn small_recurrent() -> ArmacNetConfig {
+    ArmacNetConfig::new(5, 3)
+        .with_encoder_hidden(8)
+        .with_head_hidden(8)
+        .with_recurrent(true)
+}
+
+#[test]
+fn recurrent_step_matches_the_unroll() {
+    let cfg = small_recurrent();
+    let (s, t) = (3, 4);
+    let seq = synthetic_seq_batch(&cfg, s, t, 5);
+    let mut learner = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 2);
+    learner.train_step_seq(&seq).unwrap();
+    let net = learner.snapshot();
+    // Learner-side unroll (no grad) on the snapshot's model.
+    let d = cpu();
+    let (n_in, a) = (cfg.input_size, cfg.num_actions);
+    let obs = |v: &Vec<f32>| Tensor::<3>::from_data(TensorData::new(v.clone(), [s, t, n_in]), &d);
+    let acting: Vec<f32> = seq.acting_player.iter().map(|&p| p as f32).collect();
+    let (out, _) = net.model().forward_sequence(
+        [obs(&seq.obs0), obs(&seq.obs1)],
+        None,
+        tensor2(acting, s * t, 1, &d),
+        tensor2(seq.targets.legal.clone(), s * t, a, &d),
+    );
+    let unrolled_w = to_vec(out.mean_regret);
+    let unrolled_q1 = to_vec(out.q[1].clone());
+    // Actor-side stepping.
+    let mut state = net.initial_state(s).unwrap();
+    for step in 0..t {
+        let rows = |v: &Vec<f32>, w: usize| -> Vec<f32> {
+            (0..s)
+                .flat_map(|i| v[(i * t + step) * w..(i * t + step + 1) * w].to_vec())
+                .collect()
+        };
+        let batch = StepBatch {
+            rows: s,
+            obs0: rows(&seq.obs0, n_in),
+            obs1: rows(&seq.obs1, n_in),
+            acting_player: (0..s).map(|i| seq.acting_player[i * t + step]).collect(),
+            legal: rows(&seq.targets.legal, a),
+        };
+        let (out, next) = net.step(&batch, &state).unwrap();
+        state = next;
+        for i in 0..s {
+            let r = (i * t + step) * a..(i * t + step + 1) * a;
+            assert_close(
+                out.row(&out.mean_regret, i),
+                &unrolled_w[r.clone()],
+                1e-5,
+                "W",
+            );
+            assert_close(out.row(&out.q1, i), &unrolled_q1[r], 1e-5, "q1");
+        }
+    }
+    // Feed-forward nets refuse the recurrent entry points.
+    let ff = ArmacPolicyNet::init(small_cfg(), 1).unwrap();
+    assert!(ff.initial_state(1).is_err());
+    let mut ffl = ArmacLearner::new(small_cfg(), &cpu(), 1e-3, 1);
+    assert!(ffl.train_step_seq(&seq).is_err());
+}
+
+#[test]
+fn recurrent_learner_fits_sequences() {
+    let cfg = small_recurrent()
+        .with_encoder_hidden(16)
+        .with_head_hidden(16);
+    let seq = synthetic_seq_batch(&cfg, 8, 6, 3);
+    let mut learner = ArmacLearner::new(cfg, &cpu(), 3e-3, 1);
+    let first = learner.train_step_seq(&seq).unwrap();
+    let mut last = first;
+    for _ in 0..150 {
+        last = learner.train_step_seq(&seq).unwrap();
+    }
+    assert!(last.total < first.total / 4.0, "{first:?} -> {last:?}");
+}
