@@ -8,6 +8,8 @@
 //! {"game": "<OpenSpiel load string>", "policy": {"<information_state_string>": [[action, prob], ...]}}
 //! ```
 
+pub mod probs;
+
 use crate::game::{Action, GameParams, State, Turn};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};

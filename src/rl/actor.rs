@@ -16,8 +16,8 @@
 use super::candidates::Candidate;
 use super::trajectory::{Step, Trajectory};
 use crate::game::{GameRef, State, Turn};
-pub use crate::nn::armac::normalized_relu;
 use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet, RecurrentState, StepBatch};
+use crate::policy::probs::{mix_epsilon, normalized_relu};
 use crate::util::SplitMix64;
 use std::sync::Arc;
 
@@ -67,16 +67,6 @@ pub struct ActorSettings {
     pub reward_scale: f64,
 }
 
-/// Mixes `policy` with the uniform distribution over legal actions: `(1 − ε)π + ε/n`.
-pub fn mix_uniform(policy: &[f32], legal: &[bool], eps: f32) -> Vec<f32> {
-    let n = legal.iter().filter(|l| **l).count() as f32;
-    policy
-        .iter()
-        .zip(legal)
-        .map(|(p, &l)| if l { (1.0 - eps) * p + eps / n } else { 0.0 })
-        .collect()
-}
-
 fn sample(probs: &[f32], rng: &mut SplitMix64) -> usize {
     let w: Vec<f64> = probs.iter().map(|&p| p.max(0.0) as f64).collect();
     rng.weighted(&w)
@@ -88,12 +78,12 @@ pub fn candidate_policy(c: Candidate, out: &ActOutput, row: usize, legal: &[bool
     let r = row * a..(row + 1) * a;
     match c {
         Candidate::Uniform => normalized_relu(&vec![0.0; a], legal),
-        Candidate::Immediate(_) => mix_uniform(
+        Candidate::Immediate(_) => mix_epsilon(
             &normalized_relu(&out.immediate_regret[r], legal),
             legal,
             c.epsilon() as f32,
         ),
-        Candidate::MeanRegret(_) => mix_uniform(
+        Candidate::MeanRegret(_) => mix_epsilon(
             &normalized_relu(&out.mean_regret[r], legal),
             legal,
             c.epsilon() as f32,

@@ -23,7 +23,7 @@
 //! The neural heads themselves live elsewhere; [`Candidate::action_probabilities`] turns their
 //! raw outputs at one state ([`PolicyHeads`]) into the candidate's action distribution.
 
-use crate::rl::regret::normalized_relu;
+use crate::policy::probs::{mix_epsilon, normalized_relu};
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
 
@@ -154,49 +154,6 @@ pub struct PolicyHeads<'a> {
     pub mean_regret: &'a [f64],
     /// `π̄_θt(s, a)`: the average-policy head (probabilities).
     pub average: &'a [f64],
-}
-
-/// ε-uniform mixing over the legal actions: `(1 − ε) π(a) + ε / |legal|` on legal actions, 0 on
-/// illegal ones. `policy` is first restricted to the legal actions and renormalised (uniform if
-/// it has no mass there), so the result is always a distribution over the legal actions (all
-/// zeros if none is legal).
-///
-/// # Panics
-/// If `ε ∉ [0, 1]` or the slices differ in length.
-pub fn mix_epsilon(policy: &[f64], legal: &[bool], eps: f64) -> Vec<f64> {
-    assert!((0.0..=1.0).contains(&eps), "ε must be in [0, 1], got {eps}");
-    assert_eq!(
-        policy.len(),
-        legal.len(),
-        "policy and legal mask differ in length"
-    );
-    let n_legal = legal.iter().filter(|l| **l).count();
-    if n_legal == 0 {
-        return vec![0.0; policy.len()];
-    }
-    let mass: f64 = policy
-        .iter()
-        .zip(legal)
-        .filter(|(p, l)| **l && **p > 0.0)
-        .map(|(p, _)| *p)
-        .sum();
-    let uniform = 1.0 / n_legal as f64;
-    policy
-        .iter()
-        .zip(legal)
-        .map(|(&p, &l)| {
-            if !l {
-                0.0
-            } else {
-                let base = if mass > 0.0 {
-                    p.max(0.0) / mass
-                } else {
-                    uniform
-                };
-                (1.0 - eps) * base + eps * uniform
-            }
-        })
-        .collect()
 }
 
 /// Returns of each candidate against the average policy within an epoch.
@@ -396,45 +353,6 @@ mod tests {
         for c in counts {
             assert!((c as f64 - mean).abs() < 5.0 * sd, "{counts:?}");
         }
-    }
-
-    #[test]
-    fn mix_epsilon_cases() {
-        let legal = [true, false, true, true];
-        let pi = [0.5, 0.0, 0.5, 0.0];
-        assert!(approx(&mix_epsilon(&pi, &legal, 0.0), &pi));
-        let third = 1.0 / 3.0;
-        let m = mix_epsilon(&pi, &legal, 0.05);
-        assert!(approx(
-            &m,
-            &[
-                0.95 * 0.5 + 0.05 * third,
-                0.0,
-                0.95 * 0.5 + 0.05 * third,
-                0.05 * third
-            ]
-        ));
-        assert!((m.iter().sum::<f64>() - 1.0).abs() < 1e-12);
-        assert!(approx(
-            &mix_epsilon(&pi, &legal, 1.0),
-            &[third, 0.0, third, third]
-        ));
-        // Mass on illegal actions is dropped and the rest renormalised; no mass → uniform.
-        assert!(approx(
-            &mix_epsilon(&[0.25, 0.5, 0.25, 0.0], &legal, 0.0),
-            &[0.5, 0.0, 0.5, 0.0]
-        ));
-        assert!(approx(
-            &mix_epsilon(&[0.0, 1.0, 0.0, 0.0], &legal, 0.0),
-            &[third, 0.0, third, third]
-        ));
-        assert_eq!(mix_epsilon(&[1.0], &[false], 0.5), vec![0.0]);
-    }
-
-    #[test]
-    #[should_panic(expected = "ε must be in [0, 1]")]
-    fn mix_epsilon_rejects_bad_eps() {
-        mix_epsilon(&[1.0], &[true], -0.1);
     }
 
     #[test]

@@ -11,10 +11,10 @@
 //! * at the opponent's decisions, the average-policy head is trained towards the policy `π^j(s)`
 //!   the opponent played.
 
-use super::actor::normalized_relu;
 use super::targets::{FlatTrajectory, tree_backup_targets};
 use super::trajectory::Trajectory;
 use crate::nn::armac::{ActBatch, ActOutput, TrainBatch};
+use crate::policy::probs::normalized_relu;
 
 /// Stacks the decisions of `trajs` into a network batch (rows in trajectory order).
 pub fn act_batch(trajs: &[&Trajectory]) -> ActBatch {

@@ -51,48 +51,11 @@
 
 use crate::cfr::{ROUNDING_NOISE, expected_value};
 use crate::game::{Game, State, Turn};
+use crate::policy::probs::normalized_relu_into;
 use crate::tree::PublicTree;
 use crate::tree::TreePolicy;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Eq. 1: positive parts of `w` normalised over the legal actions, uniform over the legal
-/// actions when none is positive; zero on illegal actions (whatever `w` holds there, NaN
-/// included). All zeros when no action is legal. NaN on a legal action counts as non-positive.
-///
-/// # Panics
-/// If `w` and `legal` differ in length.
-pub fn normalized_relu(w: &[f64], legal: &[bool]) -> Vec<f64> {
-    let mut out = vec![0.0; w.len()];
-    normalized_relu_into(w, legal, &mut out);
-    out
-}
-
-/// [`normalized_relu`] into a caller's buffer (same length as `w`).
-///
-/// # Panics
-/// If the three slices differ in length.
-pub fn normalized_relu_into(w: &[f64], legal: &[bool], out: &mut [f64]) {
-    assert_eq!(w.len(), legal.len(), "w and legal mask differ in length");
-    assert_eq!(w.len(), out.len(), "w and output differ in length");
-    let positive = |x: f64| if x > 0.0 { x } else { 0.0 };
-    let total: f64 = w
-        .iter()
-        .zip(legal)
-        .filter(|(_, l)| **l)
-        .map(|(x, _)| positive(*x))
-        .sum();
-    let n_legal = legal.iter().filter(|l| **l).count();
-    for ((o, x), l) in out.iter_mut().zip(w).zip(legal) {
-        *o = if !*l {
-            0.0
-        } else if total > 0.0 {
-            positive(*x) / total
-        } else {
-            1.0 / n_legal as f64
-        };
-    }
-}
 
 /// Eq. 1 applied to every infoset of a tree: `w` is indexed by each player's global action
 /// indices (all actions of an infoset are legal).
@@ -383,32 +346,6 @@ mod tests {
     use crate::cfr::{SolverSpec, TabularSolver, Updates};
     use crate::games::load_game;
     use crate::util::SplitMix64;
-
-    #[test]
-    fn normalized_relu_cases() {
-        let t = [true, true, true];
-        assert_eq!(
-            normalized_relu(&[1.0, 3.0, -2.0], &t),
-            vec![0.25, 0.75, 0.0]
-        );
-        assert_eq!(normalized_relu(&[-1.0, 0.0, -2.0], &t), vec![1.0 / 3.0; 3]);
-        // Illegal actions get zero whatever W says; uniform is over legal actions only.
-        let m = [true, false, true];
-        assert_eq!(normalized_relu(&[2.0, 100.0, 2.0], &m), vec![0.5, 0.0, 0.5]);
-        assert_eq!(
-            normalized_relu(&[-2.0, 100.0, 0.0], &m),
-            vec![0.5, 0.0, 0.5]
-        );
-        assert_eq!(
-            normalized_relu(&[f64::NAN, f64::NAN, 1.0], &m),
-            vec![0.0, 0.0, 1.0]
-        );
-        assert_eq!(
-            normalized_relu(&[1.0, 1.0], &[false, false]),
-            vec![0.0, 0.0]
-        );
-        assert!(normalized_relu(&[], &[]).is_empty());
-    }
 
     fn setup(name: &str) -> (TabularArmac, Arc<PublicTree>) {
         let game = load_game(name).unwrap();

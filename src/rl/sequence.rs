@@ -225,7 +225,8 @@ mod tests {
     use super::*;
     use crate::games::load_game;
     use crate::nn::armac::{ArmacNetConfig, ArmacPolicyNet};
-    use crate::rl::actor::{ActorSettings, PastEpoch, Snapshots, normalized_relu, play_group};
+    use crate::policy::probs::normalized_relu;
+    use crate::rl::actor::{ActorSettings, PastEpoch, Snapshots, play_group};
     use crate::rl::candidates::Candidate;
     use crate::util::SplitMix64;
     use std::sync::Arc;

@@ -26,9 +26,8 @@ use crate::game::GameRef;
 use crate::games::load_game;
 use crate::nn::armac::SeqInputs;
 use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet};
-use crate::rl::actor::{
-    ActorMsg, ActorSettings, PastEpoch, Snapshots, normalized_relu, play_group,
-};
+use crate::policy::probs::normalized_relu;
+use crate::rl::actor::{ActorMsg, ActorSettings, PastEpoch, Snapshots, play_group};
 use crate::rl::candidates::{Candidate, CandidateStats};
 use crate::rl::learner::{act_batch, train_batch};
 use crate::rl::reservoir::Reservoir;

@@ -2,32 +2,7 @@
 //! [`Losses`]) and the normalised-ReLU policy of a regret row.
 
 use super::*;
-
-/// Regret matching on one row: positive parts of `row` normalised over legal actions; uniform
-/// over legal actions when none is positive; `0` at illegal actions (whatever `row` says
-/// there). All zeros if no action is legal.
-pub fn normalized_relu(row: &[f32], legal: &[bool]) -> Vec<f32> {
-    assert_eq!(
-        row.len(),
-        legal.len(),
-        "normalized_relu: row and legal lengths differ"
-    );
-    let pos = |i: usize| {
-        if legal[i] && row[i] > 0.0 && row[i].is_finite() {
-            row[i]
-        } else {
-            0.0
-        }
-    };
-    let total: f32 = (0..row.len()).map(pos).sum();
-    if total > 0.0 && total.is_finite() {
-        (0..row.len()).map(|i| pos(i) / total).collect()
-    } else {
-        let n = legal.iter().filter(|&&l| l).count();
-        let u = if n > 0 { 1.0 / n as f32 } else { 0.0 };
-        legal.iter().map(|&l| if l { u } else { 0.0 }).collect()
-    }
-}
+use crate::policy::probs::normalized_relu;
 
 /// A batch of decision points to evaluate, row-major plain data.
 #[derive(Clone, Debug, Default, PartialEq)]

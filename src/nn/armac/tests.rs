@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn small_cfg() -> ArmacNetConfig {
@@ -111,28 +110,6 @@ fn forward_acting_equals_forward() {
     assert!(acting_players(&batch.own, &batch.both0, &batch.both1, 7).is_none());
     let out = ArmacPolicyNet::init(cfg, 4).unwrap().evaluate(&batch);
     assert!(out.avg_policy.iter().all(|x| x.is_finite()));
-}
-
-#[test]
-fn normalized_relu_cases() {
-    let l = [true, true, false, true];
-    assert_eq!(
-        normalized_relu(&[1.0, 3.0, 100.0, -2.0], &l),
-        vec![0.25, 0.75, 0.0, 0.0]
-    );
-    let third = 1.0 / 3.0;
-    assert_eq!(
-        normalized_relu(&[-1.0, 0.0, 5.0, -3.0], &l),
-        vec![third, third, 0.0, third]
-    );
-    assert_eq!(
-        normalized_relu(&[f32::NAN, 2.0, 1.0, f32::INFINITY], &l),
-        vec![0.0, 1.0, 0.0, 0.0]
-    );
-    assert_eq!(
-        normalized_relu(&[1.0, 2.0], &[false, false]),
-        vec![0.0, 0.0]
-    );
 }
 
 #[test]
