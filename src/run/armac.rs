@@ -30,6 +30,8 @@ use crate::policy::probs::normalized_relu;
 use crate::rl::actor::{ActorMsg, ActorSettings, PastEpoch, Snapshots, play_group};
 use crate::rl::candidates::{Candidate, CandidateStats};
 use crate::rl::learner::{act_batch, train_batch};
+use crate::rl::policy::ArmacAveragePolicy;
+use crate::rl::replay::Replay;
 use crate::rl::reservoir::Reservoir;
 use crate::rl::sequence::{decision_path, gather_rows, seq_inputs, seq_time, seq_train_batch};
 use crate::rl::trajectory::{Trajectory, decode_replay, encode_replay};
@@ -119,7 +121,7 @@ impl Exact {
                 let paths = (0..inf.len())
                     .map(|i| decision_path(game.as_ref(), &inf.history[i]))
                     .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| RunError::Usage(format!("replaying an infoset's history: {e}")))?;
+                    .map_err(RunError::context("replaying an infoset's history"))?;
                 let time = paths.iter().map(Vec::len).max().unwrap_or(0);
                 let last = paths
                     .iter()
@@ -272,7 +274,7 @@ fn save_checkpoint(
     std::fs::create_dir_all(&tmp).map_err(io_err("checkpoint", &tmp))?;
     learner
         .save(&tmp.join("learner"))
-        .map_err(|e| RunError::Usage(format!("saving the learner: {e}")))?;
+        .map_err(RunError::context("saving the learner"))?;
     write_atomic(
         &tmp.join("state.json"),
         serde_json::to_string_pretty(state).unwrap().as_bytes(),
@@ -292,23 +294,6 @@ fn save_checkpoint(
 }
 
 const REPLAY_FILE: &str = "replay.bin";
-
-/// The learner's replay memory: the most recent trajectories, first in first out.
-struct Replay {
-    items: std::collections::VecDeque<Trajectory>,
-    capacity: usize,
-    info_len: usize,
-    num_actions: usize,
-}
-
-impl Replay {
-    fn push(&mut self, t: Trajectory) {
-        if self.items.len() == self.capacity {
-            self.items.pop_front();
-        }
-        self.items.push_back(t);
-    }
-}
 
 /// One learning step of the recurrent network on `picks`: every episode is unrolled from the
 /// zero state (in unrolls of `armac.unroll_length` steps whose states carry over); targets are
@@ -348,8 +333,7 @@ pub fn run(
 ) -> Result<RunSummary, RunError> {
     let game = load_game(&s.game)?;
     let na = game.num_distinct_actions();
-    let device = crate::nn::select_device(&s.device)
-        .map_err(|e| RunError::Usage(format!("armac.device: {e}")))?;
+    let device = crate::nn::select_device(&s.device).map_err(RunError::context("armac.device"))?;
     let net_cfg = net_config(&game, s);
     std::fs::create_dir_all(dir.join("reservoir")).map_err(io_err("reservoir directory", dir))?;
     let ckpt_dir = dir.join("checkpoint");
@@ -377,11 +361,11 @@ pub fn run(
             s.learning_rate,
             &ckpt_dir.join("learner"),
         )
-        .map_err(|e| RunError::Usage(format!("resuming: {e}")))?;
+        .map_err(RunError::context("resuming"))?;
         let mut nets = std::collections::HashMap::new();
         for id in needed_snapshots(&st) {
             let net = ArmacPolicyNet::load_file(net_cfg.clone(), &reservoir_path(dir, id))
-                .map_err(|e| RunError::Usage(format!("resuming: {e}")))?;
+                .map_err(RunError::context("resuming"))?;
             nets.insert(id, Arc::new(net));
         }
         (learner, st, nets)
@@ -401,7 +385,7 @@ pub fn run(
         // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends.
         let net0 = learner.snapshot();
         net0.save_file(&reservoir_path(dir, 0))
-            .map_err(|e| RunError::Usage(format!("saving θ^0: {e}")))?;
+            .map_err(RunError::context("saving θ^0"))?;
         st.rng = SplitMix64::new(st.rng).next_u64();
         let mut nets = std::collections::HashMap::new();
         nets.insert(0u64, Arc::new(net0));
@@ -600,7 +584,7 @@ pub fn run(
                     match recurrent_step(&mut learner, &snaps.latest, &picks, s) {
                         Ok(l) => l,
                         Err(e) => {
-                            result = Err(RunError::Usage(format!("recurrent learner: {e}")));
+                            result = Err(RunError::context("recurrent learner")(e));
                             break 'epochs;
                         }
                     }
@@ -626,7 +610,7 @@ pub fn run(
         st.epoch += 1;
         let net = Arc::new(learner.snapshot());
         net.save_file(&reservoir_path(dir, st.epoch))
-            .map_err(|e| RunError::Usage(format!("saving a network snapshot: {e}")))?;
+            .map_err(RunError::context("saving a network snapshot"))?;
         nets.insert(st.epoch, net.clone());
         st.reservoir.push(finished, &mut rng);
         let keep = needed_snapshots(&st);
@@ -741,166 +725,6 @@ pub fn run(
     Ok(summary)
 }
 
-/// The average-policy head `π̄` of an ARMAC checkpoint as a [`Policy`]: the acting player's
-/// information-state tensor goes through the network; probabilities are renormalised over the
-/// legal actions.
-pub struct ArmacAveragePolicy {
-    net: ArmacPolicyNet,
-    game: GameRef,
-    epoch: u64,
-}
-
-impl ArmacAveragePolicy {
-    /// Recurrent checkpoints: the network's outputs at the last decision of each of
-    /// `histories`, running it from the root along each history's decisions (one batch).
-    fn recurrent_outputs(
-        &self,
-        histories: &[&[crate::game::Action]],
-    ) -> Result<crate::nn::armac::ActOutput, crate::policy::PolicyError> {
-        let bad = |reason: String| crate::policy::PolicyError::BadEntry {
-            key: self.game.load_string(),
-            reason,
-        };
-        let paths = histories
-            .iter()
-            .map(|h| decision_path(self.game.as_ref(), h))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| bad(format!("replaying the history: {e}")))?;
-        let time = paths.iter().map(Vec::len).max().unwrap_or(0);
-        let mut last = Vec::with_capacity(paths.len());
-        for (i, path) in paths.iter().enumerate() {
-            if path.is_empty() {
-                return Err(crate::policy::PolicyError::NotADecision);
-            }
-            last.push(i * time + path.len() - 1);
-        }
-        let seqs: Vec<&[crate::rl::trajectory::Step]> = paths.iter().map(|x| &x[..]).collect();
-        let cfg = self.net.config();
-        let inputs = seq_inputs(&seqs, time, cfg.input_size, cfg.num_actions);
-        let (out, _) = self
-            .net
-            .evaluate_sequences(&inputs, time.max(1))
-            .map_err(|e| bad(e.to_string()))?;
-        Ok(gather_rows(&out, &last))
-    }
-}
-
-impl crate::policy::Policy for ArmacAveragePolicy {
-    fn action_probabilities(
-        &self,
-        state: &dyn crate::game::State,
-    ) -> Result<Vec<f64>, crate::policy::PolicyError> {
-        let p = match state.turn() {
-            crate::game::Turn::Player(p) => p,
-            _ => return Err(crate::policy::PolicyError::NotADecision),
-        };
-        let legal_actions = state.legal_actions();
-        let out = if self.net.config().recurrent {
-            self.recurrent_outputs(&[state.history()])?
-        } else {
-            let mut info = vec![0.0; self.game.information_state_tensor_size()];
-            state.information_state_tensor(p, &mut info);
-            let mut legal = vec![false; self.game.num_distinct_actions()];
-            for &a in &legal_actions {
-                legal[a] = true;
-            }
-            let mut batch = ActBatch::default();
-            batch.push(&info, &info, &info, &legal);
-            self.net.evaluate(&batch)
-        };
-        let probs: Vec<f64> = legal_actions
-            .iter()
-            .map(|&a| out.avg_policy[a] as f64)
-            .collect();
-        let total: f64 = probs.iter().sum();
-        let n = probs.len() as f64;
-        Ok(probs
-            .iter()
-            .map(|&x| if total > 0.0 { x / total } else { 1.0 / n })
-            .collect())
-    }
-
-    fn name(&self) -> String {
-        format!("armac-average-policy(epoch {})", self.epoch)
-    }
-}
-
-/// Whole ranges in one batched forward pass: LBR asks for the policy of every hand the
-/// player might hold; each hand's information-state tensor is built from a replay with that
-/// hand ([`crate::eval::lbr::with_hole_cards`]) and the network sees all of them at once.
-impl crate::eval::lbr::RangePolicy for ArmacAveragePolicy {
-    fn hand_action_probabilities(
-        &self,
-        state: &crate::games::universal_poker::UniversalPokerState,
-        hands: &[u16],
-    ) -> Result<Vec<crate::eval::lbr::ActionProbs>, crate::policy::PolicyError> {
-        use crate::game::State as _;
-        use crate::policy::PolicyError;
-        let p = match state.turn() {
-            crate::game::Turn::Player(p) => p,
-            _ => return Err(PolicyError::NotADecision),
-        };
-        let n_actions = self.game.num_distinct_actions();
-        if n_actions > 4 {
-            return Err(PolicyError::BadEntry {
-                key: self.game.load_string(),
-                reason: "range queries support at most 4 actions (fold/call/pot/all-in)".into(),
-            });
-        }
-        let recurrent = self.net.config().recurrent;
-        let mut info = vec![0.0; self.game.information_state_tensor_size()];
-        let mut legal = vec![false; n_actions];
-        let mut batch = ActBatch::default();
-        let mut histories = Vec::new();
-        for &h in hands {
-            let s = crate::eval::lbr::with_hole_cards(state, p, h as usize).ok_or_else(|| {
-                PolicyError::BadEntry {
-                    key: format!("hand {h}"),
-                    reason: "the hand collides with cards already dealt".into(),
-                }
-            })?;
-            legal.iter_mut().for_each(|l| *l = false);
-            for a in s.legal_actions() {
-                legal[a] = true;
-            }
-            if recurrent {
-                histories.push(s.history().to_vec());
-            } else {
-                s.information_state_tensor(p, &mut info);
-                batch.push(&info, &info, &info, &legal);
-            }
-        }
-        let out = if recurrent {
-            let hs: Vec<&[crate::game::Action]> = histories.iter().map(|h| &h[..]).collect();
-            self.recurrent_outputs(&hs)?
-        } else {
-            self.net.evaluate(&batch)
-        };
-        Ok((0..hands.len())
-            .map(|r| {
-                let row = &out.avg_policy[r * n_actions..(r + 1) * n_actions];
-                let total: f64 = row.iter().map(|&x| x as f64).sum();
-                let n_legal = legal.iter().filter(|&&l| l).count().max(1) as f64;
-                let mut probs = [0.0; 4];
-                for a in 0..n_actions {
-                    probs[a] = if total > 0.0 {
-                        row[a] as f64 / total
-                    } else if legal[a] {
-                        1.0 / n_legal
-                    } else {
-                        0.0
-                    };
-                }
-                probs
-            })
-            .collect())
-    }
-
-    fn name(&self) -> String {
-        crate::policy::Policy::name(self)
-    }
-}
-
 /// Loads the average-policy head of an ARMAC checkpoint: `path` is a run directory (its latest
 /// checkpoint) or its `checkpoint/` directory. Returns the game the run was trained on.
 pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolicy), RunError> {
@@ -934,80 +758,7 @@ pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolic
     let game = load_game(&st.game)?;
     let net_cfg = net_config(&game, &s);
     let net = ArmacPolicyNet::load_file(net_cfg, &reservoir_path(&run_dir, st.epoch))
-        .map_err(|e| RunError::Usage(format!("loading the checkpoint's network: {e}")))?;
-    let policy = ArmacAveragePolicy {
-        net,
-        game: game.clone(),
-        epoch: st.epoch,
-    };
+        .map_err(RunError::context("loading the checkpoint's network"))?;
+    let policy = ArmacAveragePolicy::new(net, game.clone(), st.epoch);
     Ok((game, policy))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::eval::lbr::{PerHand, RangePolicy};
-    use crate::game::{Action, State as _, Turn};
-    use crate::games::cards::{CardSet, HOLE_MASKS, NUM_HOLE_HANDS, parse_cards};
-    use crate::games::universal_poker::UniversalPokerGame;
-
-    /// A recurrent checkpoint's batched range query (the network run along every hand's
-    /// history at once) agrees with querying the policy state by state, and the answer depends
-    /// on the history, not only on the current observation.
-    #[test]
-    fn recurrent_range_queries_match_per_state_queries() {
-        let game = load_game("hunl_fcpa").unwrap();
-        let cfg = ArmacNetConfig::new(game.observation_tensor_size(), game.num_distinct_actions())
-            .with_encoder_hidden(16)
-            .with_head_hidden(16)
-            .with_recurrent(true);
-        let policy = ArmacAveragePolicy {
-            net: ArmacPolicyNet::init(cfg, 11).unwrap(),
-            game: game.clone(),
-            epoch: 0,
-        };
-        let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
-        for c in parse_cards("AsKd2c3d").unwrap() {
-            s.apply(c as Action);
-        }
-        s.apply(1); // the small blind calls; the big blind acts at its second decision step
-        assert_eq!(s.turn(), Turn::Player(0));
-        let dead = CardSet::from_cards(&parse_cards("2c3d").unwrap());
-        let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
-            .filter(|&h| HOLE_MASKS[h as usize] & dead.0 == 0)
-            .take(40)
-            .collect();
-        let batched = policy.hand_action_probabilities(&s, &hands).unwrap();
-        let single = PerHand(ArmacAveragePolicy {
-            net: policy.net.clone(),
-            game: game.clone(),
-            epoch: 0,
-        })
-        .hand_action_probabilities(&s, &hands)
-        .unwrap();
-        for (x, y) in batched.iter().zip(&single) {
-            assert!(
-                x.iter().zip(y).all(|(a, b)| (a - b).abs() < 1e-5),
-                "{x:?} vs {y:?}"
-            );
-            assert!((x.iter().sum::<f64>() - 1.0).abs() < 1e-6);
-        }
-        // Same acting player and own cards, different history: the preceding decision's
-        // observations change the answer.
-        let path = decision_path(game.as_ref(), s.history()).unwrap();
-        assert_eq!(path.len(), 2);
-        let direct = policy.recurrent_outputs(&[s.history()]).unwrap();
-        let inputs = seq_inputs(&[&path[1..]], 1, policy.net.config().input_size, 4);
-        let (fresh, _) = policy.net.evaluate_sequences(&inputs, 1).unwrap();
-        assert!(
-            direct
-                .avg_policy
-                .iter()
-                .zip(&fresh.avg_policy)
-                .any(|(a, b)| (a - b).abs() > 1e-6),
-            "{:?} vs {:?}",
-            direct.avg_policy,
-            fresh.avg_policy
-        );
-    }
 }

@@ -161,8 +161,28 @@ pub enum RunError {
     RunExists(String),
     #[error("{0}")]
     Usage(String),
+    /// A step of the run failed; `context` says which, `source` why (printed as a chain).
+    #[error("{context}")]
+    Failed {
+        context: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("{0}")]
     Solver(String),
+}
+
+impl RunError {
+    /// Wraps an error of a step of the run with what was being done (for `map_err`).
+    pub fn context<E: std::error::Error + Send + Sync + 'static>(
+        context: impl Into<String>,
+    ) -> impl FnOnce(E) -> RunError {
+        let context = context.into();
+        move |e| RunError::Failed {
+            context,
+            source: Box::new(e),
+        }
+    }
 }
 
 /// Options of `armac-train` that are not part of the config.
