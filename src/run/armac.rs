@@ -324,6 +324,271 @@ fn recurrent_step(
     learner.train_step_seq(&batch)
 }
 
+/// Starts `s.actors` actor threads (actor `a` seeded with `seed_base + a + 1`): each plays
+/// lock-step groups against the published snapshots while the epoch's quota lasts and sends
+/// trajectories and candidate returns to the returned channel.
+fn spawn_actors(
+    game: &GameRef,
+    s: &ArmacSettings,
+    seed_base: u64,
+    snapshots: &Arc<RwLock<Arc<Snapshots>>>,
+    stop: &Arc<AtomicBool>,
+    quota: &Arc<AtomicI64>,
+    dir: &Path,
+) -> Result<ActorHandles, RunError> {
+    let (tx, rx) = crossbeam::channel::bounded::<ActorMsg>(
+        4 * s.games_per_group.max(1) * s.actors.max(1) + 64,
+    );
+    let actor_settings = ActorSettings {
+        games_per_group: s.games_per_group,
+        eval_fraction: s.eval_fraction,
+        reward_scale: game
+            .max_utility()
+            .abs()
+            .max(game.min_utility().abs())
+            .max(1e-9),
+    };
+    let mut handles = Vec::new();
+    for a in 0..s.actors {
+        let (game, snapshots, stop, tx, settings, quota) = (
+            game.clone(),
+            snapshots.clone(),
+            stop.clone(),
+            tx.clone(),
+            actor_settings.clone(),
+            quota.clone(),
+        );
+        let seed = seed_base.wrapping_add(a as u64 + 1);
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("actor-{a}"))
+                .spawn(move || {
+                    let mut rng = SplitMix64::new(seed);
+                    let candidates = all_candidates();
+                    while !stop.load(Ordering::Relaxed) {
+                        if quota.load(Ordering::Relaxed) <= 0 {
+                            std::thread::sleep(Duration::from_millis(1));
+                            continue;
+                        }
+                        quota.fetch_sub(settings.games_per_group as i64, Ordering::Relaxed);
+                        let snaps = snapshots.read().expect("snapshot lock").clone();
+                        let (trajs, eval) =
+                            play_group(&game, &snaps, &settings, &candidates, &mut rng);
+                        for t in trajs {
+                            if tx.send(ActorMsg::Trajectory(Box::new(t))).is_err() {
+                                return;
+                            }
+                        }
+                        if let Some((candidate, total)) = eval {
+                            let count = settings.games_per_group as u64;
+                            let msg = ActorMsg::CandidateReturn {
+                                epoch: snaps.epoch,
+                                candidate,
+                                total,
+                                count,
+                            };
+                            if tx.send(msg).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                })
+                .map_err(io_err("actor thread", dir))?,
+        );
+    }
+    drop(tx);
+    Ok((handles, rx))
+}
+
+/// The learner, state and networks of a run resumed from its checkpoint in `dir`.
+fn resume_state(
+    dir: &Path,
+    game: &GameRef,
+    net_cfg: &ArmacNetConfig,
+    device: &burn::tensor::Device,
+    s: &ArmacSettings,
+) -> Result<(ArmacLearner, ArmacState, Nets), RunError> {
+    let ckpt_dir = dir.join("checkpoint");
+    let state_path = ckpt_dir.join("state.json");
+    let text =
+        std::fs::read_to_string(&state_path).map_err(io_err("checkpoint state", &state_path))?;
+    let st: ArmacState = serde_json::from_str(&text).map_err(|e| {
+        RunError::Usage(format!(
+            "checkpoint {} is corrupt: {e}",
+            state_path.display()
+        ))
+    })?;
+    if st.game != game.load_string() {
+        return Err(RunError::Usage(format!(
+            "checkpoint {} is for game {}, the config says {}",
+            state_path.display(),
+            st.game,
+            game.load_string()
+        )));
+    }
+    let learner = ArmacLearner::load(
+        net_cfg.clone(),
+        device,
+        s.learning_rate,
+        &ckpt_dir.join("learner"),
+    )
+    .map_err(RunError::context("resuming"))?;
+    let mut nets = std::collections::HashMap::new();
+    for id in needed_snapshots(&st) {
+        let net = ArmacPolicyNet::load_file(net_cfg.clone(), &reservoir_path(dir, id))
+            .map_err(RunError::context("resuming"))?;
+        nets.insert(id, Arc::new(net));
+    }
+    Ok((learner, st, nets))
+}
+
+/// The learner, state and networks of a new run: θ^0 from `config.seed`, saved to the reservoir.
+fn fresh_state(
+    dir: &Path,
+    game: &GameRef,
+    net_cfg: &ArmacNetConfig,
+    device: &burn::tensor::Device,
+    s: &ArmacSettings,
+    config: &Config,
+) -> Result<(ArmacLearner, ArmacState, Nets), RunError> {
+    let learner = ArmacLearner::new(net_cfg.clone(), device, s.learning_rate, config.seed);
+    let mut st = ArmacState {
+        epoch: 0,
+        learning_steps: 0,
+        acting_steps: 0,
+        episodes: 0,
+        elapsed_seconds: 0.0,
+        rng: config.seed ^ 0xA5A5_5A5A,
+        reservoir: Reservoir::new(s.reservoir_capacity),
+        best: Candidate::Uniform,
+        game: game.load_string(),
+    };
+    // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends.
+    let net0 = learner.snapshot();
+    net0.save_file(&reservoir_path(dir, 0))
+        .map_err(RunError::context("saving θ^0"))?;
+    st.rng = SplitMix64::new(st.rng).next_u64();
+    let mut nets = std::collections::HashMap::new();
+    nets.insert(0u64, Arc::new(net0));
+    Ok((learner, st, nets))
+}
+
+/// The networks a run holds in memory, by epoch.
+type Nets = std::collections::HashMap<u64, Arc<ArmacPolicyNet>>;
+/// The actor threads and the channel they report on.
+type ActorHandles = (
+    Vec<std::thread::JoinHandle<()>>,
+    crossbeam::channel::Receiver<ActorMsg>,
+);
+
+/// What one epoch's acting and learning produced.
+struct EpochWork {
+    /// Candidate returns reported by the actors' evaluation groups.
+    stats: CandidateStats,
+    /// Learning steps taken.
+    steps_done: usize,
+    /// Sums over the steps of the critic, mean-regret, immediate-regret and policy losses.
+    losses_sum: [f64; 4],
+}
+
+/// The body of one epoch: takes the actors' messages (the epoch's fresh trajectories into the
+/// replay memory, candidate returns into the statistics) and interleaves `s.learning_steps`
+/// learning steps on batches drawn from the replay memory, keeping learning in pace with acting.
+#[allow(clippy::too_many_arguments)]
+fn act_and_learn(
+    s: &ArmacSettings,
+    epoch: u64,
+    rx: &crossbeam::channel::Receiver<ActorMsg>,
+    quota: &AtomicI64,
+    snaps: &Snapshots,
+    learner: &mut ArmacLearner,
+    replay: &mut Replay,
+    st: &mut ArmacState,
+    rng: &mut SplitMix64,
+    na: usize,
+) -> Result<EpochWork, RunError> {
+    let mut fresh = 0usize;
+    let mut stats = CandidateStats::default();
+    let mut steps_done = 0usize;
+    let mut losses_sum = [0.0f64; 4];
+    while steps_done < s.learning_steps || fresh < s.episodes_per_epoch {
+        // Take what the actors sent; block briefly when there is nothing to do. Learning
+        // keeps pace with acting: step k of the epoch waits for k/K of its episodes.
+        let need_more = fresh < s.episodes_per_epoch
+            && (fresh * s.learning_steps) < (steps_done + 1) * s.episodes_per_epoch;
+        let msg = if need_more || steps_done >= s.learning_steps {
+            match rx.recv_timeout(Duration::from_millis(20)) {
+                Ok(m) => Some(m),
+                Err(crossbeam::channel::RecvTimeoutError::Timeout) => {
+                    // Evaluation groups used part of the quota: let the actors play more.
+                    if quota.load(Ordering::Relaxed) <= 0 && fresh < s.episodes_per_epoch {
+                        quota.fetch_add(s.games_per_group as i64, Ordering::Relaxed);
+                    }
+                    None
+                }
+                Err(crossbeam::channel::RecvTimeoutError::Disconnected) => {
+                    return Err(RunError::Usage(
+                        "all actor threads stopped (an actor panicked); see the message above"
+                            .into(),
+                    ));
+                }
+            }
+        } else {
+            rx.try_recv().ok()
+        };
+        if let Some(m) = msg {
+            match m {
+                ActorMsg::Trajectory(t) if t.epoch == epoch => {
+                    st.acting_steps += t.len() as u64;
+                    st.episodes += 1;
+                    if fresh < s.episodes_per_epoch {
+                        fresh += 1;
+                        replay.push(*t);
+                    }
+                }
+                ActorMsg::CandidateReturn {
+                    epoch: e,
+                    candidate,
+                    total,
+                    count,
+                } if e == epoch => {
+                    stats.add(candidate, total, count);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if steps_done < s.learning_steps && !replay.items.is_empty() && !need_more {
+            let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
+                .map(|_| &replay.items[rng.below(replay.items.len())])
+                .collect();
+            let l = if s.recurrent {
+                match recurrent_step(learner, &snaps.latest, &picks, s) {
+                    Ok(l) => l,
+                    Err(e) => return Err(RunError::context("recurrent learner")(e)),
+                }
+            } else {
+                let inputs = act_batch(&picks);
+                let current = learner.evaluate(&inputs);
+                let snap_out = snaps.latest.evaluate(&inputs);
+                let batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
+                learner.train_step(&batch)
+            };
+            losses_sum[0] += l.critic;
+            losses_sum[1] += l.mean_regret;
+            losses_sum[2] += l.immediate_regret;
+            losses_sum[3] += l.policy;
+            steps_done += 1;
+            st.learning_steps += 1;
+        }
+    }
+    Ok(EpochWork {
+        stats,
+        steps_done,
+        losses_sum,
+    })
+}
+
 /// Runs (or resumes) an ARMAC run in `dir`.
 pub fn run(
     config: &Config,
@@ -338,58 +603,9 @@ pub fn run(
     std::fs::create_dir_all(dir.join("reservoir")).map_err(io_err("reservoir directory", dir))?;
     let ckpt_dir = dir.join("checkpoint");
     let (learner, mut st, mut nets) = if opts.resume {
-        let state_path = ckpt_dir.join("state.json");
-        let text = std::fs::read_to_string(&state_path)
-            .map_err(io_err("checkpoint state", &state_path))?;
-        let st: ArmacState = serde_json::from_str(&text).map_err(|e| {
-            RunError::Usage(format!(
-                "checkpoint {} is corrupt: {e}",
-                state_path.display()
-            ))
-        })?;
-        if st.game != game.load_string() {
-            return Err(RunError::Usage(format!(
-                "checkpoint {} is for game {}, the config says {}",
-                state_path.display(),
-                st.game,
-                game.load_string()
-            )));
-        }
-        let learner = ArmacLearner::load(
-            net_cfg.clone(),
-            &device,
-            s.learning_rate,
-            &ckpt_dir.join("learner"),
-        )
-        .map_err(RunError::context("resuming"))?;
-        let mut nets = std::collections::HashMap::new();
-        for id in needed_snapshots(&st) {
-            let net = ArmacPolicyNet::load_file(net_cfg.clone(), &reservoir_path(dir, id))
-                .map_err(RunError::context("resuming"))?;
-            nets.insert(id, Arc::new(net));
-        }
-        (learner, st, nets)
+        resume_state(dir, &game, &net_cfg, &device, s)?
     } else {
-        let learner = ArmacLearner::new(net_cfg.clone(), &device, s.learning_rate, config.seed);
-        let mut st = ArmacState {
-            epoch: 0,
-            learning_steps: 0,
-            acting_steps: 0,
-            episodes: 0,
-            elapsed_seconds: 0.0,
-            rng: config.seed ^ 0xA5A5_5A5A,
-            reservoir: Reservoir::new(s.reservoir_capacity),
-            best: Candidate::Uniform,
-            game: game.load_string(),
-        };
-        // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends.
-        let net0 = learner.snapshot();
-        net0.save_file(&reservoir_path(dir, 0))
-            .map_err(RunError::context("saving θ^0"))?;
-        st.rng = SplitMix64::new(st.rng).next_u64();
-        let mut nets = std::collections::HashMap::new();
-        nets.insert(0u64, Arc::new(net0));
-        (learner, st, nets)
+        fresh_state(dir, &game, &net_cfg, &device, s, config)?
     };
     let metrics_path = dir.join("metrics.csv");
     let mut metrics = if opts.resume {
@@ -436,70 +652,18 @@ pub fn run(
             replay.push(t);
         }
     }
-    let (tx, rx) = crossbeam::channel::bounded::<ActorMsg>(
-        4 * s.games_per_group.max(1) * s.actors.max(1) + 64,
-    );
-    let actor_settings = ActorSettings {
-        games_per_group: s.games_per_group,
-        eval_fraction: s.eval_fraction,
-        reward_scale: game
-            .max_utility()
-            .abs()
-            .max(game.min_utility().abs())
-            .max(1e-9),
-    };
-    let mut handles = Vec::new();
-    for a in 0..s.actors {
-        let (game, snapshots, stop, tx, settings, quota) = (
-            game.clone(),
-            snapshots.clone(),
-            stop.clone(),
-            tx.clone(),
-            actor_settings.clone(),
-            quota.clone(),
-        );
-        let seed = config
+    let (handles, rx) = spawn_actors(
+        &game,
+        s,
+        config
             .seed
             .wrapping_mul(0x9E37_79B9)
-            .wrapping_add(st.epoch * 1000 + a as u64 + 1);
-        handles.push(
-            std::thread::Builder::new()
-                .name(format!("actor-{a}"))
-                .spawn(move || {
-                    let mut rng = SplitMix64::new(seed);
-                    let candidates = all_candidates();
-                    while !stop.load(Ordering::Relaxed) {
-                        if quota.load(Ordering::Relaxed) <= 0 {
-                            std::thread::sleep(Duration::from_millis(1));
-                            continue;
-                        }
-                        quota.fetch_sub(settings.games_per_group as i64, Ordering::Relaxed);
-                        let snaps = snapshots.read().expect("snapshot lock").clone();
-                        let (trajs, eval) =
-                            play_group(&game, &snaps, &settings, &candidates, &mut rng);
-                        for t in trajs {
-                            if tx.send(ActorMsg::Trajectory(Box::new(t))).is_err() {
-                                return;
-                            }
-                        }
-                        if let Some((candidate, total)) = eval {
-                            let count = settings.games_per_group as u64;
-                            let msg = ActorMsg::CandidateReturn {
-                                epoch: snaps.epoch,
-                                candidate,
-                                total,
-                                count,
-                            };
-                            if tx.send(msg).is_err() {
-                                return;
-                            }
-                        }
-                    }
-                })
-                .map_err(io_err("actor thread", dir))?,
-        );
-    }
-    drop(tx);
+            .wrapping_add(st.epoch * 1000),
+        &snapshots,
+        &stop,
+        &quota,
+        dir,
+    )?;
 
     let deadline = Deadline::new(opts.max_seconds);
     let bar = super::progress_bar(s.epochs, "epochs");
@@ -516,93 +680,37 @@ pub fn run(
     let mut result: Result<(), RunError> = Ok(());
     let acting_t0 = Instant::now();
     let acting_before = st.acting_steps;
-    'epochs: while st.epoch < s.epochs {
+    while st.epoch < s.epochs {
         if deadline.expired() || interrupted.load(Ordering::Relaxed) {
             stopped_early = true;
             break;
         }
         let epoch = st.epoch;
         let snaps = snapshots.read().expect("snapshot lock").clone();
-        let mut fresh = 0usize;
-        let mut stats = CandidateStats::default();
-        let mut steps_done = 0usize;
-        let mut losses_sum = [0.0f64; 4];
         let learn_t0 = Instant::now();
-        while steps_done < s.learning_steps || fresh < s.episodes_per_epoch {
-            // Take what the actors sent; block briefly when there is nothing to do. Learning
-            // keeps pace with acting: step k of the epoch waits for k/K of its episodes.
-            let need_more = fresh < s.episodes_per_epoch
-                && (fresh * s.learning_steps) < (steps_done + 1) * s.episodes_per_epoch;
-            let msg = if need_more || steps_done >= s.learning_steps {
-                match rx.recv_timeout(Duration::from_millis(20)) {
-                    Ok(m) => Some(m),
-                    Err(crossbeam::channel::RecvTimeoutError::Timeout) => {
-                        // Evaluation groups used part of the quota: let the actors play more.
-                        if quota.load(Ordering::Relaxed) <= 0 && fresh < s.episodes_per_epoch {
-                            quota.fetch_add(s.games_per_group as i64, Ordering::Relaxed);
-                        }
-                        None
-                    }
-                    Err(crossbeam::channel::RecvTimeoutError::Disconnected) => {
-                        result = Err(RunError::Usage(
-                            "all actor threads stopped (an actor panicked); see the message above"
-                                .into(),
-                        ));
-                        break 'epochs;
-                    }
-                }
-            } else {
-                rx.try_recv().ok()
-            };
-            if let Some(m) = msg {
-                match m {
-                    ActorMsg::Trajectory(t) if t.epoch == epoch => {
-                        st.acting_steps += t.len() as u64;
-                        st.episodes += 1;
-                        if fresh < s.episodes_per_epoch {
-                            fresh += 1;
-                            replay.push(*t);
-                        }
-                    }
-                    ActorMsg::CandidateReturn {
-                        epoch: e,
-                        candidate,
-                        total,
-                        count,
-                    } if e == epoch => {
-                        stats.add(candidate, total, count);
-                    }
-                    _ => {}
-                }
-                continue;
+        let work = match act_and_learn(
+            s,
+            epoch,
+            &rx,
+            &quota,
+            &snaps,
+            &mut learner,
+            &mut replay,
+            &mut st,
+            &mut rng,
+            na,
+        ) {
+            Ok(w) => w,
+            Err(e) => {
+                result = Err(e);
+                break;
             }
-            if steps_done < s.learning_steps && !replay.items.is_empty() && !need_more {
-                let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
-                    .map(|_| &replay.items[rng.below(replay.items.len())])
-                    .collect();
-                let l = if s.recurrent {
-                    match recurrent_step(&mut learner, &snaps.latest, &picks, s) {
-                        Ok(l) => l,
-                        Err(e) => {
-                            result = Err(RunError::context("recurrent learner")(e));
-                            break 'epochs;
-                        }
-                    }
-                } else {
-                    let inputs = act_batch(&picks);
-                    let current = learner.evaluate(&inputs);
-                    let snap_out = snaps.latest.evaluate(&inputs);
-                    let batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
-                    learner.train_step(&batch)
-                };
-                losses_sum[0] += l.critic;
-                losses_sum[1] += l.mean_regret;
-                losses_sum[2] += l.immediate_regret;
-                losses_sum[3] += l.policy;
-                steps_done += 1;
-                st.learning_steps += 1;
-            }
-        }
+        };
+        let EpochWork {
+            stats,
+            steps_done,
+            losses_sum,
+        } = work;
         // End of epoch t: θ^{t+1} is saved; past epoch t = (θ^t, θ^{t+1}) joins the reservoir
         // (reservoir sampling); candidates are ranked.
         let learn_secs = learn_t0.elapsed().as_secs_f64();
