@@ -3,36 +3,19 @@
 //! policy for `armac-eval`, and a run stopped by its time limit resumes from its checkpoint with
 //! counters and reservoir intact.
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("armac-e2e-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+use serde_json::Value;
+use std::path::Path;
 
 fn train(args: &[&str], out: &Path) {
-    let o = Command::new(env!("CARGO_BIN_EXE_armac-train"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .arg(out)
-        .output()
-        .unwrap();
+    let o = common::train().args(args).arg(out).output().unwrap();
     assert!(
         o.status.success(),
         "{}\n{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-    )
-    .unwrap()
 }
 
 /// NashConv column of metrics.csv (evaluated epochs only).
@@ -53,7 +36,7 @@ const UNIFORM_KUHN_NASH_CONV: f64 = 0.9166666666666666;
 
 #[test]
 fn kuhn_armac_learns_well_below_uniform() {
-    let dir = tmp("kuhn");
+    let dir = common::tmp("e2e", "kuhn");
     train(
         &[
             "--config",
@@ -94,16 +77,13 @@ fn kuhn_armac_learns_well_below_uniform() {
         median < UNIFORM_KUHN_NASH_CONV,
         "median NashConv {median} in {curve:?}"
     );
-    let s = json(&dir.join("summary.json"));
+    let s = common::json(&dir.join("summary.json"));
     assert_eq!(s["iterations"], 30);
     assert!(dir.join("checkpoint/learner").exists() && dir.join("checkpoint/state.json").is_file());
     // The checkpoint as a policy: `nashconv --policy <run dir>` and the exported OpenSpiel-format
     // file evaluate to the NashConv the run reported.
     let eval = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_armac-eval"))
-            .args(args)
-            .output()
-            .unwrap();
+        let o = common::eval().args(args).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap()
     };
@@ -149,7 +129,7 @@ fn kuhn_armac_learns_well_below_uniform() {
 
 #[test]
 fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
-    let dir = tmp("resume");
+    let dir = common::tmp("e2e", "resume");
     let common = [
         "--quiet",
         "--set",
@@ -176,7 +156,7 @@ fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
     first.extend_from_slice(&common);
     first.push("--out");
     train(&first, &dir);
-    let st = json(&dir.join("checkpoint/state.json"));
+    let st = common::json(&dir.join("checkpoint/state.json"));
     let stopped_at = st["epoch"].as_u64().unwrap();
     assert!(
         stopped_at > 0 && stopped_at < 1000,
@@ -187,7 +167,10 @@ fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
         20 * stopped_at,
         "learning steps at a boundary"
     );
-    assert_eq!(json(&dir.join("summary.json"))["stopped_early"], true);
+    assert_eq!(
+        common::json(&dir.join("summary.json"))["stopped_early"],
+        true
+    );
     assert_eq!(replay_len(&dir), (64 * stopped_at).min(128));
     let target = stopped_at + 4;
     let target_s = format!("armac.epochs={target}");
@@ -195,7 +178,7 @@ fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
     second.extend_from_slice(&common);
     second.push("--resume");
     train(&second, &dir);
-    let st = json(&dir.join("checkpoint/state.json"));
+    let st = common::json(&dir.join("checkpoint/state.json"));
     assert_eq!(st["epoch"].as_u64().unwrap(), target);
     assert_eq!(st["learning_steps"].as_u64().unwrap(), 20 * target);
     assert_eq!(
@@ -239,7 +222,7 @@ fn stopped_armac_run_resumes_with_counters_and_reservoir_intact() {
 /// along each queried state's history), gives the NashConv the run reported.
 #[test]
 fn recurrent_kuhn_armac_learns_below_uniform() {
-    let dir = tmp("kuhn-rnn");
+    let dir = common::tmp("e2e", "kuhn-rnn");
     train(
         &[
             "--config",
@@ -267,10 +250,10 @@ fn recurrent_kuhn_armac_learns_below_uniform() {
     assert_eq!(curve.len(), 4, "{curve:?}");
     let best = curve.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
     assert!(best < UNIFORM_KUHN_NASH_CONV, "NashConv curve {curve:?}");
-    let s = json(&dir.join("summary.json"));
+    let s = common::json(&dir.join("summary.json"));
     let reported = s["nash_conv"].as_f64().unwrap();
     assert!(reported.is_finite() && reported > 0.0, "{s}");
-    let o = Command::new(env!("CARGO_BIN_EXE_armac-eval"))
+    let o = common::eval()
         .args(["nashconv", "--game", "kuhn_poker", "--json", "--policy"])
         .arg(&dir)
         .output()
@@ -290,7 +273,7 @@ fn recurrent_kuhn_armac_learns_below_uniform() {
 /// report; a checkpoint of another game is refused with an error naming both games.
 #[test]
 fn fcpa_checkpoint_is_evaluated_by_lbr() {
-    let dir = tmp("fcpa-lbr");
+    let dir = common::tmp("e2e", "fcpa-lbr");
     train(
         &[
             "--config",
@@ -312,7 +295,7 @@ fn fcpa_checkpoint_is_evaluated_by_lbr() {
     );
     let config = std::fs::read_to_string(dir.join("checkpoint/config.toml")).unwrap();
     assert!(config.contains("recurrent = true"), "{config}");
-    let o = Command::new(env!("CARGO_BIN_EXE_armac-eval"))
+    let o = common::eval()
         .args(["lbr", "--policy"])
         .arg(&dir)
         .args(["--variant", "fc", "--hands", "8", "--seed", "3", "--json"])
@@ -337,7 +320,7 @@ fn fcpa_checkpoint_is_evaluated_by_lbr() {
     let mean = v["mean"].as_f64().unwrap();
     assert!(mean.is_finite() && mean.abs() < 2.0e5, "{v}");
     // The same checkpoint named for another game.
-    let o = Command::new(env!("CARGO_BIN_EXE_armac-eval"))
+    let o = common::eval()
         .args(["lbr", "--game", "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=400 400,bettingAbstraction=fcpa)", "--policy"])
         .arg(&dir)
         .args(["--variant", "fc", "--hands", "2"])

@@ -2,16 +2,12 @@
 //! other and with the layout, the state estimate scales with batch and precision, oversized
 //! batches are skipped, and bad flags fail cleanly.
 
+mod common;
+
 use serde_json::Value;
-use std::process::Command;
 
 fn bench(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_armac-bench"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("batched")
-        .args(args)
-        .output()
-        .unwrap()
+    common::bench().arg("batched").args(args).output().unwrap()
 }
 
 fn line(args: &[&str]) -> Value {

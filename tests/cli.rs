@@ -1,59 +1,12 @@
 //! End-to-end tests of the binaries: runs, outputs, resume, time limits, bad input, and the
 //! Python cross-checks (TensorBoard read-back, policy evaluation inside OpenSpiel).
 
+mod common;
+
+use common::{eval, run_err, run_ok, train};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn train() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_armac-train"))
-}
-
-fn eval() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_armac-eval"))
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("armac-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "command failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// Runs a command that must fail cleanly (exit 1 or 2, not a panic) with `needle` in stderr.
-fn run_err(cmd: &mut Command, needle: &str) {
-    let out = cmd
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let code = out.status.code();
-    assert!(
-        code == Some(1) || code == Some(2),
-        "expected a clean failure, got {code:?}: {err}"
-    );
-    assert!(
-        !err.contains("panicked"),
-        "panic instead of an error: {err}"
-    );
-    assert!(
-        err.contains(needle),
-        "error should mention {needle:?}: {err}"
-    );
-}
+use std::path::Path;
+use std::process::Command;
 
 fn summary(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
@@ -82,7 +35,7 @@ fn python(script: &str, arg: &Path) -> Option<Value> {
 
 #[test]
 fn tabular_run_writes_all_outputs_and_openspiel_agrees() {
-    let dir = tmp("leduc");
+    let dir = common::tmp("cli", "leduc");
     run_ok(
         train()
             .args([
@@ -147,7 +100,10 @@ fn tabular_run_writes_all_outputs_and_openspiel_agrees() {
 
 #[test]
 fn resumed_run_equals_uninterrupted_run() {
-    let (a, b) = (tmp("straight"), tmp("resumed"));
+    let (a, b) = (
+        common::tmp("cli", "straight"),
+        common::tmp("cli", "resumed"),
+    );
     run_ok(
         train()
             .args([
@@ -210,7 +166,7 @@ fn resumed_run_equals_uninterrupted_run() {
 
 #[test]
 fn time_limit_stops_cleanly_with_outputs() {
-    let dir = tmp("limit");
+    let dir = common::tmp("cli", "limit");
     run_ok(
         train()
             .args([
@@ -234,7 +190,7 @@ fn time_limit_stops_cleanly_with_outputs() {
 
 #[test]
 fn bad_configs_and_arguments_are_named() {
-    let dir = tmp("bad");
+    let dir = common::tmp("cli", "bad");
     run_err(train().args(["--config", "nope.toml"]), "nope.toml");
     run_err(
         train()
@@ -288,7 +244,7 @@ fn bad_configs_and_arguments_are_named() {
 
 #[test]
 fn bad_policies_are_named() {
-    let dir = tmp("policies");
+    let dir = common::tmp("cli", "policies");
     std::fs::create_dir_all(&dir).unwrap();
     let write = |name: &str, text: &str| {
         let p = dir.join(name);

@@ -4,39 +4,23 @@
 //! scenarios and playouts of /work/shared/reference/hunl_fcpa.json when that file exists.
 //! Every string, tensor, legal action list, chance distribution and return must match exactly.
 
+mod common;
+
 use armac::game::conformance::check_game;
 use armac::game::{Game, State, Turn};
 use armac::games::load_game;
 use armac::games::universal_poker::{UniversalPokerGame, UniversalPokerState};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The golden file; `ARMAC_GOLDEN_FCPA` may point at a larger file in the same format (see
 /// `scripts/make_golden_fcpa.py --help`).
 fn golden() -> Value {
     let path = match std::env::var_os("ARMAC_GOLDEN_FCPA") {
         Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden_fcpa.json"),
+        None => common::data_file("golden_fcpa.json"),
     };
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn usizes(v: &Value) -> Vec<usize> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap() as usize)
-        .collect()
-}
-
-/// A dense tensor from `[index, value]` pairs.
-fn dense(v: &Value, len: usize) -> Vec<f32> {
-    let mut out = vec![0.0; len];
-    for pair in v.as_array().unwrap() {
-        out[pair[0].as_u64().unwrap() as usize] = pair[1].as_f64().unwrap() as f32;
-    }
-    out
+    common::json(&path)
 }
 
 fn check_facts(game: &dyn Game, g: &Value, ctx: &str) {
@@ -78,46 +62,7 @@ fn check_facts(game: &dyn Game, g: &Value, ctx: &str) {
 }
 
 fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
-    let cp = step["current_player"].as_i64().unwrap() as i32;
-    assert_eq!(state.turn().openspiel_id(), cp, "{ctx}: current player");
-    assert_eq!(
-        state.to_string(),
-        step["state_string"].as_str().unwrap(),
-        "{ctx}: state string"
-    );
-    assert_eq!(
-        state.legal_actions(),
-        usizes(&step["legal_actions"]),
-        "{ctx}: legal actions"
-    );
-    for p in 0..2 {
-        assert_eq!(
-            state.information_state_string(p),
-            step["information_state_string"][p].as_str().unwrap(),
-            "{ctx}: information state string of player {p}"
-        );
-        assert_eq!(
-            state.observation_string(p),
-            step["observation_string"][p].as_str().unwrap(),
-            "{ctx}: observation string of player {p}"
-        );
-        let n = game.information_state_tensor_size();
-        let mut buf = vec![f32::NAN; n];
-        state.information_state_tensor(p, &mut buf);
-        assert_eq!(
-            buf,
-            dense(&step["information_state_tensor"][p], n),
-            "{ctx}: infostate tensor p{p}"
-        );
-        let n = game.observation_tensor_size();
-        let mut buf = vec![f32::NAN; n];
-        state.observation_tensor(p, &mut buf);
-        assert_eq!(
-            buf,
-            dense(&step["observation_tensor"][p], n),
-            "{ctx}: observation tensor p{p}"
-        );
-    }
+    common::check_views(game, state, step, ctx, true, common::dense);
     match state.turn() {
         Turn::Terminal => {
             let want = [
@@ -130,7 +75,7 @@ fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
         Turn::Chance => {
             let p = step["chance_prob"].as_f64().unwrap();
             let got = state.chance_outcomes();
-            let want = usizes(&step["legal_actions"]);
+            let want = common::usizes(&step["legal_actions"]);
             assert_eq!(
                 got.iter().map(|o| o.0).collect::<Vec<_>>(),
                 want,
@@ -171,7 +116,7 @@ fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
 
 /// Replays one recorded playout and checks every prefix.
 fn check_playout(game: &dyn Game, po: &Value, ctx: &str) {
-    let actions = usizes(&po["actions"]);
+    let actions = common::usizes(&po["actions"]);
     let steps = po["steps"].as_array().unwrap();
     assert_eq!(steps.len(), actions.len() + 1, "{ctx}");
     let mut state = game.new_initial_state();
@@ -304,7 +249,11 @@ fn check_reference_step(state: &UniversalPokerState, step: &Value, ctx: &str) {
         );
     }
     if let Some(legal) = step.get("legal_actions") {
-        assert_eq!(state.legal_actions(), usizes(legal), "{ctx}: legal actions");
+        assert_eq!(
+            state.legal_actions(),
+            common::usizes(legal),
+            "{ctx}: legal actions"
+        );
         let p = state.turn().openspiel_id() as usize;
         let strings: Vec<String> = state
             .legal_actions()
@@ -329,23 +278,16 @@ fn check_reference_step(state: &UniversalPokerState, step: &Value, ctx: &str) {
             "{ctx}"
         );
     }
-    let dense = |v: &Value| -> Vec<f32> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap() as f32)
-            .collect()
-    };
     if let Some(t) = step.get("information_state_tensor") {
         let p = state.turn().openspiel_id() as usize;
         let mut buf = vec![0.0; 175];
         state.information_state_tensor(p, &mut buf);
-        assert_eq!(buf, dense(t), "{ctx}: infostate tensor");
+        assert_eq!(buf, common::floats(t, 175), "{ctx}: infostate tensor");
         let mut buf = vec![0.0; 108];
         state.observation_tensor(p, &mut buf);
         assert_eq!(
             buf,
-            dense(&step["observation_tensor"]),
+            common::floats(&step["observation_tensor"], 108),
             "{ctx}: observation tensor"
         );
     }
@@ -357,19 +299,18 @@ fn check_reference_step(state: &UniversalPokerState, step: &Value, ctx: &str) {
 
 #[test]
 fn shared_reference_scenarios_and_playouts() {
-    let path = Path::new("/work/shared/reference/hunl_fcpa.json");
-    let Ok(text) = std::fs::read_to_string(path) else {
-        eprintln!("{} not found; skipped", path.display());
+    let Some(path) = common::shared_reference("hunl_fcpa.json") else {
+        eprintln!("../shared/reference/hunl_fcpa.json not found beside the crate; skipped");
         return;
     };
-    let data: Value = serde_json::from_str(&text).unwrap();
+    let data = common::json(&path);
     let game = UniversalPokerGame::from_string(data["load_game_string"].as_str().unwrap()).unwrap();
     assert_eq!(game.load_string(), data["game_str"].as_str().unwrap());
     let mut count = 0;
     for list in ["scenarios", "playouts"] {
         for (i, po) in data[list].as_array().unwrap().iter().enumerate() {
             let ctx = format!("reference {list} {i}");
-            let actions = usizes(&po["actions"]);
+            let actions = common::usizes(&po["actions"]);
             let steps = po["steps"].as_array().unwrap();
             let mut state = game.initial_state();
             for (k, step) in steps.iter().enumerate() {

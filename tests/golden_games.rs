@@ -2,82 +2,22 @@
 //! written by scripts/make_golden_games.py) and must reproduce every string, tensor, legal
 //! action list, chance distribution and return exactly.
 
+mod common;
+
 use armac::game::{Game, State, Turn};
 use armac::games::load_game;
 use serde_json::Value;
-use std::path::PathBuf;
-
-fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
-}
 
 fn load(key: &str) -> Value {
-    let path = data_dir().join(format!("golden_{key}.json"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap() as f32)
-        .collect()
-}
-
-fn usizes(v: &Value) -> Vec<usize> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap() as usize)
-        .collect()
+    common::json(&common::data_file(&format!("golden_{key}.json")))
 }
 
 fn check_step(game: &dyn Game, state: &dyn State, step: &Value, ctx: &str) {
-    let cp = step["current_player"].as_i64().unwrap() as i32;
-    assert_eq!(state.turn().openspiel_id(), cp, "{ctx}: current player");
-    assert_eq!(
-        state.to_string(),
-        step["state_string"].as_str().unwrap(),
-        "{ctx}: state string"
-    );
-    assert_eq!(
-        state.legal_actions(),
-        usizes(&step["legal_actions"]),
-        "{ctx}: legal actions"
-    );
-    for p in 0..2 {
-        assert_eq!(
-            state.information_state_string(p),
-            step["information_state_string"][p].as_str().unwrap(),
-            "{ctx}: information state string of player {p}"
-        );
-        let mut buf = vec![f32::NAN; game.information_state_tensor_size()];
-        state.information_state_tensor(p, &mut buf);
-        assert_eq!(
-            buf,
-            floats(&step["information_state_tensor"][p]),
-            "{ctx}: infostate tensor p{p}"
-        );
-        let mut buf = vec![f32::NAN; game.observation_tensor_size()];
-        state.observation_tensor(p, &mut buf);
-        assert_eq!(
-            buf,
-            floats(&step["observation_tensor"][p]),
-            "{ctx}: observation tensor p{p}"
-        );
-        if let Some(obs) = step.get("observation_string") {
-            assert_eq!(
-                state.observation_string(p),
-                obs[p].as_str().unwrap(),
-                "{ctx}: observation string p{p}"
-            );
-        }
-    }
+    common::check_views(game, state, step, ctx, false, common::floats);
     match state.turn() {
         Turn::Terminal => {
             let r = state.returns();
-            let want = floats(&step["returns"]);
+            let want = common::floats(&step["returns"], 2);
             assert_eq!(
                 [r[0] as f32, r[1] as f32],
                 [want[0], want[1]],
@@ -177,7 +117,7 @@ fn run_golden(key: &str) {
     let playouts = data["playouts"].as_array().unwrap();
     assert!(!playouts.is_empty());
     for (i, po) in playouts.iter().enumerate() {
-        let actions = usizes(&po["actions"]);
+        let actions = common::usizes(&po["actions"]);
         let steps = po["steps"].as_array().unwrap();
         assert_eq!(steps.len(), actions.len() + 1);
         let mut state = game.new_initial_state();

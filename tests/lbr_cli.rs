@@ -1,51 +1,10 @@
 //! End-to-end tests of `armac-eval lbr`: JSON output, the exact values against a policy that
 //! always folds, TensorBoard output, and clean errors on bad input.
 
+mod common;
+
+use common::{eval, run_err, run_ok};
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn eval() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_armac-eval"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("armac-lbr-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "command failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// A command that must fail cleanly (exit 1 or 2, no panic) with `needle` in stderr.
-fn run_err(cmd: &mut Command, needle: &str) {
-    let out = cmd.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let code = out.status.code();
-    assert!(
-        code == Some(1) || code == Some(2),
-        "expected a clean failure, got {code:?}: {err}"
-    );
-    assert!(
-        !err.contains("panicked"),
-        "panic instead of an error: {err}"
-    );
-    assert!(
-        err.contains(needle),
-        "error should mention {needle:?}: {err}"
-    );
-}
 
 /// `lbr --json` on hunl_fcpa with seed 3 and two threads unless `extra` says otherwise.
 fn lbr_json(policy: &str, variant: &str, hands: u64, extra: &[&str]) -> Value {
@@ -114,7 +73,7 @@ fn uniform_random_is_deterministic_and_rounds_hands_up() {
 
 #[test]
 fn logdir_gets_a_tensorboard_event_file() {
-    let dir = tmp("tb");
+    let dir = common::tmp("lbr-cli", "tb");
     let d = dir.to_str().unwrap();
     lbr_json("always-fold", "fcpa", 8, &["--logdir", d, "--step", "7"]);
     let events: Vec<_> = std::fs::read_dir(&dir)
@@ -210,7 +169,7 @@ fn bad_input_fails_cleanly() {
 
 #[test]
 fn policy_files_are_checked() {
-    let dir = tmp("policy");
+    let dir = common::tmp("lbr-cli", "policy");
     std::fs::create_dir_all(&dir).unwrap();
     // A table without the first decision: the error names the missing information state.
     let empty = dir.join("empty.json");

@@ -1,0 +1,178 @@
+//! Helpers shared by the integration tests: invoking the binaries, temporary directories,
+//! JSON files, and the step-by-step comparison of a game state with an OpenSpiel golden record.
+//!
+//! Each test file uses a subset, so unused helpers are expected per file.
+#![allow(dead_code)]
+
+use armac::game::{Game, State};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `armac-train`, run from the crate root (so bare config names resolve).
+pub fn train() -> Command {
+    in_crate(Command::new(env!("CARGO_BIN_EXE_armac-train")))
+}
+
+/// `armac-eval`, run from the crate root.
+pub fn eval() -> Command {
+    in_crate(Command::new(env!("CARGO_BIN_EXE_armac-eval")))
+}
+
+/// `armac-bench`, run from the crate root.
+pub fn bench() -> Command {
+    in_crate(Command::new(env!("CARGO_BIN_EXE_armac-bench")))
+}
+
+fn in_crate(mut c: Command) -> Command {
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// A fresh (removed if present) path in the temporary directory, unique to this test process.
+pub fn tmp(prefix: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("armac-{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Runs a command that must succeed; the assertion message shows its output.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "command failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Runs a command that must fail cleanly (exit 1 or 2, not a panic) with `needle` in stderr.
+pub fn run_err(cmd: &mut Command, needle: &str) {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code();
+    assert!(
+        code == Some(1) || code == Some(2),
+        "expected a clean failure, got {code:?}: {err}"
+    );
+    assert!(
+        !err.contains("panicked"),
+        "panic instead of an error: {err}"
+    );
+    assert!(
+        err.contains(needle),
+        "error should mention {needle:?}: {err}"
+    );
+}
+
+/// Parses a JSON file, naming it on failure.
+pub fn json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A file of the crate's golden data (`tests/data/<name>`).
+pub fn data_file(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// A file of the project's shared OpenSpiel references (`../shared/reference/<name>` beside
+/// the crate), if that directory exists on this machine.
+pub fn shared_reference(name: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/reference")
+        .join(name);
+    p.is_file().then_some(p)
+}
+
+/// A JSON array of non-negative integers.
+pub fn usizes(v: &Value) -> Vec<usize> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as usize)
+        .collect()
+}
+
+/// A JSON array of numbers as `f32` (a dense tensor).
+pub fn floats(v: &Value, _len: usize) -> Vec<f32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
+/// A dense tensor of length `len` from `[index, value]` pairs (a sparse record).
+pub fn dense(v: &Value, len: usize) -> Vec<f32> {
+    let mut out = vec![0.0; len];
+    for pair in v.as_array().unwrap() {
+        out[pair[0].as_u64().unwrap() as usize] = pair[1].as_f64().unwrap() as f32;
+    }
+    out
+}
+
+/// Checks what both players see in `state` against one golden step: current player, state
+/// string, legal actions, and per player the information-state string, the observation
+/// string (`observation_strings`: required, else checked where recorded) and both tensors
+/// (decoded from the record by `tensor(value, length)`).
+pub fn check_views(
+    game: &dyn Game,
+    state: &dyn State,
+    step: &Value,
+    ctx: &str,
+    observation_strings: bool,
+    tensor: fn(&Value, usize) -> Vec<f32>,
+) {
+    let cp = step["current_player"].as_i64().unwrap() as i32;
+    assert_eq!(state.turn().openspiel_id(), cp, "{ctx}: current player");
+    assert_eq!(
+        state.to_string(),
+        step["state_string"].as_str().unwrap(),
+        "{ctx}: state string"
+    );
+    assert_eq!(
+        state.legal_actions(),
+        usizes(&step["legal_actions"]),
+        "{ctx}: legal actions"
+    );
+    for p in 0..2 {
+        assert_eq!(
+            state.information_state_string(p),
+            step["information_state_string"][p].as_str().unwrap(),
+            "{ctx}: information state string of player {p}"
+        );
+        let recorded = step.get("observation_string");
+        assert!(
+            recorded.is_some() || !observation_strings,
+            "{ctx}: the record has no observation strings"
+        );
+        if let Some(obs) = recorded {
+            assert_eq!(
+                state.observation_string(p),
+                obs[p].as_str().unwrap(),
+                "{ctx}: observation string of player {p}"
+            );
+        }
+        let n = game.information_state_tensor_size();
+        let mut buf = vec![f32::NAN; n];
+        state.information_state_tensor(p, &mut buf);
+        assert_eq!(
+            buf,
+            tensor(&step["information_state_tensor"][p], n),
+            "{ctx}: infostate tensor p{p}"
+        );
+        let n = game.observation_tensor_size();
+        let mut buf = vec![f32::NAN; n];
+        state.observation_tensor(p, &mut buf);
+        assert_eq!(
+            buf,
+            tensor(&step["observation_tensor"][p], n),
+            "{ctx}: observation tensor p{p}"
+        );
+    }
+}
