@@ -8,6 +8,9 @@ use crate::nn::armac::{
 use burn::tensor::Device;
 use std::time::Instant;
 
+use super::{Result, median};
+use serde_json::{Value, json};
+
 /// Training throughput: optimizer steps per second of [`ArmacLearner::train_step`] at
 /// `batch_size` rows on `device`, after two warm-up steps.
 ///
@@ -69,4 +72,57 @@ pub fn bench_inference(cfg: ArmacNetConfig, batch: usize, iters: usize) -> f64 {
         std::hint::black_box(net.evaluate(&data));
     }
     (batch * iters) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// ARMAC learner: optimizer steps per second of the feed-forward network (all heads and
+/// losses) on the CPU backend, median of --repeats timed blocks of --steps.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LearnerArgs {
+    #[arg(long, default_value_t = 2048)]
+    pub batch: usize,
+    #[arg(long, default_value_t = 20)]
+    pub steps: usize,
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Information-state tensor length (Leduc: 30).
+    #[arg(long, default_value_t = 30)]
+    pub input: usize,
+    #[arg(long, default_value_t = 3)]
+    pub actions: usize,
+    #[arg(long, default_value_t = 128)]
+    pub hidden: usize,
+    #[arg(long, default_value_t = 2)]
+    pub layers: usize,
+}
+
+/// Runs `armac-bench learner` (see [`LearnerArgs`]); one JSON object per output line.
+pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
+    let LearnerArgs {
+        batch,
+        steps,
+        repeats,
+        input,
+        actions,
+        hidden,
+        layers,
+    } = args.clone();
+    let mut lines = Vec::new();
+    use crate::nn::armac::ArmacNetConfig;
+    let cfg = ArmacNetConfig {
+        input_size: input,
+        num_actions: actions,
+        encoder_hidden: hidden,
+        encoder_layers: layers,
+        head_hidden: hidden,
+        recurrent: false,
+    };
+    let device = crate::nn::select_device("flex")?;
+    let rates: Vec<f64> = (0..repeats.max(1))
+        .map(|_| bench_train_steps(cfg.clone(), &device, batch, steps))
+        .collect();
+    lines.push(
+        json!({"bench": "learner", "backend": "flex", "batch": batch,
+               "steps_per_second": median(rates)}),
+    );
+    Ok(lines)
 }
