@@ -1,5 +1,5 @@
 //! `armac-train --config <file or name in configs/> [--set key=value]... [--out dir]
-//! [--max-seconds S] [--resume dir]`: runs the algorithm a config names.
+//! [--max-seconds S] [--resume dir] [--overwrite]`: runs the algorithm a config names.
 
 use anyhow::Result;
 use armac::run::{TrainOptions, train};
@@ -23,7 +23,7 @@ struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Stop cleanly after this many seconds, still writing policy, metrics and checkpoint.
-    #[arg(long, value_name = "S", value_parser = parse_seconds)]
+    #[arg(long, value_name = "S", value_parser = parse_seconds, allow_hyphen_values = true)]
     max_seconds: Option<f64>,
     /// Continue the run in this directory from its last checkpoint.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "out"])]
@@ -31,6 +31,9 @@ struct Args {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Replace the contents of a non-empty --out (a new run refuses one otherwise).
+    #[arg(long, conflicts_with = "resume")]
+    overwrite: bool,
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
@@ -54,6 +57,7 @@ fn run(args: Args) -> Result<()> {
         max_seconds: args.max_seconds,
         resume: args.resume.is_some(),
         quiet: args.quiet,
+        overwrite: args.overwrite,
     };
     let summary = train(args.config.as_deref(), &args.set, &opts)?;
     println!(

@@ -108,8 +108,10 @@ impl Deadline {
     }
 }
 
-/// A process-wide flag set by Ctrl-C (SIGINT): long runs poll it and stop at the next safe
-/// point, writing a consistent checkpoint. The handler is installed on first use.
+/// A process-wide flag set by SIGINT (Ctrl-C), SIGTERM (what schedulers and `docker stop`
+/// send) or SIGHUP: long runs poll it and stop at the next safe point, writing a consistent
+/// checkpoint. A second signal ends the process at once (exit status 130). The handler is
+/// installed on first use.
 pub fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
     static FLAG: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
         std::sync::OnceLock::new();
@@ -117,7 +119,13 @@ pub fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
         let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let f = flag.clone();
         // A second handler cannot be installed (e.g. in tests); the flag then stays false.
-        let _ = ctrlc::set_handler(move || f.store(true, std::sync::atomic::Ordering::SeqCst));
+        let _ = ctrlc::set_handler(move || {
+            if f.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                eprintln!("second signal: stopping at once");
+                std::process::exit(130);
+            }
+            eprintln!("signal received: stopping at the next safe point (again to stop at once)");
+        });
         flag
     })
     .clone()
@@ -156,9 +164,13 @@ pub enum RunError {
         source: std::io::Error,
     },
     #[error(
-        "run directory {0} already holds a run (checkpoint.bin); pass --resume to continue it or choose another --out"
+        "run directory {0} is not empty; pass --resume {0} to continue its run, --overwrite to replace it, or choose another --out"
     )]
     RunExists(String),
+    #[error(
+        "run directory {dir} is in use by another armac process{holder}; wait for it or stop it"
+    )]
+    RunLocked { dir: String, holder: String },
     #[error("{0}")]
     Usage(String),
     /// A step of the run failed; `context` says which, `source` why (printed as a chain).
@@ -196,6 +208,89 @@ pub struct TrainOptions {
     pub resume: bool,
     /// No progress bar or chatter.
     pub quiet: bool,
+    /// Replace whatever a non-empty `out` holds (a new run only).
+    pub overwrite: bool,
+}
+
+/// The name of the lock file inside a run directory.
+pub const LOCK_FILE: &str = "run.lock";
+
+/// An exclusive advisory lock on a run directory, held for the life of a run: a second
+/// process that tries to run in (or resume, or overwrite) the same directory gets
+/// [`RunError::RunLocked`] naming the holder's pid. Released when dropped or when the
+/// process dies.
+#[derive(Debug)]
+pub struct RunLock {
+    _file: File,
+}
+
+impl RunLock {
+    /// Creates `dir` if needed and locks it.
+    pub fn acquire(dir: &Path) -> Result<RunLock, RunError> {
+        let io = |what: &str| {
+            let what = what.to_string();
+            move |source| RunError::Io {
+                what,
+                path: dir.display().to_string(),
+                source,
+            }
+        };
+        std::fs::create_dir_all(dir).map_err(io("run directory"))?;
+        let path = dir.join(LOCK_FILE);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io("lock file"))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u32>().ok())
+                    .map(|pid| format!(" (pid {pid})"))
+                    .unwrap_or_default();
+                return Err(RunError::RunLocked {
+                    dir: dir.display().to_string(),
+                    holder,
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io("lock file")(e)),
+        }
+        file.set_len(0).map_err(io("lock file"))?;
+        writeln!(file, "{}", std::process::id()).map_err(io("lock file"))?;
+        Ok(RunLock { _file: file })
+    }
+}
+
+/// Whether `dir` holds anything but (possibly) its lock file.
+fn has_contents(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .is_ok_and(|mut it| it.any(|e| e.is_ok_and(|e| e.file_name() != LOCK_FILE)))
+}
+
+/// Removes everything in `dir` except its lock file.
+fn clear_run_dir(dir: &Path) -> Result<(), RunError> {
+    let io = |source| RunError::Io {
+        what: "run directory (--overwrite)".into(),
+        path: dir.display().to_string(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        if entry.file_name() == LOCK_FILE {
+            continue;
+        }
+        let p = entry.path();
+        if entry.file_type().map_err(io)?.is_dir() {
+            std::fs::remove_dir_all(&p).map_err(io)?;
+        } else {
+            std::fs::remove_file(&p).map_err(io)?;
+        }
+    }
+    Ok(())
 }
 
 /// What a finished (or cleanly stopped) run reports.
@@ -210,6 +305,20 @@ pub struct RunSummary {
     pub stopped_early: bool,
 }
 
+/// Validates the algorithm section of `config` (exactly one of `[solver]`, `[armac]`).
+fn validate(config: &config::Config) -> Result<(), RunError> {
+    match (config.solver.is_some(), config.armac.is_some()) {
+        (true, false) => config.tabular().map(drop).map_err(Into::into),
+        (false, true) => config.armac().map(drop).map_err(Into::into),
+        (true, true) => Err(RunError::Usage(
+            "the config has both [solver] and [armac]; keep one algorithm section".into(),
+        )),
+        (false, false) => Err(RunError::Usage(
+            "the config has no algorithm section (expected [solver] or [armac])".into(),
+        )),
+    }
+}
+
 /// Entry point of `armac-train`: loads the config (by path or name in `configs/`, or from the
 /// run directory when resuming), applies overrides, and runs the algorithm it names.
 pub fn train(
@@ -217,6 +326,11 @@ pub fn train(
     overrides: &[String],
     opts: &TrainOptions,
 ) -> Result<RunSummary, RunError> {
+    if opts.resume && opts.overwrite {
+        return Err(RunError::Usage(
+            "--overwrite replaces a run; it cannot be combined with --resume".into(),
+        ));
+    }
     let (config, dir) = if opts.resume {
         let dir = opts.out.clone().ok_or_else(|| {
             RunError::Usage("--resume needs the run directory (--resume <dir>)".into())
@@ -229,35 +343,26 @@ pub fn train(
             )));
         }
         let (config, _) = config::Config::load(&path.display().to_string(), overrides)?;
+        validate(&config)?;
         (config, dir)
     } else {
         let name = config_name.ok_or_else(|| RunError::Usage("--config is required".into()))?;
         let (config, path) = config::Config::load(name, overrides)?;
         let dir = opts.out.clone().unwrap_or_else(|| default_run_dir(&path));
-        if dir.join("checkpoint.bin").exists() {
+        // Everything is validated before the run directory is touched.
+        validate(&config)?;
+        if has_contents(&dir) && !opts.overwrite {
             return Err(RunError::RunExists(dir.display().to_string()));
         }
-        std::fs::create_dir_all(&dir).map_err(|source| RunError::Io {
-            what: "run directory".into(),
-            path: dir.display().to_string(),
-            source,
-        })?;
         (config, dir)
     };
-    match (config.solver.is_some(), config.armac.is_some()) {
-        (true, false) => {
-            let settings = config.tabular()?;
-            tabular::run(&config, &settings, &dir, opts)
-        }
-        (false, true) => {
-            let settings = config.armac()?;
-            armac::run(&config, &settings, &dir, opts)
-        }
-        (true, true) => Err(RunError::Usage(
-            "the config has both [solver] and [armac]; keep one algorithm section".into(),
-        )),
-        (false, false) => Err(RunError::Usage(
-            "the config has no algorithm section (expected [solver] or [armac])".into(),
-        )),
+    let _lock = RunLock::acquire(&dir)?;
+    if !opts.resume && opts.overwrite {
+        clear_run_dir(&dir)?;
+    }
+    if config.solver.is_some() {
+        tabular::run(&config, &config.tabular()?, &dir, opts)
+    } else {
+        armac::run(&config, &config.armac()?, &dir, opts)
     }
 }
