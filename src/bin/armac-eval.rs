@@ -6,6 +6,9 @@
 //!   [--logdir DIR --step N]`: local best response (Lisý & Bowling 2017) in chips and mbb per
 //!   hand with a 95% confidence interval; `--logdir` adds the result to TensorBoard as
 //!   `lbr/<variant>` (mbb/hand) at step `--step`.
+//! * `match --game G --a <policy> --b <policy> [--hands N] [--seed S] [--json]`: head-to-head,
+//!   both seats: exact expected payoff on games whose tree compiles, otherwise N hands as
+//!   duplicate deals (mean and 95% CI, in chips and, for poker, mbb/hand).
 
 use anyhow::{Context, Result, bail};
 use armac::eval::lbr::{
@@ -69,6 +72,33 @@ enum Command {
         /// Output file.
         #[arg(long)]
         out: std::path::PathBuf,
+    },
+    /// Head-to-head match of policy A against policy B, both seats: exact on games whose tree
+    /// compiles (Kuhn, Leduc, Liar's Dice, ...), otherwise `--hands` hands played as duplicate
+    /// deals (every deal twice, seats swapped).
+    Match {
+        /// Game name or OpenSpiel game string.
+        #[arg(long, default_value = "hunl_fcpa")]
+        game: String,
+        /// Policy A: `uniform`, `first-legal`, `always-call`, `always-fold`, an
+        /// OpenSpiel-format policy JSON file, or an ARMAC run / checkpoint directory.
+        #[arg(long)]
+        a: String,
+        /// Policy B (same choices as A).
+        #[arg(long)]
+        b: String,
+        /// Hands of a sampled match (rounded up to an even number: one deal is two hands).
+        #[arg(long, default_value_t = 10_000)]
+        hands: u64,
+        /// Seed of the deals and of the policies' action draws.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Sample even where the exact value is computable.
+        #[arg(long)]
+        sampled: bool,
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// Local best response (LBR) against a policy in heads-up no-limit Hold'em: LBR's
     /// winnings per hand over both seats, with a 95% confidence interval.
@@ -137,6 +167,15 @@ fn run(args: Args) -> Result<()> {
             json,
         } => replay(&game, &actions, json),
         Command::Nashconv { game, policy, json } => nashconv(&game, &policy, json),
+        Command::Match {
+            game,
+            a,
+            b,
+            hands,
+            seed,
+            sampled,
+            json,
+        } => head_to_head(&game, &a, &b, hands, seed, sampled, json),
         Command::ExportPolicy { checkpoint, out } => {
             let (game, policy) = armac::run::armac::load_checkpoint_policy(&checkpoint)?;
             let tree = PublicTree::build(game.as_ref())?;
@@ -222,18 +261,23 @@ fn replay(game_name: &str, actions: &str, as_json: bool) -> Result<()> {
     Ok(())
 }
 
-fn nashconv(game_name: &str, policy: &str, as_json: bool) -> Result<()> {
-    let game = load_game(game_name)?;
-    let policy: Box<dyn Policy> = match policy {
+/// A policy for `game` by name: `uniform`, `first-legal`, `always-call`, `always-fold`, an
+/// ARMAC run/checkpoint directory, or an OpenSpiel-format policy file; `flag` names the option
+/// in errors.
+fn load_policy(name: &str, game: &dyn Game, flag: &str) -> Result<Box<dyn Policy>> {
+    let game_string = game.load_string();
+    Ok(match name {
         "uniform" => Box::new(UniformPolicy),
         "first-legal" => Box::new(FirstLegalPolicy),
+        "always-call" => Box::new(AlwaysCall),
+        "always-fold" => Box::new(AlwaysFold),
         path if Path::new(path).is_dir() => {
-            let (trained_on, p) = armac::run::armac::load_checkpoint_policy(Path::new(path))?;
-            if trained_on.load_string() != game.load_string() {
+            let (trained_on, p) = armac::run::armac::load_checkpoint_policy(Path::new(path))
+                .with_context(|| format!("{flag} {path}"))?;
+            if trained_on.load_string() != game_string {
                 bail!(
-                    "checkpoint {path} was trained on {}, not {}",
-                    trained_on.load_string(),
-                    game.load_string()
+                    "{flag} {path}: the checkpoint was trained on {}, not on {game_string}",
+                    trained_on.load_string()
                 );
             }
             Box::new(p)
@@ -241,16 +285,104 @@ fn nashconv(game_name: &str, policy: &str, as_json: bool) -> Result<()> {
         path => {
             if !Path::new(path).is_file() {
                 bail!(
-                    "--policy `{path}` is neither `uniform`, `first-legal`, an ARMAC run/checkpoint \
-                     directory nor an existing file"
+                    "{flag} `{path}` is neither uniform, first-legal, always-call, always-fold, \
+                     an ARMAC run/checkpoint directory nor an existing policy file"
                 );
             }
-            let p = TabularPolicy::load(Path::new(path))?;
-            p.check_game(&game.load_string())
-                .with_context(|| format!("policy file {path}"))?;
+            let p =
+                TabularPolicy::load(Path::new(path)).with_context(|| format!("{flag} {path}"))?;
+            p.check_game(&game_string)
+                .with_context(|| format!("{flag}: policy file {path}"))?;
             Box::new(p)
         }
+    })
+}
+
+/// `armac-eval match`: exact where the tree compiles (unless `sampled`), else duplicate deals.
+fn head_to_head(
+    game_name: &str,
+    a: &str,
+    b: &str,
+    hands: u64,
+    seed: u64,
+    sampled: bool,
+    as_json: bool,
+) -> Result<()> {
+    use armac::eval::matchup::{exact_match, sampled_match};
+    let game = load_game(game_name)?;
+    let pa = load_policy(a, game.as_ref(), "--a")?;
+    let pb = load_policy(b, game.as_ref(), "--b")?;
+    let poker = game.short_name() == "universal_poker";
+    let big_blind = if poker {
+        Some(
+            UniversalPokerGame::from_string(&game.load_string())?
+                .config()
+                .big_blind as f64,
+        )
+    } else {
+        None
     };
+    let report = if sampled || poker {
+        if hands == 0 {
+            bail!("--hands must be positive");
+        }
+        sampled_match(
+            game.as_ref(),
+            pa.as_ref(),
+            pb.as_ref(),
+            hands.div_ceil(2),
+            seed,
+        )?
+    } else {
+        let tree = PublicTree::build(game.as_ref())?;
+        let fa = tree_policy(&tree, game.as_ref(), pa.as_ref()).context("--a")?;
+        let fb = tree_policy(&tree, game.as_ref(), pb.as_ref()).context("--b")?;
+        exact_match(&tree, &fa, &fb)
+    };
+    let mbb = big_blind.map(|bb| report.mbb_per_hand(bb));
+    if as_json {
+        println!(
+            "{}",
+            json!({
+                "game": game.load_string(),
+                "a": pa.name(),
+                "b": pb.name(),
+                "exact": report.exact,
+                "hands": report.hands,
+                "seed": seed,
+                "mean_chips": report.mean,
+                "ci95_chips": report.ci95,
+                "seat_mean_chips": report.seat_mean,
+                "mean_mbb": mbb.map(|m| m.0),
+                "ci95_mbb": mbb.map(|m| m.1),
+            })
+        );
+    } else {
+        let how = if report.exact {
+            "exact".to_string()
+        } else {
+            format!("{} hands, duplicate deals", report.hands)
+        };
+        let mbb_text = mbb
+            .map(|(m, c)| format!(" = {m:.1} ± {c:.1} mbb/hand"))
+            .unwrap_or_default();
+        println!(
+            "{} vs {}: {:.4} ± {:.4} per hand{} (as P0 {:.4}, as P1 {:.4}; {how})",
+            pa.name(),
+            pb.name(),
+            report.mean,
+            report.ci95,
+            mbb_text,
+            report.seat_mean[0],
+            report.seat_mean[1]
+        );
+    }
+    Ok(())
+}
+
+fn nashconv(game_name: &str, policy: &str, as_json: bool) -> Result<()> {
+    let game = load_game(game_name)?;
+    let policy = load_policy(policy, game.as_ref(), "--policy")?;
     let tree = PublicTree::build(game.as_ref())?;
     let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())
         .with_context(|| format!("policy {}", policy.name()))?;

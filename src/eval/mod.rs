@@ -10,6 +10,7 @@
 //! NashConv = sum over players of (best-response value − on-policy value), as in OpenSpiel.
 
 pub mod lbr;
+pub mod matchup;
 
 use crate::game::{Game, Player};
 use crate::policy::{Policy, PolicyError};

@@ -1,0 +1,192 @@
+//! `armac-eval match`: exact head-to-head values on small games (antisymmetric, zero in
+//! self-play, equal to the exact value OpenSpiel-style policy files give), sampled duplicate
+//! deals on Hold'em with confidence intervals, and clean errors on bad input.
+
+mod common;
+
+use common::{eval, run_err, run_ok, train};
+use serde_json::Value;
+
+fn matchup(args: &[&str]) -> Value {
+    let out = run_ok(eval().arg("match").args(args).arg("--json"));
+    serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap()
+}
+
+fn f(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("`{key}` missing in {v}"))
+}
+
+#[test]
+fn exact_matches_on_leduc_are_consistent() {
+    let ab = matchup(&[
+        "--game",
+        "leduc_poker",
+        "--a",
+        "uniform",
+        "--b",
+        "first-legal",
+    ]);
+    let ba = matchup(&[
+        "--game",
+        "leduc_poker",
+        "--a",
+        "first-legal",
+        "--b",
+        "uniform",
+    ]);
+    assert_eq!(ab["exact"], true);
+    assert!(f(&ab, "mean_chips") > 0.1, "{ab}");
+    assert!((f(&ab, "mean_chips") + f(&ba, "mean_chips")).abs() < 1e-12);
+    let same = matchup(&["--game", "leduc_poker", "--a", "uniform", "--b", "uniform"]);
+    assert!(f(&same, "mean_chips").abs() < 1e-12, "{same}");
+    // The sampled estimate of the same match covers the exact value.
+    let s = matchup(&[
+        "--game",
+        "leduc_poker",
+        "--a",
+        "uniform",
+        "--b",
+        "first-legal",
+        "--sampled",
+        "--hands",
+        "8000",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(s["exact"], false);
+    assert_eq!(s["hands"], 8000);
+    assert!(
+        (f(&s, "mean_chips") - f(&ab, "mean_chips")).abs() < 1.5 * f(&s, "ci95_chips"),
+        "{s} vs {ab}"
+    );
+}
+
+#[test]
+fn a_trained_policy_file_beats_uniform_exactly_by_its_value() {
+    // CFR+ on Kuhn for a few hundred iterations is close to equilibrium: against uniform it
+    // wins (Kuhn's uniform policy is exploitable), and the exact match equals the value of
+    // the policy pair computed from the same file by the tree (here: A vs A = 0).
+    let dir = common::tmp("match", "kuhn");
+    run_ok(train().args([
+        "--config",
+        "kuhn_cfr.toml",
+        "--quiet",
+        "--set",
+        "solver.iterations=300",
+        "--out",
+        dir.to_str().unwrap(),
+    ]));
+    let policy = dir.join("policy.json");
+    let p = policy.to_str().unwrap();
+    let v = matchup(&["--game", "kuhn_poker", "--a", p, "--b", "uniform"]);
+    assert!(f(&v, "mean_chips") > 0.05, "{v}");
+    let mirror = matchup(&["--game", "kuhn_poker", "--a", p, "--b", p]);
+    assert!(f(&mirror, "mean_chips").abs() < 1e-12, "{mirror}");
+    // A Kuhn policy on Leduc: the error names both games.
+    run_err(
+        eval().args(["match", "--game", "leduc_poker", "--a", p, "--b", "uniform"]),
+        "kuhn_poker",
+    );
+    run_err(
+        eval().args(["match", "--game", "leduc_poker", "--a", "uniform", "--b", p]),
+        "leduc_poker",
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn hunl_matches_use_duplicate_deals_with_an_interval() {
+    let v = matchup(&[
+        "--game",
+        "hunl_fcpa",
+        "--a",
+        "always-call",
+        "--b",
+        "always-fold",
+        "--hands",
+        "400",
+        "--seed",
+        "1",
+    ]);
+    assert_eq!(v["exact"], false);
+    assert_eq!(v["hands"], 400);
+    // As player 0 (the big blind), always-call faces always-fold in the small blind, which
+    // folds to the blind: +50 chips every hand. As player 1 it limps and the hand is checked
+    // down: card luck, hence a positive interval.
+    assert_eq!(v["seat_mean_chips"][0].as_f64().unwrap(), 50.0, "{v}");
+    assert!(f(&v, "ci95_mbb") > 0.0, "{v}");
+    assert!(
+        (f(&v, "mean_mbb") - 10.0 * f(&v, "mean_chips")).abs() < 1e-9,
+        "mbb = chips / big blind (100) x 1000: {v}"
+    );
+    let u = matchup(&[
+        "--game",
+        "hunl_fcpa",
+        "--a",
+        "uniform",
+        "--b",
+        "uniform",
+        "--hands",
+        "600",
+    ]);
+    assert!(f(&u, "ci95_mbb") > 0.0, "{u}");
+    assert!(
+        f(&u, "mean_mbb").abs() < 2.0 * f(&u, "ci95_mbb"),
+        "self-play should be near 0: {u}"
+    );
+    let again = matchup(&[
+        "--game",
+        "hunl_fcpa",
+        "--a",
+        "uniform",
+        "--b",
+        "uniform",
+        "--hands",
+        "600",
+    ]);
+    assert_eq!(u, again, "same seed, same result");
+}
+
+#[test]
+fn bad_match_input_is_named() {
+    run_err(
+        eval().args([
+            "match",
+            "--game",
+            "leduc_poker",
+            "--a",
+            "nope.json",
+            "--b",
+            "uniform",
+        ]),
+        "nope.json",
+    );
+    run_err(
+        eval().args([
+            "match",
+            "--game",
+            "no_such_game",
+            "--a",
+            "uniform",
+            "--b",
+            "uniform",
+        ]),
+        "no_such_game",
+    );
+    run_err(
+        eval().args([
+            "match",
+            "--game",
+            "hunl_fcpa",
+            "--a",
+            "uniform",
+            "--b",
+            "uniform",
+            "--hands",
+            "0",
+        ]),
+        "--hands",
+    );
+}
