@@ -52,7 +52,7 @@ fn tabular_run_writes_all_outputs_and_openspiel_agrees() {
         "config.toml",
         "metrics.csv",
         "policy.json",
-        "checkpoint.bin",
+        "checkpoint/checkpoint.bin",
         "summary.json",
     ] {
         assert!(dir.join(f).is_file(), "missing {f}");
@@ -184,7 +184,7 @@ fn time_limit_stops_cleanly_with_outputs() {
     let s = summary(&dir);
     assert_eq!(s["stopped_early"], true);
     assert!(s["iterations"].as_u64().unwrap() < 100000);
-    assert!(dir.join("policy.json").is_file() && dir.join("checkpoint.bin").is_file());
+    assert!(dir.join("policy.json").is_file() && dir.join("checkpoint/checkpoint.bin").is_file());
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -19,6 +19,7 @@
 //! `reservoir/`), reservoir sampling state, counters, RNG state and candidate ranking.
 
 use super::config::{ArmacSettings, Config};
+use super::generation::{FileSum, GenerationWriter};
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
 use crate::eval::nash_conv;
@@ -256,40 +257,88 @@ fn past_epochs(
 }
 
 fn reservoir_path(dir: &Path, id: u64) -> PathBuf {
-    dir.join("reservoir").join(format!("net_{id:06}.bpk"))
+    dir.join(reservoir_rel(id))
 }
 
-/// Writes a checkpoint directory atomically: `checkpoint.tmp/` then renamed over `checkpoint/`.
+/// The path of a reservoir network file, relative to the run directory. Files are immutable
+/// once written: the run writes `θ^{t+1}` once, at the end of epoch `t`.
+fn reservoir_rel(id: u64) -> String {
+    format!("reservoir/net_{id:06}.bpk")
+}
+
+/// Saves network `id` into the reservoir directory and returns its sum.
+fn save_net(dir: &Path, id: u64, net: &ArmacPolicyNet) -> Result<FileSum, RunError> {
+    let path = reservoir_path(dir, id);
+    net.save_file(&path)
+        .map_err(RunError::context("saving a network snapshot"))?;
+    let bytes = std::fs::read(&path).map_err(io_err("network snapshot", &path))?;
+    Ok(FileSum::of(&bytes))
+}
+
+/// Deletes the reservoir network files whose ids are not in `keep` (no kept generation and
+/// no part of the running state references them).
+fn collect_reservoir(dir: &Path, keep: &std::collections::BTreeSet<u64>) {
+    for e in std::fs::read_dir(dir.join("reservoir"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = e.file_name();
+        let id = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("net_")?.strip_suffix(".bpk")?.parse::<u64>().ok());
+        if id.is_some_and(|id| !keep.contains(&id)) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Writes a checkpoint generation (learner, state, config, replay memory, and references with
+/// sums to the reservoir networks the state needs), commits it, then deletes the reservoir
+/// files nothing references any more.
 fn save_checkpoint(
     dir: &Path,
     learner: &ArmacLearner,
     state: &ArmacState,
     config: &Config,
     replay: &Replay,
+    sums: &mut std::collections::HashMap<u64, FileSum>,
 ) -> Result<(), RunError> {
-    let tmp = dir.join("checkpoint.tmp");
-    let fin = dir.join("checkpoint");
-    let old = dir.join("checkpoint.old");
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(io_err("checkpoint", &tmp))?;
+    let ctx = || RunError::context("writing a checkpoint");
+    let mut generation = GenerationWriter::begin(dir, state.epoch).map_err(ctx())?;
     learner
-        .save(&tmp.join("learner"))
+        .save(&generation.dir().join("learner"))
         .map_err(RunError::context("saving the learner"))?;
-    write_atomic(
-        &tmp.join("state.json"),
-        serde_json::to_string_pretty(state).unwrap().as_bytes(),
-    )
-    .map_err(io_err("checkpoint state", &tmp))?;
-    write_atomic(&tmp.join("config.toml"), config.to_toml().as_bytes())
-        .map_err(io_err("checkpoint config", &tmp))?;
+    generation.record("learner").map_err(ctx())?;
+    generation
+        .add(
+            "state.json",
+            serde_json::to_string_pretty(state).unwrap().as_bytes(),
+        )
+        .map_err(ctx())?;
+    generation
+        .add("config.toml", config.to_toml().as_bytes())
+        .map_err(ctx())?;
     let bytes = encode_replay(replay.items.iter(), replay.info_len, replay.num_actions);
-    write_atomic(&tmp.join(REPLAY_FILE), &bytes).map_err(io_err("replay memory", &tmp))?;
-    let _ = std::fs::remove_dir_all(&old);
-    if fin.exists() {
-        std::fs::rename(&fin, &old).map_err(io_err("checkpoint", &fin))?;
+    generation.add(REPLAY_FILE, &bytes).map_err(ctx())?;
+    let needed = needed_snapshots(state);
+    for &id in &needed {
+        let sum = match sums.get(&id) {
+            Some(s) => s.clone(),
+            None => {
+                let path = reservoir_path(dir, id);
+                let b = std::fs::read(&path).map_err(io_err("network snapshot", &path))?;
+                FileSum::of(&b)
+            }
+        };
+        generation.reference(&reservoir_rel(id), sum.clone());
+        sums.insert(id, sum);
     }
-    std::fs::rename(&tmp, &fin).map_err(io_err("checkpoint", &fin))?;
-    let _ = std::fs::remove_dir_all(&old);
+    generation
+        .commit()
+        .map_err(RunError::context("committing a checkpoint"))?;
+    sums.retain(|id, _| needed.contains(id) || *id > state.epoch);
+    collect_reservoir(dir, &needed.iter().copied().chain(sums.keys().copied()).collect());
     Ok(())
 }
 
@@ -400,15 +449,17 @@ fn spawn_actors(
     Ok((handles, rx))
 }
 
-/// The learner, state and networks of a run resumed from its checkpoint in `dir`.
+/// The learner, state, networks and replay memory of a run resumed from `generation` (already
+/// verified against its manifest). Only reads.
 fn resume_state(
     dir: &Path,
+    generation: &super::generation::Generation,
     game: &GameRef,
     net_cfg: &ArmacNetConfig,
     device: &burn::tensor::Device,
     s: &ArmacSettings,
-) -> Result<(ArmacLearner, ArmacState, Nets), RunError> {
-    let ckpt_dir = dir.join("checkpoint");
+) -> Result<(ArmacLearner, ArmacState, Nets, Vec<Trajectory>), RunError> {
+    let ckpt_dir = &generation.dir;
     let state_path = ckpt_dir.join("state.json");
     let text =
         std::fs::read_to_string(&state_path).map_err(io_err("checkpoint state", &state_path))?;
@@ -426,6 +477,14 @@ fn resume_state(
             game.load_string()
         )));
     }
+    if st.epoch != generation.manifest.step {
+        return Err(RunError::Usage(format!(
+            "checkpoint {} says epoch {}, its manifest {}",
+            state_path.display(),
+            st.epoch,
+            generation.manifest.step
+        )));
+    }
     let learner = ArmacLearner::load(
         net_cfg.clone(),
         device,
@@ -435,11 +494,23 @@ fn resume_state(
     .map_err(RunError::context("resuming"))?;
     let mut nets = std::collections::HashMap::new();
     for id in needed_snapshots(&st) {
+        if !generation.manifest.shared.contains_key(&reservoir_rel(id)) {
+            return Err(RunError::Usage(format!(
+                "checkpoint {} does not list the network {} its state needs",
+                ckpt_dir.display(),
+                reservoir_rel(id)
+            )));
+        }
         let net = ArmacPolicyNet::load_file(net_cfg.clone(), &reservoir_path(dir, id))
             .map_err(RunError::context("resuming"))?;
         nets.insert(id, Arc::new(net));
     }
-    Ok((learner, st, nets))
+    let path = ckpt_dir.join(REPLAY_FILE);
+    let bytes = std::fs::read(&path).map_err(io_err("replay memory", &path))?;
+    let items = decode_replay(&bytes, net_cfg.input_size, net_cfg.num_actions).map_err(|e| {
+        RunError::Usage(format!("replay memory {} is unusable: {e}", path.display()))
+    })?;
+    Ok((learner, st, nets, items))
 }
 
 /// The learner, state and networks of a new run: θ^0 from `config.seed`, saved to the reservoir.
@@ -465,6 +536,7 @@ fn fresh_state(
     };
     // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends.
     let net0 = learner.snapshot();
+    std::fs::create_dir_all(dir.join("reservoir")).map_err(io_err("reservoir directory", dir))?;
     net0.save_file(&reservoir_path(dir, 0))
         .map_err(RunError::context("saving θ^0"))?;
     st.rng = SplitMix64::new(st.rng).next_u64();
@@ -595,27 +667,36 @@ pub fn run(
     s: &ArmacSettings,
     dir: &Path,
     opts: &TrainOptions,
+    resumed: Option<&super::Resumed>,
 ) -> Result<RunSummary, RunError> {
     let game = load_game(&s.game)?;
     let na = game.num_distinct_actions();
     let device = crate::nn::select_device(&s.device).map_err(RunError::context("armac.device"))?;
     let net_cfg = net_config(&game, s);
-    std::fs::create_dir_all(dir.join("reservoir")).map_err(io_err("reservoir directory", dir))?;
-    let ckpt_dir = dir.join("checkpoint");
-    let (learner, mut st, mut nets) = if opts.resume {
-        resume_state(dir, &game, &net_cfg, &device, s)?
-    } else {
-        fresh_state(dir, &game, &net_cfg, &device, s, config)?
-    };
     let metrics_path = dir.join("metrics.csv");
-    let mut metrics = if opts.resume {
-        MetricsCsv::resume(&metrics_path, METRICS_HEADER, st.epoch)
+    let mut sums = std::collections::HashMap::new();
+    let (learner, mut st, mut nets, replay_items, mut metrics) = if let Some(r) = resumed {
+        let (learner, st, nets, items) =
+            resume_state(dir, &r.generation, &game, &net_cfg, &device, s)?;
+        // Everything loaded and verified: only now does the run directory change.
+        let (metrics, _) =
+            super::resume::commit_resume(dir, &r.generation, config, &r.changed, METRICS_HEADER)?;
+        for id in needed_snapshots(&st) {
+            if let Some(sum) = r.generation.manifest.shared.get(&reservoir_rel(id)) {
+                sums.insert(id, sum.clone());
+            }
+        }
+        // Networks written after the checkpoint are rewritten by this run.
+        collect_reservoir(dir, &needed_snapshots(&st));
+        (learner, st, nets, items, metrics)
     } else {
-        MetricsCsv::create(&metrics_path, METRICS_HEADER)
-    }
-    .map_err(io_err("metrics", &metrics_path))?;
-    write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
-        .map_err(io_err("config", dir))?;
+        write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
+            .map_err(io_err("config", dir))?;
+        let (learner, st, nets) = fresh_state(dir, &game, &net_cfg, &device, s, config)?;
+        let metrics = MetricsCsv::create(&metrics_path, METRICS_HEADER)
+            .map_err(io_err("metrics", &metrics_path))?;
+        (learner, st, nets, Vec::new(), metrics)
+    };
     let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
     let exact = if s.exact_eval {
         Exact::new(&game, s.recurrent)?
@@ -642,15 +723,8 @@ pub fn run(
         info_len: net_cfg.input_size,
         num_actions: na,
     };
-    if opts.resume {
-        let path = ckpt_dir.join(REPLAY_FILE);
-        let bytes = std::fs::read(&path).map_err(io_err("replay memory", &path))?;
-        let items = decode_replay(&bytes, replay.info_len, na).map_err(|e| {
-            RunError::Usage(format!("replay memory {} is unusable: {e}", path.display()))
-        })?;
-        for t in items {
-            replay.push(t);
-        }
+    for t in replay_items {
+        replay.push(t);
     }
     let (handles, rx) = spawn_actors(
         &game,
@@ -672,6 +746,7 @@ pub fn run(
     }
     bar.set_position(st.epoch);
     let elapsed_before = st.elapsed_seconds;
+    let first_epoch = st.epoch;
     let mut last_ckpt = Instant::now();
     let mut rng = SplitMix64::new(st.rng);
     let mut stopped_early = false;
@@ -717,8 +792,7 @@ pub fn run(
         let finished = st.epoch;
         st.epoch += 1;
         let net = Arc::new(learner.snapshot());
-        net.save_file(&reservoir_path(dir, st.epoch))
-            .map_err(RunError::context("saving a network snapshot"))?;
+        sums.insert(st.epoch, save_net(dir, st.epoch, &net)?);
         nets.insert(st.epoch, net.clone());
         st.reservoir.push(finished, &mut rng);
         let keep = needed_snapshots(&st);
@@ -727,9 +801,10 @@ pub fn run(
             .copied()
             .filter(|id| !keep.contains(id))
             .collect();
+        // Evicted networks leave memory now and the disk after the next checkpoint commits
+        // (the committed one may still reference them).
         for id in stale {
             nets.remove(&id);
-            let _ = std::fs::remove_file(reservoir_path(dir, id));
         }
         if let Some(best) = stats.best() {
             st.best = best;
@@ -789,11 +864,15 @@ pub fn run(
                 format!("{:.6e}", losses[3]),
             ])
             .map_err(io_err("metrics", &metrics_path))?;
-        if it % s.checkpoint_every == 0 || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds
+        // The first epoch of every process is checkpointed (a stop soon after the start loses
+        // little), then the configured cadence.
+        if it == first_epoch + 1
+            || it % s.checkpoint_every == 0
+            || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds
         {
             st.elapsed_seconds = seconds;
             st.rng = rng.clone().next_u64();
-            save_checkpoint(dir, &learner, &st, config, &replay)?;
+            save_checkpoint(dir, &learner, &st, config, &replay, &mut sums)?;
             last_ckpt = Instant::now();
         }
     }
@@ -808,7 +887,7 @@ pub fn run(
     let seconds = elapsed_before + deadline.elapsed();
     st.elapsed_seconds = seconds;
     st.rng = rng.next_u64();
-    save_checkpoint(dir, &learner, &st, config, &replay)?;
+    save_checkpoint(dir, &learner, &st, config, &replay, &mut sums)?;
     result?;
     // The summary reports the network the run ends with (also when stopped between evaluations).
     if let Some(ex) = &exact
@@ -837,12 +916,14 @@ pub fn run(
 /// checkpoint) or its `checkpoint/` directory. Returns the game the run was trained on.
 pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolicy), RunError> {
     let (run_dir, ckpt) = if path.join("state.json").is_file() {
-        (
-            path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-            path.to_path_buf(),
-        )
+        // `<run>/checkpoint` or a generation `<run>/checkpoints/gen_<n>`.
+        let mut run_dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        if run_dir.file_name().is_some_and(|n| n == super::generation::GENERATIONS) {
+            run_dir = run_dir.parent().unwrap_or(Path::new(".")).to_path_buf();
+        }
+        (run_dir, path.to_path_buf())
     } else {
-        (path.to_path_buf(), path.join("checkpoint"))
+        (path.to_path_buf(), path.join(super::generation::POINTER))
     };
     let state_path = ckpt.join("state.json");
     if !state_path.is_file() {

@@ -46,6 +46,11 @@ pub fn save_solver(
     header: &SolverHeader,
     snapshot: &SolverSnapshot,
 ) -> std::io::Result<()> {
+    crate::util::write_atomic(path, &encode_solver(header, snapshot))
+}
+
+/// The bytes of a solver checkpoint file (see [`save_solver`]).
+pub fn encode_solver(header: &SolverHeader, snapshot: &SolverSnapshot) -> Vec<u8> {
     let mut header = header.clone();
     header.kind = KIND.into();
     header.iteration = snapshot.iteration;
@@ -64,20 +69,28 @@ pub fn save_solver(
     }
     let sum = fnv1a(&buf);
     buf.extend_from_slice(&sum.to_le_bytes());
-    crate::util::write_atomic(path, &buf)
+    buf
 }
 
 /// Reads a solver checkpoint, checking magic, checksum and array lengths.
 pub fn load_solver(path: &Path) -> Result<(SolverHeader, SolverSnapshot), CheckpointError> {
+    let buf = std::fs::read(path).map_err(|source| CheckpointError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    decode_solver(path, &buf)
+}
+
+/// Parses the bytes of a solver checkpoint read from `path` (named in errors).
+pub fn decode_solver(
+    path: &Path,
+    buf: &[u8],
+) -> Result<(SolverHeader, SolverSnapshot), CheckpointError> {
     let p = path.display().to_string();
     let corrupt = |reason: &str| CheckpointError::Corrupt {
         path: p.clone(),
         reason: reason.to_string(),
     };
-    let buf = std::fs::read(path).map_err(|source| CheckpointError::Io {
-        path: p.clone(),
-        source,
-    })?;
     if buf.len() < 24 || &buf[..8] != MAGIC {
         return Err(corrupt("bad magic"));
     }

@@ -4,6 +4,8 @@
 pub mod armac;
 pub mod checkpoint;
 pub mod config;
+pub mod generation;
+pub mod resume;
 pub mod solvers;
 pub mod tabular;
 pub mod tensorboard;
@@ -46,27 +48,43 @@ impl MetricsCsv {
         })
     }
 
-    /// Reopens `path` for appending, keeping only rows whose first column (the step) is at most
-    /// `last_step`; creates it with `header` if it is missing.
-    pub fn resume(path: &Path, header: &[&str], last_step: u64) -> std::io::Result<MetricsCsv> {
+    /// Reopens `path` for appending, keeping only complete rows (all columns, ending in a
+    /// newline) whose first column (the step) is at most `last_step`; creates it with `header`
+    /// if it is missing. Also returns the step of the last row kept.
+    pub fn resume(
+        path: &Path,
+        header: &[&str],
+        last_step: u64,
+    ) -> std::io::Result<(MetricsCsv, Option<u64>)> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
-            Err(_) => return Self::create(path, header),
+            Err(_) => return Ok((Self::create(path, header)?, None)),
         };
-        let mut kept = String::new();
-        for (i, line) in text.lines().enumerate() {
-            let step = line.split(',').next().and_then(|s| s.parse::<u64>().ok());
-            if i == 0 || step.is_some_and(|s| s <= last_step) {
+        let mut kept = format!("{}\n", header.join(","));
+        let mut last = None;
+        for line in text.split_inclusive('\n').skip(1) {
+            let Some(row) = line.strip_suffix('\n') else {
+                continue; // torn by a stop during the write
+            };
+            let step = row.split(',').next().and_then(|s| s.parse::<u64>().ok());
+            if row.split(',').count() == header.len()
+                && let Some(step) = step.filter(|&s| s <= last_step)
+            {
                 kept.push_str(line);
-                kept.push('\n');
+                last = Some(step);
             }
         }
-        write_atomic(path, kept.as_bytes())?;
+        if kept != text {
+            write_atomic(path, kept.as_bytes())?;
+        }
         let file = std::fs::OpenOptions::new().append(true).open(path)?;
-        Ok(MetricsCsv {
-            path: path.to_path_buf(),
-            file,
-        })
+        Ok((
+            MetricsCsv {
+                path: path.to_path_buf(),
+                file,
+            },
+            last,
+        ))
     }
 
     /// Appends one row.
@@ -293,8 +311,17 @@ fn clear_run_dir(dir: &Path) -> Result<(), RunError> {
     Ok(())
 }
 
+/// A validated checkpoint to resume from, with the config keys the resume changes.
+#[derive(Clone, Debug)]
+pub struct Resumed {
+    /// The committed generation, verified.
+    pub generation: generation::Generation,
+    /// Config keys (all in [`resume::SAFE_KEYS`]) whose values differ from the checkpoint's.
+    pub changed: Vec<String>,
+}
+
 /// What a finished (or cleanly stopped) run reports.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RunSummary {
     pub run_dir: PathBuf,
     pub game: String,
@@ -331,38 +358,66 @@ pub fn train(
             "--overwrite replaces a run; it cannot be combined with --resume".into(),
         ));
     }
-    let (config, dir) = if opts.resume {
+    if opts.resume {
         let dir = opts.out.clone().ok_or_else(|| {
             RunError::Usage("--resume needs the run directory (--resume <dir>)".into())
         })?;
-        let path = dir.join("config.toml");
-        if !path.is_file() {
+        if !dir.is_dir() {
             return Err(RunError::Usage(format!(
-                "{} has no config.toml: not a run directory",
+                "{} is not a run directory",
                 dir.display()
             )));
         }
+        let _lock = RunLock::acquire(&dir)?;
+        // Everything is read and validated before anything in the directory changes.
+        let generation = generation::Generation::open(&dir)
+            .map_err(RunError::context(format!("cannot resume {}", dir.display())))?;
+        let path = generation.dir.join("config.toml");
+        let stored = resume::generation_config(&generation)?;
         let (config, _) = config::Config::load(&path.display().to_string(), overrides)?;
         validate(&config)?;
-        (config, dir)
-    } else {
-        let name = config_name.ok_or_else(|| RunError::Usage("--config is required".into()))?;
-        let (config, path) = config::Config::load(name, overrides)?;
-        let dir = opts.out.clone().unwrap_or_else(|| default_run_dir(&path));
-        // Everything is validated before the run directory is touched.
-        validate(&config)?;
-        if has_contents(&dir) && !opts.overwrite {
-            return Err(RunError::RunExists(dir.display().to_string()));
+        let changed = resume::check_config(&stored, &config)?;
+        let step = generation.manifest.step;
+        if step >= resume::target_step(&config)
+            && let Some(summary) = std::fs::read(dir.join("summary.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<RunSummary>(&b).ok())
+                .filter(|s| s.iterations == step)
+        {
+            if !opts.quiet {
+                eprintln!(
+                    "{} is already finished ({step} of {step}); nothing to do (raise the budget \
+                     with --set to continue it)",
+                    dir.display()
+                );
+            }
+            return Ok(summary);
         }
-        (config, dir)
-    };
+        let resumed = Resumed {
+            generation,
+            changed,
+        };
+        return if config.solver.is_some() {
+            tabular::run(&config, &config.tabular()?, &dir, opts, Some(&resumed))
+        } else {
+            armac::run(&config, &config.armac()?, &dir, opts, Some(&resumed))
+        };
+    }
+    let name = config_name.ok_or_else(|| RunError::Usage("--config is required".into()))?;
+    let (config, path) = config::Config::load(name, overrides)?;
+    let dir = opts.out.clone().unwrap_or_else(|| default_run_dir(&path));
+    // Everything is validated before the run directory is touched.
+    validate(&config)?;
+    if has_contents(&dir) && !opts.overwrite {
+        return Err(RunError::RunExists(dir.display().to_string()));
+    }
     let _lock = RunLock::acquire(&dir)?;
-    if !opts.resume && opts.overwrite {
+    if opts.overwrite {
         clear_run_dir(&dir)?;
     }
     if config.solver.is_some() {
-        tabular::run(&config, &config.tabular()?, &dir, opts)
+        tabular::run(&config, &config.tabular()?, &dir, opts, None)
     } else {
-        armac::run(&config, &config.armac()?, &dir, opts)
+        armac::run(&config, &config.armac()?, &dir, opts, None)
     }
 }

@@ -3,6 +3,7 @@
 
 use super::checkpoint::{self, SolverHeader};
 use super::config::Config;
+use super::generation::GenerationWriter;
 use super::solvers::TabularSettings;
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
@@ -30,6 +31,12 @@ pub const METRICS_HEADER: &[&str] = &[
     "nodes_touched",
 ];
 
+/// The solver state's file inside a checkpoint generation.
+pub const CHECKPOINT_FILE: &str = "checkpoint.bin";
+/// Seconds to the first checkpoint of a run (or of a resumed run), when the configured
+/// cadence is longer.
+pub const FIRST_CHECKPOINT_SECONDS: f64 = 5.0;
+
 /// Converts tree arrays into an OpenSpiel-compatible policy table.
 pub fn to_tabular_policy(tree: &PublicTree, game: &dyn Game, policy: &TreePolicy) -> TabularPolicy {
     let mut out = TabularPolicy::new(&game.load_string());
@@ -49,6 +56,7 @@ pub fn run(
     settings: &TabularSettings,
     dir: &Path,
     opts: &TrainOptions,
+    resumed: Option<&super::Resumed>,
 ) -> Result<RunSummary, RunError> {
     let io = |what: &str, p: &Path| {
         let path = p.display().to_string();
@@ -71,10 +79,11 @@ pub fn run(
     }
     let mut solver =
         super::solvers::build(&settings.choice, settings.seed, game.as_ref(), tree.clone())?;
-    let ckpt_path = dir.join("checkpoint.bin");
     let metrics_path = dir.join("metrics.csv");
     let mut elapsed_before = 0.0;
-    let mut metrics = if opts.resume {
+    let mut last_eval = None;
+    let mut metrics = if let Some(resumed) = resumed {
+        let ckpt_path = resumed.generation.dir.join(CHECKPOINT_FILE);
         let (header, state) = checkpoint::load_solver(&ckpt_path)?;
         if header.game != game.load_string() || header.solver != settings.fingerprint {
             return Err(RunError::Checkpoint(
@@ -90,6 +99,12 @@ pub fn run(
                 },
             ));
         }
+        if header.iteration != resumed.generation.manifest.step {
+            return Err(RunError::Checkpoint(checkpoint::CheckpointError::Corrupt {
+                path: ckpt_path.display().to_string(),
+                reason: "its iteration differs from the generation's manifest".into(),
+            }));
+        }
         solver.restore(state).map_err(|reason| {
             RunError::Checkpoint(checkpoint::CheckpointError::Mismatch {
                 path: ckpt_path.display().to_string(),
@@ -97,13 +112,24 @@ pub fn run(
             })
         })?;
         elapsed_before = header.elapsed_seconds;
-        MetricsCsv::resume(&metrics_path, METRICS_HEADER, header.iteration)
-            .map_err(io("metrics", &metrics_path))?
+        // Everything loaded: only now does the run directory change.
+        let (metrics, last_row) = super::resume::commit_resume(
+            dir,
+            &resumed.generation,
+            config,
+            &resumed.changed,
+            METRICS_HEADER,
+        )?;
+        if last_row == Some(header.iteration) {
+            last_eval = last_row;
+        }
+        metrics
     } else {
+        let config_path = dir.join("config.toml");
+        write_atomic(&config_path, config.to_toml().as_bytes())
+            .map_err(io("config", &config_path))?;
         MetricsCsv::create(&metrics_path, METRICS_HEADER).map_err(io("metrics", &metrics_path))?
     };
-    let config_path = dir.join("config.toml");
-    write_atomic(&config_path, config.to_toml().as_bytes()).map_err(io("config", &config_path))?;
     let mut tb = TbWriter::create(dir).map_err(io("TensorBoard events", dir))?;
     let deadline = Deadline::new(opts.max_seconds);
     let bar = super::progress_bar(settings.iterations, "it");
@@ -111,9 +137,11 @@ pub fn run(
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     bar.set_position(solver.iteration());
-    let mut last_eval = None;
     let mut last_nash_conv = f64::NAN;
     let mut last_ckpt = Instant::now();
+    // The first checkpoint comes early (a stop soon after the start loses little), then the
+    // configured cadence.
+    let mut ckpt_every = settings.checkpoint_seconds.min(FIRST_CHECKPOINT_SECONDS);
     let save = |solver: &dyn TreeSolver, elapsed: f64| -> Result<(), RunError> {
         let header = SolverHeader {
             kind: String::new(),
@@ -124,8 +152,17 @@ pub fn run(
             counters: Vec::new(),
             lengths: Vec::new(),
         };
-        checkpoint::save_solver(&ckpt_path, &header, &solver.snapshot())
-            .map_err(io("checkpoint", &ckpt_path))
+        let bytes = checkpoint::encode_solver(&header, &solver.snapshot());
+        let mut generation = GenerationWriter::begin(dir, solver.iteration())
+            .map_err(RunError::context("writing a checkpoint"))?;
+        generation
+            .add(CHECKPOINT_FILE, &bytes)
+            .and_then(|()| generation.add("config.toml", config.to_toml().as_bytes()))
+            .map_err(RunError::context("writing a checkpoint"))?;
+        generation
+            .commit()
+            .map_err(RunError::context("committing a checkpoint"))?;
+        Ok(())
     };
     let evaluate = |solver: &dyn TreeSolver,
                     tb: &mut TbWriter,
@@ -185,9 +222,10 @@ pub fn run(
             last_eval = Some(it);
             bar.set_message(format!("NashConv {last_nash_conv:.6}"));
         }
-        if last_ckpt.elapsed().as_secs_f64() >= settings.checkpoint_seconds {
+        if last_ckpt.elapsed().as_secs_f64() >= ckpt_every {
             save(solver.as_ref(), elapsed_before + deadline.elapsed())?;
             last_ckpt = Instant::now();
+            ckpt_every = settings.checkpoint_seconds;
         }
     }
     if last_eval != Some(solver.iteration()) && solver.iteration() > 0 {
