@@ -284,9 +284,12 @@ fn collect_reservoir(dir: &Path, keep: &std::collections::BTreeSet<u64>) {
         .flatten()
     {
         let name = e.file_name();
-        let id = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("net_")?.strip_suffix(".bpk")?.parse::<u64>().ok());
+        let id = name.to_str().and_then(|n| {
+            n.strip_prefix("net_")?
+                .strip_suffix(".bpk")?
+                .parse::<u64>()
+                .ok()
+        });
         if id.is_some_and(|id| !keep.contains(&id)) {
             let _ = std::fs::remove_file(e.path());
         }
@@ -338,7 +341,10 @@ fn save_checkpoint(
         .commit()
         .map_err(RunError::context("committing a checkpoint"))?;
     sums.retain(|id, _| needed.contains(id) || *id > state.epoch);
-    collect_reservoir(dir, &needed.iter().copied().chain(sums.keys().copied()).collect());
+    collect_reservoir(
+        dir,
+        &needed.iter().copied().chain(sums.keys().copied()).collect(),
+    );
     Ok(())
 }
 
@@ -918,7 +924,10 @@ pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolic
     let (run_dir, ckpt) = if path.join("state.json").is_file() {
         // `<run>/checkpoint` or a generation `<run>/checkpoints/gen_<n>`.
         let mut run_dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        if run_dir.file_name().is_some_and(|n| n == super::generation::GENERATIONS) {
+        if run_dir
+            .file_name()
+            .is_some_and(|n| n == super::generation::GENERATIONS)
+        {
             run_dir = run_dir.parent().unwrap_or(Path::new(".")).to_path_buf();
         }
         (run_dir, path.to_path_buf())

@@ -175,9 +175,7 @@ impl GenerationWriter {
             .map(|(n, _)| n + 1)
             .unwrap_or(1)
             .max(pointed(run_dir).map(|n| n + 1).unwrap_or(1));
-        let dir = run_dir
-            .join(GENERATIONS)
-            .join(format!("gen_{number:08}"));
+        let dir = run_dir.join(GENERATIONS).join(format!("gen_{number:08}"));
         fault_point();
         std::fs::create_dir_all(&dir).map_err(io("cannot create checkpoint directory", &dir))?;
         Ok(GenerationWriter {
@@ -211,7 +209,9 @@ impl GenerationWriter {
             path: e.path,
             source: e.source,
         })?;
-        self.manifest.files.insert(rel.to_string(), FileSum::of(bytes));
+        self.manifest
+            .files
+            .insert(rel.to_string(), FileSum::of(bytes));
         Ok(())
     }
 
@@ -233,7 +233,9 @@ impl GenerationWriter {
         let f = std::fs::File::open(&path).map_err(io("cannot open", &path))?;
         f.sync_all().map_err(io("cannot sync", &path))?;
         let bytes = std::fs::read(&path).map_err(io("cannot read", &path))?;
-        self.manifest.files.insert(rel.to_string(), FileSum::of(&bytes));
+        self.manifest
+            .files
+            .insert(rel.to_string(), FileSum::of(&bytes));
         Ok(())
     }
 
@@ -296,10 +298,7 @@ impl Generation {
         if manifest.format != FORMAT {
             return Err(GenerationError::Corrupt {
                 path,
-                reason: format!(
-                    "format {} (this build reads {FORMAT})",
-                    manifest.format
-                ),
+                reason: format!("format {} (this build reads {FORMAT})", manifest.format),
             });
         }
         for (rel, sum) in &manifest.files {
@@ -417,7 +416,10 @@ mod tests {
         assert_eq!((g.number, g.manifest.step), (2, 7));
         assert_eq!(g.manifest, m);
         assert!(m.files.contains_key("learner/model.bin"));
-        assert_eq!(std::fs::read(dir.join("checkpoint/state.json")).unwrap(), b"seven");
+        assert_eq!(
+            std::fs::read(dir.join("checkpoint/state.json")).unwrap(),
+            b"seven"
+        );
         assert_eq!(list_generations(&dir).len(), 1);
         std::fs::remove_dir_all(&dir).ok();
     }

@@ -362,16 +362,18 @@ pub fn train(
         let dir = opts.out.clone().ok_or_else(|| {
             RunError::Usage("--resume needs the run directory (--resume <dir>)".into())
         })?;
-        if !dir.is_dir() {
+        if !dir.join("config.toml").is_file() {
             return Err(RunError::Usage(format!(
-                "{} is not a run directory",
+                "{} has no config.toml: not a run directory",
                 dir.display()
             )));
         }
         let _lock = RunLock::acquire(&dir)?;
         // Everything is read and validated before anything in the directory changes.
-        let generation = generation::Generation::open(&dir)
-            .map_err(RunError::context(format!("cannot resume {}", dir.display())))?;
+        let generation = generation::Generation::open(&dir).map_err(RunError::context(format!(
+            "cannot resume {}",
+            dir.display()
+        )))?;
         let path = generation.dir.join("config.toml");
         let stored = resume::generation_config(&generation)?;
         let (config, _) = config::Config::load(&path.display().to_string(), overrides)?;

@@ -107,8 +107,8 @@ pub fn commit_resume(
         .map_err(RunError::context("tidying the checkpoints"))?;
     remove_temporaries(dir);
     let step = generation.manifest.step;
-    let (metrics, last_row) =
-        MetricsCsv::resume(&dir.join("metrics.csv"), metrics_header, step).map_err(io("metrics"))?;
+    let (metrics, last_row) = MetricsCsv::resume(&dir.join("metrics.csv"), metrics_header, step)
+        .map_err(io("metrics"))?;
     truncate_events(dir, step).map_err(io("TensorBoard events"))?;
     crate::util::write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
         .map_err(io("config"))?;
@@ -131,7 +131,8 @@ pub fn commit_resume(
                 format!("{k}={}", flat.get(k).cloned().unwrap_or_default())
             })
             .collect();
-        writeln!(log, "resumed at step {step} with {}", pairs.join(" ")).map_err(io("resumes.log"))?;
+        writeln!(log, "resumed at step {step} with {}", pairs.join(" "))
+            .map_err(io("resumes.log"))?;
     }
     Ok((metrics, last_row))
 }
@@ -220,7 +221,10 @@ mod tests {
         let base = "game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 10\n";
         let old = config(base);
         let more = config(&base.replace("10", "50"));
-        assert_eq!(check_config(&old, &more).unwrap(), vec!["solver.iterations"]);
+        assert_eq!(
+            check_config(&old, &more).unwrap(),
+            vec!["solver.iterations"]
+        );
         let other = config(&base.replace("\"cfr\"", "\"cfr_plus\""));
         let e = check_config(&old, &other).unwrap_err().to_string();
         assert!(e.contains("solver.algorithm"), "{e}");
@@ -244,7 +248,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("armac-tb-cut-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("events.out.tfevents.1.host.2.0");
-        let mut bytes: Vec<u8> = [0, 5, 10, 15, 20].iter().flat_map(|&s| record(s, 7)).collect();
+        let mut bytes: Vec<u8> = [0, 5, 10, 15, 20]
+            .iter()
+            .flat_map(|&s| record(s, 7))
+            .collect();
         bytes.extend_from_slice(&record(25, 7)[..9]); // torn
         std::fs::write(&path, &bytes).unwrap();
         truncate_events(&dir, 10).unwrap();
