@@ -8,15 +8,24 @@ use common::{run_err, run_ok, train};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Every file under `dir` with its bytes, sorted by path (the lock file excluded: it records
-/// the last holder's pid).
+/// Every file, directory and symlink under `dir` with its bytes (link target), sorted by path
+/// (the lock file excluded: it records the last holder's pid).
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
+            let e = e.unwrap();
+            let p = e.path();
+            let kind = e.file_type().unwrap();
+            if kind.is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.push((
+                    p.display().to_string(),
+                    target.display().to_string().into_bytes(),
+                ));
+            } else if kind.is_dir() {
+                out.push((p.display().to_string(), b"<dir>".to_vec()));
                 stack.push(p);
             } else if p.file_name().unwrap() != "run.lock" {
                 out.push((p.display().to_string(), std::fs::read(&p).unwrap()));
@@ -210,5 +219,232 @@ fn sigterm_stops_an_armac_run_at_a_safe_point_with_a_checkpoint() {
     ]));
     let state: serde_json::Value = common::json(&dir.join("checkpoint/state.json"));
     assert_eq!(state["epoch"].as_u64().unwrap(), epoch + 2);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Arguments of a tiny Kuhn ARMAC run into `out`, plus `extra`.
+fn tiny_armac(out: &str, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "--config",
+        "kuhn_armac.toml",
+        "--quiet",
+        "--set",
+        "armac.episodes_per_epoch=32",
+        "--set",
+        "armac.learning_steps_per_epoch=4",
+        "--set",
+        "armac.reservoir_capacity=2",
+        "--set",
+        "armac.hidden=16",
+        "--set",
+        "armac.batch_trajectories=16",
+        "--set",
+        "armac.games_per_group=16",
+        "--set",
+        "eval.every=1",
+        "--out",
+        out,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+/// Flips one byte in the middle of `path`.
+fn flip_byte(path: &Path) {
+    let mut b = std::fs::read(path).unwrap();
+    let i = b.len() / 2;
+    b[i] ^= 0x40;
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn a_failed_resume_leaves_the_run_directory_byte_identical() {
+    let dir = common::tmp("rundir", "failed-resume");
+    let out = dir.to_str().unwrap();
+    run_ok(train().args(tiny_armac(out, &["--set", "armac.epochs=5"])));
+    let before = snapshot(&dir);
+    let ckpt = dir.join("checkpoint");
+    let resume = |extra: &[&str], needle: &str| {
+        let mut args = vec!["--resume", out, "--quiet", "--set", "armac.epochs=7"];
+        args.extend_from_slice(extra);
+        run_err(train().args(&args), needle);
+    };
+    // A key that changes the run's meaning is named and refused.
+    resume(&["--set", "armac.hidden=32"], "armac.hidden");
+    resume(&["--set", "seed=9"], "seed");
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "a refused --set changed the run dir"
+    );
+    // Corrupt replay memory, reservoir network, edited state epoch: each named, nothing changed.
+    let net = std::fs::read_dir(dir.join("reservoir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    for (path, needle) in [
+        (ckpt.join("replay.bin"), "replay.bin"),
+        (net.clone(), net.file_name().unwrap().to_str().unwrap()),
+        (ckpt.join("learner/armac_model.bpk"), "armac_model.bpk"),
+    ] {
+        let good = std::fs::read(&path).unwrap();
+        flip_byte(&path);
+        let corrupted = snapshot(&dir);
+        resume(&[], needle);
+        assert_eq!(
+            snapshot(&dir),
+            corrupted,
+            "a failed resume changed the run dir ({needle})"
+        );
+        std::fs::write(&path, good).unwrap();
+    }
+    let state = std::fs::read_to_string(ckpt.join("state.json")).unwrap();
+    std::fs::write(
+        ckpt.join("state.json"),
+        state.replace("\"epoch\": 5", "\"epoch\": 6"),
+    )
+    .unwrap();
+    let corrupted = snapshot(&dir);
+    resume(&[], "state.json");
+    assert_eq!(snapshot(&dir), corrupted);
+    std::fs::write(ckpt.join("state.json"), state).unwrap();
+    // A deleted reservoir is not recreated empty.
+    let aside = common::tmp("rundir", "reservoir-aside");
+    std::fs::rename(dir.join("reservoir"), &aside).unwrap();
+    resume(&[], "reservoir");
+    assert!(
+        !dir.join("reservoir").exists(),
+        "the reservoir dir was recreated"
+    );
+    std::fs::rename(&aside, dir.join("reservoir")).unwrap();
+    assert_eq!(snapshot(&dir), before);
+    // Safe keys are allowed and recorded; the run continues.
+    run_ok(train().args(["--resume", out, "--quiet", "--set", "armac.epochs=7"]));
+    let log = std::fs::read_to_string(dir.join("resumes.log")).unwrap();
+    assert!(
+        log.contains("at step 5") && log.contains("armac.epochs=7"),
+        "{log}"
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("config.toml"))
+            .unwrap()
+            .contains("epochs = 7")
+    );
+    let rows: Vec<String> = std::fs::read_to_string(dir.join("metrics.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().to_string())
+        .collect();
+    assert_eq!(rows, ["1", "2", "3", "4", "5", "6", "7"]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn resuming_a_finished_run_is_a_no_op_with_a_message() {
+    let dir = common::tmp("rundir", "finished");
+    let out = dir.to_str().unwrap();
+    run_ok(train().args([
+        "--config",
+        "kuhn_cfr.toml",
+        "--quiet",
+        "--set",
+        "solver.iterations=30",
+        "--out",
+        out,
+    ]));
+    let before = snapshot(&dir);
+    let o = run_ok(train().args(["--resume", out]));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("already finished"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(snapshot(&dir), before, "resuming a finished run changed it");
+    // A tabular solver cannot be swapped on resume either.
+    run_err(
+        train().args(["--resume", out, "--set", "solver.algorithm=cfr_plus"]),
+        "solver.algorithm",
+    );
+    assert_eq!(snapshot(&dir), before);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn evicted_reservoir_networks_survive_until_the_next_checkpoint_commits() {
+    // Capacity 2 and a checkpoint every 5 epochs: the reservoir evicts networks that the epoch-1
+    // checkpoint references. The run is stopped at the start of the epoch-5 checkpoint (file
+    // operation 15: the epoch-1 checkpoint took 14), so only the epoch-1 one is committed.
+    let dir = common::tmp("rundir", "evicted");
+    let out = dir.to_str().unwrap();
+    let o = train()
+        .args(tiny_armac(
+            out,
+            &[
+                "--set",
+                "armac.epochs=9",
+                "--set",
+                "checkpoint.every_epochs=5",
+            ],
+        ))
+        .env("ARMAC_CRASH_AT", "15")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(86),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let state = common::json(&dir.join("checkpoint/state.json"));
+    assert_eq!(state["epoch"].as_u64(), Some(1));
+    assert!(
+        std::fs::read_to_string(dir.join("metrics.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            > 5
+    );
+    run_ok(train().args(["--resume", out, "--quiet"]));
+    let state = common::json(&dir.join("checkpoint/state.json"));
+    assert_eq!(state["epoch"].as_u64(), Some(9));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_first_checkpoint_comes_after_the_first_epoch() {
+    let dir = common::tmp("rundir", "first-checkpoint");
+    let out = dir.to_str().unwrap();
+    let mut child = spawn(
+        &tiny_armac(
+            out,
+            &[
+                "--set",
+                "armac.epochs=100000",
+                "--set",
+                "checkpoint.every_epochs=1000000",
+            ],
+        )
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>(),
+    );
+    wait_for(&dir.join("checkpoint/manifest.json"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let state = common::json(&dir.join("checkpoint/state.json"));
+    let epoch = state["epoch"].as_u64().unwrap();
+    assert!(epoch >= 1);
+    run_ok(train().args([
+        "--resume",
+        out,
+        "--quiet",
+        "--set",
+        &format!("armac.epochs={}", epoch + 1),
+    ]));
     std::fs::remove_dir_all(&dir).ok();
 }

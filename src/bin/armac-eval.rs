@@ -121,11 +121,11 @@ enum Command {
         /// Run seed.
         #[arg(long, default_value_t = 0)]
         seed: u64,
-        /// Worker threads (default: one per core).
-        #[arg(long, default_value_t = 0)]
+        /// Worker threads (default: one per core; at most 1024).
+        #[arg(long, default_value_t = 0, value_parser = parse_threads)]
         threads: usize,
-        /// Sampled (hand, board) pairs per pre-flop equity.
-        #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES)]
+        /// Sampled (hand, board) pairs per pre-flop equity (at least 1).
+        #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, value_parser = parse_samples)]
         preflop_samples: usize,
         /// One JSON object (mean, ci95 in mbb/hand, hands, variant, seconds, ...).
         #[arg(long)]
@@ -403,6 +403,24 @@ fn nashconv(game_name: &str, policy: &str, as_json: bool) -> Result<()> {
         println!("nash_conv {}", r.nash_conv);
     }
     Ok(())
+}
+
+/// `--threads`: 0 (one per core) up to 1024.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n <= 1024 => Ok(n),
+        _ => Err(format!(
+            "`{s}` is not a thread count in 0..=1024 (0: one per core)"
+        )),
+    }
+}
+
+/// `--preflop-samples`: at least 1 (0 would leave every pre-flop equity undefined).
+fn parse_samples(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("`{s}` is not a positive number of samples")),
+    }
 }
 
 struct LbrArgs {

@@ -458,6 +458,12 @@ impl Config {
                 "expected `flex`, `wgpu`, `cuda` or `default`",
             ));
         }
+        if self.checkpoint.every_seconds.is_nan() || self.checkpoint.every_seconds <= 0.0 {
+            return Err(ConfigError::Value {
+                key: "checkpoint.every_seconds".into(),
+                reason: "must be positive".into(),
+            });
+        }
         if self.eval.every == 0 || self.checkpoint.every_epochs == 0 {
             return Err(ConfigError::Value {
                 key: "eval.every / checkpoint.every_epochs".into(),
