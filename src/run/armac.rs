@@ -411,14 +411,7 @@ fn resume_state(
 ) -> Result<(ArmacLearner, ArmacState, Nets), RunError> {
     let ckpt_dir = dir.join("checkpoint");
     let state_path = ckpt_dir.join("state.json");
-    let text =
-        std::fs::read_to_string(&state_path).map_err(io_err("checkpoint state", &state_path))?;
-    let st: ArmacState = serde_json::from_str(&text).map_err(|e| {
-        RunError::Usage(format!(
-            "checkpoint {} is corrupt: {e}",
-            state_path.display()
-        ))
-    })?;
+    let st = read_state(&state_path)?;
     if st.game != game.load_string() {
         return Err(RunError::Usage(format!(
             "checkpoint {} is for game {}, the config says {}",
@@ -472,6 +465,18 @@ fn fresh_state(
     let mut nets = std::collections::HashMap::new();
     nets.insert(0u64, Arc::new(net0));
     Ok((learner, st, nets))
+}
+
+/// The counters and reservoir of a checkpoint (`<checkpoint>/state.json`).
+fn read_state(state_path: &Path) -> Result<ArmacState, RunError> {
+    let text =
+        std::fs::read_to_string(state_path).map_err(io_err("checkpoint state", state_path))?;
+    serde_json::from_str(&text).map_err(|e| {
+        RunError::Usage(format!(
+            "checkpoint {} is corrupt: {e}",
+            state_path.display()
+        ))
+    })
 }
 
 /// The networks a run holds in memory, by epoch.
@@ -853,14 +858,7 @@ pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolic
             state_path.display()
         )));
     }
-    let text =
-        std::fs::read_to_string(&state_path).map_err(io_err("checkpoint state", &state_path))?;
-    let st: ArmacState = serde_json::from_str(&text).map_err(|e| {
-        RunError::Usage(format!(
-            "checkpoint {} is corrupt: {e}",
-            state_path.display()
-        ))
-    })?;
+    let st = read_state(&state_path)?;
     let cfg_path = ckpt.join("config.toml");
     let (config, _) = Config::load(&cfg_path.display().to_string(), &[])?;
     let s = config.armac()?;

@@ -73,6 +73,13 @@ pub fn json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The number `v[key]`, naming the key when it is missing.
+pub fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("`{key}` missing in {v}"))
+}
+
 /// A file of the crate's golden data (`tests/data/<name>`).
 pub fn data_file(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
