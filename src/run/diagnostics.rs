@@ -153,9 +153,9 @@ impl Diagnostics {
             for (acc, x) in self.regret_sum[p].iter_mut().zip(&r[p]) {
                 *acc += x;
             }
-            for i in 0..inf.len() {
+            for (i, x) in own[p].iter().enumerate() {
                 for k in inf.range(i) {
-                    self.avg_sum[p][k] += own[p][i] * pi[p][k];
+                    self.avg_sum[p][k] += x * pi[p][k];
                 }
             }
         }
