@@ -226,6 +226,7 @@ fn net_config(game: &GameRef, s: &ArmacSettings) -> ArmacNetConfig {
         encoder_layers: s.layers,
         head_hidden: s.hidden,
         recurrent: s.recurrent,
+        zero_init_heads: s.zero_init_heads,
     }
 }
 
