@@ -19,6 +19,7 @@
 //! `reservoir/`), reservoir sampling state, counters, RNG state and candidate ranking.
 
 use super::config::{ArmacSettings, Config};
+use super::diagnostics::{Diagnostics, DiagnosticsRow};
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
 use crate::eval::nash_conv;
@@ -57,6 +58,10 @@ pub const METRICS_HEADER: &[&str] = &[
     "loss_mean_regret",
     "loss_immediate",
     "loss_policy",
+    "diag_policy_change",
+    "diag_w_error",
+    "diag_nash_conv_exact_rm",
+    "diag_nash_conv_exact_avg",
 ];
 
 /// Counters and RNG state saved in `checkpoint/state.json`.
@@ -162,6 +167,15 @@ impl Exact {
 
     /// NashConv of the average-policy head and of `π = NormalizedReLU(W)`.
     fn evaluate(&self, net: &ArmacPolicyNet, na: usize) -> (f64, f64) {
+        let (avg, cur) = self.policies(net, na);
+        (
+            nash_conv(&self.tree, &avg).nash_conv,
+            nash_conv(&self.tree, &cur).nash_conv,
+        )
+    }
+
+    /// The average-policy head's policy and `π = NormalizedReLU(W)` at every infoset.
+    fn policies(&self, net: &ArmacPolicyNet, na: usize) -> (TreePolicy, TreePolicy) {
         let mut avg: TreePolicy = [Vec::new(), Vec::new()];
         let mut cur: TreePolicy = [Vec::new(), Vec::new()];
         for p in 0..2 {
@@ -194,10 +208,7 @@ impl Exact {
             avg[p] = a;
             cur[p] = c;
         }
-        (
-            nash_conv(&self.tree, &avg).nash_conv,
-            nash_conv(&self.tree, &cur).nash_conv,
-        )
+        (avg, cur)
     }
 }
 
@@ -628,6 +639,22 @@ pub fn run(
     } else {
         None
     };
+    // Exact diagnostics start from the network the run (re)starts with: after a resume they
+    // cover the epochs of this process only.
+    let mut diag = match (&exact, s.diagnostics) {
+        (_, false) => None,
+        (None, true) => {
+            return Err(RunError::Usage(format!(
+                "armac.diagnostics: game {} is too large for exact evaluation",
+                s.game
+            )));
+        }
+        (Some(ex), true) => {
+            let mut d = Diagnostics::new(game.as_ref(), &ex.tree)?;
+            d.record(&ex.tree, &ex.policies(&learner.snapshot(), na).1);
+            Some(d)
+        }
+    };
 
     // Shared state with the actors.
     let stop = Arc::new(AtomicBool::new(false));
@@ -770,8 +797,28 @@ pub fn run(
         );
         tb.scalar("best_candidate", st.best.id() as f64, it);
         let mut nc = (f64::NAN, f64::NAN);
+        let eval_now = it % s.eval_every == 0 || it == s.epochs;
+        let mut drow = None;
+        if let (Some(ex), Some(d)) = (&exact, &mut diag) {
+            let next = ex.policies(&net, na).1;
+            let row = d.compare(&ex.tree, &next, eval_now);
+            d.record(&ex.tree, &next);
+            tb.scalar("diag/policy_change", row.policy_change, it);
+            tb.scalar("diag/w_error", row.w_error, it);
+            if eval_now {
+                tb.scalar("diag/nash_conv_exact_rm", row.nash_conv_exact_rm, it);
+                tb.scalar("diag/nash_conv_exact_avg", row.nash_conv_exact_avg, it);
+            }
+            drow = Some(row);
+        }
+        let drow = drow.unwrap_or(DiagnosticsRow {
+            policy_change: f64::NAN,
+            w_error: f64::NAN,
+            nash_conv_exact_rm: f64::NAN,
+            nash_conv_exact_avg: f64::NAN,
+        });
         if let Some(ex) = &exact
-            && (it % s.eval_every == 0 || it == s.epochs)
+            && eval_now
         {
             nc = ex.evaluate(&net, na);
             last_nash_conv = nc.0;
@@ -793,6 +840,10 @@ pub fn run(
                 format!("{:.6e}", losses[1]),
                 format!("{:.6e}", losses[2]),
                 format!("{:.6e}", losses[3]),
+                format!("{:.6e}", drow.policy_change),
+                format!("{:.6e}", drow.w_error),
+                format!("{:.6e}", drow.nash_conv_exact_rm),
+                format!("{:.6e}", drow.nash_conv_exact_avg),
             ])
             .map_err(io_err("metrics", &metrics_path))?;
         if it % s.checkpoint_every == 0 || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds

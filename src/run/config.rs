@@ -147,6 +147,11 @@ pub struct ArmacConfig {
     /// Compute exact NashConv of the networks every `eval.every` epochs (small games only).
     #[serde(default = "d_true")]
     pub exact_eval: bool,
+    /// Exact diagnostics along the network's own policy sequence (W error against regret
+    /// matching on exact regrets, NashConv of the exact average, policy movement) in
+    /// `metrics.csv` and TensorBoard; small games only, needs `exact_eval`.
+    #[serde(default)]
+    pub diagnostics: bool,
 }
 
 fn d_episodes() -> usize {
@@ -217,6 +222,7 @@ pub struct ArmacSettings {
     pub unroll_length: usize,
     pub device: String,
     pub exact_eval: bool,
+    pub diagnostics: bool,
     pub eval_every: u64,
     pub checkpoint_every: u64,
     pub checkpoint_seconds: f64,
@@ -456,6 +462,12 @@ impl Config {
         if !(0.0..=1.0).contains(&a.lambda) {
             return Err(bad("lambda", "must be in [0, 1]"));
         }
+        if a.diagnostics && !a.exact_eval {
+            return Err(bad(
+                "diagnostics",
+                "needs armac.exact_eval = true (diagnostics are exact, small games only)",
+            ));
+        }
         if !(0.0..1.0).contains(&a.eval_fraction) {
             return Err(bad("eval_fraction", "must be in [0, 1)"));
         }
@@ -491,6 +503,7 @@ impl Config {
             unroll_length: a.unroll_length,
             device: a.device.clone(),
             exact_eval: a.exact_eval,
+            diagnostics: a.diagnostics,
             eval_every: self.eval.every,
             checkpoint_every: self.checkpoint.every_epochs,
             checkpoint_seconds: self.checkpoint.every_seconds,
