@@ -63,20 +63,14 @@ fn kuhn_armac_learns_well_below_uniform() {
     );
     let curve = nash_convs(&dir);
     assert_eq!(curve.len(), 6, "{curve:?}");
-    // The average-policy head is still noisy from one evaluation to the next at this budget
-    // (see the issue notes), so the test asks for a clear dip and a typical value below uniform.
+    // With zero-initialised heads the curve falls almost monotonically (measured, seeds 1-3:
+    // best 0.17-0.24, last 0.17-0.24 at epoch 30); the bounds leave room for the actor/learner
+    // timing, which makes runs differ slightly from one another.
     let best = curve.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
-    let mut sorted: Vec<f64> = curve.iter().map(|c| c.1).collect();
-    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let median = sorted[sorted.len() / 2];
-    assert!(
-        best < 0.5 * UNIFORM_KUHN_NASH_CONV,
-        "best NashConv {best} in {curve:?}"
-    );
-    assert!(
-        median < UNIFORM_KUHN_NASH_CONV,
-        "median NashConv {median} in {curve:?}"
-    );
+    let last = curve.last().unwrap().1;
+    assert!(best <= 0.32, "best NashConv {best} in {curve:?}");
+    assert!(last <= 0.4, "last NashConv {last} in {curve:?}");
+    assert!(best < 0.5 * UNIFORM_KUHN_NASH_CONV);
     let s = common::json(&dir.join("summary.json"));
     assert_eq!(s["iterations"], 30);
     assert!(dir.join("checkpoint/learner").exists() && dir.join("checkpoint/state.json").is_file());

@@ -13,12 +13,12 @@ use armac::tree::history::HistoryTree;
 use armac::tree::tensor::TensorTree;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 
+mod common;
+
 fn data(name: &str) -> Value {
-    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    common::json(&common::data_file(name))
 }
 
 /// Batched CFR+ (batch 2, element 0 reported) against OpenSpiel's CFR+ NashConv curve: to
@@ -144,24 +144,11 @@ fn bad_batched_keys_name_the_key() {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("armac-batched-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    common::tmp("batched", name)
 }
 
 fn train(args: &[&str], out: &PathBuf) {
-    let o = Command::new(env!("CARGO_BIN_EXE_armac-train"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "armac-train {args:?} failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    common::run_ok(common::train().args(args).arg("--out").arg(out));
 }
 
 #[test]
@@ -171,13 +158,11 @@ fn batched_runs_log_and_resume_exactly() {
         let set = |k: &str| format!("solver.iterations={k}");
         train(&["--config", config, "--quiet", "--set", &set(n)], &a);
         train(&["--config", config, "--quiet", "--set", &set(half)], &b);
-        let o = Command::new(env!("CARGO_BIN_EXE_armac-train"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["--quiet", "--set", &set(n), "--resume"])
-            .arg(&b)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        common::run_ok(
+            common::train()
+                .args(["--quiet", "--set", &set(n), "--resume"])
+                .arg(&b),
+        );
         let read = |d: &PathBuf, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
         assert_eq!(read(&a, "policy.json"), read(&b, "policy.json"), "{config}");
         let metrics = read(&a, "metrics.csv");

@@ -23,11 +23,7 @@ fn line(args: &[&str]) -> Value {
     serde_json::from_str(lines[0]).unwrap()
 }
 
-fn f(v: &Value, key: &str) -> f64 {
-    v[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("`{key}` missing in {v}"))
-}
+use common::num as f;
 
 #[test]
 fn cfr_line_is_consistent_with_its_layout() {

@@ -10,9 +10,10 @@ use armac::tree::uniform_tree_policy;
 use serde_json::Value;
 use std::sync::Arc;
 
+mod common;
+
 fn data(name: &str) -> Value {
-    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    common::json(&common::data_file(name))
 }
 
 fn close(a: f64, b: f64, tol: f64, what: &str) {

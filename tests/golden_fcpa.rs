@@ -1,7 +1,8 @@
 //! Golden tests of `universal_poker` against OpenSpiel 2.0.2: the FCPA game (seeded uniform
 //! and call/raise-heavy playouts, the hand-built scenarios) and a few other configurations
 //! (tests/data/golden_fcpa.json, written by scripts/make_golden_fcpa.py), plus the reference
-//! scenarios and playouts of /work/shared/reference/hunl_fcpa.json when that file exists.
+//! scenarios and playouts of the shared `hunl_fcpa.json` (`../shared/reference/` beside the crate,
+//! else the copy tests/data/reference_hunl_fcpa.json).
 //! Every string, tensor, legal action list, chance distribution and return must match exactly.
 
 mod common;
@@ -299,11 +300,7 @@ fn check_reference_step(state: &UniversalPokerState, step: &Value, ctx: &str) {
 
 #[test]
 fn shared_reference_scenarios_and_playouts() {
-    let Some(path) = common::shared_reference("hunl_fcpa.json") else {
-        eprintln!("../shared/reference/hunl_fcpa.json not found beside the crate; skipped");
-        return;
-    };
-    let data = common::json(&path);
+    let data = common::json(&common::shared_reference("hunl_fcpa.json"));
     let game = UniversalPokerGame::from_string(data["load_game_string"].as_str().unwrap()).unwrap();
     assert_eq!(game.load_string(), data["game_str"].as_str().unwrap());
     let mut count = 0;

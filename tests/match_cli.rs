@@ -12,11 +12,7 @@ fn matchup(args: &[&str]) -> Value {
     serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap()
 }
 
-fn f(v: &Value, key: &str) -> f64 {
-    v[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("`{key}` missing in {v}"))
-}
+use common::num as f;
 
 #[test]
 fn exact_matches_on_leduc_are_consistent() {

@@ -115,6 +115,7 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
         encoder_layers: layers,
         head_hidden: hidden,
         recurrent: false,
+        zero_init_heads: false,
     };
     let device = crate::nn::select_device("flex")?;
     let rates: Vec<f64> = (0..repeats.max(1))

@@ -19,6 +19,7 @@
 //! `reservoir/`), reservoir sampling state, counters, RNG state and candidate ranking.
 
 use super::config::{ArmacSettings, Config};
+use super::diagnostics::{Diagnostics, DiagnosticsRow};
 use super::generation::{FileSum, GenerationWriter};
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
@@ -58,6 +59,10 @@ pub const METRICS_HEADER: &[&str] = &[
     "loss_mean_regret",
     "loss_immediate",
     "loss_policy",
+    "diag_policy_change",
+    "diag_w_error",
+    "diag_nash_conv_exact_rm",
+    "diag_nash_conv_exact_avg",
 ];
 
 /// Counters and RNG state saved in `checkpoint/state.json`.
@@ -163,6 +168,15 @@ impl Exact {
 
     /// NashConv of the average-policy head and of `π = NormalizedReLU(W)`.
     fn evaluate(&self, net: &ArmacPolicyNet, na: usize) -> (f64, f64) {
+        let (avg, cur) = self.policies(net, na);
+        (
+            nash_conv(&self.tree, &avg).nash_conv,
+            nash_conv(&self.tree, &cur).nash_conv,
+        )
+    }
+
+    /// The average-policy head's policy and `π = NormalizedReLU(W)` at every infoset.
+    fn policies(&self, net: &ArmacPolicyNet, na: usize) -> (TreePolicy, TreePolicy) {
         let mut avg: TreePolicy = [Vec::new(), Vec::new()];
         let mut cur: TreePolicy = [Vec::new(), Vec::new()];
         for p in 0..2 {
@@ -195,10 +209,7 @@ impl Exact {
             avg[p] = a;
             cur[p] = c;
         }
-        (
-            nash_conv(&self.tree, &avg).nash_conv,
-            nash_conv(&self.tree, &cur).nash_conv,
-        )
+        (avg, cur)
     }
 }
 
@@ -216,6 +227,7 @@ fn net_config(game: &GameRef, s: &ArmacSettings) -> ArmacNetConfig {
         encoder_layers: s.layers,
         head_hidden: s.hidden,
         recurrent: s.recurrent,
+        zero_init_heads: s.zero_init_heads,
     }
 }
 
@@ -467,14 +479,7 @@ fn resume_state(
 ) -> Result<(ArmacLearner, ArmacState, Nets, Vec<Trajectory>), RunError> {
     let ckpt_dir = &generation.dir;
     let state_path = ckpt_dir.join("state.json");
-    let text =
-        std::fs::read_to_string(&state_path).map_err(io_err("checkpoint state", &state_path))?;
-    let st: ArmacState = serde_json::from_str(&text).map_err(|e| {
-        RunError::Usage(format!(
-            "checkpoint {} is corrupt: {e}",
-            state_path.display()
-        ))
-    })?;
+    let st = read_state(&state_path)?;
     if st.game != game.load_string() {
         return Err(RunError::Usage(format!(
             "checkpoint {} is for game {}, the config says {}",
@@ -549,6 +554,18 @@ fn fresh_state(
     let mut nets = std::collections::HashMap::new();
     nets.insert(0u64, Arc::new(net0));
     Ok((learner, st, nets))
+}
+
+/// The counters and reservoir of a checkpoint (`<checkpoint>/state.json`).
+fn read_state(state_path: &Path) -> Result<ArmacState, RunError> {
+    let text =
+        std::fs::read_to_string(state_path).map_err(io_err("checkpoint state", state_path))?;
+    serde_json::from_str(&text).map_err(|e| {
+        RunError::Usage(format!(
+            "checkpoint {} is corrupt: {e}",
+            state_path.display()
+        ))
+    })
 }
 
 /// The networks a run holds in memory, by epoch.
@@ -709,6 +726,22 @@ pub fn run(
     } else {
         None
     };
+    // Exact diagnostics start from the network the run (re)starts with: after a resume they
+    // cover the epochs of this process only.
+    let mut diag = match (&exact, s.diagnostics) {
+        (_, false) => None,
+        (None, true) => {
+            return Err(RunError::Usage(format!(
+                "armac.diagnostics: game {} is too large for exact evaluation",
+                s.game
+            )));
+        }
+        (Some(ex), true) => {
+            let mut d = Diagnostics::new(game.as_ref(), &ex.tree)?;
+            d.record(&ex.tree, &ex.policies(&learner.snapshot(), na).1);
+            Some(d)
+        }
+    };
 
     // Shared state with the actors.
     let stop = Arc::new(AtomicBool::new(false));
@@ -845,8 +878,28 @@ pub fn run(
         );
         tb.scalar("best_candidate", st.best.id() as f64, it);
         let mut nc = (f64::NAN, f64::NAN);
+        let eval_now = it % s.eval_every == 0 || it == s.epochs;
+        let mut drow = None;
+        if let (Some(ex), Some(d)) = (&exact, &mut diag) {
+            let next = ex.policies(&net, na).1;
+            let row = d.compare(&ex.tree, &next, eval_now);
+            d.record(&ex.tree, &next);
+            tb.scalar("diag/policy_change", row.policy_change, it);
+            tb.scalar("diag/w_error", row.w_error, it);
+            if eval_now {
+                tb.scalar("diag/nash_conv_exact_rm", row.nash_conv_exact_rm, it);
+                tb.scalar("diag/nash_conv_exact_avg", row.nash_conv_exact_avg, it);
+            }
+            drow = Some(row);
+        }
+        let drow = drow.unwrap_or(DiagnosticsRow {
+            policy_change: f64::NAN,
+            w_error: f64::NAN,
+            nash_conv_exact_rm: f64::NAN,
+            nash_conv_exact_avg: f64::NAN,
+        });
         if let Some(ex) = &exact
-            && (it % s.eval_every == 0 || it == s.epochs)
+            && eval_now
         {
             nc = ex.evaluate(&net, na);
             last_nash_conv = nc.0;
@@ -868,6 +921,10 @@ pub fn run(
                 format!("{:.6e}", losses[1]),
                 format!("{:.6e}", losses[2]),
                 format!("{:.6e}", losses[3]),
+                format!("{:.6e}", drow.policy_change),
+                format!("{:.6e}", drow.w_error),
+                format!("{:.6e}", drow.nash_conv_exact_rm),
+                format!("{:.6e}", drow.nash_conv_exact_avg),
             ])
             .map_err(io_err("metrics", &metrics_path))?;
         // The first epoch of every process is checkpointed (a stop soon after the start loses
@@ -942,14 +999,7 @@ pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolic
             state_path.display()
         )));
     }
-    let text =
-        std::fs::read_to_string(&state_path).map_err(io_err("checkpoint state", &state_path))?;
-    let st: ArmacState = serde_json::from_str(&text).map_err(|e| {
-        RunError::Usage(format!(
-            "checkpoint {} is corrupt: {e}",
-            state_path.display()
-        ))
-    })?;
+    let st = read_state(&state_path)?;
     let cfg_path = ckpt.join("config.toml");
     let (config, _) = Config::load(&cfg_path.display().to_string(), &[])?;
     let s = config.armac()?;

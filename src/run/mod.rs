@@ -4,6 +4,7 @@
 pub mod armac;
 pub mod checkpoint;
 pub mod config;
+pub mod diagnostics;
 pub mod generation;
 pub mod resume;
 pub mod solvers;

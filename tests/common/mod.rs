@@ -73,6 +73,13 @@ pub fn json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The number `v[key]`, naming the key when it is missing.
+pub fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("`{key}` missing in {v}"))
+}
+
 /// A file of the crate's golden data (`tests/data/<name>`).
 pub fn data_file(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -80,13 +87,24 @@ pub fn data_file(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A file of the project's shared OpenSpiel references (`../shared/reference/<name>` beside
-/// the crate), if that directory exists on this machine.
-pub fn shared_reference(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+/// A file of the project's shared OpenSpiel references: `../shared/reference/<name>` beside
+/// the crate where that directory exists, else the crate's copy `tests/data/reference_<name>`
+/// (so a fresh clone, e.g. in CI, checks the same data). Panics when neither exists.
+pub fn shared_reference(name: &str) -> PathBuf {
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/reference")
         .join(name);
-    p.is_file().then_some(p)
+    if shared.is_file() {
+        return shared;
+    }
+    let copy = data_file(&format!("reference_{name}"));
+    assert!(
+        copy.is_file(),
+        "neither {} nor {} exists",
+        shared.display(),
+        copy.display()
+    );
+    copy
 }
 
 /// A JSON array of non-negative integers.

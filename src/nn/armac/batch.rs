@@ -78,6 +78,22 @@ pub struct ActOutput {
 }
 
 impl ActOutput {
+    /// Assembles an output of `rows` rows from its fields in declaration order (`q0`, `q1`,
+    /// `mean_regret`, `immediate_regret`, `avg_policy`); missing trailing fields are empty.
+    pub(super) fn from_fields(rows: usize, num_actions: usize, fields: Vec<Vec<f32>>) -> Self {
+        let mut it = fields.into_iter();
+        let mut next = || it.next().unwrap_or_default();
+        ActOutput {
+            rows,
+            num_actions,
+            q0: next(),
+            q1: next(),
+            mean_regret: next(),
+            immediate_regret: next(),
+            avg_policy: next(),
+        }
+    }
+
     /// Row `i` of a `B × A` field.
     pub fn row<'a>(&self, field: &'a [f32], i: usize) -> &'a [f32] {
         &field[i * self.num_actions..(i + 1) * self.num_actions]

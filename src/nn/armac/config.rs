@@ -75,6 +75,11 @@ pub struct ArmacNetConfig {
     /// over per-step observations instead of the feed-forward one. Default false.
     #[serde(default)]
     pub recurrent: bool,
+    /// Start the regret and average-policy heads' output layers at zero, so that `π^0`
+    /// (regret matching of `W̄ = 0`) and `π̄^0` (softmax of zero logits) are uniform instead of
+    /// the random policies random weights give.
+    #[serde(default)]
+    pub zero_init_heads: bool,
 }
 
 pub(super) fn default_hidden() -> usize {
@@ -96,6 +101,7 @@ impl ArmacNetConfig {
             encoder_layers: default_layers(),
             head_hidden: default_hidden(),
             recurrent: false,
+            zero_init_heads: false,
         }
     }
 
@@ -120,6 +126,12 @@ impl ArmacNetConfig {
     /// Sets `recurrent`.
     pub fn with_recurrent(mut self, recurrent: bool) -> Self {
         self.recurrent = recurrent;
+        self
+    }
+
+    /// The same config with zero-initialised regret and policy output layers.
+    pub fn with_zero_init_heads(mut self, zero: bool) -> Self {
+        self.zero_init_heads = zero;
         self
     }
 
@@ -177,9 +189,14 @@ impl ArmacNetConfig {
             }
             (layers, None)
         };
-        let head = |rng: &mut SplitMix64| Head {
-            block: ResBlock::init(rng, rep, hh, device),
-            out: init_linear(rng, 2 * hh, a, true, device),
+        let zero = self.zero_init_heads;
+        let head = |rng: &mut SplitMix64| {
+            let block = ResBlock::init(rng, rep, hh, device);
+            let mut out = init_linear(rng, 2 * hh, a, true, device);
+            if zero {
+                out = zero_linear(out, device);
+            }
+            Head { block, out }
         };
         let immediate_regret = head(&mut rng);
         let mean_regret = head(&mut rng);

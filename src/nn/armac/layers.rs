@@ -3,6 +3,19 @@
 
 use super::*;
 
+/// `linear` with every weight and bias set to zero (same shapes).
+pub(super) fn zero_linear(linear: Linear, device: &Device) -> Linear {
+    let [d_in, d_out] = linear.weight.dims();
+    let weight = Param::from_data(
+        TensorData::new(vec![0.0f32; d_in * d_out], [d_in, d_out]),
+        device,
+    );
+    let bias = linear
+        .bias
+        .map(|_| Param::from_data(TensorData::new(vec![0.0f32; d_out], [d_out]), device));
+    Linear { weight, bias }
+}
+
 /// A `Linear(d_in → d_out)` with weights and bias uniform in `±1/√d_in`.
 pub(super) fn init_linear(
     rng: &mut SplitMix64,

@@ -179,17 +179,7 @@ pub(super) fn evaluate_sequences_on(
         state = Some(next);
         t0 += tc;
     }
-    let mut it = fields.into_iter();
-    let mut next = || it.next().unwrap_or_default();
-    let out = ActOutput {
-        rows: s * t,
-        num_actions: a,
-        q0: next(),
-        q1: next(),
-        mean_regret: next(),
-        immediate_regret: next(),
-        avg_policy: next(),
-    };
+    let out = ActOutput::from_fields(s * t, a, fields);
     Ok((out, starts))
 }
 

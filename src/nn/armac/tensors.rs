@@ -94,17 +94,7 @@ pub(super) fn split_output(all: Vec<f32>, b: usize, a: usize, k: usize) -> ActOu
             field.extend_from_slice(&row[f * a..(f + 1) * a]);
         }
     }
-    let mut it = fields.into_iter();
-    let mut next = || it.next().unwrap_or_default();
-    ActOutput {
-        rows: b,
-        num_actions: a,
-        q0: next(),
-        q1: next(),
-        mean_regret: next(),
-        immediate_regret: next(),
-        avg_policy: next(),
-    }
+    ActOutput::from_fields(b, a, fields)
 }
 
 /// The CPU device inference snapshots live on: flex when compiled in, else the default one.

@@ -113,6 +113,29 @@ fn forward_acting_equals_forward() {
 }
 
 #[test]
+fn zero_initialised_heads_start_uniform() {
+    let cfg = small_cfg();
+    let batch = synthetic_act_batch(&cfg, 16, 4);
+    let zero = ArmacPolicyNet::init(cfg.clone().with_zero_init_heads(true), 3)
+        .unwrap()
+        .evaluate(&batch);
+    assert!(zero.mean_regret.iter().all(|&w| w == 0.0));
+    assert!(zero.immediate_regret.iter().all(|&w| w == 0.0));
+    for r in 0..16 {
+        let legal = &batch.legal[r * 4..(r + 1) * 4];
+        let n = legal.iter().filter(|&&l| l > 0.5).count() as f32;
+        for (a, &l) in legal.iter().enumerate() {
+            let p = zero.avg_policy[r * 4 + a];
+            let want = if l > 0.5 { 1.0 / n } else { 0.0 };
+            assert!((p - want).abs() < 1e-6, "row {r}: {p} vs {want}");
+        }
+    }
+    // Random heads do not start uniform (the default of the network config).
+    let random = ArmacPolicyNet::init(cfg, 3).unwrap().evaluate(&batch);
+    assert!(random.mean_regret.iter().any(|&w| w.abs() > 1e-3));
+}
+
+#[test]
 fn masking_gives_zero_probability_and_no_nan() {
     let cfg = small_cfg();
     let net = ArmacPolicyNet::init(cfg.clone(), 5).unwrap();
