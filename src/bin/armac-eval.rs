@@ -137,6 +137,10 @@ enum Command {
         /// Training step of the evaluated policy (the TensorBoard x axis).
         #[arg(long, default_value_t = 0)]
         step: u64,
+        /// Recurrent ARMAC networks: answer range queries by replaying every hand from the
+        /// root (the slow reference path) instead of stepping the encoder incrementally.
+        #[arg(long)]
+        replay_ranges: bool,
     },
 }
 
@@ -202,6 +206,7 @@ fn run(args: Args) -> Result<()> {
             json,
             logdir,
             step,
+            replay_ranges,
         } => lbr(LbrArgs {
             game,
             policy,
@@ -213,6 +218,7 @@ fn run(args: Args) -> Result<()> {
             json,
             logdir,
             step,
+            replay_ranges,
         }),
     }
 }
@@ -434,9 +440,10 @@ struct LbrArgs {
     json: bool,
     logdir: Option<PathBuf>,
     step: u64,
+    replay_ranges: bool,
 }
 
-fn lbr_policy(name: &str, game_string: &str) -> Result<Box<dyn RangePolicy>> {
+fn lbr_policy(name: &str, game_string: &str, replay: bool) -> Result<Box<dyn RangePolicy>> {
     Ok(match name {
         "uniform" => Box::new(UniformPolicy),
         "always-call" => Box::new(AlwaysCall),
@@ -449,7 +456,7 @@ fn lbr_policy(name: &str, game_string: &str) -> Result<Box<dyn RangePolicy>> {
                     trained_on.load_string()
                 );
             }
-            Box::new(p)
+            Box::new(p.with_incremental_ranges(!replay))
         }
         path => {
             if !Path::new(path).is_file() {
@@ -485,7 +492,7 @@ fn lbr(args: LbrArgs) -> Result<()> {
     }
     let game = UniversalPokerGame::from_string(&game.load_string())?;
     check_game(game.config(), variant)?;
-    let policy = lbr_policy(&args.policy, &game.load_string())?;
+    let policy = lbr_policy(&args.policy, &game.load_string(), args.replay_ranges)?;
     let mut tb = match &args.logdir {
         Some(dir) => Some(
             TbWriter::create(dir)
@@ -527,6 +534,7 @@ fn lbr(args: LbrArgs) -> Result<()> {
                 "ci95_chips": r.ci95_chips,
                 "seat_mean_chips": r.seat_mean_chips,
                 "seconds": r.seconds,
+                "hands_per_second": r.hands as f64 / r.seconds.max(1e-9),
                 "seed": r.seed,
                 "preflop_samples": args.preflop_samples,
                 "step": args.step,

@@ -292,6 +292,48 @@ impl ArmacPolicyNet {
         Ok((out, next_state))
     }
 
+    /// One player's recurrent encoder advanced by one observation for `rows` sequences, and
+    /// the average-policy head `π̄` (masked softmax) on the new representation: the inference
+    /// path of range queries, which need neither the other player's encoder nor the other
+    /// heads. Returns `rows × A` probabilities and the next state. `obs` is `rows × input`,
+    /// `legal` `rows × A` (1.0 legal), `state` that player's state for the same rows.
+    pub fn avg_policy_step(
+        &self,
+        obs: &[f32],
+        legal: &[f32],
+        state: &RecurrentState,
+    ) -> Result<(Vec<f32>, RecurrentState), NnError> {
+        self.require_recurrent("avg_policy_step")?;
+        let (b, n_in, a) = (state.rows, self.cfg.input_size, self.cfg.num_actions);
+        let h = self.cfg.representation_size();
+        check_len("obs", obs.len(), b * n_in)?;
+        check_len("legal", legal.len(), b * a)?;
+        check_len("state.hidden", state.hidden.len(), b * h)?;
+        check_len("state.cell", state.cell.len(), b * h)?;
+        if b == 0 {
+            return Ok((Vec::new(), state.clone()));
+        }
+        let d = &self.device;
+        let st = LstmState {
+            hidden: tensor2(state.hidden.clone(), b, h, d),
+            cell: tensor2(state.cell.clone(), b, h, d),
+        };
+        let (rep, next) = self
+            .model
+            .encode_step(tensor2(obs.to_vec(), b, n_in, d), st);
+        let logits = self.model.avg_policy.forward(rep);
+        let probs = to_vec(softmax(
+            mask_logits(logits, tensor2(legal.to_vec(), b, a, d)),
+            1,
+        ));
+        let next = RecurrentState {
+            rows: b,
+            hidden: to_vec(next.hidden),
+            cell: to_vec(next.cell),
+        };
+        Ok((probs, next))
+    }
+
     /// Runs the recurrent encoders over whole sequences from the zero state, in consecutive
     /// unrolls of at most `chunk` steps (states carried over), and evaluates the heads at every
     /// step. Returns the outputs (row `s·T + t`) and each unroll's starting states.
