@@ -108,3 +108,50 @@ pub trait TreeSolver: Send {
     /// Restores [`TreeSolver::snapshot`]'s output; fails (with the reason) if it does not fit.
     fn restore(&mut self, snapshot: SolverSnapshot) -> Result<(), String>;
 }
+
+/// The default of the sampling solvers' `threads` key: every core the OS grants this process.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A pool of `threads` workers for a solver's parallel walks; `None` for one thread (the
+/// walks then run on the caller's thread). Falls back to `None` if the OS refuses threads.
+pub fn worker_pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
+    if threads <= 1 {
+        return None;
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("armac-walk-{i}"))
+        .build()
+        .ok()
+        .map(std::sync::Arc::new)
+}
+
+/// Default walks (or samples) per thread of one parallel iteration: enough work per thread
+/// that the per-iteration synchronisation costs little, few enough that the policy is
+/// refreshed often.
+pub const PARALLEL_WALKS_PER_THREAD: usize = 64;
+
+/// Resolves the sampling solvers' `threads` and `walks` keys: `threads` defaults to
+/// [`default_threads`]; `walks` to 1 with one thread (the sequential algorithm) and to
+/// [`PARALLEL_WALKS_PER_THREAD`]` × threads` otherwise. Both must be at least 1 (the error
+/// names the key).
+pub fn resolve_parallel(
+    threads: Option<usize>,
+    walks: Option<usize>,
+) -> Result<(usize, usize), (&'static str, String)> {
+    let threads = threads.unwrap_or_else(default_threads);
+    if threads == 0 || threads > 4096 {
+        return Err(("threads", format!("{threads} must lie in 1..=4096")));
+    }
+    let walks = walks.unwrap_or(if threads == 1 {
+        1
+    } else {
+        PARALLEL_WALKS_PER_THREAD * threads
+    });
+    if walks == 0 {
+        return Err(("walks", "must be at least 1".into()));
+    }
+    Ok((threads, walks))
+}

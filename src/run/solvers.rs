@@ -387,11 +387,12 @@ impl Config {
         })?;
         let choice = parse_choice(algorithm, s)?;
         self.common_checks()?;
+        let fingerprint = fingerprint(s, &choice);
         Ok(TabularSettings {
             game: self.game.clone(),
             seed: self.seed,
             choice,
-            fingerprint: fingerprint(s),
+            fingerprint,
             iterations: s.iterations,
             eval_every: self.eval.every,
             checkpoint_seconds: self.checkpoint.every_seconds,
@@ -498,11 +499,21 @@ fn cfr_family_spec(s: &SolverConfig, mut spec: SolverSpec) -> Result<SolverSpec,
     Ok(spec)
 }
 
-/// The resolved `[solver]` section without its iteration budget (which a resume may raise).
-fn fingerprint(s: &SolverConfig) -> String {
+/// The resolved `[solver]` section without its iteration budget (which a resume may raise) and
+/// without `threads` (which never changes a sampler's results); a sampler's resolved `walks`
+/// is written in when it is not 1, since its default depends on the thread count.
+fn fingerprint(s: &SolverConfig, choice: &SolverChoice) -> String {
     let mut value = serde_json::to_value(s).expect("solver config serialises");
     if let Some(map) = value.as_object_mut() {
         map.remove("iterations");
+        map.remove("threads");
+        let walks = match choice {
+            SolverChoice::Mccfr(spec) => spec.walks,
+            _ => 1,
+        };
+        if walks != 1 {
+            map.insert("walks".into(), walks.into());
+        }
     }
     value.to_string()
 }

@@ -39,6 +39,23 @@
 //!   `ρ = max(ε, (β + τ s(I,a)) / (β + Σ_b s(I,b)))` (always when `ρ ≥ 1` or the denominator is
 //!   0), where `s` is the player's cumulative average-policy table; terminals return `u / q`
 //!   with `q` the product of the `min(1, ρ)` taken; at opponent histories `s(I,·) += σ(I,·)/q`.
+//!
+//! # Parallel walks (`walks`, `threads`)
+//! With `walks = 1` (the default when `threads = 1`) an iteration is one walk per player and a
+//! walk updates the tables as it goes: the sequential algorithm above, bit for bit.
+//! With `walks = W > 1` an iteration runs, per player (still alternating), `W` independent walks
+//! that all read the tables as they stood when the player's turn began. Walk `k` draws from a
+//! stream seeded by `(seed, t, p, k)` (walk 0's is the sequential stream). The walks do not
+//! write the tables: each records its regret, average and baseline updates in a log; the `W`
+//! walks are split into contiguous chunks, one per worker thread, and after they finish the
+//! logs are applied in walk order (then regret matching refreshes every changed infoset).
+//! Every table entry therefore receives the same floating-point operations in the same order
+//! whatever the number of threads: **results are bit-identical for a given `(seed, walks)`
+//! across thread counts**, and `threads` is not part of a run's meaning. A walk does not see
+//! its own earlier updates (with the predictive baseline it does see the policy it just
+//! computed at the infoset it is leaving, as the sequential walk does), so `walks > 1` is a
+//! different, mini-batched algorithm: `W` samples per iteration from one policy. Default
+//! `walks` with more than one thread: [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × threads`.
 
 #[cfg(test)]
 mod tests;
@@ -106,6 +123,11 @@ pub struct MccfrSpec {
     pub tau: f64,
     /// AS bonus β.
     pub beta: f64,
+    /// Walks per player per iteration (see "Parallel walks" in the module docs); 1 is the
+    /// sequential algorithm.
+    pub walks: usize,
+    /// Worker threads running an iteration's walks; never changes the results.
+    pub threads: usize,
 }
 
 impl MccfrSpec {
@@ -127,6 +149,8 @@ impl MccfrSpec {
             baseline_alpha: 0.5,
             tau: 1000.0,
             beta: 1e6,
+            walks: 1,
+            threads: 1,
         }
     }
 }
@@ -149,6 +173,11 @@ pub struct MccfrOptions {
     pub baseline_alpha: Option<f64>,
     /// AS threshold τ ≥ 1.
     pub tau: Option<f64>,
+    /// Worker threads (default: every core; see [`crate::cfr::default_threads`]).
+    pub threads: Option<usize>,
+    /// Walks per player per iteration (default: 1 with one thread, else
+    /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`] per thread).
+    pub walks: Option<usize>,
 }
 
 /// A rejected option: the `[solver]` key at fault and why.
@@ -174,6 +203,8 @@ impl MccfrOptions {
         let name = NAMES[sampler as usize];
         let unused = |key: &str| err(key, format!("not an option of `{name}`"));
         let mut spec = MccfrSpec::new(sampler);
+        (spec.threads, spec.walks) = crate::cfr::resolve_parallel(self.threads, self.walks)
+            .map_err(|(key, reason)| err(key, reason))?;
         let os = sampler == Sampler::Outcome;
         let is_as = sampler == Sampler::AverageStrategy;
         spec.plus = match self.regret.as_deref() {
@@ -344,6 +375,10 @@ pub struct MccfrSolver {
     tab: Tables,
     /// The walks' scratch stack, kept between iterations (no allocation per walk).
     scratch: Vec<f64>,
+    /// With `walks > 1`: one update log per worker, kept between iterations.
+    logs: Vec<walks::Log>,
+    /// With `threads > 1`: the workers.
+    pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 /// SplitMix64's finaliser: a bijective 64-bit mixer.
@@ -356,7 +391,17 @@ fn mix(mut z: u64) -> u64 {
 
 /// The random stream of player `p`'s walk in iteration `t`.
 fn stream(seed: u64, t: u64, p: usize) -> crate::util::SplitMix64 {
-    crate::util::SplitMix64::new(mix(seed ^ mix(t.wrapping_mul(2).wrapping_add(p as u64))))
+    walk_stream(seed, t, p, 0)
+}
+
+/// The random stream of player `p`'s walk `k` in iteration `t` (walk 0's is [`stream`]'s).
+fn walk_stream(seed: u64, t: u64, p: usize, k: usize) -> crate::util::SplitMix64 {
+    let s = mix(seed ^ mix(t.wrapping_mul(2).wrapping_add(p as u64)));
+    crate::util::SplitMix64::new(if k == 0 {
+        s
+    } else {
+        mix(s ^ mix((k as u64).wrapping_add(0x5851_F42D_4C95_7F2D)))
+    })
 }
 
 impl MccfrSolver {
@@ -442,6 +487,8 @@ impl MccfrSolver {
             fixed,
             tab,
             scratch: Vec::with_capacity(256),
+            logs: Vec::new(),
+            pool: crate::cfr::worker_pool(spec.threads.min(spec.walks)),
         }
     }
 
@@ -529,30 +576,84 @@ fn infoset_slots(ht: &HistoryTree, p: usize) -> (Vec<u32>, usize) {
     (slots, len)
 }
 
+impl MccfrSolver {
+    /// One iteration of `walks > 1` walks per player: per player, the walks read the tables as
+    /// they stand, run split into contiguous chunks over the workers, and their logged updates
+    /// are applied in walk order.
+    fn iterate_parallel(&mut self) {
+        use rayon::prelude::*;
+        let t = self.iteration + 1;
+        let weight = self.spec.averaging.weight(t as f64);
+        let walks = self.spec.walks;
+        let chunks = self.spec.threads.clamp(1, walks);
+        self.logs.resize_with(chunks, Default::default);
+        for p in 0..2 {
+            let MccfrSolver {
+                tree,
+                ht,
+                spec,
+                fixed,
+                tab,
+                logs,
+                pool,
+                seed,
+                ..
+            } = self;
+            let tab_ref: &Tables = tab;
+            let run_chunk = |c: usize, log: &mut walks::Log| {
+                log.clear();
+                let mut touched = 0;
+                for k in c * walks / chunks..(c + 1) * walks / chunks {
+                    let (store, stack) = walks::Deferred::new(tab_ref, log);
+                    let parts = walks::Parts {
+                        tree,
+                        ht,
+                        spec,
+                        fixed,
+                    };
+                    let rng = walk_stream(*seed, t, p, k);
+                    let mut w = walks::Walk::with_store(parts, store, stack, p, rng, true);
+                    w.weight = weight;
+                    w.run();
+                    touched += w.touched;
+                }
+                log.touched = touched;
+            };
+            match pool {
+                Some(pool) => pool.install(|| {
+                    logs.par_iter_mut()
+                        .enumerate()
+                        .for_each(|(c, log)| run_chunk(c, log))
+                }),
+                None => {
+                    for (c, log) in logs.iter_mut().enumerate() {
+                        run_chunk(c, log);
+                    }
+                }
+            }
+            for log in logs.iter() {
+                log.apply(tab, spec, p);
+                self.touched += log.touched;
+            }
+        }
+        self.iteration = t;
+    }
+}
+
 impl TreeSolver for MccfrSolver {
     fn iterate(&mut self) {
+        if self.spec.walks > 1 {
+            self.iterate_parallel();
+            return;
+        }
         let t = self.iteration + 1;
         // MCCFR specs only hold uniform or linear averaging.
         let weight = self.spec.averaging.weight(t as f64);
-        let sampler = self.spec.sampler;
         for p in 0..2 {
             let rng = stream(self.seed, t, p);
             let mut w = walks::Walk::new(self, p, rng, true);
             w.weight = weight;
-            match sampler {
-                Sampler::Chance => {
-                    w.cs(0, 1.0, 1.0);
-                }
-                Sampler::External => {
-                    w.es(0);
-                }
-                Sampler::Outcome => {
-                    w.os(0, 1.0, 1.0, 1.0);
-                }
-                Sampler::AverageStrategy => {
-                    w.avg_strategy(0, 1.0);
-                }
-            }
+            w.run();
             let touched = w.touched;
             self.touched += touched;
         }

@@ -405,3 +405,72 @@ fn options_are_validated_naming_the_key() {
     assert_eq!((spec.epsilon, spec.tau, spec.beta), (0.05, 100.0, 10.0));
     assert!(toml::from_str::<MccfrOptions>("epsilom = 0.1").is_err());
 }
+
+fn parallel(spec: MccfrSpec, walks: usize, threads: usize) -> MccfrSpec {
+    MccfrSpec {
+        walks,
+        threads,
+        ..spec
+    }
+}
+
+/// Parallel walks: the results depend on `walks` only, never on the thread count (the logs
+/// are applied in walk order); a run repeats itself and a resumed run equals an uninterrupted
+/// one; `walks` really changes the algorithm (8 walks per iteration differ from 1).
+#[test]
+fn parallel_walks_are_reproducible_and_independent_of_threads() {
+    for spec in all_specs() {
+        let two = run("kuhn_poker", parallel(spec, 8, 2), 42, 30);
+        let again = run("kuhn_poker", parallel(spec, 8, 2), 42, 30);
+        assert_eq!(two.tab, again.tab, "{spec:?}: threads = 2 not reproducible");
+        for threads in [1, 3] {
+            let other = run("kuhn_poker", parallel(spec, 8, threads), 42, 30);
+            assert_eq!(two.tab, other.tab, "{spec:?}: threads {threads} differ");
+            assert_eq!(two.nodes_touched(), other.nodes_touched());
+        }
+        let sequential = run("kuhn_poker", spec, 42, 30);
+        assert_ne!(sequential.tab, two.tab, "{spec:?}: walks ignored");
+        assert!(two.nodes_touched() > 4 * sequential.nodes_touched());
+        let half = run("kuhn_poker", parallel(spec, 8, 2), 42, 12);
+        let mut resumed = solver("kuhn_poker", parallel(spec, 8, 2), 42);
+        resumed.restore(half.snapshot()).unwrap();
+        for _ in 12..30 {
+            resumed.iterate();
+        }
+        assert_eq!(two.tab, resumed.tab, "{spec:?}: resume differs");
+        assert_eq!(two.nodes_touched(), resumed.nodes_touched());
+    }
+}
+
+/// Parallel walks still converge: every sampler on Leduc with 16 walks per iteration over 2
+/// threads, at an eighth of the sequential test's iterations, gets below the same bounds.
+#[test]
+fn parallel_walks_learn_leduc() {
+    let mut cases: Vec<(MccfrSpec, u64, f64)> = vec![
+        (MccfrSpec::new(Sampler::Chance), 250, 1.5),
+        (MccfrSpec::new(Sampler::External), 500, 1.6),
+        (MccfrSpec::new(Sampler::AverageStrategy), 500, 1.6),
+    ];
+    for b in [
+        Baseline::None,
+        Baseline::LearnedHistory,
+        Baseline::Predictive,
+    ] {
+        cases.push((
+            MccfrSpec {
+                plus: true,
+                averaging: Averaging::Linear,
+                ..os_spec(b, OsSampling::OpponentOnPolicy)
+            },
+            2500,
+            if b == Baseline::None { 3.0 } else { 2.0 },
+        ));
+    }
+    let (tree, _) = setup("leduc_poker");
+    for (spec, iters, bound) in cases {
+        let s = run("leduc_poker", parallel(spec, 16, 2), 1, iters);
+        let nc = nash_conv(&tree, &s.average_policy()).nash_conv;
+        eprintln!("parallel {:?} {:?}: {nc}", spec.sampler, spec.baseline);
+        assert!(nc < bound, "{spec:?}: NashConv {nc} ≥ {bound}");
+    }
+}

@@ -2,19 +2,20 @@
 //! [`super`] for the estimators). All values are player 0's utility; regrets of player 1 are
 //! updated with the negated differences.
 
-use super::{Fixed, MccfrSolver, MccfrSpec, OsSampling, Tables};
+use super::{Fixed, MccfrSolver, MccfrSpec, OsSampling, Sampler, Tables};
 use crate::cfr::baseline::{Baseline, BaselineAveraging};
 use crate::tree::PublicTree;
 use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::util::SplitMix64;
 
-/// One walk of the updating player `p`.
-pub(super) struct Walk<'a> {
+/// One walk of the updating player `p`; `S` decides where its updates go (straight into the
+/// tables, or into a log applied after a parallel batch of walks).
+pub(super) struct Walk<'a, S: Store> {
     tree: &'a PublicTree,
     ht: &'a HistoryTree,
     spec: &'a MccfrSpec,
     fixed: &'a Fixed,
-    tab: &'a mut Tables,
+    st: S,
     rng: SplitMix64,
     p: usize,
     /// +1 for player 0, −1 for player 1.
@@ -62,7 +63,8 @@ fn averaged(avg: BaselineAveraging, alpha: f64, b: &mut f64, n: &mut f64, x: f64
     }
 }
 
-impl<'a> Walk<'a> {
+impl<'a> Walk<'a, InPlace<'a>> {
+    /// A walk that updates `s`'s tables as it goes (the sequential algorithm).
     pub(super) fn new(s: &'a mut MccfrSolver, p: usize, rng: SplitMix64, update: bool) -> Self {
         let MccfrSolver {
             tree,
@@ -73,13 +75,53 @@ impl<'a> Walk<'a> {
             scratch,
             ..
         } = s;
+        Walk::with_store(
+            Parts {
+                tree,
+                ht,
+                spec,
+                fixed,
+            },
+            InPlace { tab },
+            scratch,
+            p,
+            rng,
+            update,
+        )
+    }
+}
+
+/// The read-only inputs of a walk.
+pub(super) struct Parts<'a> {
+    pub tree: &'a PublicTree,
+    pub ht: &'a HistoryTree,
+    pub spec: &'a MccfrSpec,
+    pub fixed: &'a Fixed,
+}
+
+impl<'a, S: Store> Walk<'a, S> {
+    /// A walk of player `p` writing through `st`, with `scratch` as its frame stack.
+    pub(super) fn with_store(
+        parts: Parts<'a>,
+        st: S,
+        scratch: &'a mut Vec<f64>,
+        p: usize,
+        rng: SplitMix64,
+        update: bool,
+    ) -> Self {
+        let Parts {
+            tree,
+            ht,
+            spec,
+            fixed,
+        } = parts;
         scratch.clear();
         Walk {
             tree,
             ht,
             spec,
             fixed,
-            tab,
+            st,
             rng,
             p,
             sign: if p == 0 { 1.0 } else { -1.0 },
@@ -88,6 +130,24 @@ impl<'a> Walk<'a> {
             touched: 0,
             stack: scratch,
             probe: None,
+        }
+    }
+
+    /// Runs the spec's sampler from the root.
+    pub(super) fn run(&mut self) {
+        match self.spec.sampler {
+            Sampler::Chance => {
+                self.cs(0, 1.0, 1.0);
+            }
+            Sampler::External => {
+                self.es(0);
+            }
+            Sampler::Outcome => {
+                self.os(0, 1.0, 1.0, 1.0);
+            }
+            Sampler::AverageStrategy => {
+                self.avg_strategy(0, 1.0);
+            }
         }
     }
 
@@ -100,20 +160,20 @@ impl<'a> Walk<'a> {
     /// Adds `scale · (values[k] − v)` to `p`'s regrets at the infoset starting at `base`
     /// (clamping for CFR+) and refreshes its current policy.
     fn add_regrets(&mut self, base: usize, off: usize, n: usize, v: f64, scale: f64) {
-        let p = self.p;
-        let regrets = &mut self.tab.regrets[p][base..base + n];
-        for (r, &x) in regrets.iter_mut().zip(&self.stack[off..off + n]) {
-            *r += scale * (x - v);
-            if self.spec.plus && *r < 0.0 {
-                *r = 0.0;
-            }
-        }
-        match_regrets(regrets, &mut self.tab.cur[p][base..base + n]);
+        let values = &self.stack[off..off + n];
+        self.st
+            .add_regrets(self.p, base, values, v, scale, self.spec.plus);
+    }
+
+    /// `avg[q][base + k] += w σ(q, base + k)` for the `n` actions of one infoset.
+    #[inline]
+    fn add_avg(&mut self, q: usize, base: usize, n: usize, w: f64) {
+        self.st.add_avg(q, base, n, w);
     }
 
     #[inline]
     fn sigma_dot(&self, q: usize, base: usize, off: usize, n: usize) -> f64 {
-        self.tab.cur[q][base..base + n]
+        self.st.tab().cur[q][base..base + n]
             .iter()
             .zip(&self.stack[off..off + n])
             .map(|(s, x)| s * x)
@@ -139,16 +199,13 @@ impl<'a> Walk<'a> {
                 if q == self.p {
                     let off = self.stack.len();
                     for k in 0..n {
-                        let s = self.tab.cur[q][base + k];
+                        let s = self.st.tab().cur[q][base + k];
                         let v = self.cs(first + k, my * s, opp);
                         self.stack.push(v);
                     }
                     let v = self.sigma_dot(q, base, off, n);
                     if self.update {
-                        let w = self.weight * my;
-                        for k in base..base + n {
-                            self.tab.avg[q][k] += w * self.tab.cur[q][k];
-                        }
+                        self.add_avg(q, base, n, self.weight * my);
                         self.add_regrets(base, off, n, v, self.sign * opp);
                     }
                     self.stack.truncate(off);
@@ -156,7 +213,7 @@ impl<'a> Walk<'a> {
                 } else {
                     let mut v = 0.0;
                     for k in 0..n {
-                        let s = self.tab.cur[q][base + k];
+                        let s = self.st.tab().cur[q][base + k];
                         v += s * self.cs(first + k, my, opp * s);
                     }
                     v
@@ -194,11 +251,9 @@ impl<'a> Walk<'a> {
                     v
                 } else {
                     if self.update {
-                        for k in base..base + n {
-                            self.tab.avg[q][k] += self.weight * self.tab.cur[q][k];
-                        }
+                        self.add_avg(q, base, n, self.weight);
                     }
-                    let k = self.rng.weighted(&self.tab.cur[q][base..base + n]);
+                    let k = self.rng.weighted(&self.st.tab().cur[q][base..base + n]);
                     self.es(first + k)
                 }
             }
@@ -222,13 +277,13 @@ impl<'a> Walk<'a> {
                 let n = ht.num_children[h] as usize;
                 if q == self.p {
                     let (eps, tau, beta) = (self.spec.epsilon, self.spec.tau, self.spec.beta);
-                    let total: f64 = self.tab.avg[q][base..base + n].iter().sum();
+                    let total: f64 = self.st.tab().avg[q][base..base + n].iter().sum();
                     let off = self.stack.len();
                     for k in 0..n {
                         let rho = if beta + total <= 0.0 {
                             1.0
                         } else {
-                            eps.max((beta + tau * self.tab.avg[q][base + k]) / (beta + total))
+                            eps.max((beta + tau * self.st.tab().avg[q][base + k]) / (beta + total))
                         };
                         let v = if rho >= 1.0 || self.rng.next_f64() < rho {
                             self.avg_strategy(first + k, qprob * rho.min(1.0))
@@ -245,12 +300,9 @@ impl<'a> Walk<'a> {
                     v
                 } else {
                     if self.update {
-                        let w = self.weight / qprob;
-                        for k in base..base + n {
-                            self.tab.avg[q][k] += w * self.tab.cur[q][k];
-                        }
+                        self.add_avg(q, base, n, self.weight / qprob);
                     }
-                    let k = self.rng.weighted(&self.tab.cur[q][base..base + n]);
+                    let k = self.rng.weighted(&self.st.tab().cur[q][base..base + n]);
                     self.avg_strategy(first + k, qprob)
                 }
             }
@@ -259,35 +311,19 @@ impl<'a> Walk<'a> {
 
     #[inline]
     fn b(&self, h: usize, k: usize, c: usize) -> f64 {
-        baseline_of(self.spec, self.fixed, self.tab, self.p, h, k, c)
+        baseline_of(self.spec, self.fixed, self.st.tab(), self.p, h, k, c)
     }
 
     /// Feeds the sample of child `c = (h a_k)` to a learned or predictive baseline: `cv` is
     /// `û(ha | σ_t)`, `cn` is `û(ha | σ_{t+1})`.
     fn learn_baseline(&mut self, h: usize, k: usize, c: usize, cv: f64, cn: f64) {
-        let (avg, alpha) = (self.spec.baseline_averaging, self.spec.baseline_alpha);
         match self.spec.baseline {
-            Baseline::LearnedHistory => {
-                averaged(
-                    avg,
-                    alpha,
-                    &mut self.tab.base[c],
-                    &mut self.tab.base_n[c],
-                    cv,
-                );
-            }
+            Baseline::LearnedHistory => self.st.learn_baseline(self.spec, self.p, c, cv),
             Baseline::LearnedInfoset => {
                 let j = self.fixed.islot[self.p][h] as usize + k;
-                let p = self.p;
-                averaged(
-                    avg,
-                    alpha,
-                    &mut self.tab.ibase[p][j],
-                    &mut self.tab.ibase_n[p][j],
-                    cv,
-                );
+                self.st.learn_baseline(self.spec, self.p, j, cv);
             }
-            Baseline::Predictive => self.tab.base[c] = cn,
+            Baseline::Predictive => self.st.learn_baseline(self.spec, self.p, c, cn),
             Baseline::None | Baseline::Static => {}
         }
     }
@@ -336,7 +372,7 @@ impl<'a> Walk<'a> {
                 // Frame: sampling distribution s, then the corrected action values u.
                 let off = self.stack.len();
                 for j in 0..n {
-                    let sigma = self.tab.cur[q][base + j];
+                    let sigma = self.st.tab().cur[q][base + j];
                     let s = match (q == p, self.spec.sampling) {
                         (true, OsSampling::Epsilon) => {
                             self.spec.epsilon / nf + (1.0 - self.spec.epsilon) * sigma
@@ -348,7 +384,7 @@ impl<'a> Walk<'a> {
                 }
                 let k = self.rng.weighted(&self.stack[off..off + n]);
                 let sk = self.stack[off + k];
-                let sigma_k = self.tab.cur[q][base + k];
+                let sigma_k = self.st.tab().cur[q][base + k];
                 let c = first + k;
                 let (my2, opp2) = if q == p {
                     (my * sigma_k, opp)
@@ -367,10 +403,7 @@ impl<'a> Walk<'a> {
                 if q == p {
                     let scale = self.sign * opp / samp;
                     if self.update {
-                        let w = self.weight * my / samp;
-                        for j in base..base + n {
-                            self.tab.avg[q][j] += w * self.tab.cur[q][j];
-                        }
+                        self.add_avg(q, base, n, self.weight * my / samp);
                         self.add_regrets(base, uoff, n, v, scale);
                     } else if let Some((i, acc)) = self.probe.as_mut()
                         && *i == ht.infoset[h] as usize
@@ -384,7 +417,16 @@ impl<'a> Walk<'a> {
                     // σ_{t+1} (updated above if q == p); unsampled actions keep b_t, the
                     // sampled one takes b_{t+1}(h, a) = û(ha | σ_{t+1}).
                     self.stack[uoff + k] = cn;
-                    self.sigma_dot(q, base, uoff, n)
+                    if q == p && self.update {
+                        self.st
+                            .cur_after(q, base, n)
+                            .iter()
+                            .zip(&self.stack[uoff..uoff + n])
+                            .map(|(s, x)| s * x)
+                            .sum()
+                    } else {
+                        self.sigma_dot(q, base, uoff, n)
+                    }
                 } else {
                     v
                 };
@@ -393,5 +435,241 @@ impl<'a> Walk<'a> {
                 (v, vn)
             }
         }
+    }
+}
+
+/// Where a walk's updates go. Reads always see [`Store::tab`].
+pub(super) trait Store {
+    /// The tables the walk reads.
+    fn tab(&self) -> &Tables;
+    /// Adds `scale · (values[k] − v)` to player `p`'s regrets of the infoset starting at
+    /// `base` (clamped at zero when `plus`) and brings its policy up to date.
+    fn add_regrets(
+        &mut self,
+        p: usize,
+        base: usize,
+        values: &[f64],
+        v: f64,
+        scale: f64,
+        plus: bool,
+    );
+    /// `avg[q][base + k] += w σ(q, base + k)` for `k < n`.
+    fn add_avg(&mut self, q: usize, base: usize, n: usize, w: f64);
+    /// Feeds sample `x` to slot `slot` of the learned or predictive baseline of player `p`.
+    fn learn_baseline(&mut self, spec: &MccfrSpec, p: usize, slot: usize, x: f64);
+    /// Player `q`'s policy at the infoset starting at `base` after this walk's last
+    /// [`Store::add_regrets`] there.
+    fn cur_after(&self, q: usize, base: usize, n: usize) -> &[f64];
+}
+
+/// Feeds sample `x` to the baseline slot `slot` (a child history for the history baselines,
+/// an infoset slot of player `p` for `learned-infoset`).
+fn apply_baseline(tab: &mut Tables, spec: &MccfrSpec, p: usize, slot: usize, x: f64) {
+    let (avg, alpha) = (spec.baseline_averaging, spec.baseline_alpha);
+    match spec.baseline {
+        Baseline::LearnedHistory => {
+            averaged(avg, alpha, &mut tab.base[slot], &mut tab.base_n[slot], x);
+        }
+        Baseline::LearnedInfoset => {
+            averaged(
+                avg,
+                alpha,
+                &mut tab.ibase[p][slot],
+                &mut tab.ibase_n[p][slot],
+                x,
+            );
+        }
+        Baseline::Predictive => tab.base[slot] = x,
+        Baseline::None | Baseline::Static => {}
+    }
+}
+
+/// Updates applied to the tables as the walk makes them (the sequential algorithm: a walk
+/// sees its own earlier updates).
+pub(super) struct InPlace<'a> {
+    pub tab: &'a mut Tables,
+}
+
+impl Store for InPlace<'_> {
+    #[inline]
+    fn tab(&self) -> &Tables {
+        self.tab
+    }
+
+    fn add_regrets(
+        &mut self,
+        p: usize,
+        base: usize,
+        values: &[f64],
+        v: f64,
+        scale: f64,
+        plus: bool,
+    ) {
+        let n = values.len();
+        let regrets = &mut self.tab.regrets[p][base..base + n];
+        for (r, &x) in regrets.iter_mut().zip(values) {
+            *r += scale * (x - v);
+            if plus && *r < 0.0 {
+                *r = 0.0;
+            }
+        }
+        match_regrets(regrets, &mut self.tab.cur[p][base..base + n]);
+    }
+
+    #[inline]
+    fn add_avg(&mut self, q: usize, base: usize, n: usize, w: f64) {
+        let tab = &mut *self.tab;
+        for k in base..base + n {
+            tab.avg[q][k] += w * tab.cur[q][k];
+        }
+    }
+
+    fn learn_baseline(&mut self, spec: &MccfrSpec, p: usize, slot: usize, x: f64) {
+        apply_baseline(self.tab, spec, p, slot, x);
+    }
+
+    fn cur_after(&self, q: usize, base: usize, n: usize) -> &[f64] {
+        &self.tab.cur[q][base..base + n]
+    }
+}
+
+/// The updates of a run of walks of one player, in the order the walks made them.
+#[derive(Debug, Default)]
+pub(super) struct Log {
+    /// `(index, increment)` into the walking player's regrets.
+    regrets: Vec<(u32, f64)>,
+    /// `(first action, number of actions)` of every infoset whose regrets changed.
+    infosets: Vec<(u32, u32)>,
+    /// Per player, `(index, increment)` into the average-policy weights.
+    avg: [Vec<(u32, f64)>; 2],
+    /// `(slot, sample)` fed to the baseline.
+    baseline: Vec<(u32, f64)>,
+    /// Histories entered.
+    pub touched: u64,
+    /// The walks' frame stack.
+    pub stack: Vec<f64>,
+    /// Scratch for [`Store::cur_after`]: updated regrets, then their regret matching.
+    next: Vec<f64>,
+}
+
+impl Log {
+    /// Empties the log (keeping its buffers).
+    pub fn clear(&mut self) {
+        self.regrets.clear();
+        self.infosets.clear();
+        self.avg[0].clear();
+        self.avg[1].clear();
+        self.baseline.clear();
+        self.touched = 0;
+    }
+
+    /// Applies the log of walks of player `p` to `tab`, in the order it was written, then
+    /// brings the policy of every changed infoset up to date.
+    pub fn apply(&self, tab: &mut Tables, spec: &MccfrSpec, p: usize) {
+        for &(i, d) in &self.regrets {
+            let r = &mut tab.regrets[p][i as usize];
+            *r += d;
+            if spec.plus && *r < 0.0 {
+                *r = 0.0;
+            }
+        }
+        for q in 0..2 {
+            for &(i, d) in &self.avg[q] {
+                tab.avg[q][i as usize] += d;
+            }
+        }
+        for &(slot, x) in &self.baseline {
+            apply_baseline(tab, spec, p, slot as usize, x);
+        }
+        for &(base, n) in &self.infosets {
+            let r = base as usize..(base + n) as usize;
+            match_regrets(&tab.regrets[p][r.clone()], &mut tab.cur[p][r]);
+        }
+    }
+}
+
+/// Updates recorded in a [`Log`] while the walk reads tables that stay fixed (so walks can run
+/// in parallel; a walk does not see its own updates, except through [`Store::cur_after`]).
+pub(super) struct Deferred<'a> {
+    pub tab: &'a Tables,
+    pub regrets: &'a mut Vec<(u32, f64)>,
+    pub infosets: &'a mut Vec<(u32, u32)>,
+    pub avg: &'a mut [Vec<(u32, f64)>; 2],
+    pub baseline: &'a mut Vec<(u32, f64)>,
+    pub next: &'a mut Vec<f64>,
+}
+
+impl<'a> Deferred<'a> {
+    /// A store reading `tab` and writing into `log`; returns it with the log's frame stack.
+    pub fn new(tab: &'a Tables, log: &'a mut Log) -> (Deferred<'a>, &'a mut Vec<f64>) {
+        let Log {
+            regrets,
+            infosets,
+            avg,
+            baseline,
+            stack,
+            next,
+            ..
+        } = log;
+        (
+            Deferred {
+                tab,
+                regrets,
+                infosets,
+                avg,
+                baseline,
+                next,
+            },
+            stack,
+        )
+    }
+}
+
+impl Store for Deferred<'_> {
+    #[inline]
+    fn tab(&self) -> &Tables {
+        self.tab
+    }
+
+    fn add_regrets(
+        &mut self,
+        p: usize,
+        base: usize,
+        values: &[f64],
+        v: f64,
+        scale: f64,
+        plus: bool,
+    ) {
+        let n = values.len();
+        self.next.clear();
+        for (k, &x) in values.iter().enumerate() {
+            let d = scale * (x - v);
+            self.regrets.push(((base + k) as u32, d));
+            let mut r = self.tab.regrets[p][base + k] + d;
+            if plus && r < 0.0 {
+                r = 0.0;
+            }
+            self.next.push(r);
+        }
+        self.infosets.push((base as u32, n as u32));
+        self.next.resize(2 * n, 0.0);
+        let (r, out) = self.next.split_at_mut(n);
+        match_regrets(r, out);
+    }
+
+    #[inline]
+    fn add_avg(&mut self, q: usize, base: usize, n: usize, w: f64) {
+        let cur = &self.tab.cur[q][base..base + n];
+        for (k, s) in cur.iter().enumerate() {
+            self.avg[q].push(((base + k) as u32, w * s));
+        }
+    }
+
+    fn learn_baseline(&mut self, _spec: &MccfrSpec, _p: usize, slot: usize, x: f64) {
+        self.baseline.push((slot as u32, x));
+    }
+
+    fn cur_after(&self, _q: usize, _base: usize, n: usize) -> &[f64] {
+        &self.next[n..2 * n]
     }
 }

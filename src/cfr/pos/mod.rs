@@ -183,6 +183,22 @@ pub struct PathStep {
     pub q_next: f64,
 }
 
+/// Reused buffers of the per-node update.
+#[derive(Default)]
+struct NodeScratch {
+    cfq: Vec<f64>,
+    err: Vec<f64>,
+    cf_reach: Vec<f64>,
+    own_reach: Vec<f64>,
+    mass: Vec<f64>,
+}
+
+/// Clears `v` and fills it with `n` zeros, keeping its allocation.
+fn zeroed(v: &mut Vec<f64>, n: usize) {
+    v.clear();
+    v.resize(n, 0.0);
+}
+
 /// Public Outcome Sampling MCCFR (see the module docs).
 pub struct PosSolver {
     tree: Arc<PublicTree>,
@@ -213,6 +229,9 @@ pub struct PosSolver {
     path: Vec<PathStep>,
     /// Sampled counterfactual values of the last non-learning pass (per global action index).
     cf_sample: Vec<f64>,
+    /// Per-node scratch of [`PosSolver::update_node`] and the baseline updates (local slices
+    /// of a node's actions and infosets), kept between calls so a pass allocates nothing.
+    node_scratch: NodeScratch,
     /// When set, passes follow the path to this terminal public node instead of sampling (the
     /// importance weights stay those of the sampling distribution): enumerates outcomes.
     target: Option<u32>,
@@ -296,6 +315,7 @@ impl PosSolver {
             },
             path: Vec::new(),
             cf_sample: Vec::new(),
+            node_scratch: NodeScratch::default(),
             target: None,
             tree,
             ht,
@@ -388,7 +408,8 @@ impl PosSolver {
         self.reach[0][0] = 1.0;
         self.reach[1][0] = 1.0;
         let mut reach_q = 1.0;
-        let mut mass = Vec::new();
+        let mut mass = std::mem::take(&mut self.node_scratch.mass);
+        mass.clear();
         loop {
             let hs = ht.node_histories(node as usize);
             if learn {
@@ -473,6 +494,7 @@ impl PosSolver {
             reach_q *= q;
             node = next;
         }
+        self.node_scratch.mass = mass;
         // Bottom-up.
         let last = self.path.last().expect("path has a terminal node").node as usize;
         for &h in ht.node_histories(last) {
@@ -644,10 +666,18 @@ impl PosSolver {
         let sign = if p == 0 { 1.0 } else { -1.0 };
         let measure = learn && updating && opts.measure_variance;
         // 2. Counterfactual action values of the node's infosets (local slices).
-        let mut cfq = vec![0.0; g1 - g0];
-        let mut err = vec![0.0; if measure { g1 - g0 } else { 0 }];
-        let mut cf_reach = vec![0.0; (hi - lo) as usize];
-        let mut own_reach = vec![0.0; (hi - lo) as usize];
+        let mut sc = std::mem::take(&mut self.node_scratch);
+        let NodeScratch {
+            cfq,
+            err,
+            cf_reach,
+            own_reach,
+            ..
+        } = &mut sc;
+        zeroed(cfq, g1 - g0);
+        zeroed(err, if measure { g1 - g0 } else { 0 });
+        zeroed(cf_reach, (hi - lo) as usize);
+        zeroed(own_reach, (hi - lo) as usize);
         if updating {
             for &h in hs {
                 let h = h as usize;
@@ -706,6 +736,7 @@ impl PosSolver {
                 regret_match(reg, cur);
             }
         }
+        self.node_scratch = sc;
         // 4. Baselines.
         if learn {
             self.learn_baselines(hs, next, Some(p));
@@ -761,8 +792,10 @@ impl PosSolver {
                     let inf = &tree.infosets[p];
                     let g0 = inf.offset[lo as usize] as usize;
                     let g1 = inf.offset[hi as usize] as usize;
-                    let mut num = vec![0.0; g1 - g0];
-                    let mut den = vec![0.0; g1 - g0];
+                    let mut sc = std::mem::take(&mut self.node_scratch);
+                    let (num, den) = (&mut sc.cfq, &mut sc.err);
+                    zeroed(num, g1 - g0);
+                    zeroed(den, g1 - g0);
                     for &h in hs {
                         let h = h as usize;
                         let w = self.reach[1 - p][h] * ht.chance_reach[h];
@@ -787,6 +820,7 @@ impl PosSolver {
                             );
                         }
                     }
+                    self.node_scratch = sc;
                 }
             },
             Baseline::Predictive => {

@@ -66,10 +66,12 @@ pub fn balanced_strategy(tree: &PublicTree, p: usize) -> Vec<f64> {
     b
 }
 
-/// The gradient estimators of one game, with their precomputed tables.
+/// The gradient estimators of one game, with their precomputed tables and scratch (clones
+/// share the trees, so one per worker thread is cheap).
+#[derive(Clone)]
 pub struct Estimators {
     tree: Arc<PublicTree>,
-    pub histories: HistoryTree,
+    pub histories: Arc<HistoryTree>,
     /// Balanced behavioural strategy of each player.
     pub balanced: [Vec<f64>; 2],
     /// Sequence form of the balanced strategies.
@@ -90,7 +92,7 @@ impl Estimators {
         let max_seq = tree.num_sequences(0).max(tree.num_sequences(1));
         Estimators {
             tree,
-            histories,
+            histories: Arc::new(histories),
             balanced,
             balanced_seq,
             reach: vec![0.0; max_seq],

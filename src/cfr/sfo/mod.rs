@@ -25,6 +25,10 @@
 //!   one.
 //! * `nodes_touched` counts the histories the estimators visit (a whole traversal per exact
 //!   gradient).
+//! * Threads (`threads`, default every core): with simultaneous updates the two players'
+//!   losses are estimated concurrently (each from its own `(seed, t, p)` stream into its own
+//!   buffer), so the results are **bit-identical for every thread count**; alternating updates
+//!   are sequential by nature and run on one thread.
 
 pub mod estimators;
 pub mod prox;
@@ -80,6 +84,10 @@ pub struct SfoOptions {
     /// Multiplies every infoset weight.
     #[serde(default = "d_scale")]
     pub weight_scale: f64,
+    /// Worker threads (default: every core); with simultaneous updates the two players'
+    /// losses are estimated on two of them. Never changes the results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
 }
 
 fn d_estimator() -> Estimator {
@@ -106,6 +114,7 @@ impl Default for SfoOptions {
             step_size: d_step(),
             weights: d_weights(),
             weight_scale: d_scale(),
+            threads: None,
         }
     }
 }
@@ -121,6 +130,8 @@ pub struct SfoSpec {
     pub weight_scale: f64,
     /// `true`: simultaneous updates (the paper's); `false`: alternating.
     pub simultaneous: bool,
+    /// Worker threads (see [`SfoOptions::threads`]).
+    pub threads: usize,
 }
 
 impl SfoSpec {
@@ -137,6 +148,7 @@ impl SfoSpec {
         if samples == 0 {
             return Err(("samples", "must be at least 1".into()));
         }
+        let (threads, _) = crate::cfr::resolve_parallel(o.threads, Some(1))?;
         if !(o.step_size.is_finite() && o.step_size > 0.0) {
             return Err((
                 "step_size",
@@ -157,6 +169,7 @@ impl SfoSpec {
             weights: o.weights,
             weight_scale: o.weight_scale,
             simultaneous,
+            threads,
         })
     }
 }
@@ -166,7 +179,11 @@ pub struct SfoSolver {
     tree: Arc<PublicTree>,
     spec: SfoSpec,
     seed: u64,
-    est: Estimators,
+    /// Per player: the estimators with their scratch (the two players' losses can then be
+    /// estimated on two threads).
+    est: [Estimators; 2],
+    /// With `threads > 1` and simultaneous updates: the workers.
+    pool: Option<Arc<rayon::ThreadPool>>,
     weights: [Vec<f64>; 2],
     iteration: u64,
     nodes_touched: u64,
@@ -177,7 +194,8 @@ pub struct SfoSolver {
     /// Sum of the sequence-form iterates (global action indices).
     seq_sum: [Vec<f64>; 2],
     // Scratch.
-    grad: Vec<f64>,
+    /// Per player: the estimated loss (indexed by the player's sequences).
+    grad: [Vec<f64>; 2],
     seq: Vec<f64>,
     scratch: ProxScratch,
     last_loss_max: f64,
@@ -186,7 +204,8 @@ pub struct SfoSolver {
 impl SfoSolver {
     /// A solver at iteration 0 (uniform policies). `histories` must belong to `tree`.
     pub fn new(tree: Arc<PublicTree>, histories: HistoryTree, spec: SfoSpec, seed: u64) -> Self {
-        let est = Estimators::new(tree.clone(), histories);
+        let est0 = Estimators::new(tree.clone(), histories);
+        let est = [est0.clone(), est0];
         let weights = std::array::from_fn(|p| {
             prox::infoset_weights(&tree.infosets[p], spec.weights, spec.weight_scale)
         });
@@ -198,18 +217,24 @@ impl SfoSolver {
         });
         let seq_sum = std::array::from_fn(|p| vec![0.0; tree.infosets[p].num_actions_total()]);
         let max_seq = tree.num_sequences(0).max(tree.num_sequences(1));
+        let tree_sequences = [tree.num_sequences(0), tree.num_sequences(1)];
         SfoSolver {
             tree,
             spec,
             seed,
             est,
+            pool: if spec.simultaneous {
+                crate::cfr::worker_pool(spec.threads.min(2))
+            } else {
+                None
+            },
             weights,
             iteration: 0,
             nodes_touched: 0,
             log_policy,
             cum_loss,
             seq_sum,
-            grad: vec![0.0; max_seq],
+            grad: std::array::from_fn(|p| vec![0.0; tree_sequences[p]]),
             seq: vec![0.0; max_seq],
             scratch: ProxScratch::default(),
             last_loss_max: 0.0,
@@ -231,28 +256,22 @@ impl SfoSolver {
     }
 
     fn rng(&self, t: u64, p: usize) -> SplitMix64 {
-        let mut m = SplitMix64::new(self.seed ^ 0x5F0_5F0_5F0);
-        let a = m.next_u64();
-        let mut m = SplitMix64::new(a ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let b = m.next_u64();
-        SplitMix64::new(b ^ (p as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03))
+        stream(self.seed, t, p)
     }
 
-    /// Estimates player `p`'s loss under `policy` into `self.grad` (negated utility gradient).
+    /// Estimates player `p`'s loss under `policy` into `self.grad[p]` (negated utility
+    /// gradient).
     fn estimate_loss(&mut self, p: usize, policy: &TreePolicy) {
-        let mut rng = self.rng(self.iteration + 1, p);
-        let n = self.tree.num_sequences(p);
-        let g = &mut self.grad[..n];
-        self.nodes_touched += self.est.gradient(
-            self.spec.estimator,
+        let rng = self.rng(self.iteration + 1, p);
+        let (touched, m) = estimate(
+            &self.spec,
+            &mut self.est[p],
             p,
             policy,
-            self.spec.samples,
-            &mut rng,
-            g,
+            rng,
+            &mut self.grad[p],
         );
-        g.iter_mut().for_each(|v| *v = -*v);
-        let m = g.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        self.nodes_touched += touched;
         self.last_loss_max = self.last_loss_max.max(m);
     }
 
@@ -263,7 +282,7 @@ impl SfoSolver {
         let eta = self.spec.step_size;
         match self.spec.minimizer {
             Minimizer::Ftrl => {
-                for (c, g) in self.cum_loss[p].iter_mut().zip(&self.grad[..n]) {
+                for (c, g) in self.cum_loss[p].iter_mut().zip(&self.grad[p][..n]) {
                     *c += g;
                 }
                 prox::prox(
@@ -280,7 +299,7 @@ impl SfoSolver {
                 prox::prox_in_place(
                     inf,
                     &self.weights[p],
-                    &self.grad[..n],
+                    &self.grad[p][..n],
                     eta,
                     &mut self.log_policy[p],
                     &mut self.scratch,
@@ -288,6 +307,31 @@ impl SfoSolver {
             }
         }
     }
+}
+
+/// The random stream of player `p`'s loss estimate in iteration `t`.
+fn stream(seed: u64, t: u64, p: usize) -> SplitMix64 {
+    let mut m = SplitMix64::new(seed ^ 0x5F0_5F0_5F0);
+    let a = m.next_u64();
+    let mut m = SplitMix64::new(a ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let b = m.next_u64();
+    SplitMix64::new(b ^ (p as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03))
+}
+
+/// Player `p`'s estimated loss under `policy` (the negated utility gradient) into `grad`;
+/// returns the histories visited and the largest absolute loss entry.
+fn estimate(
+    spec: &SfoSpec,
+    est: &mut Estimators,
+    p: usize,
+    policy: &TreePolicy,
+    mut rng: SplitMix64,
+    grad: &mut [f64],
+) -> (u64, f64) {
+    let touched = est.gradient(spec.estimator, p, policy, spec.samples, &mut rng, grad);
+    grad.iter_mut().for_each(|v| *v = -*v);
+    let m = grad.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    (touched, m)
 }
 
 impl TreeSolver for SfoSolver {
@@ -303,12 +347,27 @@ impl TreeSolver for SfoSolver {
             }
         }
         if self.spec.simultaneous {
-            let n0 = self.tree.num_sequences(0);
-            self.estimate_loss(0, &policy);
-            let loss0 = self.grad[..n0].to_vec();
-            self.estimate_loss(1, &policy);
+            match self.pool.clone() {
+                Some(pool) => {
+                    let t = self.iteration + 1;
+                    let (r0, r1) = (self.rng(t, 0), self.rng(t, 1));
+                    let spec = &self.spec;
+                    let [e0, e1] = &mut self.est;
+                    let [g0, g1] = &mut self.grad;
+                    let policy = &policy;
+                    let ((n0, m0), (n1, m1)) = pool.join(
+                        || estimate(spec, e0, 0, policy, r0, g0),
+                        || estimate(spec, e1, 1, policy, r1, g1),
+                    );
+                    self.nodes_touched += n0 + n1;
+                    self.last_loss_max = self.last_loss_max.max(m0).max(m1);
+                }
+                None => {
+                    self.estimate_loss(0, &policy);
+                    self.estimate_loss(1, &policy);
+                }
+            }
             self.update(1);
-            self.grad[..n0].copy_from_slice(&loss0);
             self.update(0);
         } else {
             self.estimate_loss(0, &policy);

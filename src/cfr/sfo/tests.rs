@@ -314,3 +314,38 @@ fn regrets_match_nash_conv_and_respect_the_ftrl_bound() {
         }
     }
 }
+
+/// With simultaneous updates the two losses are estimated on two threads; every thread count
+/// gives the same run bit for bit (each player keeps its stream), and a resumed two-thread run
+/// equals an uninterrupted one.
+#[test]
+fn threads_never_change_the_run() {
+    for (m, est) in [
+        (Minimizer::Ftrl, Estimator::External),
+        (Minimizer::Omd, Estimator::BalancedOutcome),
+    ] {
+        let with = |threads| SfoOptions {
+            threads: Some(threads),
+            samples: Some(5),
+            ..opts(est, 2.0)
+        };
+        let mut one = solver("kuhn_poker", m, with(1), true, 3);
+        let mut two = solver("kuhn_poker", m, with(2), true, 3);
+        assert!(one.pool.is_none() && two.pool.is_some());
+        run(&mut one, 40);
+        run(&mut two, 40);
+        assert_eq!(one.snapshot(), two.snapshot(), "{m:?}");
+        let mut half = solver("kuhn_poker", m, with(2), true, 3);
+        run(&mut half, 15);
+        let mut resumed = solver("kuhn_poker", m, with(2), true, 3);
+        resumed.restore(half.snapshot()).unwrap();
+        run(&mut resumed, 25);
+        assert_eq!(two.snapshot(), resumed.snapshot(), "{m:?}");
+        let other = {
+            let mut s = solver("kuhn_poker", m, with(2), true, 4);
+            run(&mut s, 40);
+            s
+        };
+        assert_ne!(two.snapshot(), other.snapshot(), "{m:?}: seed ignored");
+    }
+}
