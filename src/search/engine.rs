@@ -267,7 +267,11 @@ impl ScalarEngine {
         if range.len() != self.roots * self.layout.p {
             return Err(SearchError::BadRange {
                 player: p,
-                reason: format!("{} entries; the root has {}", range.len(), self.root_range[p].len()),
+                reason: format!(
+                    "{} entries; the root has {}",
+                    range.len(),
+                    self.root_range[p].len()
+                ),
             });
         }
         self.root_range[p] = range;
@@ -285,9 +289,7 @@ impl ScalarEngine {
     pub fn frontier(&self) -> Vec<usize> {
         (0..self.layout.len())
             .filter(|&n| {
-                self.in_tree(n)
-                    && !self.expanded[n]
-                    && self.layout.kind[n] != TensorKind::Terminal
+                self.in_tree(n) && !self.expanded[n] && self.layout.kind[n] != TensorKind::Terminal
             })
             .collect()
     }
@@ -368,7 +370,12 @@ impl ScalarEngine {
 
     /// Writes `blocks` of player `i` into a whole-game policy (entries outside the layout keep
     /// `base`'s values).
-    pub fn to_policy(&self, tree: &PublicTree, blocks: &[Vec<f64>; 2], base: &TreePolicy) -> TreePolicy {
+    pub fn to_policy(
+        &self,
+        tree: &PublicTree,
+        blocks: &[Vec<f64>; 2],
+        base: &TreePolicy,
+    ) -> TreePolicy {
         std::array::from_fn(|i| {
             let mut out = base[i].clone();
             self.layout.scatter_blocks(tree, i, &blocks[i], &mut out);
@@ -384,12 +391,16 @@ impl ScalarEngine {
     fn compute_reaches(&mut self, strat: &[Vec<f64>; 2]) -> Result<(), SearchError> {
         let l = &*self.layout;
         let (pp, a) = (l.p, l.a);
-        for i in 0..2 {
-            let reach = &mut self.reach[i];
+        for (i, reach) in self.reach.iter_mut().enumerate() {
             reach.fill(0.0);
-            for s in 0..self.roots * pp {
-                if l.valid[i][s] {
-                    reach[s] = self.root_range[i][s];
+            let rs = self.roots * pp;
+            for ((r, &v), &x) in reach[..rs]
+                .iter_mut()
+                .zip(&l.valid[i][..rs])
+                .zip(&self.root_range[i][..rs])
+            {
+                if v {
+                    *r = x;
                 }
             }
             for n in self.roots..l.len() {

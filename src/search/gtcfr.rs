@@ -81,7 +81,11 @@ impl GtCfrConfig {
             return Err(bad("c", c.to_string(), "must be a positive number"));
         }
         if !(self.puct.is_finite() && self.puct >= 0.0) {
-            return Err(bad("puct", self.puct.to_string(), "must be finite and >= 0"));
+            return Err(bad(
+                "puct",
+                self.puct.to_string(),
+                "must be finite and >= 0",
+            ));
         }
         Ok(())
     }
@@ -322,8 +326,7 @@ impl<E: RegretEngine> GtCfr<E> {
             let mut best_score = f64::NEG_INFINITY;
             for k in 0..na {
                 let qa = if mass > 0.0 { q[k] / mass } else { 0.0 };
-                let score =
-                    qa + self.config.puct * prior * total.sqrt() / (1.0 + visits[k] as f64);
+                let score = qa + self.config.puct * prior * total.sqrt() / (1.0 + visits[k] as f64);
                 if score > best_score {
                     best_score = score;
                     best = k;

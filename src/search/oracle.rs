@@ -54,7 +54,9 @@ impl SubgameOracle {
             return Ok(l.clone());
         }
         if node as usize >= self.tree.nodes.len() {
-            return Err(SearchError::Leaf(format!("public node {node} does not exist")));
+            return Err(SearchError::Leaf(format!(
+                "public node {node} does not exist"
+            )));
         }
         let l = Arc::new(TensorTree::build(&self.tree, &self.ht, node, None)?);
         self.layouts.insert(node, l.clone());
