@@ -401,3 +401,87 @@ fn alpha_one_is_the_plain_gadget() {
     // The gadget moved away from its start somewhere (the test is not vacuous).
     assert!(built.root_range(o).iter().any(|&f| (f - 0.5).abs() > 1e-3));
 }
+
+#[test]
+fn bad_settings_and_ranges_are_errors_naming_the_culprit() {
+    let g = compile("kuhn_poker");
+    let pbs = Pbs {
+        node: 0,
+        ranges: full_ranges(&g, 0),
+    };
+    let with = |f: fn(&mut GtCfrConfig)| {
+        let mut c = GtCfrConfig::default();
+        f(&mut c);
+        GtCfr::new(&g.tree, &g.ht, &pbs, c)
+            .err()
+            .map(|e| e.to_string())
+    };
+    assert!(with(|c| c.simulations = 0).unwrap().contains("`s`"));
+    assert!(
+        with(|c| c.expansions_per_update = 0.0)
+            .unwrap()
+            .contains("`c`")
+    );
+    assert!(
+        with(|c| c.expansions_per_update = f64::NAN)
+            .unwrap()
+            .contains("`c`")
+    );
+    assert!(with(|c| c.puct = -1.0).unwrap().contains("`puct`"));
+    assert!(with(|_| {}).is_none());
+    let zero = Pbs {
+        node: 0,
+        ranges: [vec![0.0; 3], vec![1.0; 3]],
+    };
+    let e = GtCfr::new(&g.tree, &g.ht, &zero, GtCfrConfig::default()).err();
+    assert!(e.unwrap().to_string().contains("player 0"));
+    let nan = Pbs {
+        node: 0,
+        ranges: [vec![1.0; 3], vec![f64::NAN; 3]],
+    };
+    assert!(GtCfr::new(&g.tree, &g.ht, &nan, GtCfrConfig::default()).is_err());
+    let e = Gadget::new(1, vec![0.0; 3], vec![1.0; 3], 1.5).unwrap_err();
+    assert!(e.to_string().contains("`alpha`"));
+    // A frontier without an evaluator is an error, not a panic.
+    let mut s = GtCfr::new(&g.tree, &g.ht, &pbs, GtCfrConfig::default()).unwrap();
+    assert!(s.run(&mut NoLeaves).is_err());
+}
+
+#[test]
+fn simulations_grow_the_tree_reproducibly_from_the_seed() {
+    let g = compile("leduc_poker");
+    let pbs = Pbs {
+        node: 0,
+        ranges: full_ranges(&g, 0),
+    };
+    let run = |seed: u64| {
+        let config = GtCfrConfig {
+            simulations: 40,
+            seed,
+            ..GtCfrConfig::default()
+        };
+        let mut s = GtCfr::new(&g.tree, &g.ht, &pbs, config).unwrap();
+        let before = s.engine().frontier().len();
+        let mut oracle = SubgameOracle::new(g.tree.clone(), g.ht.clone(), 5).unwrap();
+        s.run(&mut oracle).unwrap();
+        let n = s.engine().layout().len();
+        let expanded: Vec<bool> = (0..n).map(|k| s.engine().is_expanded(k)).collect();
+        assert_eq!(s.simulations(), 40);
+        assert_eq!(
+            s.engine().iteration(),
+            41,
+            "c = 1: one update per simulation, plus the last"
+        );
+        assert!(s.expansions() > 10, "only {} expansions", s.expansions());
+        assert!(before > 0);
+        // The tree is connected: every expanded node is in the tree.
+        assert!((0..n).all(|k| !expanded[k] || s.engine().in_tree(k)));
+        (expanded, s.policy_blocks())
+    };
+    let (a, pa) = run(3);
+    let (b, pb) = run(3);
+    let (c, _) = run(4);
+    assert_eq!(a, b);
+    assert_eq!(pa, pb);
+    assert_ne!(a, c, "another seed should grow another tree");
+}
