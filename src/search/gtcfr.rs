@@ -1,0 +1,344 @@
+//! Growing-tree CFR (GT-CFR, Student of Games §4.2).
+//!
+//! The tree starts as the root public belief state and its children (L⁰). The search then
+//! alternates *regret updates* (CFR iterations on the current tree, frontier values from a
+//! [`LeafValues`] evaluator) with *expansion simulations*: `c` simulations per update, or for
+//! `c < 1` one simulation every ⌈1/c⌉ updates, until `s` simulations have run (a final round of
+//! updates follows the last simulation, so new nodes are solved before the search answers).
+//!
+//! A simulation samples a history at the root from the beliefs (chance reach times both
+//! ranges), then walks down the tree: chance by its odds; at a decision of player `p` with
+//! private state `x` the action comes from the mixture ½·PUCT + ½·(current CFR policy), where
+//! PUCT takes the argmax of `Q(a) + c_puct · prior(a) · √N / (1 + N(a))` with `Q` the action's
+//! counterfactual value divided by the opponent's chance-weighted reach (an expected payoff),
+//! `N(a)` the visit counts of the infostate's actions and a uniform prior (a policy network
+//! replaces it later). The first frontier node met is expanded: all its children join the tree.
+//!
+//! The acting policy is the root's average strategy ([`Final::Average`]) or its current one.
+
+use super::engine::{RegretEngine, ScalarEngine};
+use super::{LeafValues, Pbs, SearchError};
+use crate::cfr::SolverSpec;
+use crate::game::Player;
+use crate::tree::history::HistoryTree;
+use crate::tree::tensor::{TensorKind, TensorTree};
+use crate::tree::{NONE, PublicTree};
+use crate::util::SplitMix64;
+use std::sync::Arc;
+
+/// Which strategy a search answers with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Final {
+    /// The average strategy (the one CFR's guarantees are about).
+    Average,
+    /// The last iterate.
+    Current,
+}
+
+/// Settings of one GT-CFR search.
+#[derive(Clone, Debug)]
+pub struct GtCfrConfig {
+    /// `s`: expansion simulations per search (at least 1).
+    pub simulations: usize,
+    /// `c`: simulations per regret update (> 0; below 1, one simulation per ⌈1/c⌉ updates).
+    pub expansions_per_update: f64,
+    /// PUCT exploration constant (≥ 0).
+    pub puct: f64,
+    /// Strategy the search answers with.
+    pub final_policy: Final,
+    /// The regret-update rule (CFR+ by default).
+    pub spec: SolverSpec,
+    /// Seed of the simulations' random stream.
+    pub seed: u64,
+}
+
+impl Default for GtCfrConfig {
+    fn default() -> Self {
+        GtCfrConfig {
+            simulations: 100,
+            expansions_per_update: 1.0,
+            puct: 1.0,
+            final_policy: Final::Average,
+            spec: SolverSpec::named("cfr+").expect("cfr+ is a known algorithm"),
+            seed: 0,
+        }
+    }
+}
+
+impl GtCfrConfig {
+    /// Checks every setting; the error names the key.
+    pub fn validate(&self) -> Result<(), SearchError> {
+        let bad = |key: &'static str, value: String, reason: &str| SearchError::BadSetting {
+            key,
+            value,
+            reason: reason.into(),
+        };
+        if self.simulations == 0 {
+            return Err(bad("s", "0".into(), "at least one simulation"));
+        }
+        let c = self.expansions_per_update;
+        if !(c.is_finite() && c > 0.0) {
+            return Err(bad("c", c.to_string(), "must be a positive number"));
+        }
+        if !(self.puct.is_finite() && self.puct >= 0.0) {
+            return Err(bad(
+                "puct",
+                self.puct.to_string(),
+                "must be finite and >= 0",
+            ));
+        }
+        Ok(())
+    }
+
+    /// (updates per round, simulations credited per round).
+    fn schedule(&self) -> (usize, f64) {
+        let c = self.expansions_per_update;
+        if c >= 1.0 {
+            (1, c)
+        } else {
+            ((1.0 / c).ceil() as usize, 1.0)
+        }
+    }
+}
+
+/// One GT-CFR search (see the module docs).
+pub struct GtCfr<E: RegretEngine = ScalarEngine> {
+    engine: E,
+    config: GtCfrConfig,
+    rng: SplitMix64,
+    /// Per player, visit counts of `[decision x P x A]` rows.
+    visits: [Vec<u32>; 2],
+    simulations: usize,
+    expansions: usize,
+}
+
+/// The layout of the whole subtree below `pbs.node` and the root ranges it implies.
+pub fn layout_for(
+    tree: &PublicTree,
+    ht: &HistoryTree,
+    pbs: &Pbs,
+) -> Result<(Arc<TensorTree>, [Vec<f64>; 2]), SearchError> {
+    if pbs.node as usize >= tree.nodes.len() {
+        return Err(SearchError::BadSetting {
+            key: "node",
+            value: pbs.node.to_string(),
+            reason: format!("the public tree has {} nodes", tree.nodes.len()),
+        });
+    }
+    let layout = Arc::new(TensorTree::build(tree, ht, pbs.node, None)?);
+    let p = layout.p;
+    let ranges = std::array::from_fn(|i| {
+        (0..p)
+            .map(|x| pbs.ranges[i].get(x).copied().unwrap_or(0.0))
+            .collect()
+    });
+    Ok((layout, ranges))
+}
+
+impl GtCfr<ScalarEngine> {
+    /// A search rooted at `pbs` on the scalar engine (the layout covers the whole subtree; only
+    /// L⁰ is in the tree at first).
+    pub fn new(
+        tree: &PublicTree,
+        ht: &HistoryTree,
+        pbs: &Pbs,
+        config: GtCfrConfig,
+    ) -> Result<Self, SearchError> {
+        config.validate()?;
+        let (layout, ranges) = layout_for(tree, ht, pbs)?;
+        let engine = ScalarEngine::new(layout, config.spec, ranges)?;
+        Self::from_engine(engine, config)
+    }
+}
+
+impl<E: RegretEngine> GtCfr<E> {
+    /// A search over an existing engine (its expanded set is L⁰ or larger).
+    pub fn from_engine(engine: E, config: GtCfrConfig) -> Result<Self, SearchError> {
+        config.validate()?;
+        let l = engine.layout().clone();
+        let visits = std::array::from_fn(|i| vec![0u32; l.decisions[i].len() * l.p * l.a]);
+        Ok(GtCfr {
+            rng: SplitMix64::new(config.seed),
+            engine,
+            config,
+            visits,
+            simulations: 0,
+            expansions: 0,
+        })
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &E {
+        &self.engine
+    }
+
+    /// The engine, mutably (e.g. to expand everything or to drive updates by hand).
+    pub fn engine_mut(&mut self) -> &mut E {
+        &mut self.engine
+    }
+
+    /// Simulations run so far.
+    pub fn simulations(&self) -> usize {
+        self.simulations
+    }
+
+    /// Nodes expanded by simulations so far.
+    pub fn expansions(&self) -> usize {
+        self.expansions
+    }
+
+    /// Runs the search to its budget of simulations (see the module docs).
+    pub fn run(&mut self, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
+        let (updates, credit_per_round) = self.config.schedule();
+        let mut credit = 0.0;
+        loop {
+            for _ in 0..updates {
+                self.engine.iterate(leaves)?;
+            }
+            if self.simulations >= self.config.simulations {
+                return Ok(());
+            }
+            credit += credit_per_round;
+            while credit >= 1.0 && self.simulations < self.config.simulations {
+                self.simulate()?;
+                credit -= 1.0;
+            }
+        }
+    }
+
+    /// The strategy blocks the search answers with ([`GtCfrConfig::final_policy`]).
+    pub fn policy_blocks(&self) -> [Vec<f64>; 2] {
+        match self.config.final_policy {
+            Final::Average => self.engine.average_blocks(),
+            Final::Current => self.engine.current_blocks(),
+        }
+    }
+
+    /// One expansion simulation; returns whether it expanded a node.
+    pub fn simulate(&mut self) -> Result<bool, SearchError> {
+        self.simulations += 1;
+        let l = self.engine.layout().clone();
+        let (p, pp) = (l.p, l.p * l.p);
+        let (r0, r1) = (self.engine.root_range(0), self.engine.root_range(1));
+        let weights: Vec<f64> = (0..pp)
+            .map(|js| {
+                if l.joint_valid[js] {
+                    l.chance_reach[js] * r0[js / p] * r1[js % p]
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        if !weights.iter().any(|&w| w > 0.0) {
+            return Err(SearchError::BadRange {
+                player: 0,
+                reason: "the root beliefs give no history positive probability".into(),
+            });
+        }
+        let mut js = self.rng.weighted(&weights);
+        let mut n = 0usize;
+        loop {
+            match l.kind[n] {
+                TensorKind::Terminal | TensorKind::Leaf => return Ok(false),
+                _ if !self.engine.is_expanded(n) => {
+                    let grew = self.engine.expand(n);
+                    if grew {
+                        self.expansions += 1;
+                    }
+                    return Ok(grew);
+                }
+                TensorKind::Chance => {
+                    let kids = self.child_histories(&l, n, js, None);
+                    if kids.is_empty() {
+                        return Ok(false);
+                    }
+                    let w: Vec<f64> = kids.iter().map(|&c| l.edge_prob[c]).collect();
+                    js = kids[self.rng.weighted(&w)];
+                }
+                TensorKind::Decision(actor) => {
+                    let k = self.select(&l, n, js, actor);
+                    let kids = self.child_histories(&l, n, js, Some(k));
+                    if kids.is_empty() {
+                        return Ok(false);
+                    }
+                    js = kids[0];
+                }
+            }
+            n = js / pp;
+        }
+    }
+
+    /// Joint slots of the children of history `js` at node `n` (only those behind action index
+    /// `action` when given).
+    fn child_histories(
+        &self,
+        l: &TensorTree,
+        n: usize,
+        js: usize,
+        action: Option<usize>,
+    ) -> Vec<usize> {
+        let pp = l.p * l.p;
+        let c0 = l.first_child[n] as usize;
+        let mut out = Vec::new();
+        for c in c0..c0 + l.num_children[n] as usize {
+            if action.is_some_and(|k| l.action_index[c] as usize != k) {
+                continue;
+            }
+            for local in 0..pp {
+                let cjs = c * pp + local;
+                if l.joint_valid[cjs] && l.up_joint[cjs] as usize == js {
+                    out.push(cjs);
+                }
+            }
+        }
+        out
+    }
+
+    /// The action index chosen at history `js` of decision node `n` by ½·PUCT + ½·CFR, with the
+    /// visit count of the chosen action incremented.
+    fn select(&mut self, l: &TensorTree, n: usize, js: usize, actor: Player) -> usize {
+        let (p, pp) = (l.p, l.p * l.p);
+        let local = js - n * pp;
+        let (x0, x1) = (local / p, local % p);
+        let x = if actor == 0 { x0 } else { x1 };
+        let d = l.decision_index[n] as usize;
+        let row = (d * p + x) * l.a;
+        let na = l.num_actions[actor][d] as usize;
+        let k = if self.rng.next_f64() < 0.5 {
+            // PUCT: Q normalised by the opponent's chance-weighted reach of this infostate.
+            let opp = self.engine.reach(1 - actor);
+            let mass: f64 = (0..p)
+                .map(|y| {
+                    let (a0, a1) = if actor == 0 { (x, y) } else { (y, x) };
+                    let j = n * pp + a0 * p + a1;
+                    if l.joint_valid[j] {
+                        l.chance_reach[j] * opp[n * p + y]
+                    } else {
+                        0.0
+                    }
+                })
+                .sum();
+            let q = self.engine.action_values(actor, d, x);
+            let visits = &self.visits[actor][row..row + na];
+            let total: f64 = visits.iter().map(|&v| v as f64).sum();
+            let prior = 1.0 / na as f64;
+            let mut best = 0;
+            let mut best_score = f64::NEG_INFINITY;
+            for k in 0..na {
+                let qa = if mass > 0.0 { q[k] / mass } else { 0.0 };
+                let score = qa + self.config.puct * prior * total.sqrt() / (1.0 + visits[k] as f64);
+                if score > best_score {
+                    best_score = score;
+                    best = k;
+                }
+            }
+            best
+        } else {
+            let sigma = self.engine.current_row(actor, d, x);
+            self.rng.weighted(sigma)
+        };
+        self.visits[actor][row + k] += 1;
+        debug_assert!(l.infoset[actor][d * p + x] != NONE);
+        k
+    }
+}
