@@ -42,10 +42,6 @@ pub fn compiled_backends() -> Vec<&'static str> {
 /// into a burn device, checking that it is compiled in and, for CUDA, that a driver exists —
 /// burn would otherwise panic deep inside on first use.
 pub fn select_device(name: &str) -> Result<Device, DeviceError> {
-    let not_compiled = |feature: &str| DeviceError::NotCompiled {
-        name: name.to_string(),
-        feature: feature.to_string(),
-    };
     match name {
         "default" => {
             let best = compiled_backends().first().copied().unwrap_or("flex");
@@ -58,7 +54,7 @@ pub fn select_device(name: &str) -> Result<Device, DeviceError> {
             }
             #[cfg(not(feature = "flex"))]
             {
-                Err(not_compiled("flex"))
+                Err(not_compiled(name, "flex"))
             }
         }
         "wgpu" => {
@@ -68,7 +64,7 @@ pub fn select_device(name: &str) -> Result<Device, DeviceError> {
             }
             #[cfg(not(feature = "wgpu"))]
             {
-                Err(not_compiled("wgpu"))
+                Err(not_compiled(name, "wgpu"))
             }
         }
         "cuda" => {
@@ -81,10 +77,22 @@ pub fn select_device(name: &str) -> Result<Device, DeviceError> {
             }
             #[cfg(not(feature = "cuda"))]
             {
-                Err(not_compiled("cuda"))
+                Err(not_compiled(name, "cuda"))
             }
         }
         other => Err(DeviceError::Unknown(other.to_string())),
+    }
+}
+
+/// The error for a backend that this build was compiled without (unused when all are compiled in).
+#[cfg_attr(
+    all(feature = "flex", feature = "wgpu", feature = "cuda"),
+    allow(dead_code)
+)]
+fn not_compiled(name: &str, feature: &str) -> DeviceError {
+    DeviceError::NotCompiled {
+        name: name.to_string(),
+        feature: feature.to_string(),
     }
 }
 
