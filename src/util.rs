@@ -146,3 +146,43 @@ pub fn write_all_atomic(files: &[(std::path::PathBuf, Vec<u8>)]) -> Result<(), F
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     write_all_atomic(&[(path.to_path_buf(), bytes.to_vec())]).map_err(Into::into)
 }
+
+/// A field of `/proc/self/status` in MiB (`VmRSS`, `VmHWM`, ...); `None` where the file or
+/// the field does not exist (not Linux).
+fn proc_status_mb(field: &str) -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    let kb: f64 = line[field.len()..]
+        .trim_start_matches(':')
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
+}
+
+/// The process's resident memory in MiB (Linux; `None` elsewhere).
+pub fn resident_memory_mb() -> Option<f64> {
+    proc_status_mb("VmRSS")
+}
+
+/// The process's peak resident memory so far in MiB (Linux; `None` elsewhere).
+pub fn peak_memory_mb() -> Option<f64> {
+    proc_status_mb("VmHWM")
+}
+
+/// Bytes of the regular files under `dir` (recursively, symlinks not followed); unreadable
+/// entries count as empty.
+pub fn dir_size(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_size(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}

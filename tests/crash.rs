@@ -148,6 +148,8 @@ struct Figures {
     sigkills: usize,
     injected: usize,
     finished_before_stop: usize,
+    /// Resumes from a complete generation whose pointer switch the kill pre-empted.
+    uncommitted_generation_resumes: usize,
     resumes: usize,
     restarts_without_checkpoint: usize,
     lost_steps: Vec<u64>,
@@ -238,9 +240,16 @@ fn trial(
                 args = resume.clone();
             }
             None => {
-                // Stopped before the first checkpoint committed: resume says so, nothing
-                // changes, and the run starts over.
+                // No committed pointer. If the kill came after a generation was complete but
+                // before the pointer switched, resume takes that generation and runs to the
+                // end; otherwise it says there is no checkpoint, nothing changes, and the run
+                // starts over.
                 let o = train().args(&resume).output().unwrap();
+                if o.status.success() {
+                    f.resumes += 1;
+                    f.uncommitted_generation_resumes += 1;
+                    return;
+                }
                 let e = String::from_utf8_lossy(&o.stderr);
                 assert!(
                     !o.status.success()
@@ -260,7 +269,7 @@ fn trials() -> usize {
     std::env::var("ARMAC_CRASH_TRIALS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(12)
+        .unwrap_or(20)
 }
 
 #[test]
@@ -309,7 +318,6 @@ fn a_sampling_solver_survives_random_crashes_with_identical_outputs() {
 }
 
 #[test]
-#[ignore = "failed once under heavy machine load after the last merge and was not investigated; run with --ignored"]
 fn armac_survives_random_crashes_and_resumes_every_time() {
     const EPOCHS: u64 = 30;
     const CAPACITY: usize = 2;

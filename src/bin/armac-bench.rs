@@ -11,9 +11,12 @@
 //!   throughput of the batched public-tree solvers (`armac::nn::public`) on a burn device;
 //!   `scripts/bench_batched.sh` runs it beside the tabular peers and
 //!   `scripts/h100_estimate.py` turns its layout sizes into an H100 estimate.
+//! * `reservoir --config nlhe_fcpa.toml --snapshots N --seconds S`: peak memory, disk and
+//!   acting steps/s of an ARMAC run resumed from a synthetic reservoir of N past networks;
+//!   `scripts/bench_reservoir.sh` compares N = 1024 with N = 8.
 
 use anyhow::{Result, anyhow};
-use armac::bench::{batched, learner, poker, solvers};
+use armac::bench::{batched, learner, poker, reservoir, solvers};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
@@ -46,6 +49,9 @@ enum Command {
     /// count: equivalent full-width CFR iterations/s), the layout sizes and the bytes of
     /// solver state per element (median of --repeats timed blocks after one warm-up iteration).
     Batched(batched::BatchedArgs),
+    /// ARMAC with a synthetic reservoir of --snapshots past networks: resumes it, trains for
+    /// --seconds, and reports peak memory, disk use and acting steps per second.
+    Reservoir(reservoir::ReservoirArgs),
 }
 
 fn main() -> Result<()> {
@@ -58,6 +64,7 @@ fn main() -> Result<()> {
         Command::Lbr(a) => poker::lbr(&a),
         Command::Learner(a) => learner::learner(&a),
         Command::Batched(a) => batched::batched(&a),
+        Command::Reservoir(a) => reservoir::reservoir(&a),
     }
     .map_err(|e| anyhow!(e))?;
     for line in lines {

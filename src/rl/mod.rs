@@ -34,3 +34,4 @@ pub mod reservoir;
 pub mod sequence;
 pub mod targets;
 pub mod trajectory;
+pub mod working_set;

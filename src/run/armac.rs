@@ -27,7 +27,7 @@ use crate::eval::nash_conv;
 use crate::game::GameRef;
 use crate::games::load_game;
 use crate::nn::armac::SeqInputs;
-use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet};
+use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet, SnapshotPrecision};
 use crate::policy::probs::normalized_relu;
 use crate::rl::actor::{ActorMsg, ActorSettings, PastEpoch, Snapshots, play_group};
 use crate::rl::candidates::{Candidate, CandidateStats};
@@ -37,6 +37,7 @@ use crate::rl::replay::Replay;
 use crate::rl::reservoir::Reservoir;
 use crate::rl::sequence::{decision_path, gather_rows, seq_inputs, seq_time, seq_train_batch};
 use crate::rl::trajectory::{Trajectory, decode_replay, encode_replay};
+use crate::rl::working_set::WorkingSet;
 use crate::tree::TreePolicy;
 use crate::tree::{PublicTree, TreeError};
 use crate::util::SplitMix64;
@@ -75,6 +76,10 @@ pub struct ArmacState {
     pub elapsed_seconds: f64,
     pub rng: u64,
     pub reservoir: Reservoir<u64>,
+    /// The past epochs held in memory for the actors (all of the reservoir while it fits
+    /// `armac.snapshot_memory_mb`); absent in checkpoints written before it existed.
+    #[serde(default)]
+    pub working_set: WorkingSet,
     pub best: Candidate,
     pub game: String,
 }
@@ -254,12 +259,83 @@ fn needed_snapshots(st: &ArmacState) -> std::collections::BTreeSet<u64> {
     ids
 }
 
+/// Snapshot ids held in memory: `θ^t` and, for every past epoch `j` of the working set, `θ^j`
+/// and `θ^{j+1}`.
+fn resident_snapshots(st: &ArmacState) -> std::collections::BTreeSet<u64> {
+    let mut ids: std::collections::BTreeSet<u64> = st
+        .working_set
+        .epochs()
+        .iter()
+        .flat_map(|&j| [j, j + 1])
+        .collect();
+    ids.insert(st.epoch);
+    ids
+}
+
+/// How many past epochs fit `budget_mb` of memory when each needs two networks of
+/// `net_bytes` (its policy and its critic; neighbouring epochs share one).
+fn working_set_capacity(budget_mb: usize, net_bytes: usize) -> usize {
+    ((budget_mb as f64 * 1048576.0) / (2.0 * net_bytes.max(1) as f64))
+        .floor()
+        .max(1.0) as usize
+}
+
+/// Statistics of one update of the networks held in memory.
+#[derive(Clone, Copy, Debug, Default)]
+struct ResidentStats {
+    /// Networks the working set needed that were already in memory.
+    hits: usize,
+    /// Networks read from disk.
+    loads: usize,
+    /// Seconds spent reading and decoding them.
+    load_seconds: f64,
+}
+
+/// Brings `nets` to exactly the networks [`resident_snapshots`] names: drops the others and
+/// reads the missing ones from the reservoir directory, each checked against its recorded sum
+/// (`sums`) before it is decoded.
+fn load_resident(
+    dir: &Path,
+    st: &ArmacState,
+    net_cfg: &ArmacNetConfig,
+    nets: &mut Nets,
+    sums: &std::collections::HashMap<u64, FileSum>,
+) -> Result<ResidentStats, RunError> {
+    let want = resident_snapshots(st);
+    nets.retain(|id, _| want.contains(id));
+    let t0 = Instant::now();
+    let mut stats = ResidentStats::default();
+    for &id in &want {
+        if nets.contains_key(&id) {
+            stats.hits += 1;
+            continue;
+        }
+        let path = reservoir_path(dir, id);
+        let bytes = std::fs::read(&path).map_err(io_err("network snapshot", &path))?;
+        if let Some(sum) = sums.get(&id)
+            && FileSum::of(&bytes) != *sum
+        {
+            return Err(RunError::Usage(format!(
+                "network snapshot {} does not match the sum recorded when it was written \
+                 (modified or truncated)",
+                path.display()
+            )));
+        }
+        let net = ArmacPolicyNet::load_bytes(net_cfg.clone(), &path, bytes)
+            .map_err(RunError::context("reading a past network"))?;
+        nets.insert(id, Arc::new(net));
+        stats.loads += 1;
+    }
+    stats.load_seconds = t0.elapsed().as_secs_f64();
+    Ok(stats)
+}
+
 fn past_epochs(
     st: &ArmacState,
     nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>,
 ) -> Vec<PastEpoch> {
-    st.reservoir
-        .items()
+    st.working_set
+        .epochs()
         .iter()
         .map(|&j| PastEpoch {
             policy: nets[&j].clone(),
@@ -278,18 +354,26 @@ fn reservoir_rel(id: u64) -> String {
     format!("reservoir/net_{id:06}.bpk")
 }
 
-/// Saves network `id` into the reservoir directory and returns its sum.
-fn save_net(dir: &Path, id: u64, net: &ArmacPolicyNet) -> Result<FileSum, RunError> {
+/// Saves network `id` into the reservoir directory in `precision` and returns its sum.
+fn save_net(
+    dir: &Path,
+    id: u64,
+    net: &ArmacPolicyNet,
+    precision: SnapshotPrecision,
+) -> Result<FileSum, RunError> {
     let path = reservoir_path(dir, id);
-    net.save_file(&path)
+    net.save_file_as(&path, precision)
         .map_err(RunError::context("saving a network snapshot"))?;
     let bytes = std::fs::read(&path).map_err(io_err("network snapshot", &path))?;
     Ok(FileSum::of(&bytes))
 }
 
 /// Deletes the reservoir network files whose ids are not in `keep` (no kept generation and
-/// no part of the running state references them).
+/// no part of the running state references them), and the temporary files of network writes
+/// that a killed process left behind (the run holds the directory's lock and writes nothing
+/// meanwhile).
 fn collect_reservoir(dir: &Path, keep: &std::collections::BTreeSet<u64>) {
+    super::generation::remove_temporaries(&dir.join("reservoir"));
     for e in std::fs::read_dir(dir.join("reservoir"))
         .into_iter()
         .flatten()
@@ -476,10 +560,11 @@ fn resume_state(
     net_cfg: &ArmacNetConfig,
     device: &burn::tensor::Device,
     s: &ArmacSettings,
+    ws_capacity: usize,
 ) -> Result<(ArmacLearner, ArmacState, Nets, Vec<Trajectory>), RunError> {
     let ckpt_dir = &generation.dir;
     let state_path = ckpt_dir.join("state.json");
-    let st = read_state(&state_path)?;
+    let mut st = read_state(&state_path)?;
     if st.game != game.load_string() {
         return Err(RunError::Usage(format!(
             "checkpoint {} is for game {}, the config says {}",
@@ -503,19 +588,45 @@ fn resume_state(
         &ckpt_dir.join("learner"),
     )
     .map_err(RunError::context("resuming"))?;
-    let mut nets = std::collections::HashMap::new();
+    let mut sums = std::collections::HashMap::new();
     for id in needed_snapshots(&st) {
-        if !generation.manifest.shared.contains_key(&reservoir_rel(id)) {
-            return Err(RunError::Usage(format!(
-                "checkpoint {} does not list the network {} its state needs",
-                ckpt_dir.display(),
-                reservoir_rel(id)
-            )));
-        }
-        let net = ArmacPolicyNet::load_file(net_cfg.clone(), &reservoir_path(dir, id))
-            .map_err(RunError::context("resuming"))?;
-        nets.insert(id, Arc::new(net));
+        match generation.manifest.shared.get(&reservoir_rel(id)) {
+            Some(sum) => sums.insert(id, sum.clone()),
+            None => {
+                return Err(RunError::Usage(format!(
+                    "checkpoint {} does not list the network {} its state needs",
+                    ckpt_dir.display(),
+                    reservoir_rel(id)
+                )));
+            }
+        };
     }
+    if let Some(&j) = st
+        .working_set
+        .epochs()
+        .iter()
+        .find(|j| !st.reservoir.items().contains(j))
+    {
+        return Err(RunError::Usage(format!(
+            "checkpoint {} is inconsistent: its working set holds past epoch {j}, its \
+             reservoir does not",
+            state_path.display()
+        )));
+    }
+    // A no-op for a checkpoint of this run's settings; fills the working set of a checkpoint
+    // written before working sets existed and fits it to a changed `snapshot_memory_mb` (from
+    // a stream of its own, so the run's RNG state stays what the checkpoint recorded).
+    let items = st.reservoir.items().to_vec();
+    st.working_set.update(
+        &items,
+        ws_capacity,
+        0,
+        &mut SplitMix64::new(st.rng ^ 0x5157),
+    );
+    // Only the networks the working set needs are read (the manifest's sums of all of them
+    // were checked when the generation was opened).
+    let mut nets = std::collections::HashMap::new();
+    load_resident(dir, &st, net_cfg, &mut nets, &sums)?;
     let path = ckpt_dir.join(REPLAY_FILE);
     let bytes = std::fs::read(&path).map_err(io_err("replay memory", &path))?;
     let items = decode_replay(&bytes, net_cfg.input_size, net_cfg.num_actions).map_err(|e| {
@@ -542,14 +653,15 @@ fn fresh_state(
         elapsed_seconds: 0.0,
         rng: config.seed ^ 0xA5A5_5A5A,
         reservoir: Reservoir::new(s.reservoir_capacity),
+        working_set: WorkingSet::default(),
         best: Candidate::Uniform,
         game: game.load_string(),
     };
-    // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends.
-    let net0 = learner.snapshot();
+    // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends. Every
+    // snapshot in memory is rounded like its file, so a resumed run plays the same networks.
+    let net0 = learner.snapshot().rounded(s.snapshot_precision);
     std::fs::create_dir_all(dir.join("reservoir")).map_err(io_err("reservoir directory", dir))?;
-    net0.save_file(&reservoir_path(dir, 0))
-        .map_err(RunError::context("saving θ^0"))?;
+    save_net(dir, 0, &net0, s.snapshot_precision)?;
     st.rng = SplitMix64::new(st.rng).next_u64();
     let mut nets = std::collections::HashMap::new();
     nets.insert(0u64, Arc::new(net0));
@@ -697,10 +809,17 @@ pub fn run(
     let device = crate::nn::select_device(&s.device).map_err(RunError::context("armac.device"))?;
     let net_cfg = net_config(&game, s);
     let metrics_path = dir.join("metrics.csv");
+    // Past networks in memory: as many epochs as `armac.snapshot_memory_mb` holds (f32 weights
+    // in memory whatever the file precision); a small share of them rotates every epoch.
+    let net_bytes = 4 * ArmacPolicyNet::init(net_cfg.clone(), 0)
+        .map_err(RunError::context("sizing the network"))?
+        .num_weights();
+    let ws_capacity = working_set_capacity(s.snapshot_memory_mb, net_bytes);
+    let ws_refresh = ws_capacity.div_ceil(16);
     let mut sums = std::collections::HashMap::new();
     let (learner, mut st, mut nets, replay_items, mut metrics) = if let Some(r) = resumed {
         let (learner, st, nets, items) =
-            resume_state(dir, &r.generation, &game, &net_cfg, &device, s)?;
+            resume_state(dir, &r.generation, &game, &net_cfg, &device, s, ws_capacity)?;
         // Everything loaded and verified: only now does the run directory change.
         let (metrics, _) =
             super::resume::commit_resume(dir, &r.generation, config, &r.changed, METRICS_HEADER)?;
@@ -830,21 +949,20 @@ pub fn run(
         let learn_secs = learn_t0.elapsed().as_secs_f64();
         let finished = st.epoch;
         st.epoch += 1;
-        let net = Arc::new(learner.snapshot());
-        sums.insert(st.epoch, save_net(dir, st.epoch, &net)?);
+        let net = Arc::new(learner.snapshot().rounded(s.snapshot_precision));
+        sums.insert(
+            st.epoch,
+            save_net(dir, st.epoch, &net, s.snapshot_precision)?,
+        );
         nets.insert(st.epoch, net.clone());
         st.reservoir.push(finished, &mut rng);
-        let keep = needed_snapshots(&st);
-        let stale: Vec<u64> = nets
-            .keys()
-            .copied()
-            .filter(|id| !keep.contains(id))
-            .collect();
-        // Evicted networks leave memory now and the disk after the next checkpoint commits
-        // (the committed one may still reference them).
-        for id in stale {
-            nets.remove(&id);
-        }
+        let items = st.reservoir.items().to_vec();
+        st.working_set
+            .update(&items, ws_capacity, ws_refresh, &mut rng);
+        // Networks outside the working set leave memory now (evicted ones leave the disk after
+        // the next checkpoint commits: the committed one may still reference them); incoming
+        // members are read from disk.
+        let resident = load_resident(dir, &st, &net_cfg, &mut nets, &sums)?;
         if let Some(best) = stats.best() {
             st.best = best;
         }
@@ -866,6 +984,22 @@ pub fn run(
         tb.scalar("loss/policy", losses[3], it);
         tb.scalar("epoch", it as f64, it);
         tb.scalar("reservoir_size", st.reservoir.len() as f64, it);
+        tb.scalar(
+            "reservoir/working_set",
+            st.working_set.epochs().len() as f64,
+            it,
+        );
+        tb.scalar("reservoir/networks_in_memory", nets.len() as f64, it);
+        tb.scalar(
+            "reservoir/hit_rate",
+            resident.hits as f64 / (resident.hits + resident.loads).max(1) as f64,
+            it,
+        );
+        tb.scalar("reservoir/loads", resident.loads as f64, it);
+        tb.scalar("reservoir/load_seconds", resident.load_seconds, it);
+        if let Some(mb) = crate::util::resident_memory_mb() {
+            tb.scalar("memory/rss_mb", mb, it);
+        }
         tb.scalar(
             "acting_steps_per_second",
             (st.acting_steps - acting_before) as f64 / acting_t0.elapsed().as_secs_f64().max(1e-9),
@@ -937,6 +1071,11 @@ pub fn run(
             st.rng = rng.clone().next_u64();
             save_checkpoint(dir, &learner, &st, config, &replay, &mut sums)?;
             last_ckpt = Instant::now();
+            tb.scalar(
+                "disk/run_mb",
+                crate::util::dir_size(dir) as f64 / 1048576.0,
+                it,
+            );
         }
     }
     stop.store(true, Ordering::Relaxed);
@@ -966,6 +1105,10 @@ pub fn run(
         nash_conv: last_nash_conv,
         seconds,
         stopped_early,
+        acting_steps_per_second: Some(
+            (st.acting_steps - acting_before) as f64 / acting_t0.elapsed().as_secs_f64().max(1e-9),
+        ),
+        peak_memory_mb: crate::util::peak_memory_mb(),
     };
     write_atomic(
         &dir.join("summary.json"),
@@ -973,6 +1116,49 @@ pub fn run(
     )
     .map_err(io_err("summary", dir))?;
     Ok(summary)
+}
+
+/// Writes a run directory as if `past_epochs` epochs had been trained, for benchmarks of the
+/// reservoir's memory and disk: `θ^0` from the config's seed is copied to every epoch's file
+/// (a synthetic reservoir, written in seconds), the reservoir and the working set are filled as
+/// a real run would fill them, and a checkpoint is committed. The run is then resumed like any
+/// other (`armac-train --resume`).
+pub fn write_synthetic_run(config: &Config, dir: &Path, past_epochs: u64) -> Result<(), RunError> {
+    let s = config.armac()?;
+    let game = load_game(&s.game)?;
+    let net_cfg = net_config(&game, &s);
+    let device = crate::nn::select_device(&s.device).map_err(RunError::context("armac.device"))?;
+    std::fs::create_dir_all(dir).map_err(io_err("run directory", dir))?;
+    write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
+        .map_err(io_err("config", dir))?;
+    let metrics_path = dir.join("metrics.csv");
+    MetricsCsv::create(&metrics_path, METRICS_HEADER).map_err(io_err("metrics", &metrics_path))?;
+    let (learner, mut st, nets) = fresh_state(dir, &game, &net_cfg, &device, &s, config)?;
+    let src = reservoir_path(dir, 0);
+    let bytes = std::fs::read(&src).map_err(io_err("network snapshot", &src))?;
+    let mut rng = SplitMix64::new(st.rng);
+    for id in 1..=past_epochs {
+        let path = reservoir_path(dir, id);
+        std::fs::write(&path, &bytes).map_err(io_err("network snapshot", &path))?;
+        st.reservoir.push(id - 1, &mut rng);
+    }
+    st.epoch = past_epochs;
+    let net_bytes = 4 * nets[&0].num_weights();
+    let items = st.reservoir.items().to_vec();
+    st.working_set.update(
+        &items,
+        working_set_capacity(s.snapshot_memory_mb, net_bytes),
+        0,
+        &mut rng,
+    );
+    st.rng = rng.next_u64();
+    let replay = Replay {
+        items: std::collections::VecDeque::new(),
+        capacity: s.replay_capacity,
+        info_len: net_cfg.input_size,
+        num_actions: game.num_distinct_actions(),
+    };
+    save_checkpoint(dir, &learner, &st, config, &replay, &mut Default::default())
 }
 
 /// Loads the average-policy head of an ARMAC checkpoint: `path` is a run directory (its latest
@@ -1009,4 +1195,90 @@ pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolic
         .map_err(RunError::context("loading the checkpoint's network"))?;
     let policy = ArmacAveragePolicy::new(net, game.clone(), st.epoch);
     Ok((game, policy))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state_with(working_set: &[u64], items: &[u64], epoch: u64) -> ArmacState {
+        let mut rng = SplitMix64::new(1);
+        let mut reservoir = Reservoir::new(items.len().max(1));
+        for &j in items {
+            reservoir.push(j, &mut rng);
+        }
+        let mut ws = WorkingSet::default();
+        ws.update(working_set, working_set.len(), 0, &mut rng);
+        ArmacState {
+            epoch,
+            learning_steps: 0,
+            acting_steps: 0,
+            episodes: 0,
+            elapsed_seconds: 0.0,
+            rng: 0,
+            reservoir,
+            working_set: ws,
+            best: Candidate::Uniform,
+            game: "kuhn_poker".into(),
+        }
+    }
+
+    /// The networks held in memory follow the working set: members' policy and critic
+    /// networks are read once (then hit), leavers are dropped, and a file that no longer
+    /// matches the sum recorded when it was written is refused with its path named.
+    #[test]
+    fn resident_networks_follow_the_working_set_and_are_checked() {
+        let dir = std::env::temp_dir().join(format!("armac_resident_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("reservoir")).unwrap();
+        let cfg = ArmacNetConfig::new(5, 3)
+            .with_encoder_hidden(8)
+            .with_head_hidden(8);
+        let mut sums = std::collections::HashMap::new();
+        for id in 0..=6u64 {
+            let net = ArmacPolicyNet::init(cfg.clone(), id).unwrap();
+            sums.insert(
+                id,
+                save_net(&dir, id, &net, SnapshotPrecision::F16).unwrap(),
+            );
+        }
+        let mut nets = Nets::new();
+        // Working set {1, 4} at epoch 6: θ^1, θ^2, θ^4, θ^5 and the latest θ^6.
+        let st = state_with(&[1, 4], &[0, 1, 2, 3, 4, 5], 6);
+        let s = load_resident(&dir, &st, &cfg, &mut nets, &sums).unwrap();
+        assert_eq!((s.hits, s.loads), (0, 5));
+        let mut held: Vec<u64> = nets.keys().copied().collect();
+        held.sort();
+        assert_eq!(held, [1, 2, 4, 5, 6]);
+        // {4, 0}: θ^1 (now epoch 0's critic), θ^4, θ^5, θ^6 stay, θ^0 is read, θ^2 leaves.
+        let st = state_with(&[4, 0], &[0, 1, 2, 3, 4, 5], 6);
+        let s = load_resident(&dir, &st, &cfg, &mut nets, &sums).unwrap();
+        assert_eq!((s.hits, s.loads), (4, 1));
+        let mut held: Vec<u64> = nets.keys().copied().collect();
+        held.sort();
+        assert_eq!(held, [0, 1, 4, 5, 6]);
+        // The policies in memory are the files' networks.
+        let probe = crate::nn::armac::synthetic_act_batch(&cfg, 4, 3);
+        let on_disk = ArmacPolicyNet::load_file(cfg.clone(), &reservoir_path(&dir, 0)).unwrap();
+        assert_eq!(nets[&0].evaluate(&probe), on_disk.evaluate(&probe));
+        // A reloaded file that changed since it was written is refused.
+        let path = reservoir_path(&dir, 3);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let k = bytes.len() / 2;
+        bytes[k] ^= 0x40;
+        std::fs::write(&path, bytes).unwrap();
+        let st = state_with(&[3], &[0, 1, 2, 3, 4, 5], 6);
+        let e = load_resident(&dir, &st, &cfg, &mut nets, &sums)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("net_000003.bpk") && e.contains("sum"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn working_set_capacity_follows_the_budget() {
+        // 1 MiB per network: 64 MiB hold 32 past epochs (policy and critic each).
+        assert_eq!(working_set_capacity(64, 1 << 20), 32);
+        assert_eq!(working_set_capacity(1, 10 << 20), 1, "at least one epoch");
+    }
 }

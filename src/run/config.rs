@@ -4,6 +4,7 @@
 //! [`TabularSettings`](super::solvers::TabularSettings) in [`super::solvers`]); the resolved
 //! config is saved in the run directory and beside every checkpoint.
 
+use crate::nn::armac::SnapshotPrecision;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -111,6 +112,15 @@ pub struct ArmacConfig {
     /// advantages and policy of the past network that produced it.
     #[serde(default = "d_replay")]
     pub replay_capacity: usize,
+    /// Memory for past networks, in MiB: the actors draw past epochs from a working set of as
+    /// many as fit (two f32 networks each), all of the reservoir while it fits; a sixteenth of
+    /// the set rotates every epoch (see `rl::working_set`). The default suits a 24 GB machine.
+    #[serde(default = "d_snapshot_memory")]
+    pub snapshot_memory_mb: usize,
+    /// Precision of the reservoir's network files and of the past networks in memory: `f16`
+    /// (default; half the disk) or `f32`.
+    #[serde(default)]
+    pub snapshot_precision: SnapshotPrecision,
     /// Actor threads.
     #[serde(default = "d_actors")]
     pub actors: usize,
@@ -199,6 +209,9 @@ fn d_device() -> String {
 fn d_true() -> bool {
     true
 }
+fn d_snapshot_memory() -> usize {
+    2048
+}
 
 /// Validated settings of an ARMAC run.
 #[derive(Clone, Debug, PartialEq)]
@@ -212,6 +225,8 @@ pub struct ArmacSettings {
     pub lambda: f64,
     pub reservoir_capacity: usize,
     pub replay_capacity: usize,
+    pub snapshot_memory_mb: usize,
+    pub snapshot_precision: SnapshotPrecision,
     pub actors: usize,
     pub games_per_group: usize,
     pub eval_fraction: f64,
@@ -440,6 +455,7 @@ impl Config {
             ("learning_steps_per_epoch", a.learning_steps_per_epoch),
             ("batch_trajectories", a.batch_trajectories),
             ("reservoir_capacity", a.reservoir_capacity),
+            ("snapshot_memory_mb", a.snapshot_memory_mb),
             ("actors", a.actors),
             ("games_per_group", a.games_per_group),
             ("hidden", a.hidden),
@@ -499,6 +515,8 @@ impl Config {
             lambda: a.lambda,
             reservoir_capacity: a.reservoir_capacity,
             replay_capacity: a.replay_capacity,
+            snapshot_memory_mb: a.snapshot_memory_mb,
+            snapshot_precision: a.snapshot_precision,
             actors: a.actors,
             games_per_group: a.games_per_group,
             eval_fraction: a.eval_fraction,

@@ -331,6 +331,12 @@ pub struct RunSummary {
     pub nash_conv: f64,
     pub seconds: f64,
     pub stopped_early: bool,
+    /// ARMAC: actor steps per second of this process's acting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acting_steps_per_second: Option<f64>,
+    /// Peak resident memory of the process in MiB (Linux).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory_mb: Option<f64>,
 }
 
 /// Validates the algorithm section of `config` (exactly one of `[solver]`, `[armac]`).

@@ -13,6 +13,7 @@ pub const SAFE_KEYS: &[&str] = &[
     "solver.iterations",
     "armac.epochs",
     "armac.actors",
+    "armac.snapshot_memory_mb",
     "armac.exact_eval",
     "eval.every",
     "checkpoint.every_seconds",

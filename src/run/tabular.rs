@@ -254,6 +254,8 @@ pub fn run(
         nash_conv: last_nash_conv,
         seconds,
         stopped_early,
+        acting_steps_per_second: None,
+        peak_memory_mb: crate::util::peak_memory_mb(),
     };
     let summary_path = dir.join("summary.json");
     write_atomic(

@@ -42,11 +42,13 @@ pub(super) fn load_model_bytes(
     path: &Path,
     bytes: Vec<u8>,
 ) -> Result<ArmacNet, NnError> {
-    let record =
-        ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes)).map_err(|e| NnError::Corrupt {
+    // Half-precision snapshot files are cast to the module's f32 as they load.
+    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
+        .map_err(|e| NnError::Corrupt {
             path: path.to_path_buf(),
             msg: e.to_string(),
-        })?;
+        })?
+        .cast_to_module_dtype();
     template
         .try_load_record(record)
         .map_err(|e| NnError::Mismatch {
@@ -97,5 +99,43 @@ impl FileCheck {
                 ),
             })
         }
+    }
+}
+
+/// Casts every float parameter of a module to one dtype (a [`burn::module::ModuleMapper`]).
+struct CastFloats(burn::tensor::FloatDType);
+
+impl burn::module::ModuleMapper for CastFloats {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let dtype = self.0;
+        param.map(|t| t.cast(dtype))
+    }
+}
+
+/// `model` with every weight rounded to `precision` (and held in f32 again): the network that
+/// a snapshot file of that precision loads back into, bit for bit.
+pub(super) fn round_model(model: ArmacNet, precision: SnapshotPrecision) -> ArmacNet {
+    use burn::tensor::FloatDType;
+    match precision {
+        SnapshotPrecision::F32 => model,
+        SnapshotPrecision::F16 => model
+            .map(&mut CastFloats(FloatDType::F16))
+            .map(&mut CastFloats(FloatDType::F32)),
+    }
+}
+
+/// The model file bytes of `model` with its weights stored in `precision` (loading casts them
+/// back to the module's f32, see [`load_model_bytes`]).
+pub(super) fn model_bytes_as(
+    model: &ArmacNet,
+    precision: SnapshotPrecision,
+) -> Result<Vec<u8>, NnError> {
+    match precision {
+        SnapshotPrecision::F32 => model_bytes(model),
+        SnapshotPrecision::F16 => model_bytes(
+            &model
+                .clone()
+                .map(&mut CastFloats(burn::tensor::FloatDType::F16)),
+        ),
     }
 }

@@ -220,3 +220,25 @@ impl ArmacNetConfig {
         })
     }
 }
+
+/// The precision of the past networks ARMAC keeps in its reservoir (files and the copies in
+/// memory alike): `f16` halves their size on disk; `f32` stores them exactly as trained.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SnapshotPrecision {
+    /// Weights rounded to IEEE half precision (relative error at most 2^-11).
+    #[default]
+    F16,
+    /// Full single precision.
+    F32,
+}
+
+impl SnapshotPrecision {
+    /// Bytes per stored weight.
+    pub fn bytes_per_weight(self) -> usize {
+        match self {
+            SnapshotPrecision::F16 => 2,
+            SnapshotPrecision::F32 => 4,
+        }
+    }
+}

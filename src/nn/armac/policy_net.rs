@@ -360,6 +360,25 @@ impl ArmacPolicyNet {
         write_all_atomic(&[(path.to_path_buf(), model_bytes(&self.model)?)])
     }
 
+    /// Saves the weights to `path` atomically in `precision` (see [`SnapshotPrecision`]).
+    pub fn save_file_as(&self, path: &Path, precision: SnapshotPrecision) -> Result<(), NnError> {
+        write_all_atomic(&[(path.to_path_buf(), model_bytes_as(&self.model, precision)?)])
+    }
+
+    /// This network with its weights rounded to `precision`: equal, weight for weight, to
+    /// what [`Self::load_file`] reads back from a file saved with [`Self::save_file_as`].
+    pub fn rounded(self, precision: SnapshotPrecision) -> Self {
+        Self {
+            model: round_model(self.model, precision),
+            ..self
+        }
+    }
+
+    /// Number of weights (parameters) of the network.
+    pub fn num_weights(&self) -> usize {
+        self.model.num_params()
+    }
+
     /// Loads weights saved by [`Self::save_file`] (or a learner checkpoint's model file) for a
     /// network of config `cfg`, onto the CPU. Errors name the file: missing, corrupt, or
     /// saved from a different architecture.
@@ -367,6 +386,14 @@ impl ArmacPolicyNet {
         let device = cpu_device();
         let template = cfg.init(&device, 0)?;
         let model = load_model_file(template, path)?;
+        Ok(Self { cfg, device, model })
+    }
+
+    /// [`Self::load_file`] for file contents already read (`path` names them in errors).
+    pub fn load_bytes(cfg: ArmacNetConfig, path: &Path, bytes: Vec<u8>) -> Result<Self, NnError> {
+        let device = cpu_device();
+        let template = cfg.init(&device, 0)?;
+        let model = load_model_bytes(template, path, bytes)?;
         Ok(Self { cfg, device, model })
     }
 }

@@ -515,3 +515,71 @@ fn recurrent_learner_fits_sequences() {
     }
     assert!(last.total < first.total / 4.0, "{first:?} -> {last:?}");
 }
+
+/// Reservoir snapshots in half precision: the file is about half the size of the f32 one,
+/// loads back into exactly the network `rounded(F16)` holds in memory, and its acting policy
+/// (normalised ReLU of the mean-regret head), average policy and critic values stay within
+/// the stated tolerances of the full-precision network.
+#[test]
+fn half_precision_snapshots_round_trip_and_stay_close() {
+    use crate::policy::probs::normalized_relu;
+    let cfg = small_cfg();
+    let dir = scratch_dir("f16");
+    let mut learner = ArmacLearner::new(cfg.clone(), &cpu(), 3e-3, 7);
+    let batch = synthetic_train_batch(&cfg, 64, 4);
+    for _ in 0..30 {
+        learner.train_step(&batch);
+    }
+    let full = learner.snapshot();
+    let (p16, p32) = (dir.join("net16.bpk"), dir.join("net32.bpk"));
+    full.save_file_as(&p16, SnapshotPrecision::F16).unwrap();
+    full.save_file_as(&p32, SnapshotPrecision::F32).unwrap();
+    let (n16, n32) = (
+        std::fs::metadata(&p16).unwrap().len() as f64,
+        std::fs::metadata(&p32).unwrap().len() as f64,
+    );
+    // Two bytes saved per weight (the rest of the file is the format's names and shapes).
+    let saved = n32 - n16;
+    let weights = full.num_weights() as f64;
+    assert!(
+        (saved - 2.0 * weights).abs() <= 0.05 * 2.0 * weights,
+        "f16 file {n16} bytes, f32 file {n32} bytes, {weights} weights"
+    );
+
+    let probe = synthetic_act_batch(&cfg, 50, 9);
+    let loaded = ArmacPolicyNet::load_file(cfg.clone(), &p16).unwrap();
+    let rounded = full.clone().rounded(SnapshotPrecision::F16);
+    let (lo, ro, fo) = (
+        loaded.evaluate(&probe),
+        rounded.evaluate(&probe),
+        full.evaluate(&probe),
+    );
+    assert_eq!(
+        lo, ro,
+        "the f16 file loads into the rounded network exactly"
+    );
+    let exact32 = ArmacPolicyNet::load_file(cfg.clone(), &p32).unwrap();
+    assert_eq!(exact32.evaluate(&probe), fo, "f32 files are exact");
+    assert!(
+        fo.mean_regret.iter().any(|&x| x.abs() > 1e-3),
+        "the trained heads are not trivially zero"
+    );
+
+    // Tolerances: policies within 5e-3 in total variation per row, values within 5e-3 of
+    // (1 + |q|).
+    let a = cfg.num_actions;
+    for row in 0..50 {
+        let r = row * a..(row + 1) * a;
+        let legal: Vec<bool> = probe.legal[r.clone()].iter().map(|&x| x > 0.5).collect();
+        let tv = |x: &[f32], y: &[f32]| -> f32 {
+            0.5 * x.iter().zip(y).map(|(p, q)| (p - q).abs()).sum::<f32>()
+        };
+        let pi_full = normalized_relu(&fo.mean_regret[r.clone()], &legal);
+        let pi_half = normalized_relu(&lo.mean_regret[r.clone()], &legal);
+        assert!(tv(&pi_full, &pi_half) <= 5e-3, "row {row}: π^j moved");
+        assert!(tv(&fo.avg_policy[r.clone()], &lo.avg_policy[r.clone()]) <= 5e-3);
+    }
+    assert_close(&fo.q0, &lo.q0, 5e-3, "q0");
+    assert_close(&fo.q1, &lo.q1, 5e-3, "q1");
+    let _ = std::fs::remove_dir_all(&dir);
+}
