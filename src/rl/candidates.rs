@@ -160,7 +160,8 @@ pub struct PolicyHeads<'a> {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CandidateStats {
     sum: [f64; NUM_CANDIDATES],
-    count: [u64; NUM_CANDIDATES],
+    /// Number of returns (fractional once [`CandidateStats::decay`] has scaled them).
+    count: [f64; NUM_CANDIDATES],
 }
 
 impl CandidateStats {
@@ -172,20 +173,21 @@ impl CandidateStats {
     /// Records one episode's return of `candidate` (the return of the player it controlled).
     pub fn record(&mut self, candidate: Candidate, ret: f64) {
         self.sum[candidate.id()] += ret;
-        self.count[candidate.id()] += 1;
+        self.count[candidate.id()] += 1.0;
     }
 
     /// Merges partial results: `count` returns of `candidate` summing to `total` (e.g. one
     /// actor's tally).
     pub fn add(&mut self, candidate: Candidate, total: f64, count: u64) {
         self.sum[candidate.id()] += total;
-        self.count[candidate.id()] += count;
+        self.count[candidate.id()] += count as f64;
     }
 
     /// Adds every tally of `other` (merging several actors' stats).
     pub fn merge(&mut self, other: &CandidateStats) {
         for c in Candidate::ALL {
-            self.add(c, other.sum(c), other.count(c));
+            self.sum[c.id()] += other.sum[c.id()];
+            self.count[c.id()] += other.count[c.id()];
         }
     }
 
@@ -195,14 +197,14 @@ impl CandidateStats {
     }
 
     /// Number of `candidate`'s recorded returns.
-    pub fn count(&self, candidate: Candidate) -> u64 {
+    pub fn count(&self, candidate: Candidate) -> f64 {
         self.count[candidate.id()]
     }
 
     /// Mean recorded return of `candidate`, `None` if it has none.
     pub fn mean(&self, candidate: Candidate) -> Option<f64> {
         let n = self.count[candidate.id()];
-        (n > 0).then(|| self.sum[candidate.id()] / n as f64)
+        (n > 0.0).then(|| self.sum[candidate.id()] / n)
     }
 
     /// The candidate with the highest mean return among those with at least one return; ties go
@@ -229,6 +231,15 @@ impl CandidateStats {
             return b;
         }
         Candidate::ALL[rng.below(NUM_CANDIDATES)]
+    }
+
+    /// Scales every tally by `factor` in `[0, 1]`: exponential forgetting, so that the ranking
+    /// of an epoch rests on the recent epochs' evaluations and not only on its own few.
+    pub fn decay(&mut self, factor: f64) {
+        for k in 0..NUM_CANDIDATES {
+            self.sum[k] *= factor;
+            self.count[k] *= factor;
+        }
     }
 
     /// Forgets everything (start of an epoch).
@@ -286,6 +297,25 @@ mod tests {
     }
 
     #[test]
+    fn decay_keeps_means_and_lets_new_evidence_weigh_more() {
+        let mut s = CandidateStats::new();
+        for _ in 0..4 {
+            s.record(Candidate::Uniform, 1.0);
+        }
+        s.record(Candidate::Average, 0.9);
+        s.decay(0.25);
+        assert_eq!(s.mean(Candidate::Uniform), Some(1.0));
+        assert_eq!(s.count(Candidate::Uniform), 1.0);
+        assert_eq!(s.best(), Some(Candidate::Uniform));
+        // One new poor return now outweighs the four old good ones: mean (1 + 0) / 2.
+        s.record(Candidate::Uniform, 0.0);
+        assert_eq!(s.mean(Candidate::Uniform), Some(0.5));
+        assert_eq!(s.best(), Some(Candidate::Average));
+        s.decay(0.0);
+        assert_eq!(s.best(), None, "decay 0 forgets everything");
+    }
+
+    #[test]
     fn best_uses_means_and_breaks_ties_by_id() {
         let mut s = CandidateStats::new();
         assert_eq!(s.best(), None);
@@ -304,12 +334,12 @@ mod tests {
         assert_eq!(s.best(), Some(Candidate::MeanRegret(Epsilon::Zero)));
         s.record(Candidate::Immediate(Epsilon::Zero), -1.0);
         assert_eq!(s.best(), Some(Candidate::MeanRegret(Epsilon::Zero)));
-        assert_eq!(s.count(Candidate::Immediate(Epsilon::OnePercent)), 0);
+        assert_eq!(s.count(Candidate::Immediate(Epsilon::OnePercent)), 0.0);
         assert_eq!(s.mean(Candidate::Immediate(Epsilon::OnePercent)), None);
         let mut merged = CandidateStats::new();
         merged.add(Candidate::Average, 3.0, 2);
         merged.merge(&s);
-        assert_eq!(merged.count(Candidate::Average), 3);
+        assert_eq!(merged.count(Candidate::Average), 3.0);
         assert_eq!(merged.mean(Candidate::Average), Some(3.5 / 3.0));
         assert_eq!(Candidate::all(), &Candidate::ALL[..]);
         s.reset();

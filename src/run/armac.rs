@@ -80,6 +80,9 @@ pub struct ArmacState {
     /// `armac.snapshot_memory_mb`); absent in checkpoints written before it existed.
     #[serde(default)]
     pub working_set: WorkingSet,
+    /// Candidate returns carried across epochs (`armac.candidate_decay`).
+    #[serde(default)]
+    pub candidate_stats: CandidateStats,
     pub best: Candidate,
     pub game: String,
 }
@@ -654,6 +657,7 @@ fn fresh_state(
         rng: config.seed ^ 0xA5A5_5A5A,
         reservoir: Reservoir::new(s.reservoir_capacity),
         working_set: WorkingSet::default(),
+        candidate_stats: CandidateStats::default(),
         best: Candidate::Uniform,
         game: game.load_string(),
     };
@@ -963,7 +967,11 @@ pub fn run(
         // the next checkpoint commits: the committed one may still reference them); incoming
         // members are read from disk.
         let resident = load_resident(dir, &st, &net_cfg, &mut nets, &sums)?;
-        if let Some(best) = stats.best() {
+        // Candidate ranking: this epoch's evaluations on top of the earlier ones, decayed
+        // (`candidate_decay = 0`: this epoch's alone).
+        st.candidate_stats.decay(s.candidate_decay);
+        st.candidate_stats.merge(&stats);
+        if let Some(best) = st.candidate_stats.best() {
             st.best = best;
         }
         *snapshots.write().expect("snapshot lock") = Arc::new(Snapshots {
@@ -1218,6 +1226,7 @@ mod tests {
             rng: 0,
             reservoir,
             working_set: ws,
+            candidate_stats: CandidateStats::default(),
             best: Candidate::Uniform,
             game: "kuhn_poker".into(),
         }

@@ -121,6 +121,12 @@ pub struct ArmacConfig {
     /// (default; half the disk) or `f32`.
     #[serde(default)]
     pub snapshot_precision: SnapshotPrecision,
+    /// Memory of the exploration candidates' ranking (section 3.3): before each epoch's
+    /// evaluation returns are added, the earlier tallies are multiplied by this factor in
+    /// [0, 1). 0 ranks on the epoch's own evaluations alone (about one evaluation group per
+    /// epoch at the default `eval_fraction`).
+    #[serde(default)]
+    pub candidate_decay: f64,
     /// Actor threads.
     #[serde(default = "d_actors")]
     pub actors: usize,
@@ -227,6 +233,7 @@ pub struct ArmacSettings {
     pub replay_capacity: usize,
     pub snapshot_memory_mb: usize,
     pub snapshot_precision: SnapshotPrecision,
+    pub candidate_decay: f64,
     pub actors: usize,
     pub games_per_group: usize,
     pub eval_fraction: f64,
@@ -484,6 +491,9 @@ impl Config {
                 "needs armac.exact_eval = true (diagnostics are exact, small games only)",
             ));
         }
+        if !(0.0..1.0).contains(&a.candidate_decay) {
+            return Err(bad("candidate_decay", "must be in [0, 1)"));
+        }
         if !(0.0..1.0).contains(&a.eval_fraction) {
             return Err(bad("eval_fraction", "must be in [0, 1)"));
         }
@@ -517,6 +527,7 @@ impl Config {
             replay_capacity: a.replay_capacity,
             snapshot_memory_mb: a.snapshot_memory_mb,
             snapshot_precision: a.snapshot_precision,
+            candidate_decay: a.candidate_decay,
             actors: a.actors,
             games_per_group: a.games_per_group,
             eval_fraction: a.eval_fraction,
