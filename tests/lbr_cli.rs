@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{eval, run_err, run_ok};
+use common::{eval, json, num, run_err, run_ok, tmp, train};
 use serde_json::Value;
 
 /// `lbr --json` on hunl_fcpa with seed 3 and two threads unless `extra` says otherwise.
@@ -193,6 +193,127 @@ fn policy_files_are_checked() {
             .args(["lbr", "--variant", "fc", "--hands", "4", "--policy"])
             .arg(&kuhn),
         "kuhn_poker",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `lbr --watch RUN --every-checkpoint` follows a training run: it evaluates checkpoints as
+/// they are committed (in increasing epoch order), ends once the run has ended and its last
+/// checkpoint is evaluated, and leaves the curve in `<RUN>/lbr_fc.csv` and a TensorBoard file.
+#[test]
+fn watch_follows_a_training_run_to_its_last_checkpoint() {
+    let dir = tmp("lbr", "watch");
+    let mut trainer = train()
+        .args([
+            "--config",
+            "nlhe_fcpa.toml",
+            "--quiet",
+            "--max-seconds",
+            "6",
+        ])
+        .args(["--out", dir.to_str().unwrap()])
+        .args([
+            "--set",
+            "armac.hidden=8",
+            "--set",
+            "armac.episodes_per_epoch=16",
+            "--set",
+            "armac.learning_steps_per_epoch=2",
+            "--set",
+            "armac.batch_trajectories=4",
+            "--set",
+            "armac.games_per_group=8",
+            "--set",
+            "armac.replay_capacity=64",
+            "--set",
+            "armac.epochs=1000000",
+            "--set",
+            "checkpoint.every_epochs=1000000",
+            "--set",
+            "checkpoint.every_seconds=1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The watcher may start before the run directory exists.
+    for _ in 0..200 {
+        if dir.join("config.toml").is_file() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = run_ok(eval().args([
+        "lbr",
+        "--watch",
+        dir.to_str().unwrap(),
+        "--every-checkpoint",
+        "--variant",
+        "fc",
+        "--hands",
+        "4",
+        "--poll-seconds",
+        "0.2",
+        "--json",
+    ]));
+    assert!(trainer.wait().unwrap().success());
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let csv = std::fs::read_to_string(dir.join("lbr_fc.csv")).unwrap();
+    let steps: Vec<u64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(steps.len(), lines.len(), "{csv}");
+    assert!(
+        steps.len() >= 2,
+        "only {steps:?} evaluated while the run trained"
+    );
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+    let summary = json(&dir.join("summary.json"));
+    assert_eq!(steps.last().copied(), summary["iterations"].as_u64());
+    for (l, s) in lines.iter().zip(&steps) {
+        assert_eq!(l["step"].as_u64(), Some(*s));
+        assert!(num(l, "mean").is_finite());
+    }
+    let events = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("events.out.tfevents")
+        })
+        .count();
+    assert!(events >= 2, "the watcher's TensorBoard file is missing");
+    // --watch and --policy exclude each other; a directory that is no run is refused.
+    run_err(
+        eval()
+            .args([
+                "lbr",
+                "--watch",
+                dir.to_str().unwrap(),
+                "--policy",
+                "uniform",
+            ])
+            .args(["--variant", "fc", "--hands", "4"]),
+        "cannot be used with",
+    );
+    run_err(
+        eval().args([
+            "lbr",
+            "--watch",
+            "/nonexistent-run",
+            "--variant",
+            "fc",
+            "--hands",
+            "4",
+        ]),
+        "not a run directory",
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

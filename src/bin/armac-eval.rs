@@ -109,8 +109,21 @@ enum Command {
         /// `uniform`, `always-call`, `always-fold`, an OpenSpiel-format policy JSON file, or an
         /// ARMAC run directory / checkpoint directory (its average-policy network, queried for
         /// whole ranges in one batch).
-        #[arg(long)]
-        policy: String,
+        #[arg(long, required_unless_present = "watch", conflicts_with = "watch")]
+        policy: Option<String>,
+        /// Follow an ARMAC run directory (training or finished): evaluate its newest checkpoint,
+        /// then each new one as it is committed, writing `lbr/<variant>` to the run's
+        /// TensorBoard (x axis: epoch) and a row to `<RUN>/lbr_<variant>.csv`; ends when the run
+        /// has ended and its last checkpoint is evaluated.
+        #[arg(long, value_name = "RUN")]
+        watch: Option<PathBuf>,
+        /// With --watch: evaluate every checkpoint that appears, not only the newest one each
+        /// time an evaluation finishes.
+        #[arg(long, requires = "watch")]
+        every_checkpoint: bool,
+        /// With --watch: seconds between looks at the run directory.
+        #[arg(long, default_value_t = 5.0, requires = "watch")]
+        poll_seconds: f64,
         /// Actions LBR may take: `fc`, `fcpa` or `fc12-fcpa34`.
         #[arg(long)]
         variant: String,
@@ -198,6 +211,9 @@ fn run(args: Args) -> Result<()> {
         Command::Lbr {
             game,
             policy,
+            watch,
+            every_checkpoint,
+            poll_seconds,
             variant,
             hands,
             seed,
@@ -210,6 +226,9 @@ fn run(args: Args) -> Result<()> {
         } => lbr(LbrArgs {
             game,
             policy,
+            watch,
+            every_checkpoint,
+            poll_seconds,
             variant,
             hands,
             seed,
@@ -431,7 +450,10 @@ fn parse_samples(s: &str) -> Result<usize, String> {
 
 struct LbrArgs {
     game: String,
-    policy: String,
+    policy: Option<String>,
+    watch: Option<PathBuf>,
+    every_checkpoint: bool,
+    poll_seconds: f64,
     variant: String,
     hands: u64,
     seed: u64,
@@ -492,14 +514,6 @@ fn lbr(args: LbrArgs) -> Result<()> {
     }
     let game = UniversalPokerGame::from_string(&game.load_string())?;
     check_game(game.config(), variant)?;
-    let policy = lbr_policy(&args.policy, &game.load_string(), args.replay_ranges)?;
-    let mut tb = match &args.logdir {
-        Some(dir) => Some(
-            TbWriter::create(dir)
-                .with_context(|| format!("cannot write TensorBoard events in {}", dir.display()))?,
-        ),
-        None => None,
-    };
     let opts = LbrOptions {
         variant,
         hands: args.hands,
@@ -507,15 +521,80 @@ fn lbr(args: LbrArgs) -> Result<()> {
         threads: args.threads,
         preflop_samples: args.preflop_samples,
     };
+    if !(args.poll_seconds.is_finite() && args.poll_seconds > 0.0) {
+        bail!("--poll-seconds must be a positive number of seconds");
+    }
+    let game_string = game.load_string();
+    let Some(run) = args.watch.clone() else {
+        let name = args.policy.clone().unwrap_or_default();
+        let policy = lbr_policy(&name, &game_string, args.replay_ranges)?;
+        let mut tb = match &args.logdir {
+            Some(dir) => Some(TbWriter::create(dir).with_context(|| {
+                format!("cannot write TensorBoard events in {}", dir.display())
+            })?),
+            None => None,
+        };
+        return lbr_once(&game, policy.as_ref(), &opts, tb.as_mut(), args.step, &args).map(drop);
+    };
+    if args.logdir.is_some() {
+        bail!("--watch writes into the run's own TensorBoard; drop --logdir");
+    }
+    let mut tb = TbWriter::create(&run)
+        .with_context(|| format!("cannot write TensorBoard events in {}", run.display()))?;
+    let csv = run.join(format!("lbr_{variant}.csv"));
+    let watch = armac::run::watch::WatchOptions {
+        every_checkpoint: args.every_checkpoint,
+        poll_seconds: args.poll_seconds,
+        idle_timeout: None,
+    };
+    let steps = armac::run::watch::watch_checkpoints(&run, &watch, |dir, step| {
+        let policy = lbr_policy(&dir.display().to_string(), &game_string, args.replay_ranges)?;
+        let r = lbr_once(&game, policy.as_ref(), &opts, Some(&mut tb), step, &args)?;
+        let new = !csv.exists();
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&csv)?;
+        use std::io::Write;
+        if new {
+            writeln!(f, "step,mean_mbb,ci95_mbb,hands,seconds")?;
+        }
+        writeln!(
+            f,
+            "{step},{},{},{},{:.3}",
+            r.mean_mbb, r.ci95_mbb, r.hands, r.seconds
+        )?;
+        Ok(())
+    })?;
+    if steps.is_empty() {
+        bail!(
+            "{}: the run ended without a checkpoint to evaluate",
+            run.display()
+        );
+    }
+    Ok(())
+}
+
+/// One LBR evaluation of `policy`: progress bar, TensorBoard scalars at `step` when `tb` is
+/// given, and the report on stdout (one JSON object with `--json`).
+fn lbr_once(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    tb: Option<&mut TbWriter>,
+    step: u64,
+    args: &LbrArgs,
+) -> Result<armac::eval::lbr::LbrResult> {
+    let variant = opts.variant;
     let bar = armac::run::progress_bar(args.hands.div_ceil(4) * 4, "hands");
     let tick = |n: u64| bar.inc(n);
-    let result = run_lbr(&game, policy.as_ref(), &opts, Some(&tick));
+    let result = run_lbr(game, policy, opts, Some(&tick));
     bar.finish_and_clear();
     let r = result.with_context(|| format!("LBR against policy {}", policy.name()))?;
-    if let Some(tb) = tb.as_mut() {
-        tb.scalar(&format!("lbr/{variant}"), r.mean_mbb, args.step);
+    if let Some(tb) = tb {
+        tb.scalar(&format!("lbr/{variant}"), r.mean_mbb, step);
         if r.ci95_mbb.is_finite() {
-            tb.scalar(&format!("lbr/{variant}_ci95"), r.ci95_mbb, args.step);
+            tb.scalar(&format!("lbr/{variant}_ci95"), r.ci95_mbb, step);
         }
         tb.flush();
     }
@@ -537,7 +616,7 @@ fn lbr(args: LbrArgs) -> Result<()> {
                 "hands_per_second": r.hands as f64 / r.seconds.max(1e-9),
                 "seed": r.seed,
                 "preflop_samples": args.preflop_samples,
-                "step": args.step,
+                "step": step,
             })
         );
     } else {
@@ -555,5 +634,5 @@ fn lbr(args: LbrArgs) -> Result<()> {
             r.seconds
         );
     }
-    Ok(())
+    Ok(r)
 }

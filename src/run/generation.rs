@@ -157,6 +157,19 @@ fn pointed(run_dir: &Path) -> Option<u64> {
     generation_number(name)
 }
 
+/// The complete generations of `run_dir` (their manifest, written after all their files, is
+/// readable), oldest first, as `(step, directory)`; nothing is verified or changed.
+pub fn complete_generations(run_dir: &Path) -> Vec<(u64, PathBuf)> {
+    list_generations(run_dir)
+        .into_iter()
+        .filter_map(|(_, dir)| {
+            let bytes = std::fs::read(dir.join(MANIFEST)).ok()?;
+            let m: Manifest = serde_json::from_slice(&bytes).ok()?;
+            Some((m.step, dir))
+        })
+        .collect()
+}
+
 /// Writes one generation. Files go straight into the fresh directory (nothing else reads it
 /// before the commit); [`GenerationWriter::commit`] writes the manifest and switches the
 /// pointer.

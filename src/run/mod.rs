@@ -10,6 +10,7 @@ pub mod resume;
 pub mod solvers;
 pub mod tabular;
 pub mod tensorboard;
+pub mod watch;
 
 use std::fs::File;
 use std::io::Write;
@@ -328,6 +329,8 @@ pub struct RunSummary {
     pub game: String,
     pub algorithm: String,
     pub iterations: u64,
+    /// NaN where there is no exact evaluation (written as `null`, read back as NaN).
+    #[serde(deserialize_with = "nan_from_null")]
     pub nash_conv: f64,
     pub seconds: f64,
     pub stopped_early: bool,
@@ -337,6 +340,12 @@ pub struct RunSummary {
     /// Peak resident memory of the process in MiB (Linux).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_memory_mb: Option<f64>,
+}
+
+/// Reads a float that JSON stores as `null` when it was NaN.
+fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    use serde::Deserialize;
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// Validates the algorithm section of `config` (exactly one of `[solver]`, `[armac]`).
