@@ -249,30 +249,23 @@ fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
     move |source| RunError::Io { what, path, source }
 }
 
-/// Snapshot ids the run needs: `θ^t` (the latest) and, for every past epoch `j` in the
-/// reservoir, `θ^j` (its policy) and `θ^{j+1}` (its critic).
-fn needed_snapshots(st: &ArmacState) -> std::collections::BTreeSet<u64> {
-    let mut ids: std::collections::BTreeSet<u64> = st
-        .reservoir
-        .items()
-        .iter()
-        .flat_map(|&j| [j, j + 1])
-        .collect();
-    ids.insert(st.epoch);
+/// The networks of past epochs `epochs` (`θ^j`, their policies, and `θ^{j+1}`, their critics)
+/// and the latest `θ^latest`.
+fn snapshot_ids(epochs: &[u64], latest: u64) -> std::collections::BTreeSet<u64> {
+    let mut ids: std::collections::BTreeSet<u64> =
+        epochs.iter().flat_map(|&j| [j, j + 1]).collect();
+    ids.insert(latest);
     ids
 }
 
-/// Snapshot ids held in memory: `θ^t` and, for every past epoch `j` of the working set, `θ^j`
-/// and `θ^{j+1}`.
+/// Snapshot ids the run needs on disk: those of every past epoch in the reservoir.
+fn needed_snapshots(st: &ArmacState) -> std::collections::BTreeSet<u64> {
+    snapshot_ids(st.reservoir.items(), st.epoch)
+}
+
+/// Snapshot ids held in memory: those of the working set's past epochs.
 fn resident_snapshots(st: &ArmacState) -> std::collections::BTreeSet<u64> {
-    let mut ids: std::collections::BTreeSet<u64> = st
-        .working_set
-        .epochs()
-        .iter()
-        .flat_map(|&j| [j, j + 1])
-        .collect();
-    ids.insert(st.epoch);
-    ids
+    snapshot_ids(st.working_set.epochs(), st.epoch)
 }
 
 /// How many past epochs fit `budget_mb` of memory when each needs two networks of
