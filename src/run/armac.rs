@@ -1096,7 +1096,9 @@ pub fn run(
     if let Some(ex) = &exact
         && last_eval_epoch != Some(st.epoch)
     {
-        last_nash_conv = ex.evaluate(&learner.snapshot(), na).0;
+        last_nash_conv = ex
+            .evaluate(&learner.snapshot().rounded(s.snapshot_precision), na)
+            .0;
     }
     let summary = RunSummary {
         run_dir: dir.to_path_buf(),
