@@ -35,6 +35,24 @@
 //! Policies are kept as log-probabilities so that OMD's multiplicative updates never underflow
 //! to an absorbing zero.
 //!
+//! # Why OMD's iterates equal FTRL's here
+//! With a constant step size and constant weights the two coincide exactly (the tests compare
+//! them), by induction from the leaves. At an infoset `J` with no infoset below it, OMD gives
+//! `b_{t+1}(J, a) ∝ b_t(J, a) exp(−η ℓ_t[Ja] / β_J)`, which unrolls to
+//! `exp(−η L_t[Ja] / β_J)`, FTRL's local policy; its value `W^t_J = −β_J log Σ_a b_t(J, a)
+//! exp(−η ℓ_t[Ja] / β_J) = −β_J log(Z_{t+1} / Z_t)` with `Z_t = Σ_a exp(−η L_{t−1}[Ja] / β_J)`
+//! telescopes, so `Σ_{s ≤ t} W^s_J = −β_J log(Z_{t+1} / |A(J)|)`, FTRL's value of `J` under
+//! the cumulative loss. The parent infoset therefore sees, summed over the steps, the same
+//! costs `η L[Ia] + W_{Ia}` under both rules, and the argument repeats upwards. OMD can only
+//! part from FTRL through a changing step size or weights, or numerically: an implementation
+//! that stores the probabilities `b_t` themselves (not their logarithms) loses every action
+//! whose probability underflows to zero, for good, since the update is multiplicative, while
+//! FTRL recomputes the policy from the cumulative loss. Large step sizes and high-variance
+//! estimates are where that happens; it is our hypothesis (not checked against the authors'
+//! code) for the gap the stochastic regret minimisation paper reports between OMD and FTRL,
+//! which it describes as OMD's greater sensitivity to the step size. We keep logarithms, so
+//! we do not reproduce that gap.
+//!
 //! # Weights
 //! `β_I` follow the recursive scheme of Kroer, Waugh, Kılınç-Karzan & Sandholm (2020), which
 //! makes `d` strongly convex on the treeplex: bottom-up,
