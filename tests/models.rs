@@ -20,7 +20,10 @@ fn models() -> Vec<PathBuf> {
 #[test]
 fn every_shipped_model_scores_what_it_records() {
     let dirs = models();
-    assert!(!dirs.is_empty(), "no models with a score.json under models/");
+    assert!(
+        !dirs.is_empty(),
+        "no models with a score.json under models/"
+    );
     for dir in dirs {
         let score = json(&dir.join("score.json"));
         let game = score["game"].as_str().unwrap();
@@ -66,7 +69,13 @@ fn a_model_with_a_missing_or_corrupt_file_is_refused_naming_it() {
     let net_name = net.file_name().to_string_lossy().into_owned();
     let eval_it = |needle: &str| {
         run_err(
-            eval().args(["nashconv", "--game", &game, "--policy", dir.to_str().unwrap()]),
+            eval().args([
+                "nashconv",
+                "--game",
+                &game,
+                "--policy",
+                dir.to_str().unwrap(),
+            ]),
             needle,
         )
     };
@@ -74,7 +83,11 @@ fn a_model_with_a_missing_or_corrupt_file_is_refused_naming_it() {
     eval_it(&net_name);
     // Truncated.
     let bytes = std::fs::read(net.path()).unwrap();
-    std::fs::write(dir.join("reservoir").join(&net_name), &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::write(
+        dir.join("reservoir").join(&net_name),
+        &bytes[..bytes.len() / 2],
+    )
+    .unwrap();
     eval_it(&net_name);
     // The state is not JSON.
     std::fs::write(dir.join("reservoir").join(&net_name), &bytes).unwrap();
