@@ -547,8 +547,9 @@ fn spawn_actors(
     Ok((handles, rx))
 }
 
-/// The learner, state, networks and replay memory of a run resumed from `generation` (already
-/// verified against its manifest). Only reads.
+/// The learner, state, networks in memory, replay memory and the manifest's sums of every
+/// reservoir network the state needs, of a run resumed from `generation` (already verified
+/// against its manifest). Only reads.
 fn resume_state(
     dir: &Path,
     generation: &super::generation::Generation,
@@ -557,7 +558,7 @@ fn resume_state(
     device: &burn::tensor::Device,
     s: &ArmacSettings,
     ws_capacity: usize,
-) -> Result<(ArmacLearner, ArmacState, Nets, Vec<Trajectory>), RunError> {
+) -> Result<(ArmacLearner, ArmacState, Nets, Vec<Trajectory>, Sums), RunError> {
     let ckpt_dir = &generation.dir;
     let state_path = ckpt_dir.join("state.json");
     let mut st = read_state(&state_path)?;
@@ -628,7 +629,7 @@ fn resume_state(
     let items = decode_replay(&bytes, net_cfg.input_size, net_cfg.num_actions).map_err(|e| {
         RunError::Usage(format!("replay memory {} is unusable: {e}", path.display()))
     })?;
-    Ok((learner, st, nets, items))
+    Ok((learner, st, nets, items, sums))
 }
 
 /// The learner, state and networks of a new run: θ^0 from `config.seed`, saved to the reservoir.
@@ -679,6 +680,8 @@ fn read_state(state_path: &Path) -> Result<ArmacState, RunError> {
 
 /// The networks a run holds in memory, by epoch.
 type Nets = std::collections::HashMap<u64, Arc<ArmacPolicyNet>>;
+/// The recorded sums of reservoir network files, by epoch.
+type Sums = std::collections::HashMap<u64, FileSum>;
 /// The actor threads and the channel they report on.
 type ActorHandles = (
     Vec<std::thread::JoinHandle<()>>,
@@ -815,16 +818,12 @@ pub fn run(
     let ws_refresh = ws_capacity.div_ceil(16);
     let mut sums = std::collections::HashMap::new();
     let (learner, mut st, mut nets, replay_items, mut metrics) = if let Some(r) = resumed {
-        let (learner, st, nets, items) =
+        let (learner, st, nets, items, resumed_sums) =
             resume_state(dir, &r.generation, &game, &net_cfg, &device, s, ws_capacity)?;
         // Everything loaded and verified: only now does the run directory change.
         let (metrics, _) =
             super::resume::commit_resume(dir, &r.generation, config, &r.changed, METRICS_HEADER)?;
-        for id in needed_snapshots(&st) {
-            if let Some(sum) = r.generation.manifest.shared.get(&reservoir_rel(id)) {
-                sums.insert(id, sum.clone());
-            }
-        }
+        sums = resumed_sums;
         // Networks written after the checkpoint are rewritten by this run.
         collect_reservoir(dir, &needed_snapshots(&st));
         (learner, st, nets, items, metrics)

@@ -31,11 +31,6 @@ pub(super) fn model_bytes(model: &ArmacNet) -> Result<Vec<u8>, NnError> {
     Ok(bytes.to_vec())
 }
 
-/// Loads model weights from `path` into `template` (which fixes the architecture).
-pub(super) fn load_model_file(template: ArmacNet, path: &Path) -> Result<ArmacNet, NnError> {
-    load_model_bytes(template, path, read_file(path)?)
-}
-
 /// Applies model-file `bytes` (read from `path`, named in errors) to `template`.
 pub(super) fn load_model_bytes(
     template: ArmacNet,

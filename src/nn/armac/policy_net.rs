@@ -383,10 +383,7 @@ impl ArmacPolicyNet {
     /// network of config `cfg`, onto the CPU. Errors name the file: missing, corrupt, or
     /// saved from a different architecture.
     pub fn load_file(cfg: ArmacNetConfig, path: &Path) -> Result<Self, NnError> {
-        let device = cpu_device();
-        let template = cfg.init(&device, 0)?;
-        let model = load_model_file(template, path)?;
-        Ok(Self { cfg, device, model })
+        Self::load_bytes(cfg, path, read_file(path)?)
     }
 
     /// [`Self::load_file`] for file contents already read (`path` names them in errors).
