@@ -1,8 +1,10 @@
 //! ARMAC's actors: threads that play many episodes in lock-step so that every network query is
 //! one batched forward pass, and send finished trajectories to the learner.
 //!
-//! Each *group* of episodes shares its networks (Algorithm 1, section 3.3):
-//! * a **learning group**: the learning player `i` (alternating between episodes) follows the
+//! Each episode of a group draws its networks (Algorithm 1, section 3.3; with
+//! [`PastDraw::Group`] the whole group shares one draw, and each network still evaluates all
+//! the games that use it in one batch):
+//! * a **learning episode**: the learning player `i` (alternating between episodes) follows the
 //!   behaviour policy `μ_i` — an exploration candidate (section 3.3) computed from the exploring
 //!   network, which is the latest network with probability 1/2 and otherwise a uniformly drawn
 //!   past one — while the opponent plays `π^j = NormalizedReLU(W_j)` of a past network `j` drawn
@@ -14,6 +16,7 @@
 //!   trajectories train only the critic.
 
 use super::candidates::Candidate;
+use super::exact::ExactValues;
 use super::trajectory::{Step, Trajectory};
 use crate::game::{GameRef, State, Turn};
 use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet, RecurrentState, StepBatch};
@@ -28,6 +31,9 @@ use std::sync::Arc;
 pub struct PastEpoch {
     pub policy: Arc<ArmacPolicyNet>,
     pub critic: Arc<ArmacPolicyNet>,
+    /// Exact values of `π^j` (the `exact_advantages` ablation): when present, the stored
+    /// advantages come from them instead of the critic.
+    pub exact: Option<Arc<ExactValues>>,
 }
 
 /// The networks actors play with during one epoch.
@@ -56,6 +62,18 @@ pub enum ActorMsg {
     },
 }
 
+/// How often the actors draw a past epoch `j` (and the exploring network and candidate).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PastDraw {
+    /// Every episode draws its own (Algorithm 1; default).
+    #[default]
+    Episode,
+    /// One draw per lock-step group of episodes (the first version: fewer distinct past
+    /// policies per epoch, one batched forward pass per network and step).
+    Group,
+}
+
 /// Settings of the actors.
 #[derive(Clone, Debug)]
 pub struct ActorSettings {
@@ -65,6 +83,8 @@ pub struct ActorSettings {
     pub eval_fraction: f64,
     /// Returns are divided by this before they are stored (networks learn values of order 1).
     pub reward_scale: f64,
+    /// Whether each episode or each group draws its past epoch.
+    pub past_draw: PastDraw,
 }
 
 fn sample(probs: &[f32], rng: &mut SplitMix64) -> usize {
@@ -92,11 +112,78 @@ pub fn candidate_policy(c: Candidate, out: &ActOutput, row: usize, legal: &[bool
     }
 }
 
+/// What one episode of a group plays with: indices into the group's network list.
+#[derive(Clone)]
+struct Roles {
+    /// The opponent's network (`π^j`; the latest network in evaluation groups and epoch 0).
+    opp: usize,
+    /// The exploring network of the learning player's candidate.
+    beh: usize,
+    /// The past critic `θ^{j+1}` (learning episodes only).
+    critic: Option<usize>,
+    /// Exact values of `π^j` (ablation), used instead of the critic.
+    exact: Option<Arc<ExactValues>>,
+    candidate: Candidate,
+}
+
 struct Live {
     state: Box<dyn State>,
     traj: Trajectory,
-    /// Recurrent nets: per network of the group, both seats' LSTM states of this game.
-    rnn: Vec<[RecurrentState; 2]>,
+    roles: Roles,
+    /// Recurrent nets: both seats' LSTM states of this game, per network it uses.
+    rnn: Vec<(usize, [RecurrentState; 2])>,
+}
+
+/// Index of `net` in `nets`, appending it if new.
+fn slot(nets: &mut Vec<Arc<ArmacPolicyNet>>, net: &Arc<ArmacPolicyNet>) -> usize {
+    match nets.iter().position(|n| Arc::ptr_eq(n, net)) {
+        Some(k) => k,
+        None => {
+            nets.push(net.clone());
+            nets.len() - 1
+        }
+    }
+}
+
+/// The networks of one episode (or of a whole group with [`PastDraw::Group`]).
+fn draw_roles(
+    snaps: &Snapshots,
+    evaluation: bool,
+    candidates: &[Candidate],
+    nets: &mut Vec<Arc<ArmacPolicyNet>>,
+    rng: &mut SplitMix64,
+) -> Roles {
+    if evaluation {
+        let latest = slot(nets, &snaps.latest);
+        return Roles {
+            opp: latest,
+            beh: latest,
+            critic: None,
+            exact: None,
+            candidate: candidates[rng.below(candidates.len())],
+        };
+    }
+    // Learning episodes: past epoch j for the opponent and the advantages. Without a past
+    // epoch (epoch 0) the opponent plays π^t and no regret or policy targets are stored.
+    let past = (!snaps.past.is_empty()).then(|| snaps.past[rng.below(snaps.past.len())].clone());
+    let beh = if snaps.past.is_empty() || rng.next_f64() < 0.5 {
+        snaps.latest.clone()
+    } else {
+        snaps.past[rng.below(snaps.past.len())].policy.clone()
+    };
+    let candidate = if rng.next_f64() < 0.5 {
+        snaps.best
+    } else {
+        candidates[rng.below(candidates.len())]
+    };
+    let opp = past.as_ref().map_or(&snaps.latest, |p| &p.policy);
+    Roles {
+        opp: slot(nets, opp),
+        beh: slot(nets, &beh),
+        critic: past.as_ref().map(|p| slot(nets, &p.critic)),
+        exact: past.as_ref().and_then(|p| p.exact.clone()),
+        candidate,
+    }
 }
 
 /// Plays one lock-step group of episodes and returns them with, for evaluation groups, the
@@ -117,65 +204,44 @@ pub fn play_group(
         game.information_state_tensor_size()
     };
     let evaluation = rng.next_f64() < settings.eval_fraction;
-    // Learning groups: exploring network and candidate; past epoch j for the opponent and the
-    // advantages. Without a past epoch (epoch 0) the opponent plays π^t and no regret or policy
-    // targets are stored.
-    let past = (!evaluation && !snaps.past.is_empty())
-        .then(|| snaps.past[rng.below(snaps.past.len())].clone());
-    let (behaviour_net, candidate) = if evaluation {
-        (
-            snaps.latest.clone(),
-            candidates[rng.below(candidates.len())],
-        )
-    } else {
-        let b = if snaps.past.is_empty() || rng.next_f64() < 0.5 {
-            snaps.latest.clone()
-        } else {
-            snaps.past[rng.below(snaps.past.len())].policy.clone()
-        };
-        let c = if rng.next_f64() < 0.5 {
-            snaps.best
-        } else {
-            candidates[rng.below(candidates.len())]
-        };
-        (b, c)
-    };
-    let opponent_net = past
-        .as_ref()
-        .map_or_else(|| snaps.latest.clone(), |p| p.policy.clone());
-    let learning = past.is_some();
-    // The distinct networks of the group: the opponent's, the exploring one, the past critic.
-    let mut nets = vec![opponent_net.clone()];
-    let beh_slot = if Arc::ptr_eq(&behaviour_net, &opponent_net) {
-        0
-    } else {
-        nets.push(behaviour_net.clone());
-        nets.len() - 1
-    };
-    let critic_slot = past.as_ref().map(|p| {
-        nets.push(p.critic.clone());
-        nets.len() - 1
-    });
-    let zero_states: Vec<[RecurrentState; 2]> = if recurrent {
-        nets.iter()
-            .map(|n| n.initial_state(1).expect("recurrent net"))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // The distinct networks of the group, and each episode's use of them.
+    let mut nets: Vec<Arc<ArmacPolicyNet>> = Vec::new();
+    let group_roles = (evaluation || settings.past_draw == PastDraw::Group)
+        .then(|| draw_roles(snaps, evaluation, candidates, &mut nets, rng));
     let mut live: Vec<Live> = (0..settings.games_per_group)
-        .map(|g| Live {
-            state: game.new_initial_state(),
-            traj: Trajectory {
-                epoch: snaps.epoch,
-                learning_player: g % 2,
-                learning,
-                steps: Vec::new(),
-                returns: [0.0; 2],
-            },
-            rnn: zero_states.clone(),
+        .map(|g| {
+            let roles = group_roles
+                .clone()
+                .unwrap_or_else(|| draw_roles(snaps, evaluation, candidates, &mut nets, rng));
+            Live {
+                state: game.new_initial_state(),
+                traj: Trajectory {
+                    epoch: snaps.epoch,
+                    learning_player: g % 2,
+                    learning: roles.critic.is_some(),
+                    steps: Vec::new(),
+                    returns: [0.0; 2],
+                },
+                roles,
+                rnn: Vec::new(),
+            }
         })
         .collect();
+    if recurrent {
+        let zero: Vec<[RecurrentState; 2]> = nets
+            .iter()
+            .map(|n| n.initial_state(1).expect("recurrent net"))
+            .collect();
+        for l in &mut live {
+            let r = &l.roles;
+            for k in [Some(r.opp), Some(r.beh), r.critic].into_iter().flatten() {
+                if !l.rnn.iter().any(|(j, _)| *j == k) {
+                    l.rnn.push((k, zero[k].clone()));
+                }
+            }
+        }
+    }
+    let group_candidate = group_roles.map(|r| r.candidate);
     let mut done = Vec::with_capacity(live.len());
     while !live.is_empty() {
         // Chance moves and terminals.
@@ -202,14 +268,9 @@ pub fn play_group(
         if live.iter().any(|l| l.state.is_chance()) || live.is_empty() {
             continue;
         }
-        // Every live game is at a decision: one batch for all of them.
+        // Every live game is at a decision: each network evaluates, in one batch, the games
+        // that need it (recurrent nets: every game that carries its state).
         let n = live.len();
-        let mut batch = ActBatch {
-            own: Vec::with_capacity(n * info_size),
-            both0: Vec::with_capacity(n * info_size),
-            both1: Vec::with_capacity(n * info_size),
-            legal: Vec::with_capacity(n * num_actions),
-        };
         let mut infos = Vec::with_capacity(n);
         let mut legals = Vec::with_capacity(n);
         let mut players = Vec::with_capacity(n);
@@ -232,74 +293,128 @@ pub fn play_group(
             for a in l.state.legal_actions() {
                 mask[a] = true;
             }
-            batch.own.extend_from_slice(if p == 0 { &i0 } else { &i1 });
-            batch.both0.extend_from_slice(&i0);
-            batch.both1.extend_from_slice(&i1);
-            batch.legal.extend(mask.iter().map(|&m| m as u8 as f32));
             infos.push([i0, i1]);
             legals.push(mask);
         }
-        let outs: Vec<ActOutput> = if recurrent {
-            // Every network advances both seats' LSTMs of every game by this decision's
-            // observations (chance outcomes since the last decision are part of them).
-            let step = StepBatch {
-                rows: n,
-                obs0: batch.both0.clone(),
-                obs1: batch.both1.clone(),
-                acting_player: players,
-                legal: batch.legal.clone(),
+        // Rows of each network: (game, position in that network's batch).
+        let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); nets.len()];
+        for (g, l) in live.iter().enumerate() {
+            let r = &l.roles;
+            let learner_turn = players[g] == l.traj.learning_player;
+            let needed: Vec<usize> = if recurrent {
+                l.rnn.iter().map(|(k, _)| *k).collect()
+            } else if learner_turn {
+                [Some(r.beh), Some(r.opp), r.critic]
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            } else {
+                vec![r.opp]
             };
-            let mut outs = Vec::with_capacity(nets.len());
-            for (k, net) in nets.iter().enumerate() {
+            for k in needed {
+                if rows_of[k].last() != Some(&g) {
+                    rows_of[k].push(g);
+                }
+            }
+        }
+        let mut outs: Vec<Option<ActOutput>> = Vec::with_capacity(nets.len());
+        for (k, net) in nets.iter().enumerate() {
+            let rows = &rows_of[k];
+            if rows.is_empty() {
+                outs.push(None);
+                continue;
+            }
+            let legal: Vec<f32> = rows
+                .iter()
+                .flat_map(|&g| legals[g].iter().map(|&m| m as u8 as f32))
+                .collect();
+            let both = |p: usize| -> Vec<f32> {
+                rows.iter()
+                    .flat_map(|&g| infos[g][p].iter().copied())
+                    .collect()
+            };
+            if recurrent {
+                // Every network advances both seats' LSTMs of its games by this decision's
+                // observations (chance outcomes since the last decision are part of them).
+                let step = StepBatch {
+                    rows: rows.len(),
+                    obs0: both(0),
+                    obs1: both(1),
+                    acting_player: rows.iter().map(|&g| players[g]).collect(),
+                    legal,
+                };
+                let state_of = |g: usize| &live[g].rnn.iter().find(|(j, _)| *j == k).unwrap().1;
                 let st: [RecurrentState; 2] = std::array::from_fn(|p| {
-                    RecurrentState::stack(live.iter().map(|l| &l.rnn[k][p]))
+                    RecurrentState::stack(rows.iter().map(|&g| &state_of(g)[p]))
                 });
                 let (out, next) = net.step(&step, &st).expect("recurrent step batch");
-                for (g, l) in live.iter_mut().enumerate() {
-                    l.rnn[k] = [next[0].row(g), next[1].row(g)];
+                for (i, &g) in rows.iter().enumerate() {
+                    let e = live[g].rnn.iter_mut().find(|(j, _)| *j == k).unwrap();
+                    e.1 = [next[0].row(i), next[1].row(i)];
                 }
-                outs.push(out);
+                outs.push(Some(out));
+            } else {
+                let batch = ActBatch {
+                    own: rows
+                        .iter()
+                        .flat_map(|&g| infos[g][players[g]].iter().copied())
+                        .collect(),
+                    both0: both(0),
+                    both1: both(1),
+                    legal,
+                };
+                outs.push(Some(net.evaluate(&batch)));
             }
-            outs
-        } else {
-            nets.iter().map(|net| net.evaluate(&batch)).collect()
+        }
+        // Output row of network `k` for game `g`.
+        let at = |k: usize, g: usize| -> (&ActOutput, usize) {
+            let i = rows_of[k]
+                .binary_search(&g)
+                .expect("network evaluated this game");
+            (outs[k].as_ref().expect("network evaluated"), i)
         };
-        let opp_out = &outs[0];
-        let beh = &outs[beh_slot];
-        let critic_out = critic_slot.map(|k| &outs[k]);
-        for (row, (l, (info, legal))) in live
+        for (g, (l, (info, legal))) in live
             .iter_mut()
             .zip(infos.into_iter().zip(legals))
             .enumerate()
         {
-            let p = match l.state.turn() {
-                Turn::Player(p) => p,
-                _ => unreachable!(),
-            };
-            let r = row * num_actions..(row + 1) * num_actions;
+            let p = players[g];
+            let roles = &l.roles;
             let learner_turn = p == l.traj.learning_player;
             let (probs, advantage, played) = if learner_turn {
-                let mu = candidate_policy(candidate, beh, row, &legal);
-                let adv = critic_out.as_ref().map(|c| {
-                    // r = q_j(h, ·) − v_j(h), v_j(h) = Σ_a π^j(s, a) q_j(h, a).
-                    let q = if p == 0 {
-                        &c.q0[r.clone()]
-                    } else {
-                        &c.q1[r.clone()]
-                    };
-                    let pij = normalized_relu(&opp_out.mean_regret[r.clone()], &legal);
-                    let v: f32 = pij.iter().zip(q).map(|(a, b)| a * b).sum();
-                    q.iter()
-                        .zip(&legal)
-                        .map(|(x, &ok)| if ok { x - v } else { 0.0 })
-                        .collect()
+                let (beh, br) = at(roles.beh, g);
+                let mu = candidate_policy(roles.candidate, beh, br, &legal);
+                let exact = roles.exact.as_ref().map(|e| {
+                    e.advantages(l.state.history(), p, num_actions)
+                        .expect("the exact tree holds every history the game reaches")
+                });
+                let adv = exact.or_else(|| {
+                    roles.critic.map(|c| {
+                        // r = q_j(h, ·) − v_j(h), v_j(h) = Σ_a π^j(s, a) q_j(h, a).
+                        let (c, cr) = at(c, g);
+                        let r = cr * num_actions..(cr + 1) * num_actions;
+                        let q = if p == 0 { &c.q0[r] } else { &c.q1[r] };
+                        let (o, or) = at(roles.opp, g);
+                        let r = or * num_actions..(or + 1) * num_actions;
+                        let pij = normalized_relu(&o.mean_regret[r], &legal);
+                        let v: f32 = pij.iter().zip(q).map(|(a, b)| a * b).sum();
+                        q.iter()
+                            .zip(&legal)
+                            .map(|(x, &ok)| if ok { x - v } else { 0.0 })
+                            .collect()
+                    })
                 });
                 (mu, adv, None)
-            } else if evaluation {
-                (opp_out.avg_policy[r].to_vec(), None, None)
             } else {
-                let pij = normalized_relu(&opp_out.mean_regret[r], &legal);
-                (pij.clone(), None, learning.then_some(pij))
+                let (o, or) = at(roles.opp, g);
+                let r = or * num_actions..(or + 1) * num_actions;
+                if evaluation {
+                    (o.avg_policy[r].to_vec(), None, None)
+                } else {
+                    let pij = normalized_relu(&o.mean_regret[r], &legal);
+                    let learning = l.traj.learning;
+                    (pij.clone(), None, learning.then_some(pij))
+                }
             };
             let action = sample(&probs, rng);
             debug_assert!(legal[action], "sampled an illegal action");
@@ -319,7 +434,10 @@ pub fn play_group(
             .iter()
             .map(|t| t.returns[t.learning_player] as f64)
             .sum();
-        (candidate, total)
+        (
+            group_candidate.expect("evaluation groups share one draw"),
+            total,
+        )
     });
     (done, eval)
 }

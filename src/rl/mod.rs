@@ -21,11 +21,13 @@
 //! * [`trajectory`], [`actor`], [`learner`], [`sequence`] — the actor threads' lock-step
 //!   episode groups and the learner's (feed-forward and recurrent) batch construction;
 //! * [`replay`] — the learner's replay memory;
+//! * [`exact`] — exact advantages from the game tree for the `exact_advantages` ablation;
 //! * [`policy`] — the average-policy head as a [`crate::policy::Policy`] and an LBR range
 //!   policy.
 
 pub mod actor;
 pub mod candidates;
+pub mod exact;
 pub mod learner;
 pub mod policy;
 pub mod regret;

@@ -226,7 +226,7 @@ mod tests {
     use crate::games::load_game;
     use crate::nn::armac::{ArmacNetConfig, ArmacPolicyNet};
     use crate::policy::probs::normalized_relu;
-    use crate::rl::actor::{ActorSettings, PastEpoch, Snapshots, play_group};
+    use crate::rl::actor::{ActorSettings, PastDraw, PastEpoch, Snapshots, play_group};
     use crate::rl::candidates::Candidate;
     use crate::util::SplitMix64;
     use std::sync::Arc;
@@ -297,6 +297,7 @@ mod tests {
             past: vec![PastEpoch {
                 policy: Arc::new(policy.clone()),
                 critic: Arc::new(critic.clone()),
+                exact: None,
             }],
             best: Candidate::Uniform,
         };
@@ -304,6 +305,7 @@ mod tests {
             games_per_group: 16,
             eval_fraction: 0.0,
             reward_scale: 2.0,
+            past_draw: PastDraw::Episode,
         };
         let mut rng = SplitMix64::new(9);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -348,6 +350,7 @@ mod tests {
             past: vec![PastEpoch {
                 policy: Arc::new(net.clone()),
                 critic: Arc::new(net.clone()),
+                exact: None,
             }],
             best: Candidate::Uniform,
         };
@@ -355,6 +358,7 @@ mod tests {
             games_per_group: 8,
             eval_fraction: 0.0,
             reward_scale: 2.0,
+            past_draw: PastDraw::Episode,
         };
         let mut rng = SplitMix64::new(5);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -408,6 +412,7 @@ mod tests {
             past: vec![PastEpoch {
                 policy: Arc::new(net.clone()),
                 critic: Arc::new(net.clone()),
+                exact: None,
             }],
             best: Candidate::Uniform,
         };
@@ -415,6 +420,7 @@ mod tests {
             games_per_group: 8,
             eval_fraction: 0.0,
             reward_scale: 2.0,
+            past_draw: PastDraw::Episode,
         };
         let mut rng = SplitMix64::new(8);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);

@@ -31,6 +31,7 @@ use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet, S
 use crate::policy::probs::normalized_relu;
 use crate::rl::actor::{ActorMsg, ActorSettings, PastEpoch, Snapshots, play_group};
 use crate::rl::candidates::{Candidate, CandidateStats};
+use crate::rl::exact::ExactValues;
 use crate::rl::learner::{act_batch, train_batch};
 use crate::rl::policy::ArmacAveragePolicy;
 use crate::rl::replay::Replay;
@@ -39,6 +40,7 @@ use crate::rl::sequence::{decision_path, gather_rows, seq_inputs, seq_time, seq_
 use crate::rl::trajectory::{Trajectory, decode_replay, encode_replay};
 use crate::rl::working_set::WorkingSet;
 use crate::tree::TreePolicy;
+use crate::tree::history::HistoryTree;
 use crate::tree::{PublicTree, TreeError};
 use crate::util::SplitMix64;
 use crate::util::write_atomic;
@@ -329,6 +331,7 @@ fn load_resident(
 fn past_epochs(
     st: &ArmacState,
     nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>,
+    exact_adv: Option<&ExactAdvantages>,
 ) -> Vec<PastEpoch> {
     st.working_set
         .epochs()
@@ -336,8 +339,50 @@ fn past_epochs(
         .map(|&j| PastEpoch {
             policy: nets[&j].clone(),
             critic: nets[&(j + 1)].clone(),
+            exact: exact_adv.map(|e| e.values[&j].clone()),
         })
         .collect()
+}
+
+/// The `exact_advantages` ablation: exact values of the policy `π^j` of every epoch in the
+/// working set.
+struct ExactAdvantages {
+    ht: Arc<HistoryTree>,
+    values: std::collections::HashMap<u64, Arc<ExactValues>>,
+    scale: f64,
+}
+
+impl ExactAdvantages {
+    /// Keeps the values of the working set's epochs, computing those it lacks.
+    fn refresh(
+        &mut self,
+        ex: &Exact,
+        st: &ArmacState,
+        nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>,
+        na: usize,
+    ) {
+        let ws: std::collections::BTreeSet<u64> = st.working_set.epochs().iter().copied().collect();
+        self.values.retain(|id, _| ws.contains(id));
+        for j in ws {
+            if let std::collections::hash_map::Entry::Vacant(e) = self.values.entry(j) {
+                let policy = ex.policies(&nets[&j], na).1;
+                e.insert(Arc::new(ExactValues::new(
+                    self.ht.clone(),
+                    &ex.tree,
+                    &policy,
+                    self.scale,
+                )));
+            }
+        }
+    }
+}
+
+/// Returns are divided by the largest absolute utility (networks learn values of order 1).
+fn reward_scale(game: &GameRef) -> f64 {
+    game.max_utility()
+        .abs()
+        .max(game.min_utility().abs())
+        .max(1e-9)
 }
 
 fn reservoir_path(dir: &Path, id: u64) -> PathBuf {
@@ -489,11 +534,8 @@ fn spawn_actors(
     let actor_settings = ActorSettings {
         games_per_group: s.games_per_group,
         eval_fraction: s.eval_fraction,
-        reward_scale: game
-            .max_utility()
-            .abs()
-            .max(game.min_utility().abs())
-            .max(1e-9),
+        reward_scale: reward_scale(game),
+        past_draw: s.past_draw,
     };
     let mut handles = Vec::new();
     for a in 0..s.actors {
@@ -578,13 +620,14 @@ fn resume_state(
             generation.manifest.step
         )));
     }
-    let learner = ArmacLearner::load(
+    let mut learner = ArmacLearner::load(
         net_cfg.clone(),
         device,
         s.learning_rate,
         &ckpt_dir.join("learner"),
     )
     .map_err(RunError::context("resuming"))?;
+    learner.set_polyak(s.polyak);
     let mut sums = std::collections::HashMap::new();
     for id in needed_snapshots(&st) {
         match generation.manifest.shared.get(&reservoir_rel(id)) {
@@ -641,7 +684,8 @@ fn fresh_state(
     s: &ArmacSettings,
     config: &Config,
 ) -> Result<(ArmacLearner, ArmacState, Nets), RunError> {
-    let learner = ArmacLearner::new(net_cfg.clone(), device, s.learning_rate, config.seed);
+    let mut learner = ArmacLearner::new(net_cfg.clone(), device, s.learning_rate, config.seed);
+    learner.set_polyak(s.polyak);
     let mut st = ArmacState {
         epoch: 0,
         learning_steps: 0,
@@ -857,6 +901,25 @@ pub fn run(
             Some(d)
         }
     };
+    let mut exact_adv = match (&exact, s.exact_advantages) {
+        (_, false) => None,
+        (None, true) => {
+            return Err(RunError::Usage(format!(
+                "armac.exact_advantages: game {} is too large for exact evaluation",
+                s.game
+            )));
+        }
+        (Some(ex), true) => {
+            let ht = HistoryTree::build(game.as_ref(), &ex.tree)?;
+            let mut e = ExactAdvantages {
+                ht: Arc::new(ht),
+                values: Default::default(),
+                scale: reward_scale(&game),
+            };
+            e.refresh(ex, &st, &nets, na);
+            Some(e)
+        }
+    };
 
     // Shared state with the actors.
     let stop = Arc::new(AtomicBool::new(false));
@@ -867,7 +930,7 @@ pub fn run(
     let snapshots = Arc::new(RwLock::new(Arc::new(Snapshots {
         epoch: st.epoch,
         latest: nets[&st.epoch].clone(),
-        past: past_epochs(&st, &nets),
+        past: past_epochs(&st, &nets, exact_adv.as_ref()),
         best: st.best,
     })));
     let mut learner = learner;
@@ -966,10 +1029,13 @@ pub fn run(
         if let Some(best) = st.candidate_stats.best() {
             st.best = best;
         }
+        if let (Some(e), Some(ex)) = (&mut exact_adv, &exact) {
+            e.refresh(ex, &st, &nets, na);
+        }
         *snapshots.write().expect("snapshot lock") = Arc::new(Snapshots {
             epoch: st.epoch,
             latest: net.clone(),
-            past: past_epochs(&st, &nets),
+            past: past_epochs(&st, &nets, exact_adv.as_ref()),
             best: st.best,
         });
         quota.store(s.episodes_per_epoch as i64, Ordering::Relaxed);

@@ -5,6 +5,7 @@
 //! config is saved in the run directory and beside every checkpoint.
 
 use crate::nn::armac::SnapshotPrecision;
+use crate::rl::actor::PastDraw;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -127,6 +128,23 @@ pub struct ArmacConfig {
     /// epoch at the default `eval_fraction`).
     #[serde(default)]
     pub candidate_decay: f64,
+    /// How often actors draw the past epoch `j` the opponent plays (and the exploring network
+    /// and candidate): `"episode"` (Algorithm 1, default) or `"group"` (one draw per lock-step
+    /// group of `games_per_group` episodes, as the first version did: measured on Leduc, far
+    /// fewer distinct `π^j` per epoch and a noisier mean-regret target).
+    #[serde(default)]
+    pub past_draw: PastDraw,
+    /// Polyak averaging of the learner's weights, in [0, 1): the networks the actors play and
+    /// the run evaluates and saves (`π^t`, the critics of past epochs, `π̄`) are the
+    /// exponential moving average with this decay per learning step; 0 uses the raw weights
+    /// (Algorithm 1 as stated).
+    #[serde(default)]
+    pub polyak: f64,
+    /// Ablation (small games only, needs `exact_eval`): the mean-regret targets are the exact
+    /// advantages `q_{π^j}(h, a) − v_{π^j}(h)` computed over the game tree instead of the past
+    /// critic's estimates (the critic still trains, for the immediate-regret head).
+    #[serde(default)]
+    pub exact_advantages: bool,
     /// Actor threads.
     #[serde(default = "d_actors")]
     pub actors: usize,
@@ -234,6 +252,9 @@ pub struct ArmacSettings {
     pub snapshot_memory_mb: usize,
     pub snapshot_precision: SnapshotPrecision,
     pub candidate_decay: f64,
+    pub past_draw: PastDraw,
+    pub polyak: f64,
+    pub exact_advantages: bool,
     pub actors: usize,
     pub games_per_group: usize,
     pub eval_fraction: f64,
@@ -491,6 +512,15 @@ impl Config {
                 "needs armac.exact_eval = true (diagnostics are exact, small games only)",
             ));
         }
+        if a.exact_advantages && !a.exact_eval {
+            return Err(bad(
+                "exact_advantages",
+                "needs armac.exact_eval = true (exact values exist for small games only)",
+            ));
+        }
+        if !(0.0..1.0).contains(&a.polyak) {
+            return Err(bad("polyak", "must be in [0, 1)"));
+        }
         if !(0.0..1.0).contains(&a.candidate_decay) {
             return Err(bad("candidate_decay", "must be in [0, 1)"));
         }
@@ -528,6 +558,9 @@ impl Config {
             snapshot_memory_mb: a.snapshot_memory_mb,
             snapshot_precision: a.snapshot_precision,
             candidate_decay: a.candidate_decay,
+            past_draw: a.past_draw,
+            polyak: a.polyak,
+            exact_advantages: a.exact_advantages,
             actors: a.actors,
             games_per_group: a.games_per_group,
             eval_fraction: a.eval_fraction,

@@ -61,6 +61,16 @@ pub(super) struct CheckpointMeta {
     pub(super) model_file: FileCheck,
     /// Length and FNV-1a hash of the optimizer file.
     pub(super) optimizer_file: FileCheck,
+    /// The Polyak average's decay and file check (absent when averaging is off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) ema: Option<EmaMeta>,
+}
+
+/// The Polyak average in a learner checkpoint.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub(super) struct EmaMeta {
+    pub(super) decay: f64,
+    pub(super) file: FileCheck,
 }
 
 /// Size and content hash of a checkpoint file, recorded in the metadata so that a truncated or
@@ -94,6 +104,35 @@ impl FileCheck {
                 ),
             })
         }
+    }
+}
+
+/// Collects every float parameter of a module, flattened, in visiting order.
+pub(super) struct CollectFloats(pub(super) Vec<Tensor<1>>);
+
+impl burn::module::ModuleVisitor for CollectFloats {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let t = param.val();
+        let n = t.shape().num_elements();
+        self.0.push(t.reshape([n]));
+    }
+}
+
+/// Moves every float parameter towards the matching one of [`CollectFloats`] (same module
+/// structure, same order): `p ← keep·p + (1 − keep)·q`.
+pub(super) struct BlendFloats {
+    pub(super) other: std::vec::IntoIter<Tensor<1>>,
+    pub(super) keep: f64,
+}
+
+impl burn::module::ModuleMapper for BlendFloats {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let q = self.other.next().expect("modules of the same structure");
+        let keep = self.keep;
+        param.map(|p| {
+            let dims = p.dims();
+            p.mul_scalar(keep) + q.reshape(dims).mul_scalar(1.0 - keep)
+        })
     }
 }
 

@@ -30,8 +30,9 @@ pub(super) fn adam() -> ModuleOptimizer {
         .init()
 }
 
-/// The ARMAC learner: the network on an autodiff device, Adam (β1 = 0, β2 = 0.999, ε = 1e-8)
-/// and a fixed learning rate.
+/// The ARMAC learner: the network on an autodiff device, Adam (β1 = 0, β2 = 0.999, ε = 1e-8),
+/// a fixed learning rate and, optionally, a Polyak average of the weights that
+/// [`Self::snapshot`] hands out (see [`Self::set_polyak`]).
 pub struct ArmacLearner {
     pub(super) cfg: ArmacNetConfig,
     pub(super) device: Device,
@@ -39,6 +40,13 @@ pub struct ArmacLearner {
     pub(super) optim: ModuleOptimizer,
     pub(super) lr: f64,
     pub(super) steps: u64,
+    pub(super) ema: Option<Ema>,
+}
+
+/// Exponential moving average of the learner's weights (plain tensors on its device).
+pub(super) struct Ema {
+    pub(super) decay: f64,
+    pub(super) model: ArmacNet,
 }
 
 impl std::fmt::Debug for ArmacLearner {
@@ -78,7 +86,44 @@ impl ArmacLearner {
             optim: adam(),
             lr,
             steps: 0,
+            ema: None,
         })
+    }
+
+    /// Polyak averaging: after every step the average moves towards the new weights,
+    /// `avg ← d·avg + (1 − d)·θ` with `d = min(decay, (1 + n)/(10 + n))` after `n` steps (the
+    /// ramp keeps the first steps from being dominated by the initial weights), and
+    /// [`Self::snapshot`] returns the average. `decay = 0` turns averaging off; turning it on
+    /// starts the average at the current weights.
+    pub fn set_polyak(&mut self, decay: f64) {
+        if decay <= 0.0 {
+            self.ema = None;
+        } else if let Some(e) = &mut self.ema {
+            e.decay = decay;
+        } else {
+            self.ema = Some(Ema {
+                decay,
+                model: self.model.valid(),
+            });
+        }
+    }
+
+    /// The Polyak decay (`0` when averaging is off).
+    pub fn polyak(&self) -> f64 {
+        self.ema.as_ref().map_or(0.0, |e| e.decay)
+    }
+
+    fn update_ema(&mut self) {
+        let n = self.steps as f64;
+        if let Some(e) = &mut self.ema {
+            let keep = e.decay.min((1.0 + n) / (10.0 + n));
+            let mut cur = CollectFloats(Vec::new());
+            self.model.valid().visit(&mut cur);
+            e.model = e.model.clone().map(&mut BlendFloats {
+                other: cur.0.into_iter(),
+                keep,
+            });
+        }
     }
 
     /// The network's config.
@@ -195,6 +240,7 @@ impl ArmacLearner {
             .try_to_vec::<f32>()
             .expect("f32 losses");
         self.model = self.optim.step(self.lr, self.model.clone(), grads);
+        self.update_ema();
         self.steps += 1;
         let [c, r, i, p] = [0, 1, 2, 3].map(|k| f64::from(values[k]));
         Losses {
@@ -225,12 +271,17 @@ impl ArmacLearner {
         evaluate_sequences_on(&self.model.valid(), &device, &self.cfg, inputs, chunk)
     }
 
-    /// A CPU inference copy of the current weights (the learner may be on a GPU).
+    /// A CPU inference copy of the current weights, or of their Polyak average when
+    /// averaging is on (the learner may be on a GPU).
     pub fn snapshot(&self) -> ArmacPolicyNet {
         let device = cpu_device();
+        let model = match &self.ema {
+            Some(e) => e.model.clone(),
+            None => self.model.valid(),
+        };
         ArmacPolicyNet {
             cfg: self.cfg.clone(),
-            model: self.model.valid().to_device(&device),
+            model: model.to_device(&device),
             device,
         }
     }
@@ -254,19 +305,31 @@ impl ArmacLearner {
                 msg: e.to_string(),
             })?
             .to_vec();
+        let ema = match &self.ema {
+            Some(e) => Some((e.decay, model_bytes(&e.model)?)),
+            None => None,
+        };
         let meta = serde_json::to_vec_pretty(&CheckpointMeta {
             format: CHECKPOINT_FORMAT,
             config: self.cfg.clone(),
             steps: self.steps,
             model_file: FileCheck::of(&model),
             optimizer_file: FileCheck::of(&optim),
+            ema: ema.as_ref().map(|(decay, bytes)| EmaMeta {
+                decay: *decay,
+                file: FileCheck::of(bytes),
+            }),
         })
         .expect("checkpoint metadata serialises");
-        write_all_atomic(&[
+        let mut files = vec![
             (dir.join(CHECKPOINT_MODEL_FILE), model),
             (dir.join(CHECKPOINT_OPTIMIZER_FILE), optim),
-            (dir.join(CHECKPOINT_META_FILE), meta),
-        ])
+        ];
+        if let Some((_, bytes)) = ema {
+            files.push((dir.join(CHECKPOINT_EMA_FILE), bytes));
+        }
+        files.push((dir.join(CHECKPOINT_META_FILE), meta));
+        write_all_atomic(&files)
     }
 
     /// Loads a checkpoint written by [`Self::save`] onto `device` (autodiff enabled), with
@@ -321,6 +384,19 @@ impl ArmacLearner {
                 }
             })?;
         let optim = adam().load_record(record);
+        let ema = match &meta.ema {
+            None => None,
+            Some(e) => {
+                let path = dir.join(CHECKPOINT_EMA_FILE);
+                let bytes = read_file(&path)?;
+                e.file.verify(&path, &bytes)?;
+                let template = cfg.init(&device, 0)?.valid();
+                Some(Ema {
+                    decay: e.decay,
+                    model: load_model_bytes(template, &path, bytes)?,
+                })
+            }
+        };
         Ok(Self {
             cfg,
             device,
@@ -328,6 +404,7 @@ impl ArmacLearner {
             optim,
             lr,
             steps: meta.steps,
+            ema,
         })
     }
 }

@@ -72,6 +72,8 @@ pub const CHECKPOINT_MODEL_FILE: &str = "armac_model.bpk";
 pub const CHECKPOINT_OPTIMIZER_FILE: &str = "armac_optimizer.bpk";
 /// Config, step counter and file checks of a learner checkpoint (JSON).
 pub const CHECKPOINT_META_FILE: &str = "armac_meta.json";
+/// File name of the Polyak-averaged weights in a learner checkpoint (when averaging is on).
+pub const CHECKPOINT_EMA_FILE: &str = "armac_ema.bpk";
 
 const CHECKPOINT_FORMAT: u32 = 1;
 

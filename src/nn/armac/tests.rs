@@ -583,3 +583,62 @@ fn half_precision_snapshots_round_trip_and_stay_close() {
     assert_close(&fo.q1, &lo.q1, 5e-3, "q1");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn flat_weights(model: &ArmacNet) -> Vec<f32> {
+    let mut c = CollectFloats(Vec::new());
+    model.visit(&mut c);
+    c.0.into_iter()
+        .flat_map(|t| t.into_data().convert::<f32>().try_to_vec::<f32>().unwrap())
+        .collect()
+}
+
+/// The Polyak average is `avg ← d·avg + (1 − d)·θ` with the ramped `d` after every step,
+/// the snapshot hands it out, and a checkpoint keeps it.
+#[test]
+fn polyak_average_follows_its_formula_and_survives_a_checkpoint() {
+    let cfg = small_cfg();
+    let train = synthetic_train_batch(&cfg, 16, 1);
+    let probe = synthetic_act_batch(&cfg, 8, 2);
+    let mut l = ArmacLearner::new(cfg.clone(), &cpu(), 1e-2, 4);
+    l.set_polyak(0.9);
+    let mut want = flat_weights(&l.model.valid());
+    for n in 0..25u64 {
+        l.train_step(&train);
+        let d = 0.9f64.min((1.0 + n as f64) / (10.0 + n as f64)) as f32;
+        let raw = flat_weights(&l.model.valid());
+        for (w, r) in want.iter_mut().zip(&raw) {
+            *w = d * *w + (1.0 - d) * r;
+        }
+    }
+    let got = flat_weights(&l.snapshot().model);
+    assert_close(&got, &want, 1e-5, "polyak weights");
+    let raw = flat_weights(&l.model.valid());
+    assert!(got.iter().zip(&raw).any(|(a, b)| (a - b).abs() > 1e-4));
+
+    let dir = scratch_dir("polyak");
+    l.save(&dir).unwrap();
+    assert!(dir.join(CHECKPOINT_EMA_FILE).exists());
+    let mut back = ArmacLearner::load(cfg.clone(), &cpu(), 1e-2, &dir).unwrap();
+    assert_eq!(back.polyak(), 0.9);
+    assert_eq!(
+        back.snapshot().evaluate(&probe),
+        l.snapshot().evaluate(&probe)
+    );
+    l.train_step(&train);
+    back.train_step(&train);
+    assert_outputs_close(
+        &back.snapshot().evaluate(&probe),
+        &l.snapshot().evaluate(&probe),
+        1e-5,
+    );
+    // A corrupt average is an error naming its file.
+    std::fs::write(dir.join(CHECKPOINT_EMA_FILE), b"garbage").unwrap();
+    let e = ArmacLearner::load(cfg, &cpu(), 1e-2, &dir)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(CHECKPOINT_EMA_FILE), "{e}");
+    // Turned off, the snapshot is the raw network again.
+    l.set_polyak(0.0);
+    assert_eq!(l.snapshot().evaluate(&probe), l.evaluate(&probe));
+    let _ = std::fs::remove_dir_all(&dir);
+}
