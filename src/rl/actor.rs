@@ -441,3 +441,91 @@ pub fn play_group(
     });
     (done, eval)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::load_game;
+    use crate::nn::armac::ArmacNetConfig;
+
+    fn kuhn_ff(seed: u64) -> Arc<ArmacPolicyNet> {
+        let game = load_game("kuhn_poker").unwrap();
+        let cfg = ArmacNetConfig::new(
+            game.information_state_tensor_size(),
+            game.num_distinct_actions(),
+        )
+        .with_encoder_hidden(32)
+        .with_head_hidden(32)
+        .with_zero_init_heads(false);
+        Arc::new(ArmacPolicyNet::init(cfg, seed).unwrap())
+    }
+
+    /// The past networks whose policy is the one an opponent decision played.
+    fn sources(step: &Step, nets: &[Arc<ArmacPolicyNet>]) -> std::collections::BTreeSet<usize> {
+        let played = step.played_policy.as_ref().unwrap();
+        let batch = ActBatch {
+            own: step.info[step.player].clone(),
+            both0: step.info[0].clone(),
+            both1: step.info[1].clone(),
+            legal: step.legal.iter().map(|&l| l as u8 as f32).collect(),
+        };
+        (0..nets.len())
+            .filter(|&k| {
+                let out = nets[k].evaluate(&batch);
+                let pi = normalized_relu(&out.mean_regret, &step.legal);
+                pi.iter().zip(played).all(|(a, b)| (a - b).abs() < 1e-6)
+            })
+            .collect()
+    }
+
+    /// `PastDraw::Episode` mixes past epochs within one lock-step group (Algorithm 1 draws `j`
+    /// per episode); `PastDraw::Group` plays one past epoch per group.
+    #[test]
+    fn past_epochs_are_drawn_per_episode_or_per_group() {
+        let game = load_game("kuhn_poker").unwrap();
+        let policies = [kuhn_ff(101), kuhn_ff(202), kuhn_ff(303)];
+        let snaps = Snapshots {
+            epoch: 3,
+            latest: kuhn_ff(10),
+            past: policies
+                .iter()
+                .map(|p| PastEpoch {
+                    policy: p.clone(),
+                    critic: kuhn_ff(20),
+                    exact: None,
+                })
+                .collect(),
+            best: Candidate::Uniform,
+        };
+        for (draw, want_distinct) in [(PastDraw::Episode, 3), (PastDraw::Group, 1)] {
+            let settings = ActorSettings {
+                games_per_group: 48,
+                eval_fraction: 0.0,
+                reward_scale: 2.0,
+                past_draw: draw,
+            };
+            let mut rng = SplitMix64::new(5);
+            let (trajs, eval) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
+            assert!(eval.is_none());
+            assert_eq!(trajs.len(), 48);
+            let mut seen = std::collections::BTreeSet::new();
+            for t in &trajs {
+                assert!(t.learning);
+                // The networks consistent with every opponent decision of the episode.
+                let mut fits: std::collections::BTreeSet<usize> = (0..policies.len()).collect();
+                for s in t.steps.iter().filter(|s| s.player != t.learning_player) {
+                    let here = sources(s, &policies);
+                    fits = fits.intersection(&here).copied().collect();
+                }
+                assert!(!fits.is_empty(), "one past epoch per episode");
+                if fits.len() == 1 {
+                    seen.extend(fits);
+                }
+                for s in t.steps.iter().filter(|s| s.player == t.learning_player) {
+                    assert!(s.advantage.is_some() && s.played_policy.is_none());
+                }
+            }
+            assert_eq!(seen.len(), want_distinct, "{draw:?}: {seen:?}");
+        }
+    }
+}

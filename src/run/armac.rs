@@ -19,7 +19,7 @@
 //! `reservoir/`), reservoir sampling state, counters, RNG state and candidate ranking.
 
 use super::config::{ArmacSettings, Config};
-use super::diagnostics::{Diagnostics, DiagnosticsRow};
+use super::diagnostics::{Diagnostics, DiagnosticsRow, SampledRegrets};
 use super::generation::{FileSum, GenerationWriter};
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
@@ -66,6 +66,8 @@ pub const METRICS_HEADER: &[&str] = &[
     "diag_w_error",
     "diag_nash_conv_exact_rm",
     "diag_nash_conv_exact_avg",
+    "diag_w_sampling_error",
+    "diag_w_fit_error",
 ];
 
 /// Counters and RNG state saved in `checkpoint/state.json`.
@@ -174,6 +176,34 @@ impl Exact {
                 gather_rows(&out, last)
             }
         }
+    }
+
+    /// Regret matching on the per-infoset sums of the replay memory's mean-regret targets
+    /// (feed-forward nets: infosets are found by their information-state tensors).
+    fn sampled_regrets(&self, replay: &Replay, na: usize) -> TreePolicy {
+        let isz = self.batches[0].own.len() / self.tree.infosets[0].len().max(1);
+        let key = |t: &[f32]| t.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+        let lookup: [std::collections::HashMap<Vec<u32>, usize>; 2] = std::array::from_fn(|p| {
+            self.batches[p]
+                .own
+                .chunks(isz.max(1))
+                .enumerate()
+                .map(|(i, t)| (key(t), i))
+                .collect()
+        });
+        let mut sums = SampledRegrets::new(&self.tree);
+        for t in replay.items.iter().filter(|t| t.learning) {
+            for st in t.steps.iter().filter(|st| st.player == t.learning_player) {
+                if let (Some(adv), Some(&i)) = (
+                    &st.advantage,
+                    lookup[st.player].get(&key(&st.info[st.player])),
+                ) {
+                    debug_assert_eq!(adv.len(), na);
+                    sums.add(&self.tree, st.player, i, adv);
+                }
+            }
+        }
+        sums.policy(&self.tree)
     }
 
     /// NashConv of the average-policy head and of `π = NormalizedReLU(W)`.
@@ -979,6 +1009,8 @@ pub fn run(
         }
         let epoch = st.epoch;
         let snaps = snapshots.read().expect("snapshot lock").clone();
+        learner.set_lr(s.learning_rate_at(epoch));
+        learner.set_loss_weights(s.loss_weights);
         let learn_t0 = Instant::now();
         let work = match act_and_learn(
             s,
@@ -1082,7 +1114,8 @@ pub fn run(
         let mut drow = None;
         if let (Some(ex), Some(d)) = (&exact, &mut diag) {
             let next = ex.policies(&net, na).1;
-            let row = d.compare(&ex.tree, &next, eval_now);
+            let sampled = (eval_now && !s.recurrent).then(|| ex.sampled_regrets(&replay, na));
+            let row = d.compare(&ex.tree, &next, eval_now, sampled.as_ref());
             d.record(&ex.tree, &next);
             tb.scalar("diag/policy_change", row.policy_change, it);
             tb.scalar("diag/w_error", row.w_error, it);
@@ -1092,12 +1125,7 @@ pub fn run(
             }
             drow = Some(row);
         }
-        let drow = drow.unwrap_or(DiagnosticsRow {
-            policy_change: f64::NAN,
-            w_error: f64::NAN,
-            nash_conv_exact_rm: f64::NAN,
-            nash_conv_exact_avg: f64::NAN,
-        });
+        let drow = drow.unwrap_or(DiagnosticsRow::missing());
         if let Some(ex) = &exact
             && eval_now
         {
@@ -1125,6 +1153,8 @@ pub fn run(
                 format!("{:.6e}", drow.w_error),
                 format!("{:.6e}", drow.nash_conv_exact_rm),
                 format!("{:.6e}", drow.nash_conv_exact_avg),
+                format!("{:.6e}", drow.w_sampling_error),
+                format!("{:.6e}", drow.w_fit_error),
             ])
             .map_err(io_err("metrics", &metrics_path))?;
         // The first epoch of every process is checkpointed (a stop soon after the start loses

@@ -140,6 +140,16 @@ pub struct ArmacConfig {
     /// (Algorithm 1 as stated).
     #[serde(default)]
     pub polyak: f64,
+    /// Learning-rate decay: in epoch `t` Adam's step size is
+    /// `learning_rate / sqrt(1 + t / lr_decay_epochs)`; 0 keeps it constant. A step size that
+    /// shrinks lets the mean-regret head average its noisy targets over ever more samples (a
+    /// constant one leaves it a fixed noise floor).
+    #[serde(default)]
+    pub lr_decay_epochs: f64,
+    /// Weights of the critic, mean-regret, immediate-regret and average-policy losses in the
+    /// sum the shared encoder is trained on (`[1, 1, 1, 1]`: Algorithm 1's plain sum).
+    #[serde(default = "d_loss_weights")]
+    pub loss_weights: [f64; 4],
     /// Ablation (small games only, needs `exact_eval`): the mean-regret targets are the exact
     /// advantages `q_{π^j}(h, a) − v_{π^j}(h)` computed over the game tree instead of the past
     /// critic's estimates (the critic still trains, for the immediate-regret head).
@@ -230,6 +240,9 @@ fn d_unroll() -> usize {
 fn d_device() -> String {
     "flex".into()
 }
+fn d_loss_weights() -> [f64; 4] {
+    [1.0; 4]
+}
 fn d_true() -> bool {
     true
 }
@@ -254,6 +267,8 @@ pub struct ArmacSettings {
     pub candidate_decay: f64,
     pub past_draw: PastDraw,
     pub polyak: f64,
+    pub lr_decay_epochs: f64,
+    pub loss_weights: [f64; 4],
     pub exact_advantages: bool,
     pub actors: usize,
     pub games_per_group: usize,
@@ -269,6 +284,17 @@ pub struct ArmacSettings {
     pub eval_every: u64,
     pub checkpoint_every: u64,
     pub checkpoint_seconds: f64,
+}
+
+impl ArmacSettings {
+    /// Adam's step size in epoch `t` (see `armac.lr_decay_epochs`).
+    pub fn learning_rate_at(&self, epoch: u64) -> f64 {
+        if self.lr_decay_epochs > 0.0 {
+            self.learning_rate / (1.0 + epoch as f64 / self.lr_decay_epochs).sqrt()
+        } else {
+            self.learning_rate
+        }
+    }
 }
 
 /// `[eval]`: how often the exact evaluation runs.
@@ -518,6 +544,15 @@ impl Config {
                 "needs armac.exact_eval = true (exact values exist for small games only)",
             ));
         }
+        if !a.loss_weights.iter().all(|w| w.is_finite() && *w >= 0.0) {
+            return Err(bad("loss_weights", "must be four numbers >= 0"));
+        }
+        if !(a.lr_decay_epochs.is_finite() && a.lr_decay_epochs >= 0.0) {
+            return Err(bad(
+                "lr_decay_epochs",
+                "must be a number >= 0 (0: constant rate)",
+            ));
+        }
         if !(0.0..1.0).contains(&a.polyak) {
             return Err(bad("polyak", "must be in [0, 1)"));
         }
@@ -560,6 +595,8 @@ impl Config {
             candidate_decay: a.candidate_decay,
             past_draw: a.past_draw,
             polyak: a.polyak,
+            lr_decay_epochs: a.lr_decay_epochs,
+            loss_weights: a.loss_weights,
             exact_advantages: a.exact_advantages,
             actors: a.actors,
             games_per_group: a.games_per_group,

@@ -31,6 +31,53 @@ pub struct DiagnosticsRow {
     pub nash_conv_exact_rm: f64,
     /// NashConv of the exact own-reach-weighted average of `π^0 … π^t` (NaN when not asked).
     pub nash_conv_exact_avg: f64,
+    /// Mean total-variation distance between regret matching on the per-infoset mean of the
+    /// replay memory's mean-regret targets (what a regression of unlimited capacity would fit)
+    /// and regret matching on the exact regrets: the error of the data (NaN when not asked).
+    pub w_sampling_error: f64,
+    /// Mean total-variation distance between the head's `π^{t+1}` and regret matching on the
+    /// replay's per-infoset means: the error of the fit (NaN when not asked).
+    pub w_fit_error: f64,
+}
+
+impl DiagnosticsRow {
+    /// A row of NaNs (diagnostics off).
+    pub fn missing() -> Self {
+        DiagnosticsRow {
+            policy_change: f64::NAN,
+            w_error: f64::NAN,
+            nash_conv_exact_rm: f64::NAN,
+            nash_conv_exact_avg: f64::NAN,
+            w_sampling_error: f64::NAN,
+            w_fit_error: f64::NAN,
+        }
+    }
+}
+
+/// Sums of sampled mean-regret targets per infoset and action (indexed like a [`TreePolicy`]):
+/// regret matching on them is what a regression of unlimited capacity on those samples plays.
+pub struct SampledRegrets {
+    sums: TreePolicy,
+}
+
+impl SampledRegrets {
+    /// No samples yet.
+    pub fn new(tree: &PublicTree) -> Self {
+        Self { sums: zeros(tree) }
+    }
+
+    /// Adds one target: player `p`'s infoset `i`, advantages indexed by action id.
+    pub fn add(&mut self, tree: &PublicTree, p: usize, i: usize, advantages: &[f32]) {
+        let inf = &tree.infosets[p];
+        for k in inf.range(i) {
+            self.sums[p][k] += advantages[inf.actions[k]] as f64;
+        }
+    }
+
+    /// Regret matching on the sums (uniform at infosets without samples).
+    pub fn policy(&self, tree: &PublicTree) -> TreePolicy {
+        regret_matching(tree, &self.sums)
+    }
 }
 
 /// Exact accumulators along the network's own policy sequence.
@@ -186,14 +233,19 @@ impl Diagnostics {
 
     /// Compares the next network's `π^{t+1}` (`next`) with the recorded sequence; the exact
     /// average's NashConv is computed only when `with_average` (it costs two best responses).
+    /// `sampled`: regret matching on the replay's targets, for the split of the W error into
+    /// data and fit.
     pub fn compare(
         &self,
         tree: &PublicTree,
         next: &TreePolicy,
         with_average: bool,
+        sampled: Option<&TreePolicy>,
     ) -> DiagnosticsRow {
         let rm = regret_matching(tree, &self.regret_sum);
         DiagnosticsRow {
+            w_sampling_error: sampled.map_or(f64::NAN, |s| mean_tv(tree, s, &rm)),
+            w_fit_error: sampled.map_or(f64::NAN, |s| mean_tv(tree, s, next)),
             policy_change: self
                 .last
                 .as_ref()
@@ -267,13 +319,30 @@ mod tests {
         let mut early = f64::NAN;
         for n in 0..200 {
             if n == 20 {
-                early = d.compare(&t, &pi, true).nash_conv_exact_avg;
+                early = d.compare(&t, &pi, true, None).nash_conv_exact_avg;
             }
             d.record(&t, &pi);
             pi = regret_matching(&t, &d.regret_sum);
         }
-        let row = d.compare(&t, &pi, true);
+        // Samples whose sums are the exact regrets: regret matching on them is exact RM.
+        let mut sampled = SampledRegrets::new(&t);
+        for p in 0..2 {
+            let inf = &t.infosets[p];
+            for i in 0..inf.len() {
+                let mut adv = vec![0.0f32; 2];
+                for k in inf.range(i) {
+                    adv[inf.actions[k]] = d.regret_sum[p][k] as f32;
+                }
+                sampled.add(&t, p, i, &adv);
+            }
+        }
+        let sampled = sampled.policy(&t);
+        let row = d.compare(&t, &pi, true, Some(&sampled));
         assert!(row.w_error.abs() < 1e-12, "{row:?}");
+        assert!(
+            row.w_sampling_error < 1e-6 && row.w_fit_error < 1e-6,
+            "{row:?}"
+        );
         // Simultaneous-update CFR's average after 200 iterations (measured 0.035).
         assert!(row.nash_conv_exact_avg < 0.05, "{row:?}");
         assert!(row.nash_conv_exact_avg < 0.5 * early, "{row:?} vs {early}");
@@ -281,7 +350,7 @@ mod tests {
             row.policy_change >= 0.0 && row.policy_change < 0.5,
             "{row:?}"
         );
-        let uniform = d.compare(&t, &uniform_tree_policy(&t), false);
+        let uniform = d.compare(&t, &uniform_tree_policy(&t), false, None);
         assert!(uniform.w_error > 0.05, "{uniform:?}");
         assert_eq!(d.recorded(), 200);
     }

@@ -41,6 +41,9 @@ pub struct ArmacLearner {
     pub(super) lr: f64,
     pub(super) steps: u64,
     pub(super) ema: Option<Ema>,
+    /// Weights of the critic, mean-regret, immediate-regret and policy losses in the sum
+    /// that is differentiated (all 1 by default).
+    pub(super) loss_weights: [f64; 4],
 }
 
 /// Exponential moving average of the learner's weights (plain tensors on its device).
@@ -87,6 +90,7 @@ impl ArmacLearner {
             lr,
             steps: 0,
             ema: None,
+            loss_weights: [1.0; 4],
         })
     }
 
@@ -106,6 +110,13 @@ impl ArmacLearner {
                 model: self.model.valid(),
             });
         }
+    }
+
+    /// Weights of the critic, mean-regret, immediate-regret and policy losses in the
+    /// differentiated sum (the shared encoder's features follow the larger terms); the losses
+    /// [`Self::train_step`] reports stay unweighted.
+    pub fn set_loss_weights(&mut self, weights: [f64; 4]) {
+        self.loss_weights = weights;
     }
 
     /// The Polyak decay (`0` when averaging is off).
@@ -231,7 +242,11 @@ impl ArmacLearner {
 
     fn apply(&mut self, terms: [Tensor<1>; 4]) -> Losses {
         let [c, r, i, p] = terms;
-        let total = c.clone() + r.clone() + i.clone() + p.clone();
+        let [wc, wr, wi, wp] = self.loss_weights;
+        let total = c.clone().mul_scalar(wc)
+            + r.clone().mul_scalar(wr)
+            + i.clone().mul_scalar(wi)
+            + p.clone().mul_scalar(wp);
         let grads = GradientsParams::from_grads(total.backward(), &self.model);
         let values: Vec<f32> = Tensor::cat(vec![c, r, i, p], 0)
             .detach()
@@ -405,6 +420,7 @@ impl ArmacLearner {
             lr,
             steps: meta.steps,
             ema,
+            loss_weights: [1.0; 4],
         })
     }
 }
