@@ -43,36 +43,36 @@ fn kuhn_armac_learns_well_below_uniform() {
             "kuhn_armac.toml",
             "--quiet",
             "--set",
-            "armac.epochs=30",
+            "armac.epochs=100",
             "--set",
-            "eval.every=5",
+            "eval.every=10",
             "--set",
-            "armac.episodes_per_epoch=256",
+            "armac.episodes_per_epoch=512",
             "--set",
-            "armac.learning_steps_per_epoch=100",
+            "armac.learning_steps_per_epoch=30",
             "--set",
             "armac.learning_rate=1e-3",
             // Four epochs of replay: with the default 8192 trajectories this short run would
-            // still train on its first, near-uniform epochs at the end and learn more slowly
-            // (measured: best 0.43-0.54 against 0.20-0.30 with 1024, seeds 1 and 2).
+            // still train on its first, near-uniform epochs at the end and learn more slowly.
             "--set",
-            "armac.replay_capacity=1024",
+            "armac.replay_capacity=2048",
             "--out",
         ],
         &dir,
     );
     let curve = nash_convs(&dir);
-    assert_eq!(curve.len(), 6, "{curve:?}");
-    // With zero-initialised heads the curve falls almost monotonically (measured, seeds 1-3:
-    // best 0.17-0.24, last 0.17-0.24 at epoch 30); the bounds leave room for the actor/learner
-    // timing, which makes runs differ slightly from one another.
+    assert_eq!(curve.len(), 10, "{curve:?}");
+    // Many short epochs (more policies π^j in the average) with past epochs drawn per episode:
+    // measured on a loaded 2-core machine, best 0.119-0.154 over five runs and last values
+    // 0.12-0.24 (with 30 epochs of 100 steps the best was 0.19-0.23). The goal of
+    // best <= 0.15 is reached in most runs but not all, so the bound is 0.2.
     let best = curve.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
     let last = curve.last().unwrap().1;
-    assert!(best <= 0.32, "best NashConv {best} in {curve:?}");
-    assert!(last <= 0.4, "last NashConv {last} in {curve:?}");
+    assert!(best <= 0.2, "best NashConv {best} in {curve:?}");
+    assert!(last <= 0.3, "last NashConv {last} in {curve:?}");
     assert!(best < 0.5 * UNIFORM_KUHN_NASH_CONV);
     let s = common::json(&dir.join("summary.json"));
-    assert_eq!(s["iterations"], 30);
+    assert_eq!(s["iterations"], 100);
     assert!(dir.join("checkpoint/learner").exists() && dir.join("checkpoint/state.json").is_file());
     // The checkpoint as a policy: `nashconv --policy <run dir>` and the exported OpenSpiel-format
     // file evaluate to the NashConv the run reported.

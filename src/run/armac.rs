@@ -407,12 +407,15 @@ impl ExactAdvantages {
     }
 }
 
-/// Returns are divided by the largest absolute utility (networks learn values of order 1).
-fn reward_scale(game: &GameRef) -> f64 {
-    game.max_utility()
-        .abs()
-        .max(game.min_utility().abs())
-        .max(1e-9)
+/// What returns are divided by: `armac.reward_scale`, or by default the largest absolute
+/// utility (networks learn values of order 1).
+fn reward_scale(game: &GameRef, s: &ArmacSettings) -> f64 {
+    s.reward_scale.unwrap_or_else(|| {
+        game.max_utility()
+            .abs()
+            .max(game.min_utility().abs())
+            .max(1e-9)
+    })
 }
 
 fn reservoir_path(dir: &Path, id: u64) -> PathBuf {
@@ -564,7 +567,7 @@ fn spawn_actors(
     let actor_settings = ActorSettings {
         games_per_group: s.games_per_group,
         eval_fraction: s.eval_fraction,
-        reward_scale: reward_scale(game),
+        reward_scale: reward_scale(game, s),
         past_draw: s.past_draw,
     };
     let mut handles = Vec::new();
@@ -944,7 +947,7 @@ pub fn run(
             let mut e = ExactAdvantages {
                 ht: Arc::new(ht),
                 values: Default::default(),
-                scale: reward_scale(&game),
+                scale: reward_scale(&game, s),
             };
             e.refresh(ex, &st, &nets, na);
             Some(e)

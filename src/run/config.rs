@@ -146,6 +146,12 @@ pub struct ArmacConfig {
     /// constant one leaves it a fixed noise floor).
     #[serde(default)]
     pub lr_decay_epochs: f64,
+    /// Returns are divided by this before the networks see them. Default: the game's largest
+    /// absolute payoff, which suits small games; in no-limit Hold'em (stacks of 200 big blinds)
+    /// it would squeeze typical pots far below Adam's noise, so the FCPA config sets 20 big
+    /// blinds.
+    #[serde(default)]
+    pub reward_scale: Option<f64>,
     /// Weights of the critic, mean-regret, immediate-regret and average-policy losses in the
     /// sum the shared encoder is trained on (`[1, 1, 1, 1]`: Algorithm 1's plain sum).
     #[serde(default = "d_loss_weights")]
@@ -268,6 +274,7 @@ pub struct ArmacSettings {
     pub past_draw: PastDraw,
     pub polyak: f64,
     pub lr_decay_epochs: f64,
+    pub reward_scale: Option<f64>,
     pub loss_weights: [f64; 4],
     pub exact_advantages: bool,
     pub actors: usize,
@@ -544,6 +551,9 @@ impl Config {
                 "needs armac.exact_eval = true (exact values exist for small games only)",
             ));
         }
+        if a.reward_scale.is_some_and(|x| !(x.is_finite() && x > 0.0)) {
+            return Err(bad("reward_scale", "must be a positive number"));
+        }
         if !a.loss_weights.iter().all(|w| w.is_finite() && *w >= 0.0) {
             return Err(bad("loss_weights", "must be four numbers >= 0"));
         }
@@ -596,6 +606,7 @@ impl Config {
             past_draw: a.past_draw,
             polyak: a.polyak,
             lr_decay_epochs: a.lr_decay_epochs,
+            reward_scale: a.reward_scale,
             loss_weights: a.loss_weights,
             exact_advantages: a.exact_advantages,
             actors: a.actors,
@@ -646,5 +657,54 @@ mod tests {
         let t = table(&format!("{base}recurrent = \"yes\"\n"));
         let e = Config::from_table(t, "x").unwrap_err().to_string();
         assert!(e.contains("recurrent"), "{e}");
+    }
+
+    #[test]
+    fn learning_keys_default_and_bad_values_name_the_key() {
+        let base = "game = \"leduc_poker\"\n[armac]\nepochs = 1\n";
+        let s = Config::from_table(table(base), "x")
+            .unwrap()
+            .armac()
+            .unwrap();
+        assert_eq!(s.past_draw, PastDraw::Episode);
+        assert_eq!(
+            (s.polyak, s.lr_decay_epochs, s.reward_scale),
+            (0.0, 0.0, None)
+        );
+        assert_eq!(s.loss_weights, [1.0; 4]);
+        assert_eq!(s.learning_rate_at(1000), s.learning_rate);
+        let mut t = table(base);
+        for kv in [
+            "armac.past_draw=\"group\"",
+            "armac.lr_decay_epochs=3",
+            "armac.reward_scale=2000",
+            "armac.loss_weights=[1,1,1,0.5]",
+            "armac.polyak=0.99",
+        ] {
+            apply_override(&mut t, kv).unwrap();
+        }
+        let s = Config::from_table(t, "x").unwrap().armac().unwrap();
+        assert_eq!(s.past_draw, PastDraw::Group);
+        assert_eq!(s.reward_scale, Some(2000.0));
+        assert!((s.learning_rate_at(9) - s.learning_rate / 2.0).abs() < 1e-15);
+        for (kv, key) in [
+            ("armac.polyak=1.0", "armac.polyak"),
+            ("armac.lr_decay_epochs=-1", "armac.lr_decay_epochs"),
+            ("armac.reward_scale=0", "armac.reward_scale"),
+            ("armac.loss_weights=[1,1,1,-1]", "armac.loss_weights"),
+            ("armac.exact_advantages=true", "armac.exact_advantages"),
+        ] {
+            let mut t = table(base);
+            apply_override(&mut t, kv).unwrap();
+            if key == "armac.exact_advantages" {
+                apply_override(&mut t, "armac.exact_eval=false").unwrap();
+            }
+            let e = Config::from_table(t, "x").unwrap().armac().unwrap_err();
+            assert!(e.to_string().contains(key), "{kv}: {e}");
+        }
+        let mut t = table(base);
+        apply_override(&mut t, "armac.past_draw=\"sometimes\"").unwrap();
+        let e = Config::from_table(t, "x").unwrap_err().to_string();
+        assert!(e.contains("past_draw"), "{e}");
     }
 }
