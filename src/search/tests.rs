@@ -485,3 +485,100 @@ fn simulations_grow_the_tree_reproducibly_from_the_seed() {
     assert_eq!(pa, pb);
     assert_ne!(a, c, "another seed should grow another tree");
 }
+
+/// `n` and its ancestors up to the root.
+fn ancestors(tree: &PublicTree, mut n: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    while n != crate::tree::NONE {
+        out.push(n);
+        n = tree.nodes[n as usize].parent;
+    }
+    out
+}
+
+/// Decision nodes of `player` below `from` with no decision of `player` in between: the
+/// candidates for its next decision.
+fn next_decisions(tree: &PublicTree, from: u32, player: usize) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut stack: Vec<u32> = tree.nodes[from as usize].children.clone();
+    while let Some(n) = stack.pop() {
+        match tree.nodes[n as usize].kind {
+            NodeKind::Decision(p) if p == player => out.push(n),
+            _ => stack.extend(tree.nodes[n as usize].children.iter().copied()),
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Every node of a search tree lies on the path from the search root to `current`, is a child
+/// of a node on it (an off-path frontier or terminal node), or lies below `current`.
+fn grown_only_below(tree: &PublicTree, nodes: &[u32], root: u32, current: u32) -> bool {
+    let path = ancestors(tree, current);
+    let root_pos = path
+        .iter()
+        .position(|&n| n == root)
+        .expect("root above current");
+    let path = &path[..=root_pos];
+    nodes.iter().all(|&n| {
+        path.contains(&n)
+            || path.contains(&tree.nodes[n as usize].parent)
+            || ancestors(tree, n).contains(&current)
+    })
+}
+
+#[test]
+fn resolver_restarts_at_the_deepest_node_of_its_last_tree_and_grows_below_the_current_state() {
+    use super::{Resolver, ResolverConfig};
+    let g = compile("leduc_poker");
+    let config = ResolverConfig {
+        search: GtCfrConfig {
+            simulations: 8,
+            ..GtCfrConfig::default()
+        },
+        ..ResolverConfig::default()
+    };
+    let mut oracle = SubgameOracle::new(g.tree.clone(), g.ht.clone(), 50).unwrap();
+    let mut r = Resolver::new(0, g.tree.clone(), g.ht.clone(), config).unwrap();
+    let first = next_decisions(&g.tree, 0, 0)[0];
+    let p1_node = next_decisions(&g.tree, first, 1)[0];
+    let e = r.act(p1_node, 1, &mut oracle).unwrap_err().to_string();
+    assert!(e.contains("`node`") && e.contains("player 0"), "{e}");
+    assert!(!r.has_summary());
+    let a = r.act(first, 1, &mut oracle).unwrap();
+    assert!(a.searched && !a.gadget, "{a:?}");
+    assert_eq!(a.root, 0, "the first search is rooted at the game's root");
+    for row in a.rows.iter().filter(|r| !r.is_empty()) {
+        assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{row:?}");
+    }
+    let t1 = r.last_tree();
+    assert!(a.expansions > 0 && t1.len() > 4, "{a:?}");
+    assert!(grown_only_below(&g.tree, &t1, 0, first));
+    // The next decisions: some inside the last tree, some beyond its frontier.
+    let next = next_decisions(&g.tree, first, 0);
+    let inside = *next.iter().find(|n| t1.contains(n)).expect("one inside");
+    let outside = *next
+        .iter()
+        .find(|n| !t1.contains(n))
+        .expect("one beyond the frontier (the budget is small)");
+    let mut r_in = r.clone();
+    let b = r_in.act(inside, 2, &mut oracle).unwrap();
+    assert!(b.searched && b.gadget, "{b:?}");
+    assert_eq!(b.root, inside, "the current state was in the last tree");
+    assert!(grown_only_below(&g.tree, &r_in.last_tree(), inside, inside));
+    let want_root = *ancestors(&g.tree, outside)
+        .iter()
+        .find(|n| t1.contains(n))
+        .unwrap();
+    assert_ne!(want_root, outside);
+    let mut r_out = r.clone();
+    let c = r_out.act(outside, 3, &mut oracle).unwrap();
+    assert!(c.gadget, "{c:?}");
+    assert_eq!(c.root, want_root, "deepest ancestor in the last tree");
+    let t2 = r_out.last_tree();
+    assert!(t2.contains(&want_root) && t2.contains(&outside));
+    assert!(grown_only_below(&g.tree, &t2, want_root, outside));
+    // A node above the last search's root does not follow it.
+    let e = r_out.act(first, 4, &mut oracle).unwrap_err().to_string();
+    assert!(e.contains("does not follow"), "{e}");
+}
