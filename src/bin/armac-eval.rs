@@ -121,7 +121,7 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         oracle_iterations: usize,
         /// Refuse games with more histories than this.
-        #[arg(long, default_value_t = 200_000)]
+        #[arg(long, default_value_t = 1_000_000)]
         max_histories: usize,
         /// One JSON object.
         #[arg(long)]

@@ -177,7 +177,7 @@ impl Default for SearchEval {
         SearchEval {
             resolver: ResolverConfig::default(),
             oracle_iterations: 200,
-            max_histories: 200_000,
+            max_histories: 1_000_000,
         }
     }
 }
