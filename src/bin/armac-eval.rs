@@ -9,6 +9,9 @@
 //! * `match --game G --a <policy> --b <policy> [--hands N] [--seed S] [--json]`: head-to-head,
 //!   both seats: exact expected payoff on games whose tree compiles, otherwise N hands as
 //!   duplicate deals (mean and 95% CI, in chips and, for poker, mbb/hand).
+//! * `search-nashconv --game G [--simulations S] [--seed N] [--oracle-iterations K]
+//!   [--max-histories H] [--json]`: exact NashConv of continual re-solving with GT-CFR at every
+//!   decision (Student of Games) and exact leaf values ([`armac::search::search_nash_conv`]).
 
 use anyhow::{Context, Result, bail};
 use armac::eval::lbr::{
@@ -20,6 +23,7 @@ use armac::games::load_game;
 use armac::games::universal_poker::UniversalPokerGame;
 use armac::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
 use armac::run::tensorboard::TbWriter;
+use armac::search::{SearchEval, search_nash_conv};
 use armac::tree::PublicTree;
 use clap::{Parser, Subcommand};
 use serde_json::json;
@@ -96,6 +100,29 @@ enum Command {
         /// Sample even where the exact value is computable.
         #[arg(long)]
         sampled: bool,
+        /// One JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Exact NashConv of Student of Games search: continual re-solving with GT-CFR at every
+    /// decision of both players, frontier values from an exact subgame oracle, assembled into
+    /// a whole-game policy (one search per decision public node, seeded by the node).
+    SearchNashconv {
+        /// Game name or OpenSpiel game string (its whole tree must compile).
+        #[arg(long)]
+        game: String,
+        /// Expansion simulations per search (at least 1; one CFR+ update per simulation).
+        #[arg(long, default_value_t = 100, value_parser = parse_simulations)]
+        simulations: usize,
+        /// Run seed (each search's seed derives from it and its public node).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// CFR+ iterations of each exact leaf solve (at least 1).
+        #[arg(long, default_value_t = 200)]
+        oracle_iterations: usize,
+        /// Refuse games with more histories than this.
+        #[arg(long, default_value_t = 1_000_000)]
+        max_histories: usize,
         /// One JSON object.
         #[arg(long)]
         json: bool,
@@ -184,6 +211,21 @@ fn run(args: Args) -> Result<()> {
             json,
         } => replay(&game, &actions, json),
         Command::Nashconv { game, policy, json } => nashconv(&game, &policy, json),
+        Command::SearchNashconv {
+            game,
+            simulations,
+            seed,
+            oracle_iterations,
+            max_histories,
+            json,
+        } => search_nashconv(
+            &game,
+            simulations,
+            seed,
+            oracle_iterations,
+            max_histories,
+            json,
+        ),
         Command::Match {
             game,
             a,
@@ -428,6 +470,43 @@ fn nashconv(game_name: &str, policy: &str, as_json: bool) -> Result<()> {
         println!("nash_conv {}", r.nash_conv);
     }
     Ok(())
+}
+
+fn search_nashconv(
+    game_name: &str,
+    simulations: usize,
+    seed: u64,
+    oracle_iterations: usize,
+    max_histories: usize,
+    as_json: bool,
+) -> Result<()> {
+    let game = load_game(game_name)?;
+    let mut eval = SearchEval {
+        oracle_iterations,
+        max_histories,
+        ..SearchEval::default()
+    };
+    eval.resolver.search.simulations = simulations;
+    eval.resolver.search.seed = seed;
+    let r = search_nash_conv(game.as_ref(), &eval)
+        .with_context(|| format!("search-nashconv on `{}`", game.load_string()))?;
+    if as_json {
+        println!("{}", serde_json::to_string(&r)?);
+    } else {
+        println!(
+            "nash_conv {} ({} searches, {:.1} s)",
+            r.nash_conv, r.stats.searches, r.stats.seconds
+        );
+    }
+    Ok(())
+}
+
+/// `--simulations`: at least 1.
+fn parse_simulations(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("`{s}` is not a positive number of simulations")),
+    }
 }
 
 /// `--threads`: 0 (one per core) up to 1024.

@@ -125,6 +125,11 @@ impl Gadget {
         })
     }
 
+    /// The terminate values, one per root slot.
+    pub fn terminate_values(&self) -> &[f64] {
+        &self.cfvs
+    }
+
     /// The opponent whose range the gadget sets.
     pub fn player(&self) -> Player {
         self.player
@@ -180,6 +185,10 @@ pub struct ScalarEngine {
     q: [Vec<f64>; 2],
     cfv_sum: [Vec<f64>; 2],
     cfv_weight: [f64; 2],
+    /// Per player: weighted sums of counterfactual values at every slot while its node was in
+    /// the tree (`[node x P]`), and the weight each node collected.
+    slot_cfv_sum: [Vec<f64>; 2],
+    slot_cfv_weight: [Vec<f64>; 2],
     gadget: Option<Gadget>,
     leaf_queries: u64,
 }
@@ -234,6 +243,8 @@ impl ScalarEngine {
             q: [vec![0.0; blocks(0)], vec![0.0; blocks(1)]],
             cfv_sum: [vec![0.0; roots * p], vec![0.0; roots * p]],
             cfv_weight: [0.0; 2],
+            slot_cfv_sum: [vec![0.0; n * p], vec![0.0; n * p]],
+            slot_cfv_weight: [vec![0.0; n], vec![0.0; n]],
             gadget: None,
             leaf_queries: 0,
             layout,
@@ -341,6 +352,15 @@ impl ScalarEngine {
         out
     }
 
+    /// Both players' reaches at every slot (`[node x P]`, the root ranges times each player's
+    /// own action probabilities in `blocks`, in-tree nodes only); no state changes.
+    pub fn reaches_under(&mut self, blocks: &[Vec<f64>; 2]) -> [Vec<f64>; 2] {
+        let saved = self.reach.clone();
+        self.compute_reaches(blocks)
+            .expect("computing reaches cannot fail");
+        std::mem::replace(&mut self.reach, saved)
+    }
+
     /// Player `p`'s best-response counterfactual values at every slot (`[node x P]`) against
     /// the opponent's strategy in `blocks` (and the root ranges); `p`'s own entries of
     /// `blocks` are ignored. At frontier nodes the evaluator's values stand in.
@@ -381,6 +401,21 @@ impl ScalarEngine {
             self.layout.scatter_blocks(tree, i, &blocks[i], &mut out);
             out
         })
+    }
+
+    /// Player `p`'s counterfactual values at every slot (`[node x P]`) averaged over the
+    /// iterations its node spent in the tree, with the solver's averaging weights (0 for nodes
+    /// never in the tree): DeepStack's carried opponent values.
+    pub fn average_cfvs(&self, p: Player) -> Vec<f64> {
+        let pp = self.layout.p;
+        self.slot_cfv_sum[p]
+            .iter()
+            .enumerate()
+            .map(|(s, x)| {
+                let w = self.slot_cfv_weight[p][s / pp];
+                if w > 0.0 { x / w } else { 0.0 }
+            })
+            .collect()
     }
 
     /// Player `p`'s cumulative regrets as blocks.
@@ -611,6 +646,16 @@ impl ScalarEngine {
             *s += weight * x;
         }
         self.cfv_weight[p] += weight;
+        let pp = self.layout.p;
+        for n in 0..self.layout.len() {
+            if self.in_tree(n) {
+                self.slot_cfv_weight[p][n] += weight;
+                let sl = n * pp..(n + 1) * pp;
+                for (s, x) in self.slot_cfv_sum[p][sl.clone()].iter_mut().zip(&v[sl]) {
+                    *s += weight * x;
+                }
+            }
+        }
         if let Some(g) = self.gadget.as_mut()
             && g.player == p
         {

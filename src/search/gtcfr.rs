@@ -110,6 +110,8 @@ pub struct GtCfr<E: RegretEngine = ScalarEngine> {
     visits: [Vec<u32>; 2],
     simulations: usize,
     expansions: usize,
+    /// Layout node where simulations start (0: the root).
+    growth_root: usize,
 }
 
 /// The layout of the whole subtree below `pbs.node` and the root ranges it implies.
@@ -164,7 +166,28 @@ impl<E: RegretEngine> GtCfr<E> {
             visits,
             simulations: 0,
             expansions: 0,
+            growth_root: 0,
         })
+    }
+
+    /// Makes simulations start at layout node `n` instead of the root, so that the tree grows
+    /// only below `n` (continual re-solving: the search root is an earlier public state and
+    /// `n` the current one). `n` must be an expanded node.
+    pub fn set_growth_root(&mut self, n: usize) -> Result<(), SearchError> {
+        if n >= self.engine.layout().len() || !self.engine.is_expanded(n) {
+            return Err(SearchError::BadSetting {
+                key: "growth_root",
+                value: n.to_string(),
+                reason: "must be an expanded node of the search tree".into(),
+            });
+        }
+        self.growth_root = n;
+        Ok(())
+    }
+
+    /// The layout node where simulations start.
+    pub fn growth_root(&self) -> usize {
+        self.growth_root
     }
 
     /// The engine.
@@ -219,24 +242,43 @@ impl<E: RegretEngine> GtCfr<E> {
         self.simulations += 1;
         let l = self.engine.layout().clone();
         let (p, pp) = (l.p, l.p * l.p);
-        let (r0, r1) = (self.engine.root_range(0), self.engine.root_range(1));
-        let weights: Vec<f64> = (0..pp)
-            .map(|js| {
-                if l.joint_valid[js] {
-                    l.chance_reach[js] * r0[js / p] * r1[js % p]
+        let g = self.growth_root;
+        // Beliefs at the start node: the root ranges there, the latest sweep's reaches below.
+        let (r0, r1) = if g == 0 {
+            (self.engine.root_range(0), self.engine.root_range(1))
+        } else {
+            (
+                &self.engine.reach(0)[g * p..(g + 1) * p],
+                &self.engine.reach(1)[g * p..(g + 1) * p],
+            )
+        };
+        let mut weights: Vec<f64> = (0..pp)
+            .map(|j| {
+                if l.joint_valid[g * pp + j] {
+                    l.chance_reach[g * pp + j] * r0[j / p] * r1[j % p]
                 } else {
                     0.0
                 }
             })
             .collect();
         if !weights.iter().any(|&w| w > 0.0) {
+            // The beliefs reach no history of the start node (a gadget may switch the
+            // opponent's range off, or the current strategies avoid the node): grow by chance
+            // alone.
+            for (j, w) in weights.iter_mut().enumerate() {
+                if l.joint_valid[g * pp + j] {
+                    *w = l.chance_reach[g * pp + j];
+                }
+            }
+        }
+        if !weights.iter().any(|&w| w > 0.0) {
             return Err(SearchError::BadRange {
                 player: 0,
-                reason: "the root beliefs give no history positive probability".into(),
+                reason: "the start node of simulations holds no history".into(),
             });
         }
-        let mut js = self.rng.weighted(&weights);
-        let mut n = 0usize;
+        let mut js = g * pp + self.rng.weighted(&weights);
+        let mut n = g;
         loop {
             match l.kind[n] {
                 TensorKind::Terminal | TensorKind::Leaf => return Ok(false),

@@ -2,7 +2,9 @@
 //! CFR ([`gtcfr::GtCfr`]) on a public subtree rooted at a public belief state ([`Pbs`]), with
 //! counterfactual values at the frontier supplied by a [`LeafValues`] evaluator (an exact
 //! subgame oracle here, a value network later) and the CFR-D re-solving gadget at the root
-//! ([`engine::Gadget`]).
+//! ([`engine::Gadget`]); continual re-solving along a game ([`resolve::Resolver`]) and the
+//! whole-game policy it defines ([`search_policy::SearchPolicy`]), evaluated exactly with the
+//! oracle at the frontier.
 //!
 //! Everything here is plain `f64` code over the burn-free layout of [`crate::tree::tensor`]:
 //! search never touches burn; networks enter through [`LeafValues`] only.
@@ -20,6 +22,8 @@
 pub mod engine;
 pub mod gtcfr;
 pub mod oracle;
+pub mod resolve;
+pub mod search_policy;
 
 #[cfg(test)]
 mod tests;
@@ -27,6 +31,10 @@ mod tests;
 pub use engine::{Gadget, RegretEngine, ScalarEngine};
 pub use gtcfr::{Final, GtCfr, GtCfrConfig};
 pub use oracle::SubgameOracle;
+pub use resolve::{OpponentValues, Resolved, Resolver, ResolverConfig};
+pub use search_policy::{
+    SearchEval, SearchNashConv, SearchPolicy, SearchPolicyStats, search_nash_conv,
+};
 
 /// A public belief state: a public node of the compiled [`crate::tree::PublicTree`] and both
 /// players' ranges over their private states there (index = private state; entries past a
