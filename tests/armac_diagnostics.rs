@@ -1,4 +1,4 @@
-//! `armac.diagnostics`: a short Kuhn run writes the exact diagnostics columns (finite W error
+//! `armac.diagnostics`: a short Kuhn run (with exact advantages) writes the exact diagnostics columns (finite W error
 //! and policy movement every epoch, exact NashConvs at evaluations), and the key is refused
 //! with a message naming it when exact evaluation is off.
 
@@ -14,6 +14,9 @@ fn kuhn_diagnostics_columns_are_filled() {
             "--quiet",
             "--set",
             "armac.diagnostics=true",
+            // Shares the diagnostics' history tree (built once for both).
+            "--set",
+            "armac.exact_advantages=true",
             "--set",
             "armac.epochs=3",
             "--set",
@@ -47,6 +50,10 @@ fn kuhn_diagnostics_columns_are_filled() {
     for name in ["diag_nash_conv_exact_rm", "diag_nash_conv_exact_avg"] {
         let v = last[col(name)];
         assert!(v.is_finite() && (0.0..=4.0).contains(&v), "{name} {v}");
+    }
+    for name in ["diag_w_sampling_error", "diag_w_fit_error"] {
+        let v = last[col(name)];
+        assert!((0.0..=1.0).contains(&v), "{name} {v}");
     }
     assert!(rows[0][col("diag_nash_conv_exact_avg")].is_nan());
 }

@@ -100,6 +100,17 @@ struct Exact {
     /// Recurrent nets, per player: every infoset's decisions from the root along its stored
     /// history (padded sequences), and the row of each infoset's own decision.
     sequences: Option<[(SeqInputs, Vec<usize>); 2]>,
+    /// Feed-forward nets, per player: information-state tensor (as bits) → infoset index, for
+    /// finding the replay memory's samples in the tree.
+    lookup: Option<[std::collections::HashMap<Vec<u32>, usize>; 2]>,
+    /// The history tree, built on first use and shared by the diagnostics and the exact
+    /// advantages.
+    histories: std::sync::OnceLock<Arc<HistoryTree>>,
+}
+
+/// Hashable key of an information-state tensor.
+fn tensor_key(t: &[f32]) -> Vec<u32> {
+    t.iter().map(|x| x.to_bits()).collect()
 }
 
 impl Exact {
@@ -157,11 +168,32 @@ impl Exact {
         } else {
             None
         };
+        let lookup = (!recurrent).then(|| {
+            std::array::from_fn(|p| {
+                batches[p]
+                    .own
+                    .chunks(isz.max(1))
+                    .enumerate()
+                    .map(|(i, t)| (tensor_key(t), i))
+                    .collect()
+            })
+        });
         Ok(Some(Exact {
             tree,
             batches,
             sequences,
+            lookup,
+            histories: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// The game's history tree over `self.tree`, built once.
+    fn histories(&self, game: &GameRef) -> Result<Arc<HistoryTree>, RunError> {
+        if let Some(ht) = self.histories.get() {
+            return Ok(ht.clone());
+        }
+        let ht = Arc::new(HistoryTree::build(game.as_ref(), &self.tree)?);
+        Ok(self.histories.get_or_init(|| ht).clone())
     }
 
     /// The network's outputs at every infoset of player `p` (row `i`: infoset `i`).
@@ -180,30 +212,22 @@ impl Exact {
 
     /// Regret matching on the per-infoset sums of the replay memory's mean-regret targets
     /// (feed-forward nets: infosets are found by their information-state tensors).
-    fn sampled_regrets(&self, replay: &Replay, na: usize) -> TreePolicy {
-        let isz = self.batches[0].own.len() / self.tree.infosets[0].len().max(1);
-        let key = |t: &[f32]| t.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-        let lookup: [std::collections::HashMap<Vec<u32>, usize>; 2] = std::array::from_fn(|p| {
-            self.batches[p]
-                .own
-                .chunks(isz.max(1))
-                .enumerate()
-                .map(|(i, t)| (key(t), i))
-                .collect()
-        });
+    /// `None` for recurrent nets (their samples carry no information-state tensor).
+    fn sampled_regrets(&self, replay: &Replay, na: usize) -> Option<TreePolicy> {
+        let lookup = self.lookup.as_ref()?;
         let mut sums = SampledRegrets::new(&self.tree);
         for t in replay.items.iter().filter(|t| t.learning) {
             for st in t.steps.iter().filter(|st| st.player == t.learning_player) {
                 if let (Some(adv), Some(&i)) = (
                     &st.advantage,
-                    lookup[st.player].get(&key(&st.info[st.player])),
+                    lookup[st.player].get(&tensor_key(&st.info[st.player])),
                 ) {
                     debug_assert_eq!(adv.len(), na);
                     sums.add(&self.tree, st.player, i, adv);
                 }
             }
         }
-        sums.policy(&self.tree)
+        Some(sums.policy(&self.tree))
     }
 
     /// NashConv of the average-policy head and of `π = NormalizedReLU(W)`.
@@ -929,7 +953,7 @@ pub fn run(
             )));
         }
         (Some(ex), true) => {
-            let mut d = Diagnostics::new(game.as_ref(), &ex.tree)?;
+            let mut d = Diagnostics::new(ex.histories(&game)?, &ex.tree);
             d.record(&ex.tree, &ex.policies(&learner.snapshot(), na).1);
             Some(d)
         }
@@ -943,9 +967,8 @@ pub fn run(
             )));
         }
         (Some(ex), true) => {
-            let ht = HistoryTree::build(game.as_ref(), &ex.tree)?;
             let mut e = ExactAdvantages {
-                ht: Arc::new(ht),
+                ht: ex.histories(&game)?,
                 values: Default::default(),
                 scale: reward_scale(&game, s),
             };
@@ -1117,7 +1140,7 @@ pub fn run(
         let mut drow = None;
         if let (Some(ex), Some(d)) = (&exact, &mut diag) {
             let next = ex.policies(&net, na).1;
-            let sampled = (eval_now && !s.recurrent).then(|| ex.sampled_regrets(&replay, na));
+            let sampled = eval_now.then(|| ex.sampled_regrets(&replay, na)).flatten();
             let row = d.compare(&ex.tree, &next, eval_now, sampled.as_ref());
             d.record(&ex.tree, &next);
             tb.scalar("diag/policy_change", row.policy_change, it);

@@ -16,7 +16,7 @@
 
 use crate::eval::nash_conv;
 use crate::tree::history::{HistoryKind, HistoryTree};
-use crate::tree::{PublicTree, TreeError, TreePolicy};
+use crate::tree::{PublicTree, TreePolicy};
 
 /// One epoch's diagnostics (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -82,7 +82,7 @@ impl SampledRegrets {
 
 /// Exact accumulators along the network's own policy sequence.
 pub struct Diagnostics {
-    ht: HistoryTree,
+    ht: std::sync::Arc<HistoryTree>,
     regret_sum: TreePolicy,
     avg_sum: TreePolicy,
     last: Option<TreePolicy>,
@@ -176,15 +176,15 @@ fn regrets_and_reach(
 }
 
 impl Diagnostics {
-    /// Empty accumulators over the compiled tree of `game`.
-    pub fn new(game: &dyn crate::game::Game, tree: &PublicTree) -> Result<Diagnostics, TreeError> {
-        Ok(Diagnostics {
-            ht: HistoryTree::build(game, tree)?,
+    /// Empty accumulators over `tree`; `ht` is the game's history tree over it.
+    pub fn new(ht: std::sync::Arc<HistoryTree>, tree: &PublicTree) -> Diagnostics {
+        Diagnostics {
+            ht,
             regret_sum: zeros(tree),
             avg_sum: zeros(tree),
             last: None,
             recorded: 0,
-        })
+        }
     }
 
     /// Number of policies recorded so far.
@@ -314,7 +314,8 @@ mod tests {
         // average's NashConv must fall well below uniform's 0.9167, and the head that plays
         // exactly that policy has W error 0.
         let (g, t) = kuhn();
-        let mut d = Diagnostics::new(g.as_ref(), &t).unwrap();
+        let ht = std::sync::Arc::new(HistoryTree::build(g.as_ref(), &t).unwrap());
+        let mut d = Diagnostics::new(ht, &t);
         let mut pi = uniform_tree_policy(&t);
         let mut early = f64::NAN;
         for n in 0..200 {
