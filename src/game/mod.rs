@@ -103,6 +103,10 @@ pub trait Game: Send + Sync + fmt::Debug {
     fn information_state_tensor_size(&self) -> usize;
     /// Length of [`State::observation_tensor`] buffers.
     fn observation_tensor_size(&self) -> usize;
+    /// Length of [`State::public_state_tensor`] buffers; `0` where the game provides none.
+    fn public_state_tensor_size(&self) -> usize {
+        0
+    }
     /// Whether [`State::observation_string`] is defined (OpenSpiel's Liar's Dice has none).
     fn provides_observation_string(&self) -> bool {
         true
@@ -160,6 +164,13 @@ pub trait State: Send + Sync + fmt::Debug {
     /// Must change whenever either information state changes in a way both players see,
     /// and must be a function of each player's information state.
     fn public_state_string(&self) -> String;
+
+    /// Writes a tensor of what both players know, a function of the public state alone (equal
+    /// for every history of one public-tree node), into `out`, whose length is
+    /// [`Game::public_state_tensor_size`]. Games whose size is `0` write nothing.
+    fn public_state_tensor(&self, out: &mut [f32]) {
+        debug_assert!(out.is_empty(), "this game has no public state tensor");
+    }
 
     /// The player's private state: an index into the private states possible in this public
     /// state, in `0..num_private_states(player)`. Together with the public state it determines
@@ -223,6 +234,21 @@ pub fn replay(game: &dyn Game, actions: &[Action]) -> Result<Box<dyn State>, Gam
         state.try_apply(a)?;
     }
     Ok(state)
+}
+
+/// Writes the entries of player 0's information-state tensor from `skip` on into `out`: the
+/// public part for games whose information-state tensor lays out the player and the private
+/// information first and public information after.
+pub(crate) fn public_tail_of_infostate(
+    game_tensor_size: usize,
+    state: &dyn State,
+    skip: usize,
+    out: &mut [f32],
+) {
+    let mut all = vec![0.0; game_tensor_size];
+    state.information_state_tensor(0, &mut all);
+    assert_eq!(out.len(), game_tensor_size - skip, "public tensor length");
+    out.copy_from_slice(&all[skip..]);
 }
 
 /// Information-state tensor of `player` as a fresh vector.

@@ -96,6 +96,10 @@ impl Game for KuhnGame {
         7
     }
 
+    fn public_state_tensor_size(&self) -> usize {
+        6
+    }
+
     fn new_initial_state(&self) -> Box<dyn State> {
         Box::new(KuhnState::new())
     }
@@ -296,6 +300,11 @@ impl State for KuhnState {
         for (i, &a) in self.bets().iter().enumerate() {
             out[5 + 2 * i + a] = 1.0;
         }
+    }
+
+    /// The betting part of the information-state tensor (one-hot pass/bet per round).
+    fn public_state_tensor(&self, out: &mut [f32]) {
+        crate::game::public_tail_of_infostate(11, self, 5, out);
     }
 
     fn observation_string(&self, player: Player) -> String {

@@ -222,6 +222,10 @@ impl Game for LeducGame {
         2 + 2 * self.num_cards() + 2
     }
 
+    fn public_state_tensor_size(&self) -> usize {
+        self.num_cards() + 4 * MAX_BETS_PER_ROUND
+    }
+
     fn new_initial_state(&self) -> Box<dyn State> {
         let mut s = LeducState::new(self.num_ranks());
         s.transfer = self.transfer;
@@ -620,6 +624,12 @@ impl State for LeducState {
                 }
             }
         }
+    }
+
+    /// The public card and the betting of the information-state tensor.
+    fn public_state_tensor(&self, out: &mut [f32]) {
+        let d = self.num_cards();
+        crate::game::public_tail_of_infostate(2 + 2 * d + 4 * MAX_BETS_PER_ROUND, self, 2 + d, out);
     }
 
     fn observation_string(&self, player: Player) -> String {

@@ -266,6 +266,10 @@ impl Game for LiarsDiceGame {
         self.cfg.tensor_size()
     }
 
+    fn public_state_tensor_size(&self) -> usize {
+        self.cfg.liar() + 1
+    }
+
     fn provides_observation_string(&self) -> bool {
         false
     }
@@ -468,6 +472,13 @@ impl State for LiarsDiceState {
 
     fn information_state_tensor(&self, player: Player, out: &mut [f32]) {
         self.write_tensor(player, out, usize::MAX);
+    }
+
+    /// The bid flags of the information-state tensor (every bid so far, and `Liar`).
+    fn public_state_tensor(&self, out: &mut [f32]) {
+        let size = self.cfg.tensor_size();
+        let skip = size - (self.cfg.liar() + 1);
+        crate::game::public_tail_of_infostate(size, self, skip, out);
     }
 
     fn observation_string(&self, _player: Player) -> String {

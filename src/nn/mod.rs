@@ -4,6 +4,7 @@
 //! without it.
 
 pub mod armac;
+pub mod cvpn;
 pub mod public;
 
 use burn::tensor::{Device, Tensor};

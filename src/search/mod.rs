@@ -20,21 +20,25 @@
 //! * A player's root value is `Σ_x r_i(x) v_i(x)`.
 
 pub mod engine;
+pub mod features;
 pub mod gtcfr;
 pub mod oracle;
 pub mod resolve;
 pub mod search_policy;
+pub mod solve;
 
 #[cfg(test)]
 mod tests;
 
 pub use engine::{Gadget, RegretEngine, ScalarEngine};
+pub use features::{EncodedPbs, PbsEncoder};
 pub use gtcfr::{Final, GtCfr, GtCfrConfig};
 pub use oracle::SubgameOracle;
 pub use resolve::{OpponentValues, Resolved, Resolver, ResolverConfig};
 pub use search_policy::{
     SearchEval, SearchNashConv, SearchPolicy, SearchPolicyStats, search_nash_conv,
 };
+pub use solve::{SearchLabels, solve_pbs};
 
 /// A public belief state: a public node of the compiled [`crate::tree::PublicTree`] and both
 /// players' ranges over their private states there (index = private state; entries past a

@@ -3,7 +3,7 @@
 use super::*;
 
 /// [`crate::util::write_all_atomic`] with the network layer's error type.
-pub(super) fn write_all_atomic(files: &[(PathBuf, Vec<u8>)]) -> Result<(), NnError> {
+pub(crate) fn write_all_atomic(files: &[(PathBuf, Vec<u8>)]) -> Result<(), NnError> {
     crate::util::write_all_atomic(files).map_err(|e| NnError::Io {
         op: e.op,
         path: e.path,
@@ -11,7 +11,7 @@ pub(super) fn write_all_atomic(files: &[(PathBuf, Vec<u8>)]) -> Result<(), NnErr
     })
 }
 
-pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, NnError> {
+pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, NnError> {
     std::fs::read(path).map_err(|source| NnError::Io {
         op: "cannot read",
         path: path.to_path_buf(),
@@ -76,13 +76,13 @@ pub(super) struct EmaMeta {
 /// Size and content hash of a checkpoint file, recorded in the metadata so that a truncated or
 /// altered file is caught even where its own format would not notice.
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
-pub(super) struct FileCheck {
+pub(crate) struct FileCheck {
     pub(super) len: u64,
     pub(super) fnv1a: String,
 }
 
 impl FileCheck {
-    pub(super) fn of(bytes: &[u8]) -> Self {
+    pub(crate) fn of(bytes: &[u8]) -> Self {
         let h = crate::util::fnv1a(bytes);
         Self {
             len: bytes.len() as u64,
@@ -90,7 +90,7 @@ impl FileCheck {
         }
     }
 
-    pub(super) fn verify(&self, path: &Path, bytes: &[u8]) -> Result<(), NnError> {
+    pub(crate) fn verify(&self, path: &Path, bytes: &[u8]) -> Result<(), NnError> {
         let got = Self::of(bytes);
         if got == *self {
             Ok(())

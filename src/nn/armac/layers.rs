@@ -17,7 +17,7 @@ pub(super) fn zero_linear(linear: Linear, device: &Device) -> Linear {
 }
 
 /// A `Linear(d_in → d_out)` with weights and bias uniform in `±1/√d_in`.
-pub(super) fn init_linear(
+pub(crate) fn init_linear(
     rng: &mut SplitMix64,
     d_in: usize,
     d_out: usize,
