@@ -327,3 +327,72 @@ fn fcpa_checkpoint_is_evaluated_by_lbr() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `armac.memory = "reservoir"`: the checkpoint holds both reservoir memories with their
+/// counts; a resumed run keeps offering samples to them (the counts only grow), and a corrupt
+/// memory file stops the resume with the file named and the run directory untouched.
+#[test]
+fn reservoir_memory_survives_a_resume_and_corruption_is_named() {
+    let dir = common::tmp("e2e", "memory");
+    let common = [
+        "--quiet",
+        "--set",
+        "armac.episodes_per_epoch=64",
+        "--set",
+        "armac.learning_steps_per_epoch=10",
+        "--set",
+        "armac.replay_capacity=128",
+        "--set",
+        "armac.memory=\"reservoir\"",
+        "--set",
+        "armac.memory_capacity=300",
+    ];
+    let counts = |dir: &Path| {
+        let m = common::json(&dir.join("checkpoint/memory.json"));
+        (
+            m["regret_seen"].as_u64().unwrap(),
+            m["policy_seen"].as_u64().unwrap(),
+        )
+    };
+    let mut first = vec!["--config", "kuhn_armac.toml", "--set", "armac.epochs=3"];
+    first.extend_from_slice(&common);
+    first.push("--out");
+    train(&first, &dir);
+    let (r1, p1) = counts(&dir);
+    // Epoch 0 has no past epoch (no targets); epochs 1 and 2 store learning decisions: about
+    // half the episodes are the learning player's and Kuhn has one or two decisions each.
+    assert!(r1 >= 40 && p1 >= 40, "regret {r1}, policy {p1}");
+    let st = common::json(&dir.join("checkpoint/state.json"));
+    assert_eq!(st["keep_previous"], true);
+    let mut second = vec!["--set", "armac.epochs=6"];
+    second.extend_from_slice(&common);
+    second.push("--resume");
+    train(&second, &dir);
+    let (r2, p2) = counts(&dir);
+    assert!(r2 > r1 && p2 > p1, "{r1}->{r2}, {p1}->{p2}");
+    let memory_file = dir.join("checkpoint/memory_policy.bin");
+    let bytes = std::fs::read(&memory_file).unwrap();
+    // Reservoir sampling: the file holds min(seen, capacity) samples (the count sits after the
+    // magic and the two sizes, as in the replay file).
+    let held = u64::from_le_bytes(bytes[24..32].try_into().unwrap());
+    assert_eq!(held, p2.min(300));
+    let mut bad = bytes.clone();
+    let k = bad.len() / 2;
+    bad[k] ^= 0x10;
+    std::fs::write(&memory_file, &bad).unwrap();
+    let before = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
+    let mut third = vec!["--set", "armac.epochs=8"];
+    third.extend_from_slice(&common);
+    third.push("--resume");
+    third.push(dir.to_str().unwrap());
+    let out = common::train().args(&third).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("memory_policy.bin"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("metrics.csv")).unwrap(),
+        before,
+        "a failed resume leaves the run directory as it was"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -45,6 +45,8 @@ pub struct Snapshots {
     /// The reservoir of past epochs `j < t` (empty in epoch 0: then episodes train only the
     /// critic).
     pub past: Vec<PastEpoch>,
+    /// The previous epoch `t − 1` (`None` in epoch 0), which [`PastDraw::Latest`] plays.
+    pub previous: Option<PastEpoch>,
     /// The candidate that ranked best in the previous epoch.
     pub best: Candidate,
 }
@@ -72,6 +74,9 @@ pub enum PastDraw {
     /// One draw per lock-step group of episodes (the first version: fewer distinct past
     /// policies per epoch, one batched forward pass per network and step).
     Group,
+    /// Always the previous epoch `j = t − 1` (with the reservoir memory, which keeps every
+    /// epoch's advantages; see [`super::memory`]).
+    Latest,
 }
 
 /// Settings of the actors.
@@ -132,6 +137,8 @@ struct Live {
     roles: Roles,
     /// Recurrent nets: both seats' LSTM states of this game, per network it uses.
     rnn: Vec<(usize, [RecurrentState; 2])>,
+    /// The learning player's behaviour reach so far ([`Step::reach`]).
+    reach: f64,
 }
 
 /// Index of `net` in `nets`, appending it if new.
@@ -148,6 +155,7 @@ fn slot(nets: &mut Vec<Arc<ArmacPolicyNet>>, net: &Arc<ArmacPolicyNet>) -> usize
 /// The networks of one episode (or of a whole group with [`PastDraw::Group`]).
 fn draw_roles(
     snaps: &Snapshots,
+    draw: PastDraw,
     evaluation: bool,
     candidates: &[Candidate],
     nets: &mut Vec<Arc<ArmacPolicyNet>>,
@@ -165,7 +173,11 @@ fn draw_roles(
     }
     // Learning episodes: past epoch j for the opponent and the advantages. Without a past
     // epoch (epoch 0) the opponent plays π^t and no regret or policy targets are stored.
-    let past = (!snaps.past.is_empty()).then(|| snaps.past[rng.below(snaps.past.len())].clone());
+    let past = if draw == PastDraw::Latest {
+        snaps.previous.clone()
+    } else {
+        (!snaps.past.is_empty()).then(|| snaps.past[rng.below(snaps.past.len())].clone())
+    };
     let beh = if snaps.past.is_empty() || rng.next_f64() < 0.5 {
         snaps.latest.clone()
     } else {
@@ -206,13 +218,28 @@ pub fn play_group(
     let evaluation = rng.next_f64() < settings.eval_fraction;
     // The distinct networks of the group, and each episode's use of them.
     let mut nets: Vec<Arc<ArmacPolicyNet>> = Vec::new();
-    let group_roles = (evaluation || settings.past_draw == PastDraw::Group)
-        .then(|| draw_roles(snaps, evaluation, candidates, &mut nets, rng));
+    let group_roles = (evaluation || settings.past_draw == PastDraw::Group).then(|| {
+        draw_roles(
+            snaps,
+            settings.past_draw,
+            evaluation,
+            candidates,
+            &mut nets,
+            rng,
+        )
+    });
     let mut live: Vec<Live> = (0..settings.games_per_group)
         .map(|g| {
-            let roles = group_roles
-                .clone()
-                .unwrap_or_else(|| draw_roles(snaps, evaluation, candidates, &mut nets, rng));
+            let roles = group_roles.clone().unwrap_or_else(|| {
+                draw_roles(
+                    snaps,
+                    settings.past_draw,
+                    evaluation,
+                    candidates,
+                    &mut nets,
+                    rng,
+                )
+            });
             Live {
                 state: game.new_initial_state(),
                 traj: Trajectory {
@@ -224,6 +251,7 @@ pub fn play_group(
                 },
                 roles,
                 rnn: Vec::new(),
+                reach: 1.0,
             }
         })
         .collect();
@@ -425,7 +453,11 @@ pub fn play_group(
                 action,
                 advantage,
                 played_policy: played,
+                reach: l.reach as f32,
             });
+            if learner_turn {
+                l.reach *= f64::from(probs[action]);
+            }
             l.state.apply_action(action);
         }
     }
@@ -495,9 +527,18 @@ mod tests {
                     exact: None,
                 })
                 .collect(),
+            previous: Some(PastEpoch {
+                policy: policies[1].clone(),
+                critic: kuhn_ff(20),
+                exact: None,
+            }),
             best: Candidate::Uniform,
         };
-        for (draw, want_distinct) in [(PastDraw::Episode, 3), (PastDraw::Group, 1)] {
+        for (draw, want_distinct) in [
+            (PastDraw::Episode, 3),
+            (PastDraw::Group, 1),
+            (PastDraw::Latest, 1),
+        ] {
             let settings = ActorSettings {
                 games_per_group: 48,
                 eval_fraction: 0.0,
@@ -524,8 +565,23 @@ mod tests {
                 for s in t.steps.iter().filter(|s| s.player == t.learning_player) {
                     assert!(s.advantage.is_some() && s.played_policy.is_none());
                 }
+                // The learning player's behaviour reach starts at 1 and changes only after
+                // its own decisions, by the probability of the action it took (positive).
+                let mut reach = 1.0f32;
+                for (k, s) in t.steps.iter().enumerate() {
+                    assert_eq!(s.reach, reach, "step {k}");
+                    if s.player == t.learning_player
+                        && let Some(next) = t.steps.get(k + 1)
+                    {
+                        assert!(next.reach > 0.0 && next.reach <= reach);
+                        reach = next.reach;
+                    }
+                }
             }
             assert_eq!(seen.len(), want_distinct, "{draw:?}: {seen:?}");
+            if draw == PastDraw::Latest {
+                assert!(seen.contains(&1), "the previous epoch plays: {seen:?}");
+            }
         }
     }
 }

@@ -20,7 +20,8 @@
 //! With the networks:
 //! * [`trajectory`], [`actor`], [`learner`], [`sequence`] — the actor threads' lock-step
 //!   episode groups and the learner's (feed-forward and recurrent) batch construction;
-//! * [`replay`] — the learner's replay memory;
+//! * [`replay`] — the learner's replay memory; [`memory`] — the reservoir memories of the
+//!   mean-regret and average-policy targets (`armac.memory = "reservoir"`);
 //! * [`exact`] — exact advantages from the game tree for the `exact_advantages` ablation;
 //! * [`policy`] — the average-policy head as a [`crate::policy::Policy`] and an LBR range
 //!   policy.
@@ -29,6 +30,7 @@ pub mod actor;
 pub mod candidates;
 pub mod exact;
 pub mod learner;
+pub mod memory;
 pub mod policy;
 pub mod regret;
 pub mod replay;

@@ -40,6 +40,7 @@ pub fn decision_path(game: &dyn Game, history: &[Action]) -> Result<Vec<Step>, G
                 action,
                 advantage: None,
                 played_policy: None,
+                reach: 1.0,
             });
         }
     };
@@ -299,6 +300,7 @@ mod tests {
                 critic: Arc::new(critic.clone()),
                 exact: None,
             }],
+            previous: None,
             best: Candidate::Uniform,
         };
         let settings = ActorSettings {
@@ -352,6 +354,7 @@ mod tests {
                 critic: Arc::new(net.clone()),
                 exact: None,
             }],
+            previous: None,
             best: Candidate::Uniform,
         };
         let settings = ActorSettings {
@@ -414,6 +417,7 @@ mod tests {
                 critic: Arc::new(net.clone()),
                 exact: None,
             }],
+            previous: None,
             best: Candidate::Uniform,
         };
         let settings = ActorSettings {

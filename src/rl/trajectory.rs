@@ -23,6 +23,10 @@ pub struct Step {
     /// At the opponent's decisions in learning episodes: the policy `π^j(s)` it played, the
     /// average-policy target.
     pub played_policy: Option<Vec<f32>>,
+    /// The learning player's behaviour reach `η_i^μ` before this decision: the product of the
+    /// probabilities of its own earlier actions in the episode under the policy it sampled them
+    /// from (1 at its first decision and in episodes without a learning player).
+    pub reach: f32,
 }
 
 /// One finished episode.
@@ -52,7 +56,9 @@ impl Trajectory {
     }
 }
 
-const REPLAY_MAGIC: &[u8; 8] = b"ARMACRP1";
+const REPLAY_MAGIC: &[u8; 8] = b"ARMACRP2";
+/// The first format (no behaviour reach per step; read as reach 1).
+const REPLAY_MAGIC_V1: &[u8; 8] = b"ARMACRP1";
 
 fn put_f32s(buf: &mut Vec<u8>, xs: &[f32]) {
     for x in xs {
@@ -86,6 +92,7 @@ pub fn encode_replay<'a>(
             buf.extend(s.legal.iter().map(|&l| u8::from(l)));
             put_f32s(&mut buf, &s.info[0]);
             put_f32s(&mut buf, &s.info[1]);
+            put_f32s(&mut buf, &[s.reach]);
             for v in [&s.advantage, &s.played_policy] {
                 match v {
                     Some(v) => {
@@ -147,9 +154,10 @@ pub fn decode_replay(
     info_len: usize,
     num_actions: usize,
 ) -> Result<Vec<Trajectory>, String> {
-    if bytes.len() < 40 || &bytes[..8] != REPLAY_MAGIC {
+    if bytes.len() < 40 || (&bytes[..8] != REPLAY_MAGIC && &bytes[..8] != REPLAY_MAGIC_V1) {
         return Err("not an armac replay file (bad magic)".into());
     }
+    let with_reach = &bytes[..8] == REPLAY_MAGIC;
     let (body, tail) = bytes.split_at(bytes.len() - 8);
     if crate::util::fnv1a(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
         return Err("checksum mismatch (truncated or modified file)".into());
@@ -174,6 +182,7 @@ pub fn decode_replay(
             let action = r.u32()? as usize;
             let legal = r.take(na)?.iter().map(|&b| b != 0).collect();
             let info = [r.f32s(il)?, r.f32s(il)?];
+            let reach = if with_reach { r.f32s(1)?[0] } else { 1.0 };
             let advantage = r.opt(na)?;
             let played_policy = r.opt(na)?;
             if player > 1 || action >= na {
@@ -186,6 +195,7 @@ pub fn decode_replay(
                 action,
                 advantage,
                 played_policy,
+                reach,
             });
         }
         if learning_player > 1 {
@@ -218,6 +228,7 @@ mod tests {
             action: 0,
             advantage: adv.then(|| vec![0.25, 0.0]),
             played_policy: (!adv).then(|| vec![1.0, 0.0]),
+            reach: if adv { 0.5 } else { 1.0 },
         };
         let trajs = vec![
             Trajectory {

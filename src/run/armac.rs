@@ -29,10 +29,11 @@ use crate::games::load_game;
 use crate::nn::armac::SeqInputs;
 use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet, SnapshotPrecision};
 use crate::policy::probs::normalized_relu;
-use crate::rl::actor::{ActorMsg, ActorSettings, PastEpoch, Snapshots, play_group};
+use crate::rl::actor::{ActorMsg, ActorSettings, PastDraw, PastEpoch, Snapshots, play_group};
 use crate::rl::candidates::{Candidate, CandidateStats};
 use crate::rl::exact::ExactValues;
 use crate::rl::learner::{act_batch, train_batch};
+use crate::rl::memory::{Memory, MemoryKind};
 use crate::rl::policy::ArmacAveragePolicy;
 use crate::rl::replay::Replay;
 use crate::rl::reservoir::Reservoir;
@@ -89,6 +90,11 @@ pub struct ArmacState {
     pub candidate_stats: CandidateStats,
     pub best: Candidate,
     pub game: String,
+    /// Whether the networks of the previous epoch `t − 1` are kept on disk and in memory
+    /// whether or not the reservoir holds that epoch (`past_draw = "latest"`); absent (false)
+    /// in checkpoints written before it existed.
+    #[serde(default)]
+    pub keep_previous: bool,
 }
 
 /// Everything exact evaluation needs for a small game.
@@ -213,17 +219,36 @@ impl Exact {
     /// Regret matching on the per-infoset sums of the replay memory's mean-regret targets
     /// (feed-forward nets: infosets are found by their information-state tensors).
     /// `None` for recurrent nets (their samples carry no information-state tensor).
-    fn sampled_regrets(&self, replay: &Replay, na: usize) -> Option<TreePolicy> {
+    fn sampled_regrets(
+        &self,
+        replay: &Replay,
+        memory: Option<&Memory>,
+        na: usize,
+    ) -> Option<TreePolicy> {
         let lookup = self.lookup.as_ref()?;
         let mut sums = SampledRegrets::new(&self.tree);
-        for t in replay.items.iter().filter(|t| t.learning) {
-            for st in t.steps.iter().filter(|st| st.player == t.learning_player) {
-                if let (Some(adv), Some(&i)) = (
-                    &st.advantage,
-                    lookup[st.player].get(&tensor_key(&st.info[st.player])),
-                ) {
-                    debug_assert_eq!(adv.len(), na);
-                    sums.add(&self.tree, st.player, i, adv);
+        let mut add = |st: &crate::rl::trajectory::Step, w: f32| {
+            if let (Some(adv), Some(&i)) = (
+                &st.advantage,
+                lookup[st.player].get(&tensor_key(&st.info[st.player])),
+            ) {
+                debug_assert_eq!(adv.len(), na);
+                let weighted: Vec<f32> = adv.iter().map(|x| x * w).collect();
+                sums.add(&self.tree, st.player, i, &weighted);
+            }
+        };
+        match memory {
+            // The reservoir's samples with their loss weights: what the head regresses on.
+            Some(m) => {
+                for st in m.regret.items() {
+                    add(st, m.weight(st));
+                }
+            }
+            None => {
+                for t in replay.items.iter().filter(|t| t.learning) {
+                    for st in t.steps.iter().filter(|st| st.player == t.learning_player) {
+                        add(st, 1.0);
+                    }
                 }
             }
         }
@@ -305,23 +330,32 @@ fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
     move |source| RunError::Io { what, path, source }
 }
 
-/// The networks of past epochs `epochs` (`θ^j`, their policies, and `θ^{j+1}`, their critics)
-/// and the latest `θ^latest`.
-fn snapshot_ids(epochs: &[u64], latest: u64) -> std::collections::BTreeSet<u64> {
+/// The networks of past epochs `epochs` (`θ^j`, their policies, and `θ^{j+1}`, their critics),
+/// the latest `θ^latest` and the one before it.
+fn snapshot_ids(
+    epochs: &[u64],
+    latest: u64,
+    keep_previous: bool,
+) -> std::collections::BTreeSet<u64> {
     let mut ids: std::collections::BTreeSet<u64> =
         epochs.iter().flat_map(|&j| [j, j + 1]).collect();
     ids.insert(latest);
+    // The previous epoch `latest − 1` (its policy; its critic is `latest`), which
+    // `past_draw = "latest"` plays whether or not the reservoir keeps it.
+    if keep_previous && let Some(prev) = latest.checked_sub(1) {
+        ids.insert(prev);
+    }
     ids
 }
 
 /// Snapshot ids the run needs on disk: those of every past epoch in the reservoir.
 fn needed_snapshots(st: &ArmacState) -> std::collections::BTreeSet<u64> {
-    snapshot_ids(st.reservoir.items(), st.epoch)
+    snapshot_ids(st.reservoir.items(), st.epoch, st.keep_previous)
 }
 
 /// Snapshot ids held in memory: those of the working set's past epochs.
 fn resident_snapshots(st: &ArmacState) -> std::collections::BTreeSet<u64> {
-    snapshot_ids(st.working_set.epochs(), st.epoch)
+    snapshot_ids(st.working_set.epochs(), st.epoch, st.keep_previous)
 }
 
 /// How many past epochs fit `budget_mb` of memory when each needs two networks of
@@ -398,6 +432,20 @@ fn past_epochs(
         .collect()
 }
 
+/// The previous epoch `t − 1` as the actors replay it (`None` in epoch 0).
+fn previous_epoch(
+    st: &ArmacState,
+    nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>,
+    exact_adv: Option<&ExactAdvantages>,
+) -> Option<PastEpoch> {
+    let j = st.epoch.checked_sub(1).filter(|_| st.keep_previous)?;
+    Some(PastEpoch {
+        policy: nets[&j].clone(),
+        critic: nets[&st.epoch].clone(),
+        exact: exact_adv.map(|e| e.values[&j].clone()),
+    })
+}
+
 /// The `exact_advantages` ablation: exact values of the policy `π^j` of every epoch in the
 /// working set.
 struct ExactAdvantages {
@@ -415,7 +463,9 @@ impl ExactAdvantages {
         nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>,
         na: usize,
     ) {
-        let ws: std::collections::BTreeSet<u64> = st.working_set.epochs().iter().copied().collect();
+        let mut ws: std::collections::BTreeSet<u64> =
+            st.working_set.epochs().iter().copied().collect();
+        ws.extend(st.epoch.checked_sub(1).filter(|_| st.keep_previous));
         self.values.retain(|id, _| ws.contains(id));
         for j in ws {
             if let std::collections::hash_map::Entry::Vacant(e) = self.values.entry(j) {
@@ -499,6 +549,7 @@ fn save_checkpoint(
     state: &ArmacState,
     config: &Config,
     replay: &Replay,
+    memory: Option<&Memory>,
     sums: &mut std::collections::HashMap<u64, FileSum>,
 ) -> Result<(), RunError> {
     let ctx = || RunError::context("writing a checkpoint");
@@ -518,6 +569,22 @@ fn save_checkpoint(
         .map_err(ctx())?;
     let bytes = encode_replay(replay.items.iter(), replay.info_len, replay.num_actions);
     generation.add(REPLAY_FILE, &bytes).map_err(ctx())?;
+    if let Some(m) = memory {
+        let [(regret, regret_seen), (policy, policy_seen)] =
+            m.encode(replay.info_len, replay.num_actions);
+        generation.add(MEMORY_REGRET_FILE, &regret).map_err(ctx())?;
+        generation.add(MEMORY_POLICY_FILE, &policy).map_err(ctx())?;
+        let counts = MemoryCounts {
+            regret_seen,
+            policy_seen,
+        };
+        generation
+            .add(
+                MEMORY_COUNTS_FILE,
+                serde_json::to_string_pretty(&counts).unwrap().as_bytes(),
+            )
+            .map_err(ctx())?;
+    }
     let needed = needed_snapshots(state);
     for &id in &needed {
         let sum = match sums.get(&id) {
@@ -543,6 +610,65 @@ fn save_checkpoint(
 }
 
 const REPLAY_FILE: &str = "replay.bin";
+const MEMORY_REGRET_FILE: &str = "memory_regret.bin";
+const MEMORY_POLICY_FILE: &str = "memory_policy.bin";
+const MEMORY_COUNTS_FILE: &str = "memory.json";
+
+/// How many samples each reservoir memory has been offered (`memory.json` of a checkpoint).
+#[derive(Serialize, Deserialize)]
+struct MemoryCounts {
+    regret_seen: u64,
+    policy_seen: u64,
+}
+
+/// The reservoir memories of `armac.memory = "reservoir"` from checkpoint directory `ckpt`:
+/// empty when the checkpoint has none (a run that switches the memory on), an error naming
+/// the file when one is missing or corrupt.
+fn load_memory(
+    ckpt: &Path,
+    s: &ArmacSettings,
+    net_cfg: &ArmacNetConfig,
+) -> Result<Option<Memory>, RunError> {
+    if s.memory != MemoryKind::Reservoir {
+        return Ok(None);
+    }
+    let mut m = Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight);
+    let counts_path = ckpt.join(MEMORY_COUNTS_FILE);
+    if !counts_path.exists() {
+        eprintln!(
+            "note: checkpoint {} has no reservoir memory; armac.memory = \"reservoir\" starts \
+             with an empty one",
+            ckpt.display()
+        );
+        return Ok(Some(m));
+    }
+    let text = std::fs::read_to_string(&counts_path)
+        .map_err(io_err("reservoir memory counts", &counts_path))?;
+    let counts: MemoryCounts = serde_json::from_str(&text).map_err(|e| {
+        RunError::Usage(format!(
+            "reservoir memory counts {} are corrupt: {e}",
+            counts_path.display()
+        ))
+    })?;
+    let read = |name: &str| -> Result<Vec<u8>, RunError> {
+        let path = ckpt.join(name);
+        std::fs::read(&path).map_err(io_err("reservoir memory", &path))
+    };
+    let (regret, policy) = (read(MEMORY_REGRET_FILE)?, read(MEMORY_POLICY_FILE)?);
+    m.decode(
+        [(&regret, counts.regret_seen), (&policy, counts.policy_seen)],
+        net_cfg.input_size,
+        net_cfg.num_actions,
+    )
+    .map_err(|e| {
+        RunError::Usage(format!(
+            "reservoir memory of checkpoint {} is unusable ({MEMORY_REGRET_FILE} / \
+             {MEMORY_POLICY_FILE}): {e}",
+            ckpt.display()
+        ))
+    })?;
+    Ok(Some(m))
+}
 
 /// One learning step of the recurrent network on `picks`: every episode is unrolled from the
 /// zero state (in unrolls of `armac.unroll_length` steps whose states carry over); targets are
@@ -657,10 +783,11 @@ fn resume_state(
     device: &burn::tensor::Device,
     s: &ArmacSettings,
     ws_capacity: usize,
-) -> Result<(ArmacLearner, ArmacState, Nets, Vec<Trajectory>, Sums), RunError> {
+) -> Result<Resumed, RunError> {
     let ckpt_dir = &generation.dir;
     let state_path = ckpt_dir.join("state.json");
     let mut st = read_state(&state_path)?;
+    st.keep_previous = s.past_draw == PastDraw::Latest;
     if st.game != game.load_string() {
         return Err(RunError::Usage(format!(
             "checkpoint {} is for game {}, the config says {}",
@@ -729,7 +856,8 @@ fn resume_state(
     let items = decode_replay(&bytes, net_cfg.input_size, net_cfg.num_actions).map_err(|e| {
         RunError::Usage(format!("replay memory {} is unusable: {e}", path.display()))
     })?;
-    Ok((learner, st, nets, items, sums))
+    let memory = load_memory(ckpt_dir, s, net_cfg)?;
+    Ok((learner, st, nets, items, sums, memory))
 }
 
 /// The learner, state and networks of a new run: θ^0 from `config.seed`, saved to the reservoir.
@@ -755,6 +883,7 @@ fn fresh_state(
         candidate_stats: CandidateStats::default(),
         best: Candidate::Uniform,
         game: game.load_string(),
+        keep_previous: s.past_draw == PastDraw::Latest,
     };
     // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends. Every
     // snapshot in memory is rounded like its file, so a resumed run plays the same networks.
@@ -779,6 +908,16 @@ fn read_state(state_path: &Path) -> Result<ArmacState, RunError> {
     })
 }
 
+/// What [`resume_state`] reads: learner, state, networks in memory, replay, sums, reservoir
+/// memories.
+type Resumed = (
+    ArmacLearner,
+    ArmacState,
+    Nets,
+    Vec<Trajectory>,
+    Sums,
+    Option<Memory>,
+);
 /// The networks a run holds in memory, by epoch.
 type Nets = std::collections::HashMap<u64, Arc<ArmacPolicyNet>>;
 /// The recorded sums of reservoir network files, by epoch.
@@ -811,6 +950,7 @@ fn act_and_learn(
     snaps: &Snapshots,
     learner: &mut ArmacLearner,
     replay: &mut Replay,
+    mut memory: Option<&mut Memory>,
     st: &mut ArmacState,
     rng: &mut SplitMix64,
     na: usize,
@@ -851,6 +991,9 @@ fn act_and_learn(
                     st.episodes += 1;
                     if fresh < s.episodes_per_epoch {
                         fresh += 1;
+                        if let Some(m) = memory.as_deref_mut() {
+                            m.add(&t, rng);
+                        }
                         replay.push(*t);
                     }
                 }
@@ -879,7 +1022,14 @@ fn act_and_learn(
                 let inputs = act_batch(&picks);
                 let current = learner.evaluate(&inputs);
                 let snap_out = snaps.latest.evaluate(&inputs);
-                let batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
+                let mut batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
+                if let Some(m) = memory.as_deref() {
+                    // The heads of W̄ and π̄ learn from the reservoirs; the replay's rows train
+                    // the critic and the immediate-regret head.
+                    batch.regret_weight.iter_mut().for_each(|w| *w = 0.0);
+                    batch.policy_weight.iter_mut().for_each(|w| *w = 0.0);
+                    m.push_rows(&mut batch, s.memory_batch, rng);
+                }
                 learner.train_step(&batch)
             };
             losses_sum[0] += l.critic;
@@ -918,8 +1068,10 @@ pub fn run(
     let ws_capacity = working_set_capacity(s.snapshot_memory_mb, net_bytes);
     let ws_refresh = ws_capacity.div_ceil(16);
     let mut sums = std::collections::HashMap::new();
-    let (learner, mut st, mut nets, replay_items, mut metrics) = if let Some(r) = resumed {
-        let (learner, st, nets, items, resumed_sums) =
+    let (learner, mut st, mut nets, replay_items, mut memory, mut metrics) = if let Some(r) =
+        resumed
+    {
+        let (learner, st, nets, items, resumed_sums, memory) =
             resume_state(dir, &r.generation, &game, &net_cfg, &device, s, ws_capacity)?;
         // Everything loaded and verified: only now does the run directory change.
         let (metrics, _) =
@@ -927,14 +1079,16 @@ pub fn run(
         sums = resumed_sums;
         // Networks written after the checkpoint are rewritten by this run.
         collect_reservoir(dir, &needed_snapshots(&st));
-        (learner, st, nets, items, metrics)
+        (learner, st, nets, items, memory, metrics)
     } else {
         write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
             .map_err(io_err("config", dir))?;
         let (learner, st, nets) = fresh_state(dir, &game, &net_cfg, &device, s, config)?;
         let metrics = MetricsCsv::create(&metrics_path, METRICS_HEADER)
             .map_err(io_err("metrics", &metrics_path))?;
-        (learner, st, nets, Vec::new(), metrics)
+        let memory = (s.memory == MemoryKind::Reservoir)
+            .then(|| Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight));
+        (learner, st, nets, Vec::new(), memory, metrics)
     };
     let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
     let exact = if s.exact_eval {
@@ -987,6 +1141,7 @@ pub fn run(
         epoch: st.epoch,
         latest: nets[&st.epoch].clone(),
         past: past_epochs(&st, &nets, exact_adv.as_ref()),
+        previous: previous_epoch(&st, &nets, exact_adv.as_ref()),
         best: st.best,
     })));
     let mut learner = learner;
@@ -1046,6 +1201,7 @@ pub fn run(
             &snaps,
             &mut learner,
             &mut replay,
+            memory.as_mut(),
             &mut st,
             &mut rng,
             na,
@@ -1094,6 +1250,7 @@ pub fn run(
             epoch: st.epoch,
             latest: net.clone(),
             past: past_epochs(&st, &nets, exact_adv.as_ref()),
+            previous: previous_epoch(&st, &nets, exact_adv.as_ref()),
             best: st.best,
         });
         quota.store(s.episodes_per_epoch as i64, Ordering::Relaxed);
@@ -1121,6 +1278,10 @@ pub fn run(
         );
         tb.scalar("reservoir/loads", resident.loads as f64, it);
         tb.scalar("reservoir/load_seconds", resident.load_seconds, it);
+        if let Some(m) = &memory {
+            tb.scalar("memory/regret_samples", m.regret.len() as f64, it);
+            tb.scalar("memory/policy_samples", m.policy.len() as f64, it);
+        }
         if let Some(mb) = crate::util::resident_memory_mb() {
             tb.scalar("memory/rss_mb", mb, it);
         }
@@ -1140,7 +1301,9 @@ pub fn run(
         let mut drow = None;
         if let (Some(ex), Some(d)) = (&exact, &mut diag) {
             let next = ex.policies(&net, na).1;
-            let sampled = eval_now.then(|| ex.sampled_regrets(&replay, na)).flatten();
+            let sampled = eval_now
+                .then(|| ex.sampled_regrets(&replay, memory.as_ref(), na))
+                .flatten();
             let row = d.compare(&ex.tree, &next, eval_now, sampled.as_ref());
             d.record(&ex.tree, &next);
             tb.scalar("diag/policy_change", row.policy_change, it);
@@ -1191,7 +1354,15 @@ pub fn run(
         {
             st.elapsed_seconds = seconds;
             st.rng = rng.clone().next_u64();
-            save_checkpoint(dir, &learner, &st, config, &replay, &mut sums)?;
+            save_checkpoint(
+                dir,
+                &learner,
+                &st,
+                config,
+                &replay,
+                memory.as_ref(),
+                &mut sums,
+            )?;
             last_ckpt = Instant::now();
             tb.scalar(
                 "disk/run_mb",
@@ -1211,7 +1382,15 @@ pub fn run(
     let seconds = elapsed_before + deadline.elapsed();
     st.elapsed_seconds = seconds;
     st.rng = rng.next_u64();
-    save_checkpoint(dir, &learner, &st, config, &replay, &mut sums)?;
+    save_checkpoint(
+        dir,
+        &learner,
+        &st,
+        config,
+        &replay,
+        memory.as_ref(),
+        &mut sums,
+    )?;
     result?;
     // The summary reports the network the run ends with (also when stopped between evaluations).
     if let Some(ex) = &exact
@@ -1282,7 +1461,15 @@ pub fn write_synthetic_run(config: &Config, dir: &Path, past_epochs: u64) -> Res
         info_len: net_cfg.input_size,
         num_actions: game.num_distinct_actions(),
     };
-    save_checkpoint(dir, &learner, &st, config, &replay, &mut Default::default())
+    save_checkpoint(
+        dir,
+        &learner,
+        &st,
+        config,
+        &replay,
+        None,
+        &mut Default::default(),
+    )
 }
 
 /// Loads the average-policy head of an ARMAC checkpoint: `path` is a run directory (its latest
@@ -1345,6 +1532,7 @@ mod tests {
             candidate_stats: CandidateStats::default(),
             best: Candidate::Uniform,
             game: "kuhn_poker".into(),
+            keep_previous: false,
         }
     }
 
@@ -1382,6 +1570,19 @@ mod tests {
         let mut held: Vec<u64> = nets.keys().copied().collect();
         held.sort();
         assert_eq!(held, [0, 1, 4, 5, 6]);
+        // `past_draw = "latest"` also keeps the previous epoch's policy θ^5 (here already held)
+        // and, with working set {1}, reads nothing else: θ^1, θ^2, θ^5, θ^6.
+        let mut st = state_with(&[1], &[0, 1, 2, 3, 4, 5], 6);
+        st.keep_previous = true;
+        assert_eq!(
+            resident_snapshots(&st).into_iter().collect::<Vec<_>>(),
+            [1, 2, 5, 6]
+        );
+        st.keep_previous = false;
+        assert_eq!(
+            resident_snapshots(&st).into_iter().collect::<Vec<_>>(),
+            [1, 2, 6]
+        );
         // The policies in memory are the files' networks.
         let probe = crate::nn::armac::synthetic_act_batch(&cfg, 4, 3);
         let on_disk = ArmacPolicyNet::load_file(cfg.clone(), &reservoir_path(&dir, 0)).unwrap();

@@ -6,6 +6,7 @@
 
 use crate::nn::armac::SnapshotPrecision;
 use crate::rl::actor::PastDraw;
+use crate::rl::memory::{MemoryKind, MemoryWeights};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -132,8 +133,41 @@ pub struct ArmacConfig {
     /// and candidate): `"episode"` (Algorithm 1, default) or `"group"` (one draw per lock-step
     /// group of `games_per_group` episodes, as the first version did: measured on Leduc, far
     /// fewer distinct `π^j` per epoch and a noisier mean-regret target).
+    ///
+    /// `"latest"` always plays the previous epoch `j = t − 1` (each epoch then contributes the
+    /// advantages of one policy, and a reservoir `memory` keeps them all); it is the default with
+    /// `memory = "reservoir"`, which requires it.
     #[serde(default)]
-    pub past_draw: PastDraw,
+    pub past_draw: Option<PastDraw>,
+    /// Where the mean-regret and average-policy heads get their targets:
+    /// * `"replay"` (Algorithm 1 as stated): the decisions of the trajectories in the replay
+    ///   memory, with `j` drawn anew in every episode, so the regression target of `W̄` is a
+    ///   single-sample advantage of a random past policy;
+    /// * `"reservoir"`: every learning decision ever played goes into two reservoirs (regret and
+    ///   average-policy samples, uniform over all epochs, `memory_capacity` each) and the heads
+    ///   regress on `memory_batch` rows of each per step. With `past_draw = "latest"` each epoch
+    ///   adds the advantages of `π^{t−1}`, so the reservoir's mean at an information state is the
+    ///   mean regret of Eq. 3 over all epochs and its noise falls with the number of epochs
+    ///   instead of staying at the replay's level (the Deep CFR memory, with ARMAC's critic
+    ///   giving the advantages). The critic and the immediate-regret head still train on the
+    ///   replay. Feed-forward networks only.
+    #[serde(default)]
+    pub memory: MemoryKind,
+    /// Samples kept in each reservoir of `memory = "reservoir"`.
+    #[serde(default = "d_memory_capacity")]
+    pub memory_capacity: usize,
+    /// Rows drawn from each reservoir per learning step.
+    #[serde(default = "d_memory_batch")]
+    pub memory_batch: usize,
+    /// Loss weight of a reservoir sample: `"reach"` (default) divides by the learning player's
+    /// behaviour reach `η_i^μ(s)` (clipped at `memory_max_weight`), so that samples from epochs
+    /// with different behaviour policies combine as Eq. 3 and the average-policy definition
+    /// weigh them; `"none"` weighs them all 1.
+    #[serde(default)]
+    pub memory_weights: MemoryWeights,
+    /// Largest weight `1 / η_i^μ(s)` of a reservoir sample.
+    #[serde(default = "d_memory_max_weight")]
+    pub memory_max_weight: f64,
     /// Polyak averaging of the learner's weights, in [0, 1): the networks the actors play and
     /// the run evaluates and saves (`π^t`, the critics of past epochs, `π̄`) are the
     /// exponential moving average with this decay per learning step; 0 uses the raw weights
@@ -252,6 +286,15 @@ fn d_loss_weights() -> [f64; 4] {
 fn d_true() -> bool {
     true
 }
+fn d_memory_capacity() -> usize {
+    1 << 20
+}
+fn d_memory_batch() -> usize {
+    128
+}
+fn d_memory_max_weight() -> f64 {
+    20.0
+}
 fn d_snapshot_memory() -> usize {
     2048
 }
@@ -272,6 +315,11 @@ pub struct ArmacSettings {
     pub snapshot_precision: SnapshotPrecision,
     pub candidate_decay: f64,
     pub past_draw: PastDraw,
+    pub memory: MemoryKind,
+    pub memory_capacity: usize,
+    pub memory_batch: usize,
+    pub memory_weights: MemoryWeights,
+    pub memory_max_weight: f64,
     pub polyak: f64,
     pub lr_decay_epochs: f64,
     pub reward_scale: Option<f64>,
@@ -563,6 +611,35 @@ impl Config {
                 "must be a number >= 0 (0: constant rate)",
             ));
         }
+        let past_draw = match (a.memory, a.past_draw) {
+            (MemoryKind::Replay, d) => d.unwrap_or_default(),
+            (MemoryKind::Reservoir, None | Some(PastDraw::Latest)) => PastDraw::Latest,
+            (MemoryKind::Reservoir, Some(_)) => {
+                return Err(bad(
+                    "past_draw",
+                    "must be \"latest\" with armac.memory = \"reservoir\" (each epoch adds the \
+                     advantages of the previous epoch's policy to the reservoir)",
+                ));
+            }
+        };
+        if a.memory == MemoryKind::Reservoir {
+            if a.recurrent {
+                return Err(bad(
+                    "memory",
+                    "\"reservoir\" needs the feed-forward network (armac.recurrent = false): \
+                     its samples are single decisions, not sequences",
+                ));
+            }
+            if a.memory_capacity == 0 || a.memory_batch == 0 {
+                return Err(bad(
+                    "memory_capacity / memory_batch",
+                    "must be at least 1 with armac.memory = \"reservoir\"",
+                ));
+            }
+        }
+        if !(a.memory_max_weight.is_finite() && a.memory_max_weight >= 1.0) {
+            return Err(bad("memory_max_weight", "must be a number >= 1"));
+        }
         if !(0.0..1.0).contains(&a.polyak) {
             return Err(bad("polyak", "must be in [0, 1)"));
         }
@@ -603,7 +680,12 @@ impl Config {
             snapshot_memory_mb: a.snapshot_memory_mb,
             snapshot_precision: a.snapshot_precision,
             candidate_decay: a.candidate_decay,
-            past_draw: a.past_draw,
+            past_draw,
+            memory: a.memory,
+            memory_capacity: a.memory_capacity,
+            memory_batch: a.memory_batch,
+            memory_weights: a.memory_weights,
+            memory_max_weight: a.memory_max_weight,
             polyak: a.polyak,
             lr_decay_epochs: a.lr_decay_epochs,
             reward_scale: a.reward_scale,
@@ -657,6 +739,52 @@ mod tests {
         let t = table(&format!("{base}recurrent = \"yes\"\n"));
         let e = Config::from_table(t, "x").unwrap_err().to_string();
         assert!(e.contains("recurrent"), "{e}");
+    }
+
+    #[test]
+    fn memory_keys_default_and_bad_combinations_name_the_key() {
+        let base = "game = \"leduc_poker\"\n[armac]\nepochs = 1\n";
+        let s = Config::from_table(table(base), "x")
+            .unwrap()
+            .armac()
+            .unwrap();
+        assert_eq!(s.memory, MemoryKind::Replay);
+        assert_eq!(s.memory_weights, MemoryWeights::Reach);
+        // The reservoir memory plays the latest past epoch unless told otherwise.
+        let mut t = table(base);
+        apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
+        apply_override(&mut t, "armac.memory_batch=32").unwrap();
+        apply_override(&mut t, "armac.memory_weights=\"none\"").unwrap();
+        let s = Config::from_table(t, "x").unwrap().armac().unwrap();
+        assert_eq!(
+            (s.memory, s.past_draw, s.memory_batch, s.memory_weights),
+            (
+                MemoryKind::Reservoir,
+                PastDraw::Latest,
+                32,
+                MemoryWeights::None
+            )
+        );
+        for (extra, key) in [
+            ("armac.past_draw=\"episode\"", "armac.past_draw"),
+            ("armac.recurrent=true", "armac.memory"),
+            ("armac.memory_batch=0", "memory_batch"),
+            ("armac.memory_max_weight=0.5", "armac.memory_max_weight"),
+        ] {
+            let mut t = table(base);
+            apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
+            apply_override(&mut t, extra).unwrap();
+            let e = Config::from_table(t, "x")
+                .unwrap()
+                .armac()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key), "{extra}: {e}");
+        }
+        let mut t = table(base);
+        apply_override(&mut t, "armac.memory=\"sometimes\"").unwrap();
+        let e = Config::from_table(t, "x").unwrap_err().to_string();
+        assert!(e.contains("memory"), "{e}");
     }
 
     #[test]
