@@ -24,7 +24,7 @@
 //! removes.
 
 use super::reservoir::Reservoir;
-use super::trajectory::{Step, Trajectory, decode_replay, encode_replay};
+use super::trajectory::{Step, Trajectory, decode_replay, encode_steps};
 use crate::nn::armac::{TrainBatch, TrainRow};
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
@@ -131,18 +131,10 @@ impl Memory {
     /// `epoch` holds nothing) and their counts of samples seen.
     pub fn encode(&self, info_len: usize, num_actions: usize) -> [(Vec<u8>, u64); 2] {
         [&self.regret, &self.policy].map(|r| {
-            let trajs: Vec<Trajectory> = r
-                .items()
-                .iter()
-                .map(|s| Trajectory {
-                    epoch: 0,
-                    learning_player: s.player,
-                    learning: true,
-                    steps: vec![s.clone()],
-                    returns: [0.0; 2],
-                })
-                .collect();
-            (encode_replay(trajs.iter(), info_len, num_actions), r.seen())
+            (
+                encode_steps(r.items().iter(), info_len, num_actions),
+                r.seen(),
+            )
         })
     }
 

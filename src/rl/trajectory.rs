@@ -74,36 +74,90 @@ pub fn encode_replay<'a>(
     info_len: usize,
     num_actions: usize,
 ) -> Vec<u8> {
-    let mut buf = Vec::new();
-    buf.extend_from_slice(REPLAY_MAGIC);
-    for n in [info_len, num_actions, trajs.len()] {
-        buf.extend_from_slice(&(n as u64).to_le_bytes());
-    }
+    let mut buf = replay_header(info_len, num_actions, trajs.len());
     for t in trajs {
-        buf.extend_from_slice(&t.epoch.to_le_bytes());
-        buf.push(t.learning_player as u8);
-        buf.push(u8::from(t.learning));
-        put_f32s(&mut buf, &t.returns);
-        buf.extend_from_slice(&(t.steps.len() as u32).to_le_bytes());
+        put_trajectory(
+            &mut buf,
+            t.epoch,
+            t.learning_player,
+            t.learning,
+            &t.returns,
+            &t.steps,
+        );
         for s in &t.steps {
-            assert!(s.info[0].len() == info_len && s.legal.len() == num_actions);
-            buf.push(s.player as u8);
-            buf.extend_from_slice(&(s.action as u32).to_le_bytes());
-            buf.extend(s.legal.iter().map(|&l| u8::from(l)));
-            put_f32s(&mut buf, &s.info[0]);
-            put_f32s(&mut buf, &s.info[1]);
-            put_f32s(&mut buf, &[s.reach]);
-            for v in [&s.advantage, &s.played_policy] {
-                match v {
-                    Some(v) => {
-                        buf.push(1);
-                        put_f32s(&mut buf, v);
-                    }
-                    None => buf.push(0),
-                }
-            }
+            put_step(&mut buf, s, info_len, num_actions);
         }
     }
+    finish_replay(buf)
+}
+
+/// Encodes single decisions in [`encode_replay`]'s format, each as a one-step learning
+/// trajectory of epoch 0 whose learning player is the step's player (no copies are made).
+pub fn encode_steps<'a>(
+    steps: impl ExactSizeIterator<Item = &'a Step>,
+    info_len: usize,
+    num_actions: usize,
+) -> Vec<u8> {
+    let mut buf = replay_header(info_len, num_actions, steps.len());
+    for s in steps {
+        put_trajectory(
+            &mut buf,
+            0,
+            s.player,
+            true,
+            &[0.0; 2],
+            std::slice::from_ref(s),
+        );
+        put_step(&mut buf, s, info_len, num_actions);
+    }
+    finish_replay(buf)
+}
+
+fn replay_header(info_len: usize, num_actions: usize, count: usize) -> Vec<u8> {
+    let mut buf = Vec::new();
+    buf.extend_from_slice(REPLAY_MAGIC);
+    for n in [info_len, num_actions, count] {
+        buf.extend_from_slice(&(n as u64).to_le_bytes());
+    }
+    buf
+}
+
+fn put_trajectory(
+    buf: &mut Vec<u8>,
+    epoch: u64,
+    learning_player: usize,
+    learning: bool,
+    returns: &[f32; 2],
+    steps: &[Step],
+) {
+    buf.extend_from_slice(&epoch.to_le_bytes());
+    buf.push(learning_player as u8);
+    buf.push(u8::from(learning));
+    put_f32s(buf, returns);
+    buf.extend_from_slice(&(steps.len() as u32).to_le_bytes());
+}
+
+fn put_step(buf: &mut Vec<u8>, s: &Step, info_len: usize, num_actions: usize) {
+    assert!(s.info[0].len() == info_len && s.legal.len() == num_actions);
+    buf.push(s.player as u8);
+    buf.extend_from_slice(&(s.action as u32).to_le_bytes());
+    buf.extend(s.legal.iter().map(|&l| u8::from(l)));
+    put_f32s(buf, &s.info[0]);
+    put_f32s(buf, &s.info[1]);
+    put_f32s(buf, &[s.reach]);
+    for v in [&s.advantage, &s.played_policy] {
+        match v {
+            Some(v) => {
+                buf.push(1);
+                put_f32s(buf, v);
+            }
+            None => buf.push(0),
+        }
+    }
+}
+
+/// Appends the checksum.
+fn finish_replay(mut buf: Vec<u8>) -> Vec<u8> {
     let sum = crate::util::fnv1a(&buf);
     buf.extend_from_slice(&sum.to_le_bytes());
     buf
