@@ -24,7 +24,7 @@
 //! removes.
 
 use super::reservoir::Reservoir;
-use super::trajectory::{Step, Trajectory, decode_replay, encode_steps};
+use super::trajectory::{Step, Trajectory};
 use crate::nn::armac::{TrainBatch, TrainRow};
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
@@ -80,9 +80,9 @@ impl Memory {
         }
         for s in &t.steps {
             if s.player == t.learning_player && s.advantage.is_some() {
-                self.regret.push(s.clone(), rng);
+                self.regret.push(slim(s), rng);
             } else if s.player != t.learning_player && s.played_policy.is_some() {
-                self.policy.push(s.clone(), rng);
+                self.policy.push(slim(s), rng);
             }
         }
     }
@@ -108,10 +108,13 @@ impl Memory {
                 let zeros = vec![0.0; na];
                 let target = |v: &Option<Vec<f32>>| v.clone().unwrap_or_else(|| zeros.clone());
                 let (regret, policy) = (target(&s.advantage), target(&s.played_policy));
+                // Only the acting player's tensor is kept; the critic's inputs (both
+                // players' tensors) are unused by these rows, whose critic weight is 0.
+                let own = &s.info[s.player];
                 tb.push(&TrainRow {
-                    own: &s.info[s.player],
-                    both0: &s.info[0],
-                    both1: &s.info[1],
+                    own,
+                    both0: own,
+                    both1: own,
                     legal: &s.legal,
                     action: s.action,
                     critic_target: [0.0; 2],
@@ -127,15 +130,10 @@ impl Memory {
         }
     }
 
-    /// The reservoirs as bytes (replay-file format, one single-step trajectory per sample;
-    /// `epoch` holds nothing) and their counts of samples seen.
+    /// The reservoirs as bytes ([`encode_samples`]) and their counts of samples seen.
     pub fn encode(&self, info_len: usize, num_actions: usize) -> [(Vec<u8>, u64); 2] {
-        [&self.regret, &self.policy].map(|r| {
-            (
-                encode_steps(r.items().iter(), info_len, num_actions),
-                r.seen(),
-            )
-        })
+        [&self.regret, &self.policy]
+            .map(|r| (encode_samples(r.items(), info_len, num_actions), r.seen()))
     }
 
     /// Rebuilds the reservoirs from [`Self::encode`]'s bytes; the error says which part is bad.
@@ -145,24 +143,126 @@ impl Memory {
         info_len: usize,
         num_actions: usize,
     ) -> Result<(), String> {
-        let [regret, policy] = parts.map(|(bytes, seen)| -> Result<Reservoir<Step>, String> {
-            let items: Vec<Step> = decode_replay(bytes, info_len, num_actions)?
-                .into_iter()
-                .map(|t| {
-                    let mut steps = t.steps;
-                    if steps.len() == 1 {
-                        Ok(steps.pop().expect("one step"))
-                    } else {
-                        Err(format!("a sample with {} steps", steps.len()))
-                    }
-                })
-                .collect::<Result<_, String>>()?;
-            Reservoir::from_parts(self.regret.capacity(), seen, items)
+        let capacity = self.regret.capacity();
+        let [regret, policy] = parts.map(|(bytes, seen)| {
+            decode_samples(bytes, info_len, num_actions)
+                .and_then(|items| Reservoir::from_parts(capacity, seen, items))
         });
         self.regret = regret.map_err(|e| format!("regret memory: {e}"))?;
         self.policy = policy.map_err(|e| format!("average-policy memory: {e}"))?;
         Ok(())
     }
+}
+
+/// A copy of `s` without the other player's tensor (memory rows need the acting player's).
+fn slim(s: &Step) -> Step {
+    let mut out = s.clone();
+    out.info[1 - s.player] = Vec::new();
+    out
+}
+
+const MEMORY_MAGIC: &[u8; 8] = b"ARMACMM1";
+
+/// Encodes memory samples: a magic tag, tensor length, action count and sample count, then per
+/// sample its player, action, legal mask, the acting player's tensor, behaviour reach and
+/// target (advantages or played policy, flagged), and an FNV-1a checksum of everything before.
+pub fn encode_samples(samples: &[Step], info_len: usize, num_actions: usize) -> Vec<u8> {
+    let per = 6 + num_actions + 4 * (info_len + 1 + num_actions);
+    let mut buf = Vec::with_capacity(32 + per * samples.len());
+    buf.extend_from_slice(MEMORY_MAGIC);
+    for n in [info_len, num_actions, samples.len()] {
+        buf.extend_from_slice(&(n as u64).to_le_bytes());
+    }
+    let f32s = |buf: &mut Vec<u8>, xs: &[f32]| {
+        for x in xs {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+    };
+    for s in samples {
+        let own = &s.info[s.player];
+        assert!(own.len() == info_len && s.legal.len() == num_actions);
+        buf.push(s.player as u8);
+        buf.extend_from_slice(&(s.action as u32).to_le_bytes());
+        buf.extend(s.legal.iter().map(|&l| u8::from(l)));
+        f32s(&mut buf, own);
+        f32s(&mut buf, &[s.reach]);
+        let (flag, target) = match (&s.advantage, &s.played_policy) {
+            (Some(a), _) => (1u8, a),
+            (None, Some(p)) => (2u8, p),
+            (None, None) => panic!("a memory sample without a target"),
+        };
+        buf.push(flag);
+        f32s(&mut buf, target);
+    }
+    let sum = crate::util::fnv1a(&buf);
+    buf.extend_from_slice(&sum.to_le_bytes());
+    buf
+}
+
+/// Decodes [`encode_samples`]'s bytes, checking magic, checksum and sizes.
+pub fn decode_samples(
+    bytes: &[u8],
+    info_len: usize,
+    num_actions: usize,
+) -> Result<Vec<Step>, String> {
+    if bytes.len() < 40 || &bytes[..8] != MEMORY_MAGIC {
+        return Err("not an armac memory file (bad magic)".into());
+    }
+    let (body, tail) = bytes.split_at(bytes.len() - 8);
+    if crate::util::fnv1a(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
+        return Err("checksum mismatch (truncated or modified file)".into());
+    }
+    let u64_at = |k: usize| u64::from_le_bytes(body[8 + 8 * k..16 + 8 * k].try_into().unwrap());
+    let (il, na, n) = (u64_at(0) as usize, u64_at(1) as usize, u64_at(2) as usize);
+    if (il, na) != (info_len, num_actions) {
+        return Err(format!(
+            "it holds tensors of length {il} with {na} actions; the game has {info_len} and \
+             {num_actions}"
+        ));
+    }
+    let per = 6 + na + 4 * (il + 1 + na);
+    if body.len() != 32 + per * n {
+        return Err(format!(
+            "{} bytes for {n} samples (expected {})",
+            body.len(),
+            32 + per * n
+        ));
+    }
+    let f32s = |b: &[u8]| -> Vec<f32> {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let mut out = Vec::with_capacity(n);
+    for rec in body[32..].chunks_exact(per) {
+        let player = rec[0] as usize;
+        let action = u32::from_le_bytes(rec[1..5].try_into().unwrap()) as usize;
+        let legal: Vec<bool> = rec[5..5 + na].iter().map(|&b| b != 0).collect();
+        let mut k = 5 + na;
+        let own = f32s(&rec[k..k + 4 * il]);
+        k += 4 * il;
+        let reach = f32s(&rec[k..k + 4])[0];
+        k += 4;
+        let flag = rec[k];
+        let target = f32s(&rec[k + 1..k + 1 + 4 * na]);
+        if player > 1 || action >= na || !(1..=2).contains(&flag) {
+            return Err(format!(
+                "bad sample (player {player}, action {action}, flag {flag})"
+            ));
+        }
+        let mut info = [Vec::new(), Vec::new()];
+        info[player] = own;
+        out.push(Step {
+            player,
+            info,
+            legal,
+            action,
+            advantage: (flag == 1).then(|| target.clone()),
+            played_policy: (flag == 2).then_some(target),
+            reach,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -91,28 +91,6 @@ pub fn encode_replay<'a>(
     finish_replay(buf)
 }
 
-/// Encodes single decisions in [`encode_replay`]'s format, each as a one-step learning
-/// trajectory of epoch 0 whose learning player is the step's player (no copies are made).
-pub fn encode_steps<'a>(
-    steps: impl ExactSizeIterator<Item = &'a Step>,
-    info_len: usize,
-    num_actions: usize,
-) -> Vec<u8> {
-    let mut buf = replay_header(info_len, num_actions, steps.len());
-    for s in steps {
-        put_trajectory(
-            &mut buf,
-            0,
-            s.player,
-            true,
-            &[0.0; 2],
-            std::slice::from_ref(s),
-        );
-        put_step(&mut buf, s, info_len, num_actions);
-    }
-    finish_replay(buf)
-}
-
 fn replay_header(info_len: usize, num_actions: usize, count: usize) -> Vec<u8> {
     let mut buf = Vec::new();
     buf.extend_from_slice(REPLAY_MAGIC);
