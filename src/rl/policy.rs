@@ -15,7 +15,8 @@
 //!   history is kept (least recently used out first); a query steps the encoder only over the
 //!   decisions past the longest kept prefix, all rows in one batch, then evaluates the
 //!   average-policy head once. Pre-flop prefixes recur in almost every hand, post-flop ones in
-//!   the four hands of a deal;
+//!   the four hands of a deal. Once the board shows, the rows of hands holding a board card
+//!   are dropped (11% fewer rows on the flop, 18% on the river);
 //! * both kinds: the head's probabilities for all rows are kept per key, so a repeated public
 //!   state costs no forward pass at all.
 //!
@@ -30,8 +31,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Default memory budget of the kept recurrent states (all rows of one key: `1326 × 2 × R × 4`
-/// bytes, 2.7 MB at `R = 256`).
+/// Default memory budget of the kept recurrent states (all rows of one key: at most
+/// `1326 × 2 × R × 4` bytes, 2.7 MB at `R = 256`).
 pub const DEFAULT_RANGE_CACHE_BYTES: usize = 192 << 20;
 
 /// Kept probability tables (all rows of one key, `1326 × A × 4` bytes each).
@@ -113,6 +114,9 @@ pub struct RangeStats {
     pub encoder_steps: u64,
     /// Encoder steps skipped because a kept state covered them (recurrent nets).
     pub reused_steps: u64,
+    /// Rows those computed steps had in all: 1326 per step before the flop, fewer after it
+    /// (hands that hold a board card are dropped).
+    pub encoder_rows: u64,
     /// Forward passes of the average-policy head over 1326 rows.
     pub head_passes: u64,
 }
@@ -123,6 +127,7 @@ struct RangeCounters {
     prob_hits: AtomicU64,
     encoder_steps: AtomicU64,
     reused_steps: AtomicU64,
+    encoder_rows: AtomicU64,
     head_passes: AtomicU64,
 }
 
@@ -137,6 +142,7 @@ impl RangeCounters {
             prob_hits: self.prob_hits.load(Ordering::Relaxed),
             encoder_steps: self.encoder_steps.load(Ordering::Relaxed),
             reused_steps: self.reused_steps.load(Ordering::Relaxed),
+            encoder_rows: self.encoder_rows.load(Ordering::Relaxed),
             head_passes: self.head_passes.load(Ordering::Relaxed),
         }
     }
@@ -144,7 +150,7 @@ impl RangeCounters {
 
 /// The shared caches of the fast range path.
 struct RangeCache {
-    states: LruCache<RecurrentState>,
+    states: LruCache<KeptState>,
     probs: LruCache<Vec<f32>>,
     counters: RangeCounters,
 }
@@ -160,6 +166,46 @@ impl RangeCache {
     }
 }
 
+/// A kept recurrent state: one row per hole-card hand that shares no card with the board of its
+/// key (hands that do cannot be held there, so their rows are dropped once the board shows).
+struct KeptState {
+    /// Ascending hole-card indices, one per row of `state`.
+    hands: Vec<u16>,
+    state: RecurrentState,
+}
+
+impl KeptState {
+    /// This state restricted to the hands that miss `board` (a card mask): the rows are copied
+    /// only when some hand is dropped.
+    fn live_rows(&self, board: u64) -> KeptState {
+        let keep: Vec<usize> = (0..self.hands.len())
+            .filter(|&r| HOLE_MASKS[self.hands[r] as usize] & board == 0)
+            .collect();
+        let h = self.state.hidden.len() / self.state.rows.max(1);
+        let mut out = KeptState {
+            hands: keep.iter().map(|&r| self.hands[r]).collect(),
+            state: RecurrentState {
+                rows: keep.len(),
+                hidden: Vec::with_capacity(keep.len() * h),
+                cell: Vec::with_capacity(keep.len() * h),
+            },
+        };
+        if keep.len() == self.hands.len() {
+            out.state = self.state.clone();
+            return out;
+        }
+        for &r in &keep {
+            out.state
+                .hidden
+                .extend_from_slice(&self.state.hidden[r * h..(r + 1) * h]);
+            out.state
+                .cell
+                .extend_from_slice(&self.state.cell[r * h..(r + 1) * h]);
+        }
+        out
+    }
+}
+
 /// The key of a range query or kept state: the acting player, then the history from its
 /// fifth entry on (the first four are the two players' hole cards).
 fn public_key(p: usize, history: &[Action]) -> Vec<Action> {
@@ -169,13 +215,14 @@ fn public_key(p: usize, history: &[Action]) -> Vec<Action> {
     k
 }
 
-/// `base` (one player's tensor, whose entries `2..2 + 52` are that player's hole cards)
-/// repeated for every hole-card hand, row `r` holding hand `r`'s two cards.
-fn rows_for_all_hands(base: &[f32], out: &mut Vec<f32>) {
+/// `base` (one player's tensor, whose entries `2..2 + 52` are that player's hole cards) repeated
+/// for each hand of `hands` (hole-card indices), row `r` holding hand `hands[r]`'s two cards.
+fn rows_for_hands(base: &[f32], hands: &[u16], out: &mut Vec<f32>) {
     let n = base.len();
     out.clear();
-    out.reserve(NUM_HOLE_HANDS * n);
-    for &(a, b) in HOLE_CARDS.iter() {
+    out.reserve(hands.len() * n);
+    for &hand in hands {
+        let (a, b) = HOLE_CARDS[hand as usize];
         let at = out.len();
         out.extend_from_slice(base);
         let row = &mut out[at..at + n];
@@ -247,6 +294,7 @@ impl ArmacAveragePolicy {
             &c.prob_hits,
             &c.encoder_steps,
             &c.reused_steps,
+            &c.encoder_rows,
             &c.head_passes,
         ] {
             x.store(0, Ordering::Relaxed);
@@ -328,7 +376,8 @@ impl ArmacAveragePolicy {
         let mut base = vec![0.0; self.net.config().input_size];
         state.information_state_tensor(p, &mut base);
         let mut info = Vec::new();
-        rows_for_all_hands(&base, &mut info);
+        let all: Vec<u16> = (0..NUM_HOLE_HANDS as u16).collect();
+        rows_for_hands(&base, &all, &mut info);
         let legal_rows: Vec<f32> = legal.repeat(NUM_HOLE_HANDS);
         RangeCounters::add(&self.cache.counters.head_passes, 1);
         self.net
@@ -352,15 +401,15 @@ impl ArmacAveragePolicy {
         use crate::policy::PolicyError;
         let n_in = self.net.config().input_size;
         let history = state.history();
-        // Player p's observation and the history length at each decision.
+        // Player p's observation, the history length and the board at each decision.
         let mut walk = state.clone();
         walk.reset();
-        let mut decisions: Vec<(usize, Vec<f32>)> = Vec::new();
+        let mut decisions: Vec<(usize, Vec<f32>, u64)> = Vec::new();
         for i in 0..=history.len() {
             if let Turn::Player(_) = walk.turn() {
                 let mut obs = vec![0.0; n_in];
                 walk.observation_tensor(p, &mut obs);
-                decisions.push((i, obs));
+                decisions.push((i, obs, CardSet::from_cards(walk.board_cards()).0));
             }
             if let Some(&x) = history.get(i) {
                 walk.try_apply(x)
@@ -388,34 +437,51 @@ impl ArmacAveragePolicy {
         let c = &self.cache.counters;
         RangeCounters::add(&c.reused_steps, start as u64);
         RangeCounters::add(&c.encoder_steps, (n - start) as u64);
-        let rows = NUM_HOLE_HANDS;
         let mut st = match st {
             Some(x) => x,
             None => {
                 let h = self.net.config().representation_size();
-                Arc::new(RecurrentState {
-                    rows,
-                    hidden: vec![0.0; rows * h],
-                    cell: vec![0.0; rows * h],
+                let rows = NUM_HOLE_HANDS;
+                Arc::new(KeptState {
+                    hands: (0..rows as u16).collect(),
+                    state: RecurrentState {
+                        rows,
+                        hidden: vec![0.0; rows * h],
+                        cell: vec![0.0; rows * h],
+                    },
                 })
             }
         };
         let mut obs = Vec::new();
-        for (len, base) in &decisions[start..] {
-            rows_for_all_hands(base, &mut obs);
+        for (len, base, board) in &decisions[start..] {
+            let kept = st.live_rows(*board);
+            rows_for_hands(base, &kept.hands, &mut obs);
+            RangeCounters::add(&c.encoder_rows, kept.hands.len() as u64);
             let next = self
                 .net
-                .encoder_step(&obs, &st)
+                .encoder_step(&obs, &kept.state)
                 .map_err(|e| self.bad(e.to_string()))?;
-            st = Arc::new(next);
+            st = Arc::new(KeptState {
+                hands: kept.hands,
+                state: next,
+            });
             self.cache
                 .states
                 .put(public_key(p, &history[..*len]), st.clone());
         }
         RangeCounters::add(&c.head_passes, 1);
-        self.net
-            .avg_policy_head(&st.hidden, &legal.repeat(rows), rows)
-            .map_err(|e| self.bad(e.to_string()))
+        let rows = st.hands.len();
+        let probs = self
+            .net
+            .avg_policy_head(&st.state.hidden, &legal.repeat(rows), rows)
+            .map_err(|e| self.bad(e.to_string()))?;
+        // Back to one row per hole-card hand (0 for hands that hold a board card).
+        let na = legal.len();
+        let mut all = vec![0.0f32; NUM_HOLE_HANDS * na];
+        for (&hand, row) in st.hands.iter().zip(probs.chunks_exact(na)) {
+            all[hand as usize * na..(hand as usize + 1) * na].copy_from_slice(row);
+        }
+        Ok(all)
     }
 
     /// A bad-entry error naming the game.
@@ -755,6 +821,11 @@ mod tests {
             if recurrent {
                 assert!(st.reused_steps > 0, "{st:?}");
                 assert!(st.encoder_steps > 0, "{st:?}");
+                // Post-flop steps drop the hands that hold a board card.
+                assert!(
+                    st.encoder_rows < st.encoder_steps * NUM_HOLE_HANDS as u64,
+                    "{st:?}"
+                );
                 assert_eq!(cold.range_stats().reused_steps, 0);
             } else {
                 assert_eq!(st.encoder_steps + st.reused_steps, 0, "{st:?}");
