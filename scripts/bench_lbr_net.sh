@@ -1,19 +1,38 @@
 #!/usr/bin/env bash
-# LBR-FC against a recurrent ARMAC network: hands/s of the incremental range path against the
-# replay-from-the-root reference path (`--replay-ranges`) on the same deals, and whether both
-# give the same result. Usage: scripts/bench_lbr_net.sh [RUN_DIR] [HANDS]
-# Without RUN_DIR a short FCPA run (configs/nlhe_fcpa.toml, 90 s) is trained first.
+# LBR against an ARMAC network: hands/s of the fast range path (each public state computed once
+# for all 1326 hands and kept) against the replay-every-hand reference path, on the same deals,
+# interleaved in one process (armac-bench lbr-net), with wall and CPU time, the ratio, the load
+# average and whether both paths gave the same results.
+# Usage: scripts/bench_lbr_net.sh [RUN_DIR] [HANDS_PER_ROUND] [ROUNDS] [VARIANT]
+# Without RUN_DIR a tiny recurrent FCPA run (configs/nlhe_fcpa.toml, default widths, one short
+# epoch) is trained first: the cost of a range query depends on the widths, not on training.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run=${1:-}
-hands=${2:-8}
+hands=${2:-32}
+rounds=${3:-3}
+variant=${4:-fc}
 cargo build --release --bins -q
 if [ -z "$run" ]; then
     run=$(mktemp -d)/fcpa
-    ./target/release/armac-train --config configs/nlhe_fcpa.toml --out "$run" --max-seconds 90 --quiet
+    ./target/release/armac-train --config configs/nlhe_fcpa.toml --out "$run" --quiet \
+        --set armac.epochs=1 --set armac.episodes_per_epoch=32 \
+        --set armac.learning_steps_per_epoch=2 --set armac.batch_trajectories=8
 fi
-for mode in "" "--replay-ranges"; do
-    ./target/release/armac-eval lbr --game hunl_fcpa --policy "$run" --variant fc \
-        --hands "$hands" --threads 2 --json $mode 2>/dev/null |
-        python3 -c "import json,sys; r=json.load(sys.stdin); print('${mode:-incremental}', 'hands/s %.3f' % r['hands_per_second'], 'mean %.1f ± %.1f mbb/hand' % (r['mean'], r['ci95']))"
-done
+./target/release/armac-bench lbr-net --policy "$run" --variant "$variant" --hands "$hands" \
+    --rounds "$rounds" --threads 2 |
+    python3 -c "
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r.get('summary'):
+        print(json.dumps(r))
+        print('fast %.2f hands/s, reference %.3f hands/s, ratio %.1fx (CPU s/hand %.4f vs %.4f), '
+              'load %.1f -> %.1f, max |mean difference| %.3g mbb/hand' % (
+            r['fast_hands_per_second'], r['reference_hands_per_second'], r['ratio'],
+            r['fast_cpu_seconds_per_hand'], r['reference_cpu_seconds_per_hand'],
+            r['load_average_before'] or -1, r['load_average_after'] or -1,
+            r['max_mean_mbb_difference']))
+    else:
+        print(json.dumps(r))
+"

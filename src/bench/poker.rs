@@ -136,3 +136,134 @@ pub fn lbr(args: &LbrArgs) -> Result<Vec<Value>> {
     }
     Ok(lines)
 }
+
+/// LBR against an ARMAC checkpoint: the fast range path against the reference path.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LbrNetArgs {
+    /// ARMAC run directory or checkpoint directory (a Hold'em run: recurrent or feed-forward).
+    #[arg(long)]
+    pub policy: std::path::PathBuf,
+    /// `fc`, `fcpa` or `fc12-fcpa34`.
+    #[arg(long, default_value = "fc")]
+    pub variant: String,
+    /// Hands per round and path (rounded up to a multiple of 4).
+    #[arg(long, default_value_t = 32)]
+    pub hands: u64,
+    /// Rounds; each plays the fast path, then the reference path, on the same deals (seed
+    /// `seed + round`), the fast path's caches emptied first (a cold start every round).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u64,
+    /// Worker threads (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Sampled (hand, board) pairs per pre-flop equity.
+    #[arg(long, default_value_t = crate::eval::lbr::DEFAULT_PREFLOP_SAMPLES)]
+    pub preflop_samples: usize,
+}
+
+/// CPU seconds (user + system) this process has used so far, from `/proc/self/stat`
+/// (`None` where that file is not readable).
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+/// The 1-minute load average, from `/proc/loadavg`.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Runs `armac-bench lbr-net` (see [`LbrNetArgs`]): one JSON line per round and a summary
+/// line with hands/s of both paths (wall and CPU time), their ratio and whether both paths
+/// gave the same results.
+pub fn lbr_net(args: &LbrNetArgs) -> Result<Vec<Value>> {
+    use crate::eval::lbr::{LbrOptions, LbrVariant, RangePolicy, run_lbr};
+    use crate::games::hand_eval::HandStateMachine;
+    use crate::games::universal_poker::UniversalPokerGame;
+    let variant = LbrVariant::parse(&args.variant).ok_or_else(|| {
+        format!(
+            "--variant `{}` is not one of fc, fcpa, fc12-fcpa34",
+            args.variant
+        )
+    })?;
+    if args.hands == 0 || args.rounds == 0 {
+        return Err("--hands and --rounds must be positive".into());
+    }
+    let (game, fast) = crate::run::armac::load_checkpoint_policy(&args.policy)?;
+    let (_, reference) = crate::run::armac::load_checkpoint_policy(&args.policy)?;
+    let reference = reference.with_incremental_ranges(false);
+    let game = UniversalPokerGame::from_string(&game.load_string()).map_err(|e| {
+        format!(
+            "--policy {}: LBR needs a Hold'em checkpoint: {e}",
+            args.policy.display()
+        )
+    })?;
+    HandStateMachine::get();
+    let load_before = load_average();
+    let mut lines = Vec::new();
+    let (mut wall, mut cpu) = ([0.0f64; 2], [0.0f64; 2]);
+    let mut hands = 0;
+    let mut max_diff = 0.0f64;
+    let mut stats = Vec::new();
+    for round in 0..args.rounds {
+        let mut opts = LbrOptions::new(variant, args.hands);
+        opts.seed = args.seed + round;
+        opts.threads = args.threads;
+        opts.preflop_samples = args.preflop_samples;
+        fast.reset_range_cache();
+        let mut results = Vec::new();
+        for (k, policy) in [&fast as &dyn RangePolicy, &reference]
+            .into_iter()
+            .enumerate()
+        {
+            let c0 = process_cpu_seconds();
+            let r = run_lbr(&game, policy, &opts, None)?;
+            let c = c0.zip(process_cpu_seconds()).map(|(a, b)| b - a);
+            wall[k] += r.seconds;
+            cpu[k] += c.unwrap_or(f64::NAN);
+            results.push(r);
+        }
+        hands = results[0].hands;
+        let diff = (results[0].mean_mbb - results[1].mean_mbb).abs();
+        max_diff = max_diff.max(diff);
+        let s = fast.range_stats();
+        lines.push(
+            json!({"bench": "lbr_net", "round": round, "seed": opts.seed,
+            "hands": hands, "fast_seconds": results[0].seconds,
+            "reference_seconds": results[1].seconds, "fast_mean_mbb": results[0].mean_mbb,
+            "reference_mean_mbb": results[1].mean_mbb, "range_stats": s}),
+        );
+        stats.push(s);
+    }
+    let total = (hands * args.rounds) as f64;
+    let threads_used = if args.threads == 0 {
+        rayon::current_num_threads()
+    } else {
+        args.threads
+    };
+    lines.push(json!({"bench": "lbr_net", "summary": true,
+        "policy": args.policy.display().to_string(), "variant": variant.name(),
+        "recurrent": fast.is_recurrent(), "threads": threads_used,
+        "hands_per_path": total,
+        "fast_hands_per_second": total / wall[0],
+        "reference_hands_per_second": total / wall[1],
+        "ratio": wall[1] / wall[0],
+        "fast_cpu_seconds_per_hand": cpu[0] / total,
+        "reference_cpu_seconds_per_hand": cpu[1] / total,
+        "cpu_ratio": cpu[1] / cpu[0],
+        "max_mean_mbb_difference": max_diff,
+        "load_average_before": load_before, "load_average_after": load_average()}));
+    Ok(lines)
+}

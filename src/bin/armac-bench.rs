@@ -4,6 +4,9 @@
 //! * `nashconv --game G --repeats N`: time of one exact NashConv evaluation.
 //! * `lbr --hands N [--threads T] [--seed S] [--per-hand]`: LBR hands per second against
 //!   uniform random, one line per variant (LBR-FC, LBR-FCPA, LBR-FC12-FCPA34) on `hunl_fcpa`.
+//! * `lbr-net --policy RUN [--hands N] [--rounds R]`: LBR hands per second against an ARMAC
+//!   checkpoint, fast range path against the reference path on the same deals (ratio, CPU
+//!   seconds per hand, load average); `scripts/bench_lbr_net.sh` wraps it.
 //! * `learner --batch B --input N --actions A --hidden H --layers L`: ARMAC learner optimizer
 //!   steps per second (feed-forward network, CPU backend); `scripts/bench_learner.sh` runs the
 //!   PyTorch peer beside it and prints the ratio.
@@ -38,6 +41,9 @@ enum Command {
     FcpaPlayouts(poker::FcpaPlayoutsArgs),
     /// LBR hands per second against the uniform random policy, for each variant.
     Lbr(poker::LbrArgs),
+    /// LBR against an ARMAC checkpoint: hands/s of the fast range path and of the reference
+    /// (replay-every-hand) path on the same deals, interleaved, with their ratio.
+    LbrNet(poker::LbrNetArgs),
     /// Any `[solver]` algorithm (full-width or sampled): iterations/s and nodes touched/s,
     /// median of --repeats timed blocks of --iterations. `--set key=value` sets solver keys.
     Solver(solvers::SolverArgs),
@@ -62,6 +68,7 @@ fn main() -> Result<()> {
         Command::Eval7(a) => poker::eval7(&a),
         Command::FcpaPlayouts(a) => poker::fcpa_playouts(&a),
         Command::Lbr(a) => poker::lbr(&a),
+        Command::LbrNet(a) => poker::lbr_net(&a),
         Command::Learner(a) => learner::learner(&a),
         Command::Batched(a) => batched::batched(&a),
         Command::Reservoir(a) => reservoir::reservoir(&a),

@@ -177,8 +177,9 @@ enum Command {
         /// Training step of the evaluated policy (the TensorBoard x axis).
         #[arg(long, default_value_t = 0)]
         step: u64,
-        /// Recurrent ARMAC networks: answer range queries by replaying every hand from the
-        /// root (the slow reference path) instead of stepping the encoder incrementally.
+        /// ARMAC networks: answer range queries hand by hand, replaying every hand from the
+        /// root (the slow reference path), instead of computing each public state once for
+        /// all 1326 hands and keeping it.
         #[arg(long)]
         replay_ranges: bool,
     },

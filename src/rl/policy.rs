@@ -1,54 +1,236 @@
 //! ARMAC's average-policy head as a [`crate::policy::Policy`] and an LBR
 //! [`crate::eval::lbr::RangePolicy`] (whole ranges in one batched forward pass).
+//!
+//! # Fast range queries
+//!
+//! LBR asks, at every opponent decision (and, for the raising variants, after each of its own
+//! raises), for the opponent's policy with every one of the 1326 hole-card hands. On 52-card
+//! Hold'em the answers for all hands depend only on the acting player and the *public*
+//! history (betting and board): the player's observation and information-state tensors hold
+//! the player's own hole cards, the board and the betting, never the other player's cards.
+//! So a range query is computed once for all 1326 hands (rows) and kept under the key
+//! `(player, history without the four hole-card deals)`, shared by every hand and thread of an
+//! evaluation:
+//! * recurrent nets: the encoder state of all 1326 rows after each decision of the public
+//!   history is kept (least recently used out first); a query steps the encoder only over the
+//!   decisions past the longest kept prefix, all rows in one batch, then evaluates the
+//!   average-policy head once. Pre-flop prefixes recur in almost every hand, post-flop ones in
+//!   the four hands of a deal. Once the board shows, the rows of hands holding a board card
+//!   are dropped (11% fewer rows on the flop, 18% on the river);
+//! * both kinds: the head's probabilities for all rows are kept per key, so a repeated public
+//!   state costs no forward pass at all.
+//!
+//! The reference path ([`ArmacAveragePolicy::with_incremental_ranges`]`(false)`) replays every
+//! hand's history from the root, hand by hand; the two agree to f32 rounding (tests below).
 
 use super::sequence::{decision_path, gather_rows, seq_inputs};
 use crate::game::{Action, GameRef};
 use crate::games::cards::{CardSet, HOLE_CARDS, HOLE_MASKS, NUM_CARDS, NUM_HOLE_HANDS};
 use crate::nn::armac::{ActBatch, ArmacPolicyNet, RecurrentState};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::ThreadId;
 
-/// Cached encoder states kept per thread by the recurrent range-query path (each about
-/// `1326 × 2 × representation × 4` bytes).
-const RANGE_CACHE_ENTRIES: usize = 24;
+/// Default memory budget of the kept recurrent states (all rows of one key: at most
+/// `1326 × 2 × R × 4` bytes, 2.7 MB at `R = 256`).
+pub const DEFAULT_RANGE_CACHE_BYTES: usize = 192 << 20;
 
-/// One cached state: the acting player's encoder, for every hole-card hand (row = hand index),
-/// after the decisions of a history prefix whose own hole cards are masked out.
-struct RangeCacheEntry {
-    key: Vec<Action>,
-    state: Arc<RecurrentState>,
+/// Kept probability tables (all rows of one key, `1326 × A × 4` bytes each).
+const PROB_CACHE_ENTRIES: usize = 2048;
+
+/// A map shared by the threads of an evaluation that holds at most `capacity` entries and
+/// drops the least recently used one when full.
+struct LruCache<V> {
+    capacity: usize,
+    inner: Mutex<LruInner<V>>,
 }
 
-/// Recent encoder states of range queries, per worker thread (LBR plays one hand per thread at
-/// a time, and its queries walk down that hand's history).
-#[derive(Default)]
-struct RangeCache {
-    threads: Mutex<HashMap<ThreadId, VecDeque<RangeCacheEntry>>>,
+struct LruInner<V> {
+    map: HashMap<Vec<Action>, (Arc<V>, u64)>,
+    clock: u64,
 }
 
-impl RangeCache {
-    fn get(&self, key: &[Action]) -> Option<Arc<RecurrentState>> {
-        let map = self.threads.lock().ok()?;
-        map.get(&std::thread::current().id())?
-            .iter()
-            .find(|e| e.key == key)
-            .map(|e| e.state.clone())
+impl<V> LruCache<V> {
+    fn new(capacity: usize) -> Self {
+        LruCache {
+            capacity,
+            inner: Mutex::new(LruInner {
+                map: HashMap::new(),
+                clock: 0,
+            }),
+        }
     }
 
-    fn put(&self, key: Vec<Action>, state: Arc<RecurrentState>) {
-        if let Ok(mut map) = self.threads.lock() {
-            let q = map.entry(std::thread::current().id()).or_default();
-            if q.len() >= RANGE_CACHE_ENTRIES {
-                q.pop_front();
-            }
-            q.push_back(RangeCacheEntry { key, state });
+    fn lock(&self) -> std::sync::MutexGuard<'_, LruInner<V>> {
+        // A panic while holding the lock leaves the map consistent (every update is one
+        // insert or remove), so a poisoned lock is still usable.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn get(&self, key: &[Action]) -> Option<Arc<V>> {
+        let mut inner = self.lock();
+        inner.clock += 1;
+        let now = inner.clock;
+        let entry = inner.map.get_mut(key)?;
+        entry.1 = now;
+        Some(entry.0.clone())
+    }
+
+    fn put(&self, key: Vec<Action>, value: Arc<V>) {
+        if self.capacity == 0 {
+            return;
+        }
+        let mut inner = self.lock();
+        inner.clock += 1;
+        let now = inner.clock;
+        inner.map.insert(key, (value, now));
+        while inner.map.len() > self.capacity {
+            let oldest = inner
+                .map
+                .iter()
+                .min_by_key(|(_, (_, t))| *t)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => inner.map.remove(&k),
+                None => break,
+            };
+        }
+    }
+
+    fn clear(&self) {
+        self.lock().map.clear();
+    }
+}
+
+/// Counters of the fast range-query path since the policy was built (or
+/// [`ArmacAveragePolicy::reset_range_cache`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RangeStats {
+    /// Range queries answered by the fast path.
+    pub queries: u64,
+    /// Queries whose probabilities were kept from an earlier query (no forward pass).
+    pub prob_hits: u64,
+    /// Encoder steps of 1326 rows computed (recurrent nets).
+    pub encoder_steps: u64,
+    /// Encoder steps skipped because a kept state covered them (recurrent nets).
+    pub reused_steps: u64,
+    /// Rows those computed steps had in all: 1326 per step before the flop, fewer after it
+    /// (hands that hold a board card are dropped).
+    pub encoder_rows: u64,
+    /// Forward passes of the average-policy head over 1326 rows.
+    pub head_passes: u64,
+}
+
+#[derive(Default)]
+struct RangeCounters {
+    queries: AtomicU64,
+    prob_hits: AtomicU64,
+    encoder_steps: AtomicU64,
+    reused_steps: AtomicU64,
+    encoder_rows: AtomicU64,
+    head_passes: AtomicU64,
+}
+
+impl RangeCounters {
+    fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> RangeStats {
+        RangeStats {
+            queries: self.queries.load(Ordering::Relaxed),
+            prob_hits: self.prob_hits.load(Ordering::Relaxed),
+            encoder_steps: self.encoder_steps.load(Ordering::Relaxed),
+            reused_steps: self.reused_steps.load(Ordering::Relaxed),
+            encoder_rows: self.encoder_rows.load(Ordering::Relaxed),
+            head_passes: self.head_passes.load(Ordering::Relaxed),
         }
     }
 }
 
-/// Marks a masked-out hole card in a cache key (no real action has this id).
-const MASKED: Action = Action::MAX;
+/// The shared caches of the fast range path.
+struct RangeCache {
+    states: LruCache<KeptState>,
+    probs: LruCache<Vec<f32>>,
+    counters: RangeCounters,
+}
+
+impl RangeCache {
+    fn new(state_bytes: usize, row_state_bytes: usize) -> Self {
+        let per_entry = (NUM_HOLE_HANDS * row_state_bytes).max(1);
+        RangeCache {
+            states: LruCache::new(state_bytes / per_entry),
+            probs: LruCache::new(PROB_CACHE_ENTRIES),
+            counters: RangeCounters::default(),
+        }
+    }
+}
+
+/// A kept recurrent state: one row per hole-card hand that shares no card with the board of its
+/// key (hands that do cannot be held there, so their rows are dropped once the board shows).
+struct KeptState {
+    /// Ascending hole-card indices, one per row of `state`.
+    hands: Vec<u16>,
+    state: RecurrentState,
+}
+
+impl KeptState {
+    /// This state restricted to the hands that miss `board` (a card mask): the rows are copied
+    /// only when some hand is dropped.
+    fn live_rows(&self, board: u64) -> KeptState {
+        let keep: Vec<usize> = (0..self.hands.len())
+            .filter(|&r| HOLE_MASKS[self.hands[r] as usize] & board == 0)
+            .collect();
+        let h = self.state.hidden.len() / self.state.rows.max(1);
+        let mut out = KeptState {
+            hands: keep.iter().map(|&r| self.hands[r]).collect(),
+            state: RecurrentState {
+                rows: keep.len(),
+                hidden: Vec::with_capacity(keep.len() * h),
+                cell: Vec::with_capacity(keep.len() * h),
+            },
+        };
+        if keep.len() == self.hands.len() {
+            out.state = self.state.clone();
+            return out;
+        }
+        for &r in &keep {
+            out.state
+                .hidden
+                .extend_from_slice(&self.state.hidden[r * h..(r + 1) * h]);
+            out.state
+                .cell
+                .extend_from_slice(&self.state.cell[r * h..(r + 1) * h]);
+        }
+        out
+    }
+}
+
+/// The key of a range query or kept state: the acting player, then the history from its
+/// fifth entry on (the first four are the two players' hole cards).
+fn public_key(p: usize, history: &[Action]) -> Vec<Action> {
+    let mut k = Vec::with_capacity(history.len().saturating_sub(3));
+    k.push(p);
+    k.extend_from_slice(history.get(4..).unwrap_or(&[]));
+    k
+}
+
+/// `base` (one player's tensor, whose entries `2..2 + 52` are that player's hole cards) repeated
+/// for each hand of `hands` (hole-card indices), row `r` holding hand `hands[r]`'s two cards.
+fn rows_for_hands(base: &[f32], hands: &[u16], out: &mut Vec<f32>) {
+    let n = base.len();
+    out.clear();
+    out.reserve(hands.len() * n);
+    for &hand in hands {
+        let (a, b) = HOLE_CARDS[hand as usize];
+        let at = out.len();
+        out.extend_from_slice(base);
+        let row = &mut out[at..at + n];
+        row[2..2 + NUM_CARDS].fill(0.0);
+        row[2 + a as usize] = 1.0;
+        row[2 + b as usize] = 1.0;
+    }
+}
 
 /// The average-policy head `π̄` of an ARMAC checkpoint as a [`Policy`]: the acting player's
 /// information-state tensor goes through the network; probabilities are renormalised over the
@@ -57,8 +239,8 @@ pub struct ArmacAveragePolicy {
     net: ArmacPolicyNet,
     game: GameRef,
     epoch: u64,
-    /// `false` forces recurrent range queries down the replay-from-the-root path (tests,
-    /// benchmarks).
+    /// `false` forces range queries down the reference path: every hand replayed from the
+    /// root (tests, benchmarks).
     incremental: bool,
     cache: RangeCache,
 }
@@ -66,41 +248,69 @@ pub struct ArmacAveragePolicy {
 impl ArmacAveragePolicy {
     /// The average-policy head of `net` (the network of epoch `epoch`) playing `game`.
     pub fn new(net: ArmacPolicyNet, game: GameRef, epoch: u64) -> Self {
+        let row_state_bytes = 2 * net.config().representation_size() * 4;
         ArmacAveragePolicy {
             net,
             game,
             epoch,
             incremental: true,
-            cache: RangeCache::default(),
+            cache: RangeCache::new(DEFAULT_RANGE_CACHE_BYTES, row_state_bytes),
         }
     }
 
-    /// Chooses how a recurrent network answers range queries: `true` (the default) steps the
-    /// encoder once per decision for all 1326 hands at once and caches the states along the
-    /// hand; `false` replays every hand's history from the root (the reference path).
+    /// Chooses how range queries are answered: `true` (the default) computes each public
+    /// state once for all 1326 hands and keeps it (see the module docs); `false` replays every
+    /// hand's history from the root (the reference path).
     pub fn with_incremental_ranges(mut self, incremental: bool) -> Self {
         self.incremental = incremental;
         self
     }
 
-    /// Recurrent range queries on a 52-card Hold'em game, incrementally: one walk down the
-    /// actual history records player `p`'s observation at every decision; each hand's
-    /// observation is that one with the hole-card bits replaced (the layout of
-    /// `UniversalPokerState::observation_tensor`: player one-hot, own cards, board, bets), and
-    /// only the decisions past the longest cached prefix go through the encoder, all hands in
-    /// one batch.
-    fn incremental_range(
+    /// Sets the memory budget of the kept recurrent states (0 keeps none: every query steps
+    /// the encoder from the root, all hands at once). Empties the caches.
+    pub fn with_range_cache_bytes(mut self, bytes: usize) -> Self {
+        let row_state_bytes = 2 * self.net.config().representation_size() * 4;
+        self.cache = RangeCache::new(bytes, row_state_bytes);
+        self
+    }
+
+    /// `true` for a recurrent network.
+    pub fn is_recurrent(&self) -> bool {
+        self.net.config().recurrent
+    }
+
+    /// Counters of the fast range path (see [`RangeStats`]).
+    pub fn range_stats(&self) -> RangeStats {
+        self.cache.counters.snapshot()
+    }
+
+    /// Empties the kept states and probabilities (counters too): the next queries start cold.
+    pub fn reset_range_cache(&self) {
+        self.cache.states.clear();
+        self.cache.probs.clear();
+        let c = &self.cache.counters;
+        for x in [
+            &c.queries,
+            &c.prob_hits,
+            &c.encoder_steps,
+            &c.reused_steps,
+            &c.encoder_rows,
+            &c.head_passes,
+        ] {
+            x.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// The fast range path (52-card Hold'em, see the module docs): the probabilities of the
+    /// hands `hands` of player `p`, to move at `state`.
+    fn fast_range(
         &self,
         state: &crate::games::universal_poker::UniversalPokerState,
         p: usize,
         hands: &[u16],
     ) -> Result<Vec<crate::eval::lbr::ActionProbs>, crate::policy::PolicyError> {
-        use crate::game::{State as _, Turn};
+        use crate::game::State as _;
         use crate::policy::PolicyError;
-        let bad = |reason: String| PolicyError::BadEntry {
-            key: self.game.load_string(),
-            reason,
-        };
         let mut dead = CardSet::from_cards(state.board_cards());
         dead = CardSet(dead.0 | CardSet::from_cards(state.hole_cards(1 - p)).0);
         for &h in hands {
@@ -111,84 +321,30 @@ impl ArmacAveragePolicy {
                 });
             }
         }
-        let (n_in, na) = (self.net.config().input_size, self.net.config().num_actions);
-        let history = state.history();
-        // Player p's observation, legal mask and masked history length at each decision.
-        let mut walk = state.clone();
-        walk.reset();
-        let mut decisions: Vec<(usize, Vec<f32>, Vec<f32>)> = Vec::new();
-        for i in 0..=history.len() {
-            if let Turn::Player(_) = walk.turn() {
-                let mut obs = vec![0.0; n_in];
-                walk.observation_tensor(p, &mut obs);
-                let mut legal = vec![0.0; na];
-                for a in walk.legal_actions() {
-                    if a < na {
-                        legal[a] = 1.0;
-                    }
-                }
-                decisions.push((i, obs, legal));
-            }
-            if let Some(&x) = history.get(i) {
-                walk.try_apply(x)
-                    .map_err(|e| bad(format!("replaying the history: {e}")))?;
+        let na = self.net.config().num_actions;
+        let mut legal = vec![0.0f32; na];
+        for a in state.legal_actions() {
+            if a < na {
+                legal[a] = 1.0;
             }
         }
-        let key = |len: usize| -> Vec<Action> {
-            let mut k = Vec::with_capacity(len + 1);
-            k.push(p);
-            k.extend(
-                history[..len].iter().enumerate().map(
-                    |(i, &x)| {
-                        if i / 2 == p && i < 4 { MASKED } else { x }
-                    },
-                ),
-            );
-            k
+        RangeCounters::add(&self.cache.counters.queries, 1);
+        let key = public_key(p, state.history());
+        let probs = match self.cache.probs.get(&key) {
+            Some(x) => {
+                RangeCounters::add(&self.cache.counters.prob_hits, 1);
+                x
+            }
+            None => {
+                let x = Arc::new(if self.net.config().recurrent {
+                    self.recurrent_all_hands(state, p, &legal)?
+                } else {
+                    self.feed_forward_all_hands(state, p, &legal)?
+                });
+                self.cache.probs.put(key, x.clone());
+                x
+            }
         };
-        let n = decisions.len();
-        if n == 0 {
-            return Err(PolicyError::NotADecision);
-        }
-        // The longest cached prefix that ends before the current decision.
-        let mut start = 0;
-        let mut st = None;
-        for j in (0..n - 1).rev() {
-            if let Some(x) = self.cache.get(&key(decisions[j].0)) {
-                st = Some(x);
-                start = j + 1;
-                break;
-            }
-        }
-        let rows = NUM_HOLE_HANDS;
-        let h = self.net.config().representation_size();
-        let mut st = st.unwrap_or_else(|| {
-            Arc::new(RecurrentState {
-                rows,
-                hidden: vec![0.0; rows * h],
-                cell: vec![0.0; rows * h],
-            })
-        });
-        let mut probs = Vec::new();
-        let mut obs = vec![0.0f32; rows * n_in];
-        for (len, base, legal) in &decisions[start..] {
-            for (r, row) in obs.chunks_exact_mut(n_in).enumerate() {
-                row.copy_from_slice(base);
-                row[2..2 + NUM_CARDS].fill(0.0);
-                let (a, b) = HOLE_CARDS[r];
-                row[2 + a as usize] = 1.0;
-                row[2 + b as usize] = 1.0;
-            }
-            let legal_rows: Vec<f32> = legal.iter().copied().cycle().take(rows * na).collect();
-            let (pr, next) = self
-                .net
-                .avg_policy_step(&obs, &legal_rows, &st)
-                .map_err(|e| bad(e.to_string()))?;
-            probs = pr;
-            st = Arc::new(next);
-            self.cache.put(key(*len), st.clone());
-        }
-        let legal = &decisions[n - 1].2;
         let n_legal = legal.iter().filter(|&&l| l > 0.0).count().max(1) as f64;
         Ok(hands
             .iter()
@@ -206,6 +362,134 @@ impl ArmacAveragePolicy {
                 out
             })
             .collect())
+    }
+
+    /// Feed-forward nets: `1326 × A` probabilities at `state` for every hand of player `p`, from
+    /// the player's information-state tensor with the hole-card entries replaced.
+    fn feed_forward_all_hands(
+        &self,
+        state: &crate::games::universal_poker::UniversalPokerState,
+        p: usize,
+        legal: &[f32],
+    ) -> Result<Vec<f32>, crate::policy::PolicyError> {
+        use crate::game::State as _;
+        let mut base = vec![0.0; self.net.config().input_size];
+        state.information_state_tensor(p, &mut base);
+        let mut info = Vec::new();
+        let all: Vec<u16> = (0..NUM_HOLE_HANDS as u16).collect();
+        rows_for_hands(&base, &all, &mut info);
+        let legal_rows: Vec<f32> = legal.repeat(NUM_HOLE_HANDS);
+        RangeCounters::add(&self.cache.counters.head_passes, 1);
+        self.net
+            .avg_policy(&info, &legal_rows, NUM_HOLE_HANDS)
+            .map_err(|e| self.bad(e.to_string()))
+    }
+
+    /// Recurrent nets: `1326 × A` probabilities at `state` for every hand of player `p`. One
+    /// walk down the actual history records player `p`'s observation at every decision; each
+    /// hand's observation is that one with the hole-card entries replaced (the layout of
+    /// `UniversalPokerState::observation_tensor`: player one-hot, own cards, board, bets), and
+    /// only the decisions past the longest kept prefix go through the encoder, all hands in
+    /// one batch.
+    fn recurrent_all_hands(
+        &self,
+        state: &crate::games::universal_poker::UniversalPokerState,
+        p: usize,
+        legal: &[f32],
+    ) -> Result<Vec<f32>, crate::policy::PolicyError> {
+        use crate::game::{State as _, Turn};
+        use crate::policy::PolicyError;
+        let n_in = self.net.config().input_size;
+        let history = state.history();
+        // Player p's observation, the history length and the board at each decision.
+        let mut walk = state.clone();
+        walk.reset();
+        let mut decisions: Vec<(usize, Vec<f32>, u64)> = Vec::new();
+        for i in 0..=history.len() {
+            if let Turn::Player(_) = walk.turn() {
+                let mut obs = vec![0.0; n_in];
+                walk.observation_tensor(p, &mut obs);
+                decisions.push((i, obs, CardSet::from_cards(walk.board_cards()).0));
+            }
+            if let Some(&x) = history.get(i) {
+                walk.try_apply(x)
+                    .map_err(|e| self.bad(format!("replaying the history: {e}")))?;
+            }
+        }
+        let n = decisions.len();
+        if n == 0 || decisions[n - 1].0 != history.len() {
+            return Err(PolicyError::NotADecision);
+        }
+        // The longest kept prefix (the current decision's own state included).
+        let mut start = 0;
+        let mut st = None;
+        for j in (0..n).rev() {
+            if let Some(x) = self
+                .cache
+                .states
+                .get(&public_key(p, &history[..decisions[j].0]))
+            {
+                st = Some(x);
+                start = j + 1;
+                break;
+            }
+        }
+        let c = &self.cache.counters;
+        RangeCounters::add(&c.reused_steps, start as u64);
+        RangeCounters::add(&c.encoder_steps, (n - start) as u64);
+        let mut st = match st {
+            Some(x) => x,
+            None => {
+                let h = self.net.config().representation_size();
+                let rows = NUM_HOLE_HANDS;
+                Arc::new(KeptState {
+                    hands: (0..rows as u16).collect(),
+                    state: RecurrentState {
+                        rows,
+                        hidden: vec![0.0; rows * h],
+                        cell: vec![0.0; rows * h],
+                    },
+                })
+            }
+        };
+        let mut obs = Vec::new();
+        for (len, base, board) in &decisions[start..] {
+            let kept = st.live_rows(*board);
+            rows_for_hands(base, &kept.hands, &mut obs);
+            RangeCounters::add(&c.encoder_rows, kept.hands.len() as u64);
+            let next = self
+                .net
+                .encoder_step(&obs, &kept.state)
+                .map_err(|e| self.bad(e.to_string()))?;
+            st = Arc::new(KeptState {
+                hands: kept.hands,
+                state: next,
+            });
+            self.cache
+                .states
+                .put(public_key(p, &history[..*len]), st.clone());
+        }
+        RangeCounters::add(&c.head_passes, 1);
+        let rows = st.hands.len();
+        let probs = self
+            .net
+            .avg_policy_head(&st.state.hidden, &legal.repeat(rows), rows)
+            .map_err(|e| self.bad(e.to_string()))?;
+        // Back to one row per hole-card hand (0 for hands that hold a board card).
+        let na = legal.len();
+        let mut all = vec![0.0f32; NUM_HOLE_HANDS * na];
+        for (&hand, row) in st.hands.iter().zip(probs.chunks_exact(na)) {
+            all[hand as usize * na..(hand as usize + 1) * na].copy_from_slice(row);
+        }
+        Ok(all)
+    }
+
+    /// A bad-entry error naming the game.
+    fn bad(&self, reason: String) -> crate::policy::PolicyError {
+        crate::policy::PolicyError::BadEntry {
+            key: self.game.load_string(),
+            reason,
+        }
     }
 
     /// Recurrent checkpoints: the network's outputs at the last decision of each of
@@ -282,9 +566,9 @@ impl crate::policy::Policy for ArmacAveragePolicy {
     }
 }
 
-/// Whole ranges in one batched forward pass: LBR asks for the policy of every hand the
-/// player might hold; each hand's information-state tensor is built from a replay with that
-/// hand ([`crate::eval::lbr::with_hole_cards`]) and the network sees all of them at once.
+/// Whole ranges at once: on 52-card Hold'em the fast path of the module docs; otherwise (and on
+/// the reference path) each hand's tensors come from a replay with that hand
+/// ([`crate::eval::lbr::with_hole_cards`]) and the network sees all of them in one batch.
 impl crate::eval::lbr::RangePolicy for ArmacAveragePolicy {
     fn hand_action_probabilities(
         &self,
@@ -305,11 +589,22 @@ impl crate::eval::lbr::RangePolicy for ArmacAveragePolicy {
             });
         }
         let recurrent = self.net.config().recurrent;
-        let holdem_obs = self.game.observation_tensor_size() == 2 * (2 + NUM_CARDS)
-            && state.config().deck_size == NUM_CARDS
-            && state.config().num_hole == 2;
-        if recurrent && self.incremental && holdem_obs {
-            return self.incremental_range(state, p, hands);
+        let holdem = state.config().deck_size == NUM_CARDS
+            && state.config().num_hole == 2
+            && state
+                .config()
+                .deck
+                .iter()
+                .enumerate()
+                .all(|(i, &c)| c as usize == i)
+            && self.net.config().input_size
+                == if recurrent {
+                    state.config().observation_tensor_size()
+                } else {
+                    state.config().information_state_tensor_size()
+                };
+        if self.incremental && holdem {
+            return self.fast_range(state, p, hands);
         }
         let mut info = vec![0.0; self.game.information_state_tensor_size()];
         let mut legal = vec![false; n_actions];
@@ -427,64 +722,144 @@ mod tests {
         );
     }
 
-    /// The incremental range path (one encoder step per decision for all hands, states cached
-    /// along the hand) gives the replay-from-the-root path's answers to 1e-5 along a whole
-    /// hand, for both players, with cache hits, a branch off the hand, and a second deal.
-    #[test]
-    fn incremental_range_queries_match_replayed_ones() {
+    /// A small Hold'em FCPA network, recurrent or feed-forward.
+    fn small_net(recurrent: bool, seed: u64) -> (GameRef, ArmacPolicyNet) {
         let game = load_game("hunl_fcpa").unwrap();
-        let cfg = ArmacNetConfig::new(game.observation_tensor_size(), game.num_distinct_actions())
+        let input = if recurrent {
+            game.observation_tensor_size()
+        } else {
+            game.information_state_tensor_size()
+        };
+        let cfg = ArmacNetConfig::new(input, game.num_distinct_actions())
             .with_encoder_hidden(16)
             .with_head_hidden(16)
-            .with_recurrent(true);
-        let net = ArmacPolicyNet::init(cfg, 5).unwrap();
-        let fast = ArmacAveragePolicy::new(net.clone(), game.clone(), 0);
-        let slow = ArmacAveragePolicy::new(net, game.clone(), 0).with_incremental_ranges(false);
-        let check = |s: &crate::games::universal_poker::UniversalPokerState| {
-            let Turn::Player(p) = s.turn() else {
-                panic!("not a decision")
-            };
-            let mut dead = CardSet::from_cards(s.board_cards()).0;
-            dead |= CardSet::from_cards(s.hole_cards(1 - p)).0;
-            let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
-                .filter(|&h| HOLE_MASKS[h as usize] & dead == 0)
-                .step_by(37)
-                .collect();
-            let a = fast.hand_action_probabilities(s, &hands).unwrap();
-            let b = slow.hand_action_probabilities(s, &hands).unwrap();
-            assert_eq!(a.len(), hands.len());
-            let mut spread = 0.0f64;
-            for (x, y) in a.iter().zip(&b) {
-                for (u, v) in x.iter().zip(y) {
-                    assert!((u - v).abs() < 1e-5, "{x:?} vs {y:?} at {:?}", s.history());
-                }
-                spread = spread.max((x[1] - a[0][1]).abs());
-            }
-            assert!(spread > 0.0, "the answer should depend on the hand");
-            // Colliding hands are refused by both paths.
-            let bad = HOLE_MASKS.iter().position(|m| m & dead != 0).unwrap() as u16;
-            assert!(fast.hand_action_probabilities(s, &[bad]).is_err());
+            .with_recurrent(recurrent);
+        (game, ArmacPolicyNet::init(cfg, seed).unwrap())
+    }
+
+    /// Asks `fast` and `slow` for a sample of the hands at `s` and requires the same answers
+    /// to 1e-5, answers that depend on the hand, and a refused colliding hand.
+    fn same_ranges(
+        fast: &ArmacAveragePolicy,
+        slow: &ArmacAveragePolicy,
+        s: &crate::games::universal_poker::UniversalPokerState,
+    ) {
+        let Turn::Player(p) = s.turn() else {
+            panic!("not a decision")
         };
+        let mut dead = CardSet::from_cards(s.board_cards()).0;
+        dead |= CardSet::from_cards(s.hole_cards(1 - p)).0;
+        let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
+            .filter(|&h| HOLE_MASKS[h as usize] & dead == 0)
+            .step_by(37)
+            .collect();
+        let a = fast.hand_action_probabilities(s, &hands).unwrap();
+        let b = slow.hand_action_probabilities(s, &hands).unwrap();
+        assert_eq!(a.len(), hands.len());
+        let mut spread = 0.0f64;
+        for (x, y) in a.iter().zip(&b) {
+            for (u, v) in x.iter().zip(y) {
+                assert!((u - v).abs() < 1e-5, "{x:?} vs {y:?} at {:?}", s.history());
+            }
+            assert!((x.iter().sum::<f64>() - 1.0).abs() < 1e-6, "{x:?}");
+            spread = spread.max((x[1] - a[0][1]).abs());
+        }
+        assert!(spread > 0.0, "the answer should depend on the hand");
+        // Colliding hands are refused, naming the hand.
+        let bad = HOLE_MASKS.iter().position(|m| m & dead != 0).unwrap() as u16;
+        let err = fast.hand_action_probabilities(s, &[bad]).unwrap_err();
+        assert!(err.to_string().contains(&format!("hand {bad}")), "{err}");
+    }
+
+    /// Walks two deals through pre-flop, a branch, the flop and back, asking both paths at
+    /// every stop (so the fast path hits kept states and kept probabilities, and the second
+    /// deal shares the pre-flop keys of the first).
+    fn walk_two_deals(fast: &ArmacAveragePolicy, slow: &ArmacAveragePolicy) {
         for deal in ["AsKd2c3d", "7h7c9s2d"] {
             let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
             for c in parse_cards(deal).unwrap() {
                 s.apply(c as Action);
             }
-            check(&s);
-            check(&s); // a cache hit at the same state
+            same_ranges(fast, slow, &s);
+            same_ranges(fast, slow, &s); // a repeated query
             let mut branch = s.clone();
             branch.apply(2); // pot bet
-            check(&branch);
+            same_ranges(fast, slow, &branch);
             s.apply(1); // call
-            check(&s);
+            same_ranges(fast, slow, &s);
             s.apply(1); // check: the flop is dealt
             for c in parse_cards("Qh8d4s").unwrap() {
                 s.apply(c as Action);
             }
-            check(&s);
+            same_ranges(fast, slow, &s);
             s.apply(2);
-            check(&s);
-            check(&branch); // back to the branch after walking the hand
+            same_ranges(fast, slow, &s);
+            same_ranges(fast, slow, &branch); // back to the branch after walking the hand
+        }
+    }
+
+    /// The fast range path (every public state once for all hands, states and probabilities
+    /// kept across hands) gives the replay-every-hand path's answers to 1e-5, for recurrent
+    /// and feed-forward nets, with the default cache and with no kept states at all; and the
+    /// second deal reuses the first one's pre-flop work.
+    #[test]
+    fn fast_range_queries_match_replayed_ones() {
+        for recurrent in [true, false] {
+            let (game, net) = small_net(recurrent, 5);
+            let fast = ArmacAveragePolicy::new(net.clone(), game.clone(), 0);
+            let cold =
+                ArmacAveragePolicy::new(net.clone(), game.clone(), 0).with_range_cache_bytes(0);
+            let slow = ArmacAveragePolicy::new(net, game, 0).with_incremental_ranges(false);
+            walk_two_deals(&fast, &slow);
+            walk_two_deals(&cold, &slow);
+            let st = fast.range_stats();
+            assert_eq!(st.queries, 14, "{st:?}");
+            // Repeated queries and the second deal's pre-flop root are answered from the kept
+            // probabilities.
+            assert!(st.prob_hits >= 6, "{st:?}");
+            assert_eq!(st.head_passes, st.queries - st.prob_hits, "{st:?}");
+            if recurrent {
+                assert!(st.reused_steps > 0, "{st:?}");
+                assert!(st.encoder_steps > 0, "{st:?}");
+                // Post-flop steps drop the hands that hold a board card.
+                assert!(
+                    st.encoder_rows < st.encoder_steps * NUM_HOLE_HANDS as u64,
+                    "{st:?}"
+                );
+                assert_eq!(cold.range_stats().reused_steps, 0);
+            } else {
+                assert_eq!(st.encoder_steps + st.reused_steps, 0, "{st:?}");
+            }
+            fast.reset_range_cache();
+            assert_eq!(fast.range_stats(), RangeStats::default());
+        }
+    }
+
+    /// LBR-FC and LBR-FCPA on a few deals give the same results with the fast range path as
+    /// with the replay-every-hand path (same seed, same sampled actions).
+    #[test]
+    fn lbr_against_a_network_is_the_same_on_both_range_paths() {
+        use crate::eval::lbr::{LbrOptions, LbrVariant, run_lbr};
+        for recurrent in [true, false] {
+            let (game, net) = small_net(recurrent, 9);
+            let fast = ArmacAveragePolicy::new(net.clone(), game.clone(), 0);
+            let slow = ArmacAveragePolicy::new(net, game, 0).with_incremental_ranges(false);
+            for variant in [LbrVariant::Fc, LbrVariant::Fcpa] {
+                let mut opts = LbrOptions::new(variant, 8);
+                opts.seed = 17;
+                opts.threads = 1;
+                opts.preflop_samples = 200;
+                let g = UniversalPokerGame::hunl_fcpa();
+                let a = run_lbr(&g, &fast, &opts, None).unwrap();
+                let b = run_lbr(&g, &slow, &opts, None).unwrap();
+                assert_eq!(a.hands, 8);
+                assert_eq!(
+                    (a.mean_chips, a.seat_mean_chips),
+                    (b.mean_chips, b.seat_mean_chips),
+                    "recurrent {recurrent}, {variant}"
+                );
+            }
+            assert!(fast.range_stats().queries > 0);
         }
     }
 }

@@ -292,46 +292,93 @@ impl ArmacPolicyNet {
         Ok((out, next_state))
     }
 
-    /// One player's recurrent encoder advanced by one observation for `rows` sequences, and
-    /// the average-policy head `π̄` (masked softmax) on the new representation: the inference
-    /// path of range queries, which need neither the other player's encoder nor the other
-    /// heads. Returns `rows × A` probabilities and the next state. `obs` is `rows × input`,
-    /// `legal` `rows × A` (1.0 legal), `state` that player's state for the same rows.
-    pub fn avg_policy_step(
+    /// One player's recurrent encoder advanced by one observation for `rows` sequences, with
+    /// no head evaluated: the inference path of range queries between the decisions they ask
+    /// about. `obs` is `rows × input`, `state` that player's state for the same rows; returns
+    /// the next state (its `hidden` is the representation the heads read).
+    pub fn encoder_step(
         &self,
         obs: &[f32],
-        legal: &[f32],
         state: &RecurrentState,
-    ) -> Result<(Vec<f32>, RecurrentState), NnError> {
-        self.require_recurrent("avg_policy_step")?;
-        let (b, n_in, a) = (state.rows, self.cfg.input_size, self.cfg.num_actions);
+    ) -> Result<RecurrentState, NnError> {
+        self.require_recurrent("encoder_step")?;
+        let (b, n_in) = (state.rows, self.cfg.input_size);
         let h = self.cfg.representation_size();
         check_len("obs", obs.len(), b * n_in)?;
-        check_len("legal", legal.len(), b * a)?;
         check_len("state.hidden", state.hidden.len(), b * h)?;
         check_len("state.cell", state.cell.len(), b * h)?;
         if b == 0 {
-            return Ok((Vec::new(), state.clone()));
+            return Ok(state.clone());
         }
         let d = &self.device;
         let st = LstmState {
             hidden: tensor2(state.hidden.clone(), b, h, d),
             cell: tensor2(state.cell.clone(), b, h, d),
         };
-        let (rep, next) = self
+        let (_, next) = self
             .model
             .encode_step(tensor2(obs.to_vec(), b, n_in, d), st);
-        let logits = self.model.avg_policy.forward(rep);
-        let probs = to_vec(softmax(
-            mask_logits(logits, tensor2(legal.to_vec(), b, a, d)),
-            1,
-        ));
-        let next = RecurrentState {
+        Ok(RecurrentState {
             rows: b,
             hidden: to_vec(next.hidden),
             cell: to_vec(next.cell),
-        };
-        Ok((probs, next))
+        })
+    }
+
+    /// The average-policy head `π̄` (softmax over the legal actions) on `rows` representations
+    /// `rep` (`rows × R`: a recurrent state's `hidden`, or a feed-forward encoder's output);
+    /// `legal` is `rows × A` (1.0 legal). Returns `rows × A` probabilities.
+    pub fn avg_policy_head(
+        &self,
+        rep: &[f32],
+        legal: &[f32],
+        rows: usize,
+    ) -> Result<Vec<f32>, NnError> {
+        let (a, r) = (self.cfg.num_actions, self.cfg.representation_size());
+        check_len("rep", rep.len(), rows * r)?;
+        check_len("legal", legal.len(), rows * a)?;
+        if rows == 0 {
+            return Ok(Vec::new());
+        }
+        let d = &self.device;
+        let logits = self
+            .model
+            .avg_policy
+            .forward(tensor2(rep.to_vec(), rows, r, d));
+        Ok(to_vec(softmax(
+            mask_logits(logits, tensor2(legal.to_vec(), rows, a, d)),
+            1,
+        )))
+    }
+
+    /// Feed-forward nets: the average-policy head on `rows` information-state tensors `info`
+    /// (`rows × input`) with legal masks `legal` (`rows × A`), encoding each row once and
+    /// evaluating no other head. Returns `rows × A` probabilities, equal to
+    /// [`Self::evaluate`]'s `avg_policy` on the same rows.
+    pub fn avg_policy(
+        &self,
+        info: &[f32],
+        legal: &[f32],
+        rows: usize,
+    ) -> Result<Vec<f32>, NnError> {
+        if self.cfg.recurrent {
+            return Err(NnError::WrongEncoder(
+                "`avg_policy` needs a feed-forward ARMAC net (config `recurrent = false`)".into(),
+            ));
+        }
+        let (n_in, a) = (self.cfg.input_size, self.cfg.num_actions);
+        check_len("info", info.len(), rows * n_in)?;
+        check_len("legal", legal.len(), rows * a)?;
+        if rows == 0 {
+            return Ok(Vec::new());
+        }
+        let d = &self.device;
+        let rep = self.model.encode(tensor2(info.to_vec(), rows, n_in, d));
+        let logits = self.model.avg_policy.forward(rep);
+        Ok(to_vec(softmax(
+            mask_logits(logits, tensor2(legal.to_vec(), rows, a, d)),
+            1,
+        )))
     }
 
     /// Runs the recurrent encoders over whole sequences from the zero state, in consecutive
