@@ -387,6 +387,9 @@ pub struct MccfrSolver {
     logs: Vec<walks::Log>,
     /// With `threads > 1`: the workers.
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// Outcome sampling without a baseline takes the general walk, not its fast path (for the
+    /// tests that compare the two).
+    general_os: bool,
 }
 
 /// SplitMix64's finaliser: a bijective 64-bit mixer.
@@ -497,6 +500,7 @@ impl MccfrSolver {
             scratch: Vec::with_capacity(256),
             logs: Vec::new(),
             pool: crate::cfr::worker_pool(spec.threads.min(spec.walks)),
+            general_os: false,
         }
     }
 
@@ -605,8 +609,10 @@ impl MccfrSolver {
                 logs,
                 pool,
                 seed,
+                general_os,
                 ..
             } = self;
+            let general = *general_os;
             let tab_ref: &Tables = tab;
             let run_chunk = |c: usize, log: &mut walks::Log| {
                 log.clear();
@@ -622,6 +628,7 @@ impl MccfrSolver {
                     let rng = walk_stream(*seed, t, p, k);
                     let mut w = walks::Walk::with_store(parts, store, stack, p, rng, true);
                     w.weight = weight;
+                    w.general = general;
                     w.run();
                     touched += w.touched;
                 }
@@ -659,8 +666,10 @@ impl TreeSolver for MccfrSolver {
         let weight = self.spec.averaging.weight(t as f64);
         for p in 0..2 {
             let rng = stream(self.seed, t, p);
+            let general = self.general_os;
             let mut w = walks::Walk::new(self, p, rng, true);
             w.weight = weight;
+            w.general = general;
             w.run();
             let touched = w.touched;
             self.touched += touched;

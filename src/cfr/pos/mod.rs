@@ -61,7 +61,7 @@ use crate::cfr::{
 };
 use crate::game::Game;
 use crate::tree::TreePolicy;
-use crate::tree::history::{HistoryKind, HistoryTree};
+use crate::tree::history::{HistoryKind, HistoryTree, Step};
 use crate::tree::{NodeKind, PublicTree, TreeError};
 use crate::util::SplitMix64;
 use serde::Deserialize;
@@ -471,25 +471,20 @@ impl PosSolver {
                 reach_q,
                 q_next: q,
             });
-            // Reaches of the histories of the sampled successor.
-            for &h in hs {
-                let h = h as usize;
-                for (j, c) in ht.children(h).enumerate() {
-                    if ht.node[c] != next {
-                        continue;
-                    }
-                    let (mut r0, mut r1) = (self.reach[0][h], self.reach[1][h]);
-                    if let HistoryKind::Decision(p) = ht.kind[h] {
-                        let g = tree.infosets[p].offset[ht.infoset[h] as usize] as usize + j;
-                        if p == 0 {
-                            r0 *= self.current[0][g];
-                        } else {
-                            r1 *= self.current[1][g];
-                        }
-                    }
-                    self.reach[0][c] = r0;
-                    self.reach[1][c] = r1;
-                }
+            // Reaches of the histories of the sampled successor: they are exactly the children
+            // of `node`'s histories that lie in `next`.
+            let [reach0, reach1] = &mut self.reach;
+            for &c in ht.node_histories(next as usize) {
+                let c = c as usize;
+                let h = ht.parent[c] as usize;
+                let st = ht.steps[h];
+                let (r0, r1) = (reach0[h], reach1[h]);
+                let g = st.action_base as usize + (c - st.first_child as usize);
+                (reach0[c], reach1[c]) = match st.kind {
+                    Step::PLAYER0 => (r0 * self.current[0][g], r1),
+                    Step::PLAYER1 => (r0, r1 * self.current[1][g]),
+                    _ => (r0, r1),
+                };
             }
             reach_q *= q;
             node = next;
@@ -631,15 +626,36 @@ impl PosSolver {
         // 1. Baseline-corrected action values and history values under σ_t (Eq. 15/16).
         for &h in hs {
             let h = h as usize;
-            let kids = ht.children(h);
-            let base = actor.map(|p| (p, tree.infosets[p].offset[ht.infoset[h] as usize] as usize));
-            for (j, c) in kids.clone().enumerate() {
-                let b = self.baseline(c, base.map(|(p, g)| (p, g + j)));
-                self.action_values[c] = if ht.node[c] == next {
-                    b + (self.values[c] - b) / q
-                } else {
-                    b
-                };
+            let st = ht.steps[h];
+            let kids = st.children();
+            let base = actor.map(|p| (p, st.action_base as usize));
+            // The history baselines (none, predictive) are slices; the learned ones go through
+            // `baseline` per action.
+            let av = &mut self.action_values[kids.clone()];
+            let vals = &self.values[kids.clone()];
+            let nodes = &ht.node[kids.clone()];
+            match opts.baseline {
+                Baseline::None | Baseline::Static => {
+                    for ((a, &v), &nd) in av.iter_mut().zip(vals).zip(nodes) {
+                        *a = if nd == next { 0.0 + (v - 0.0) / q } else { 0.0 };
+                    }
+                }
+                Baseline::Predictive => {
+                    let bs = &self.base_sum[kids.clone()];
+                    for (((a, &b), &v), &nd) in av.iter_mut().zip(bs).zip(vals).zip(nodes) {
+                        *a = if nd == next { b + (v - b) / q } else { b };
+                    }
+                }
+                Baseline::LearnedHistory | Baseline::LearnedInfoset => {
+                    for (j, c) in kids.clone().enumerate() {
+                        let b = self.baseline(c, base.map(|(p, g)| (p, g + j)));
+                        self.action_values[c] = if ht.node[c] == next {
+                            b + (self.values[c] - b) / q
+                        } else {
+                            b
+                        };
+                    }
+                }
             }
             self.values[h] = match base {
                 Some((p, g)) => expected_value(
@@ -826,17 +842,16 @@ impl PosSolver {
             Baseline::Predictive => {
                 // b_{t+1}(h,a) = û((ha)|σ_{t+1}) for the sampled children, then
                 // û(h|σ_{t+1}) = Σ_a σ_{t+1}(h,a) b_{t+1}(h,a).
+                for &c in ht.node_histories(next as usize) {
+                    self.base_sum[c as usize] = self.next_values[c as usize];
+                }
                 for &h in hs {
                     let h = h as usize;
-                    let kids = ht.children(h);
-                    for c in kids.clone() {
-                        if ht.node[c] == next {
-                            self.base_sum[c] = self.next_values[c];
-                        }
-                    }
+                    let st = ht.steps[h];
+                    let kids = st.children();
                     self.next_values[h] = match actor {
                         Some(p) => {
-                            let g = tree.infosets[p].offset[ht.infoset[h] as usize] as usize;
+                            let g = st.action_base as usize;
                             expected_value(
                                 &self.current[p][g..g + kids.len()],
                                 &self.base_sum[kids],
