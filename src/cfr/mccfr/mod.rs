@@ -178,7 +178,9 @@ pub struct MccfrOptions {
     /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × N`). Measured on 2 cores (Leduc, idle
     /// machine): outcome sampling 2.4e7 nodes/s with 2 threads against 2.1e7 with one, external
     /// sampling 2.4e7 against 6.4e7 (the deferred update logs cost more than the second core
-    /// gives), hence the default; many-core machines gain more.
+    /// gives), hence the default; many-core machines gain more. Since then the sequential
+    /// outcome-sampling walk costs half as many instructions, so the logs weigh relatively
+    /// more (README, "Sampled regret minimisation", has the latest figures).
     pub threads: Option<usize>,
     /// Walks per player per iteration (default: 1 with one thread, else
     /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`] per thread).
