@@ -273,6 +273,33 @@ pub fn exact_cf_values(
 
 use crate::cfr::regret_match_infoset as regret_match;
 
+/// Writes `out[j] = value(j)` and returns, in the same pass, the history value a node update
+/// needs: with `decision`, [`expected_value`]`(weights, out)` (the first value when all are
+/// equal, else the dot product); at chance, `Σ_j weights[j] out[j]` — the same sums, in the same
+/// order, as computing `out` first.
+#[inline]
+fn values_and_fill(
+    weights: &[f64],
+    out: &mut [f64],
+    decision: bool,
+    value: impl Fn(usize) -> f64,
+) -> f64 {
+    let first = value(0);
+    let mut equal = true;
+    let dot: f64 = out
+        .iter_mut()
+        .zip(weights)
+        .enumerate()
+        .map(|(j, (o, &w))| {
+            let x = if j == 0 { first } else { value(j) };
+            *o = x;
+            equal &= x == first;
+            w * x
+        })
+        .sum();
+    if decision && equal { first } else { dot }
+}
+
 /// The generator of iteration `t` (or of a measurement stream): a function of `(seed, t)` only.
 pub(crate) fn stream(seed: u64, t: u64) -> SplitMix64 {
     let mut mix = SplitMix64::new(seed ^ t.wrapping_mul(0xD1B5_4A32_D192_ED03));
@@ -629,24 +656,33 @@ impl PosSolver {
             let st = ht.steps[h];
             let kids = st.children();
             let base = actor.map(|p| (p, st.action_base as usize));
-            // The history baselines (none, predictive) are slices; the learned ones go through
-            // `baseline` per action.
+            // The history baselines (none, predictive) are slices, and the node's value is
+            // accumulated in the same pass; the learned ones go through `baseline` per action.
+            let weights = match base {
+                Some((p, g)) => &self.current[p][g..g + kids.len()],
+                None => &ht.chance_prob[kids.clone()],
+            };
             let av = &mut self.action_values[kids.clone()];
             let vals = &self.values[kids.clone()];
             let nodes = &ht.node[kids.clone()];
-            match opts.baseline {
+            let corrected = |b: f64, v: f64, nd: u32| if nd == next { b + (v - b) / q } else { b };
+            let fused = match opts.baseline {
                 Baseline::None | Baseline::Static => {
-                    for ((a, &v), &nd) in av.iter_mut().zip(vals).zip(nodes) {
-                        *a = if nd == next { 0.0 + (v - 0.0) / q } else { 0.0 };
-                    }
+                    Some(values_and_fill(weights, av, base.is_some(), |j| {
+                        corrected(0.0, vals[j], nodes[j])
+                    }))
                 }
                 Baseline::Predictive => {
                     let bs = &self.base_sum[kids.clone()];
-                    for (((a, &b), &v), &nd) in av.iter_mut().zip(bs).zip(vals).zip(nodes) {
-                        *a = if nd == next { b + (v - b) / q } else { b };
-                    }
+                    Some(values_and_fill(weights, av, base.is_some(), |j| {
+                        corrected(bs[j], vals[j], nodes[j])
+                    }))
                 }
-                Baseline::LearnedHistory | Baseline::LearnedInfoset => {
+                Baseline::LearnedHistory | Baseline::LearnedInfoset => None,
+            };
+            self.values[h] = match fused {
+                Some(v) => v,
+                None => {
                     for (j, c) in kids.clone().enumerate() {
                         let b = self.baseline(c, base.map(|(p, g)| (p, g + j)));
                         self.action_values[c] = if ht.node[c] == next {
@@ -655,16 +691,16 @@ impl PosSolver {
                             b
                         };
                     }
+                    match base {
+                        Some((p, g)) => expected_value(
+                            &self.current[p][g..g + kids.len()],
+                            &self.action_values[kids],
+                        ),
+                        None => kids
+                            .map(|c| ht.chance_prob[c] * self.action_values[c])
+                            .sum(),
+                    }
                 }
-            }
-            self.values[h] = match base {
-                Some((p, g)) => expected_value(
-                    &self.current[p][g..g + kids.len()],
-                    &self.action_values[kids],
-                ),
-                None => kids
-                    .map(|c| ht.chance_prob[c] * self.action_values[c])
-                    .sum(),
             };
         }
         let Some(p) = actor else {
@@ -705,10 +741,15 @@ impl PosSolver {
                     continue;
                 }
                 let g = inf.offset[i] as usize - g0;
-                for (j, c) in ht.children(h).enumerate() {
-                    cfq[g + j] += w * self.action_values[c];
-                    if measure {
-                        err[g + j] += w * (self.action_values[c] - self.exact[c]);
+                let kids = ht.steps[h].children();
+                let av = &self.action_values[kids.clone()];
+                for (q, &a) in cfq[g..g + av.len()].iter_mut().zip(av) {
+                    *q += w * a;
+                }
+                if measure {
+                    let exact = &self.exact[kids];
+                    for ((e, &a), &x) in err[g..g + av.len()].iter_mut().zip(av).zip(exact) {
+                        *e += w * (a - x);
                     }
                 }
             }
