@@ -14,6 +14,9 @@
 # mini-batched walks; POS has no threads key and runs on one thread in both). OpenSpiel's
 # solvers are single-threaded, so the all-core ratio is armac on THREADS cores against OpenSpiel
 # on one; the line also prints armac's own all-core / single-thread scaling.
+# Single-thread rows also compare nodes per CPU-second of the solving thread (armac:
+# /proc/thread-self/schedstat; OpenSpiel: the Python process's CPU time), which other jobs on a
+# shared machine disturb far less than wall time; wall-time ratios need an idle machine.
 # Needs: python3 -m pip install open_spiel.
 # Usage: scripts/bench_sampled_vs_openspiel.sh [ROUNDS] [THREADS]
 set -euo pipefail
@@ -34,10 +37,11 @@ def ours(game, algorithm, iterations, *opts):
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
 
 def theirs(solver, n):
-    t = time.perf_counter()
+    """OpenSpiel's iterations per wall second and per CPU second of this (single-threaded) process."""
+    t, c = time.perf_counter(), time.process_time()
     for _ in range(n):
         solver.run_iteration()
-    return n / (time.perf_counter() - t)
+    return n / (time.perf_counter() - t), n / (time.process_time() - c)
 
 for game_name in ["leduc_poker", "liars_dice"]:
     game = pyspiel.load_game(game_name)
@@ -64,13 +68,17 @@ for game_name in ["leduc_poker", "liars_dice"]:
     rows = [("OS", "os", "os_n", "os_peer", os_npi), ("ES", "es", "es_n", "es_peer", es_npi),
             ("POS (vs OpenSpiel OS)", "pos", None, "os_peer", os_npi)]
     for name, key, key_n, peer_key, npi in rows:
-        peer_its = med(res[peer_key])
+        peer_its = med([r[0] for r in res[peer_key]])
         peer = peer_its * npi
+        peer_cpu = med([r[1] for r in res[peer_key]]) * npi
         nodes = med([r["nodes_touched_per_second"] for r in res[key]])
         its = med([r["iterations_per_second"] for r in res[key]])
+        cpu = [r.get("nodes_touched_per_thread_cpu_second") for r in res[key]]
+        cpu_ratio = (f"  per CPU-second: armac {med(cpu):10.4g} OpenSpiel {peer_cpu:10.4g} "
+                     f"ratio {med(cpu) / peer_cpu:6.1f}") if None not in cpu else ""
         print(f"{game_name:12} {name:22} 1 thread   armac {nodes:10.4g} nodes/s ({its:9.4g} it/s)  "
-              f"OpenSpiel {peer:10.4g} nodes/s ({peer_its:9.4g} it/s)  ratio {nodes / peer:6.1f}",
-              flush=True)
+              f"OpenSpiel {peer:10.4g} nodes/s ({peer_its:9.4g} it/s)  ratio {nodes / peer:6.1f}"
+              f"{cpu_ratio}", flush=True)
         if key_n is None:
             print(f"{game_name:12} {name:22} {threads} threads  (no threads key: single-threaded)",
                   flush=True)
@@ -79,5 +87,5 @@ for game_name in ["leduc_poker", "liars_dice"]:
         print(f"{game_name:12} {name:22} {threads} threads  armac {nodes_n:10.4g} nodes/s "
               f"(walks {walks}){' ' * 13}OpenSpiel {peer:10.4g} nodes/s (1 thread){' ' * 7}"
               f"ratio {nodes_n / peer:6.1f}  scaling {nodes_n / nodes:4.2f}x", flush=True)
-    print(f"(medians of {rounds} alternating rounds)", flush=True)
+    print(f"(medians of {rounds} alternating rounds; load average {open('/proc/loadavg').read().split()[0]})", flush=True)
 PY

@@ -178,6 +178,16 @@ fn proc_status_mb(field: &str) -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// CPU time the calling thread has run, in seconds (the first field of
+/// `/proc/thread-self/schedstat`; `None` where that file does not exist). Unlike wall time it
+/// does not grow while other processes hold the cores, so single-thread benchmarks on a shared
+/// machine compare by it.
+pub fn thread_cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
 /// The process's resident memory in MiB (Linux; `None` elsewhere).
 pub fn resident_memory_mb() -> Option<f64> {
     proc_status_mb("VmRSS")
