@@ -9,15 +9,25 @@
 # armac's measured nodes per iteration of the same algorithm (same sampling scheme: OS with
 # exploration 0.6 at the updating player and on-policy elsewhere, one trajectory per player per
 # iteration; ES with one traversal per player).
-# Needs: python3 -m pip install open_spiel. Usage: scripts/bench_sampled_vs_openspiel.sh [ROUNDS]
+# Every row is printed twice: single-thread (armac `threads = 1`, the sequential algorithm) and
+# all cores (`threads = THREADS`, default every core, with the default `walks = 64 x THREADS`
+# mini-batched walks; POS has no threads key and runs on one thread in both). OpenSpiel's
+# solvers are single-threaded, so the all-core ratio is armac on THREADS cores against OpenSpiel
+# on one; the line also prints armac's own all-core / single-thread scaling.
+# Single-thread rows also compare nodes per CPU-second of the solving thread (armac:
+# /proc/thread-self/schedstat; OpenSpiel: the Python process's CPU time), which other jobs on a
+# shared machine disturb far less than wall time; wall-time ratios need an idle machine.
+# Needs: python3 -m pip install open_spiel.
+# Usage: scripts/bench_sampled_vs_openspiel.sh [ROUNDS] [THREADS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin armac-bench
-python3 - "${1:-5}" <<'PY'
+python3 - "${1:-5}" "${2:-$(nproc)}" <<'PY'
 import json, statistics, subprocess, sys, time
 import pyspiel
 
 rounds = int(sys.argv[1])
+threads = int(sys.argv[2])
 
 def ours(game, algorithm, iterations, *opts):
     cmd = ["./target/release/armac-bench", "solver", "--game", game, "--algorithm", algorithm,
@@ -27,33 +37,55 @@ def ours(game, algorithm, iterations, *opts):
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
 
 def theirs(solver, n):
-    t = time.perf_counter()
+    """OpenSpiel's iterations per wall second and per CPU second of this (single-threaded) process."""
+    t, c = time.perf_counter(), time.process_time()
     for _ in range(n):
         solver.run_iteration()
-    return n / (time.perf_counter() - t)
+    return n / (time.perf_counter() - t), n / (time.process_time() - c)
 
 for game_name in ["leduc_poker", "liars_dice"]:
     game = pyspiel.load_game(game_name)
     os_solver = pyspiel.OutcomeSamplingMCCFRSolver(game)
     es_solver = pyspiel.ExternalSamplingMCCFRSolver(game)
     es_n = 2000 if game_name == "leduc_poker" else 200
-    res = {k: [] for k in ["os", "es", "pos", "os_peer", "es_peer"]}
+    res = {k: [] for k in ["os", "es", "pos", "os_n", "es_n", "os_peer", "es_peer"]}
+    # With THREADS threads an iteration runs 64 x THREADS walks per player: fewer iterations
+    # keep the timed blocks about as long as the single-thread ones.
+    walks = 64 * threads
     for _ in range(rounds):
-        res["os"].append(ours(game_name, "os-mccfr", 400000))
+        res["os"].append(ours(game_name, "os-mccfr", 400000, "threads=1"))
+        res["os_n"].append(ours(game_name, "os-mccfr", max(1, 400000 // walks),
+                                f"threads={threads}"))
         res["os_peer"].append(theirs(os_solver, 20000))
-        res["es"].append(ours(game_name, "es-mccfr", 40000))
+        res["es"].append(ours(game_name, "es-mccfr", 40000, "threads=1"))
+        res["es_n"].append(ours(game_name, "es-mccfr", max(1, 40000 // walks),
+                                f"threads={threads}"))
         res["es_peer"].append(theirs(es_solver, es_n))
         res["pos"].append(ours(game_name, "pos-mccfr", 40000, "baseline=predictive"))
     med = lambda xs: statistics.median(xs)
     os_npi = med([r["nodes_per_iteration"] for r in res["os"]])
     es_npi = med([r["nodes_per_iteration"] for r in res["es"]])
-    for name, key, peer_key, npi in [("OS", "os", "os_peer", os_npi), ("ES", "es", "es_peer", es_npi),
-                                     ("POS (vs OpenSpiel OS)", "pos", "os_peer", os_npi)]:
+    rows = [("OS", "os", "os_n", "os_peer", os_npi), ("ES", "es", "es_n", "es_peer", es_npi),
+            ("POS (vs OpenSpiel OS)", "pos", None, "os_peer", os_npi)]
+    for name, key, key_n, peer_key, npi in rows:
+        peer_its = med([r[0] for r in res[peer_key]])
+        peer = peer_its * npi
+        peer_cpu = med([r[1] for r in res[peer_key]]) * npi
         nodes = med([r["nodes_touched_per_second"] for r in res[key]])
         its = med([r["iterations_per_second"] for r in res[key]])
-        peer_its = med(res[peer_key])
-        peer = peer_its * npi
-        print(f"{game_name:12} {name:22} armac {nodes:10.4g} nodes/s ({its:9.4g} it/s)  "
+        cpu = [r.get("nodes_touched_per_thread_cpu_second") for r in res[key]]
+        cpu_ratio = (f"  per CPU-second: armac {med(cpu):10.4g} OpenSpiel {peer_cpu:10.4g} "
+                     f"ratio {med(cpu) / peer_cpu:6.1f}") if None not in cpu else ""
+        print(f"{game_name:12} {name:22} 1 thread   armac {nodes:10.4g} nodes/s ({its:9.4g} it/s)  "
               f"OpenSpiel {peer:10.4g} nodes/s ({peer_its:9.4g} it/s)  ratio {nodes / peer:6.1f}"
-              f"  (medians of {rounds} alternating rounds)", flush=True)
+              f"{cpu_ratio}", flush=True)
+        if key_n is None:
+            print(f"{game_name:12} {name:22} {threads} threads  (no threads key: single-threaded)",
+                  flush=True)
+            continue
+        nodes_n = med([r["nodes_touched_per_second"] for r in res[key_n]])
+        print(f"{game_name:12} {name:22} {threads} threads  armac {nodes_n:10.4g} nodes/s "
+              f"(walks {walks}){' ' * 13}OpenSpiel {peer:10.4g} nodes/s (1 thread){' ' * 7}"
+              f"ratio {nodes_n / peer:6.1f}  scaling {nodes_n / nodes:4.2f}x", flush=True)
+    print(f"(medians of {rounds} alternating rounds; load average {open('/proc/loadavg').read().split()[0]})", flush=True)
 PY

@@ -44,6 +44,23 @@ impl SplitMix64 {
         ((self.next_u64() as u128 * n as u128) >> 64) as usize
     }
 
+    /// [`SplitMix64::weighted`] over the `n` weights `weight(0..n)`, computed on the fly (the
+    /// same draw, bit for bit, as over a slice of them); returns the index and its weight.
+    #[inline]
+    pub fn weighted_by(&mut self, n: usize, weight: impl Fn(usize) -> f64) -> (usize, f64) {
+        let total: f64 = (0..n).map(&weight).sum();
+        let mut x = self.next_f64() * total;
+        for i in 0..n {
+            let w = weight(i);
+            if x < w {
+                return (i, w);
+            }
+            x -= w;
+        }
+        let i = (0..n).rposition(|i| weight(i) > 0.0).unwrap_or(0);
+        (i, weight(i))
+    }
+
     /// Index drawn from non-negative `weights` (need not be normalised; not all zero).
     pub fn weighted(&mut self, weights: &[f64]) -> usize {
         let total: f64 = weights.iter().sum();
@@ -159,6 +176,16 @@ fn proc_status_mb(field: &str) -> Option<f64> {
         .parse()
         .ok()?;
     Some(kb / 1024.0)
+}
+
+/// CPU time the calling thread has run, in seconds (the first field of
+/// `/proc/thread-self/schedstat`; `None` where that file does not exist). Unlike wall time it
+/// does not grow while other processes hold the cores, so single-thread benchmarks on a shared
+/// machine compare by it.
+pub fn thread_cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
 }
 
 /// The process's resident memory in MiB (Linux; `None` elsewhere).

@@ -55,23 +55,36 @@ pub fn solver(args: &SolverArgs) -> Result<Vec<Value>> {
     let g = load_game(&settings.game)?;
     let tree = Arc::new(PublicTree::build(g.as_ref())?);
     let mut solver = crate::run::solvers::build(&settings.choice, seed, g.as_ref(), tree)?;
-    let (mut it_rates, mut node_rates) = (Vec::new(), Vec::new());
+    let (mut it_rates, mut node_rates, mut cpu_rates) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..repeats.max(1) {
         let nodes0 = solver.nodes_touched();
+        let cpu0 = crate::util::thread_cpu_seconds();
         let t = Instant::now();
         for _ in 0..iterations {
             solver.iterate();
         }
         let secs = t.elapsed().as_secs_f64();
+        let nodes = (solver.nodes_touched() - nodes0) as f64;
         it_rates.push(iterations as f64 / secs);
-        node_rates.push((solver.nodes_touched() - nodes0) as f64 / secs);
+        node_rates.push(nodes / secs);
+        if let (Some(a), Some(b)) = (cpu0, crate::util::thread_cpu_seconds()) {
+            cpu_rates.push(nodes / (b - a).max(1e-9));
+        }
     }
+    // Per CPU-second of this thread: meaningful for single-threaded solvers only (worker
+    // threads' time is not counted).
+    let cpu_nodes = if cpu_rates.is_empty() {
+        Value::Null
+    } else {
+        json!(median(cpu_rates))
+    };
     let its = solver.iteration() as f64;
     lines.push(
         json!({"bench": "solver", "game": game, "algorithm": algorithm, "options": set,
                "iterations_per_second": median(it_rates),
                "nodes_touched_per_second": median(node_rates),
-               "nodes_per_iteration": solver.nodes_touched() as f64 / its}),
+               "nodes_per_iteration": solver.nodes_touched() as f64 / its,
+               "nodes_touched_per_thread_cpu_second": cpu_nodes}),
     );
     Ok(lines)
 }

@@ -1,38 +1,122 @@
-//! The one TensorBoard writer of the crate, used by every algorithm. It wraps `tensorboard-rs`
-//! and calls only the parts of it that work (scalars); the directory is created here so that
-//! failures become errors instead of the crate's internal panics.
+//! The one TensorBoard writer of the crate, used by every algorithm: scalar summaries in an
+//! event file (TFRecord framing from `tensorboard-rs`'s `RecordWriter`, the `Event` protocol
+//! buffer encoded here).
+//!
+//! Writes are synchronous: when [`TbWriter::flush`] returns, every event logged before it is in
+//! the file (in the operating system's hands), so a checkpoint committed afterwards never
+//! covers a step whose points a crash could still lose. `tensorboard-rs`'s own `SummaryWriter`
+//! hands events to a background thread, and its flush only queues a request: a run killed
+//! right after a checkpoint lost points of steps before it, which resume (keeping events up to
+//! the checkpoint's step) could not restore.
 
+use std::fs::File;
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use tensorboard_rs::summary_writer::SummaryWriter;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tensorboard_rs::record_writer::RecordWriter;
 
 /// Writes scalar summaries into an event file in `dir`.
 pub struct TbWriter {
-    writer: SummaryWriter,
+    writer: RecordWriter<BufWriter<File>>,
     dir: PathBuf,
+    /// The first write error, reported by [`TbWriter::flush`]'s caller through
+    /// [`TbWriter::error`] (scalars are best effort and never stop a run).
+    error: Option<std::io::Error>,
+}
+
+/// Distinguishes the event files a process opens within one second.
+static FILE_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn wall_time() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A length-delimited protocol-buffer field.
+fn bytes_field(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
+    varint(out, (field << 3) | 2);
+    varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// `Event { wall_time = 1, step = 2, summary = 5 { value = 1 { tag = 1, simple_value = 2 } } }`.
+fn scalar_event(tag: &str, value: f32, step: u64, wall: f64) -> Vec<u8> {
+    let mut v = Vec::with_capacity(tag.len() + 8);
+    bytes_field(&mut v, 1, tag.as_bytes());
+    v.push((2 << 3) | 5);
+    v.extend_from_slice(&value.to_le_bytes());
+    let mut summary = Vec::with_capacity(v.len() + 2);
+    bytes_field(&mut summary, 1, &v);
+    let mut event = Vec::with_capacity(summary.len() + 24);
+    event.push((1 << 3) | 1);
+    event.extend_from_slice(&wall.to_le_bytes());
+    event.push(2 << 3);
+    varint(&mut event, step);
+    bytes_field(&mut event, 5, &summary);
+    event
 }
 
 impl TbWriter {
-    /// Opens a new event file in `dir` (created if needed).
+    /// Opens a new event file in `dir` (created if needed), starting with the file-version
+    /// event TensorBoard expects.
     pub fn create(dir: &Path) -> std::io::Result<TbWriter> {
         std::fs::create_dir_all(dir)?;
-        // Probe writability so that the writer thread of tensorboard-rs cannot panic on it.
-        let probe = dir.join(".tb_probe");
-        std::fs::write(&probe, b"")?;
-        std::fs::remove_file(&probe)?;
-        Ok(TbWriter {
-            writer: SummaryWriter::new(dir),
+        let wall = wall_time();
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .ok()
+            .filter(|h| !h.is_empty() && !h.contains('/'))
+            .unwrap_or_else(|| "localhost".into());
+        let name = format!(
+            "events.out.tfevents.{:010}.{host}.{}.{}",
+            wall as u64,
+            std::process::id(),
+            FILE_COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(dir.join(name))?;
+        let mut tb = TbWriter {
+            writer: RecordWriter::new(BufWriter::new(file)),
             dir: dir.to_path_buf(),
-        })
+            error: None,
+        };
+        let mut event = vec![(1 << 3) | 1];
+        event.extend_from_slice(&wall.to_le_bytes());
+        bytes_field(&mut event, 3, b"brain.Event:2");
+        tb.writer.write(&event)?;
+        tb.writer.flush()?;
+        Ok(tb)
     }
 
     /// Logs `value` under `tag` at `step`.
     pub fn scalar(&mut self, tag: &str, value: f64, step: u64) {
-        self.writer.add_scalar(tag, value as f32, step as usize);
+        let event = scalar_event(tag, value as f32, step, wall_time());
+        if let Err(e) = self.writer.write(&event) {
+            self.error.get_or_insert(e);
+        }
     }
 
-    /// Pushes buffered events to disk.
+    /// Writes every event logged so far to the file before returning.
     pub fn flush(&mut self) {
-        self.writer.flush();
+        if let Err(e) = self.writer.flush() {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    /// The first error met while writing events, if any.
+    pub fn error(&self) -> Option<&std::io::Error> {
+        self.error.as_ref()
     }
 
     /// The directory of the event file.
@@ -43,6 +127,40 @@ impl TbWriter {
 
 impl Drop for TbWriter {
     fn drop(&mut self) {
-        self.writer.flush();
+        self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The points written read back through the resume code's own record parser, in order,
+    /// with their steps, and a flush leaves nothing behind in memory (the file holds them all).
+    #[test]
+    fn scalars_are_in_the_file_after_flush() {
+        let dir = std::env::temp_dir().join(format!("armac-tb-sync-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        let mut tb = TbWriter::create(&dir).unwrap();
+        tb.scalar("nash_conv", 0.5, 10);
+        tb.scalar("nash_conv", 0.25, 300);
+        tb.flush();
+        let file = std::fs::read_dir(&dir)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let bytes = std::fs::read(&file).unwrap();
+        // Cutting after step 10 keeps the version event and the first point only.
+        drop(tb);
+        let before = bytes.len();
+        crate::run::resume::truncate_events(&dir, 10).unwrap();
+        let after = std::fs::read(&file).unwrap().len();
+        assert!(after < before && after > 0, "{after} vs {before}");
+        crate::run::resume::truncate_events(&dir, 9).unwrap();
+        let cut = std::fs::read(&file).unwrap().len();
+        assert!(cut < after, "{cut} vs {after}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -25,6 +25,36 @@ pub enum HistoryKind {
     Terminal,
 }
 
+/// What a sampled walk reads at every history it enters, packed into 16 bytes: one cache
+/// line holds four histories, where the separate arrays of [`HistoryTree`] cost a line each
+/// (walks jump between distant histories, so these loads are mostly cache misses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// [`HistoryTree::first_child`].
+    pub first_child: u32,
+    /// [`HistoryTree::num_children`].
+    pub num_children: u32,
+    /// At a decision history of player `p`: the global action index of its infoset's first
+    /// action (`tree.infosets[p].offset[infoset]`); 0 elsewhere.
+    pub action_base: u32,
+    /// [`Step::PLAYER0`], [`Step::PLAYER1`], [`Step::CHANCE`] or [`Step::TERMINAL`].
+    pub kind: u8,
+}
+
+impl Step {
+    pub const PLAYER0: u8 = 0;
+    pub const PLAYER1: u8 = 1;
+    pub const CHANCE: u8 = 2;
+    pub const TERMINAL: u8 = 3;
+
+    /// The children's ids.
+    #[inline]
+    pub fn children(&self) -> std::ops::Range<usize> {
+        let f = self.first_child as usize;
+        f..f + self.num_children as usize
+    }
+}
+
 /// All histories of a game, as flat arrays (see the module docs).
 #[derive(Clone, Debug)]
 pub struct HistoryTree {
@@ -50,6 +80,9 @@ pub struct HistoryTree {
     pub num_children: Vec<u32>,
     /// Player 0's payoff at terminals (player 1 gets the negative), 0 elsewhere.
     pub utility: Vec<f64>,
+    /// Per history, the packed fields of [`Step`] (a copy of `kind`, `first_child`,
+    /// `num_children` and the infoset's action offset).
+    pub steps: Vec<Step>,
     /// Histories of each public node, ascending.
     node_start: Vec<u32>,
     node_list: Vec<u32>,
@@ -78,6 +111,7 @@ impl HistoryTree {
             first_child: Vec::new(),
             num_children: Vec::new(),
             utility: Vec::new(),
+            steps: Vec::new(),
             node_start: Vec::new(),
             node_list: Vec::new(),
         };
@@ -163,6 +197,23 @@ impl HistoryTree {
             }
             h += 1;
         }
+        t.steps = (0..t.kind.len())
+            .map(|h| {
+                let (kind, action_base) = match t.kind[h] {
+                    HistoryKind::Decision(p) => {
+                        (p as u8, tree.infosets[p].offset[t.infoset[h] as usize])
+                    }
+                    HistoryKind::Chance => (Step::CHANCE, 0),
+                    HistoryKind::Terminal => (Step::TERMINAL, 0),
+                };
+                Step {
+                    first_child: t.first_child[h],
+                    num_children: t.num_children[h],
+                    action_base,
+                    kind,
+                }
+            })
+            .collect();
         // Group histories by public node (counting sort keeps them ascending).
         let n_nodes = tree.nodes.len();
         let mut count = vec![0u32; n_nodes + 1];
@@ -310,6 +361,23 @@ mod tests {
                 .map(|n| ht.node_histories(n).len())
                 .sum();
             assert_eq!(listed, ht.len());
+            // The packed steps repeat the flat arrays.
+            assert_eq!(std::mem::size_of::<Step>(), 16);
+            for (h, st) in ht.steps.iter().enumerate() {
+                assert_eq!(st.children(), ht.children(h), "{name}: history {h}");
+                let (kind, base) = match ht.kind[h] {
+                    HistoryKind::Decision(p) => {
+                        (p as u8, tree.infosets[p].offset[ht.infoset[h] as usize])
+                    }
+                    HistoryKind::Chance => (Step::CHANCE, 0),
+                    HistoryKind::Terminal => (Step::TERMINAL, 0),
+                };
+                assert_eq!(
+                    (st.kind, st.action_base),
+                    (kind, base),
+                    "{name}: history {h}"
+                );
+            }
             // Expected values agree with the sequence form on a non-uniform policy.
             let mut policy = crate::tree::uniform_tree_policy(&tree);
             for (p, flat) in policy.iter_mut().enumerate() {

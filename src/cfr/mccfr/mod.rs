@@ -178,7 +178,9 @@ pub struct MccfrOptions {
     /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × N`). Measured on 2 cores (Leduc, idle
     /// machine): outcome sampling 2.4e7 nodes/s with 2 threads against 2.1e7 with one, external
     /// sampling 2.4e7 against 6.4e7 (the deferred update logs cost more than the second core
-    /// gives), hence the default; many-core machines gain more.
+    /// gives), hence the default; many-core machines gain more. Since then the sequential
+    /// outcome-sampling walk costs half as many instructions, so the logs weigh relatively
+    /// more (README, "Sampled regret minimisation", has the latest figures).
     pub threads: Option<usize>,
     /// Walks per player per iteration (default: 1 with one thread, else
     /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`] per thread).
@@ -387,6 +389,9 @@ pub struct MccfrSolver {
     logs: Vec<walks::Log>,
     /// With `threads > 1`: the workers.
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// Outcome sampling without a baseline takes the general walk, not its fast path (for the
+    /// tests that compare the two).
+    general_os: bool,
 }
 
 /// SplitMix64's finaliser: a bijective 64-bit mixer.
@@ -497,6 +502,7 @@ impl MccfrSolver {
             scratch: Vec::with_capacity(256),
             logs: Vec::new(),
             pool: crate::cfr::worker_pool(spec.threads.min(spec.walks)),
+            general_os: false,
         }
     }
 
@@ -605,8 +611,10 @@ impl MccfrSolver {
                 logs,
                 pool,
                 seed,
+                general_os,
                 ..
             } = self;
+            let general = *general_os;
             let tab_ref: &Tables = tab;
             let run_chunk = |c: usize, log: &mut walks::Log| {
                 log.clear();
@@ -622,6 +630,7 @@ impl MccfrSolver {
                     let rng = walk_stream(*seed, t, p, k);
                     let mut w = walks::Walk::with_store(parts, store, stack, p, rng, true);
                     w.weight = weight;
+                    w.general = general;
                     w.run();
                     touched += w.touched;
                 }
@@ -659,8 +668,10 @@ impl TreeSolver for MccfrSolver {
         let weight = self.spec.averaging.weight(t as f64);
         for p in 0..2 {
             let rng = stream(self.seed, t, p);
+            let general = self.general_os;
             let mut w = walks::Walk::new(self, p, rng, true);
             w.weight = weight;
+            w.general = general;
             w.run();
             let touched = w.touched;
             self.touched += touched;

@@ -474,3 +474,38 @@ fn parallel_walks_learn_leduc() {
         assert!(nc < bound, "{spec:?}: NashConv {nc} ≥ {bound}");
     }
 }
+
+/// Outcome sampling without a baseline takes a fast path (`Walk::os_plain`, no per-action
+/// frames); it must leave exactly the tables of the general walk, for every sampling scheme,
+/// both regret rules, sequential and parallel walks.
+#[test]
+fn os_fast_path_equals_the_general_walk() {
+    for sampling in [
+        OsSampling::Epsilon,
+        OsSampling::Uniform,
+        OsSampling::OpponentOnPolicy,
+    ] {
+        for plus in [false, true] {
+            for walks in [1, 8] {
+                let spec = MccfrSpec {
+                    plus,
+                    averaging: if plus {
+                        Averaging::Linear
+                    } else {
+                        Averaging::Uniform
+                    },
+                    ..parallel(os_spec(Baseline::None, sampling), walks, 2)
+                };
+                let fast = run("leduc_poker", spec, 7, 300);
+                let mut general = solver("leduc_poker", spec, 7);
+                general.general_os = true;
+                for _ in 0..300 {
+                    general.iterate();
+                }
+                assert_eq!(fast.tab, general.tab, "{spec:?}");
+                assert_eq!(fast.nodes_touched(), general.nodes_touched(), "{spec:?}");
+                assert!(fast.tab.avg[0].iter().any(|&x| x > 0.0), "{spec:?}");
+            }
+        }
+    }
+}

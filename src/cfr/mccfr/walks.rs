@@ -5,7 +5,7 @@
 use super::{Fixed, MccfrSolver, MccfrSpec, OsSampling, Sampler, Tables};
 use crate::cfr::baseline::{Baseline, BaselineAveraging};
 use crate::tree::PublicTree;
-use crate::tree::history::{HistoryKind, HistoryTree};
+use crate::tree::history::{HistoryKind, HistoryTree, Step};
 use crate::util::SplitMix64;
 
 /// One walk of the updating player `p`; `S` decides where its updates go (straight into the
@@ -30,6 +30,9 @@ pub(super) struct Walk<'a, S: Store> {
     stack: &'a mut Vec<f64>,
     /// Estimation mode: (infoset of `p`, accumulated sampled regret increments).
     pub probe: Option<(usize, Vec<f64>)>,
+    /// Run outcome sampling without a baseline through the general walk [`Walk::os`] instead
+    /// of [`Walk::os_plain`] (the tests compare the two).
+    pub general: bool,
 }
 
 /// `b(h, a)` for the `k`-th child `c` of `h`, as player `p`'s walks see it.
@@ -130,6 +133,7 @@ impl<'a, S: Store> Walk<'a, S> {
             touched: 0,
             stack: scratch,
             probe: None,
+            general: false,
         }
     }
 
@@ -143,7 +147,15 @@ impl<'a, S: Store> Walk<'a, S> {
                 self.es(0);
             }
             Sampler::Outcome => {
-                self.os(0, 1.0, 1.0, 1.0);
+                if self.spec.baseline == Baseline::None
+                    && self.update
+                    && self.probe.is_none()
+                    && !self.general
+                {
+                    self.os_plain(0, 1.0, 1.0, 1.0);
+                } else {
+                    self.os(0, 1.0, 1.0, 1.0);
+                }
             }
             Sampler::AverageStrategy => {
                 self.avg_strategy(0, 1.0);
@@ -328,6 +340,68 @@ impl<'a, S: Store> Walk<'a, S> {
         }
     }
 
+    /// Outcome sampling without a baseline (`b = 0`), updating as it goes: the estimates and
+    /// updates of [`Walk::os`] with `baseline = "none"`, bit for bit, without its per-action
+    /// frames. With `b = 0` the corrected value of an unsampled action is 0 and that of the
+    /// sampled action `k` is `û(ha_k) / q(h, a_k)`, so `û(h) = σ(h, a_k) û(h, a_k)` and the regret
+    /// increments need only `k`, `û(h, a_k)` and `û(h)`. Arguments and value as [`Walk::os`].
+    pub(super) fn os_plain(&mut self, h: usize, my: f64, opp: f64, samp: f64) -> f64 {
+        self.touched += 1;
+        let ht = self.ht;
+        let step = ht.steps[h];
+        match step.kind {
+            Step::TERMINAL => ht.utility[h],
+            Step::CHANCE => {
+                let ch = step.children();
+                let k = self.rng.weighted(&ht.chance_prob[ch.clone()]);
+                let c = ch.start + k;
+                let pc = ht.chance_prob[c];
+                self.os_plain(c, my, opp * pc, samp * pc)
+            }
+            kind => {
+                let (p, q) = (self.p, kind as usize);
+                let base = step.action_base as usize;
+                let c0 = step.first_child as usize;
+                let n = step.num_children as usize;
+                let nf = n as f64;
+                let cur = &self.st.tab().cur[q][base..base + n];
+                let eps = self.spec.epsilon;
+                let (k, sk) = match (q == p, self.spec.sampling) {
+                    (true, OsSampling::Epsilon) => {
+                        self.rng.weighted_by(n, |j| eps / nf + (1.0 - eps) * cur[j])
+                    }
+                    (true, _) | (false, OsSampling::Uniform) => {
+                        self.rng.weighted_by(n, |_| 1.0 / nf)
+                    }
+                    (false, _) => self.rng.weighted_by(n, |j| cur[j]),
+                };
+                let sigma_k = cur[k];
+                let (my2, opp2) = if q == p {
+                    (my * sigma_k, opp)
+                } else {
+                    (my, opp * sigma_k)
+                };
+                let uk = self.os_plain(c0 + k, my2, opp2, samp * sk) / sk;
+                let v = sigma_k * uk;
+                if q == p {
+                    self.add_avg(q, base, n, self.weight * my / samp);
+                    let scale = self.sign * opp / samp;
+                    let plus = self.spec.plus;
+                    self.st.add_regrets_with(
+                        p,
+                        base,
+                        n,
+                        |j| if j == k { uk } else { 0.0 },
+                        v,
+                        scale,
+                        plus,
+                    );
+                }
+                v
+            }
+        }
+    }
+
     /// Outcome sampling with baseline-corrected values. `my` = `π_p(h)`, `opp` = `π_{-p}(h)`
     /// (chance included), `samp` = `π_q(h)`, the probability the walk reached `h`. Returns
     /// `(û(h | σ_t), û(h | σ_{t+1}))`; the second is only computed for the predictive baseline
@@ -452,6 +526,20 @@ pub(super) trait Store {
         v: f64,
         scale: f64,
         plus: bool,
+    ) {
+        self.add_regrets_with(p, base, values.len(), |k| values[k], v, scale, plus);
+    }
+    /// [`Store::add_regrets`] for the `n` actions whose values `value(k)` gives.
+    #[allow(clippy::too_many_arguments)]
+    fn add_regrets_with(
+        &mut self,
+        p: usize,
+        base: usize,
+        n: usize,
+        value: impl Fn(usize) -> f64,
+        v: f64,
+        scale: f64,
+        plus: bool,
     );
     /// `avg[q][base + k] += w σ(q, base + k)` for `k < n`.
     fn add_avg(&mut self, q: usize, base: usize, n: usize, w: f64);
@@ -496,19 +584,20 @@ impl Store for InPlace<'_> {
         self.tab
     }
 
-    fn add_regrets(
+    #[inline]
+    fn add_regrets_with(
         &mut self,
         p: usize,
         base: usize,
-        values: &[f64],
+        n: usize,
+        value: impl Fn(usize) -> f64,
         v: f64,
         scale: f64,
         plus: bool,
     ) {
-        let n = values.len();
         let regrets = &mut self.tab.regrets[p][base..base + n];
-        for (r, &x) in regrets.iter_mut().zip(values) {
-            *r += scale * (x - v);
+        for (k, r) in regrets.iter_mut().enumerate() {
+            *r += scale * (value(k) - v);
             if plus && *r < 0.0 {
                 *r = 0.0;
             }
@@ -631,19 +720,19 @@ impl Store for Deferred<'_> {
         self.tab
     }
 
-    fn add_regrets(
+    fn add_regrets_with(
         &mut self,
         p: usize,
         base: usize,
-        values: &[f64],
+        n: usize,
+        value: impl Fn(usize) -> f64,
         v: f64,
         scale: f64,
         plus: bool,
     ) {
-        let n = values.len();
         self.next.clear();
-        for (k, &x) in values.iter().enumerate() {
-            let d = scale * (x - v);
+        for k in 0..n {
+            let d = scale * (value(k) - v);
             self.regrets.push(((base + k) as u32, d));
             let mut r = self.tab.regrets[p][base + k] + d;
             if plus && r < 0.0 {

@@ -61,7 +61,7 @@ use crate::cfr::{
 };
 use crate::game::Game;
 use crate::tree::TreePolicy;
-use crate::tree::history::{HistoryKind, HistoryTree};
+use crate::tree::history::{HistoryKind, HistoryTree, Step};
 use crate::tree::{NodeKind, PublicTree, TreeError};
 use crate::util::SplitMix64;
 use serde::Deserialize;
@@ -273,6 +273,33 @@ pub fn exact_cf_values(
 
 use crate::cfr::regret_match_infoset as regret_match;
 
+/// Writes `out[j] = value(j)` and returns, in the same pass, the history value a node update
+/// needs: with `decision`, [`expected_value`]`(weights, out)` (the first value when all are
+/// equal, else the dot product); at chance, `Σ_j weights[j] out[j]` — the same sums, in the same
+/// order, as computing `out` first.
+#[inline]
+fn values_and_fill(
+    weights: &[f64],
+    out: &mut [f64],
+    decision: bool,
+    value: impl Fn(usize) -> f64,
+) -> f64 {
+    let first = value(0);
+    let mut equal = true;
+    let dot: f64 = out
+        .iter_mut()
+        .zip(weights)
+        .enumerate()
+        .map(|(j, (o, &w))| {
+            let x = if j == 0 { first } else { value(j) };
+            *o = x;
+            equal &= x == first;
+            w * x
+        })
+        .sum();
+    if decision && equal { first } else { dot }
+}
+
 /// The generator of iteration `t` (or of a measurement stream): a function of `(seed, t)` only.
 pub(crate) fn stream(seed: u64, t: u64) -> SplitMix64 {
     let mut mix = SplitMix64::new(seed ^ t.wrapping_mul(0xD1B5_4A32_D192_ED03));
@@ -471,25 +498,20 @@ impl PosSolver {
                 reach_q,
                 q_next: q,
             });
-            // Reaches of the histories of the sampled successor.
-            for &h in hs {
-                let h = h as usize;
-                for (j, c) in ht.children(h).enumerate() {
-                    if ht.node[c] != next {
-                        continue;
-                    }
-                    let (mut r0, mut r1) = (self.reach[0][h], self.reach[1][h]);
-                    if let HistoryKind::Decision(p) = ht.kind[h] {
-                        let g = tree.infosets[p].offset[ht.infoset[h] as usize] as usize + j;
-                        if p == 0 {
-                            r0 *= self.current[0][g];
-                        } else {
-                            r1 *= self.current[1][g];
-                        }
-                    }
-                    self.reach[0][c] = r0;
-                    self.reach[1][c] = r1;
-                }
+            // Reaches of the histories of the sampled successor: they are exactly the children
+            // of `node`'s histories that lie in `next`.
+            let [reach0, reach1] = &mut self.reach;
+            for &c in ht.node_histories(next as usize) {
+                let c = c as usize;
+                let h = ht.parent[c] as usize;
+                let st = ht.steps[h];
+                let (r0, r1) = (reach0[h], reach1[h]);
+                let g = st.action_base as usize + (c - st.first_child as usize);
+                (reach0[c], reach1[c]) = match st.kind {
+                    Step::PLAYER0 => (r0 * self.current[0][g], r1),
+                    Step::PLAYER1 => (r0, r1 * self.current[1][g]),
+                    _ => (r0, r1),
+                };
             }
             reach_q *= q;
             node = next;
@@ -631,24 +653,54 @@ impl PosSolver {
         // 1. Baseline-corrected action values and history values under σ_t (Eq. 15/16).
         for &h in hs {
             let h = h as usize;
-            let kids = ht.children(h);
-            let base = actor.map(|p| (p, tree.infosets[p].offset[ht.infoset[h] as usize] as usize));
-            for (j, c) in kids.clone().enumerate() {
-                let b = self.baseline(c, base.map(|(p, g)| (p, g + j)));
-                self.action_values[c] = if ht.node[c] == next {
-                    b + (self.values[c] - b) / q
-                } else {
-                    b
-                };
-            }
-            self.values[h] = match base {
-                Some((p, g)) => expected_value(
-                    &self.current[p][g..g + kids.len()],
-                    &self.action_values[kids],
-                ),
-                None => kids
-                    .map(|c| ht.chance_prob[c] * self.action_values[c])
-                    .sum(),
+            let st = ht.steps[h];
+            let kids = st.children();
+            let base = actor.map(|p| (p, st.action_base as usize));
+            // The history baselines (none, predictive) are slices, and the node's value is
+            // accumulated in the same pass; the learned ones go through `baseline` per action.
+            let weights = match base {
+                Some((p, g)) => &self.current[p][g..g + kids.len()],
+                None => &ht.chance_prob[kids.clone()],
+            };
+            let av = &mut self.action_values[kids.clone()];
+            let vals = &self.values[kids.clone()];
+            let nodes = &ht.node[kids.clone()];
+            let corrected = |b: f64, v: f64, nd: u32| if nd == next { b + (v - b) / q } else { b };
+            let fused = match opts.baseline {
+                Baseline::None | Baseline::Static => {
+                    Some(values_and_fill(weights, av, base.is_some(), |j| {
+                        corrected(0.0, vals[j], nodes[j])
+                    }))
+                }
+                Baseline::Predictive => {
+                    let bs = &self.base_sum[kids.clone()];
+                    Some(values_and_fill(weights, av, base.is_some(), |j| {
+                        corrected(bs[j], vals[j], nodes[j])
+                    }))
+                }
+                Baseline::LearnedHistory | Baseline::LearnedInfoset => None,
+            };
+            self.values[h] = match fused {
+                Some(v) => v,
+                None => {
+                    for (j, c) in kids.clone().enumerate() {
+                        let b = self.baseline(c, base.map(|(p, g)| (p, g + j)));
+                        self.action_values[c] = if ht.node[c] == next {
+                            b + (self.values[c] - b) / q
+                        } else {
+                            b
+                        };
+                    }
+                    match base {
+                        Some((p, g)) => expected_value(
+                            &self.current[p][g..g + kids.len()],
+                            &self.action_values[kids],
+                        ),
+                        None => kids
+                            .map(|c| ht.chance_prob[c] * self.action_values[c])
+                            .sum(),
+                    }
+                }
             };
         }
         let Some(p) = actor else {
@@ -689,10 +741,15 @@ impl PosSolver {
                     continue;
                 }
                 let g = inf.offset[i] as usize - g0;
-                for (j, c) in ht.children(h).enumerate() {
-                    cfq[g + j] += w * self.action_values[c];
-                    if measure {
-                        err[g + j] += w * (self.action_values[c] - self.exact[c]);
+                let kids = ht.steps[h].children();
+                let av = &self.action_values[kids.clone()];
+                for (q, &a) in cfq[g..g + av.len()].iter_mut().zip(av) {
+                    *q += w * a;
+                }
+                if measure {
+                    let exact = &self.exact[kids];
+                    for ((e, &a), &x) in err[g..g + av.len()].iter_mut().zip(av).zip(exact) {
+                        *e += w * (a - x);
                     }
                 }
             }
@@ -826,17 +883,16 @@ impl PosSolver {
             Baseline::Predictive => {
                 // b_{t+1}(h,a) = û((ha)|σ_{t+1}) for the sampled children, then
                 // û(h|σ_{t+1}) = Σ_a σ_{t+1}(h,a) b_{t+1}(h,a).
+                for &c in ht.node_histories(next as usize) {
+                    self.base_sum[c as usize] = self.next_values[c as usize];
+                }
                 for &h in hs {
                     let h = h as usize;
-                    let kids = ht.children(h);
-                    for c in kids.clone() {
-                        if ht.node[c] == next {
-                            self.base_sum[c] = self.next_values[c];
-                        }
-                    }
+                    let st = ht.steps[h];
+                    let kids = st.children();
                     self.next_values[h] = match actor {
                         Some(p) => {
-                            let g = tree.infosets[p].offset[ht.infoset[h] as usize] as usize;
+                            let g = st.action_base as usize;
                             expected_value(
                                 &self.current[p][g..g + kids.len()],
                                 &self.base_sum[kids],

@@ -9,7 +9,12 @@
 //! * **OMD**: `x_{t+1} = argmin_x η⟨ℓ_t, x⟩ + D(x ‖ x_t)`;
 //!
 //! with `d` the dilated entropy and the recursive infoset weights of Kroer et al. (2020)
-//! ([`prox`]), and the loss estimators are external sampling, balanced outcome sampling
+//! ([`prox`]). These are the paper's update rules (2) (OMD) and (3) (FTRL), written with the
+//! step size on the loss rather than its inverse on the regulariser (the same minimisers), with
+//! a constant step size as in its experiments. With the dilated entropy the two rules produce
+//! the same iterates (exactly in real arithmetic; the tests compare them): [`prox`] shows why
+//! and discusses the gap between them that the paper reports. `omd` therefore is the paper's
+//! OMD, not a different algorithm under its name. The loss estimators are external sampling, balanced outcome sampling
 //! (averaged over `samples` draws) or the exact gradient ([`estimators`]).
 //!
 //! # Conventions
