@@ -12,6 +12,8 @@
 //! * `search-nashconv --game G [--simulations S] [--seed N] [--oracle-iterations K]
 //!   [--max-histories H] [--json]`: exact NashConv of continual re-solving with GT-CFR at every
 //!   decision (Student of Games) and exact leaf values ([`armac::search::search_nash_conv`]).
+//! * `search-nashconv --run DIR [--simulations S] [--json]`: the same with the CVPN of a
+//!   Student of Games run at the frontier ([`armac::run::sog::evaluate_run`]).
 
 use anyhow::{Context, Result, bail};
 use armac::eval::lbr::{
@@ -108,12 +110,18 @@ enum Command {
     /// decision of both players, frontier values from an exact subgame oracle, assembled into
     /// a whole-game policy (one search per decision public node, seeded by the node).
     SearchNashconv {
-        /// Game name or OpenSpiel game string (its whole tree must compile).
+        /// Game name or OpenSpiel game string (its whole tree must compile); with `--run`, it
+        /// must be the run's game.
+        #[arg(long, required_unless_present = "run")]
+        game: Option<String>,
+        /// A Student of Games run directory: its CVPN (committed checkpoint) answers the
+        /// frontier queries instead of the exact oracle, with the run's search settings.
         #[arg(long)]
-        game: String,
+        run: Option<PathBuf>,
         /// Expansion simulations per search (at least 1; one CFR+ update per simulation).
-        #[arg(long, default_value_t = 100, value_parser = parse_simulations)]
-        simulations: usize,
+        /// Default: 100 with the oracle, the run's `sog.search.s` with `--run`.
+        #[arg(long, value_parser = parse_simulations)]
+        simulations: Option<usize>,
         /// Run seed (each search's seed derives from it and its public node).
         #[arg(long, default_value_t = 0)]
         seed: u64,
@@ -213,14 +221,22 @@ fn run(args: Args) -> Result<()> {
         Command::Nashconv { game, policy, json } => nashconv(&game, &policy, json),
         Command::SearchNashconv {
             game,
+            run: Some(dir),
+            simulations,
+            json,
+            ..
+        } => search_nashconv_run(&dir, game.as_deref(), simulations, json),
+        Command::SearchNashconv {
+            game,
+            run: None,
             simulations,
             seed,
             oracle_iterations,
             max_histories,
             json,
         } => search_nashconv(
-            &game,
-            simulations,
+            game.as_deref().expect("clap requires --game without --run"),
+            simulations.unwrap_or(100),
             seed,
             oracle_iterations,
             max_histories,
@@ -496,6 +512,25 @@ fn search_nashconv(
         println!(
             "nash_conv {} ({} searches, {:.1} s)",
             r.nash_conv, r.stats.searches, r.stats.seconds
+        );
+    }
+    Ok(())
+}
+
+fn search_nashconv_run(
+    dir: &Path,
+    game: Option<&str>,
+    simulations: Option<usize>,
+    as_json: bool,
+) -> Result<()> {
+    let r = armac::run::sog::evaluate_run(dir, simulations, game)
+        .with_context(|| format!("search-nashconv --run {}", dir.display()))?;
+    if as_json {
+        println!("{}", serde_json::to_string(&r)?);
+    } else {
+        println!(
+            "nash_conv {} (CVPN of round {}, {} searches, {:.1} s)",
+            r.nash_conv, r.round, r.stats.searches, r.stats.seconds
         );
     }
     Ok(())

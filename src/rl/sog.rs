@@ -64,6 +64,13 @@ pub struct GameRecord {
     pub searches: usize,
     /// Searches that ended with a frontier (network values were used).
     pub searches_with_frontier: usize,
+    /// Each chain's first search (rooted at the game's root, grown below the decision) and
+    /// how many of them ended with a frontier: the searches that must not see the whole rest
+    /// of the game for the network to matter. (Searches late in a game may cover their whole
+    /// subtree whatever the budget: a Leduc decision facing a re-raise has only terminal
+    /// children.)
+    pub first_searches: usize,
+    pub first_searches_with_frontier: usize,
     /// Decisions whose actor had no own range left (after an exploratory action): answered
     /// uniformly without a search.
     pub unsearched: usize,
@@ -102,6 +109,7 @@ pub fn play_game(
             }
             HistoryKind::Decision(p) => {
                 let node = ht.node[h];
+                let first = !chains[p].has_summary();
                 let r = chains[p].act(node, rng.next_u64(), leaves)?;
                 out.decisions += 1;
                 let inf = &tree.infosets[p];
@@ -119,6 +127,10 @@ pub fn play_game(
                 if r.searched {
                     out.searches += 1;
                     out.searches_with_frontier += (r.frontier > 0) as usize;
+                    if first {
+                        out.first_searches += 1;
+                        out.first_searches_with_frontier += (r.frontier > 0) as usize;
+                    }
                     out.frontier_queries += r.queries.len();
                     let mut qs = r.queries.clone();
                     // A uniform subset of at most `queries_per_search` (partial Fisher-Yates).

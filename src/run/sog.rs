@@ -63,6 +63,8 @@ pub const METRICS_HEADER: &[&str] = &[
     "value_loss",
     "policy_loss",
     "eval_frontier_fraction",
+    "first_searches",
+    "first_searches_with_frontier",
 ];
 
 /// The directory of the CVPN inside a checkpoint generation.
@@ -81,6 +83,8 @@ struct SogState {
     decisions: u64,
     searches: u64,
     searches_with_frontier: u64,
+    first_searches: u64,
+    first_searches_with_frontier: u64,
     unsearched: u64,
     off_policy_actions: u64,
     queries_generated: u64,
@@ -288,7 +292,7 @@ pub fn run(
             last_nash_conv = nc;
             last_eval_round = Some(0);
         }
-        for v in row.iter_mut().skip(3).take(13) {
+        for v in row.iter_mut().skip(3).filter(|v| v.is_empty()) {
             *v = "0".into();
         }
         metrics
@@ -328,6 +332,8 @@ pub fn run(
                 st.decisions += g.decisions as u64;
                 rs.searches += g.searches as u64;
                 rs.searches_with_frontier += g.searches_with_frontier as u64;
+                st.first_searches += g.first_searches as u64;
+                st.first_searches_with_frontier += g.first_searches_with_frontier as u64;
                 rs.unsearched += g.unsearched as u64;
                 rs.off_policy += g.off_policy_actions as u64;
                 rs.generated += g.queries.len() as u64;
@@ -456,6 +462,8 @@ pub fn run(
                 na(rs.value_loss),
                 na(rs.policy_loss),
                 na(eval_fraction),
+                st.first_searches.to_string(),
+                st.first_searches_with_frontier.to_string(),
             ])
             .map_err(io_err("metrics", &metrics_path))?;
         if it == first_round + 1
