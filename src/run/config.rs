@@ -415,6 +415,10 @@ pub struct SogSelfPlayConfig {
     /// round besides the self-play ones; 0 (default) is pure self-play.
     #[serde(default)]
     pub random_queries: usize,
+    /// Probability with which each frontier PBS of a query's re-solve re-enters the query
+    /// buffer (recursive queries, SoG §4.9; the paper: 0.1 to 0.2), in [0, 1].
+    #[serde(default = "d_p_rec")]
+    pub p_rec: f64,
     /// Capacity of the learner's FIFO replay of labelled examples.
     #[serde(default = "d_sog_replay")]
     pub replay: usize,
@@ -433,6 +437,7 @@ impl Default for SogSelfPlayConfig {
             solves_per_round: d_sog_solves(),
             solver_s: None,
             random_queries: 0,
+            p_rec: d_p_rec(),
             replay: d_sog_replay(),
             steps_per_round: d_sog_steps(),
         }
@@ -472,6 +477,9 @@ fn d_sog_buffer() -> usize {
 fn d_sog_solves() -> usize {
     512
 }
+fn d_p_rec() -> f64 {
+    0.0
+}
 fn d_sog_replay() -> usize {
     8192
 }
@@ -504,6 +512,7 @@ pub struct SogSettings {
     pub solves_per_round: usize,
     pub solver_simulations: usize,
     pub random_queries: usize,
+    pub p_rec: f64,
     pub replay: usize,
     pub steps_per_round: usize,
     pub eval_every: u64,
@@ -740,7 +749,11 @@ impl Config {
         if !(se.puct.is_finite() && se.puct >= 0.0) {
             return Err(bad("search.puct", "must be a number >= 0"));
         }
-        for (k, v) in [("search.alpha", se.alpha), ("selfplay.epsilon", sp.epsilon)] {
+        for (k, v) in [
+            ("search.alpha", se.alpha),
+            ("selfplay.epsilon", sp.epsilon),
+            ("selfplay.p_rec", sp.p_rec),
+        ] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(bad(k, "must be in [0, 1]"));
             }
@@ -799,6 +812,7 @@ impl Config {
             solves_per_round: sp.solves_per_round,
             solver_simulations: sp.solver_s.unwrap_or(se.s),
             random_queries: sp.random_queries,
+            p_rec: sp.p_rec,
             replay: sp.replay,
             steps_per_round: sp.steps_per_round,
             eval_every: self.eval.every,

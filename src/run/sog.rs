@@ -9,7 +9,9 @@
 //!    buffer, and the search's root policy at the decided PBS becomes a policy example;
 //! 2. **solving**: the `solves_per_round` oldest queries of the buffer (plus, optionally,
 //!    `random_queries` random PBSs) are re-solved by GT-CFR with the *current* CVPN at the new
-//!    frontier ([`crate::search::SearchLabels`]); their root CFVs are value examples;
+//!    frontier ([`crate::search::solve_pbs_with_frontier`], the computation of
+//!    [`crate::search::SearchLabels`]); their root CFVs are value examples, and each frontier
+//!    PBS of a re-solve re-enters the buffer with probability `p_rec` (recursive queries);
 //! 3. **learning**: `steps_per_round` Adam steps on batches drawn uniformly from the FIFO
 //!    replay of examples (value MSE + policy cross-entropy).
 //!
@@ -32,8 +34,8 @@ use crate::rl::sog::{
     policy_example, value_examples,
 };
 use crate::search::{
-    Final, GtCfrConfig, LeafValues, PbsEncoder, ResolverConfig, SearchLabels, SearchPolicy,
-    SearchPolicyStats,
+    Final, GtCfrConfig, PbsEncoder, ResolverConfig, SearchPolicy, SearchPolicyStats,
+    solve_pbs_with_frontier,
 };
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
@@ -65,6 +67,7 @@ pub const METRICS_HEADER: &[&str] = &[
     "eval_frontier_fraction",
     "first_searches",
     "first_searches_with_frontier",
+    "recursive_queries",
 ];
 
 /// The directory of the CVPN inside a checkpoint generation.
@@ -75,8 +78,9 @@ const BUFFERS_FILE: &str = "buffers.bin";
 /// evaluation need the whole tree).
 const MAX_HISTORIES: usize = 1_000_000;
 
-/// Counters of a run, saved with every checkpoint.
+/// Counters of a run, saved with every checkpoint (counters a checkpoint lacks read as 0).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 struct SogState {
     round: u64,
     games: u64,
@@ -89,6 +93,7 @@ struct SogState {
     off_policy_actions: u64,
     queries_generated: u64,
     queries_solved: u64,
+    recursive_queries: u64,
     learner_steps: u64,
     elapsed_seconds: f64,
 }
@@ -211,6 +216,7 @@ struct RoundStats {
     off_policy: u64,
     generated: u64,
     solved: u64,
+    recursive: u64,
     value_loss: f64,
     policy_loss: f64,
 }
@@ -353,24 +359,32 @@ pub fn run(
         let mut batch = queries.take(s.solves_per_round);
         batch.extend(ex_enc.random_queries(&mut rng, s.random_queries));
         if !batch.is_empty() {
-            let answers = {
+            let mut answers = Vec::with_capacity(batch.len());
+            let mut recursive = Vec::new();
+            {
                 let mut inner = CvpnLeaves::new(&net, &mut leaf_enc);
-                let mut labels = SearchLabels {
-                    tree: &c.tree,
-                    ht: &c.ht,
-                    config: solver_cfg.clone(),
-                    inner: &mut inner,
-                };
-                labels.evaluate(&batch).map_err(RunError::context(format!(
-                    "solving queries in round {round}"
-                )))?
-            };
+                for q in &batch {
+                    let (v, frontier) =
+                        solve_pbs_with_frontier(&c.tree, &c.ht, q, &solver_cfg, &mut inner)
+                            .map_err(RunError::context(format!(
+                                "solving queries in round {round}"
+                            )))?;
+                    answers.push(v);
+                    if s.p_rec > 0.0 {
+                        recursive.extend(frontier.into_iter().filter(|_| rng.next_f64() < s.p_rec));
+                    }
+                }
+            }
             for e in value_examples(&mut ex_enc, &batch, &answers)
                 .map_err(RunError::context("encoding value targets"))?
             {
                 replay.push(e);
             }
             rs.solved = batch.len() as u64;
+            rs.recursive = recursive.len() as u64;
+            for q in recursive {
+                queries.push(q);
+            }
         }
         let solve_secs = t_solve.elapsed().as_secs_f64();
         // 3. Learner steps.
@@ -400,6 +414,7 @@ pub fn run(
         st.off_policy_actions += rs.off_policy;
         st.queries_generated += rs.generated;
         st.queries_solved += rs.solved;
+        st.recursive_queries += rs.recursive;
         st.learner_steps += steps as u64;
         bar.inc(1);
         let seconds = elapsed_before + deadline.elapsed();
@@ -412,6 +427,7 @@ pub fn run(
         tb.scalar("selfplay/off_policy_actions", rs.off_policy as f64, it);
         tb.scalar("queries/generated", rs.generated as f64, it);
         tb.scalar("queries/solved", rs.solved as f64, it);
+        tb.scalar("queries/recursive", rs.recursive as f64, it);
         tb.scalar("queries/buffer", queries.items.len() as f64, it);
         tb.scalar("queries/dropped", queries.dropped as f64, it);
         tb.scalar("replay", replay.items.len() as f64, it);
@@ -464,6 +480,7 @@ pub fn run(
                 na(eval_fraction),
                 st.first_searches.to_string(),
                 st.first_searches_with_frontier.to_string(),
+                st.recursive_queries.to_string(),
             ])
             .map_err(io_err("metrics", &metrics_path))?;
         if it == first_round + 1
@@ -636,6 +653,7 @@ mod tests {
             ("sog.search.final=\"best\"", "sog.search.final"),
             ("sog.selfplay.epsilon=-0.1", "sog.selfplay.epsilon"),
             ("sog.selfplay.epsilon=2", "sog.selfplay.epsilon"),
+            ("sog.selfplay.p_rec=1.5", "sog.selfplay.p_rec"),
             ("sog.net.batch=0", "sog.net.batch"),
             ("sog.net.learning_rate=0", "sog.net.learning_rate"),
             (
@@ -653,7 +671,7 @@ mod tests {
         // Unknown keys and wrong types are refused while typing the table.
         for (kv, key) in [
             ("sog.search.simulations=5", "simulations"),
-            ("sog.selfplay.p_rec=0.1", "p_rec"),
+            ("sog.selfplay.p_recursive=0.1", "p_recursive"),
             ("sog.net.hidden=\"wide\"", "hidden"),
         ] {
             let mut t = base();

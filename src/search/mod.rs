@@ -38,7 +38,7 @@ pub use resolve::{OpponentValues, Resolved, Resolver, ResolverConfig};
 pub use search_policy::{
     SearchEval, SearchNashConv, SearchPolicy, SearchPolicyStats, search_nash_conv,
 };
-pub use solve::{SearchLabels, solve_pbs};
+pub use solve::{SearchLabels, solve_pbs, solve_pbs_with_frontier};
 
 /// A public belief state: a public node of the compiled [`crate::tree::PublicTree`] and both
 /// players' ranges over their private states there (index = private state; entries past a
