@@ -94,6 +94,55 @@ fn leduc_self_play_halves_the_search_policy_nash_conv() {
         "{v}"
     );
     assert!(v["cvpn_forwards"].as_u64().unwrap() > 0);
+
+    // The search policy as a policy (`sog:DIR`) and as an exported OpenSpiel-format file:
+    // the same exact NashConv, ours and (unless ARMAC_SKIP_PYTHON is set) OpenSpiel's.
+    let searched = v["nash_conv"].as_f64().unwrap();
+    let sog = format!("sog:{}", out.display());
+    let o = run_ok(eval().args([
+        "nashconv",
+        "--game",
+        "leduc_poker",
+        "--json",
+        "--policy",
+        &sog,
+    ]));
+    let n: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        (n["nash_conv"].as_f64().unwrap() - searched).abs() < 1e-9,
+        "{n}"
+    );
+    let file = out.join("search_policy.json");
+    run_ok(
+        eval()
+            .args(["export-policy", "--checkpoint", &sog, "--out"])
+            .arg(&file),
+    );
+    let o = run_ok(
+        eval()
+            .args(["nashconv", "--game", "leduc_poker", "--json", "--policy"])
+            .arg(&file),
+    );
+    let n: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        (n["nash_conv"].as_f64().unwrap() - searched).abs() < 1e-9,
+        "{n}"
+    );
+    if std::env::var("ARMAC_SKIP_PYTHON").is_err() {
+        let o = run_ok(
+            std::process::Command::new("python3")
+                .arg(
+                    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check_policy_openspiel.py"),
+                )
+                .arg(&file),
+        );
+        let os: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(os["missing"], 0);
+        assert!(
+            (os["nash_conv"].as_f64().unwrap() - searched).abs() < 1e-9,
+            "OpenSpiel says {os}"
+        );
+    }
     run_err(
         eval()
             .args(["search-nashconv", "--game", "kuhn_poker", "--run"])

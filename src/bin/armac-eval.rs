@@ -69,10 +69,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write the average-policy head of an ARMAC checkpoint (small games) as an OpenSpiel-format
-    /// policy JSON file.
+    /// Write the average-policy head of an ARMAC checkpoint (small games), or the search
+    /// policy of a Student of Games run (`sog:DIR`), as an OpenSpiel-format policy JSON file.
     ExportPolicy {
-        /// An ARMAC run directory (its latest checkpoint) or its `checkpoint/` directory.
+        /// An ARMAC run directory (its latest checkpoint) or its `checkpoint/` directory, or
+        /// `sog:DIR` for a Student of Games run.
         #[arg(long)]
         checkpoint: std::path::PathBuf,
         /// Output file.
@@ -252,9 +253,20 @@ fn run(args: Args) -> Result<()> {
             json,
         } => head_to_head(&game, &a, &b, hands, seed, sampled, json),
         Command::ExportPolicy { checkpoint, out } => {
-            let (game, policy) = armac::run::armac::load_checkpoint_policy(&checkpoint)?;
+            let (game, policy): (_, Box<dyn Policy>) =
+                match checkpoint.to_str().and_then(|p| p.strip_prefix("sog:")) {
+                    Some(dir) => {
+                        let (g, p) = armac::run::sog::load_search_policy(Path::new(dir), None)
+                            .with_context(|| format!("--checkpoint {}", checkpoint.display()))?;
+                        (g, Box::new(p))
+                    }
+                    None => {
+                        let (g, p) = armac::run::armac::load_checkpoint_policy(&checkpoint)?;
+                        (g, Box::new(p))
+                    }
+                };
             let tree = PublicTree::build(game.as_ref())?;
-            let flat = tree_policy(&tree, game.as_ref(), &policy)?;
+            let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())?;
             let table = armac::run::tabular::to_tabular_policy(&tree, game.as_ref(), &flat);
             armac::util::write_atomic(&out, table.to_json().as_bytes())
                 .with_context(|| format!("writing {}", out.display()))?;
@@ -345,8 +357,9 @@ fn replay(game_name: &str, actions: &str, as_json: bool) -> Result<()> {
 }
 
 /// A policy for `game` by name: `uniform`, `first-legal`, `always-call`, `always-fold`, an
-/// ARMAC run/checkpoint directory, or an OpenSpiel-format policy file; `flag` names the option
-/// in errors.
+/// ARMAC run/checkpoint directory, `sog:DIR` (the search policy of a Student of Games run with
+/// its CVPN, small games), or an OpenSpiel-format policy file; `flag` names the option in
+/// errors.
 fn load_policy(name: &str, game: &dyn Game, flag: &str) -> Result<Box<dyn Policy>> {
     let game_string = game.load_string();
     Ok(match name {
@@ -354,6 +367,18 @@ fn load_policy(name: &str, game: &dyn Game, flag: &str) -> Result<Box<dyn Policy
         "first-legal" => Box::new(FirstLegalPolicy),
         "always-call" => Box::new(AlwaysCall),
         "always-fold" => Box::new(AlwaysFold),
+        sog if sog.starts_with("sog:") => {
+            let dir = Path::new(&sog[4..]);
+            let (trained_on, p) = armac::run::sog::load_search_policy(dir, None)
+                .with_context(|| format!("{flag} {sog}"))?;
+            if trained_on.load_string() != game_string {
+                bail!(
+                    "{flag} {sog}: the run was trained on {}, not on {game_string}",
+                    trained_on.load_string()
+                );
+            }
+            Box::new(p)
+        }
         path if Path::new(path).is_dir() => {
             let (trained_on, p) = armac::run::armac::load_checkpoint_policy(Path::new(path))
                 .with_context(|| format!("{flag} {path}"))?;

@@ -544,15 +544,19 @@ pub struct RunSearchEval {
     pub stats: SearchPolicyStats,
 }
 
-/// Exact NashConv of the search policy with the CVPN of the SoG run in `dir` (its committed
-/// checkpoint) at the frontier: the run's search settings, `simulations` overriding `s`.
-/// `game`, when given, must be the run's game. Errors name the culprit: no run, no CVPN
-/// checkpoint, another game, a damaged checkpoint.
-pub fn evaluate_run(
-    dir: &Path,
-    simulations: Option<usize>,
-    game: Option<&str>,
-) -> Result<RunSearchEval, RunError> {
+/// A loaded SoG run: its validated settings, compiled game, CVPN and committed round.
+struct LoadedRun {
+    settings: SogSettings,
+    compiled: Compiled,
+    encoder: PbsEncoder,
+    net: Cvpn,
+    round: u64,
+}
+
+/// Loads the committed checkpoint of the SoG run in `dir`; `game`, when given, must be the
+/// run's game. Errors name the culprit: no run, not a SoG run, no CVPN checkpoint, another
+/// game, a damaged checkpoint.
+fn load_run(dir: &Path, game: Option<&str>) -> Result<LoadedRun, RunError> {
     if !dir.join("config.toml").is_file() {
         return Err(RunError::Usage(format!(
             "{} has no config.toml: not a run directory",
@@ -577,36 +581,77 @@ pub fn evaluate_run(
             Path::new(CVPN_DIR).join(CVPN_META_FILE).display()
         )));
     }
-    let s = config.sog()?;
-    let c = compile(&s.game)?;
+    let settings = config.sog()?;
+    let compiled = compile(&settings.game)?;
     if let Some(name) = game {
         let want = load_game(name)?.load_string();
-        if want != c.game.load_string() {
+        if want != compiled.game.load_string() {
             return Err(RunError::Usage(format!(
                 "--game {want} does not match the run's game {}",
-                c.game.load_string()
+                compiled.game.load_string()
             )));
         }
     }
-    let mut enc = encoder(&c)?;
-    let device = crate::nn::select_device(&s.device).map_err(RunError::context("sog.device"))?;
+    let encoder = encoder(&compiled)?;
+    let device =
+        crate::nn::select_device(&settings.device).map_err(RunError::context("sog.device"))?;
     let net = Cvpn::load(
         &g.dir.join(CVPN_DIR),
-        &net_config(&c, &enc, &s),
+        &net_config(&compiled, &encoder, &settings),
         &device,
-        s.learning_rate,
+        settings.learning_rate,
     )
     .map_err(RunError::context(format!(
         "loading the CVPN of {}",
         dir.display()
     )))?;
-    let st: SogState = serde_json::from_slice(
-        &std::fs::read(g.dir.join(STATE_FILE)).map_err(io_err("checkpoint state", &g.dir))?,
-    )
-    .map_err(|e| RunError::Usage(format!("{}: {e}", g.dir.join(STATE_FILE).display())))?;
+    let path = g.dir.join(STATE_FILE);
+    let st: SogState =
+        serde_json::from_slice(&std::fs::read(&path).map_err(io_err("checkpoint state", &path))?)
+            .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
+    Ok(LoadedRun {
+        settings,
+        compiled,
+        encoder,
+        net,
+        round: st.round,
+    })
+}
+
+/// The whole-game search policy of the SoG run in `dir` (its committed CVPN at the frontier,
+/// the run's search settings, `simulations` overriding `s`), with the run's game: what
+/// `sog:DIR` means to `armac-eval nashconv`, `match` and `export-policy`.
+pub fn load_search_policy(
+    dir: &Path,
+    simulations: Option<usize>,
+) -> Result<(GameRef, SearchPolicy), RunError> {
+    let mut run = load_run(dir, None)?;
+    let resolver = resolver_config(
+        &run.settings,
+        simulations.unwrap_or(run.settings.simulations),
+    );
+    let mut leaves = CvpnLeaves::new(&run.net, &mut run.encoder);
+    let c = &run.compiled;
+    let sp = SearchPolicy::build(c.tree.clone(), c.ht.clone(), &resolver, &mut leaves)
+        .map_err(RunError::context("building the search policy"))?;
+    Ok((c.game.clone(), sp))
+}
+
+/// Exact NashConv of the search policy with the CVPN of the SoG run in `dir` (its committed
+/// checkpoint) at the frontier: the run's search settings, `simulations` overriding `s`.
+/// `game`, when given, must be the run's game. Errors name the culprit: no run, no CVPN
+/// checkpoint, another game, a damaged checkpoint.
+pub fn evaluate_run(
+    dir: &Path,
+    simulations: Option<usize>,
+    game: Option<&str>,
+) -> Result<RunSearchEval, RunError> {
+    let mut run = load_run(dir, game)?;
+    let s = &run.settings;
     let sims = simulations.unwrap_or(s.simulations);
-    let resolver = resolver_config(&s, sims);
-    let mut leaves = CvpnLeaves::new(&net, &mut enc);
+    let resolver = resolver_config(s, sims);
+    let c = &run.compiled;
+    let mut leaves = CvpnLeaves::new(&run.net, &mut run.encoder);
     let sp = SearchPolicy::build(c.tree.clone(), c.ht.clone(), &resolver, &mut leaves)
         .map_err(RunError::context("building the search policy"))?;
     let (queries, forwards) = (leaves.queries, leaves.forwards);
@@ -614,8 +659,8 @@ pub fn evaluate_run(
     Ok(RunSearchEval {
         run_dir: dir.to_path_buf(),
         game: c.game.load_string(),
-        round: st.round,
-        learner_steps: net.steps(),
+        round: run.round,
+        learner_steps: run.net.steps(),
         simulations: sims,
         seed: s.seed,
         nash_conv: r.nash_conv,
