@@ -439,6 +439,48 @@ impl LeafValues for CvpnLeaves<'_> {
             .map(|((q, e), out)| self.encoder.decode(q, e, out))
             .collect())
     }
+
+    /// The policy head's distribution over each infoset's legal actions at the node of `q`
+    /// (softmax of the logits of those action ids), in the infosets' row order.
+    fn policy_prior(
+        &mut self,
+        q: &Pbs,
+        player: crate::game::Player,
+    ) -> Result<Option<Vec<Vec<f64>>>, SearchError> {
+        let tree = self.encoder.tree().clone();
+        let Some(pn) = tree.nodes.get(q.node as usize) else {
+            return Err(SearchError::Leaf(format!(
+                "public node {} does not exist",
+                q.node
+            )));
+        };
+        let enc = self.encoder.encode(q)?;
+        let (_, logits) = self
+            .net
+            .predict(&enc.input)
+            .map_err(|e| SearchError::Leaf(format!("CVPN forward: {e}")))?;
+        self.forwards += 1;
+        let a = self.net.config().num_actions;
+        let inf = &tree.infosets[player];
+        let p = q.ranges[player].len().max(self.encoder.private_states());
+        let mut rows = vec![Vec::new(); p];
+        for g in pn.infoset_range.0..pn.infoset_range.1 {
+            let g = g as usize;
+            let x = inf.private[g] as usize;
+            if x >= self.encoder.private_states() || x >= rows.len() {
+                continue;
+            }
+            let z: Vec<f64> = inf.actions[inf.range(g)]
+                .iter()
+                .map(|&id| f64::from(logits[x * a + id]))
+                .collect();
+            let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = z.iter().map(|v| (v - m).exp()).collect();
+            let total: f64 = e.iter().sum();
+            rows[x] = e.iter().map(|v| v / total).collect();
+        }
+        Ok(Some(rows))
+    }
 }
 
 #[cfg(test)]

@@ -346,6 +346,10 @@ pub struct SogSearchConfig {
     /// The strategy a search answers with: `average` or `current`.
     #[serde(default = "d_final")]
     pub r#final: String,
+    /// PUCT's prior from the CVPN's policy head (trained on the searches' policies) instead
+    /// of a uniform one.
+    #[serde(default)]
+    pub policy_prior: bool,
 }
 
 impl Default for SogSearchConfig {
@@ -356,6 +360,7 @@ impl Default for SogSearchConfig {
             puct: 1.0,
             alpha: 0.5,
             r#final: d_final(),
+            policy_prior: false,
         }
     }
 }
@@ -501,6 +506,7 @@ pub struct SogSettings {
     pub alpha: f64,
     /// `true`: searches answer with the average strategy.
     pub final_average: bool,
+    pub policy_prior: bool,
     pub hidden: usize,
     pub layers: usize,
     pub learning_rate: f64,
@@ -801,6 +807,7 @@ impl Config {
             puct: se.puct,
             alpha: se.alpha,
             final_average,
+            policy_prior: se.policy_prior,
             hidden: net.hidden,
             layers: net.layers,
             learning_rate: net.learning_rate,

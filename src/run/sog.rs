@@ -142,6 +142,7 @@ pub fn resolver_config(s: &SogSettings, simulations: usize) -> ResolverConfig {
             },
             spec: SolverSpec::named("cfr+").expect("cfr+ is a known algorithm"),
             seed: s.seed,
+            policy_prior: s.policy_prior,
         },
         alpha: s.alpha,
         ..ResolverConfig::default()
