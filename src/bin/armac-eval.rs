@@ -12,6 +12,8 @@
 //! * `search-nashconv --game G [--simulations S] [--seed N] [--oracle-iterations K]
 //!   [--max-histories H] [--json]`: exact NashConv of continual re-solving with GT-CFR at every
 //!   decision (Student of Games) and exact leaf values ([`armac::search::search_nash_conv`]).
+//! * `search-nashconv --run DIR [--simulations S] [--json]`: the same with the CVPN of a
+//!   Student of Games run at the frontier ([`armac::run::sog::evaluate_run`]).
 
 use anyhow::{Context, Result, bail};
 use armac::eval::lbr::{
@@ -67,10 +69,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write the average-policy head of an ARMAC checkpoint (small games) as an OpenSpiel-format
-    /// policy JSON file.
+    /// Write the average-policy head of an ARMAC checkpoint (small games), or the search
+    /// policy of a Student of Games run (`sog:DIR`), as an OpenSpiel-format policy JSON file.
     ExportPolicy {
-        /// An ARMAC run directory (its latest checkpoint) or its `checkpoint/` directory.
+        /// An ARMAC run directory (its latest checkpoint) or its `checkpoint/` directory, or
+        /// `sog:DIR` for a Student of Games run.
         #[arg(long)]
         checkpoint: std::path::PathBuf,
         /// Output file.
@@ -108,12 +111,18 @@ enum Command {
     /// decision of both players, frontier values from an exact subgame oracle, assembled into
     /// a whole-game policy (one search per decision public node, seeded by the node).
     SearchNashconv {
-        /// Game name or OpenSpiel game string (its whole tree must compile).
+        /// Game name or OpenSpiel game string (its whole tree must compile); with `--run`, it
+        /// must be the run's game.
+        #[arg(long, required_unless_present = "run")]
+        game: Option<String>,
+        /// A Student of Games run directory: its CVPN (committed checkpoint) answers the
+        /// frontier queries instead of the exact oracle, with the run's search settings.
         #[arg(long)]
-        game: String,
+        run: Option<PathBuf>,
         /// Expansion simulations per search (at least 1; one CFR+ update per simulation).
-        #[arg(long, default_value_t = 100, value_parser = parse_simulations)]
-        simulations: usize,
+        /// Default: 100 with the oracle, the run's `sog.search.s` with `--run`.
+        #[arg(long, value_parser = parse_simulations)]
+        simulations: Option<usize>,
         /// Run seed (each search's seed derives from it and its public node).
         #[arg(long, default_value_t = 0)]
         seed: u64,
@@ -214,14 +223,22 @@ fn run(args: Args) -> Result<()> {
         Command::Nashconv { game, policy, json } => nashconv(&game, &policy, json),
         Command::SearchNashconv {
             game,
+            run: Some(dir),
+            simulations,
+            json,
+            ..
+        } => search_nashconv_run(&dir, game.as_deref(), simulations, json),
+        Command::SearchNashconv {
+            game,
+            run: None,
             simulations,
             seed,
             oracle_iterations,
             max_histories,
             json,
         } => search_nashconv(
-            &game,
-            simulations,
+            game.as_deref().expect("clap requires --game without --run"),
+            simulations.unwrap_or(100),
             seed,
             oracle_iterations,
             max_histories,
@@ -237,9 +254,20 @@ fn run(args: Args) -> Result<()> {
             json,
         } => head_to_head(&game, &a, &b, hands, seed, sampled, json),
         Command::ExportPolicy { checkpoint, out } => {
-            let (game, policy) = armac::run::armac::load_checkpoint_policy(&checkpoint)?;
+            let (game, policy): (_, Box<dyn Policy>) =
+                match checkpoint.to_str().and_then(|p| p.strip_prefix("sog:")) {
+                    Some(dir) => {
+                        let (g, p) = armac::run::sog::load_search_policy(Path::new(dir), None)
+                            .with_context(|| format!("--checkpoint {}", checkpoint.display()))?;
+                        (g, Box::new(p))
+                    }
+                    None => {
+                        let (g, p) = armac::run::armac::load_checkpoint_policy(&checkpoint)?;
+                        (g, Box::new(p))
+                    }
+                };
             let tree = PublicTree::build(game.as_ref())?;
-            let flat = tree_policy(&tree, game.as_ref(), &policy)?;
+            let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())?;
             let table = armac::run::tabular::to_tabular_policy(&tree, game.as_ref(), &flat);
             armac::util::write_atomic(&out, table.to_json().as_bytes())
                 .with_context(|| format!("writing {}", out.display()))?;
@@ -330,8 +358,9 @@ fn replay(game_name: &str, actions: &str, as_json: bool) -> Result<()> {
 }
 
 /// A policy for `game` by name: `uniform`, `first-legal`, `always-call`, `always-fold`, an
-/// ARMAC run/checkpoint directory, or an OpenSpiel-format policy file; `flag` names the option
-/// in errors.
+/// ARMAC run/checkpoint directory, `sog:DIR` (the search policy of a Student of Games run with
+/// its CVPN, small games), or an OpenSpiel-format policy file; `flag` names the option in
+/// errors.
 fn load_policy(name: &str, game: &dyn Game, flag: &str) -> Result<Box<dyn Policy>> {
     let game_string = game.load_string();
     Ok(match name {
@@ -339,6 +368,18 @@ fn load_policy(name: &str, game: &dyn Game, flag: &str) -> Result<Box<dyn Policy
         "first-legal" => Box::new(FirstLegalPolicy),
         "always-call" => Box::new(AlwaysCall),
         "always-fold" => Box::new(AlwaysFold),
+        sog if sog.starts_with("sog:") => {
+            let dir = Path::new(&sog[4..]);
+            let (trained_on, p) = armac::run::sog::load_search_policy(dir, None)
+                .with_context(|| format!("{flag} {sog}"))?;
+            if trained_on.load_string() != game_string {
+                bail!(
+                    "{flag} {sog}: the run was trained on {}, not on {game_string}",
+                    trained_on.load_string()
+                );
+            }
+            Box::new(p)
+        }
         path if Path::new(path).is_dir() => {
             let (trained_on, p) = armac::run::armac::load_checkpoint_policy(Path::new(path))
                 .with_context(|| format!("{flag} {path}"))?;
@@ -497,6 +538,25 @@ fn search_nashconv(
         println!(
             "nash_conv {} ({} searches, {:.1} s)",
             r.nash_conv, r.stats.searches, r.stats.seconds
+        );
+    }
+    Ok(())
+}
+
+fn search_nashconv_run(
+    dir: &Path,
+    game: Option<&str>,
+    simulations: Option<usize>,
+    as_json: bool,
+) -> Result<()> {
+    let r = armac::run::sog::evaluate_run(dir, simulations, game)
+        .with_context(|| format!("search-nashconv --run {}", dir.display()))?;
+    if as_json {
+        println!("{}", serde_json::to_string(&r)?);
+    } else {
+        println!(
+            "nash_conv {} (CVPN of round {}, {} searches, {:.1} s)",
+            r.nash_conv, r.round, r.stats.searches, r.stats.seconds
         );
     }
     Ok(())

@@ -8,15 +8,15 @@
 //!
 //! Network: `(Linear(hidden) → DoubleReLU) × layers`, then a value head `Linear(2P)` and a
 //! policy head `Linear(P·A)` (logits of each private state's actions). Adam (β1 = 0.9).
-//! Checkpoints: weights plus a JSON record (config, steps, file length and hash), written
-//! atomically.
+//! Checkpoints: weights, Adam's state and a JSON record (config, steps, file lengths and
+//! hashes), written atomically; a resumed learner continues with the same moments.
 
 use crate::nn::armac::{FileCheck, NnError, double_relu, init_linear, read_file, write_all_atomic};
 use crate::search::{LeafValues, Pbs, PbsEncoder, SearchError};
 use crate::util::SplitMix64;
 use burn::module::Module;
 use burn::nn::Linear;
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer, OptimizerRecord};
 use burn::store::ModuleRecord;
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bytes, Device, Tensor, TensorData};
@@ -27,6 +27,8 @@ use std::path::Path;
 pub const CVPN_MODEL_FILE: &str = "cvpn_model.bpk";
 /// Metadata file of a CVPN checkpoint directory.
 pub const CVPN_META_FILE: &str = "cvpn_meta.json";
+/// Adam state file of a CVPN checkpoint directory.
+pub const CVPN_OPTIMIZER_FILE: &str = "cvpn_optimizer.bin";
 const CVPN_FORMAT: u32 = 1;
 
 /// Sizes of a CVPN; stored in its checkpoints.
@@ -286,11 +288,21 @@ impl Cvpn {
                 msg: e.to_string(),
             })?
             .to_vec();
+        let optim = self
+            .optim
+            .to_record()
+            .into_bytes()
+            .map_err(|e| NnError::Serialize {
+                what: "the CVPN optimizer",
+                msg: e.to_string(),
+            })?
+            .to_vec();
         let meta = CvpnMeta {
             format: CVPN_FORMAT,
             config: self.cfg.clone(),
             steps: self.steps,
             model_file: FileCheck::of(&bytes),
+            optimizer_file: Some(FileCheck::of(&optim)),
         };
         let meta = serde_json::to_vec_pretty(&meta).map_err(|e| NnError::Serialize {
             what: "the CVPN record",
@@ -298,13 +310,14 @@ impl Cvpn {
         })?;
         write_all_atomic(&[
             (dir.join(CVPN_MODEL_FILE), bytes),
+            (dir.join(CVPN_OPTIMIZER_FILE), optim),
             (dir.join(CVPN_META_FILE), meta),
         ])
     }
 
     /// Loads a checkpoint written by [`Self::save`] onto `device`, checking that it is of
-    /// `expected` (game and sizes) and that the weights file is intact. The optimizer starts
-    /// afresh with rate `lr`.
+    /// `expected` (game and sizes) and that its files are intact. Adam's state is restored
+    /// when the checkpoint has it (older ones start the optimizer afresh); the rate is `lr`.
     pub fn load(
         dir: &Path,
         expected: &CvpnConfig,
@@ -347,6 +360,19 @@ impl Cvpn {
                 msg: e.to_string(),
             })?;
         net.steps = meta.steps;
+        if let Some(check) = &meta.optimizer_file {
+            let path = dir.join(CVPN_OPTIMIZER_FILE);
+            let bytes = read_file(&path)?;
+            check.verify(&path, &bytes)?;
+            let record =
+                OptimizerRecord::from_bytes(Bytes::from_bytes_vec(bytes)).map_err(|e| {
+                    NnError::Corrupt {
+                        path: path.clone(),
+                        msg: e.to_string(),
+                    }
+                })?;
+            net.optim = AdamConfig::new().init().load_record(record);
+        }
         Ok(net)
     }
 }
@@ -357,6 +383,8 @@ struct CvpnMeta {
     config: CvpnConfig,
     steps: u64,
     model_file: FileCheck,
+    #[serde(default)]
+    optimizer_file: Option<FileCheck>,
 }
 
 /// A [`LeafValues`] evaluator backed by a CVPN: every query of one call goes through one
@@ -410,6 +438,48 @@ impl LeafValues for CvpnLeaves<'_> {
             .zip(values.chunks_exact(w))
             .map(|((q, e), out)| self.encoder.decode(q, e, out))
             .collect())
+    }
+
+    /// The policy head's distribution over each infoset's legal actions at the node of `q`
+    /// (softmax of the logits of those action ids), in the infosets' row order.
+    fn policy_prior(
+        &mut self,
+        q: &Pbs,
+        player: crate::game::Player,
+    ) -> Result<Option<Vec<Vec<f64>>>, SearchError> {
+        let tree = self.encoder.tree().clone();
+        let Some(pn) = tree.nodes.get(q.node as usize) else {
+            return Err(SearchError::Leaf(format!(
+                "public node {} does not exist",
+                q.node
+            )));
+        };
+        let enc = self.encoder.encode(q)?;
+        let (_, logits) = self
+            .net
+            .predict(&enc.input)
+            .map_err(|e| SearchError::Leaf(format!("CVPN forward: {e}")))?;
+        self.forwards += 1;
+        let a = self.net.config().num_actions;
+        let inf = &tree.infosets[player];
+        let p = q.ranges[player].len().max(self.encoder.private_states());
+        let mut rows = vec![Vec::new(); p];
+        for g in pn.infoset_range.0..pn.infoset_range.1 {
+            let g = g as usize;
+            let x = inf.private[g] as usize;
+            if x >= self.encoder.private_states() || x >= rows.len() {
+                continue;
+            }
+            let z: Vec<f64> = inf.actions[inf.range(g)]
+                .iter()
+                .map(|&id| f64::from(logits[x * a + id]))
+                .collect();
+            let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = z.iter().map(|v| (v - m).exp()).collect();
+            let total: f64 = e.iter().sum();
+            rows[x] = e.iter().map(|v| v / total).collect();
+        }
+        Ok(Some(rows))
     }
 }
 

@@ -25,6 +25,9 @@
 //! * [`exact`] — exact advantages from the game tree for the `exact_advantages` ablation;
 //! * [`policy`] — the average-policy head as a [`crate::policy::Policy`] and an LBR range
 //!   policy.
+//!
+//! Student of Games: [`sog`] — sound self-play games with continual re-solving, the query
+//! buffer and the CVPN's example replay.
 
 pub mod actor;
 pub mod candidates;
@@ -36,6 +39,7 @@ pub mod regret;
 pub mod replay;
 pub mod reservoir;
 pub mod sequence;
+pub mod sog;
 pub mod targets;
 pub mod trajectory;
 pub mod working_set;

@@ -43,6 +43,9 @@ pub struct Config {
     /// ARMAC (Advantage Regret-Matching Actor-Critic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub armac: Option<ArmacConfig>,
+    /// Student of Games: a CVPN trained by sound self-play.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sog: Option<SogConfig>,
     /// Evaluation schedule.
     #[serde(default)]
     pub eval: EvalConfig,
@@ -352,6 +355,225 @@ impl ArmacSettings {
     }
 }
 
+/// `[sog]`: Student of Games training (see `run::sog`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SogConfig {
+    /// Rounds to run (one round: self-play games, query solves, learner steps).
+    pub rounds: u64,
+    /// Compute device of the network: `flex` (CPU), `wgpu`, `cuda` or `default`.
+    #[serde(default = "d_device")]
+    pub device: String,
+    /// Compute the exact NashConv of the search policy every `eval.every` rounds (small games).
+    #[serde(default = "d_true")]
+    pub exact_eval: bool,
+    #[serde(default)]
+    pub search: SogSearchConfig,
+    #[serde(default)]
+    pub net: SogNetConfig,
+    #[serde(default)]
+    pub selfplay: SogSelfPlayConfig,
+}
+
+/// `[sog.search]`: GT-CFR and continual re-solving.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SogSearchConfig {
+    /// Expansion simulations per search (at least 1).
+    #[serde(default = "d_sog_s")]
+    pub s: usize,
+    /// Simulations per regret update (> 0; below 1: one simulation per ⌈1/c⌉ updates).
+    #[serde(default = "d_one")]
+    pub c: f64,
+    /// PUCT exploration constant (>= 0).
+    #[serde(default = "d_one")]
+    pub puct: f64,
+    /// Gadget mixing weight α in [0, 1] (SoG: 0.5).
+    #[serde(default = "d_half")]
+    pub alpha: f64,
+    /// The strategy a search answers with: `average` or `current`.
+    #[serde(default = "d_final")]
+    pub r#final: String,
+    /// PUCT's prior from the CVPN's policy head (trained on the searches' policies) instead
+    /// of a uniform one.
+    #[serde(default)]
+    pub policy_prior: bool,
+}
+
+impl Default for SogSearchConfig {
+    fn default() -> Self {
+        SogSearchConfig {
+            s: d_sog_s(),
+            c: 1.0,
+            puct: 1.0,
+            alpha: 0.5,
+            r#final: d_final(),
+            policy_prior: false,
+        }
+    }
+}
+
+/// `[sog.net]`: the CVPN and its optimiser.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SogNetConfig {
+    /// Width before each DoubleReLU.
+    #[serde(default = "d_hidden")]
+    pub hidden: usize,
+    /// Hidden layers.
+    #[serde(default = "d_layers")]
+    pub layers: usize,
+    /// Adam's step size.
+    #[serde(default = "d_sog_lr")]
+    pub learning_rate: f64,
+    /// Rows per learner step.
+    #[serde(default = "d_sog_batch")]
+    pub batch: usize,
+}
+
+impl Default for SogNetConfig {
+    fn default() -> Self {
+        SogNetConfig {
+            hidden: d_hidden(),
+            layers: d_layers(),
+            learning_rate: d_sog_lr(),
+            batch: d_sog_batch(),
+        }
+    }
+}
+
+/// `[sog.selfplay]`: data generation and the learner/generator ratio.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SogSelfPlayConfig {
+    /// Weight of the uniform policy in played actions, in [0, 1].
+    #[serde(default = "d_epsilon")]
+    pub epsilon: f64,
+    /// Self-play games per round.
+    #[serde(default = "d_sog_games")]
+    pub games_per_round: usize,
+    /// At most this many frontier queries of each search enter the query buffer.
+    #[serde(default = "d_sog_qps")]
+    pub queries_per_search: usize,
+    /// Capacity of the FIFO query buffer (the oldest unsolved queries are dropped past it).
+    #[serde(default = "d_sog_buffer")]
+    pub buffer: usize,
+    /// Queries the solver takes from the buffer (oldest first) and re-solves per round.
+    #[serde(default = "d_sog_solves")]
+    pub solves_per_round: usize,
+    /// Simulations of each query re-solve (default: `sog.search.s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solver_s: Option<usize>,
+    /// Random PBS queries (ranges of random policies at random public nodes) re-solved per
+    /// round besides the self-play ones; 0 (default) is pure self-play.
+    #[serde(default)]
+    pub random_queries: usize,
+    /// Probability with which each frontier PBS of a query's re-solve re-enters the query
+    /// buffer (recursive queries, SoG §4.9; the paper: 0.1 to 0.2), in [0, 1].
+    #[serde(default = "d_p_rec")]
+    pub p_rec: f64,
+    /// Capacity of the learner's FIFO replay of labelled examples.
+    #[serde(default = "d_sog_replay")]
+    pub replay: usize,
+    /// Learner steps per round.
+    #[serde(default = "d_sog_steps")]
+    pub steps_per_round: usize,
+}
+
+impl Default for SogSelfPlayConfig {
+    fn default() -> Self {
+        SogSelfPlayConfig {
+            epsilon: d_epsilon(),
+            games_per_round: d_sog_games(),
+            queries_per_search: d_sog_qps(),
+            buffer: d_sog_buffer(),
+            solves_per_round: d_sog_solves(),
+            solver_s: None,
+            random_queries: 0,
+            p_rec: d_p_rec(),
+            replay: d_sog_replay(),
+            steps_per_round: d_sog_steps(),
+        }
+    }
+}
+
+fn d_sog_s() -> usize {
+    50
+}
+fn d_one() -> f64 {
+    1.0
+}
+fn d_half() -> f64 {
+    0.5
+}
+fn d_final() -> String {
+    "average".into()
+}
+fn d_sog_lr() -> f64 {
+    1e-3
+}
+fn d_sog_batch() -> usize {
+    128
+}
+fn d_epsilon() -> f64 {
+    0.1
+}
+fn d_sog_games() -> usize {
+    32
+}
+fn d_sog_qps() -> usize {
+    8
+}
+fn d_sog_buffer() -> usize {
+    4096
+}
+fn d_sog_solves() -> usize {
+    512
+}
+fn d_p_rec() -> f64 {
+    0.0
+}
+fn d_sog_replay() -> usize {
+    8192
+}
+fn d_sog_steps() -> usize {
+    100
+}
+
+/// Validated settings of a Student of Games run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SogSettings {
+    pub game: String,
+    pub seed: u64,
+    pub rounds: u64,
+    pub device: String,
+    pub exact_eval: bool,
+    pub simulations: usize,
+    pub c: f64,
+    pub puct: f64,
+    pub alpha: f64,
+    /// `true`: searches answer with the average strategy.
+    pub final_average: bool,
+    pub policy_prior: bool,
+    pub hidden: usize,
+    pub layers: usize,
+    pub learning_rate: f64,
+    pub batch: usize,
+    pub epsilon: f64,
+    pub games_per_round: usize,
+    pub queries_per_search: usize,
+    pub buffer: usize,
+    pub solves_per_round: usize,
+    pub solver_simulations: usize,
+    pub random_queries: usize,
+    pub p_rec: f64,
+    pub replay: usize,
+    pub steps_per_round: usize,
+    pub eval_every: u64,
+    pub checkpoint_every: u64,
+    pub checkpoint_seconds: f64,
+}
+
 /// `[eval]`: how often the exact evaluation runs.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -546,6 +768,112 @@ impl Config {
     /// The resolved config as TOML text.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("config serialisation cannot fail")
+    }
+
+    /// Validates a Student of Games config into settings; every error names its key.
+    pub fn sog(&self) -> Result<SogSettings, ConfigError> {
+        let g = self.sog.as_ref().ok_or_else(|| ConfigError::Value {
+            key: "sog".into(),
+            reason: "missing: add a [sog] section".into(),
+        })?;
+        let bad = |key: &str, reason: &str| ConfigError::Value {
+            key: format!("sog.{key}"),
+            reason: reason.to_string(),
+        };
+        let (se, net, sp) = (&g.search, &g.net, &g.selfplay);
+        for (k, v) in [
+            ("rounds", g.rounds as usize),
+            ("search.s", se.s),
+            ("net.hidden", net.hidden),
+            ("net.layers", net.layers),
+            ("net.batch", net.batch),
+            ("selfplay.games_per_round", sp.games_per_round),
+            ("selfplay.queries_per_search", sp.queries_per_search),
+            ("selfplay.buffer", sp.buffer),
+            ("selfplay.replay", sp.replay),
+            ("selfplay.solver_s", sp.solver_s.unwrap_or(1)),
+        ] {
+            if v == 0 {
+                return Err(bad(k, "must be at least 1"));
+            }
+        }
+        if !(se.c.is_finite() && se.c > 0.0) {
+            return Err(bad("search.c", "must be a positive number"));
+        }
+        if !(se.puct.is_finite() && se.puct >= 0.0) {
+            return Err(bad("search.puct", "must be a number >= 0"));
+        }
+        for (k, v) in [
+            ("search.alpha", se.alpha),
+            ("selfplay.epsilon", sp.epsilon),
+            ("selfplay.p_rec", sp.p_rec),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(bad(k, "must be in [0, 1]"));
+            }
+        }
+        let final_average = match se.r#final.as_str() {
+            "average" => true,
+            "current" => false,
+            _ => return Err(bad("search.final", "expected `average` or `current`")),
+        };
+        if !(net.learning_rate.is_finite() && net.learning_rate > 0.0) {
+            return Err(bad("net.learning_rate", "must be a positive number"));
+        }
+        if sp.solves_per_round == 0 && sp.random_queries == 0 {
+            return Err(bad(
+                "selfplay.solves_per_round",
+                "must be at least 1 unless selfplay.random_queries is (nothing would be learnt)",
+            ));
+        }
+        if !["flex", "cpu", "wgpu", "cuda", "default"].contains(&g.device.as_str()) {
+            return Err(bad(
+                "device",
+                "expected `flex`, `wgpu`, `cuda` or `default`",
+            ));
+        }
+        if self.checkpoint.every_seconds.is_nan() || self.checkpoint.every_seconds <= 0.0 {
+            return Err(ConfigError::Value {
+                key: "checkpoint.every_seconds".into(),
+                reason: "must be positive".into(),
+            });
+        }
+        if self.eval.every == 0 || self.checkpoint.every_epochs == 0 {
+            return Err(ConfigError::Value {
+                key: "eval.every / checkpoint.every_epochs".into(),
+                reason: "must be at least 1".into(),
+            });
+        }
+        Ok(SogSettings {
+            game: self.game.clone(),
+            seed: self.seed,
+            rounds: g.rounds,
+            device: g.device.clone(),
+            exact_eval: g.exact_eval,
+            simulations: se.s,
+            c: se.c,
+            puct: se.puct,
+            alpha: se.alpha,
+            final_average,
+            policy_prior: se.policy_prior,
+            hidden: net.hidden,
+            layers: net.layers,
+            learning_rate: net.learning_rate,
+            batch: net.batch,
+            epsilon: sp.epsilon,
+            games_per_round: sp.games_per_round,
+            queries_per_search: sp.queries_per_search,
+            buffer: sp.buffer,
+            solves_per_round: sp.solves_per_round,
+            solver_simulations: sp.solver_s.unwrap_or(se.s),
+            random_queries: sp.random_queries,
+            p_rec: sp.p_rec,
+            replay: sp.replay,
+            steps_per_round: sp.steps_per_round,
+            eval_every: self.eval.every,
+            checkpoint_every: self.checkpoint.every_epochs,
+            checkpoint_seconds: self.checkpoint.every_seconds,
+        })
     }
 
     /// Validates an ARMAC config into settings.

@@ -7,6 +7,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod generation;
 pub mod resume;
+pub mod sog;
 pub mod solvers;
 pub mod tabular;
 pub mod tensorboard;
@@ -348,16 +349,22 @@ fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
-/// Validates the algorithm section of `config` (exactly one of `[solver]`, `[armac]`).
+/// Validates the algorithm section of `config` (exactly one of `[solver]`, `[armac]`, `[sog]`).
 fn validate(config: &config::Config) -> Result<(), RunError> {
-    match (config.solver.is_some(), config.armac.is_some()) {
-        (true, false) => config.tabular().map(drop).map_err(Into::into),
-        (false, true) => config.armac().map(drop).map_err(Into::into),
-        (true, true) => Err(RunError::Usage(
-            "the config has both [solver] and [armac]; keep one algorithm section".into(),
+    match (
+        config.solver.is_some(),
+        config.armac.is_some(),
+        config.sog.is_some(),
+    ) {
+        (true, false, false) => config.tabular().map(drop).map_err(Into::into),
+        (false, true, false) => config.armac().map(drop).map_err(Into::into),
+        (false, false, true) => config.sog().map(drop).map_err(Into::into),
+        (false, false, false) => Err(RunError::Usage(
+            "the config has no algorithm section (expected [solver], [armac] or [sog])".into(),
         )),
-        (false, false) => Err(RunError::Usage(
-            "the config has no algorithm section (expected [solver] or [armac])".into(),
+        _ => Err(RunError::Usage(
+            "the config has more than one of [solver], [armac], [sog]; keep one algorithm section"
+                .into(),
         )),
     }
 }
@@ -417,6 +424,8 @@ pub fn train(
         };
         return if config.solver.is_some() {
             tabular::run(&config, &config.tabular()?, &dir, opts, Some(&resumed))
+        } else if config.sog.is_some() {
+            sog::run(&config, &config.sog()?, &dir, opts, Some(&resumed))
         } else {
             armac::run(&config, &config.armac()?, &dir, opts, Some(&resumed))
         };
@@ -435,6 +444,8 @@ pub fn train(
     }
     if config.solver.is_some() {
         tabular::run(&config, &config.tabular()?, &dir, opts, None)
+    } else if config.sog.is_some() {
+        sog::run(&config, &config.sog()?, &dir, opts, None)
     } else {
         armac::run(&config, &config.armac()?, &dir, opts, None)
     }

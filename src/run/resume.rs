@@ -15,6 +15,8 @@ pub const SAFE_KEYS: &[&str] = &[
     "armac.actors",
     "armac.snapshot_memory_mb",
     "armac.exact_eval",
+    "sog.rounds",
+    "sog.exact_eval",
     "eval.every",
     "checkpoint.every_seconds",
     "checkpoint.every_epochs",
@@ -75,9 +77,10 @@ pub fn check_config(checkpoint: &Config, resumed: &Config) -> Result<Vec<String>
 
 /// The step (iteration or epoch) a config runs to.
 pub fn target_step(config: &Config) -> u64 {
-    match (&config.solver, &config.armac) {
-        (Some(s), _) => s.iterations,
-        (None, Some(a)) => a.epochs,
+    match (&config.solver, &config.armac, &config.sog) {
+        (Some(s), _, _) => s.iterations,
+        (None, Some(a), _) => a.epochs,
+        (None, None, Some(g)) => g.rounds,
         _ => 0,
     }
 }

@@ -122,6 +122,11 @@ impl PbsEncoder {
         })
     }
 
+    /// The compiled game's public tree.
+    pub fn tree(&self) -> &Arc<PublicTree> {
+        &self.tree
+    }
+
     /// Private states per player (game-wide, padded).
     pub fn private_states(&self) -> usize {
         self.p

@@ -50,6 +50,9 @@ pub struct GtCfrConfig {
     pub spec: SolverSpec,
     /// Seed of the simulations' random stream.
     pub seed: u64,
+    /// Ask the evaluator for a prior policy ([`LeafValues::policy_prior`]) at each decision
+    /// node simulations pass, for PUCT (uniform where it gives none).
+    pub policy_prior: bool,
 }
 
 impl Default for GtCfrConfig {
@@ -61,6 +64,7 @@ impl Default for GtCfrConfig {
             final_policy: Final::Average,
             spec: SolverSpec::named("cfr+").expect("cfr+ is a known algorithm"),
             seed: 0,
+            policy_prior: false,
         }
     }
 }
@@ -112,6 +116,8 @@ pub struct GtCfr<E: RegretEngine = ScalarEngine> {
     expansions: usize,
     /// Layout node where simulations start (0: the root).
     growth_root: usize,
+    /// Prior policies by layout node, asked once per node (`policy_prior`).
+    priors: std::collections::HashMap<usize, Option<Vec<Vec<f64>>>>,
 }
 
 /// The layout of the whole subtree below `pbs.node` and the root ranges it implies.
@@ -167,6 +173,7 @@ impl<E: RegretEngine> GtCfr<E> {
             simulations: 0,
             expansions: 0,
             growth_root: 0,
+            priors: std::collections::HashMap::new(),
         })
     }
 
@@ -223,7 +230,7 @@ impl<E: RegretEngine> GtCfr<E> {
             }
             credit += credit_per_round;
             while credit >= 1.0 && self.simulations < self.config.simulations {
-                self.simulate()?;
+                self.simulate(leaves)?;
                 credit -= 1.0;
             }
         }
@@ -237,8 +244,9 @@ impl<E: RegretEngine> GtCfr<E> {
         }
     }
 
-    /// One expansion simulation; returns whether it expanded a node.
-    pub fn simulate(&mut self) -> Result<bool, SearchError> {
+    /// One expansion simulation; returns whether it expanded a node (`leaves` is asked only
+    /// for prior policies, with `policy_prior` set).
+    pub fn simulate(&mut self, leaves: &mut dyn LeafValues) -> Result<bool, SearchError> {
         self.simulations += 1;
         let l = self.engine.layout().clone();
         let (p, pp) = (l.p, l.p * l.p);
@@ -298,7 +306,7 @@ impl<E: RegretEngine> GtCfr<E> {
                     js = kids[self.rng.weighted(&w)];
                 }
                 TensorKind::Decision(actor) => {
-                    let k = self.select(&l, n, js, actor);
+                    let k = self.select(&l, n, js, actor, leaves)?;
                     let kids = self.child_histories(&l, n, js, Some(k));
                     if kids.is_empty() {
                         return Ok(false);
@@ -338,7 +346,14 @@ impl<E: RegretEngine> GtCfr<E> {
 
     /// The action index chosen at history `js` of decision node `n` by ½·PUCT + ½·CFR, with the
     /// visit count of the chosen action incremented.
-    fn select(&mut self, l: &TensorTree, n: usize, js: usize, actor: Player) -> usize {
+    fn select(
+        &mut self,
+        l: &TensorTree,
+        n: usize,
+        js: usize,
+        actor: Player,
+        leaves: &mut dyn LeafValues,
+    ) -> Result<usize, SearchError> {
         let (p, pp) = (l.p, l.p * l.p);
         let local = js - n * pp;
         let (x0, x1) = (local / p, local % p);
@@ -363,11 +378,29 @@ impl<E: RegretEngine> GtCfr<E> {
             let q = self.engine.action_values(actor, d, x);
             let visits = &self.visits[actor][row..row + na];
             let total: f64 = visits.iter().map(|&v| v as f64).sum();
-            let prior = 1.0 / na as f64;
+            if self.config.policy_prior && !self.priors.contains_key(&n) {
+                // The beliefs at the node from the latest sweep (the node was in the tree then).
+                let q = Pbs {
+                    node: l.public_node[n],
+                    ranges: std::array::from_fn(|i| {
+                        self.engine.reach(i)[n * p..(n + 1) * p].to_vec()
+                    }),
+                };
+                let prior = leaves.policy_prior(&q, actor)?;
+                self.priors.insert(n, prior);
+            }
+            let uniform = 1.0 / na as f64;
+            let prior_row = self
+                .priors
+                .get(&n)
+                .and_then(|o| o.as_ref())
+                .and_then(|rows| rows.get(x))
+                .filter(|r| r.len() == na);
             let mut best = 0;
             let mut best_score = f64::NEG_INFINITY;
             for k in 0..na {
                 let qa = if mass > 0.0 { q[k] / mass } else { 0.0 };
+                let prior = prior_row.map_or(uniform, |r| r[k]);
                 let score = qa + self.config.puct * prior * total.sqrt() / (1.0 + visits[k] as f64);
                 if score > best_score {
                     best_score = score;
@@ -381,6 +414,6 @@ impl<E: RegretEngine> GtCfr<E> {
         };
         self.visits[actor][row + k] += 1;
         debug_assert!(l.infoset[actor][d * p + x] != NONE);
-        k
+        Ok(k)
     }
 }

@@ -38,7 +38,7 @@ pub use resolve::{OpponentValues, Resolved, Resolver, ResolverConfig};
 pub use search_policy::{
     SearchEval, SearchNashConv, SearchPolicy, SearchPolicyStats, search_nash_conv,
 };
-pub use solve::{SearchLabels, solve_pbs};
+pub use solve::{SearchLabels, solve_pbs, solve_pbs_with_frontier};
 
 /// A public belief state: a public node of the compiled [`crate::tree::PublicTree`] and both
 /// players' ranges over their private states there (index = private state; entries past a
@@ -58,6 +58,18 @@ pub struct Pbs {
 pub trait LeafValues {
     /// Values of every query, in order.
     fn evaluate(&mut self, queries: &[Pbs]) -> Result<Vec<[Vec<f64>; 2]>, SearchError>;
+
+    /// A prior policy of `player`, the actor at the decision node of `q`: per private state
+    /// (index as in the ranges), one probability per legal action in the order of the node's
+    /// infoset rows (empty where the player has no infoset). `None` (the default): no prior,
+    /// searches use a uniform one.
+    fn policy_prior(
+        &mut self,
+        _q: &Pbs,
+        _player: crate::game::Player,
+    ) -> Result<Option<Vec<Vec<f64>>>, SearchError> {
+        Ok(None)
+    }
 }
 
 /// Errors raised by search for bad input.

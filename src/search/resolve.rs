@@ -136,6 +136,15 @@ pub struct Resolved {
     pub iterations: u64,
     pub expansions: usize,
     pub frontier: usize,
+    /// The search's final frontier as public belief states: every frontier node with both
+    /// players' reaches when both play the answered strategy (the opponent from its gadget
+    /// range), in layout order, leaving out nodes neither player reaches. These are the
+    /// queries sound self-play trains the value network on.
+    pub queries: Vec<Pbs>,
+    /// Both players' reaches at the decided node under the answered strategy (own range as
+    /// carried, opponent's from the gadget): the public belief state the answer belongs to.
+    /// Empty ranges when no search ran.
+    pub beliefs: Pbs,
 }
 
 /// One player's continual re-solving chain along one game (see the module docs). Cloning is
@@ -315,6 +324,11 @@ impl Resolver {
                 iterations: 0,
                 expansions: 0,
                 frontier: 0,
+                queries: Vec::new(),
+                beliefs: Pbs {
+                    node,
+                    ranges: [Vec::new(), Vec::new()],
+                },
             });
         }
         let mut engine = ScalarEngine::new(layout.clone(), self.config.search.spec, pbs.ranges)?;
@@ -357,8 +371,21 @@ impl Resolver {
             .collect();
         let (iterations, expansions) = (search.engine().iteration(), search.expansions());
         let engine = search.engine_mut();
-        let frontier = engine.frontier().len();
+        let frontier_nodes = engine.frontier();
+        let frontier = frontier_nodes.len();
         let mut reach = engine.reaches_under(&blocks);
+        let queries = frontier_nodes
+            .iter()
+            .map(|&f| Pbs {
+                node: layout.public_node[f],
+                ranges: std::array::from_fn(|i| reach[i][f * p..(f + 1) * p].to_vec()),
+            })
+            .filter(|q| q.ranges.iter().any(|r| r.iter().any(|&x| x > 0.0)))
+            .collect();
+        let beliefs = Pbs {
+            node,
+            ranges: std::array::from_fn(|i| reach[i][here * p..(here + 1) * p].to_vec()),
+        };
         let opp_cfvs = match self.config.opponent_values {
             OpponentValues::Average => engine.average_cfvs(opp),
             OpponentValues::BestResponse => engine.best_response_values(opp, &blocks, leaves)?,
@@ -391,6 +418,8 @@ impl Resolver {
             iterations,
             expansions,
             frontier,
+            queries,
+            beliefs,
         })
     }
 }

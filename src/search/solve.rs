@@ -23,6 +23,20 @@ pub fn solve_pbs(
     config: &GtCfrConfig,
     leaves: &mut dyn LeafValues,
 ) -> Result<[Vec<f64>; 2], SearchError> {
+    Ok(solve_pbs_with_frontier(tree, ht, q, config, leaves)?.0)
+}
+
+/// [`solve_pbs`], also returning the search's final frontier as public belief states (both
+/// players' reaches under the average strategy, nodes neither reaches left out): the
+/// *recursive queries* of Student of Games (§4.9). Empty when a player of `q` had no mass
+/// (its stand-in uniform range would make them artificial).
+pub fn solve_pbs_with_frontier(
+    tree: &PublicTree,
+    ht: &HistoryTree,
+    q: &Pbs,
+    config: &GtCfrConfig,
+    leaves: &mut dyn LeafValues,
+) -> Result<([Vec<f64>; 2], Vec<Pbs>), SearchError> {
     let empty: [bool; 2] = std::array::from_fn(|i| q.ranges[i].iter().all(|&r| r <= 0.0));
     let mut pbs = q.clone();
     for (i, range) in pbs.ranges.iter_mut().enumerate() {
@@ -34,15 +48,31 @@ pub fn solve_pbs(
     search.run(leaves)?;
     let avg = search.engine().average_blocks();
     let v = search.engine_mut().values_under(&avg, leaves)?;
-    let p = search.engine().layout().p;
-    Ok(std::array::from_fn(|i| {
+    let layout = search.engine().layout().clone();
+    let p = layout.p;
+    let values = std::array::from_fn(|i| {
         let mut out = vec![0.0; q.ranges[i].len()];
         if !empty[1 - i] {
             let n = out.len().min(p);
             out[..n].copy_from_slice(&v[i][..n]);
         }
         out
-    }))
+    });
+    let mut frontier = Vec::new();
+    if !empty[0] && !empty[1] {
+        let engine = search.engine_mut();
+        let nodes = engine.frontier();
+        let reach = engine.reaches_under(&avg);
+        frontier = nodes
+            .into_iter()
+            .map(|f| Pbs {
+                node: layout.public_node[f],
+                ranges: std::array::from_fn(|i| reach[i][f * p..(f + 1) * p].to_vec()),
+            })
+            .filter(|q| q.ranges.iter().any(|r| r.iter().any(|&x| x > 0.0)))
+            .collect();
+    }
+    Ok((values, frontier))
 }
 
 /// A [`LeafValues`] that answers every query with [`solve_pbs`] over an inner evaluator:

@@ -1,0 +1,729 @@
+//! The Student of Games training run (`[sog]` configs): a CVPN trained by sound self-play.
+//!
+//! One process, one thread, in rounds (a first slice of the paper's asynchronous actors,
+//! solvers and trainers). Each round:
+//! 1. **self-play**: `games_per_round` games in which both players re-solve continually with
+//!    GT-CFR at every decision, the current CVPN at every search's frontier
+//!    ([`crate::rl::sog::play_game`]); actions from `(1 − ε)·search + ε·uniform`; at most
+//!    `queries_per_search` frontier PBSs of each search (final ranges) enter the FIFO query
+//!    buffer, and the search's root policy at the decided PBS becomes a policy example;
+//! 2. **solving**: the `solves_per_round` oldest queries of the buffer (plus, optionally,
+//!    `random_queries` random PBSs) are re-solved by GT-CFR with the *current* CVPN at the new
+//!    frontier ([`crate::search::solve_pbs_with_frontier`], the computation of
+//!    [`crate::search::SearchLabels`]); their root CFVs are value examples, and each frontier
+//!    PBS of a re-solve re-enters the buffer with probability `p_rec` (recursive queries);
+//! 3. **learning**: `steps_per_round` Adam steps on batches drawn uniformly from the FIFO
+//!    replay of examples (value MSE + policy cross-entropy).
+//!
+//! Every `eval.every` rounds (small games) the whole-game search policy with the current CVPN
+//! ([`crate::search::SearchPolicy`]) is evaluated exactly; round 0 of a fresh run records the
+//! initial network's value. Each round draws its random numbers from a stream seeded by
+//! `(seed, round)`, and checkpoints (network with Adam's state, counters, query buffer and
+//! replay) are taken at round boundaries, so a resumed run continues exactly.
+
+use super::config::{Config, SogSettings};
+use super::generation::GenerationWriter;
+use super::tensorboard::TbWriter;
+use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
+use crate::cfr::SolverSpec;
+use crate::game::GameRef;
+use crate::games::load_game;
+use crate::nn::cvpn::{CVPN_META_FILE, Cvpn, CvpnConfig, CvpnLeaves};
+use crate::rl::sog::{
+    ExampleReplay, QueryBuffer, SelfPlayConfig, decode_buffers, encode_buffers, play_game,
+    policy_example, value_examples,
+};
+use crate::search::{
+    Final, GtCfrConfig, PbsEncoder, ResolverConfig, SearchPolicy, SearchPolicyStats,
+    solve_pbs_with_frontier,
+};
+use crate::tree::PublicTree;
+use crate::tree::history::HistoryTree;
+use crate::util::{SplitMix64, write_atomic};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Columns of `metrics.csv` of a SoG run.
+pub const METRICS_HEADER: &[&str] = &[
+    "round",
+    "seconds",
+    "nash_conv",
+    "games",
+    "searches",
+    "frontier_fraction",
+    "unsearched",
+    "off_policy_actions",
+    "queries_generated",
+    "queries_solved",
+    "queries_dropped",
+    "buffer",
+    "replay",
+    "learner_steps",
+    "value_loss",
+    "policy_loss",
+    "eval_frontier_fraction",
+    "first_searches",
+    "first_searches_with_frontier",
+    "recursive_queries",
+];
+
+/// The directory of the CVPN inside a checkpoint generation.
+pub const CVPN_DIR: &str = "cvpn";
+const STATE_FILE: &str = "state.json";
+const BUFFERS_FILE: &str = "buffers.bin";
+/// Games with more histories than this are refused (the search layouts and the exact
+/// evaluation need the whole tree).
+const MAX_HISTORIES: usize = 1_000_000;
+
+/// Counters of a run, saved with every checkpoint (counters a checkpoint lacks read as 0).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+struct SogState {
+    round: u64,
+    games: u64,
+    decisions: u64,
+    searches: u64,
+    searches_with_frontier: u64,
+    first_searches: u64,
+    first_searches_with_frontier: u64,
+    unsearched: u64,
+    off_policy_actions: u64,
+    queries_generated: u64,
+    queries_solved: u64,
+    recursive_queries: u64,
+    learner_steps: u64,
+    elapsed_seconds: f64,
+}
+
+/// The compiled game and what search needs of it.
+struct Compiled {
+    game: GameRef,
+    tree: Arc<PublicTree>,
+    ht: Arc<HistoryTree>,
+}
+
+fn compile(name: &str) -> Result<Compiled, RunError> {
+    let game = load_game(name)?;
+    let tree = Arc::new(PublicTree::build_with_limit(game.as_ref(), MAX_HISTORIES)?);
+    let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree)?);
+    Ok(Compiled { game, tree, ht })
+}
+
+fn encoder(c: &Compiled) -> Result<PbsEncoder, RunError> {
+    PbsEncoder::new(c.game.clone(), c.tree.clone(), c.ht.clone())
+        .map_err(RunError::context("the game's CVPN input"))
+}
+
+fn net_config(c: &Compiled, enc: &PbsEncoder, s: &SogSettings) -> CvpnConfig {
+    CvpnConfig {
+        game: c.game.load_string(),
+        input_size: enc.input_size(),
+        private_states: enc.private_states(),
+        num_actions: c.game.num_distinct_actions(),
+        hidden: s.hidden,
+        layers: s.layers,
+    }
+}
+
+/// The search settings of self-play and evaluation.
+pub fn resolver_config(s: &SogSettings, simulations: usize) -> ResolverConfig {
+    ResolverConfig {
+        search: GtCfrConfig {
+            simulations,
+            expansions_per_update: s.c,
+            puct: s.puct,
+            final_policy: if s.final_average {
+                Final::Average
+            } else {
+                Final::Current
+            },
+            spec: SolverSpec::named("cfr+").expect("cfr+ is a known algorithm"),
+            seed: s.seed,
+            policy_prior: s.policy_prior,
+        },
+        alpha: s.alpha,
+        ..ResolverConfig::default()
+    }
+}
+
+fn round_seed(seed: u64, round: u64) -> u64 {
+    SplitMix64::new(seed ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x50C0_5E1F_0000_0001)
+        .next_u64()
+}
+
+fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
+    let what = what.to_string();
+    let path = p.display().to_string();
+    move |source| RunError::Io { what, path, source }
+}
+
+/// Exact NashConv of the whole-game search policy with `net` at the frontier, and what the
+/// walk did.
+fn search_nash_conv(
+    c: &Compiled,
+    resolver: &ResolverConfig,
+    net: &Cvpn,
+    enc: &mut PbsEncoder,
+) -> Result<(f64, SearchPolicyStats), RunError> {
+    let mut leaves = CvpnLeaves::new(net, enc);
+    let sp = SearchPolicy::build(c.tree.clone(), c.ht.clone(), resolver, &mut leaves)
+        .map_err(RunError::context("evaluating the search policy"))?;
+    Ok((sp.nash_conv().nash_conv, sp.stats().clone()))
+}
+
+fn save_checkpoint(
+    dir: &Path,
+    net: &Cvpn,
+    st: &SogState,
+    config: &Config,
+    queries: &QueryBuffer,
+    replay: &ExampleReplay,
+) -> Result<(), RunError> {
+    let ctx = || RunError::context("writing a checkpoint");
+    let mut generation = GenerationWriter::begin(dir, st.round).map_err(ctx())?;
+    net.save(&generation.dir().join(CVPN_DIR))
+        .map_err(RunError::context("saving the CVPN"))?;
+    generation.record(CVPN_DIR).map_err(ctx())?;
+    generation
+        .add(
+            STATE_FILE,
+            serde_json::to_string_pretty(st)
+                .expect("state serialises")
+                .as_bytes(),
+        )
+        .map_err(ctx())?;
+    generation
+        .add("config.toml", config.to_toml().as_bytes())
+        .map_err(ctx())?;
+    generation
+        .add(BUFFERS_FILE, &encode_buffers(queries, replay))
+        .map_err(ctx())?;
+    generation
+        .commit()
+        .map_err(RunError::context("committing a checkpoint"))?;
+    Ok(())
+}
+
+/// What one round did (for metrics).
+#[derive(Default)]
+struct RoundStats {
+    games: u64,
+    searches: u64,
+    searches_with_frontier: u64,
+    unsearched: u64,
+    off_policy: u64,
+    generated: u64,
+    solved: u64,
+    recursive: u64,
+    value_loss: f64,
+    policy_loss: f64,
+}
+
+/// Runs (or resumes) a Student of Games run in `dir`.
+pub fn run(
+    config: &Config,
+    s: &SogSettings,
+    dir: &Path,
+    opts: &TrainOptions,
+    resumed: Option<&super::Resumed>,
+) -> Result<RunSummary, RunError> {
+    let c = compile(&s.game)?;
+    let mut leaf_enc = encoder(&c)?;
+    let mut ex_enc = encoder(&c)?;
+    let (p, a) = (leaf_enc.private_states(), c.game.num_distinct_actions());
+    let device = crate::nn::select_device(&s.device).map_err(RunError::context("sog.device"))?;
+    let net_cfg = net_config(&c, &leaf_enc, s);
+    let metrics_path = dir.join("metrics.csv");
+    let play_cfg = SelfPlayConfig {
+        resolver: resolver_config(s, s.simulations),
+        epsilon: s.epsilon,
+        queries_per_search: s.queries_per_search,
+    };
+    let eval_resolver = resolver_config(s, s.simulations);
+    let solver_cfg = resolver_config(s, s.solver_simulations).search;
+
+    let (mut net, mut st, mut queries, mut replay, mut metrics) = if let Some(r) = resumed {
+        let g = &r.generation;
+        let net = Cvpn::load(&g.dir.join(CVPN_DIR), &net_cfg, &device, s.learning_rate)
+            .map_err(RunError::context("loading the CVPN checkpoint"))?;
+        let path = g.dir.join(STATE_FILE);
+        let st: SogState = serde_json::from_slice(
+            &std::fs::read(&path).map_err(io_err("checkpoint state", &path))?,
+        )
+        .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
+        let path = g.dir.join(BUFFERS_FILE);
+        let (queries, replay) =
+            decode_buffers(&std::fs::read(&path).map_err(io_err("checkpoint buffers", &path))?)
+                .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
+        // Everything loaded and verified: only now does the run directory change.
+        let (metrics, _) =
+            super::resume::commit_resume(dir, g, config, &r.changed, METRICS_HEADER)?;
+        (net, st, queries, replay, metrics)
+    } else {
+        write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
+            .map_err(io_err("config", dir))?;
+        let net = Cvpn::new(net_cfg.clone(), &device, s.learning_rate, s.seed)
+            .map_err(RunError::context("creating the CVPN"))?;
+        let metrics = MetricsCsv::create(&metrics_path, METRICS_HEADER)
+            .map_err(io_err("metrics", &metrics_path))?;
+        (
+            net,
+            SogState::default(),
+            QueryBuffer::new(s.buffer),
+            ExampleReplay::new(s.replay),
+            metrics,
+        )
+    };
+    // Capacities follow the config (a resume cannot change them, see `resume::SAFE_KEYS`).
+    queries.capacity = s.buffer;
+    replay.capacity = s.replay;
+    let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
+    let na = |x: f64| format!("{x:.6e}");
+    let mut last_nash_conv = f64::NAN;
+    let mut last_eval_round = None;
+    if resumed.is_none() {
+        // Round 0: the initial network, and a checkpoint so that a stop in round 1 resumes.
+        let mut row = vec![String::new(); METRICS_HEADER.len()];
+        row[0] = "0".into();
+        row[1] = "0.000".into();
+        row[2] = na(f64::NAN);
+        row[16] = na(f64::NAN);
+        if s.exact_eval {
+            let (nc, stats) = search_nash_conv(&c, &eval_resolver, &net, &mut leaf_enc)?;
+            tb.scalar("nash_conv", nc, 0);
+            row[2] = na(nc);
+            row[16] = na(frontier_fraction(&stats));
+            last_nash_conv = nc;
+            last_eval_round = Some(0);
+        }
+        for v in row.iter_mut().skip(3).filter(|v| v.is_empty()) {
+            *v = "0".into();
+        }
+        metrics
+            .row(&row)
+            .map_err(io_err("metrics", &metrics_path))?;
+        tb.flush();
+        save_checkpoint(dir, &net, &st, config, &queries, &replay)?;
+    }
+
+    let interrupted = crate::run::interrupt_flag();
+    let deadline = Deadline::new(opts.max_seconds);
+    let bar = super::progress_bar(s.rounds, "rounds");
+    if opts.quiet {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_position(st.round);
+    let elapsed_before = st.elapsed_seconds;
+    let first_round = st.round;
+    let mut last_ckpt = Instant::now();
+    let mut stopped_early = false;
+    while st.round < s.rounds {
+        if deadline.expired() || interrupted.load(Ordering::Relaxed) {
+            stopped_early = true;
+            break;
+        }
+        let round = st.round + 1;
+        let mut rng = SplitMix64::new(round_seed(s.seed, round));
+        let mut rs = RoundStats::default();
+        let t_play = Instant::now();
+        // 1. Self-play with the current network.
+        {
+            let mut leaves = CvpnLeaves::new(&net, &mut leaf_enc);
+            for _ in 0..s.games_per_round {
+                let g = play_game(&c.tree, &c.ht, &play_cfg, rng.next_u64(), &mut leaves)
+                    .map_err(RunError::context(format!("self-play in round {round}")))?;
+                rs.games += 1;
+                st.decisions += g.decisions as u64;
+                rs.searches += g.searches as u64;
+                rs.searches_with_frontier += g.searches_with_frontier as u64;
+                st.first_searches += g.first_searches as u64;
+                st.first_searches_with_frontier += g.first_searches_with_frontier as u64;
+                rs.unsearched += g.unsearched as u64;
+                rs.off_policy += g.off_policy_actions as u64;
+                rs.generated += g.queries.len() as u64;
+                for q in g.queries {
+                    queries.push(q);
+                }
+                for t in &g.policy_targets {
+                    let e = policy_example(&mut ex_enc, t, a)
+                        .map_err(RunError::context("encoding a policy target"))?;
+                    replay.push(e);
+                }
+            }
+        }
+        let play_secs = t_play.elapsed().as_secs_f64();
+        // 2. Re-solve the oldest queries (and random ones) with the current network.
+        let t_solve = Instant::now();
+        let mut batch = queries.take(s.solves_per_round);
+        batch.extend(ex_enc.random_queries(&mut rng, s.random_queries));
+        if !batch.is_empty() {
+            let mut answers = Vec::with_capacity(batch.len());
+            let mut recursive = Vec::new();
+            {
+                let mut inner = CvpnLeaves::new(&net, &mut leaf_enc);
+                for q in &batch {
+                    let (v, frontier) =
+                        solve_pbs_with_frontier(&c.tree, &c.ht, q, &solver_cfg, &mut inner)
+                            .map_err(RunError::context(format!(
+                                "solving queries in round {round}"
+                            )))?;
+                    answers.push(v);
+                    if s.p_rec > 0.0 {
+                        recursive.extend(frontier.into_iter().filter(|_| rng.next_f64() < s.p_rec));
+                    }
+                }
+            }
+            for e in value_examples(&mut ex_enc, &batch, &answers)
+                .map_err(RunError::context("encoding value targets"))?
+            {
+                replay.push(e);
+            }
+            rs.solved = batch.len() as u64;
+            rs.recursive = recursive.len() as u64;
+            for q in recursive {
+                queries.push(q);
+            }
+        }
+        let solve_secs = t_solve.elapsed().as_secs_f64();
+        // 3. Learner steps.
+        let t_learn = Instant::now();
+        let mut steps = 0;
+        for _ in 0..s.steps_per_round {
+            let b = replay.sample(&mut rng, s.batch, p, a);
+            if b.input.is_empty() {
+                break;
+            }
+            let l = net
+                .train_step(&b)
+                .map_err(RunError::context("a learner step"))?;
+            rs.value_loss += l.value;
+            rs.policy_loss += l.policy;
+            steps += 1;
+        }
+        rs.value_loss /= steps.max(1) as f64;
+        rs.policy_loss /= steps.max(1) as f64;
+        let learn_secs = t_learn.elapsed().as_secs_f64();
+
+        st.round = round;
+        st.games += rs.games;
+        st.searches += rs.searches;
+        st.searches_with_frontier += rs.searches_with_frontier;
+        st.unsearched += rs.unsearched;
+        st.off_policy_actions += rs.off_policy;
+        st.queries_generated += rs.generated;
+        st.queries_solved += rs.solved;
+        st.recursive_queries += rs.recursive;
+        st.learner_steps += steps as u64;
+        bar.inc(1);
+        let seconds = elapsed_before + deadline.elapsed();
+        let it = round;
+        let fraction = rs.searches_with_frontier as f64 / rs.searches.max(1) as f64;
+        tb.scalar("loss/value", rs.value_loss, it);
+        tb.scalar("loss/policy", rs.policy_loss, it);
+        tb.scalar("selfplay/frontier_fraction", fraction, it);
+        tb.scalar("selfplay/unsearched", rs.unsearched as f64, it);
+        tb.scalar("selfplay/off_policy_actions", rs.off_policy as f64, it);
+        tb.scalar("queries/generated", rs.generated as f64, it);
+        tb.scalar("queries/solved", rs.solved as f64, it);
+        tb.scalar("queries/recursive", rs.recursive as f64, it);
+        tb.scalar("queries/buffer", queries.items.len() as f64, it);
+        tb.scalar("queries/dropped", queries.dropped as f64, it);
+        tb.scalar("replay", replay.items.len() as f64, it);
+        tb.scalar(
+            "searches_per_second",
+            rs.searches as f64 / play_secs.max(1e-9),
+            it,
+        );
+        tb.scalar(
+            "queries_solved_per_second",
+            rs.solved as f64 / solve_secs.max(1e-9),
+            it,
+        );
+        tb.scalar(
+            "learner_steps_per_second",
+            steps as f64 / learn_secs.max(1e-9),
+            it,
+        );
+        let mut nc = f64::NAN;
+        let mut eval_fraction = f64::NAN;
+        if s.exact_eval && (it % s.eval_every == 0 || it == s.rounds) {
+            let (v, stats) = search_nash_conv(&c, &eval_resolver, &net, &mut leaf_enc)?;
+            nc = v;
+            eval_fraction = frontier_fraction(&stats);
+            last_nash_conv = v;
+            last_eval_round = Some(it);
+            tb.scalar("nash_conv", v, it);
+            tb.scalar("eval/frontier_fraction", eval_fraction, it);
+            bar.set_message(format!("search NashConv {v:.4}"));
+        }
+        tb.flush();
+        metrics
+            .row(&[
+                it.to_string(),
+                format!("{seconds:.3}"),
+                na(nc),
+                st.games.to_string(),
+                st.searches.to_string(),
+                format!("{fraction:.6}"),
+                st.unsearched.to_string(),
+                st.off_policy_actions.to_string(),
+                st.queries_generated.to_string(),
+                st.queries_solved.to_string(),
+                queries.dropped.to_string(),
+                queries.items.len().to_string(),
+                replay.items.len().to_string(),
+                st.learner_steps.to_string(),
+                na(rs.value_loss),
+                na(rs.policy_loss),
+                na(eval_fraction),
+                st.first_searches.to_string(),
+                st.first_searches_with_frontier.to_string(),
+                st.recursive_queries.to_string(),
+            ])
+            .map_err(io_err("metrics", &metrics_path))?;
+        if it == first_round + 1
+            || it % s.checkpoint_every == 0
+            || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds
+        {
+            st.elapsed_seconds = seconds;
+            save_checkpoint(dir, &net, &st, config, &queries, &replay)?;
+            last_ckpt = Instant::now();
+        }
+    }
+    bar.finish_and_clear();
+    let seconds = elapsed_before + deadline.elapsed();
+    st.elapsed_seconds = seconds;
+    save_checkpoint(dir, &net, &st, config, &queries, &replay)?;
+    if s.exact_eval && last_eval_round != Some(st.round) {
+        last_nash_conv = search_nash_conv(&c, &eval_resolver, &net, &mut leaf_enc)?.0;
+    }
+    let summary = RunSummary {
+        run_dir: dir.to_path_buf(),
+        game: c.game.load_string(),
+        algorithm: "sog".into(),
+        iterations: st.round,
+        nash_conv: last_nash_conv,
+        seconds,
+        stopped_early,
+        acting_steps_per_second: None,
+        peak_memory_mb: crate::util::peak_memory_mb(),
+    };
+    write_atomic(
+        &dir.join("summary.json"),
+        serde_json::to_string_pretty(&summary)
+            .expect("summary serialises")
+            .as_bytes(),
+    )
+    .map_err(io_err("summary", dir))?;
+    Ok(summary)
+}
+
+fn frontier_fraction(stats: &SearchPolicyStats) -> f64 {
+    stats.searches_with_frontier as f64 / stats.searches.max(1) as f64
+}
+
+/// The result of [`evaluate_run`].
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSearchEval {
+    pub run_dir: PathBuf,
+    /// OpenSpiel load string of the run's game.
+    pub game: String,
+    /// The round of the evaluated checkpoint.
+    pub round: u64,
+    pub learner_steps: u64,
+    pub simulations: usize,
+    pub seed: u64,
+    pub nash_conv: f64,
+    pub best_response_values: [f64; 2],
+    pub on_policy_values: [f64; 2],
+    /// Frontier queries the CVPN answered and the forward passes it took.
+    pub cvpn_queries: u64,
+    pub cvpn_forwards: u64,
+    pub stats: SearchPolicyStats,
+}
+
+/// A loaded SoG run: its validated settings, compiled game, CVPN and committed round.
+struct LoadedRun {
+    settings: SogSettings,
+    compiled: Compiled,
+    encoder: PbsEncoder,
+    net: Cvpn,
+    round: u64,
+}
+
+/// Loads the committed checkpoint of the SoG run in `dir`; `game`, when given, must be the
+/// run's game. Errors name the culprit: no run, not a SoG run, no CVPN checkpoint, another
+/// game, a damaged checkpoint.
+fn load_run(dir: &Path, game: Option<&str>) -> Result<LoadedRun, RunError> {
+    if !dir.join("config.toml").is_file() {
+        return Err(RunError::Usage(format!(
+            "{} has no config.toml: not a run directory",
+            dir.display()
+        )));
+    }
+    let g = super::generation::Generation::open(dir).map_err(RunError::context(format!(
+        "reading the checkpoint of {}",
+        dir.display()
+    )))?;
+    let config = super::resume::generation_config(&g)?;
+    if config.sog.is_none() {
+        return Err(RunError::Usage(format!(
+            "{} is not a Student of Games run (its config has no [sog] section)",
+            dir.display()
+        )));
+    }
+    if !g.dir.join(CVPN_DIR).join(CVPN_META_FILE).is_file() {
+        return Err(RunError::Usage(format!(
+            "{} has no CVPN checkpoint ({} is missing)",
+            dir.display(),
+            Path::new(CVPN_DIR).join(CVPN_META_FILE).display()
+        )));
+    }
+    let settings = config.sog()?;
+    let compiled = compile(&settings.game)?;
+    if let Some(name) = game {
+        let want = load_game(name)?.load_string();
+        if want != compiled.game.load_string() {
+            return Err(RunError::Usage(format!(
+                "--game {want} does not match the run's game {}",
+                compiled.game.load_string()
+            )));
+        }
+    }
+    let encoder = encoder(&compiled)?;
+    let device =
+        crate::nn::select_device(&settings.device).map_err(RunError::context("sog.device"))?;
+    let net = Cvpn::load(
+        &g.dir.join(CVPN_DIR),
+        &net_config(&compiled, &encoder, &settings),
+        &device,
+        settings.learning_rate,
+    )
+    .map_err(RunError::context(format!(
+        "loading the CVPN of {}",
+        dir.display()
+    )))?;
+    let path = g.dir.join(STATE_FILE);
+    let st: SogState =
+        serde_json::from_slice(&std::fs::read(&path).map_err(io_err("checkpoint state", &path))?)
+            .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
+    Ok(LoadedRun {
+        settings,
+        compiled,
+        encoder,
+        net,
+        round: st.round,
+    })
+}
+
+/// The whole-game search policy of the SoG run in `dir` (its committed CVPN at the frontier,
+/// the run's search settings, `simulations` overriding `s`), with the run's game: what
+/// `sog:DIR` means to `armac-eval nashconv`, `match` and `export-policy`.
+pub fn load_search_policy(
+    dir: &Path,
+    simulations: Option<usize>,
+) -> Result<(GameRef, SearchPolicy), RunError> {
+    let mut run = load_run(dir, None)?;
+    let resolver = resolver_config(
+        &run.settings,
+        simulations.unwrap_or(run.settings.simulations),
+    );
+    let mut leaves = CvpnLeaves::new(&run.net, &mut run.encoder);
+    let c = &run.compiled;
+    let sp = SearchPolicy::build(c.tree.clone(), c.ht.clone(), &resolver, &mut leaves)
+        .map_err(RunError::context("building the search policy"))?;
+    Ok((c.game.clone(), sp))
+}
+
+/// Exact NashConv of the search policy with the CVPN of the SoG run in `dir` (its committed
+/// checkpoint) at the frontier: the run's search settings, `simulations` overriding `s`.
+/// `game`, when given, must be the run's game. Errors name the culprit: no run, no CVPN
+/// checkpoint, another game, a damaged checkpoint.
+pub fn evaluate_run(
+    dir: &Path,
+    simulations: Option<usize>,
+    game: Option<&str>,
+) -> Result<RunSearchEval, RunError> {
+    let mut run = load_run(dir, game)?;
+    let s = &run.settings;
+    let sims = simulations.unwrap_or(s.simulations);
+    let resolver = resolver_config(s, sims);
+    let c = &run.compiled;
+    let mut leaves = CvpnLeaves::new(&run.net, &mut run.encoder);
+    let sp = SearchPolicy::build(c.tree.clone(), c.ht.clone(), &resolver, &mut leaves)
+        .map_err(RunError::context("building the search policy"))?;
+    let (queries, forwards) = (leaves.queries, leaves.forwards);
+    let r = sp.nash_conv();
+    Ok(RunSearchEval {
+        run_dir: dir.to_path_buf(),
+        game: c.game.load_string(),
+        round: run.round,
+        learner_steps: run.net.steps(),
+        simulations: sims,
+        seed: s.seed,
+        nash_conv: r.nash_conv,
+        best_response_values: r.best_response_values,
+        on_policy_values: r.on_policy_values,
+        cvpn_queries: queries,
+        cvpn_forwards: forwards,
+        stats: sp.stats().clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::config::apply_override;
+
+    fn base() -> toml::Table {
+        "game = \"leduc_poker\"\n[sog]\nrounds = 1\n"
+            .parse()
+            .unwrap()
+    }
+
+    /// Bad values are refused before anything runs, and the error names the key.
+    #[test]
+    fn bad_sog_values_name_the_key() {
+        let s = Config::from_table(base(), "x").unwrap().sog().unwrap();
+        assert_eq!((s.simulations, s.solver_simulations), (50, 50));
+        assert!(s.final_average);
+        for (kv, key) in [
+            ("sog.search.s=0", "sog.search.s"),
+            ("sog.search.c=0", "sog.search.c"),
+            ("sog.search.c=-1", "sog.search.c"),
+            ("sog.search.alpha=1.5", "sog.search.alpha"),
+            ("sog.search.puct=-1", "sog.search.puct"),
+            ("sog.search.final=\"best\"", "sog.search.final"),
+            ("sog.selfplay.epsilon=-0.1", "sog.selfplay.epsilon"),
+            ("sog.selfplay.epsilon=2", "sog.selfplay.epsilon"),
+            ("sog.selfplay.p_rec=1.5", "sog.selfplay.p_rec"),
+            ("sog.net.batch=0", "sog.net.batch"),
+            ("sog.net.learning_rate=0", "sog.net.learning_rate"),
+            (
+                "sog.selfplay.queries_per_search=0",
+                "sog.selfplay.queries_per_search",
+            ),
+            ("sog.selfplay.solver_s=0", "sog.selfplay.solver_s"),
+            ("sog.device=\"tpu\"", "sog.device"),
+        ] {
+            let mut t = base();
+            apply_override(&mut t, kv).unwrap();
+            let e = Config::from_table(t, "x").unwrap().sog().unwrap_err();
+            assert!(e.to_string().contains(key), "{kv}: {e}");
+        }
+        // Unknown keys and wrong types are refused while typing the table.
+        for (kv, key) in [
+            ("sog.search.simulations=5", "simulations"),
+            ("sog.selfplay.p_recursive=0.1", "p_recursive"),
+            ("sog.net.hidden=\"wide\"", "hidden"),
+        ] {
+            let mut t = base();
+            apply_override(&mut t, kv).unwrap();
+            let e = Config::from_table(t, "x").unwrap_err().to_string();
+            assert!(e.contains(key), "{kv}: {e}");
+        }
+    }
+}
