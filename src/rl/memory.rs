@@ -106,8 +106,8 @@ impl Memory {
                 let w = self.weight(s);
                 let na = s.legal.len();
                 let zeros = vec![0.0; na];
-                let target = |v: &Option<Vec<f32>>| v.clone().unwrap_or_else(|| zeros.clone());
-                let (regret, policy) = (target(&s.advantage), target(&s.played_policy));
+                let regret = s.advantage.as_deref().unwrap_or(&zeros);
+                let policy = s.played_policy.as_deref().unwrap_or(&zeros);
                 // Only the acting player's tensor is kept; the critic's inputs (both
                 // players' tensors) are unused by these rows, whose critic weight is 0.
                 let own = &s.info[s.player];
@@ -119,11 +119,11 @@ impl Memory {
                     action: s.action,
                     critic_target: [0.0; 2],
                     critic_weight: 0.0,
-                    regret_target: &regret,
+                    regret_target: regret,
                     regret_weight: if is_regret { w } else { 0.0 },
                     immediate_target: &zeros,
                     immediate_weight: 0.0,
-                    policy_target: &policy,
+                    policy_target: policy,
                     policy_weight: if is_regret { 0.0 } else { w },
                 });
             }
