@@ -2,8 +2,8 @@
 //! `armac-bench learner`; `scripts/bench_learner.sh` times the PyTorch peer beside them).
 
 use crate::nn::armac::{
-    ArmacLearner, ArmacNetConfig, ArmacPolicyNet, synthetic_act_batch, synthetic_seq_batch,
-    synthetic_train_batch,
+    ArmacLearner, ArmacNetConfig, ArmacPolicyNet, push_synthetic_memory_rows, synthetic_act_batch,
+    synthetic_seq_batch, synthetic_train_batch,
 };
 use burn::tensor::Device;
 use std::time::Instant;
@@ -20,9 +20,11 @@ pub fn bench_train_steps(
     cfg: ArmacNetConfig,
     device: &Device,
     batch_size: usize,
+    memory_rows: usize,
     steps: usize,
 ) -> f64 {
-    let batch = synthetic_train_batch(&cfg, batch_size, 2);
+    let mut batch = synthetic_train_batch(&cfg, batch_size, 2);
+    push_synthetic_memory_rows(&cfg, &mut batch, memory_rows, 3);
     let mut learner = ArmacLearner::new(cfg, device, 1e-4, 1);
     for _ in 0..2 {
         learner.train_step(&batch);
@@ -78,8 +80,13 @@ pub fn bench_inference(cfg: ArmacNetConfig, batch: usize, iters: usize) -> f64 {
 /// losses) on the CPU backend, median of --repeats timed blocks of --steps.
 #[derive(clap::Args, Debug, Clone)]
 pub struct LearnerArgs {
+    /// Rows with every target (trajectory rows).
     #[arg(long, default_value_t = 2048)]
     pub batch: usize,
+    /// Reservoir-memory rows added per head: this many mean-regret-only rows and as many
+    /// average-policy-only rows (`armac.memory_batch`).
+    #[arg(long, default_value_t = 0)]
+    pub memory_rows: usize,
     #[arg(long, default_value_t = 20)]
     pub steps: usize,
     #[arg(long, default_value_t = 3)]
@@ -99,6 +106,7 @@ pub struct LearnerArgs {
 pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
     let LearnerArgs {
         batch,
+        memory_rows,
         steps,
         repeats,
         input,
@@ -119,10 +127,10 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
     };
     let device = crate::nn::select_device("flex")?;
     let rates: Vec<f64> = (0..repeats.max(1))
-        .map(|_| bench_train_steps(cfg.clone(), &device, batch, steps))
+        .map(|_| bench_train_steps(cfg.clone(), &device, batch, memory_rows, steps))
         .collect();
     lines.push(
-        json!({"bench": "learner", "backend": "flex", "batch": batch,
+        json!({"bench": "learner", "backend": "flex", "batch": batch, "memory_rows": memory_rows,
                "steps_per_second": median(rates)}),
     );
     Ok(lines)

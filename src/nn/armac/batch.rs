@@ -214,6 +214,28 @@ impl TrainBatch {
     }
 
     /// The target half of [`Self::validate`] (inputs not checked).
+    /// The targets, weights, legal masks and actions of rows `idx` in that order (the inputs
+    /// are left empty: the losses do not read them).
+    pub(super) fn select_targets(&self, idx: &[usize], a: usize) -> TrainBatch {
+        let mut t = TrainBatch::default();
+        for &i in idx {
+            let r = i * a..(i + 1) * a;
+            t.legal.extend_from_slice(&self.legal[r.clone()]);
+            t.action.push(self.action[i]);
+            t.critic_target.push(self.critic_target[i]);
+            t.critic_weight.push(self.critic_weight[i]);
+            t.regret_target
+                .extend_from_slice(&self.regret_target[r.clone()]);
+            t.regret_weight.push(self.regret_weight[i]);
+            t.immediate_target
+                .extend_from_slice(&self.immediate_target[r.clone()]);
+            t.immediate_weight.push(self.immediate_weight[i]);
+            t.policy_target.extend_from_slice(&self.policy_target[r]);
+            t.policy_weight.push(self.policy_weight[i]);
+        }
+        t
+    }
+
     pub(super) fn validate_targets(&self, a: usize) -> Result<(), NnError> {
         let (b, ba) = (self.rows(), self.rows() * a);
         check_len("legal", self.legal.len(), ba)?;

@@ -174,6 +174,14 @@ impl ArmacLearner {
         if batch.rows() == 0 {
             return Losses::default();
         }
+        let terms = grouped_terms(&self.model, &self.device, &self.cfg, batch);
+        self.apply(terms)
+    }
+
+    /// [`Self::train_step`] with every row through the full forward pass (the reference the
+    /// grouped pass is tested against).
+    #[cfg(test)]
+    pub(super) fn train_step_full(&mut self, batch: &TrainBatch) -> Losses {
         let d = &self.device;
         let (b, n_in, a) = (batch.rows(), self.cfg.input_size, self.cfg.num_actions);
         let inputs = [&batch.own, &batch.both0, &batch.both1];
@@ -492,4 +500,105 @@ pub(super) fn loss_terms(out: ArmacOutput, t: &TrainBatch, a: usize, d: &Device)
     let pw = column(normalise(&t.policy_weight));
     let policy = (log_softmax(out.avg_logits, 1) * pt * pw).sum().neg();
     [critic, mean_regret, immediate, policy]
+}
+
+/// The four loss terms of a non-empty batch. Rows that train only information-state heads
+/// (reservoir-memory rows) skip the critic's inputs and the heads they do not train; the losses
+/// are the same sums over a permutation of the rows.
+fn grouped_terms(
+    model: &ArmacNet,
+    d: &Device,
+    cfg: &ArmacNetConfig,
+    batch: &TrainBatch,
+) -> [Tensor<1>; 4] {
+    let (b, n_in, a) = (batch.rows(), cfg.input_size, cfg.num_actions);
+    let Some(groups) = row_groups(batch) else {
+        let inputs = [&batch.own, &batch.both0, &batch.both1];
+        let legal = tensor2(batch.legal.clone(), b, a, d);
+        let out = forward_plain(model, d, inputs, b, n_in, legal);
+        return loss_terms(out, batch, a, d);
+    };
+    let mut parts = Vec::new();
+    let mut order = Vec::with_capacity(b);
+    for (kind, idx) in groups {
+        let n = idx.len();
+        let legal = tensor2(gather(&batch.legal, &idx, a), n, a, d);
+        let own = gather(&batch.own, &idx, n_in);
+        parts.push(match kind {
+            RowKind::Full => {
+                let both0 = gather(&batch.both0, &idx, n_in);
+                let both1 = gather(&batch.both1, &idx, n_in);
+                forward_plain(model, d, [&own, &both0, &both1], n, n_in, legal)
+            }
+            RowKind::Heads { regret, policy } => {
+                model.forward_heads(tensor2(own, n, n_in, d), legal, regret, policy)
+            }
+        });
+        order.extend(idx);
+    }
+    let out = ArmacOutput::cat(parts);
+    loss_terms(out, &batch.select_targets(&order, a), a, d)
+}
+
+/// What a training row needs from the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowKind {
+    /// Critic or immediate-regret targets: the full forward pass.
+    Full,
+    /// Only the mean-regret and/or average-policy heads.
+    Heads { regret: bool, policy: bool },
+}
+
+/// The batch's rows grouped by [`RowKind`] (rows without any weight are left out), or `None`
+/// when every row needs the full pass (or none needs anything).
+fn row_groups(t: &TrainBatch) -> Option<Vec<(RowKind, Vec<usize>)>> {
+    let kinds = [
+        RowKind::Full,
+        RowKind::Heads {
+            regret: true,
+            policy: false,
+        },
+        RowKind::Heads {
+            regret: false,
+            policy: true,
+        },
+        RowKind::Heads {
+            regret: true,
+            policy: true,
+        },
+    ];
+    let mut groups: Vec<(RowKind, Vec<usize>)> = kinds.iter().map(|&k| (k, Vec::new())).collect();
+    for i in 0..t.rows() {
+        let kind = if t.critic_weight[i] != 0.0 || t.immediate_weight[i] != 0.0 {
+            RowKind::Full
+        } else {
+            match (t.regret_weight[i] != 0.0, t.policy_weight[i] != 0.0) {
+                (false, false) => continue,
+                (regret, policy) => RowKind::Heads { regret, policy },
+            }
+        };
+        let g = kinds.iter().position(|&k| k == kind).expect("listed kind");
+        groups[g].1.push(i);
+    }
+    let partial: usize = groups[1..].iter().map(|(_, v)| v.len()).sum();
+    if partial == 0 {
+        return None;
+    }
+    groups.retain(|(_, v)| !v.is_empty());
+    Some(groups)
+}
+
+/// Number of row groups of `t` (0 when every row takes the full pass).
+#[cfg(test)]
+pub(super) fn row_groups_len(t: &TrainBatch) -> usize {
+    row_groups(t).map_or(0, |g| g.len())
+}
+
+/// The `width`-long rows `idx` of the row-major `data`, in that order.
+fn gather(data: &[f32], idx: &[usize], width: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(idx.len() * width);
+    for &i in idx {
+        out.extend_from_slice(&data[i * width..(i + 1) * width]);
+    }
+    out
 }

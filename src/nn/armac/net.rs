@@ -43,6 +43,31 @@ pub struct ArmacOutput {
     pub avg_logits: Tensor<2>,
 }
 
+impl ArmacOutput {
+    /// Stacks the rows of `parts` in order.
+    pub fn cat(parts: Vec<ArmacOutput>) -> ArmacOutput {
+        let mut q0 = Vec::with_capacity(parts.len());
+        let mut q1 = Vec::with_capacity(parts.len());
+        let mut w = Vec::with_capacity(parts.len());
+        let mut imm = Vec::with_capacity(parts.len());
+        let mut logits = Vec::with_capacity(parts.len());
+        for p in parts {
+            let [a, b] = p.q;
+            q0.push(a);
+            q1.push(b);
+            w.push(p.mean_regret);
+            imm.push(p.immediate_regret);
+            logits.push(p.avg_logits);
+        }
+        ArmacOutput {
+            q: [Tensor::cat(q0, 0), Tensor::cat(q1, 0)],
+            mean_regret: Tensor::cat(w, 0),
+            immediate_regret: Tensor::cat(imm, 0),
+            avg_logits: Tensor::cat(logits, 0),
+        }
+    }
+}
+
 impl ArmacNet {
     /// `true` if this net has the recurrent encoder.
     pub fn is_recurrent(&self) -> bool {
@@ -168,6 +193,43 @@ impl ArmacNet {
             mean_regret,
             immediate_regret,
             avg_logits,
+        }
+    }
+
+    /// The information-state heads a row without critic or immediate-regret targets needs:
+    /// `regret` computes the mean-regret head, `policy` the average-policy head; every other
+    /// output is a constant zero (`avg_logits` of a skipped policy head are the masked zeros).
+    /// A reservoir-memory row costs one encoder pass and one head this way, against two encoder
+    /// passes, three heads and the critic through [`Self::forward_acting`].
+    ///
+    /// # Shapes
+    /// - `own`: `[B, input]`, `legal`: `[B, A]` → [`ArmacOutput`] with `[B, A]` tensors
+    pub fn forward_heads(
+        &self,
+        own: Tensor<2>,
+        legal: Tensor<2>,
+        regret: bool,
+        policy: bool,
+    ) -> ArmacOutput {
+        let [b, a] = legal.dims();
+        let device = legal.device();
+        let zeros = || Tensor::<2>::zeros([b, a], &device);
+        let s = self.encode(own); // [B, R]
+        let mean_regret = if regret {
+            self.mean_regret.forward(s.clone()) * legal.clone()
+        } else {
+            zeros()
+        }; // [B, A]
+        let logits = if policy {
+            self.avg_policy.forward(s)
+        } else {
+            zeros()
+        }; // [B, A]
+        ArmacOutput {
+            q: [zeros(), zeros()],
+            mean_regret,
+            immediate_regret: zeros(),
+            avg_logits: mask_logits(logits, legal),
         }
     }
 

@@ -84,3 +84,40 @@ pub fn synthetic_seq_batch(
         targets,
     }
 }
+
+/// Appends `n` mean-regret-only rows and `n` average-policy-only rows to `batch`, shaped like
+/// the reservoir memory's rows (`both0 = both1 = own`, no critic or immediate-regret weight).
+pub fn push_synthetic_memory_rows(
+    cfg: &ArmacNetConfig,
+    batch: &mut TrainBatch,
+    n: usize,
+    seed: u64,
+) {
+    let mut rng = init_rng(seed);
+    let a = cfg.num_actions;
+    let zeros = vec![0.0; a];
+    for k in 0..2 * n {
+        let own = rng.symmetric_vec_f32(cfg.input_size, 1.0);
+        let legal = synthetic_legal(&mut rng, a);
+        let regret = rng.symmetric_vec_f32(a, 1.0);
+        let mut policy = vec![0.0; a];
+        let first_legal = legal.iter().position(|&l| l).expect("one legal action");
+        policy[first_legal] = 1.0;
+        let is_regret = k < n;
+        batch.push(&TrainRow {
+            own: &own,
+            both0: &own,
+            both1: &own,
+            legal: &legal,
+            action: first_legal,
+            critic_target: [0.0; 2],
+            critic_weight: 0.0,
+            regret_target: &regret,
+            regret_weight: if is_regret { 1.5 } else { 0.0 },
+            immediate_target: &zeros,
+            immediate_weight: 0.0,
+            policy_target: &policy,
+            policy_weight: if is_regret { 0.0 } else { 0.5 },
+        });
+    }
+}

@@ -642,3 +642,62 @@ fn polyak_average_follows_its_formula_and_survives_a_checkpoint() {
     assert_eq!(l.snapshot().evaluate(&probe), l.evaluate(&probe));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Memory rows (no critic or immediate-regret weight) go through the cheaper grouped pass:
+/// same losses and the same Adam steps as the full forward pass over every row.
+#[test]
+fn grouped_pass_equals_the_full_pass() {
+    let cfg = small_cfg();
+    let mut batch = synthetic_train_batch(&cfg, 12, 3);
+    push_synthetic_memory_rows(&cfg, &mut batch, 5, 4);
+    // Full rows after memory rows, and one row that trains both heads only.
+    let tail = synthetic_train_batch(&cfg, 3, 5);
+    for i in 0..tail.rows() {
+        let (n_in, a) = (cfg.input_size, cfg.num_actions);
+        let r = i * a..(i + 1) * a;
+        let legal: Vec<bool> = tail.legal[r.clone()].iter().map(|&x| x > 0.5).collect();
+        let head_only = i == 0;
+        batch.push(&TrainRow {
+            own: &tail.own[i * n_in..(i + 1) * n_in],
+            both0: &tail.both0[i * n_in..(i + 1) * n_in],
+            both1: &tail.both1[i * n_in..(i + 1) * n_in],
+            legal: &legal,
+            action: tail.action[i],
+            critic_target: tail.critic_target[i],
+            critic_weight: if head_only { 0.0 } else { 1.0 },
+            regret_target: &tail.regret_target[r.clone()],
+            regret_weight: 2.0,
+            immediate_target: &tail.immediate_target[r.clone()],
+            immediate_weight: if head_only { 0.0 } else { 1.0 },
+            policy_target: &tail.policy_target[r],
+            policy_weight: 1.0,
+        });
+    }
+    assert!(
+        row_groups_len(&batch) >= 3,
+        "the batch must exercise several groups"
+    );
+    let mut grouped = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 9);
+    let mut full = ArmacLearner::new(cfg, &cpu(), 1e-3, 9);
+    for step in 0..3 {
+        let g = grouped.train_step(&batch);
+        let f = full.train_step_full(&batch);
+        for (name, x, y) in [
+            ("critic", g.critic, f.critic),
+            ("mean_regret", g.mean_regret, f.mean_regret),
+            ("immediate", g.immediate_regret, f.immediate_regret),
+            ("policy", g.policy, f.policy),
+        ] {
+            assert!(
+                (x - y).abs() <= 1e-5 * (1.0 + y.abs()),
+                "step {step} {name}: grouped {x}, full {y}"
+            );
+        }
+    }
+    assert_close(
+        &flat_weights(grouped.model()),
+        &flat_weights(full.model()),
+        1e-4,
+        "weights after three steps",
+    );
+}
