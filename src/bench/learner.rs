@@ -124,6 +124,7 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
         head_hidden: hidden,
         recurrent: false,
         zero_init_heads: false,
+        separate_regret_encoder: false,
     };
     let device = crate::nn::select_device("flex")?;
     let rates: Vec<f64> = (0..repeats.max(1))

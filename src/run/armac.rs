@@ -317,6 +317,7 @@ fn net_config(game: &GameRef, s: &ArmacSettings) -> ArmacNetConfig {
         head_hidden: s.hidden,
         recurrent: s.recurrent,
         zero_init_heads: s.zero_init_heads,
+        separate_regret_encoder: s.separate_regret_encoder,
     }
 }
 

@@ -224,6 +224,11 @@ pub struct ArmacConfig {
     /// average with zero heads against 0.280 without, and a monotone curve).
     #[serde(default = "d_true")]
     pub zero_init_heads: bool,
+    /// Give the mean-regret head `W̄` its own encoder (same sizes as the shared one), so that
+    /// the critic's and the other heads' losses do not move the features it reads; feed-forward
+    /// networks only. Default false (Appendix F's single shared encoder).
+    #[serde(default)]
+    pub separate_regret_encoder: bool,
     /// Recurrent learner: steps per unroll (backpropagation through time); longer episodes are
     /// split into consecutive unrolls whose LSTM states carry over.
     #[serde(default = "d_unroll")]
@@ -335,6 +340,7 @@ pub struct ArmacSettings {
     pub layers: usize,
     pub recurrent: bool,
     pub zero_init_heads: bool,
+    pub separate_regret_encoder: bool,
     pub unroll_length: usize,
     pub device: String,
     pub exact_eval: bool,
@@ -965,6 +971,12 @@ impl Config {
                 ));
             }
         }
+        if a.recurrent && a.separate_regret_encoder {
+            return Err(bad(
+                "separate_regret_encoder",
+                "needs the feed-forward network (armac.recurrent = false)",
+            ));
+        }
         if !(a.memory_max_weight.is_finite() && a.memory_max_weight >= 1.0) {
             return Err(bad("memory_max_weight", "must be a number >= 1"));
         }
@@ -1026,6 +1038,7 @@ impl Config {
             layers: a.layers,
             recurrent: a.recurrent,
             zero_init_heads: a.zero_init_heads,
+            separate_regret_encoder: a.separate_regret_encoder,
             unroll_length: a.unroll_length,
             device: a.device.clone(),
             exact_eval: a.exact_eval,
@@ -1060,6 +1073,14 @@ mod tests {
         let s = Config::from_table(t, "x").unwrap().armac().unwrap();
         assert!(s.recurrent);
         assert_eq!(s.unroll_length, 4);
+        let mut t = table(base);
+        apply_override(&mut t, "armac.recurrent=true").unwrap();
+        apply_override(&mut t, "armac.separate_regret_encoder=true").unwrap();
+        let e = Config::from_table(t, "x").unwrap().armac().unwrap_err();
+        assert!(
+            e.to_string().contains("armac.separate_regret_encoder"),
+            "{e}"
+        );
         let mut t = table(base);
         apply_override(&mut t, "armac.unroll_length=0").unwrap();
         let e = Config::from_table(t, "x").unwrap().armac().unwrap_err();

@@ -80,6 +80,11 @@ pub struct ArmacNetConfig {
     /// the random policies random weights give.
     #[serde(default)]
     pub zero_init_heads: bool,
+    /// Give the mean-regret head its own feed-forward encoder (same sizes as the shared one),
+    /// so that the critic's and the other heads' losses do not move the features `W̄` reads.
+    /// Feed-forward nets only. Default false.
+    #[serde(default)]
+    pub separate_regret_encoder: bool,
 }
 
 pub(super) fn default_hidden() -> usize {
@@ -102,6 +107,7 @@ impl ArmacNetConfig {
             head_hidden: default_hidden(),
             recurrent: false,
             zero_init_heads: false,
+            separate_regret_encoder: false,
         }
     }
 
@@ -135,6 +141,12 @@ impl ArmacNetConfig {
         self
     }
 
+    /// Sets `separate_regret_encoder`.
+    pub fn with_separate_regret_encoder(mut self, separate: bool) -> Self {
+        self.separate_regret_encoder = separate;
+        self
+    }
+
     /// Width of the representation `s` the encoder produces: `2 · encoder_hidden` either way.
     pub fn representation_size(&self) -> usize {
         2 * self.encoder_hidden
@@ -152,6 +164,11 @@ impl ArmacNetConfig {
             if v == 0 {
                 return Err(NnError::Config(format!("{name} must be positive")));
             }
+        }
+        if self.recurrent && self.separate_regret_encoder {
+            return Err(NnError::Config(
+                "separate_regret_encoder needs the feed-forward encoder (recurrent = false)".into(),
+            ));
         }
         if !self.recurrent && self.encoder_layers == 0 {
             return Err(NnError::Config(
@@ -206,7 +223,23 @@ impl ArmacNetConfig {
         let critic_block = ResBlock::init(&mut rng, 2 * hh, hh, device);
         let critic_q0 = init_linear(&mut rng, 2 * hh, a, true, device);
         let critic_q1 = init_linear(&mut rng, 2 * hh, a, true, device);
+        // Drawn last, so that the other weights do not depend on this option.
+        let mut regret_encoder = Vec::new();
+        if self.separate_regret_encoder {
+            let mut d_in = self.input_size;
+            for _ in 0..self.encoder_layers {
+                regret_encoder.push(init_linear(
+                    &mut rng,
+                    d_in,
+                    self.encoder_hidden,
+                    true,
+                    device,
+                ));
+                d_in = 2 * self.encoder_hidden;
+            }
+        }
         Ok(ArmacNet {
+            regret_encoder,
             encoder,
             lstm,
             immediate_regret,

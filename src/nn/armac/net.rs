@@ -15,6 +15,10 @@ pub struct ArmacNet {
     pub(super) immediate_regret: Head,
     /// Mean-regret head `W̄(s, a)`.
     pub(super) mean_regret: Head,
+    /// The mean-regret head's own feed-forward encoder (same shape as `encoder`) when the
+    /// config asks for one (`separate_regret_encoder`); empty when the head reads the shared
+    /// representation.
+    pub(super) regret_encoder: Vec<Linear>,
     /// Average-policy head `π̄(s)` (logits).
     pub(super) avg_policy: Head,
     /// Critic `nA`.
@@ -176,7 +180,35 @@ impl ArmacNet {
         s1: Tensor<2>,
         legal: Tensor<2>,
     ) -> ArmacOutput {
-        let mean_regret = self.mean_regret.forward(own.clone()) * legal.clone(); // [B, A]
+        self.heads_split(own.clone(), own, s0, s1, legal)
+    }
+
+    /// The representation the mean-regret head reads: its own encoder's output on
+    /// `own_input` when it has one, else the shared `own_rep`.
+    ///
+    /// # Shapes
+    /// - `own_input`: `[B, input]`, `own_rep`: `[B, R]` → `[B, R]`
+    pub fn regret_representation(&self, own_input: Tensor<2>, own_rep: Tensor<2>) -> Tensor<2> {
+        if self.regret_encoder.is_empty() {
+            own_rep
+        } else {
+            self.regret_encoder
+                .iter()
+                .fold(own_input, |h, layer| double_relu(layer.forward(h)))
+        }
+    }
+
+    /// [`Self::heads`] with the mean-regret head reading `regret_rep` (see
+    /// [`Self::regret_representation`]) instead of `own`.
+    pub fn heads_split(
+        &self,
+        own: Tensor<2>,
+        regret_rep: Tensor<2>,
+        s0: Tensor<2>,
+        s1: Tensor<2>,
+        legal: Tensor<2>,
+    ) -> ArmacOutput {
+        let mean_regret = self.mean_regret.forward(regret_rep) * legal.clone(); // [B, A]
         let immediate_regret = self.immediate_regret.forward(own.clone()) * legal.clone(); // [B, A]
         let logits = self.avg_policy.forward(own); // [B, A]
         let avg_logits = mask_logits(logits, legal.clone()); // [B, A]
@@ -214,16 +246,20 @@ impl ArmacNet {
         let [b, a] = legal.dims();
         let device = legal.device();
         let zeros = || Tensor::<2>::zeros([b, a], &device);
-        let s = self.encode(own); // [B, R]
+        let shared = (policy || (regret && self.regret_encoder.is_empty()))
+            .then(|| self.encode(own.clone())); // [B, R]
         let mean_regret = if regret {
-            self.mean_regret.forward(s.clone()) * legal.clone()
+            let rep = match &shared {
+                Some(s) if self.regret_encoder.is_empty() => s.clone(),
+                _ => self.regret_representation(own, Tensor::zeros([b, 1], &device)),
+            };
+            self.mean_regret.forward(rep) * legal.clone()
         } else {
             zeros()
         }; // [B, A]
-        let logits = if policy {
-            self.avg_policy.forward(s)
-        } else {
-            zeros()
+        let logits = match shared {
+            Some(s) if policy => self.avg_policy.forward(s),
+            _ => zeros(),
         }; // [B, A]
         ArmacOutput {
             q: [zeros(), zeros()],
@@ -244,10 +280,11 @@ impl ArmacNet {
     /// A recurrent net treats each row as a one-step sequence from the zero state.
     pub fn forward(&self, own: Tensor<2>, both: [Tensor<2>; 2], legal: Tensor<2>) -> ArmacOutput {
         let [both0, both1] = both;
-        let own_s = self.encode(own); // [B, R]
+        let own_s = self.encode(own.clone()); // [B, R]
+        let regret_rep = self.regret_representation(own, own_s.clone()); // [B, R]
         let s0 = self.encode(both0); // [B, R]
         let s1 = self.encode(both1); // [B, R]
-        self.heads(own_s, s0, s1, legal)
+        self.heads_split(own_s, regret_rep, s0, s1, legal)
     }
 
     /// [`Self::forward`] for the common case where each row's `own` tensor *is* the acting
@@ -266,10 +303,16 @@ impl ArmacNet {
         legal: Tensor<2>,
     ) -> ArmacOutput {
         let [both0, both1] = both;
+        let own_input = (!self.regret_encoder.is_empty())
+            .then(|| select_acting(both0.clone(), both1.clone(), acting.clone())); // [B, input]
         let s0 = self.encode(both0); // [B, R]
         let s1 = self.encode(both1); // [B, R]
         let own = select_acting(s0.clone(), s1.clone(), acting); // [B, R]
-        self.heads(own, s0, s1, legal)
+        let regret_rep = match own_input {
+            Some(x) => self.regret_representation(x, own.clone()),
+            None => own.clone(),
+        }; // [B, R]
+        self.heads_split(own, regret_rep, s0, s1, legal)
     }
 
     /// Forward over `S` sequences of `T` steps: both players' encoders unrolled from `state`

@@ -701,3 +701,49 @@ fn grouped_pass_equals_the_full_pass() {
         "weights after three steps",
     );
 }
+
+/// With its own encoder the mean-regret head reads features no other loss moves: a step on
+/// critic, immediate-regret and policy losses alone leaves `W̄`'s outputs unchanged, while the
+/// shared encoder lets them move. The grouped pass still equals the full pass.
+#[test]
+fn separate_regret_encoder_isolates_the_mean_regret_head() {
+    let mut batch = synthetic_train_batch(&small_cfg(), 16, 5);
+    batch.regret_weight.iter_mut().for_each(|w| *w = 0.0);
+    let probe = synthetic_act_batch(&small_cfg(), 8, 6);
+    let moved = |separate: bool| -> f32 {
+        let cfg = small_cfg().with_separate_regret_encoder(separate);
+        let mut learner = ArmacLearner::new(cfg, &cpu(), 1e-2, 3);
+        let before = learner.evaluate(&probe).mean_regret;
+        for _ in 0..3 {
+            learner.train_step(&batch);
+        }
+        let after = learner.evaluate(&probe).mean_regret;
+        before
+            .iter()
+            .zip(&after)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max)
+    };
+    assert_eq!(moved(true), 0.0);
+    assert!(moved(false) > 1e-4, "the shared encoder should move W");
+
+    let cfg = small_cfg().with_separate_regret_encoder(true);
+    let mut mixed = synthetic_train_batch(&cfg, 10, 7);
+    push_synthetic_memory_rows(&cfg, &mut mixed, 6, 8);
+    let mut grouped = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 4);
+    let mut full = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 4);
+    for _ in 0..2 {
+        let (g, f) = (grouped.train_step(&mixed), full.train_step_full(&mixed));
+        assert!((g.mean_regret - f.mean_regret).abs() <= 1e-5 * (1.0 + f.mean_regret.abs()));
+    }
+    assert_close(
+        &flat_weights(grouped.model()),
+        &flat_weights(full.model()),
+        1e-4,
+        "weights",
+    );
+    assert!(
+        ArmacLearner::try_new(cfg.with_recurrent(true), &cpu(), 1e-3, 1).is_err(),
+        "recurrent nets refuse a separate regret encoder"
+    );
+}
