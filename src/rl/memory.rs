@@ -51,15 +51,26 @@ pub enum MemoryWeights {
     None,
 }
 
+/// A decision kept in a memory, with the epoch that played it.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// The decision (only the acting player's tensor is kept).
+    pub step: Step,
+    /// The epoch of the episode (0 for samples restored from the first memory format).
+    pub epoch: u32,
+}
+
 /// The two reservoirs and how their samples are weighted.
 #[derive(Clone, Debug)]
 pub struct Memory {
     /// Learning-player decisions with their advantages (mean-regret targets).
-    pub regret: Reservoir<Step>,
+    pub regret: Reservoir<Sample>,
     /// Opponent decisions with the policy it played (average-policy targets).
-    pub policy: Reservoir<Step>,
+    pub policy: Reservoir<Sample>,
     weights: MemoryWeights,
     max_weight: f32,
+    /// Exponents `γ` of the epoch weights `(e + 1)^γ` of regret and policy samples.
+    epoch_powers: [f64; 2],
 }
 
 impl Memory {
@@ -70,7 +81,18 @@ impl Memory {
             policy: Reservoir::new(capacity),
             weights,
             max_weight: max_weight as f32,
+            epoch_powers: [0.0; 2],
         }
+    }
+
+    /// Weighs samples of epoch `e` by `(e + 1)^γ` on top of their reach weight: `regret` is
+    /// `γ` of the mean-regret samples, `policy` of the average-policy samples. `γ = 0` gives
+    /// every epoch the same weight (Eq. 3 and the uniform average policy as stated); `γ = 1`
+    /// is linear CFR's weighting of regrets and of the average strategy (Deep CFR trains its
+    /// networks with it), which discounts the early epochs and their cruder critics.
+    pub fn with_epoch_powers(mut self, regret: f64, policy: f64) -> Memory {
+        self.epoch_powers = [regret, policy];
+        self
     }
 
     /// Offers the learning decisions of `t` (nothing for episodes that only rank candidates).
@@ -78,20 +100,29 @@ impl Memory {
         if !t.learning {
             return;
         }
+        let epoch = u32::try_from(t.epoch).unwrap_or(u32::MAX);
         for s in &t.steps {
             if s.player == t.learning_player && s.advantage.is_some() {
-                self.regret.push(slim(s), rng);
+                self.regret.push(slim(s, epoch), rng);
             } else if s.player != t.learning_player && s.played_policy.is_some() {
-                self.policy.push(slim(s), rng);
+                self.policy.push(slim(s, epoch), rng);
             }
         }
     }
 
-    /// The loss weight of a sample.
-    pub fn weight(&self, s: &Step) -> f32 {
-        match self.weights {
+    /// The loss weight of a sample of the regret memory (`regret`) or the policy memory.
+    pub fn weight(&self, s: &Sample, regret: bool) -> f32 {
+        let reach = match self.weights {
             MemoryWeights::None => 1.0,
-            MemoryWeights::Reach => (1.0 / s.reach.max(f32::MIN_POSITIVE)).min(self.max_weight),
+            MemoryWeights::Reach => {
+                (1.0 / s.step.reach.max(f32::MIN_POSITIVE)).min(self.max_weight)
+            }
+        };
+        let power = self.epoch_powers[usize::from(!regret)];
+        if power == 0.0 {
+            reach
+        } else {
+            reach * (f64::from(s.epoch) + 1.0).powf(power) as f32
         }
     }
 
@@ -100,10 +131,11 @@ impl Memory {
     pub fn push_rows(&self, tb: &mut TrainBatch, n: usize, rng: &mut SplitMix64) {
         for (res, is_regret) in [(&self.regret, true), (&self.policy, false)] {
             for _ in 0..n {
-                let Some(s) = res.sample_uniform(rng) else {
+                let Some(sample) = res.sample_uniform(rng) else {
                     break;
                 };
-                let w = self.weight(s);
+                let w = self.weight(sample, is_regret);
+                let s = &sample.step;
                 let na = s.legal.len();
                 let zeros = vec![0.0; na];
                 let regret = s.advantage.as_deref().unwrap_or(&zeros);
@@ -155,19 +187,22 @@ impl Memory {
 }
 
 /// A copy of `s` without the other player's tensor (memory rows need the acting player's).
-fn slim(s: &Step) -> Step {
-    let mut out = s.clone();
-    out.info[1 - s.player] = Vec::new();
-    out
+fn slim(s: &Step, epoch: u32) -> Sample {
+    let mut step = s.clone();
+    step.info[1 - s.player] = Vec::new();
+    Sample { step, epoch }
 }
 
-const MEMORY_MAGIC: &[u8; 8] = b"ARMACMM1";
+/// The first format (no epochs); still read, its samples get epoch 0.
+const MEMORY_MAGIC_V1: &[u8; 8] = b"ARMACMM1";
+const MEMORY_MAGIC: &[u8; 8] = b"ARMACMM2";
 
 /// Encodes memory samples: a magic tag, tensor length, action count and sample count, then per
 /// sample its player, action, legal mask, the acting player's tensor, behaviour reach and
-/// target (advantages or played policy, flagged), and an FNV-1a checksum of everything before.
-pub fn encode_samples(samples: &[Step], info_len: usize, num_actions: usize) -> Vec<u8> {
-    let per = 6 + num_actions + 4 * (info_len + 1 + num_actions);
+/// target (advantages or played policy, flagged), its epoch, and an FNV-1a checksum of
+/// everything before.
+pub fn encode_samples(samples: &[Sample], info_len: usize, num_actions: usize) -> Vec<u8> {
+    let per = 10 + num_actions + 4 * (info_len + 1 + num_actions);
     let mut buf = Vec::with_capacity(32 + per * samples.len());
     buf.extend_from_slice(MEMORY_MAGIC);
     for n in [info_len, num_actions, samples.len()] {
@@ -178,7 +213,8 @@ pub fn encode_samples(samples: &[Step], info_len: usize, num_actions: usize) -> 
             buf.extend_from_slice(&x.to_le_bytes());
         }
     };
-    for s in samples {
+    for sample in samples {
+        let s = &sample.step;
         let own = &s.info[s.player];
         assert!(own.len() == info_len && s.legal.len() == num_actions);
         buf.push(s.player as u8);
@@ -193,6 +229,7 @@ pub fn encode_samples(samples: &[Step], info_len: usize, num_actions: usize) -> 
         };
         buf.push(flag);
         f32s(&mut buf, target);
+        buf.extend_from_slice(&sample.epoch.to_le_bytes());
     }
     let sum = crate::util::fnv1a(&buf);
     buf.extend_from_slice(&sum.to_le_bytes());
@@ -204,9 +241,14 @@ pub fn decode_samples(
     bytes: &[u8],
     info_len: usize,
     num_actions: usize,
-) -> Result<Vec<Step>, String> {
-    if bytes.len() < 40 || &bytes[..8] != MEMORY_MAGIC {
-        return Err("not an armac memory file (bad magic)".into());
+) -> Result<Vec<Sample>, String> {
+    let with_epochs = match bytes.get(..8) {
+        Some(m) if m == MEMORY_MAGIC => true,
+        Some(m) if m == MEMORY_MAGIC_V1 => false,
+        _ => return Err("not an armac memory file (bad magic)".into()),
+    };
+    if bytes.len() < 40 {
+        return Err("truncated armac memory file".into());
     }
     let (body, tail) = bytes.split_at(bytes.len() - 8);
     if crate::util::fnv1a(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
@@ -220,7 +262,7 @@ pub fn decode_samples(
              {num_actions}"
         ));
     }
-    let per = 6 + na + 4 * (il + 1 + na);
+    let per = 6 + na + 4 * (il + 1 + na) + if with_epochs { 4 } else { 0 };
     if body.len() != 32 + per * n {
         return Err(format!(
             "{} bytes for {n} samples (expected {})",
@@ -245,6 +287,12 @@ pub fn decode_samples(
         k += 4;
         let flag = rec[k];
         let target = f32s(&rec[k + 1..k + 1 + 4 * na]);
+        let epoch = if with_epochs {
+            let at = k + 1 + 4 * na;
+            u32::from_le_bytes(rec[at..at + 4].try_into().unwrap())
+        } else {
+            0
+        };
         if player > 1 || action >= na || !(1..=2).contains(&flag) {
             return Err(format!(
                 "bad sample (player {player}, action {action}, flag {flag})"
@@ -252,14 +300,17 @@ pub fn decode_samples(
         }
         let mut info = [Vec::new(), Vec::new()];
         info[player] = own;
-        out.push(Step {
-            player,
-            info,
-            legal,
-            action,
-            advantage: (flag == 1).then(|| target.clone()),
-            played_policy: (flag == 2).then_some(target),
-            reach,
+        out.push(Sample {
+            step: Step {
+                player,
+                info,
+                legal,
+                action,
+                advantage: (flag == 1).then(|| target.clone()),
+                played_policy: (flag == 2).then_some(target),
+                reach,
+            },
+            epoch,
         });
     }
     Ok(out)
@@ -300,11 +351,16 @@ mod tests {
         m.add(&episode(true), &mut rng);
         assert_eq!((m.regret.len(), m.policy.len()), (2, 1));
         // 1/reach, clipped at 3.
-        let w: Vec<f32> = m.regret.items().iter().map(|s| m.weight(s)).collect();
+        let w: Vec<f32> = m.regret.items().iter().map(|s| m.weight(s, true)).collect();
         assert_eq!(w, vec![1.0, 3.0]);
-        assert_eq!(m.weight(&m.policy.items()[0]), 2.0);
+        assert_eq!(m.weight(&m.policy.items()[0], false), 2.0);
         let flat = Memory::new(8, MemoryWeights::None, 3.0);
-        assert_eq!(flat.weight(&m.regret.items()[1]), 1.0);
+        assert_eq!(flat.weight(&m.regret.items()[1], true), 1.0);
+        // Epoch weights (e + 1)^γ on top of the reach weight; the episode is from epoch 3.
+        assert!(m.regret.items().iter().all(|s| s.epoch == 3));
+        let linear = Memory::new(8, MemoryWeights::Reach, 3.0).with_epoch_powers(1.0, 2.0);
+        assert_eq!(linear.weight(&m.regret.items()[1], true), 3.0 * 4.0);
+        assert_eq!(linear.weight(&m.policy.items()[0], false), 2.0 * 16.0);
 
         let mut tb = TrainBatch::new();
         m.push_rows(&mut tb, 4, &mut rng);
@@ -345,5 +401,30 @@ mod tests {
         assert!(e.contains("average-policy memory"), "{e}");
         let e = back.decode([(&rb, 1), (&pb, ps)], 2, 2).unwrap_err();
         assert!(e.contains("regret memory"), "{e}");
+    }
+
+    /// Files of the first format (no epochs) still load, with epoch 0.
+    #[test]
+    fn first_format_memory_files_load_with_epoch_zero() {
+        let mut rng = SplitMix64::new(3);
+        let mut m = Memory::new(4, MemoryWeights::Reach, 20.0);
+        m.add(&episode(true), &mut rng);
+        let [(rb, _), _] = m.encode(2, 2);
+        // Rewrite as the first format: drop each record's trailing epoch, new checksum.
+        let per_v2 = 10 + 2 + 4 * (2 + 1 + 2);
+        let body = &rb[..rb.len() - 8];
+        let mut v1 = b"ARMACMM1".to_vec();
+        v1.extend_from_slice(&body[8..32]);
+        for rec in body[32..].chunks_exact(per_v2) {
+            v1.extend_from_slice(&rec[..per_v2 - 4]);
+        }
+        let sum = crate::util::fnv1a(&v1);
+        v1.extend_from_slice(&sum.to_le_bytes());
+        let back = decode_samples(&v1, 2, 2).unwrap();
+        assert_eq!(back.len(), m.regret.len());
+        for (b, a) in back.iter().zip(m.regret.items()) {
+            assert_eq!(format!("{:?}", b.step), format!("{:?}", a.step));
+            assert_eq!(b.epoch, 0);
+        }
     }
 }

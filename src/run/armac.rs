@@ -241,7 +241,7 @@ impl Exact {
             // The reservoir's samples with their loss weights: what the head regresses on.
             Some(m) => {
                 for st in m.regret.items() {
-                    add(st, m.weight(st));
+                    add(&st.step, m.weight(st, true));
                 }
             }
             None => {
@@ -633,7 +633,8 @@ fn load_memory(
     if s.memory != MemoryKind::Reservoir {
         return Ok(None);
     }
-    let mut m = Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight);
+    let mut m = Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight)
+        .with_epoch_powers(s.memory_regret_power, s.memory_policy_power);
     let counts_path = ckpt.join(MEMORY_COUNTS_FILE);
     if !counts_path.exists() {
         eprintln!(
@@ -1087,8 +1088,10 @@ pub fn run(
         let (learner, st, nets) = fresh_state(dir, &game, &net_cfg, &device, s, config)?;
         let metrics = MetricsCsv::create(&metrics_path, METRICS_HEADER)
             .map_err(io_err("metrics", &metrics_path))?;
-        let memory = (s.memory == MemoryKind::Reservoir)
-            .then(|| Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight));
+        let memory = (s.memory == MemoryKind::Reservoir).then(|| {
+            Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight)
+                .with_epoch_powers(s.memory_regret_power, s.memory_policy_power)
+        });
         (learner, st, nets, Vec::new(), memory, metrics)
     };
     let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;

@@ -171,6 +171,14 @@ pub struct ArmacConfig {
     /// Largest weight `1 / η_i^μ(s)` of a reservoir sample.
     #[serde(default = "d_memory_max_weight")]
     pub memory_max_weight: f64,
+    /// Epoch weighting of the mean-regret samples: a sample of epoch `e` also weighs
+    /// `(e + 1)^γ`. 0 weighs every epoch alike (Eq. 3 as stated); 1 is linear CFR's weighting,
+    /// which Deep CFR uses: the early epochs, played against cruder critics, fade.
+    #[serde(default)]
+    pub memory_regret_power: f64,
+    /// The same for the average-policy samples (1: the linearly weighted average strategy).
+    #[serde(default)]
+    pub memory_policy_power: f64,
     /// Polyak averaging of the learner's weights, in [0, 1): the networks the actors play and
     /// the run evaluates and saves (`π^t`, the critics of past epochs, `π̄`) are the
     /// exponential moving average with this decay per learning step; 0 uses the raw weights
@@ -328,6 +336,8 @@ pub struct ArmacSettings {
     pub memory_batch: usize,
     pub memory_weights: MemoryWeights,
     pub memory_max_weight: f64,
+    pub memory_regret_power: f64,
+    pub memory_policy_power: f64,
     pub polyak: f64,
     pub lr_decay_epochs: f64,
     pub reward_scale: Option<f64>,
@@ -980,6 +990,14 @@ impl Config {
         if !(a.memory_max_weight.is_finite() && a.memory_max_weight >= 1.0) {
             return Err(bad("memory_max_weight", "must be a number >= 1"));
         }
+        for (key, v) in [
+            ("memory_regret_power", a.memory_regret_power),
+            ("memory_policy_power", a.memory_policy_power),
+        ] {
+            if !(v.is_finite() && (0.0..=4.0).contains(&v)) {
+                return Err(bad(key, "must be a number in [0, 4]"));
+            }
+        }
         if !(0.0..1.0).contains(&a.polyak) {
             return Err(bad("polyak", "must be in [0, 1)"));
         }
@@ -1026,6 +1044,8 @@ impl Config {
             memory_batch: a.memory_batch,
             memory_weights: a.memory_weights,
             memory_max_weight: a.memory_max_weight,
+            memory_regret_power: a.memory_regret_power,
+            memory_policy_power: a.memory_policy_power,
             polyak: a.polyak,
             lr_decay_epochs: a.lr_decay_epochs,
             reward_scale: a.reward_scale,
@@ -1119,6 +1139,8 @@ mod tests {
             ("armac.recurrent=true", "armac.memory"),
             ("armac.memory_batch=0", "memory_batch"),
             ("armac.memory_max_weight=0.5", "armac.memory_max_weight"),
+            ("armac.memory_regret_power=-1", "armac.memory_regret_power"),
+            ("armac.memory_policy_power=nan", "armac.memory_policy_power"),
         ] {
             let mut t = table(base);
             apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
