@@ -419,7 +419,9 @@ fn learner_on_wgpu_snapshots_to_the_cpu() {
     let cfg = small_cfg();
     let gpu = crate::nn::select_device("wgpu").unwrap();
     let dir = scratch_dir("wgpu");
-    let train = synthetic_train_batch(&cfg, 32, 1);
+    // Memory rows too, so that the grouped pass runs on the GPU backend.
+    let mut train = synthetic_train_batch(&cfg, 32, 1);
+    push_synthetic_memory_rows(&cfg, &mut train, 8, 3);
     let probe = synthetic_act_batch(&cfg, 8, 2);
     let mut a = ArmacLearner::new(cfg.clone(), &gpu, 1e-3, 9);
     let first = a.train_step(&train);
