@@ -219,6 +219,16 @@ impl Cvpn {
         Ok((to_vec(v), to_vec(p)))
     }
 
+    /// An inference copy of the current weights (see [`CvpnSnapshot`]).
+    pub fn snapshot(&self) -> CvpnSnapshot {
+        CvpnSnapshot {
+            cfg: self.cfg.clone(),
+            device: self.device.clone().without_autodiff(),
+            model: self.model.valid(),
+            version: self.steps,
+        }
+    }
+
     /// One Adam step on `batch`; returns the losses before the step.
     pub fn train_step(&mut self, batch: &CvpnBatch) -> Result<CvpnLosses, NnError> {
         let b = self.rows_of(&batch.input)?;
@@ -387,11 +397,71 @@ struct CvpnMeta {
     optimizer_file: Option<FileCheck>,
 }
 
+/// Forward passes of a CVPN's weights: what a search's evaluator needs of a network, from the
+/// learner's own [`Cvpn`] or from a broadcast [`CvpnSnapshot`].
+pub trait CvpnForward: Send + Sync {
+    /// The network's sizes.
+    fn config(&self) -> &CvpnConfig;
+    /// Normalised values (`rows × 2P`) and policy logits (`rows × P·A`) of `input` rows.
+    fn predict(&self, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>), NnError>;
+}
+
+impl CvpnForward for Cvpn {
+    fn config(&self) -> &CvpnConfig {
+        Cvpn::config(self)
+    }
+    fn predict(&self, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>), NnError> {
+        Cvpn::predict(self, input)
+    }
+}
+
+/// An inference copy of a [`Cvpn`]'s weights (no autodiff, no optimiser state): what the
+/// learner broadcasts to self-play actor and query-solver threads. Immutable; `version` is
+/// the learner's step count when it was taken.
+pub struct CvpnSnapshot {
+    cfg: CvpnConfig,
+    device: Device,
+    model: CvpnModel,
+    /// Learner steps of the weights.
+    pub version: u64,
+}
+
+impl std::fmt::Debug for CvpnSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CvpnSnapshot")
+            .field("cfg", &self.cfg)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CvpnForward for CvpnSnapshot {
+    fn config(&self) -> &CvpnConfig {
+        &self.cfg
+    }
+    fn predict(&self, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>), NnError> {
+        let n = self.cfg.input_size;
+        if !input.len().is_multiple_of(n) {
+            return Err(NnError::Batch(format!(
+                "CVPN input has {} entries, not a multiple of the input size {n}",
+                input.len()
+            )));
+        }
+        let b = input.len() / n;
+        if b == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let x = tensor2(input.to_vec(), b, n, &self.device);
+        let (v, p) = self.model.forward(x);
+        Ok((to_vec(v), to_vec(p)))
+    }
+}
+
 /// A [`LeafValues`] evaluator backed by a CVPN: every query of one call goes through one
 /// forward pass.
 pub struct CvpnLeaves<'a> {
     /// The network.
-    pub net: &'a Cvpn,
+    pub net: &'a dyn CvpnForward,
     /// The encoder of the network's game.
     pub encoder: &'a mut PbsEncoder,
     /// Queries answered so far.
@@ -402,7 +472,7 @@ pub struct CvpnLeaves<'a> {
 
 impl<'a> CvpnLeaves<'a> {
     /// An evaluator over `net` and `encoder` (of the same game).
-    pub fn new(net: &'a Cvpn, encoder: &'a mut PbsEncoder) -> Self {
+    pub fn new(net: &'a dyn CvpnForward, encoder: &'a mut PbsEncoder) -> Self {
         CvpnLeaves {
             net,
             encoder,
