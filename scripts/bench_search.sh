@@ -30,6 +30,10 @@ print(f"  searches/s   B = 1: {s['b1_searches_per_second']:.2f}   lock-step: "
       f"(CPU time: {s['lockstep_over_b1_cpu']:.2f})")
 print(f"  CVPN forwards per search   B = 1: {s['forwards_per_search_b1']:.1f}   "
       f"lock-step: {s['forwards_per_search_lockstep']:.2f}")
-print(f"  queries solved/s: {s['queries_solved_per_second']:.2f}   "
-      f"learner steps/s (batch {s['learner_batch']}): {s['learner_steps_per_second']:.1f}")
+print(f"  queries solved/s: {s['queries_solved_per_second']:.2f} "
+      f"(per CPU second: {s['queries_solved_per_cpu_second']:.2f})   "
+      f"learner steps/s (batch {s['learner_batch']}): {s['learner_steps_per_second']:.1f} "
+      f"(per CPU second: {s['learner_steps_per_cpu_second']:.1f})")
+print("  (searches/s and CPU rates: wall-clock rates on a loaded machine are upper-bounded by "
+      "the load; compare the ratios)")
 PY

@@ -247,6 +247,18 @@ fn bad_sog_config_values_name_the_key() {
         ("sog.search.alpha=-0.5", "sog.search.alpha"),
         ("sog.net.batch=0", "sog.net.batch"),
         ("sog.selfplay.bogus=1", "bogus"),
+        ("sog.selfplay.p_rec=-0.1", "sog.selfplay.p_rec"),
+        ("sog.selfplay.td1=2", "sog.selfplay.td1"),
+        ("sog.selfplay.actors=2", "sog.selfplay.solvers"),
+        ("sog.selfplay.solvers=1", "sog.selfplay.solvers"),
+        ("sog.selfplay.sync_every=0", "sog.selfplay.sync_every"),
+        // Hold'em before issue 13's Part B: refused with the reason.
+        (
+            "game=\"universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,\
+             raiseSize=2 4,firstPlayer=1 1,maxRaises=1 1,numSuits=2,numRanks=3,\
+             numHoleCards=1,numBoardCards=0 1)\"",
+            "Part B",
+        ),
     ] {
         run_err(
             train()
@@ -256,6 +268,21 @@ fn bad_sog_config_values_name_the_key() {
         );
         assert!(!out.exists(), "{kv}: nothing written");
     }
+    // II-Goofspiel: the search layout refuses its hidden simultaneous moves, and says so.
+    run_err(
+        train()
+            .args([
+                "--config",
+                "leduc_sog.toml",
+                "--set",
+                "game=\"turn_based_simultaneous_game(game=goofspiel(imp_info=True,\
+                 num_cards=4,points_order=descending))\"",
+                "--out",
+            ])
+            .arg(&out),
+        "search layout",
+    );
+    std::fs::remove_dir_all(&out).ok();
 }
 
 /// Threads: 2 self-play actors and 1 query solver beside the learner (Kuhn, CI-sized). Every

@@ -121,15 +121,16 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     }
     // Query re-solves with the CVPN at the frontier (random PBSs at random public nodes).
     let mut rng = SplitMix64::new(3);
-    let mut solve_rates = Vec::new();
+    let (mut solve_rates, mut solve_cpu) = (Vec::new(), Vec::new());
     for _ in 0..args.repeats.max(1) {
         let qs = enc.random_queries(&mut rng, args.solves.max(1));
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), process_cpu_seconds());
         let mut leaves = CvpnLeaves::new(&net, &mut enc);
         for q in &qs {
             solve_pbs(&tree, &ht, q, &search_cfg(0), &mut leaves)?;
         }
         solve_rates.push(qs.len() as f64 / t.elapsed().as_secs_f64());
+        solve_cpu.extend(cpu_since(c).map(|c| qs.len() as f64 / c));
     }
     // Learner steps on value examples of random queries (targets: the untrained net's own
     // answers; the step's cost does not depend on them).
@@ -144,13 +145,14 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
             .extend((0..p2).map(|_| rng.next_f64() as f32 - 0.5));
         batch.value_mask.extend(std::iter::repeat_n(1.0, p2));
     }
-    let mut step_rates = Vec::new();
+    let (mut step_rates, mut step_cpu) = (Vec::new(), Vec::new());
     for _ in 0..args.repeats.max(1) {
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), process_cpu_seconds());
         for _ in 0..args.steps.max(1) {
             net.train_step(&batch)?;
         }
         step_rates.push(args.steps.max(1) as f64 / t.elapsed().as_secs_f64());
+        step_cpu.extend(cpu_since(c).map(|c| args.steps.max(1) as f64 / c));
     }
     let (m1, mb) = (median(one), median(many));
     let (c1, cb) = (median(one_cpu), median(many_cpu));
@@ -165,7 +167,9 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         "forwards_per_search_b1": fwd_one as f64 / b as f64,
         "forwards_per_search_lockstep": fwd_many as f64 / b as f64,
         "queries_solved_per_second": median(solve_rates),
+        "queries_solved_per_cpu_second": median(solve_cpu),
         "learner_steps_per_second": median(step_rates),
+        "learner_steps_per_cpu_second": median(step_cpu),
         "learner_batch": args.learner_batch,
         "load_average": load_average()}),
     );

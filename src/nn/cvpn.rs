@@ -587,6 +587,47 @@ mod tests {
         }
     }
 
+    /// A broadcast snapshot predicts what its network does; a checkpoint loads back to the same
+    /// predictions and step count; a checkpoint loaded as another game's or another size's
+    /// network is refused with an error naming the file and both configurations.
+    #[test]
+    fn snapshots_and_checkpoints_predict_alike_and_other_configs_are_refused() {
+        let (mut enc, _, _, na) = leduc_encoder();
+        let device = crate::nn::select_device("flex").unwrap();
+        let mut net = Cvpn::new(config(&enc, na, 16), &device, 1e-3, 9).unwrap();
+        let q = enc.random_queries(&mut SplitMix64::new(1), 4);
+        let input: Vec<f32> = q
+            .iter()
+            .flat_map(|q| enc.encode(q).unwrap().input)
+            .collect();
+        let mut b = CvpnBatch::default();
+        b.input.clone_from(&input);
+        let p2 = 2 * enc.private_states();
+        b.values = vec![0.5; 4 * p2];
+        b.value_mask = vec![1.0; 4 * p2];
+        net.train_step(&b).unwrap();
+        let snap = net.snapshot();
+        assert_eq!(snap.version, 1);
+        assert_eq!(snap.predict(&input).unwrap(), net.predict(&input).unwrap());
+        let dir = std::env::temp_dir().join(format!("armac_cvpn_ckpt_{}", std::process::id()));
+        net.save(&dir).unwrap();
+        let back = Cvpn::load(&dir, &config(&enc, na, 16), &device, 1e-3).unwrap();
+        assert_eq!(back.steps(), 1);
+        assert_eq!(back.predict(&input).unwrap(), net.predict(&input).unwrap());
+        let mut kuhn = config(&enc, na, 16);
+        kuhn.game = "kuhn_poker".into();
+        for (what, cfg) in [("game", kuhn), ("size", config(&enc, na, 32))] {
+            let e = Cvpn::load(&dir, &cfg, &device, 1e-3)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(CVPN_META_FILE) && e.contains("recorded") && e.contains("expected"),
+                "{what}: {e}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// Masked mean squared error of `pred` against `data` (and of the zero predictor).
     fn mse(pred: &[f32], data: &ValueExamples) -> (f64, f64) {
         let (mut e, mut z, mut n) = (0.0, 0.0, 0.0);

@@ -1,7 +1,10 @@
 //! The Student of Games training run (`[sog]` configs): a CVPN trained by sound self-play.
 //!
-//! One process, one thread, in rounds (a first slice of the paper's asynchronous actors,
-//! solvers and trainers). Each round:
+//! One process in rounds. With `actors = 0` (the default, deterministic) each round runs its
+//! phases one after the other on one thread; with `actors ≥ 1` and `solvers ≥ 1` they overlap
+//! on threads, as the paper's asynchronous actors, solvers and trainers (see
+//! [`threaded_round`]: paced learner, versioned weight broadcast, not reproducible bit for
+//! bit). Each round:
 //! 1. **self-play**: `games_per_round` games in which both players re-solve continually with
 //!    GT-CFR at every decision, the current CVPN at every search's frontier
 //!    ([`crate::rl::sog::play_game`]); actions from `(1 − ε)·search + ε·uniform`; at most
@@ -13,7 +16,8 @@
 //!    [`crate::search::SearchLabels`]); their root CFVs are value examples, and each frontier
 //!    PBS of a re-solve re-enters the buffer with probability `p_rec` (recursive queries);
 //! 3. **learning**: `steps_per_round` Adam steps on batches drawn uniformly from the FIFO
-//!    replay of examples (value MSE + policy cross-entropy).
+//!    replay of examples (value MSE + policy cross-entropy; with `td1 > 0` the replay also
+//!    holds TD(1) value examples of the self-play decisions, [`crate::rl::sog::td1_example`]).
 //!
 //! Every `eval.every` rounds (small games) the whole-game search policy with the current CVPN
 //! ([`crate::search::SearchPolicy`]) is evaluated exactly; round 0 of a fresh run records the
@@ -111,6 +115,10 @@ fn compile(name: &str) -> Result<Compiled, RunError> {
         .map_err(RunError::context("the game of a Student of Games run"))?;
     let tree = Arc::new(PublicTree::build_with_limit(game.as_ref(), MAX_HISTORIES)?);
     let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree)?);
+    // The whole game's search layout: games it refuses (hidden actions, as in II-Goofspiel)
+    // are refused here with the layout's reason, before anything else looks at them.
+    crate::tree::tensor::TensorTree::build(&tree, &ht, 0, None)
+        .map_err(RunError::context("the game's search layout"))?;
     Ok(Compiled { game, tree, ht })
 }
 
@@ -723,7 +731,9 @@ fn threaded_round(
                                 return Ok(());
                             }
                             let weights = snap.read().expect("weights lock").clone();
-                            let lag = learner_steps.load(Ordering::Relaxed) - weights.version;
+                            let lag = learner_steps
+                                .load(Ordering::Relaxed)
+                                .saturating_sub(weights.version);
                             let seed = SplitMix64::new(
                                 base_seed ^ (gi as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
                             )
