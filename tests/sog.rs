@@ -255,8 +255,8 @@ fn bad_sog_config_values_name_the_key() {
         // Hold'em before issue 13's Part B: refused with the reason.
         (
             "game=\"universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,\
-             raiseSize=2 4,firstPlayer=1 1,maxRaises=1 1,numSuits=2,numRanks=3,\
-             numHoleCards=1,numBoardCards=0 1)\"",
+             raiseSize=2 4,firstPlayer=1 1,maxRaises=1 1,numSuits=2,numRanks=5,\
+             numHoleCards=2,numBoardCards=0 3)\"",
             "Part B",
         ),
     ] {

@@ -398,6 +398,13 @@ pub struct SogSearchConfig {
     /// of a uniform one.
     #[serde(default)]
     pub policy_prior: bool,
+    /// The regret engine: `scalar` (the `f64` reference engine, the only one so far).
+    #[serde(default = "d_engine")]
+    pub engine: String,
+}
+
+fn d_engine() -> String {
+    "scalar".into()
 }
 
 impl Default for SogSearchConfig {
@@ -409,6 +416,7 @@ impl Default for SogSearchConfig {
             alpha: 0.5,
             r#final: d_final(),
             policy_prior: false,
+            engine: d_engine(),
         }
     }
 }
@@ -847,6 +855,17 @@ impl Config {
             "current" => false,
             _ => return Err(bad("search.final", "expected `average` or `current`")),
         };
+        match se.engine.as_str() {
+            "scalar" => {}
+            "tensor" => {
+                return Err(bad(
+                    "search.engine",
+                    "`tensor` is not implemented yet: only the scalar f64 engine exists \
+                     (search::ScalarEngine)",
+                ));
+            }
+            _ => return Err(bad("search.engine", "expected `scalar`")),
+        }
         if !(net.learning_rate.is_finite() && net.learning_rate > 0.0) {
             return Err(bad("net.learning_rate", "must be a positive number"));
         }

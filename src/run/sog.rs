@@ -1115,6 +1115,11 @@ mod tests {
             ),
             ("sog.selfplay.solver_s=0", "sog.selfplay.solver_s"),
             ("sog.device=\"tpu\"", "sog.device"),
+            ("sog.search.engine=\"tensor\"", "sog.search.engine"),
+            ("sog.search.engine=\"gpu\"", "sog.search.engine"),
+            ("sog.selfplay.td1=-0.5", "sog.selfplay.td1"),
+            ("sog.selfplay.sync_every=0", "sog.selfplay.sync_every"),
+            ("sog.selfplay.actors=1", "sog.selfplay.solvers"),
         ] {
             let mut t = base();
             apply_override(&mut t, kv).unwrap();
