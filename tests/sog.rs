@@ -247,6 +247,18 @@ fn bad_sog_config_values_name_the_key() {
         ("sog.search.alpha=-0.5", "sog.search.alpha"),
         ("sog.net.batch=0", "sog.net.batch"),
         ("sog.selfplay.bogus=1", "bogus"),
+        ("sog.selfplay.p_rec=-0.1", "sog.selfplay.p_rec"),
+        ("sog.selfplay.td1=2", "sog.selfplay.td1"),
+        ("sog.selfplay.actors=2", "sog.selfplay.solvers"),
+        ("sog.selfplay.solvers=1", "sog.selfplay.solvers"),
+        ("sog.selfplay.sync_every=0", "sog.selfplay.sync_every"),
+        // Hold'em before issue 13's Part B: refused with the reason.
+        (
+            "game=\"universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,\
+             raiseSize=2 4,firstPlayer=1 1,maxRaises=1 1,numSuits=2,numRanks=5,\
+             numHoleCards=2,numBoardCards=0 3)\"",
+            "Part B",
+        ),
     ] {
         run_err(
             train()
@@ -256,4 +268,71 @@ fn bad_sog_config_values_name_the_key() {
         );
         assert!(!out.exists(), "{kv}: nothing written");
     }
+    // II-Goofspiel: the search layout refuses its hidden simultaneous moves, and says so.
+    run_err(
+        train()
+            .args([
+                "--config",
+                "leduc_sog.toml",
+                "--set",
+                "game=\"turn_based_simultaneous_game(game=goofspiel(imp_info=True,\
+                 num_cards=4,points_order=descending))\"",
+                "--out",
+            ])
+            .arg(&out),
+        "search layout",
+    );
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// Threads: 2 self-play actors and 1 query solver beside the learner (Kuhn, CI-sized). Every
+/// round plays its quota of games and takes its quota of learner steps, the network learns,
+/// and a threaded run resumed from its checkpoint continues to the longer target with the
+/// counters of an uninterrupted run's quotas.
+#[test]
+fn threaded_self_play_keeps_the_quotas_learns_and_resumes() {
+    let out = tmp("sog", "threads");
+    let args = |rounds: u64| -> Vec<String> {
+        [
+            "--config",
+            "kuhn_sog.toml",
+            "--set",
+            &format!("sog.rounds={rounds}"),
+            "--set",
+            "sog.selfplay.actors=2",
+            "--set",
+            "sog.selfplay.solvers=1",
+            "--set",
+            "sog.selfplay.sync_every=5",
+            "--set",
+            "sog.selfplay.td1=0.5",
+            "--set",
+            "eval.every=100",
+            "--quiet",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    run_ok(train().args(args(6)).arg("--out").arg(&out));
+    run_ok(
+        train()
+            .arg("--resume")
+            .arg(&out)
+            .args(["--set", "sog.rounds=12", "--quiet"]),
+    );
+    let rows = metrics(&out);
+    assert_eq!(rows.len(), 13, "round 0 and 12 rounds");
+    let last = &rows[12];
+    assert_eq!(f(last, "games"), 12.0 * 16.0);
+    assert_eq!(f(last, "learner_steps"), 12.0 * 100.0);
+    let solved = f(last, "queries_solved");
+    assert!(solved > 0.0 && solved <= 12.0 * 128.0, "{solved}");
+    let (initial, trained) = (f(&rows[0], "nash_conv"), f(last, "nash_conv"));
+    eprintln!("Kuhn SoG, 2 actors + 1 solver, 12 rounds: {initial:.4} -> {trained:.4}");
+    assert!(
+        trained < 0.5 * initial,
+        "trained {trained} vs initial {initial}"
+    );
+    std::fs::remove_dir_all(&out).ok();
 }

@@ -6,6 +6,7 @@ pub mod batched;
 pub mod learner;
 pub mod poker;
 pub mod reservoir;
+pub mod search;
 pub mod solvers;
 
 /// A benchmark's failure (bad arguments, a game or solver that cannot be built).

@@ -165,7 +165,7 @@ pub struct LbrNetArgs {
 
 /// CPU seconds (user + system) this process has used so far, from `/proc/self/stat`
 /// (`None` where that file is not readable).
-fn process_cpu_seconds() -> Option<f64> {
+pub(crate) fn process_cpu_seconds() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the command name (which may hold spaces) start after the last ')'.
     let rest = &stat[stat.rfind(')')? + 2..];
@@ -176,7 +176,7 @@ fn process_cpu_seconds() -> Option<f64> {
 }
 
 /// The 1-minute load average, from `/proc/loadavg`.
-fn load_average() -> Option<f64> {
+pub(crate) fn load_average() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg")
         .ok()?
         .split_whitespace()

@@ -14,12 +14,14 @@
 //!   throughput of the batched public-tree solvers (`armac::nn::public`) on a burn device;
 //!   `scripts/bench_batched.sh` runs it beside the tabular peers and
 //!   `scripts/h100_estimate.py` turns its layout sizes into an H100 estimate.
+//! * `search --game G --batch B --simulations S --repeats R`: SoG searches/s at B = 1 and B
+//!   in lock-step (ratio), query re-solves/s, CVPN learner steps/s; `scripts/bench_search.sh`.
 //! * `reservoir --config nlhe_fcpa.toml --snapshots N --seconds S`: peak memory, disk and
 //!   acting steps/s of an ARMAC run resumed from a synthetic reservoir of N past networks;
 //!   `scripts/bench_reservoir.sh` compares N = 1024 with N = 8.
 
 use anyhow::{Result, anyhow};
-use armac::bench::{batched, learner, poker, reservoir, solvers};
+use armac::bench::{batched, learner, poker, reservoir, search, solvers};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
@@ -58,6 +60,10 @@ enum Command {
     /// ARMAC with a synthetic reservoir of --snapshots past networks: resumes it, trains for
     /// --seconds, and reports peak memory, disk use and acting steps per second.
     Reservoir(reservoir::ReservoirArgs),
+    /// Student of Games: GT-CFR searches/s one at a time (B = 1) and B in lock-step (one CVPN
+    /// forward per update for all), interleaved, medians and ratio; query re-solves/s; CVPN
+    /// learner steps/s.
+    Search(search::SearchArgs),
 }
 
 fn main() -> Result<()> {
@@ -72,6 +78,7 @@ fn main() -> Result<()> {
         Command::Learner(a) => learner::learner(&a),
         Command::Batched(a) => batched::batched(&a),
         Command::Reservoir(a) => reservoir::reservoir(&a),
+        Command::Search(a) => search::search(&a),
     }
     .map_err(|e| anyhow!(e))?;
     for line in lines {

@@ -219,6 +219,16 @@ impl Cvpn {
         Ok((to_vec(v), to_vec(p)))
     }
 
+    /// An inference copy of the current weights (see [`CvpnSnapshot`]).
+    pub fn snapshot(&self) -> CvpnSnapshot {
+        CvpnSnapshot {
+            cfg: self.cfg.clone(),
+            device: self.device.clone().without_autodiff(),
+            model: self.model.valid(),
+            version: self.steps,
+        }
+    }
+
     /// One Adam step on `batch`; returns the losses before the step.
     pub fn train_step(&mut self, batch: &CvpnBatch) -> Result<CvpnLosses, NnError> {
         let b = self.rows_of(&batch.input)?;
@@ -387,11 +397,71 @@ struct CvpnMeta {
     optimizer_file: Option<FileCheck>,
 }
 
+/// Forward passes of a CVPN's weights: what a search's evaluator needs of a network, from the
+/// learner's own [`Cvpn`] or from a broadcast [`CvpnSnapshot`].
+pub trait CvpnForward: Send + Sync {
+    /// The network's sizes.
+    fn config(&self) -> &CvpnConfig;
+    /// Normalised values (`rows × 2P`) and policy logits (`rows × P·A`) of `input` rows.
+    fn predict(&self, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>), NnError>;
+}
+
+impl CvpnForward for Cvpn {
+    fn config(&self) -> &CvpnConfig {
+        Cvpn::config(self)
+    }
+    fn predict(&self, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>), NnError> {
+        Cvpn::predict(self, input)
+    }
+}
+
+/// An inference copy of a [`Cvpn`]'s weights (no autodiff, no optimiser state): what the
+/// learner broadcasts to self-play actor and query-solver threads. Immutable; `version` is
+/// the learner's step count when it was taken.
+pub struct CvpnSnapshot {
+    cfg: CvpnConfig,
+    device: Device,
+    model: CvpnModel,
+    /// Learner steps of the weights.
+    pub version: u64,
+}
+
+impl std::fmt::Debug for CvpnSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CvpnSnapshot")
+            .field("cfg", &self.cfg)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CvpnForward for CvpnSnapshot {
+    fn config(&self) -> &CvpnConfig {
+        &self.cfg
+    }
+    fn predict(&self, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>), NnError> {
+        let n = self.cfg.input_size;
+        if !input.len().is_multiple_of(n) {
+            return Err(NnError::Batch(format!(
+                "CVPN input has {} entries, not a multiple of the input size {n}",
+                input.len()
+            )));
+        }
+        let b = input.len() / n;
+        if b == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let x = tensor2(input.to_vec(), b, n, &self.device);
+        let (v, p) = self.model.forward(x);
+        Ok((to_vec(v), to_vec(p)))
+    }
+}
+
 /// A [`LeafValues`] evaluator backed by a CVPN: every query of one call goes through one
 /// forward pass.
 pub struct CvpnLeaves<'a> {
     /// The network.
-    pub net: &'a Cvpn,
+    pub net: &'a dyn CvpnForward,
     /// The encoder of the network's game.
     pub encoder: &'a mut PbsEncoder,
     /// Queries answered so far.
@@ -402,7 +472,7 @@ pub struct CvpnLeaves<'a> {
 
 impl<'a> CvpnLeaves<'a> {
     /// An evaluator over `net` and `encoder` (of the same game).
-    pub fn new(net: &'a Cvpn, encoder: &'a mut PbsEncoder) -> Self {
+    pub fn new(net: &'a dyn CvpnForward, encoder: &'a mut PbsEncoder) -> Self {
         CvpnLeaves {
             net,
             encoder,
@@ -515,6 +585,47 @@ mod tests {
             hidden,
             layers: 2,
         }
+    }
+
+    /// A broadcast snapshot predicts what its network does; a checkpoint loads back to the same
+    /// predictions and step count; a checkpoint loaded as another game's or another size's
+    /// network is refused with an error naming the file and both configurations.
+    #[test]
+    fn snapshots_and_checkpoints_predict_alike_and_other_configs_are_refused() {
+        let (mut enc, _, _, na) = leduc_encoder();
+        let device = crate::nn::select_device("flex").unwrap();
+        let mut net = Cvpn::new(config(&enc, na, 16), &device, 1e-3, 9).unwrap();
+        let q = enc.random_queries(&mut SplitMix64::new(1), 4);
+        let input: Vec<f32> = q
+            .iter()
+            .flat_map(|q| enc.encode(q).unwrap().input)
+            .collect();
+        let mut b = CvpnBatch::default();
+        b.input.clone_from(&input);
+        let p2 = 2 * enc.private_states();
+        b.values = vec![0.5; 4 * p2];
+        b.value_mask = vec![1.0; 4 * p2];
+        net.train_step(&b).unwrap();
+        let snap = net.snapshot();
+        assert_eq!(snap.version, 1);
+        assert_eq!(snap.predict(&input).unwrap(), net.predict(&input).unwrap());
+        let dir = std::env::temp_dir().join(format!("armac_cvpn_ckpt_{}", std::process::id()));
+        net.save(&dir).unwrap();
+        let back = Cvpn::load(&dir, &config(&enc, na, 16), &device, 1e-3).unwrap();
+        assert_eq!(back.steps(), 1);
+        assert_eq!(back.predict(&input).unwrap(), net.predict(&input).unwrap());
+        let mut kuhn = config(&enc, na, 16);
+        kuhn.game = "kuhn_poker".into();
+        for (what, cfg) in [("game", kuhn), ("size", config(&enc, na, 32))] {
+            let e = Cvpn::load(&dir, &cfg, &device, 1e-3)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(CVPN_META_FILE) && e.contains("recorded") && e.contains("expected"),
+                "{what}: {e}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// Masked mean squared error of `pred` against `data` (and of the zero predictor).

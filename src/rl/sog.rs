@@ -49,6 +49,8 @@ pub struct PolicyTarget {
     /// Per private state of the actor: (action ids, probabilities); empty where the actor has
     /// no infoset or no reach.
     pub rows: Vec<(Vec<u32>, Vec<f64>)>,
+    /// Both players' actual private states in the game (for TD(1) targets).
+    pub private: [usize; 2],
 }
 
 /// What one self-play game produced.
@@ -141,7 +143,9 @@ pub fn play_game(
                     }
                     qs.truncate(keep);
                     out.queries.extend(qs);
-                    out.policy_targets.push(policy_target(tree, p, node, &r));
+                    let mut t = policy_target(tree, p, node, &r);
+                    t.private = [ht.private[h][0] as usize, ht.private[h][1] as usize];
+                    out.policy_targets.push(t);
                 } else {
                     out.unsearched += 1;
                 }
@@ -189,6 +193,7 @@ fn policy_target(
         pbs: r.beliefs.clone(),
         player: p,
         rows,
+        private: [0, 0],
     }
 }
 
@@ -342,6 +347,45 @@ pub fn policy_example(
         policy,
         policy_mask,
     })
+}
+
+/// The TD(1) value example of a self-play decision (SoG §4.8: the game's outcome as the value
+/// target along the main line): at the decided PBS of `t`, player 0's actual private state
+/// gets the normalised target `return0 / scale` and player 1's `−return0 / scale`, each with
+/// loss weight `weight`; every other entry is masked. The outcome is a sample of the
+/// normalised value `CFV(x) / m(x)` (an expected payoff over the opponent's private states
+/// drawn from its belief). `None` when `weight` is 0 or neither actual state has opponent
+/// mass at the PBS.
+pub fn td1_example(
+    encoder: &mut PbsEncoder,
+    t: &PolicyTarget,
+    return0: f64,
+    weight: f64,
+) -> Result<Option<Example>, SearchError> {
+    if weight <= 0.0 {
+        return Ok(None);
+    }
+    let p = encoder.private_states();
+    let enc = encoder.encode(&t.pbs)?;
+    let mut values = vec![0.0f32; 2 * p];
+    let mut value_mask = vec![0.0f32; 2 * p];
+    for (i, sign) in [(0usize, 1.0), (1, -1.0)] {
+        let x = t.private[i];
+        if x < p && enc.mass[i][x] > crate::search::features::MIN_MASS {
+            values[i * p + x] = (sign * return0 / encoder.scale()) as f32;
+            value_mask[i * p + x] = weight as f32;
+        }
+    }
+    if value_mask.iter().all(|&m| m == 0.0) {
+        return Ok(None);
+    }
+    Ok(Some(Example {
+        input: enc.input,
+        values,
+        value_mask,
+        policy: Vec::new(),
+        policy_mask: Vec::new(),
+    }))
 }
 
 // --- checkpoint encoding: little-endian, length-prefixed arrays ---
@@ -540,6 +584,49 @@ mod tests {
             totals.queries.extend(g.queries);
         }
         assert!(totals.searches_with_frontier > 0 && !totals.queries.is_empty());
+    }
+
+    /// TD(1) examples: the game's outcome at both players' actual private states (player 1
+    /// negated), normalised by the game's scale, weighted by `td1`, everything else masked;
+    /// weight 0 gives none. The actor's actual private state holds the decided infoset.
+    #[test]
+    fn td1_examples_carry_the_outcome_at_the_actual_private_states() {
+        let (tree, ht) = compile("kuhn_poker");
+        let game = load_game("kuhn_poker").unwrap();
+        let mut enc = PbsEncoder::new(game, tree.clone(), ht.clone()).unwrap();
+        let mut oracle = SubgameOracle::new(tree.clone(), ht.clone(), 50).unwrap();
+        let (p, scale) = (enc.private_states(), enc.scale());
+        let mut checked = 0;
+        for seed in 0..8 {
+            let g = play_game(&tree, &ht, &config(5, 0.1), seed, &mut oracle).unwrap();
+            assert!(g.return0 != 0.0, "Kuhn has no draws");
+            for t in &g.policy_targets {
+                assert_ne!(t.private[0], t.private[1], "Kuhn deals two different cards");
+                assert!(
+                    !t.rows[t.private[t.player]].0.is_empty(),
+                    "the actor's actual private state has a row at the decision"
+                );
+                assert!(td1_example(&mut enc, t, g.return0, 0.0).unwrap().is_none());
+                let e = td1_example(&mut enc, t, g.return0, 0.25)
+                    .unwrap()
+                    .expect("some actual state has opponent mass");
+                assert!(e.policy.is_empty() && e.policy_mask.is_empty());
+                for i in 0..2 {
+                    for x in 0..p {
+                        let (v, m) = (e.values[i * p + x], e.value_mask[i * p + x]);
+                        if x == t.private[i] && m > 0.0 {
+                            let want = if i == 0 { g.return0 } else { -g.return0 } / scale;
+                            assert!((f64::from(v) - want).abs() < 1e-6, "{v} vs {want}");
+                            assert_eq!(m, 0.25);
+                            checked += 1;
+                        } else {
+                            assert_eq!((v, m), (0.0, 0.0), "player {i} state {x} masked");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked >= 8);
     }
 
     #[test]

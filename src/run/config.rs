@@ -414,6 +414,13 @@ pub struct SogSearchConfig {
     /// of a uniform one.
     #[serde(default)]
     pub policy_prior: bool,
+    /// The regret engine: `scalar` (the `f64` reference engine, the only one so far).
+    #[serde(default = "d_engine")]
+    pub engine: String,
+}
+
+fn d_engine() -> String {
+    "scalar".into()
 }
 
 impl Default for SogSearchConfig {
@@ -425,6 +432,7 @@ impl Default for SogSearchConfig {
             alpha: 0.5,
             r#final: d_final(),
             policy_prior: false,
+            engine: d_engine(),
         }
     }
 }
@@ -494,6 +502,22 @@ pub struct SogSelfPlayConfig {
     /// Learner steps per round.
     #[serde(default = "d_sog_steps")]
     pub steps_per_round: usize,
+    /// Self-play actor threads; 0 (default): the sequential, deterministic round schedule
+    /// (self-play, then solving, then learning, on the calling thread).
+    #[serde(default)]
+    pub actors: usize,
+    /// Query-solver threads beside the actors (at least 1 when `actors` is; 0 with it).
+    #[serde(default)]
+    pub solvers: usize,
+    /// With threads: the learner broadcasts its weights to actors and solvers every this many
+    /// learner steps (and at every round start).
+    #[serde(default = "d_sog_sync")]
+    pub sync_every: usize,
+    /// Weight in [0, 1] of TD(1) value targets (the game's outcome at each self-play decision,
+    /// for both players' actual private states) beside the re-solve targets (weight 1);
+    /// 0 (default): none.
+    #[serde(default)]
+    pub td1: f64,
 }
 
 impl Default for SogSelfPlayConfig {
@@ -509,8 +533,16 @@ impl Default for SogSelfPlayConfig {
             p_rec: d_p_rec(),
             replay: d_sog_replay(),
             steps_per_round: d_sog_steps(),
+            actors: 0,
+            solvers: 0,
+            sync_every: d_sog_sync(),
+            td1: 0.0,
         }
     }
+}
+
+fn d_sog_sync() -> usize {
+    10
 }
 
 fn d_sog_s() -> usize {
@@ -585,6 +617,10 @@ pub struct SogSettings {
     pub p_rec: f64,
     pub replay: usize,
     pub steps_per_round: usize,
+    pub actors: usize,
+    pub solvers: usize,
+    pub sync_every: usize,
+    pub td1: f64,
     pub eval_every: u64,
     pub checkpoint_every: u64,
     pub checkpoint_seconds: f64,
@@ -808,6 +844,7 @@ impl Config {
             ("selfplay.buffer", sp.buffer),
             ("selfplay.replay", sp.replay),
             ("selfplay.solver_s", sp.solver_s.unwrap_or(1)),
+            ("selfplay.sync_every", sp.sync_every),
         ] {
             if v == 0 {
                 return Err(bad(k, "must be at least 1"));
@@ -823,6 +860,7 @@ impl Config {
             ("search.alpha", se.alpha),
             ("selfplay.epsilon", sp.epsilon),
             ("selfplay.p_rec", sp.p_rec),
+            ("selfplay.td1", sp.td1),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(bad(k, "must be in [0, 1]"));
@@ -833,6 +871,17 @@ impl Config {
             "current" => false,
             _ => return Err(bad("search.final", "expected `average` or `current`")),
         };
+        match se.engine.as_str() {
+            "scalar" => {}
+            "tensor" => {
+                return Err(bad(
+                    "search.engine",
+                    "`tensor` is not implemented yet: only the scalar f64 engine exists \
+                     (search::ScalarEngine)",
+                ));
+            }
+            _ => return Err(bad("search.engine", "expected `scalar`")),
+        }
         if !(net.learning_rate.is_finite() && net.learning_rate > 0.0) {
             return Err(bad("net.learning_rate", "must be a positive number"));
         }
@@ -840,6 +889,19 @@ impl Config {
             return Err(bad(
                 "selfplay.solves_per_round",
                 "must be at least 1 unless selfplay.random_queries is (nothing would be learnt)",
+            ));
+        }
+        if sp.actors > 0 && sp.solvers == 0 {
+            return Err(bad(
+                "selfplay.solvers",
+                "must be at least 1 when selfplay.actors is (nothing would solve the queries)",
+            ));
+        }
+        if sp.actors == 0 && sp.solvers > 0 {
+            return Err(bad(
+                "selfplay.solvers",
+                "solver threads need actor threads: set selfplay.actors >= 1, or solvers = 0 \
+                 for the sequential schedule",
             ));
         }
         if !["flex", "cpu", "wgpu", "cuda", "default"].contains(&g.device.as_str()) {
@@ -886,6 +948,10 @@ impl Config {
             p_rec: sp.p_rec,
             replay: sp.replay,
             steps_per_round: sp.steps_per_round,
+            actors: sp.actors,
+            solvers: sp.solvers,
+            sync_every: sp.sync_every,
+            td1: sp.td1,
             eval_every: self.eval.every,
             checkpoint_every: self.checkpoint.every_epochs,
             checkpoint_seconds: self.checkpoint.every_seconds,

@@ -358,7 +358,13 @@ fn validate(config: &config::Config) -> Result<(), RunError> {
     ) {
         (true, false, false) => config.tabular().map(drop).map_err(Into::into),
         (false, true, false) => config.armac().map(drop).map_err(Into::into),
-        (false, false, true) => config.sog().map(drop).map_err(Into::into),
+        (false, false, true) => {
+            config.sog()?;
+            // Games search refuses are refused before the run directory is touched.
+            let game = crate::games::load_game(&config.game)?;
+            crate::search::check_supported(game.as_ref())
+                .map_err(RunError::context("the game of a Student of Games run"))
+        }
         (false, false, false) => Err(RunError::Usage(
             "the config has no algorithm section (expected [solver], [armac] or [sog])".into(),
         )),

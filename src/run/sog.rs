@@ -1,7 +1,10 @@
 //! The Student of Games training run (`[sog]` configs): a CVPN trained by sound self-play.
 //!
-//! One process, one thread, in rounds (a first slice of the paper's asynchronous actors,
-//! solvers and trainers). Each round:
+//! One process in rounds. With `actors = 0` (the default, deterministic) each round runs its
+//! phases one after the other on one thread; with `actors ≥ 1` and `solvers ≥ 1` they overlap
+//! on threads, as the paper's asynchronous actors, solvers and trainers (see
+//! [`threaded_round`]: paced learner, versioned weight broadcast, not reproducible bit for
+//! bit). Each round:
 //! 1. **self-play**: `games_per_round` games in which both players re-solve continually with
 //!    GT-CFR at every decision, the current CVPN at every search's frontier
 //!    ([`crate::rl::sog::play_game`]); actions from `(1 − ε)·search + ε·uniform`; at most
@@ -13,7 +16,8 @@
 //!    [`crate::search::SearchLabels`]); their root CFVs are value examples, and each frontier
 //!    PBS of a re-solve re-enters the buffer with probability `p_rec` (recursive queries);
 //! 3. **learning**: `steps_per_round` Adam steps on batches drawn uniformly from the FIFO
-//!    replay of examples (value MSE + policy cross-entropy).
+//!    replay of examples (value MSE + policy cross-entropy; with `td1 > 0` the replay also
+//!    holds TD(1) value examples of the self-play decisions, [`crate::rl::sog::td1_example`]).
 //!
 //! Every `eval.every` rounds (small games) the whole-game search policy with the current CVPN
 //! ([`crate::search::SearchPolicy`]) is evaluated exactly; round 0 of a fresh run records the
@@ -31,10 +35,10 @@ use crate::games::load_game;
 use crate::nn::cvpn::{CVPN_META_FILE, Cvpn, CvpnConfig, CvpnLeaves};
 use crate::rl::sog::{
     ExampleReplay, QueryBuffer, SelfPlayConfig, decode_buffers, encode_buffers, play_game,
-    policy_example, value_examples,
+    policy_example, td1_example, value_examples,
 };
 use crate::search::{
-    Final, GtCfrConfig, PbsEncoder, ResolverConfig, SearchPolicy, SearchPolicyStats,
+    Final, GtCfrConfig, Pbs, PbsEncoder, ResolverConfig, SearchPolicy, SearchPolicyStats,
     solve_pbs_with_frontier,
 };
 use crate::tree::PublicTree;
@@ -107,8 +111,14 @@ struct Compiled {
 
 fn compile(name: &str) -> Result<Compiled, RunError> {
     let game = load_game(name)?;
+    crate::search::check_supported(game.as_ref())
+        .map_err(RunError::context("the game of a Student of Games run"))?;
     let tree = Arc::new(PublicTree::build_with_limit(game.as_ref(), MAX_HISTORIES)?);
     let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree)?);
+    // The whole game's search layout: games it refuses (hidden actions, as in II-Goofspiel)
+    // are refused here with the layout's reason, before anything else looks at them.
+    crate::tree::tensor::TensorTree::build(&tree, &ht, 0, None)
+        .map_err(RunError::context("the game's search layout"))?;
     Ok(Compiled { game, tree, ht })
 }
 
@@ -210,6 +220,12 @@ fn save_checkpoint(
 /// What one round did (for metrics).
 #[derive(Default)]
 struct RoundStats {
+    decisions: u64,
+    first_searches: u64,
+    first_searches_with_frontier: u64,
+    td1_examples: u64,
+    /// Sum over games of (learner steps − the version of the weights the game was played with).
+    weight_lag: u64,
     games: u64,
     searches: u64,
     searches_with_frontier: u64,
@@ -326,87 +342,37 @@ pub fn run(
             break;
         }
         let round = st.round + 1;
-        let mut rng = SplitMix64::new(round_seed(s.seed, round));
-        let mut rs = RoundStats::default();
-        let t_play = Instant::now();
-        // 1. Self-play with the current network.
-        {
-            let mut leaves = CvpnLeaves::new(&net, &mut leaf_enc);
-            for _ in 0..s.games_per_round {
-                let g = play_game(&c.tree, &c.ht, &play_cfg, rng.next_u64(), &mut leaves)
-                    .map_err(RunError::context(format!("self-play in round {round}")))?;
-                rs.games += 1;
-                st.decisions += g.decisions as u64;
-                rs.searches += g.searches as u64;
-                rs.searches_with_frontier += g.searches_with_frontier as u64;
-                st.first_searches += g.first_searches as u64;
-                st.first_searches_with_frontier += g.first_searches_with_frontier as u64;
-                rs.unsearched += g.unsearched as u64;
-                rs.off_policy += g.off_policy_actions as u64;
-                rs.generated += g.queries.len() as u64;
-                for q in g.queries {
-                    queries.push(q);
-                }
-                for t in &g.policy_targets {
-                    let e = policy_example(&mut ex_enc, t, a)
-                        .map_err(RunError::context("encoding a policy target"))?;
-                    replay.push(e);
-                }
-            }
-        }
-        let play_secs = t_play.elapsed().as_secs_f64();
-        // 2. Re-solve the oldest queries (and random ones) with the current network.
-        let t_solve = Instant::now();
-        let mut batch = queries.take(s.solves_per_round);
-        batch.extend(ex_enc.random_queries(&mut rng, s.random_queries));
-        if !batch.is_empty() {
-            let mut answers = Vec::with_capacity(batch.len());
-            let mut recursive = Vec::new();
-            {
-                let mut inner = CvpnLeaves::new(&net, &mut leaf_enc);
-                for q in &batch {
-                    let (v, frontier) =
-                        solve_pbs_with_frontier(&c.tree, &c.ht, q, &solver_cfg, &mut inner)
-                            .map_err(RunError::context(format!(
-                                "solving queries in round {round}"
-                            )))?;
-                    answers.push(v);
-                    if s.p_rec > 0.0 {
-                        recursive.extend(frontier.into_iter().filter(|_| rng.next_f64() < s.p_rec));
-                    }
-                }
-            }
-            for e in value_examples(&mut ex_enc, &batch, &answers)
-                .map_err(RunError::context("encoding value targets"))?
-            {
-                replay.push(e);
-            }
-            rs.solved = batch.len() as u64;
-            rs.recursive = recursive.len() as u64;
-            for q in recursive {
-                queries.push(q);
-            }
-        }
-        let solve_secs = t_solve.elapsed().as_secs_f64();
-        // 3. Learner steps.
-        let t_learn = Instant::now();
-        let mut steps = 0;
-        for _ in 0..s.steps_per_round {
-            let b = replay.sample(&mut rng, s.batch, p, a);
-            if b.input.is_empty() {
-                break;
-            }
-            let l = net
-                .train_step(&b)
-                .map_err(RunError::context("a learner step"))?;
-            rs.value_loss += l.value;
-            rs.policy_loss += l.policy;
-            steps += 1;
-        }
-        rs.value_loss /= steps.max(1) as f64;
-        rs.policy_loss /= steps.max(1) as f64;
-        let learn_secs = t_learn.elapsed().as_secs_f64();
-
+        let ctx = RoundCtx {
+            c: &c,
+            s,
+            play_cfg: &play_cfg,
+            solver_cfg: &solver_cfg,
+            round,
+            p,
+            a,
+        };
+        let out = if s.actors == 0 {
+            sequential_round(
+                &ctx,
+                &mut net,
+                &mut queries,
+                &mut replay,
+                &mut leaf_enc,
+                &mut ex_enc,
+            )?
+        } else {
+            threaded_round(&ctx, &mut net, &mut queries, &mut replay)?
+        };
+        let RoundOut {
+            rs,
+            steps,
+            play_secs,
+            solve_secs,
+            learn_secs,
+        } = out;
+        st.decisions += rs.decisions;
+        st.first_searches += rs.first_searches;
+        st.first_searches_with_frontier += rs.first_searches_with_frontier;
         st.round = round;
         st.games += rs.games;
         st.searches += rs.searches;
@@ -429,6 +395,14 @@ pub fn run(
         tb.scalar("queries/generated", rs.generated as f64, it);
         tb.scalar("queries/solved", rs.solved as f64, it);
         tb.scalar("queries/recursive", rs.recursive as f64, it);
+        tb.scalar("selfplay/td1_examples", rs.td1_examples as f64, it);
+        if s.actors > 0 {
+            tb.scalar(
+                "selfplay/weight_lag",
+                rs.weight_lag as f64 / rs.games.max(1) as f64,
+                it,
+            );
+        }
         tb.scalar("queries/buffer", queries.items.len() as f64, it);
         tb.scalar("queries/dropped", queries.dropped as f64, it);
         tb.scalar("replay", replay.items.len() as f64, it);
@@ -519,6 +493,439 @@ pub fn run(
     )
     .map_err(io_err("summary", dir))?;
     Ok(summary)
+}
+
+/// What a round needs besides the mutable run state.
+struct RoundCtx<'a> {
+    c: &'a Compiled,
+    s: &'a SogSettings,
+    play_cfg: &'a SelfPlayConfig,
+    solver_cfg: &'a GtCfrConfig,
+    round: u64,
+    /// The network's private states and actions.
+    p: usize,
+    a: usize,
+}
+
+/// A round's tallies and the wall time of its phases.
+struct RoundOut {
+    rs: RoundStats,
+    steps: usize,
+    play_secs: f64,
+    solve_secs: f64,
+    learn_secs: f64,
+}
+
+/// Adds one self-play game's counts to `rs`.
+fn tally_game(rs: &mut RoundStats, g: &crate::rl::sog::GameRecord) {
+    rs.games += 1;
+    rs.decisions += g.decisions as u64;
+    rs.searches += g.searches as u64;
+    rs.searches_with_frontier += g.searches_with_frontier as u64;
+    rs.first_searches += g.first_searches as u64;
+    rs.first_searches_with_frontier += g.first_searches_with_frontier as u64;
+    rs.unsearched += g.unsearched as u64;
+    rs.off_policy += g.off_policy_actions as u64;
+    rs.generated += g.queries.len() as u64;
+}
+
+/// The policy examples (and TD(1) value examples, weight `td1`) of a self-play game.
+fn game_examples(
+    enc: &mut PbsEncoder,
+    g: &crate::rl::sog::GameRecord,
+    a: usize,
+    td1: f64,
+) -> Result<(Vec<crate::rl::sog::Example>, u64), RunError> {
+    let mut out = Vec::with_capacity(2 * g.policy_targets.len());
+    let mut n_td1 = 0;
+    for t in &g.policy_targets {
+        out.push(policy_example(enc, t, a).map_err(RunError::context("encoding a policy target"))?);
+        if let Some(e) = td1_example(enc, t, g.return0, td1)
+            .map_err(RunError::context("encoding a TD(1) target"))?
+        {
+            out.push(e);
+            n_td1 += 1;
+        }
+    }
+    Ok((out, n_td1))
+}
+
+/// One round of the sequential schedule (`actors = 0`): self-play, then solving, then
+/// learning, all with the weights of the round's start except the learner's own steps;
+/// deterministic given `(seed, round)` and the state at the round's start.
+fn sequential_round(
+    ctx: &RoundCtx,
+    net: &mut Cvpn,
+    queries: &mut QueryBuffer,
+    replay: &mut ExampleReplay,
+    leaf_enc: &mut PbsEncoder,
+    ex_enc: &mut PbsEncoder,
+) -> Result<RoundOut, RunError> {
+    let (c, s, round) = (ctx.c, ctx.s, ctx.round);
+    let mut rng = SplitMix64::new(round_seed(s.seed, round));
+    let mut rs = RoundStats::default();
+    let t_play = Instant::now();
+    // 1. Self-play with the current network.
+    {
+        let mut leaves = CvpnLeaves::new(&*net, leaf_enc);
+        for _ in 0..s.games_per_round {
+            let g = play_game(&c.tree, &c.ht, ctx.play_cfg, rng.next_u64(), &mut leaves)
+                .map_err(RunError::context(format!("self-play in round {round}")))?;
+            tally_game(&mut rs, &g);
+            let (examples, n_td1) = game_examples(ex_enc, &g, ctx.a, s.td1)?;
+            rs.td1_examples += n_td1;
+            for q in g.queries {
+                queries.push(q);
+            }
+            for e in examples {
+                replay.push(e);
+            }
+        }
+    }
+    let play_secs = t_play.elapsed().as_secs_f64();
+    // 2. Re-solve the oldest queries (and random ones) with the current network.
+    let t_solve = Instant::now();
+    let mut batch = queries.take(s.solves_per_round);
+    batch.extend(ex_enc.random_queries(&mut rng, s.random_queries));
+    if !batch.is_empty() {
+        let mut answers = Vec::with_capacity(batch.len());
+        let mut recursive = Vec::new();
+        {
+            let mut inner = CvpnLeaves::new(&*net, leaf_enc);
+            for q in &batch {
+                let (v, frontier) =
+                    solve_pbs_with_frontier(&c.tree, &c.ht, q, ctx.solver_cfg, &mut inner)
+                        .map_err(RunError::context(format!(
+                            "solving queries in round {round}"
+                        )))?;
+                answers.push(v);
+                if s.p_rec > 0.0 {
+                    recursive.extend(frontier.into_iter().filter(|_| rng.next_f64() < s.p_rec));
+                }
+            }
+        }
+        for e in value_examples(ex_enc, &batch, &answers)
+            .map_err(RunError::context("encoding value targets"))?
+        {
+            replay.push(e);
+        }
+        rs.solved = batch.len() as u64;
+        rs.recursive = recursive.len() as u64;
+        for q in recursive {
+            queries.push(q);
+        }
+    }
+    let solve_secs = t_solve.elapsed().as_secs_f64();
+    // 3. Learner steps.
+    let t_learn = Instant::now();
+    let mut steps = 0;
+    for _ in 0..s.steps_per_round {
+        let b = replay.sample(&mut rng, s.batch, ctx.p, ctx.a);
+        if b.input.is_empty() {
+            break;
+        }
+        let l = net
+            .train_step(&b)
+            .map_err(RunError::context("a learner step"))?;
+        rs.value_loss += l.value;
+        rs.policy_loss += l.policy;
+        steps += 1;
+    }
+    rs.value_loss /= steps.max(1) as f64;
+    rs.policy_loss /= steps.max(1) as f64;
+    Ok(RoundOut {
+        rs,
+        steps,
+        play_secs,
+        solve_secs,
+        learn_secs: t_learn.elapsed().as_secs_f64(),
+    })
+}
+
+/// The queries shared by actors and solvers in a threaded round.
+struct SharedQueries {
+    buffer: QueryBuffer,
+    /// Random queries of the round, solved first and outside the quota.
+    extra: Vec<Pbs>,
+    /// Buffer queries claimed by solvers this round (quota `solves_per_round`).
+    claimed: usize,
+}
+
+/// What a generator thread sends the learner.
+struct Produced {
+    examples: Vec<crate::rl::sog::Example>,
+}
+
+/// One round with threads (`actors ≥ 1`): `actors` threads play the round's
+/// `games_per_round` games and `solvers` threads re-solve up to `solves_per_round` queries
+/// (oldest first, as they arrive, plus the round's random queries) while the calling thread
+/// takes the round's `steps_per_round` learner steps. The learner is paced by the generators:
+/// its `k`-th step waits until both the games played and the queries solved reach `k/K` of
+/// their quotas (or the generators are done), so the per-round ratio of learner steps to
+/// games and solves is that of the sequential schedule at every moment. It broadcasts its
+/// weights ([`Cvpn::snapshot`], versioned by its step count) at the round's start and every
+/// `sync_every` steps; each game and each solve takes the newest weights when it starts.
+/// Game seeds depend on `(seed, round, game index)` only, but which weights a game or solve
+/// sees, and the order in which queries and examples arrive, depend on thread timing: runs
+/// with threads are not reproducible bit for bit. At the round's end every thread has
+/// finished, so checkpoints hold a consistent state.
+fn threaded_round(
+    ctx: &RoundCtx,
+    net: &mut Cvpn,
+    queries: &mut QueryBuffer,
+    replay: &mut ExampleReplay,
+) -> Result<RoundOut, RunError> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+    use std::sync::{Mutex, RwLock};
+    let (c, s, round) = (ctx.c, ctx.s, ctx.round);
+    let base_seed = round_seed(s.seed, round);
+    let mut rng = SplitMix64::new(base_seed);
+    let extra = {
+        let enc = encoder(c)?;
+        enc.random_queries(&mut rng, s.random_queries)
+    };
+    let shared = Mutex::new(SharedQueries {
+        buffer: std::mem::take(queries),
+        extra,
+        claimed: 0,
+    });
+    let snap = RwLock::new(Arc::new(net.snapshot()));
+    let learner_steps = AtomicU64::new(net.steps());
+    let games_claimed = AtomicUsize::new(0);
+    let games_done = AtomicUsize::new(0);
+    let solved = AtomicUsize::new(0);
+    let actors_left = AtomicUsize::new(s.actors);
+    let solvers_left = AtomicUsize::new(s.solvers);
+    let abort = AtomicBool::new(false);
+    let failure: Mutex<Option<RunError>> = Mutex::new(None);
+    let tally = Mutex::new(RoundStats::default());
+    let times = Mutex::new([0.0f64; 2]);
+    let (tx, rx) = crossbeam::channel::unbounded::<Produced>();
+    let t0 = Instant::now();
+    let fail = |e: RunError| {
+        abort.store(true, Ordering::Relaxed);
+        failure.lock().expect("failure lock").get_or_insert(e);
+    };
+    let mut steps = 0usize;
+    let (mut value_loss, mut policy_loss) = (0.0, 0.0);
+    let mut learn_secs = 0.0;
+    std::thread::scope(|scope| {
+        for actor in 0..s.actors {
+            let tx = tx.clone();
+            let (shared, snap, tally, times) = (&shared, &snap, &tally, &times);
+            let (games_claimed, games_done, actors_left) =
+                (&games_claimed, &games_done, &actors_left);
+            let (abort, learner_steps, fail) = (&abort, &learner_steps, &fail);
+            std::thread::Builder::new()
+                .name(format!("sog-actor-{actor}"))
+                .spawn_scoped(scope, move || {
+                    let work = || -> Result<(), RunError> {
+                        let mut enc = encoder(c)?;
+                        let mut ex_enc = encoder(c)?;
+                        loop {
+                            if abort.load(Ordering::Relaxed) {
+                                return Ok(());
+                            }
+                            let gi = games_claimed.fetch_add(1, Ordering::SeqCst);
+                            if gi >= s.games_per_round {
+                                return Ok(());
+                            }
+                            let weights = snap.read().expect("weights lock").clone();
+                            let lag = learner_steps
+                                .load(Ordering::Relaxed)
+                                .saturating_sub(weights.version);
+                            let seed = SplitMix64::new(
+                                base_seed ^ (gi as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+                            )
+                            .next_u64();
+                            let mut leaves = CvpnLeaves::new(&*weights, &mut enc);
+                            let g = play_game(&c.tree, &c.ht, ctx.play_cfg, seed, &mut leaves)
+                                .map_err(RunError::context(format!(
+                                    "self-play in round {round}"
+                                )))?;
+                            let (examples, n_td1) = game_examples(&mut ex_enc, &g, ctx.a, s.td1)?;
+                            {
+                                let mut t = tally.lock().expect("tally lock");
+                                tally_game(&mut t, &g);
+                                t.td1_examples += n_td1;
+                                t.weight_lag += lag;
+                            }
+                            {
+                                let mut sh = shared.lock().expect("query lock");
+                                for q in g.queries {
+                                    sh.buffer.push(q);
+                                }
+                            }
+                            let _ = tx.send(Produced { examples });
+                            games_done.fetch_add(1, Ordering::SeqCst);
+                        }
+                    };
+                    if let Err(e) = work() {
+                        fail(e);
+                    }
+                    times.lock().expect("times lock")[0] = t0.elapsed().as_secs_f64();
+                    actors_left.fetch_sub(1, Ordering::SeqCst);
+                })
+                .expect("spawning an actor thread");
+        }
+        for solver in 0..s.solvers {
+            let tx = tx.clone();
+            let (shared, snap, tally, times) = (&shared, &snap, &tally, &times);
+            let (solved, actors_left, solvers_left) = (&solved, &actors_left, &solvers_left);
+            let (abort, fail) = (&abort, &fail);
+            std::thread::Builder::new()
+                .name(format!("sog-solver-{solver}"))
+                .spawn_scoped(scope, move || {
+                    let work = || -> Result<(), RunError> {
+                        let mut enc = encoder(c)?;
+                        let mut ex_enc = encoder(c)?;
+                        let mut rng = SplitMix64::new(
+                            base_seed ^ (solver as u64 + 1).wrapping_mul(0x9FB2_1C65_1E98_DF25),
+                        );
+                        loop {
+                            if abort.load(Ordering::Relaxed) {
+                                return Ok(());
+                            }
+                            let q = {
+                                let mut sh = shared.lock().expect("query lock");
+                                if let Some(q) = sh.extra.pop() {
+                                    Some(q)
+                                } else if sh.claimed >= s.solves_per_round {
+                                    return Ok(());
+                                } else if let Some(q) = sh.buffer.items.pop_front() {
+                                    sh.claimed += 1;
+                                    Some(q)
+                                } else if actors_left.load(Ordering::SeqCst) == 0 {
+                                    return Ok(());
+                                } else {
+                                    None
+                                }
+                            };
+                            let Some(q) = q else {
+                                std::thread::sleep(std::time::Duration::from_millis(1));
+                                continue;
+                            };
+                            let weights = snap.read().expect("weights lock").clone();
+                            let mut leaves = CvpnLeaves::new(&*weights, &mut enc);
+                            let (v, frontier) = solve_pbs_with_frontier(
+                                &c.tree,
+                                &c.ht,
+                                &q,
+                                ctx.solver_cfg,
+                                &mut leaves,
+                            )
+                            .map_err(RunError::context(format!(
+                                "solving queries in round {round}"
+                            )))?;
+                            let examples = value_examples(&mut ex_enc, &[q], &[v])
+                                .map_err(RunError::context("encoding value targets"))?;
+                            let recursive: Vec<Pbs> = if s.p_rec > 0.0 {
+                                frontier
+                                    .into_iter()
+                                    .filter(|_| rng.next_f64() < s.p_rec)
+                                    .collect()
+                            } else {
+                                Vec::new()
+                            };
+                            {
+                                let mut t = tally.lock().expect("tally lock");
+                                t.solved += 1;
+                                t.recursive += recursive.len() as u64;
+                            }
+                            if !recursive.is_empty() {
+                                let mut sh = shared.lock().expect("query lock");
+                                for q in recursive {
+                                    sh.buffer.push(q);
+                                }
+                            }
+                            let _ = tx.send(Produced { examples });
+                            solved.fetch_add(1, Ordering::SeqCst);
+                        }
+                    };
+                    if let Err(e) = work() {
+                        fail(e);
+                    }
+                    times.lock().expect("times lock")[1] = t0.elapsed().as_secs_f64();
+                    solvers_left.fetch_sub(1, Ordering::SeqCst);
+                })
+                .expect("spawning a solver thread");
+        }
+        drop(tx);
+        // The learner, on this thread, paced by the generators.
+        let t_learn = Instant::now();
+        let k_total = s.steps_per_round;
+        let (g_total, s_total) = (s.games_per_round.max(1), s.solves_per_round.max(1));
+        for k in 1..=k_total {
+            loop {
+                while let Ok(m) = rx.try_recv() {
+                    for e in m.examples {
+                        replay.push(e);
+                    }
+                }
+                if abort.load(Ordering::Relaxed) {
+                    break;
+                }
+                let done = actors_left.load(Ordering::SeqCst) == 0
+                    && solvers_left.load(Ordering::SeqCst) == 0;
+                let g_ok = games_done.load(Ordering::SeqCst) * k_total >= k * g_total;
+                let s_ok = solvers_left.load(Ordering::SeqCst) == 0
+                    || solved.load(Ordering::SeqCst) * k_total >= k * s_total;
+                if done || (g_ok && s_ok) {
+                    break;
+                }
+                if let Ok(m) = rx.recv_timeout(std::time::Duration::from_millis(2)) {
+                    for e in m.examples {
+                        replay.push(e);
+                    }
+                }
+            }
+            if abort.load(Ordering::Relaxed) {
+                break;
+            }
+            let b = replay.sample(&mut rng, s.batch, ctx.p, ctx.a);
+            if b.input.is_empty() {
+                break;
+            }
+            match net.train_step(&b) {
+                Ok(l) => {
+                    value_loss += l.value;
+                    policy_loss += l.policy;
+                    steps += 1;
+                }
+                Err(e) => {
+                    fail(RunError::context("a learner step")(e));
+                    break;
+                }
+            }
+            learner_steps.store(net.steps(), Ordering::Relaxed);
+            if steps.is_multiple_of(s.sync_every) {
+                *snap.write().expect("weights lock") = Arc::new(net.snapshot());
+            }
+        }
+        learn_secs = t_learn.elapsed().as_secs_f64();
+    });
+    // Every generator has finished: collect what is left.
+    while let Ok(m) = rx.try_recv() {
+        for e in m.examples {
+            replay.push(e);
+        }
+    }
+    if let Some(e) = failure.into_inner().expect("failure lock") {
+        return Err(e);
+    }
+    let sh = shared.into_inner().expect("query lock");
+    *queries = sh.buffer;
+    let mut rs = tally.into_inner().expect("tally lock");
+    rs.value_loss = value_loss / steps.max(1) as f64;
+    rs.policy_loss = policy_loss / steps.max(1) as f64;
+    let [play_secs, solve_secs] = times.into_inner().expect("times lock");
+    Ok(RoundOut {
+        rs,
+        steps,
+        play_secs,
+        solve_secs,
+        learn_secs,
+    })
 }
 
 fn frontier_fraction(stats: &SearchPolicyStats) -> f64 {
@@ -708,6 +1115,11 @@ mod tests {
             ),
             ("sog.selfplay.solver_s=0", "sog.selfplay.solver_s"),
             ("sog.device=\"tpu\"", "sog.device"),
+            ("sog.search.engine=\"tensor\"", "sog.search.engine"),
+            ("sog.search.engine=\"gpu\"", "sog.search.engine"),
+            ("sog.selfplay.td1=-0.5", "sog.selfplay.td1"),
+            ("sog.selfplay.sync_every=0", "sog.selfplay.sync_every"),
+            ("sog.selfplay.actors=1", "sog.selfplay.solvers"),
         ] {
             let mut t = base();
             apply_override(&mut t, kv).unwrap();

@@ -191,6 +191,9 @@ pub struct ScalarEngine {
     slot_cfv_weight: [Vec<f64>; 2],
     gadget: Option<Gadget>,
     leaf_queries: u64,
+    /// `reach` holds the reaches of the current strategies, computed by
+    /// [`Self::pending_queries`] and not invalidated since: the next single update uses them.
+    reaches_fresh: bool,
 }
 
 impl ScalarEngine {
@@ -247,6 +250,7 @@ impl ScalarEngine {
             slot_cfv_weight: [vec![0.0; n], vec![0.0; n]],
             gadget: None,
             leaf_queries: 0,
+            reaches_fresh: false,
             layout,
         })
     }
@@ -265,6 +269,7 @@ impl ScalarEngine {
         }
         self.root_range[gadget.player] = gadget.range();
         self.gadget = Some(gadget);
+        self.reaches_fresh = false;
         Ok(())
     }
 
@@ -286,11 +291,13 @@ impl ScalarEngine {
             });
         }
         self.root_range[p] = range;
+        self.reaches_fresh = false;
         Ok(())
     }
 
     /// Expands every node of the layout (a full-depth solve).
     pub fn expand_all(&mut self) {
+        self.reaches_fresh = false;
         for (e, k) in self.expanded.iter_mut().zip(&self.layout.kind) {
             *e = matches!(k, TensorKind::Chance | TensorKind::Decision(_));
         }
@@ -324,7 +331,11 @@ impl ScalarEngine {
         let t = self.iteration.max(1) as f64;
         let weight = self.spec.averaging.weight(t);
         let strat = std::mem::take(&mut self.current);
-        let r = self.compute_reaches(&strat);
+        let r = if std::mem::take(&mut self.reaches_fresh) {
+            Ok(())
+        } else {
+            self.compute_reaches(&strat)
+        };
         let out = r.and_then(|_| self.compute_values(p, &strat, leaves, false));
         self.current = strat;
         let (v, q) = out?;
@@ -332,6 +343,31 @@ impl ScalarEngine {
         self.finish(p, t);
         self.record(p, v, q, weight);
         Ok(())
+    }
+
+    /// The frontier queries the next single update ([`Self::update_player`]) will ask its
+    /// evaluator, in order: the reaches under the current strategies at every frontier node.
+    /// Lock-step batches ([`super::gtcfr::run_lockstep`]) gather them from many searches,
+    /// answer them with one evaluation and hand each search its answers.
+    pub fn pending_queries(&mut self) -> Vec<Pbs> {
+        let strat = std::mem::take(&mut self.current);
+        self.compute_reaches(&strat)
+            .expect("computing reaches cannot fail");
+        self.current = strat;
+        self.reaches_fresh = true;
+        let pp = self.layout.p;
+        self.frontier()
+            .into_iter()
+            .map(|n| Pbs {
+                node: self.layout.public_node[n],
+                ranges: std::array::from_fn(|i| self.reach[i][n * pp..(n + 1) * pp].to_vec()),
+            })
+            .collect()
+    }
+
+    /// Whether the engine alternates the players' updates (the lock-step batch needs it).
+    pub fn alternating(&self) -> bool {
+        matches!(self.spec.updates, Updates::Alternating)
     }
 
     /// Both players' counterfactual values at every slot (`[node x P]`) when both play
@@ -424,6 +460,7 @@ impl ScalarEngine {
     }
 
     fn compute_reaches(&mut self, strat: &[Vec<f64>; 2]) -> Result<(), SearchError> {
+        self.reaches_fresh = false;
         let l = &*self.layout;
         let (pp, a) = (l.p, l.a);
         for (i, reach) in self.reach.iter_mut().enumerate() {
@@ -717,6 +754,7 @@ impl RegretEngine for ScalarEngine {
             return false;
         }
         self.expanded[n] = true;
+        self.reaches_fresh = false;
         true
     }
 

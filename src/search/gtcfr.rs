@@ -417,3 +417,105 @@ impl<E: RegretEngine> GtCfr<E> {
         Ok(k)
     }
 }
+
+/// Answers exactly one evaluation with answers computed beforehand (a search's share of a
+/// lock-step batch).
+struct Stash(Option<Vec<[Vec<f64>; 2]>>);
+
+impl LeafValues for Stash {
+    fn evaluate(&mut self, queries: &[Pbs]) -> Result<Vec<[Vec<f64>; 2]>, SearchError> {
+        let answers = self.0.take().ok_or_else(|| {
+            SearchError::Leaf("lock-step: a second evaluation in one update".into())
+        })?;
+        if answers.len() != queries.len() {
+            return Err(SearchError::Leaf(format!(
+                "lock-step: {} answers gathered for {} queries",
+                answers.len(),
+                queries.len()
+            )));
+        }
+        Ok(answers)
+    }
+}
+
+/// Runs `searches` (scalar engine, alternating updates, equal `s` and `c`) to their budgets
+/// in lock-step: every single update (one player's half-iteration) of all searches is done
+/// together, their frontier queries answered by **one** call of `leaves` (one CVPN forward
+/// for all searches); simulations run search by search in between (`leaves` answers prior
+/// queries there, with `policy_prior`). The result is that of running each search alone with
+/// the same evaluator when the evaluator answers each query independently of the others in
+/// its call (asserted by the search tests). Returns the evaluator calls made for updates.
+pub fn run_lockstep(
+    searches: &mut [GtCfr<ScalarEngine>],
+    leaves: &mut dyn LeafValues,
+) -> Result<u64, SearchError> {
+    let Some(first) = searches.first() else {
+        return Ok(0);
+    };
+    let cfg = first.config.clone();
+    for g in searches.iter() {
+        if g.config.simulations != cfg.simulations
+            || g.config.expansions_per_update != cfg.expansions_per_update
+        {
+            return Err(SearchError::BadSetting {
+                key: "s",
+                value: g.config.simulations.to_string(),
+                reason: "searches in lock-step need equal `s` and `c`".into(),
+            });
+        }
+        if !g.engine.alternating() {
+            return Err(SearchError::BadSetting {
+                key: "spec",
+                value: format!("{:?}", g.config.spec.updates),
+                reason: "searches in lock-step need alternating updates".into(),
+            });
+        }
+    }
+    let (updates, credit_per_round) = cfg.schedule();
+    let mut credit = 0.0;
+    let mut calls = 0u64;
+    loop {
+        for _ in 0..updates {
+            for p in 0..2 {
+                let pending: Vec<Vec<Pbs>> = searches
+                    .iter_mut()
+                    .map(|g| g.engine.pending_queries())
+                    .collect();
+                let all: Vec<Pbs> = pending.iter().flatten().cloned().collect();
+                let mut answers = if all.is_empty() {
+                    Vec::new()
+                } else {
+                    calls += 1;
+                    leaves.evaluate(&all)?
+                };
+                if answers.len() != all.len() {
+                    return Err(SearchError::Leaf(format!(
+                        "{} answers for {} queries",
+                        answers.len(),
+                        all.len()
+                    )));
+                }
+                // Split the answers back, last search first.
+                let mut shares = Vec::with_capacity(searches.len());
+                for q in pending.iter().rev() {
+                    shares.push(answers.split_off(answers.len() - q.len()));
+                }
+                for (g, share) in searches.iter_mut().zip(shares.into_iter().rev()) {
+                    g.engine.update_player(p, &mut Stash(Some(share)))?;
+                }
+            }
+        }
+        if searches.iter().all(|g| g.simulations >= cfg.simulations) {
+            return Ok(calls);
+        }
+        credit += credit_per_round;
+        while credit >= 1.0 && searches.iter().any(|g| g.simulations < cfg.simulations) {
+            for g in searches.iter_mut() {
+                if g.simulations < cfg.simulations {
+                    g.simulate(leaves)?;
+                }
+            }
+            credit -= 1.0;
+        }
+    }
+}

@@ -211,6 +211,7 @@ pub fn search_nash_conv(game: &dyn Game, eval: &SearchEval) -> Result<SearchNash
             reason: "at least one iteration".into(),
         });
     }
+    super::check_supported(game)?;
     let tree = Arc::new(PublicTree::build_with_limit(game, eval.max_histories)?);
     let ht = Arc::new(HistoryTree::build(game, &tree)?);
     let mut oracle = SubgameOracle::new(tree.clone(), ht.clone(), eval.oracle_iterations)?;

@@ -734,3 +734,70 @@ fn leduc_oracle_search_policy_nash_conv_at_the_issue_budgets() {
     let ncs = leduc_search_policy_falls(&[50, 200, 800]);
     assert!(ncs[2] <= 0.06, "{ncs:?}");
 }
+
+/// Counts evaluator calls and queries on top of another evaluator.
+struct Counting<'a> {
+    inner: &'a mut dyn super::LeafValues,
+    calls: u64,
+    queries: u64,
+}
+
+impl super::LeafValues for Counting<'_> {
+    fn evaluate(&mut self, q: &[Pbs]) -> Result<Vec<[Vec<f64>; 2]>, super::SearchError> {
+        self.calls += 1;
+        self.queries += q.len() as u64;
+        self.inner.evaluate(q)
+    }
+}
+
+/// B searches in lock-step give exactly the B separate searches' policies (bit for bit, the
+/// exact oracle answers each query on its own), with one evaluator call per single update
+/// for all of them instead of one per search.
+#[test]
+fn lockstep_searches_equal_separate_searches_with_one_evaluation_per_update() {
+    let g = compile("leduc_poker");
+    let mut oracle = SubgameOracle::new(g.tree.clone(), g.ht.clone(), 30).unwrap();
+    let roots = [0u32, 0, round_two_roots(&g)[0]];
+    let make = |b: usize| {
+        let pbs = Pbs {
+            node: roots[b],
+            ranges: full_ranges(&g, roots[b]),
+        };
+        let cfg = GtCfrConfig {
+            simulations: 6,
+            seed: 11 + b as u64,
+            ..GtCfrConfig::default()
+        };
+        GtCfr::new(&g.tree, &g.ht, &pbs, cfg).unwrap()
+    };
+    let mut separate_calls = 0;
+    let mut separate: Vec<[Vec<f64>; 2]> = Vec::new();
+    for b in 0..roots.len() {
+        let mut s = make(b);
+        let mut counting = Counting {
+            inner: &mut oracle,
+            calls: 0,
+            queries: 0,
+        };
+        s.run(&mut counting).unwrap();
+        separate_calls += counting.calls;
+        separate.push(s.policy_blocks());
+    }
+    let mut batch: Vec<_> = (0..roots.len()).map(make).collect();
+    let mut counting = Counting {
+        inner: &mut oracle,
+        calls: 0,
+        queries: 0,
+    };
+    let calls = super::run_lockstep(&mut batch, &mut counting).unwrap();
+    assert_eq!(calls, counting.calls);
+    for (b, s) in batch.iter().enumerate() {
+        assert_eq!(s.policy_blocks(), separate[b], "search {b}");
+        assert_eq!(s.simulations(), 6);
+    }
+    assert!(counting.queries > 0);
+    assert!(
+        calls < separate_calls && calls * 2 <= separate_calls,
+        "lock-step {calls} calls, separate {separate_calls}"
+    );
+}
