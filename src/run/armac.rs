@@ -1175,7 +1175,7 @@ pub fn run(
             }
             Some(ls) => {
                 let net_dir = dir.to_path_buf();
-                let link = crate::cluster::redis::RedisLearner::open(
+                let mut link = crate::cluster::redis::RedisLearner::open(
                     &ls,
                     &config.to_toml(),
                     resumed.is_some(),
@@ -1185,6 +1185,9 @@ pub fn run(
                     Box::new(move |id| reservoir_path(&net_dir, id)),
                 )
                 .map_err(RunError::context("connecting the learner to its broker"))?;
+                // The first epoch's networks and quota (in-process, the quota and the
+                // snapshots above already hold them).
+                link.begin_epoch(&epoch_plan(&st), s.episodes_per_epoch as i64)?;
                 if !opts.quiet {
                     eprintln!(
                         "learner of run `{}` on {}; start actors with: armac-actor --run {} \
@@ -1195,7 +1198,6 @@ pub fn run(
                 (Vec::new(), Box::new(link))
             }
         };
-    link.begin_epoch(&epoch_plan(&st), s.episodes_per_epoch as i64)?;
 
     let deadline = Deadline::new(opts.max_seconds);
     let bar = super::progress_bar(s.epochs, "epochs");
