@@ -36,6 +36,8 @@ for n in $(seq 1 "$MAX_ACTORS"); do
     --set "cluster.run=\"bench$n\"" --set "cluster.stream_cap=$((8 * EPISODES))" \
     --out "$tmp/redis$n" >/dev/null &
   learner=$!
+  # Actors need the run registered on the broker (else "run does not exist").
+  until [ "$(redis-cli -p "$port" exists "armac:bench$n:epoch")" = 1 ]; do sleep 0.05; done
   actors=()
   for a in $(seq 1 "$n"); do
     $bin/armac-actor --run "bench$n" --broker "$url" --threads 1 >/dev/null &
