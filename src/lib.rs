@@ -14,6 +14,7 @@
 
 pub mod bench;
 pub mod cfr;
+pub mod cluster;
 pub mod eval;
 pub mod game;
 pub mod games;

@@ -1,5 +1,6 @@
 //! `armac-train --config <file or name in configs/> [--set key=value]... [--out dir]
-//! [--max-seconds S] [--resume dir] [--overwrite]`: runs the algorithm a config names.
+//! [--max-seconds S] [--resume dir] [--overwrite] [--role learner --broker URL]`: runs the
+//! algorithm a config names.
 
 use anyhow::Result;
 use armac::run::{TrainOptions, train};
@@ -34,6 +35,19 @@ struct Args {
     /// Replace the contents of a non-empty --out (a new run refuses one otherwise).
     #[arg(long, conflicts_with = "resume")]
     overwrite: bool,
+    /// ARMAC: `learner` trains with `armac-actor` processes connected through the broker
+    /// instead of actor threads (same as --set cluster.role="learner").
+    #[arg(long, value_parser = ["embedded", "learner"])]
+    role: Option<String>,
+    /// The broker, redis://[:password@]host:port/db (same as --set cluster.broker=...; the
+    /// password is kept out of every file and log; ARMAC_REDIS_PASSWORD also supplies it).
+    #[arg(long, value_name = "URL")]
+    broker: Option<String>,
+}
+
+/// `s` as a TOML string literal.
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
@@ -59,7 +73,15 @@ fn run(args: Args) -> Result<()> {
         quiet: args.quiet,
         overwrite: args.overwrite,
     };
-    let summary = train(args.config.as_deref(), &args.set, &opts)?;
+    let mut set = args.set.clone();
+    if let Some(url) = &args.broker {
+        let url = armac::cluster::remember_password(url);
+        set.push(format!("cluster.broker={}", toml_string(&url)));
+    }
+    if let Some(role) = &args.role {
+        set.push(format!("cluster.role={}", toml_string(role)));
+    }
+    let summary = train(args.config.as_deref(), &set, &opts)?;
     println!(
         "{} {} on {}: {} iterations in {:.2}s, nash_conv {:.6e}{}; outputs in {}",
         if summary.stopped_early {

@@ -23,13 +23,14 @@ use super::diagnostics::{Diagnostics, DiagnosticsRow, SampledRegrets};
 use super::generation::{FileSum, GenerationWriter};
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
+use crate::cluster::{EpochPlan, LearnerLink, LocalActor, LocalLearner, actor_loop};
 use crate::eval::nash_conv;
 use crate::game::GameRef;
 use crate::games::load_game;
 use crate::nn::armac::SeqInputs;
 use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet, SnapshotPrecision};
 use crate::policy::probs::normalized_relu;
-use crate::rl::actor::{ActorMsg, ActorSettings, PastDraw, PastEpoch, Snapshots, play_group};
+use crate::rl::actor::{ActorMsg, PastDraw, PastEpoch, Snapshots};
 use crate::rl::candidates::{Candidate, CandidateStats};
 use crate::rl::exact::ExactValues;
 use crate::rl::learner::{act_batch, train_batch};
@@ -95,6 +96,10 @@ pub struct ArmacState {
     /// in checkpoints written before it existed.
     #[serde(default)]
     pub keep_previous: bool,
+    /// `cluster.role = "learner"`: the last broker stream entry this state holds (see
+    /// [`crate::cluster::redis`]); absent in-process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broker_cursor: Option<String>,
 }
 
 /// Everything exact evaluation needs for a small game.
@@ -304,7 +309,7 @@ impl Exact {
 
 /// The network of a run: feed-forward over information-state tensors, or (`armac.recurrent`)
 /// recurrent over per-step observation tensors.
-fn net_config(game: &GameRef, s: &ArmacSettings) -> ArmacNetConfig {
+pub(crate) fn net_config(game: &GameRef, s: &ArmacSettings) -> ArmacNetConfig {
     ArmacNetConfig {
         input_size: if s.recurrent {
             game.observation_tensor_size()
@@ -319,10 +324,6 @@ fn net_config(game: &GameRef, s: &ArmacSettings) -> ArmacNetConfig {
         zero_init_heads: s.zero_init_heads,
         separate_regret_encoder: s.separate_regret_encoder,
     }
-}
-
-fn all_candidates() -> Vec<Candidate> {
-    Candidate::all().to_vec()
 }
 
 fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
@@ -484,7 +485,7 @@ impl ExactAdvantages {
 
 /// What returns are divided by: `armac.reward_scale`, or by default the largest absolute
 /// utility (networks learn values of order 1).
-fn reward_scale(game: &GameRef, s: &ArmacSettings) -> f64 {
+pub(crate) fn reward_scale(game: &GameRef, s: &ArmacSettings) -> f64 {
     s.reward_scale.unwrap_or_else(|| {
         game.max_utility()
             .abs()
@@ -716,12 +717,7 @@ fn spawn_actors(
     let (tx, rx) = crossbeam::channel::bounded::<ActorMsg>(
         4 * s.games_per_group.max(1) * s.actors.max(1) + 64,
     );
-    let actor_settings = ActorSettings {
-        games_per_group: s.games_per_group,
-        eval_fraction: s.eval_fraction,
-        reward_scale: reward_scale(game, s),
-        past_draw: s.past_draw,
-    };
+    let actor_settings = crate::cluster::actor_settings(game, s);
     let mut handles = Vec::new();
     for a in 0..s.actors {
         let (game, snapshots, stop, tx, settings, quota) = (
@@ -738,34 +734,14 @@ fn spawn_actors(
                 .name(format!("actor-{a}"))
                 .spawn(move || {
                     let mut rng = SplitMix64::new(seed);
-                    let candidates = all_candidates();
-                    while !stop.load(Ordering::Relaxed) {
-                        if quota.load(Ordering::Relaxed) <= 0 {
-                            std::thread::sleep(Duration::from_millis(1));
-                            continue;
-                        }
-                        quota.fetch_sub(settings.games_per_group as i64, Ordering::Relaxed);
-                        let snaps = snapshots.read().expect("snapshot lock").clone();
-                        let (trajs, eval) =
-                            play_group(&game, &snaps, &settings, &candidates, &mut rng);
-                        for t in trajs {
-                            if tx.send(ActorMsg::Trajectory(Box::new(t))).is_err() {
-                                return;
-                            }
-                        }
-                        if let Some((candidate, total)) = eval {
-                            let count = settings.games_per_group as u64;
-                            let msg = ActorMsg::CandidateReturn {
-                                epoch: snaps.epoch,
-                                candidate,
-                                total,
-                                count,
-                            };
-                            if tx.send(msg).is_err() {
-                                return;
-                            }
-                        }
-                    }
+                    let mut link = LocalActor {
+                        snapshots,
+                        stop,
+                        quota,
+                        tx,
+                    };
+                    // The in-process link cannot fail.
+                    let _ = actor_loop(&mut link, &game, &settings, &mut rng);
                 })
                 .map_err(io_err("actor thread", dir))?,
         );
@@ -886,6 +862,7 @@ fn fresh_state(
         best: Candidate::Uniform,
         game: game.load_string(),
         keep_previous: s.past_draw == PastDraw::Latest,
+        broker_cursor: None,
     };
     // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends. Every
     // snapshot in memory is rounded like its file, so a resumed run plays the same networks.
@@ -947,8 +924,7 @@ struct EpochWork {
 fn act_and_learn(
     s: &ArmacSettings,
     epoch: u64,
-    rx: &crossbeam::channel::Receiver<ActorMsg>,
-    quota: &AtomicI64,
+    link: &mut dyn LearnerLink,
     snaps: &Snapshots,
     learner: &mut ArmacLearner,
     replay: &mut Replay,
@@ -967,24 +943,18 @@ fn act_and_learn(
         let need_more = fresh < s.episodes_per_epoch
             && (fresh * s.learning_steps) < (steps_done + 1) * s.episodes_per_epoch;
         let msg = if need_more || steps_done >= s.learning_steps {
-            match rx.recv_timeout(Duration::from_millis(20)) {
-                Ok(m) => Some(m),
-                Err(crossbeam::channel::RecvTimeoutError::Timeout) => {
+            match link.recv_timeout(Duration::from_millis(20))? {
+                Some(m) => Some(m),
+                None => {
                     // Evaluation groups used part of the quota: let the actors play more.
-                    if quota.load(Ordering::Relaxed) <= 0 && fresh < s.episodes_per_epoch {
-                        quota.fetch_add(s.games_per_group as i64, Ordering::Relaxed);
+                    if fresh < s.episodes_per_epoch {
+                        link.top_up(epoch, s.games_per_group as i64)?;
                     }
                     None
                 }
-                Err(crossbeam::channel::RecvTimeoutError::Disconnected) => {
-                    return Err(RunError::Usage(
-                        "all actor threads stopped (an actor panicked); see the message above"
-                            .into(),
-                    ));
-                }
             }
         } else {
-            rx.try_recv().ok()
+            link.try_recv()?
         };
         if let Some(m) = msg {
             match m {
@@ -1047,6 +1017,27 @@ fn act_and_learn(
         steps_done,
         losses_sum,
     })
+}
+
+/// The networks of epoch `st.epoch` by snapshot id, as [`past_epochs`] and
+/// [`previous_epoch`] arrange them (what a broker publishes to remote actors).
+fn epoch_plan(st: &ArmacState) -> EpochPlan {
+    EpochPlan {
+        epoch: st.epoch,
+        latest: st.epoch,
+        past: st
+            .working_set
+            .epochs()
+            .iter()
+            .map(|&j| (j, j + 1))
+            .collect(),
+        previous: st
+            .epoch
+            .checked_sub(1)
+            .filter(|_| st.keep_previous)
+            .map(|j| (j, st.epoch)),
+        best: st.best,
+    }
 }
 
 /// Runs (or resumes) an ARMAC run in `dir`.
@@ -1158,18 +1149,59 @@ pub fn run(
     for t in replay_items {
         replay.push(t);
     }
-    let (handles, rx) = spawn_actors(
-        &game,
-        s,
-        config
-            .seed
-            .wrapping_mul(0x9E37_79B9)
-            .wrapping_add(st.epoch * 1000),
-        &snapshots,
-        &stop,
-        &quota,
-        dir,
-    )?;
+    // The actors: threads of this process (the default), or `armac-actor` processes
+    // through the broker (`cluster.role = "learner"`), which then also gets every epoch's
+    // networks.
+    let dir_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (handles, mut link): (_, Box<dyn LearnerLink>) =
+        match crate::cluster::LearnerSettings::of(config, s, &dir_name)? {
+            None => {
+                let (handles, rx) = spawn_actors(
+                    &game,
+                    s,
+                    config
+                        .seed
+                        .wrapping_mul(0x9E37_79B9)
+                        .wrapping_add(st.epoch * 1000),
+                    &snapshots,
+                    &stop,
+                    &quota,
+                    dir,
+                )?;
+                let link = LocalLearner {
+                    rx: Some(rx),
+                    quota: quota.clone(),
+                };
+                (handles, Box::new(link))
+            }
+            Some(ls) => {
+                let net_dir = dir.to_path_buf();
+                let mut link = crate::cluster::redis::RedisLearner::open(
+                    &ls,
+                    &config.to_toml(),
+                    resumed.is_some(),
+                    st.broker_cursor.clone(),
+                    net_cfg.input_size,
+                    na,
+                    Box::new(move |id| reservoir_path(&net_dir, id)),
+                )
+                .map_err(RunError::context("connecting the learner to its broker"))?;
+                // The first epoch's networks and quota (in-process, the quota and the
+                // snapshots above already hold them).
+                link.begin_epoch(&epoch_plan(&st), s.episodes_per_epoch as i64)?;
+                if !opts.quiet {
+                    eprintln!(
+                        "learner of run `{}` on {}; start actors with: armac-actor --run {} \
+                         --broker {} --threads N",
+                        ls.run, ls.broker, ls.run, ls.broker
+                    );
+                }
+                (Vec::new(), Box::new(link))
+            }
+        };
 
     let deadline = Deadline::new(opts.max_seconds);
     let bar = super::progress_bar(s.epochs, "epochs");
@@ -1200,8 +1232,7 @@ pub fn run(
         let work = match act_and_learn(
             s,
             epoch,
-            &rx,
-            &quota,
+            link.as_mut(),
             &snaps,
             &mut learner,
             &mut replay,
@@ -1257,7 +1288,7 @@ pub fn run(
             previous: previous_epoch(&st, &nets, exact_adv.as_ref()),
             best: st.best,
         });
-        quota.store(s.episodes_per_epoch as i64, Ordering::Relaxed);
+        link.begin_epoch(&epoch_plan(&st), s.episodes_per_epoch as i64)?;
         bar.inc(1);
         let seconds = elapsed_before + deadline.elapsed();
         let n = steps_done.max(1) as f64;
@@ -1300,6 +1331,9 @@ pub fn run(
             it,
         );
         tb.scalar("best_candidate", st.best.id() as f64, it);
+        if let Some(q) = link.queue_depth() {
+            tb.scalar("broker/queue_depth", q as f64, it);
+        }
         let mut nc = (f64::NAN, f64::NAN);
         let eval_now = it % s.eval_every == 0 || it == s.epochs;
         let mut drow = None;
@@ -1352,12 +1386,16 @@ pub fn run(
             .map_err(io_err("metrics", &metrics_path))?;
         // The first epoch of every process is checkpointed (a stop soon after the start loses
         // little), then the configured cadence.
+        // A broker's entries are acknowledged only once a checkpoint holds them: it asks for
+        // one when half its stream cap is read but unacknowledged.
         if it == first_epoch + 1
             || it % s.checkpoint_every == 0
             || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds
+            || link.wants_checkpoint()
         {
             st.elapsed_seconds = seconds;
             st.rng = rng.clone().next_u64();
+            st.broker_cursor = link.cursor();
             save_checkpoint(
                 dir,
                 &learner,
@@ -1367,6 +1405,7 @@ pub fn run(
                 memory.as_ref(),
                 &mut sums,
             )?;
+            link.committed()?;
             last_ckpt = Instant::now();
             tb.scalar(
                 "disk/run_mb",
@@ -1376,7 +1415,11 @@ pub fn run(
         }
     }
     stop.store(true, Ordering::Relaxed);
-    drop(rx);
+    if let Err(e) = link.close()
+        && result.is_ok()
+    {
+        result = Err(e);
+    }
     for h in handles {
         if h.join().is_err() && result.is_ok() {
             result = Err(RunError::Usage("an actor thread panicked".into()));
@@ -1386,6 +1429,7 @@ pub fn run(
     let seconds = elapsed_before + deadline.elapsed();
     st.elapsed_seconds = seconds;
     st.rng = rng.next_u64();
+    st.broker_cursor = link.cursor();
     save_checkpoint(
         dir,
         &learner,
@@ -1395,6 +1439,7 @@ pub fn run(
         memory.as_ref(),
         &mut sums,
     )?;
+    link.committed()?;
     result?;
     // The summary reports the network the run ends with (also when stopped between evaluations).
     if let Some(ex) = &exact
@@ -1537,6 +1582,7 @@ mod tests {
             best: Candidate::Uniform,
             game: "kuhn_poker".into(),
             keep_previous: false,
+            broker_cursor: None,
         }
     }
 

@@ -52,6 +52,10 @@ pub struct Config {
     /// Checkpoint schedule.
     #[serde(default)]
     pub checkpoint: CheckpointConfig,
+    /// ARMAC actors in other processes or on other machines, through a broker (see
+    /// [`crate::cluster`]); absent: actor threads in this process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::ClusterConfig>,
 }
 
 /// `[solver]`: a solver over the compiled tree — full-width CFR family or a sampling algorithm

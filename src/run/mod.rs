@@ -406,6 +406,7 @@ pub fn train(
         let path = generation.dir.join("config.toml");
         let stored = resume::generation_config(&generation)?;
         let (config, _) = config::Config::load(&path.display().to_string(), overrides)?;
+        let config = crate::cluster::redact_config(config)?;
         validate(&config)?;
         let changed = resume::check_config(&stored, &config)?;
         let step = generation.manifest.step;
@@ -438,6 +439,8 @@ pub fn train(
     }
     let name = config_name.ok_or_else(|| RunError::Usage("--config is required".into()))?;
     let (config, path) = config::Config::load(name, overrides)?;
+    // A broker password leaves the config before it is validated, printed or saved.
+    let config = crate::cluster::redact_config(config)?;
     let dir = opts.out.clone().unwrap_or_else(|| default_run_dir(&path));
     // Everything is validated before the run directory is touched.
     validate(&config)?;

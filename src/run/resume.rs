@@ -23,6 +23,8 @@ pub const SAFE_KEYS: &[&str] = &[
     "eval.every",
     "checkpoint.every_seconds",
     "checkpoint.every_epochs",
+    // The broker may move to another host; the run's stream and keys go with it.
+    "cluster.broker",
 ];
 
 /// Leaf keys (`a.b.c`) of a TOML value with their values.

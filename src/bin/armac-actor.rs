@@ -1,0 +1,53 @@
+//! `armac-actor --run <id> --broker <url> [--threads N]`: plays ARMAC episodes for the run a
+//! learner (`armac-train --role learner`) publishes on a Redis broker, and pushes the
+//! trajectories back through it, until the learner finishes the run.
+
+use anyhow::Result;
+use armac::cluster::redis::{ActorOptions, run_actors};
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "armac-actor",
+    version,
+    about = "Play ARMAC episodes for a learner through a Redis broker"
+)]
+struct Args {
+    /// The run id the learner printed (`cluster.run`, by default its run directory's name).
+    #[arg(long)]
+    run: String,
+    /// The broker, redis://[:password@]host:port/db (ARMAC_REDIS_PASSWORD supplies a password
+    /// the URL lacks).
+    #[arg(long, value_name = "URL")]
+    broker: String,
+    /// Actor threads, each with its own connection and random stream.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Seed of the actors' random streams (default: clock and process id).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Err(e) = run(args) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Args) -> Result<()> {
+    let opts = ActorOptions {
+        run: args.run,
+        broker: args.broker,
+        threads: args.threads,
+        seed: args.seed,
+    };
+    let r = run_actors(&opts)?;
+    println!(
+        "run {} finished: {} groups, {} trajectories, {} acting steps sent ({} waits on a full \
+         stream)",
+        opts.run, r.totals.groups, r.totals.trajectories, r.totals.steps, r.full_waits
+    );
+    Ok(())
+}

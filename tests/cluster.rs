@@ -1,0 +1,607 @@
+//! ARMAC with remote actors through a real Redis server: `armac-train --role learner` plus
+//! `armac-actor` processes train Kuhn to the in-process test's bar, a `kill -9` of an actor
+//! does not stop the run, every trajectory is counted by stream id (none lost, none twice),
+//! and a wrong password, an unreachable broker and an unknown run id fail with errors that
+//! name them.
+//!
+//! Each test starts its own `redis-server` on a free loopback port (no persistence, temporary
+//! directory) and skips, saying why, when the binary is not installed
+//! (`apt-get install redis-server`; `.ci/run` does).
+
+mod common;
+
+use std::collections::HashSet;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `redis-server` child on a free loopback port, stopped (by its pid) when dropped.
+struct Redis {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Redis {
+    /// Starts a server with `extra` arguments; `None` (after printing why) without the binary.
+    fn start(name: &str, extra: &[&str]) -> Option<Redis> {
+        if Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!(
+                "skipping {name}: redis-server is not installed (apt-get install redis-server)"
+            );
+            return None;
+        }
+        let dir = common::tmp("redis", name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let port = free_port();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&dir)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        let r = Redis { child, port, dir };
+        let t0 = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "redis-server did not listen on port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(r)
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn actor() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_armac-actor"))
+}
+
+/// NashConv column of metrics.csv (evaluated epochs only).
+fn nash_convs(dir: &Path) -> Vec<(u64, f64)> {
+    std::fs::read_to_string(dir.join("metrics.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let v: f64 = f[2].parse().ok()?;
+            (!v.is_nan()).then(|| (f[0].parse().unwrap(), v))
+        })
+        .collect()
+}
+
+/// Lines of the audit files whose names start with `who` (stream ids; `commit` markers
+/// dropped).
+fn audit_ids(dir: &Path, who: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with(who) {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            ids.extend(
+                text.lines()
+                    .filter(|l| !l.is_empty() && *l != "commit")
+                    .map(str::to_string),
+            );
+        }
+    }
+    ids
+}
+
+/// The ids still in run `run`'s stream.
+fn stream_ids(url: &str, run: &str) -> Vec<String> {
+    let client = redis::Client::open(url).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let reply: redis::Value = redis::cmd("XRANGE")
+        .arg(format!("armac:{run}:stream"))
+        .arg("-")
+        .arg("+")
+        .query(&mut con)
+        .unwrap();
+    armac::cluster::redis::range_entries(reply)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// Waits until the learner of run `run` has registered it on the broker (actors started
+/// before that fail with "run does not exist").
+fn wait_for_run(url: &str, run: &str, learner: &mut Child) {
+    let client = redis::Client::open(url).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let t0 = Instant::now();
+    loop {
+        let n: u64 = redis::cmd("EXISTS")
+            .arg(format!("armac:{run}:epoch"))
+            .query(&mut con)
+            .unwrap();
+        if n == 1 {
+            return;
+        }
+        assert!(
+            learner.try_wait().unwrap().is_none(),
+            "the learner exited before registering its run"
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "learner did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+const UNIFORM_KUHN_NASH_CONV: f64 = 0.9166666666666666;
+
+/// The in-process test's Kuhn settings (tests/armac.rs), as overrides.
+const KUHN: &[&str] = &[
+    "--config",
+    "kuhn_armac.toml",
+    "--quiet",
+    "--set",
+    "armac.epochs=100",
+    "--set",
+    "eval.every=10",
+    "--set",
+    "armac.episodes_per_epoch=512",
+    "--set",
+    "armac.learning_steps_per_epoch=30",
+    "--set",
+    "armac.learning_rate=1e-3",
+    "--set",
+    "armac.replay_capacity=2048",
+    "--set",
+    "armac.memory=\"reservoir\"",
+];
+
+#[test]
+fn learner_and_three_actor_processes_train_kuhn_and_survive_a_killed_actor() {
+    let Some(redis) = Redis::start("kuhn", &[]) else {
+        return;
+    };
+    let dir = common::tmp("cluster", "kuhn");
+    let audit = common::tmp("cluster", "kuhn-audit");
+    std::fs::create_dir_all(&audit).unwrap();
+    let url = redis.url();
+    let t0 = Instant::now();
+    // A small stream cap (4 epochs of episodes) so that back-pressure and the early
+    // checkpoints that drain the stream are exercised.
+    let mut learner = common::train()
+        .args(KUHN)
+        .args(["--role", "learner", "--broker", &url])
+        .args([
+            "--set",
+            "cluster.run=\"kuhn\"",
+            "--set",
+            "cluster.stream_cap=2048",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .env("ARMAC_BROKER_AUDIT", &audit)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_run(&url, "kuhn", &mut learner);
+    let mut actors: Vec<Child> = (0..3)
+        .map(|a| {
+            actor()
+                .args(["--run", "kuhn", "--broker", &url, "--threads", "1"])
+                .args(["--seed", &a.to_string()])
+                .env("ARMAC_BROKER_AUDIT", &audit)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // kill -9 of the first actor once the run is under way (a fifth of its epochs done).
+    let epochs_done = || {
+        std::fs::read_to_string(dir.join("metrics.csv"))
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0)
+    };
+    while epochs_done() < 20 {
+        assert!(
+            learner.try_wait().unwrap().is_none(),
+            "learner ended before the kill"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(240), "run too slow");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let killed_at = epochs_done();
+    let status = Command::new("kill")
+        .args(["-9", &actors[0].id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(!actors[0].wait().unwrap().success(), "the actor was killed");
+    let out = learner.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "learner failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The survivors see the run end and exit cleanly.
+    for a in actors.drain(1..) {
+        let o = a.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "actor failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+
+    // The in-process test's bar (tests/armac.rs).
+    let curve = nash_convs(&dir);
+    assert_eq!(curve.len(), 10, "{curve:?}");
+    let best = curve.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
+    let last = curve.last().unwrap().1;
+    assert!(best <= 0.15, "best NashConv {best} in {curve:?}");
+    assert!(last <= 0.3, "last NashConv {last} in {curve:?}");
+    assert!(best < 0.5 * UNIFORM_KUHN_NASH_CONV);
+    let s = common::json(&dir.join("summary.json"));
+    assert_eq!(s["iterations"], 100);
+
+    // Counting by stream id.
+    let processed = audit_ids(&audit, "learner");
+    let sent: HashSet<String> = audit_ids(&audit, "actor").into_iter().collect();
+    let remaining: HashSet<String> = stream_ids(&url, "kuhn").into_iter().collect();
+    let unique: HashSet<String> = processed.iter().cloned().collect();
+    assert_eq!(
+        unique.len(),
+        processed.len(),
+        "an entry was processed twice"
+    );
+    assert!(
+        processed.len() >= 100 * 512,
+        "{} entries processed for 100 epochs of 512 episodes",
+        processed.len()
+    );
+    assert!(
+        unique.is_disjoint(&remaining),
+        "an acknowledged entry is still in the stream"
+    );
+    let lost: Vec<&String> = sent
+        .iter()
+        .filter(|id| !unique.contains(*id) && !remaining.contains(*id))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} sent entries lost: {lost:?}",
+        lost.len()
+    );
+    // Entries no actor recorded: only the killed actor's last group can be among them (sent,
+    // then killed before it wrote the ids down).
+    let unrecorded = unique
+        .union(&remaining)
+        .filter(|id| !sent.contains(*id))
+        .count();
+    assert!(
+        unrecorded <= 65,
+        "{unrecorded} entries in the learner that no actor sent"
+    );
+    eprintln!(
+        "learner + 3 actors (one killed at epoch {killed_at}): {seconds:.1} s, best NashConv \
+         {best:.4}, last {last:.4}; {} entries processed, {} sent, {} left unread in the \
+         stream, 0 lost, 0 processed twice",
+        processed.len(),
+        sent.len(),
+        remaining.len()
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_dir_all(&audit).ok();
+}
+
+#[test]
+fn password_stays_out_of_files_and_bad_brokers_and_runs_are_named() {
+    let Some(redis) = Redis::start("auth", &["--requirepass", "s3cretpw"]) else {
+        return;
+    };
+    let good = format!("redis://:s3cretpw@127.0.0.1:{}/0", redis.port);
+    let bad = format!("redis://:wr0ngpw@127.0.0.1:{}/0", redis.port);
+    let url = redis.url();
+
+    // Wrong password: both roles say authentication failed, name the broker, hide the
+    // password.
+    let out = actor()
+        .args(["--run", "x", "--broker", &bad])
+        .env_remove("ARMAC_REDIS_PASSWORD")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("authentication failed") && err.contains(&url),
+        "{err}"
+    );
+    assert!(!err.contains("wr0ngpw"), "the password is shown: {err}");
+    let dir = common::tmp("cluster", "badpw");
+    common::run_err(
+        common::train()
+            .args([
+                "--config",
+                "kuhn_armac.toml",
+                "--quiet",
+                "--role",
+                "learner",
+            ])
+            .args(["--broker", &bad, "--out"])
+            .arg(&dir)
+            .env_remove("ARMAC_REDIS_PASSWORD"),
+        "authentication failed",
+    );
+    // No password at all.
+    common::run_err(
+        actor()
+            .args(["--run", "x", "--broker", &url])
+            .env_remove("ARMAC_REDIS_PASSWORD"),
+        "authentication failed",
+    );
+
+    // A run id the broker does not know (password from the environment this time).
+    common::run_err(
+        actor()
+            .args(["--run", "no-such-run", "--broker", &url])
+            .env("ARMAC_REDIS_PASSWORD", "s3cretpw"),
+        "run `no-such-run` does not exist",
+    );
+
+    // An unreachable broker: a port nothing listens on.
+    let nowhere = format!("redis://127.0.0.1:{}/0", free_port());
+    common::run_err(actor().args(["--run", "x", "--broker", &nowhere]), &nowhere);
+    common::run_err(
+        actor().args(["--run", "x", "--broker", &nowhere]),
+        "cannot connect",
+    );
+
+    // A bad URL names the config key.
+    common::run_err(
+        common::train()
+            .args([
+                "--config",
+                "kuhn_armac.toml",
+                "--quiet",
+                "--role",
+                "learner",
+            ])
+            .args(["--set", "cluster.broker=\"http://nowhere\"", "--out"])
+            .arg(common::tmp("cluster", "badurl")),
+        "cluster.broker",
+    );
+
+    // A short run with the password in the URL: nothing the run writes holds it.
+    let dir = common::tmp("cluster", "pw");
+    let mut learner = common::train()
+        .args([
+            "--config",
+            "kuhn_armac.toml",
+            "--quiet",
+            "--role",
+            "learner",
+        ])
+        .args(["--broker", &good, "--set", "cluster.run=\"pw\""])
+        .args([
+            "--set",
+            "armac.epochs=3",
+            "--set",
+            "armac.episodes_per_epoch=128",
+        ])
+        .args(["--set", "armac.learning_steps_per_epoch=5", "--out"])
+        .arg(&dir)
+        .env_remove("ARMAC_REDIS_PASSWORD")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_run(&good, "pw", &mut learner);
+    let a = actor()
+        .args(["--run", "pw", "--broker", &good, "--threads", "2"])
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let out = learner.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut files = vec![dir.clone()];
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().flatten().map(|e| e.path()));
+        } else if let Ok(b) = std::fs::read(&p) {
+            assert!(
+                !String::from_utf8_lossy(&b).contains("s3cretpw"),
+                "{} holds the password",
+                p.display()
+            );
+        }
+    }
+    for text in [&out.stdout, &out.stderr, &a.stdout, &a.stderr] {
+        assert!(!String::from_utf8_lossy(text).contains("s3cretpw"));
+    }
+    let config = std::fs::read_to_string(dir.join("config.toml")).unwrap();
+    assert!(config.contains(&url), "{config}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The learner's audit lines that a checkpoint holds: those before its file's last `commit`
+/// marker (written right after each checkpoint commits), or all of them (`whole`).
+fn committed_ids(dir: &Path, whole: bool) -> Vec<Vec<String>> {
+    let mut files: Vec<(std::time::SystemTime, Vec<String>)> = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("learner") {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            let upto = if whole {
+                lines.len()
+            } else {
+                lines.iter().rposition(|l| l == "commit").unwrap_or(0)
+            };
+            // The first learner's file stopped changing when it was killed.
+            let t = e.metadata().unwrap().modified().unwrap();
+            files.push((
+                t,
+                lines[..upto]
+                    .iter()
+                    .filter(|l| *l != "commit")
+                    .cloned()
+                    .collect(),
+            ));
+        }
+    }
+    files.sort_by_key(|f| f.0);
+    files.into_iter().map(|f| f.1).collect()
+}
+
+#[test]
+fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
+    let Some(redis) = Redis::start("resume", &[]) else {
+        return;
+    };
+    let dir = common::tmp("cluster", "resume");
+    let audit = common::tmp("cluster", "resume-audit");
+    std::fs::create_dir_all(&audit).unwrap();
+    let url = redis.url();
+    let args = [
+        "--config",
+        "kuhn_armac.toml",
+        "--quiet",
+        "--role",
+        "learner",
+        "--broker",
+        &url,
+        "--set",
+        "cluster.run=\"resume\"",
+        "--set",
+        "cluster.stream_cap=1024",
+        "--set",
+        "armac.epochs=30",
+        "--set",
+        "armac.episodes_per_epoch=256",
+        "--set",
+        "armac.learning_steps_per_epoch=10",
+        "--set",
+        "armac.memory=\"reservoir\"",
+    ];
+    let mut learner = common::train()
+        .args(args)
+        .arg("--out")
+        .arg(&dir)
+        .env("ARMAC_BROKER_AUDIT", &audit)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_run(&url, "resume", &mut learner);
+    let actors: Vec<Child> = (0..2)
+        .map(|a| {
+            actor()
+                .args([
+                    "--run",
+                    "resume",
+                    "--broker",
+                    &url,
+                    "--seed",
+                    &a.to_string(),
+                ])
+                .env("ARMAC_BROKER_AUDIT", &audit)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let t0 = Instant::now();
+    let epochs_done = || {
+        std::fs::read_to_string(dir.join("metrics.csv"))
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0)
+    };
+    // Killed between checkpoints (they come every 2 epochs here), in the middle of an epoch.
+    while epochs_done() < 11 {
+        assert!(learner.try_wait().unwrap().is_none(), "learner ended early");
+        assert!(t0.elapsed() < Duration::from_secs(120), "run too slow");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(150));
+    let status = Command::new("kill")
+        .args(["-9", &learner.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    learner.wait().unwrap();
+    let killed_at = epochs_done();
+    // The actors wait; the resumed learner carries on with them.
+    let out = common::train()
+        .arg("--resume")
+        .arg(&dir)
+        .arg("--quiet")
+        .env("ARMAC_BROKER_AUDIT", &audit)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "resume failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for a in actors {
+        let o = a.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert_eq!(common::json(&dir.join("summary.json"))["iterations"], 30);
+
+    // What the first learner's last checkpoint holds plus what the resumed one processed:
+    // every sent entry once, or still unread in the stream.
+    let first = committed_ids(&audit, false);
+    let all = committed_ids(&audit, true);
+    assert_eq!(first.len(), 2, "two learner processes");
+    let held: Vec<String> = first[0].iter().chain(&all[1]).cloned().collect();
+    let unique: HashSet<String> = held.iter().cloned().collect();
+    assert_eq!(unique.len(), held.len(), "an entry entered the run twice");
+    let redone = all[0].len() - first[0].len();
+    let sent: HashSet<String> = audit_ids(&audit, "actor").into_iter().collect();
+    let remaining: HashSet<String> = stream_ids(&url, "resume").into_iter().collect();
+    let lost = sent
+        .iter()
+        .filter(|id| !unique.contains(*id) && !remaining.contains(*id))
+        .count();
+    assert_eq!(lost, 0, "sent entries lost");
+    eprintln!(
+        "learner killed at epoch {killed_at}, resumed: {} entries held once, {redone} read \
+         after the last checkpoint and processed again by the resumed learner, 0 lost",
+        held.len()
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_dir_all(&audit).ok();
+}
