@@ -357,11 +357,11 @@ impl BatchedPos {
                 }
                 let child = first + k;
                 if on_policy {
-                    for i in 0..2 {
-                        for j in 0..ss {
+                    for (i, next) in next_reach.iter_mut().enumerate() {
+                        for (j, r) in next.iter_mut().enumerate() {
                             let t = child * ss + j;
                             let up = h.child_up[t] as usize;
-                            next_reach[i][j] = if up == ss {
+                            *r = if up == ss {
                                 0.0
                             } else {
                                 reach[i][up] * sig[h.child_sig[i][t] as usize]
