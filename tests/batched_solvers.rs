@@ -119,8 +119,8 @@ fn bad_batched_keys_name_the_key() {
         "solver.updates"
     );
     assert_eq!(
-        error_key(POS, &["solver.sampling=\"on-policy\""]),
-        "solver.sampling"
+        error_key(POS, &["solver.exploration=1.5"]),
+        "solver.exploration"
     );
     assert_eq!(
         error_key(POS, &["solver.baseline=\"learned-history\""]),

@@ -13,7 +13,7 @@
 
 use super::config::{Config, ConfigError, SolverConfig};
 use crate::cfr::mccfr::{MccfrOptions, MccfrSolver, MccfrSpec, Sampler};
-use crate::cfr::pos::{PosOptions, PosSolver, PosSpec, Sampling};
+use crate::cfr::pos::{PosOptions, PosSolver, PosSpec};
 use crate::cfr::sfo::{Minimizer, SfoOptions, SfoSolver, SfoSpec};
 use crate::cfr::{
     ALGORITHMS, Averaging, RegretRule, SolverSpec, TabularSolver, TreeSolver, Updates,
@@ -197,12 +197,6 @@ fn parse_batched(algorithm: Algorithm, s: &SolverConfig) -> Result<BatchedChoice
         inner.algorithm = "pos-mccfr".into();
         let spec = parse_pos(&inner)?;
         let o = spec.options;
-        if o.sampling != Sampling::Uniform {
-            return Err(bad(
-                "sampling",
-                "the batched solver samples successors uniformly only".into(),
-            ));
-        }
         if !matches!(
             o.baseline,
             crate::cfr::baseline::Baseline::None | crate::cfr::baseline::Baseline::Predictive

@@ -7,7 +7,9 @@
 //! arrays with no game code, no strings and no hashing, and the strategies it learns are
 //! [`TreePolicy`](super::TreePolicy) vectors that the exact evaluators score directly.
 //!
-//! Histories are numbered breadth-first, so the children of a history are contiguous:
+//! Histories are numbered breadth-first (within a depth by action sequence, or grouped by the
+//! parent's public node: [`HistoryTree::build_grouped`]), so the children of a history are
+//! contiguous:
 //! `children(h) = first_child[h] .. first_child[h] + num_children[h]`. At a decision history
 //! the `k`-th child follows the `k`-th legal action of its infoset, i.e. global action index
 //! `infosets[p].offset[infoset[h]] + k`. Histories are also listed per public node
@@ -15,7 +17,6 @@
 
 use super::{NONE, NodeKind, PublicTree, TreeError};
 use crate::game::{Action, Game, Player, State, Turn};
-use std::collections::VecDeque;
 
 /// The kind of a history.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +84,8 @@ pub struct HistoryTree {
     /// Per history, the packed fields of [`Step`] (a copy of `kind`, `first_child`,
     /// `num_children` and the infoset's action offset).
     pub steps: Vec<Step>,
+    /// `true` when built by [`HistoryTree::build_grouped`] (ids grouped by public node).
+    pub grouped: bool,
     /// Histories of each public node, ascending.
     node_start: Vec<u32>,
     node_list: Vec<u32>,
@@ -91,8 +94,28 @@ pub struct HistoryTree {
 impl HistoryTree {
     /// Walks `game` and lists its histories; `tree` must be the game's compiled tree (it
     /// supplies the public nodes and infoset numbering). Fails like [`PublicTree::build`] on
-    /// games whose histories disagree with the tree.
+    /// games whose histories disagree with the tree. Within a depth, histories are numbered in
+    /// the order of their action sequences (the layout history walks such as outcome sampling
+    /// run fastest on).
     pub fn build(game: &dyn Game, tree: &PublicTree) -> Result<HistoryTree, TreeError> {
+        Self::build_ordered(game, tree, false)
+    }
+
+    /// [`HistoryTree::build`] with the histories of each depth numbered grouped by their
+    /// parent's public node: the children of one public node's histories get one contiguous
+    /// block of ids, so the histories a public-state walk (POS) touches at a node and its
+    /// successor lie close together instead of spread over the whole depth (Liar's Dice POS:
+    /// 1.27x more nodes per CPU-second; outcome sampling runs 13% slower on it, hence two
+    /// orders).
+    pub fn build_grouped(game: &dyn Game, tree: &PublicTree) -> Result<HistoryTree, TreeError> {
+        Self::build_ordered(game, tree, true)
+    }
+
+    fn build_ordered(
+        game: &dyn Game,
+        tree: &PublicTree,
+        grouped: bool,
+    ) -> Result<HistoryTree, TreeError> {
         let mismatch = |state: &dyn State, what: &str| TreeError::Factorisation {
             game: game.load_string(),
             history: crate::game::history_string(state.history()),
@@ -112,6 +135,7 @@ impl HistoryTree {
             num_children: Vec::new(),
             utility: Vec::new(),
             steps: Vec::new(),
+            grouped,
             node_start: Vec::new(),
             node_list: Vec::new(),
         };
@@ -119,83 +143,89 @@ impl HistoryTree {
             tree.infosets[0].root() as u32,
             tree.infosets[1].root() as u32,
         ];
-        let mut queue: VecDeque<Box<dyn State>> = VecDeque::new();
         t.push(NONE, 0, 1.0, 1.0, 0, roots);
-        queue.push_back(game.new_initial_state());
-        let mut h = 0usize;
-        while let Some(state) = queue.pop_front() {
-            let node = t.node[h] as usize;
-            let pnode = &tree.nodes[node];
-            for p in 0..2 {
-                t.private[h][p] = state.private_state(p) as u32;
+        // Level by level, each level's parents in id order or (grouped) stably sorted by
+        // public node; children get the next free ids.
+        let mut level: Vec<(usize, Box<dyn State>)> = vec![(0, game.new_initial_state())];
+        let mut next_level: Vec<(usize, Box<dyn State>)> = Vec::new();
+        while !level.is_empty() {
+            if grouped {
+                level.sort_by_key(|&(h, _)| t.node[h]);
             }
-            let turn = state.turn();
-            let expected = match turn {
-                Turn::Chance => NodeKind::Chance,
-                Turn::Player(p) => NodeKind::Decision(p),
-                Turn::Terminal => NodeKind::Terminal,
-            };
-            if pnode.kind != expected {
-                return Err(mismatch(state.as_ref(), "node kinds differ"));
-            }
-            let first = t.kind.len() as u32;
-            t.first_child[h] = first;
-            let outcomes: Vec<(Action, f64, [u32; 2])> = match turn {
-                Turn::Terminal => {
-                    t.kind[h] = HistoryKind::Terminal;
-                    t.utility[h] = state.returns()[0];
-                    Vec::new()
+            for (h, state) in level.drain(..) {
+                let node = t.node[h] as usize;
+                let pnode = &tree.nodes[node];
+                for p in 0..2 {
+                    t.private[h][p] = state.private_state(p) as u32;
                 }
-                Turn::Chance => {
-                    t.kind[h] = HistoryKind::Chance;
-                    let s = t.seq[h];
-                    state
-                        .chance_outcomes()
-                        .into_iter()
-                        .map(|(a, p)| (a, p, s))
-                        .collect()
+                let turn = state.turn();
+                let expected = match turn {
+                    Turn::Chance => NodeKind::Chance,
+                    Turn::Player(p) => NodeKind::Decision(p),
+                    Turn::Terminal => NodeKind::Terminal,
+                };
+                if pnode.kind != expected {
+                    return Err(mismatch(state.as_ref(), "node kinds differ"));
                 }
-                Turn::Player(p) => {
-                    t.kind[h] = HistoryKind::Decision(p);
-                    let private = t.private[h][p];
-                    let (lo, hi) = pnode.infoset_range;
-                    let inf = &tree.infosets[p];
-                    let i = (lo..hi)
-                        .find(|&i| inf.private[i as usize] == private)
-                        .ok_or_else(|| mismatch(state.as_ref(), "infoset not found"))?;
-                    t.infoset[h] = i;
-                    let range = inf.range(i as usize);
-                    let legal = state.legal_actions();
-                    if inf.actions[range.clone()] != legal[..] {
-                        return Err(mismatch(state.as_ref(), "legal actions differ"));
+                let first = t.kind.len() as u32;
+                t.first_child[h] = first;
+                let outcomes: Vec<(Action, f64, [u32; 2])> = match turn {
+                    Turn::Terminal => {
+                        t.kind[h] = HistoryKind::Terminal;
+                        t.utility[h] = state.returns()[0];
+                        Vec::new()
                     }
-                    legal
-                        .into_iter()
-                        .zip(range)
-                        .map(|(a, g)| {
-                            let mut s = t.seq[h];
-                            s[p] = g as u32;
-                            (a, 1.0, s)
-                        })
-                        .collect()
+                    Turn::Chance => {
+                        t.kind[h] = HistoryKind::Chance;
+                        let s = t.seq[h];
+                        state
+                            .chance_outcomes()
+                            .into_iter()
+                            .map(|(a, p)| (a, p, s))
+                            .collect()
+                    }
+                    Turn::Player(p) => {
+                        t.kind[h] = HistoryKind::Decision(p);
+                        let private = t.private[h][p];
+                        let (lo, hi) = pnode.infoset_range;
+                        let inf = &tree.infosets[p];
+                        let i = (lo..hi)
+                            .find(|&i| inf.private[i as usize] == private)
+                            .ok_or_else(|| mismatch(state.as_ref(), "infoset not found"))?;
+                        t.infoset[h] = i;
+                        let range = inf.range(i as usize);
+                        let legal = state.legal_actions();
+                        if inf.actions[range.clone()] != legal[..] {
+                            return Err(mismatch(state.as_ref(), "legal actions differ"));
+                        }
+                        legal
+                            .into_iter()
+                            .zip(range)
+                            .map(|(a, g)| {
+                                let mut s = t.seq[h];
+                                s[p] = g as u32;
+                                (a, 1.0, s)
+                            })
+                            .collect()
+                    }
+                };
+                t.num_children[h] = outcomes.len() as u32;
+                let reach = t.chance_reach[h];
+                for (a, prob, s) in outcomes {
+                    let mut child = state.clone_box();
+                    child.apply_action(a);
+                    let key = child.public_state_string();
+                    let cnode = pnode
+                        .children
+                        .iter()
+                        .copied()
+                        .find(|&c| tree.nodes[c as usize].public_state == key)
+                        .ok_or_else(|| mismatch(child.as_ref(), "public node not found"))?;
+                    next_level.push((t.kind.len(), child));
+                    t.push(h as u32, a, prob, reach * prob, cnode, s);
                 }
-            };
-            t.num_children[h] = outcomes.len() as u32;
-            let reach = t.chance_reach[h];
-            for (a, prob, s) in outcomes {
-                let mut child = state.clone_box();
-                child.apply_action(a);
-                let key = child.public_state_string();
-                let cnode = pnode
-                    .children
-                    .iter()
-                    .copied()
-                    .find(|&c| tree.nodes[c as usize].public_state == key)
-                    .ok_or_else(|| mismatch(child.as_ref(), "public node not found"))?;
-                t.push(h as u32, a, prob, reach * prob, cnode, s);
-                queue.push_back(child);
             }
-            h += 1;
+            std::mem::swap(&mut level, &mut next_level);
         }
         t.steps = (0..t.kind.len())
             .map(|h| {

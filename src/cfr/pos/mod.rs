@@ -181,7 +181,13 @@ pub struct PathStep {
     pub node: u32,
     pub reach_q: f64,
     pub q_next: f64,
+    /// When every history of the node has exactly one child in the sampled successor and it
+    /// is the same child index `j` for all (a public action), `j`; else [`crate::tree::NONE`].
+    pub child_index: u32,
 }
+
+/// [`crate::tree::NONE`] as a `usize` (a [`PathStep::child_index`] that names no child).
+const NONE_USIZE: usize = crate::tree::NONE as usize;
 
 /// Reused buffers of the per-node update.
 #[derive(Default)]
@@ -221,7 +227,8 @@ pub struct PosSolver {
     /// exponential moving average of the per-iteration mean.
     var_stats: [f64; 3],
     // Scratch, indexed by history id.
-    reach: [Vec<f64>; 2],
+    /// Both players' reaches per history, side by side (one cache line for the pair).
+    reach: Vec<[f64; 2]>,
     values: Vec<f64>,
     next_values: Vec<f64>,
     action_values: Vec<f64>,
@@ -307,14 +314,15 @@ pub(crate) fn stream(seed: u64, t: u64) -> SplitMix64 {
 }
 
 impl PosSolver {
-    /// A solver at iteration 0 (uniform strategies, zero baselines); builds the history tree.
+    /// A solver at iteration 0 (uniform strategies, zero baselines); builds the history tree
+    /// grouped by public node ([`HistoryTree::build_grouped`]).
     pub fn from_game(
         game: &dyn Game,
         tree: Arc<PublicTree>,
         spec: PosSpec,
         seed: u64,
     ) -> Result<PosSolver, TreeError> {
-        let ht = Arc::new(HistoryTree::build(game, &tree)?);
+        let ht = Arc::new(HistoryTree::build_grouped(game, &tree)?);
         Ok(PosSolver::new(tree, ht, spec, seed))
     }
 
@@ -331,7 +339,7 @@ impl PosSolver {
             inf_sum: [zeros(0), zeros(1)],
             inf_w: [zeros(0), zeros(1)],
             var_stats: [0.0; 3],
-            reach: [vec![0.0; n], vec![0.0; n]],
+            reach: vec![[0.0; 2]; n],
             values: vec![0.0; n],
             next_values: vec![0.0; n],
             action_values: vec![0.0; n],
@@ -432,8 +440,7 @@ impl PosSolver {
         }
         self.path.clear();
         let mut node = ht.node[0];
-        self.reach[0][0] = 1.0;
-        self.reach[1][0] = 1.0;
+        self.reach[0] = [1.0, 1.0];
         let mut reach_q = 1.0;
         let mut mass = std::mem::take(&mut self.node_scratch.mass);
         mass.clear();
@@ -448,6 +455,7 @@ impl PosSolver {
                     node,
                     reach_q,
                     q_next: 1.0,
+                    child_index: crate::tree::NONE,
                 });
                 break;
             }
@@ -493,26 +501,39 @@ impl PosSolver {
                 }
             };
             let next = succ[k];
+            // Reaches of the histories of the sampled successor: they are exactly the children
+            // of `node`'s histories that lie in `next`.
+            let reach = &mut self.reach;
+            let next_hs = ht.node_histories(next as usize);
+            let mut child_index = match next_hs.first() {
+                Some(&c) => c - ht.steps[ht.parent[c as usize] as usize].first_child,
+                None => crate::tree::NONE,
+            };
+            for &c in next_hs {
+                let c = c as usize;
+                let h = ht.parent[c] as usize;
+                let st = ht.steps[h];
+                let [r0, r1] = reach[h];
+                let j = c - st.first_child as usize;
+                if j as u32 != child_index {
+                    child_index = crate::tree::NONE;
+                }
+                let g = st.action_base as usize + j;
+                reach[c] = match st.kind {
+                    Step::PLAYER0 => [r0 * self.current[0][g], r1],
+                    Step::PLAYER1 => [r0, r1 * self.current[1][g]],
+                    _ => [r0, r1],
+                };
+            }
+            if next_hs.len() != hs.len() {
+                child_index = crate::tree::NONE;
+            }
             self.path.push(PathStep {
                 node,
                 reach_q,
                 q_next: q,
+                child_index,
             });
-            // Reaches of the histories of the sampled successor: they are exactly the children
-            // of `node`'s histories that lie in `next`.
-            let [reach0, reach1] = &mut self.reach;
-            for &c in ht.node_histories(next as usize) {
-                let c = c as usize;
-                let h = ht.parent[c] as usize;
-                let st = ht.steps[h];
-                let (r0, r1) = (reach0[h], reach1[h]);
-                let g = st.action_base as usize + (c - st.first_child as usize);
-                (reach0[c], reach1[c]) = match st.kind {
-                    Step::PLAYER0 => (r0 * self.current[0][g], r1),
-                    Step::PLAYER1 => (r0, r1 * self.current[1][g]),
-                    _ => (r0, r1),
-                };
-            }
             reach_q *= q;
             node = next;
         }
@@ -576,7 +597,7 @@ impl PosSolver {
         mass.resize(succ.len(), 0.0);
         for &h in ht.node_histories(node as usize) {
             let h = h as usize;
-            let r = self.reach[0][h] * self.reach[1][h] * ht.chance_reach[h];
+            let r = self.reach[h][0] * self.reach[h][1] * ht.chance_reach[h];
             if r == 0.0 {
                 continue;
             }
@@ -666,10 +687,26 @@ impl PosSolver {
             let vals = &self.values[kids.clone()];
             let nodes = &ht.node[kids.clone()];
             let corrected = |b: f64, v: f64, nd: u32| if nd == next { b + (v - b) / q } else { b };
+            let hit = step.child_index as usize;
             let fused = match opts.baseline {
+                Baseline::None | Baseline::Static if hit != NONE_USIZE => {
+                    Some(values_and_fill(weights, av, base.is_some(), |j| {
+                        if j == hit { 0.0 + vals[j] / q } else { 0.0 }
+                    }))
+                }
                 Baseline::None | Baseline::Static => {
                     Some(values_and_fill(weights, av, base.is_some(), |j| {
                         corrected(0.0, vals[j], nodes[j])
+                    }))
+                }
+                Baseline::Predictive if hit != NONE_USIZE => {
+                    let bs = &self.base_sum[kids.clone()];
+                    Some(values_and_fill(weights, av, base.is_some(), |j| {
+                        if j == hit {
+                            bs[j] + (vals[j] - bs[j]) / q
+                        } else {
+                            bs[j]
+                        }
                     }))
                 }
                 Baseline::Predictive => {
@@ -734,8 +771,8 @@ impl PosSolver {
             for &h in hs {
                 let h = h as usize;
                 let i = ht.infoset[h] as usize;
-                let w = self.reach[1 - p][h] * ht.chance_reach[h];
-                own_reach[i - lo as usize] = self.reach[p][h];
+                let w = self.reach[h][1 - p] * ht.chance_reach[h];
+                own_reach[i - lo as usize] = self.reach[h][p];
                 cf_reach[i - lo as usize] += w;
                 if w == 0.0 {
                     continue;
@@ -855,7 +892,7 @@ impl PosSolver {
                     zeroed(den, g1 - g0);
                     for &h in hs {
                         let h = h as usize;
-                        let w = self.reach[1 - p][h] * ht.chance_reach[h];
+                        let w = self.reach[h][1 - p] * ht.chance_reach[h];
                         let g = inf.offset[ht.infoset[h] as usize] as usize - g0;
                         for (j, c) in ht.children(h).enumerate() {
                             if ht.node[c] == next {
@@ -958,7 +995,8 @@ impl TreeSolver for PosSolver {
         arrays.push(self.var_stats.to_vec());
         SolverSnapshot {
             iteration: self.iteration,
-            counters: vec![self.touched],
+            // The per-history baselines are indexed by history id: record the numbering.
+            counters: vec![self.touched, u64::from(self.ht.grouped)],
             arrays,
         }
     }
@@ -997,9 +1035,24 @@ impl TreeSolver for PosSolver {
                 ));
             }
         }
-        let [touched] = snapshot.counters[..] else {
-            return Err("pos-mccfr checkpoint needs exactly one counter".into());
+        // Checkpoints before the grouped numbering carry one counter (breadth-first ids).
+        let (touched, grouped) = match snapshot.counters[..] {
+            [touched] => (touched, false),
+            [touched, g] => (touched, g == 1),
+            _ => return Err("pos-mccfr checkpoint needs one or two counters".into()),
         };
+        if grouped != self.ht.grouped {
+            return Err(format!(
+                "pos-mccfr checkpoint indexes its baselines by the {} history numbering; this \
+                 solver uses the {} one (resume with the armac version that wrote it)",
+                if grouped { "grouped" } else { "breadth-first" },
+                if self.ht.grouped {
+                    "grouped"
+                } else {
+                    "breadth-first"
+                },
+            ));
+        }
         let [r0, r1, c0, c1, p0, p1, s0, s1, w0, w1, bs, bw, vs] = arrays;
         self.regrets = [r0, r1];
         self.cumulative = [c0, c1];

@@ -34,6 +34,15 @@ use crate::tree::{NONE, PublicTree};
 use burn::tensor::{IndexingUpdateOp, Int, Tensor};
 use std::sync::Arc;
 
+/// Host copies of the per-child tables on-policy path sampling reads, `[N, S]` by child node
+/// and child joint slot: local parent slot (`S` when the slot is invalid), per-player strategy
+/// entry (the constant one when the edge is not that player's action), chance reach.
+struct HostTables {
+    child_up: Vec<u32>,
+    child_sig: [Vec<u32>; 2],
+    chance: Vec<f64>,
+}
+
 /// Static tables, indexed by node (row `N` is a dummy row for idle elements).
 struct Tables {
     /// `[N+1, K·S]`: per child `k` and child joint slot: baseline index to read (zero column if
@@ -94,6 +103,8 @@ pub struct BatchedPos {
     ctx: Ctx,
     batch: usize,
     tables: Tables,
+    /// Host copies of the tables on-policy path sampling reads.
+    host: HostTables,
     iteration: u64,
     updates: u64,
     /// Block offsets: player 0 at 0, player 1 at `base1`, scratch at `scratch`, one at `one`.
@@ -123,11 +134,6 @@ impl BatchedPos {
             return Err(BatchedError::EmptyBatch);
         }
         let o = spec.options;
-        if o.sampling != Sampling::Uniform {
-            return Err(BatchedError::Unsupported(
-                "the batched POS solver samples successors uniformly (`solver.sampling = \"uniform\"`); on-policy sampling would need the strategies on the host every level".into(),
-            ));
-        }
         if !matches!(o.baseline, Baseline::None | Baseline::Predictive) {
             return Err(BatchedError::Unsupported(
                 "the batched POS solver supports `solver.baseline` = \"none\" or \"predictive\""
@@ -150,7 +156,7 @@ impl BatchedPos {
         let base1 = layout.decisions[0].len() * block;
         let scratch = base1 + layout.decisions[1].len() * block;
         let one = scratch + block;
-        let tables = Tables::new(&layout, base1, scratch, one, ctx);
+        let (tables, host) = Tables::new(&layout, base1, scratch, one, ctx);
         let n = layout.len();
         let s = p * p;
         // Uniform strategies: the mask table's rows normalised, laid into the state.
@@ -182,6 +188,7 @@ impl BatchedPos {
             ctx: ctx.clone(),
             batch,
             tables,
+            host,
             iteration: 0,
             updates: 0,
             base1,
@@ -227,9 +234,11 @@ impl BatchedPos {
             .collect();
         match self.spec.updates {
             Updates::Alternating => {
+                // Player 1's path is drawn after player 0's pass: under on-policy sampling it
+                // depends on the strategies that pass updated (as in the tabular solver).
                 let s0 = self.schedule(&mut rngs, [true, false], weight);
-                let s1 = self.schedule(&mut rngs, [false, true], weight);
                 self.pass(&s0);
+                let s1 = self.schedule(&mut rngs, [false, true], weight);
                 self.pass(&s1);
             }
             Updates::Simultaneous => {
@@ -240,7 +249,10 @@ impl BatchedPos {
     }
 
     /// Draws every element's public path (the same draws as the tabular solver) and lays out
-    /// the per-depth tables of one pass.
+    /// the per-depth tables of one pass. Under on-policy sampling the strategies are read back
+    /// to the host once per pass and every element's reaches follow its path there, so that
+    /// `q(S, S')` is the tabular solver's: the chance- and strategy-weighted mass of each
+    /// successor, mixed with `exploration · uniform`.
     fn schedule(
         &self,
         rngs: &mut [crate::util::SplitMix64],
@@ -260,9 +272,33 @@ impl BatchedPos {
             onehot: vec![0.0; depth * b * l.k],
             updates: 0,
         };
+        let on_policy = self.spec.options.sampling == Sampling::OnPolicy;
+        let eps = self.spec.options.exploration;
+        let sigma = if on_policy {
+            to_f64(self.sigma.clone())
+        } else {
+            Vec::new()
+        };
+        let (ss, w) = (l.p * l.p, self.one + 1);
+        let h = &self.host;
+        let mut reach = [vec![0.0; ss], vec![0.0; ss]];
+        let mut next_reach = [vec![0.0; ss], vec![0.0; ss]];
+        let mut mass = Vec::with_capacity(l.k);
         for (e, rng) in rngs.iter_mut().enumerate() {
             let mut node = 0usize;
             let mut pi_q = 1.0f64;
+            let sig = if on_policy {
+                &sigma[e * w..(e + 1) * w]
+            } else {
+                &[][..]
+            };
+            if on_policy {
+                for r in reach.iter_mut() {
+                    for (j, x) in r.iter_mut().enumerate() {
+                        *x = if l.joint_valid[j] { 1.0 } else { 0.0 };
+                    }
+                }
+            }
             for d in 0..depth {
                 let row = d * b + e;
                 s.node[row] = node as u32;
@@ -273,8 +309,39 @@ impl BatchedPos {
                     break;
                 }
                 let nc = l.num_children[node] as usize;
+                let first = l.first_child[node] as usize;
                 let (k, q) = if nc == 1 {
                     (0, 1.0)
+                } else if on_policy {
+                    // Mass of each successor: Σ over its histories of both reaches times
+                    // the chance reach (the tabular solver's `successor_mass`).
+                    mass.clear();
+                    for c in first..first + nc {
+                        let mut m = 0.0;
+                        for j in 0..ss {
+                            let t = c * ss + j;
+                            let up = h.child_up[t] as usize;
+                            if up == ss {
+                                continue;
+                            }
+                            m += reach[0][up]
+                                * sig[h.child_sig[0][t] as usize]
+                                * reach[1][up]
+                                * sig[h.child_sig[1][t] as usize]
+                                * h.chance[t];
+                        }
+                        mass.push(m);
+                    }
+                    let total: f64 = mass.iter().sum();
+                    let u = 1.0 / nc as f64;
+                    if total > 0.0 {
+                        mass.iter_mut()
+                            .for_each(|m| *m = (1.0 - eps) * *m / total + eps * u);
+                        let k = rng.weighted(&mass);
+                        (k, mass[k])
+                    } else {
+                        (rng.below(nc), u)
+                    }
                 } else {
                     (rng.below(nc), 1.0 / nc as f64)
                 };
@@ -288,7 +355,21 @@ impl BatchedPos {
                         s.block_row[row] = node as u32;
                     }
                 }
-                let child = l.first_child[node] as usize + k;
+                let child = first + k;
+                if on_policy {
+                    for (i, next) in next_reach.iter_mut().enumerate() {
+                        for (j, r) in next.iter_mut().enumerate() {
+                            let t = child * ss + j;
+                            let up = h.child_up[t] as usize;
+                            *r = if up == ss {
+                                0.0
+                            } else {
+                                reach[i][up] * sig[h.child_sig[i][t] as usize]
+                            };
+                        }
+                    }
+                    std::mem::swap(&mut reach, &mut next_reach);
+                }
                 s.child[row] = child as u32;
                 s.onehot[row * l.k + k] = 1.0;
                 pi_q *= q;
@@ -544,7 +625,13 @@ fn scatter_add_in_place(t: &mut Tensor<2>, idx: Tensor<2, Int>, v: Tensor<2>) {
 }
 
 impl Tables {
-    fn new(l: &TensorTree, base1: usize, scratch: usize, one: usize, ctx: &Ctx) -> Tables {
+    fn new(
+        l: &TensorTree,
+        base1: usize,
+        scratch: usize,
+        one: usize,
+        ctx: &Ctx,
+    ) -> (Tables, HostTables) {
         let (p, a, k, n) = (l.p, l.a, l.k, l.len());
         let s = p * p;
         let rows = n + 1;
@@ -631,7 +718,15 @@ impl Tables {
                 }
             }
         }
-        Tables {
+        let host = HostTables {
+            child_up: child_up[..n * s].to_vec(),
+            child_sig: [
+                child_sig[0][..n * s].to_vec(),
+                child_sig[1][..n * s].to_vec(),
+            ],
+            chance: chance[..n * s].to_vec(),
+        };
+        let tables = Tables {
             base_read: ints2(&base_read, [rows, k * s], &ctx.device),
             up_local: ints2(&up_local, [rows, k * s], &ctx.device),
             sig: ints2(&sig, [rows, k * s], &ctx.device),
@@ -649,6 +744,7 @@ impl Tables {
             mask: floats(&mask, [rows, block_len], ctx),
             uniform: floats(&uniform, [rows, block_len], ctx),
             root_reach: floats(&root_reach, [1, s], ctx),
-        }
+        };
+        (tables, host)
     }
 }

@@ -77,11 +77,17 @@ fn batched_cfr_in_f32_matches_the_tabular_solver() {
 }
 
 pub(super) fn pos_gap(name: &str, iters: usize, updates: Updates, ctx: &Ctx) -> f64 {
-    let (tree, ht, layout) = setup(name);
     let spec = PosSpec {
         updates,
         ..PosSpec::default()
     };
+    pos_spec_gap(name, iters, spec, ctx)
+}
+
+/// Runs batched and tabular POS (`spec`, three elements) side by side; returns the largest
+/// average-policy difference.
+fn pos_spec_gap(name: &str, iters: usize, spec: PosSpec, ctx: &Ctx) -> f64 {
+    let (tree, ht, layout) = setup(name);
     let seed = 11;
     let mut bat = BatchedPos::new(tree.clone(), layout, spec, seed, 3, ctx).unwrap();
     let mut tabs: Vec<PosSolver> = (0..3)
@@ -122,6 +128,39 @@ fn batched_pos_matches_the_tabular_solver_sample_for_sample() {
             assert!(
                 d < 1e-9,
                 "{name} {updates:?} f64: average policy differs by {d}"
+            );
+        }
+    }
+}
+
+#[test]
+fn batched_on_policy_pos_samples_the_tabular_solvers_paths() {
+    // On-policy public sampling: every element's successor probabilities q(S, S') come from
+    // its strategies read back once per pass; the paths, importance weights 1/q and hence all
+    // updates must be the tabular solver's (whose estimator is tested unbiased under this
+    // sampling: cfr::pos tests, Theorem 1). A wrong q or a path drawn from stale strategies
+    // changes the regrets and the average policy at once.
+    use crate::cfr::pos::{PosOptions, Sampling};
+    for (name, iters) in [
+        ("kuhn_poker", 300),
+        ("leduc_poker", 200),
+        ("liars_dice", 40),
+    ] {
+        for updates in [Updates::Alternating, Updates::Simultaneous] {
+            let spec = PosSpec {
+                updates,
+                options: PosOptions {
+                    sampling: Sampling::OnPolicy,
+                    exploration: 0.5,
+                    ..PosOptions::default()
+                },
+                ..PosSpec::default()
+            };
+            let d = pos_spec_gap(name, iters, spec, &cpu(Precision::F64));
+            eprintln!("f64 on-policy pos {name} {updates:?} {iters} iterations: {d:.2e}");
+            assert!(
+                d < 1e-9,
+                "{name} {updates:?} on-policy f64: average policy differs by {d}"
             );
         }
     }
