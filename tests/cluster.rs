@@ -361,6 +361,12 @@ fn password_stays_out_of_files_and_bad_brokers_and_runs_are_named() {
             .env_remove("ARMAC_REDIS_PASSWORD"),
         "authentication failed",
     );
+    // The learner checked its broker before creating the run directory.
+    assert!(
+        std::fs::read_dir(&dir).map_or(true, |mut d| d.next().is_none()),
+        "a learner that cannot reach its broker left files in {}",
+        dir.display()
+    );
     // No password at all.
     common::run_err(
         actor()

@@ -95,6 +95,31 @@ fn content_id(sum: &FileSum) -> String {
     format!("{}-{}", sum.fnv1a, sum.len)
 }
 
+/// Checks, before a learner touches its run directory, that its broker answers and (for a
+/// fresh run, `resumed = false`) that the run id is free, so that a learner which cannot start
+/// leaves the directory as it was.
+pub fn preflight(ls: &LearnerSettings, resumed: bool) -> Result<(), ClusterError> {
+    let mut con = connect(&ls.broker)?;
+    if resumed {
+        return Ok(());
+    }
+    let keys = Keys::new(&ls.run);
+    let exists: i64 = ::redis::cmd("EXISTS")
+        .arg(keys.config())
+        .query(&mut con)
+        .map_err(redis_err(&ls.broker, "EXISTS config"))?;
+    if exists != 0 {
+        return Err(ClusterError::Usage(format!(
+            "broker {}: run id `{}` already exists (key {}); choose another cluster.run, or \
+             --resume the run that owns it",
+            ls.broker,
+            ls.run,
+            keys.config()
+        )));
+    }
+    Ok(())
+}
+
 /// Connects to `url` (at most 5 s), with an error that names the broker (never its password).
 pub fn connect(url: &str) -> Result<Connection, ClusterError> {
     let c = client(url)?;

@@ -377,6 +377,24 @@ fn validate(config: &config::Config) -> Result<(), RunError> {
 
 /// Entry point of `armac-train`: loads the config (by path or name in `configs/`, or from the
 /// run directory when resuming), applies overrides, and runs the algorithm it names.
+/// A learner with a broker (`cluster.role = "learner"`) checks it before the run directory
+/// is created or changed: an unreachable broker, a wrong password or a taken run id leave the
+/// directory untouched.
+fn broker_preflight(config: &config::Config, dir: &Path, resumed: bool) -> Result<(), RunError> {
+    if config.armac.is_none() || config.cluster.is_none() {
+        return Ok(());
+    }
+    let dir_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(ls) = crate::cluster::LearnerSettings::of(config, &config.armac()?, &dir_name)? {
+        crate::cluster::redis::preflight(&ls, resumed)
+            .map_err(RunError::context("connecting the learner to its broker"))?;
+    }
+    Ok(())
+}
+
 pub fn train(
     config_name: Option<&str>,
     overrides: &[String],
@@ -409,6 +427,7 @@ pub fn train(
         let config = crate::cluster::redact_config(config)?;
         validate(&config)?;
         let changed = resume::check_config(&stored, &config)?;
+        broker_preflight(&config, &dir, true)?;
         let step = generation.manifest.step;
         if step >= resume::target_step(&config)
             && let Some(summary) = std::fs::read(dir.join("summary.json"))
@@ -447,6 +466,7 @@ pub fn train(
     if has_contents(&dir) && !opts.overwrite {
         return Err(RunError::RunExists(dir.display().to_string()));
     }
+    broker_preflight(&config, &dir, false)?;
     let _lock = RunLock::acquire(&dir)?;
     if opts.overwrite {
         clear_run_dir(&dir)?;
