@@ -32,37 +32,17 @@ fn nash_convs(dir: &Path) -> Vec<(u64, f64)> {
         .collect()
 }
 
-const UNIFORM_KUHN_NASH_CONV: f64 = 0.9166666666666666;
+use common::UNIFORM_KUHN_NASH_CONV;
 
 #[test]
 fn kuhn_armac_learns_well_below_uniform() {
     let dir = common::tmp("e2e", "kuhn");
-    train(
-        &[
-            "--config",
-            "kuhn_armac.toml",
-            "--quiet",
-            "--set",
-            "armac.epochs=100",
-            "--set",
-            "eval.every=10",
-            "--set",
-            "armac.episodes_per_epoch=512",
-            "--set",
-            "armac.learning_steps_per_epoch=30",
-            "--set",
-            "armac.learning_rate=1e-3",
-            // Four epochs of replay for the critic: with the default 8192 trajectories this
-            // short run would still train on its first, near-uniform epochs at the end.
-            "--set",
-            "armac.replay_capacity=2048",
-            // The mean-regret and average-policy heads learn from the reservoir memories.
-            "--set",
-            "armac.memory=\"reservoir\"",
-            "--out",
-        ],
-        &dir,
-    );
+    let args: Vec<&str> = common::KUHN_ARMAC_CI
+        .iter()
+        .copied()
+        .chain(["--out"])
+        .collect();
+    train(&args, &dir);
     let curve = nash_convs(&dir);
     assert_eq!(curve.len(), 10, "{curve:?}");
     // Many short epochs with the reservoir memory: measured on a loaded 2-core machine over

@@ -159,28 +159,7 @@ fn wait_for_run(url: &str, run: &str, learner: &mut Child) {
     }
 }
 
-const UNIFORM_KUHN_NASH_CONV: f64 = 0.9166666666666666;
-
-/// The in-process test's Kuhn settings (tests/armac.rs), as overrides.
-const KUHN: &[&str] = &[
-    "--config",
-    "kuhn_armac.toml",
-    "--quiet",
-    "--set",
-    "armac.epochs=100",
-    "--set",
-    "eval.every=10",
-    "--set",
-    "armac.episodes_per_epoch=512",
-    "--set",
-    "armac.learning_steps_per_epoch=30",
-    "--set",
-    "armac.learning_rate=1e-3",
-    "--set",
-    "armac.replay_capacity=2048",
-    "--set",
-    "armac.memory=\"reservoir\"",
-];
+use common::{KUHN_ARMAC_CI as KUHN, UNIFORM_KUHN_NASH_CONV};
 
 #[test]
 fn learner_and_three_actor_processes_train_kuhn_and_survive_a_killed_actor() {

@@ -194,3 +194,33 @@ pub fn check_views(
         );
     }
 }
+
+/// Kuhn ARMAC settings of the CI-sized end-to-end tests (tests/armac.rs in-process,
+/// tests/cluster.rs through a broker: the same quality bar for both), as `armac-train`
+/// arguments before `--out`. Four epochs of replay for the critic (with the default 8192
+/// trajectories the short run would still train on its first, near-uniform epochs at the
+/// end); the mean-regret and average-policy heads learn from the reservoir memories.
+#[allow(dead_code)]
+pub const KUHN_ARMAC_CI: &[&str] = &[
+    "--config",
+    "kuhn_armac.toml",
+    "--quiet",
+    "--set",
+    "armac.epochs=100",
+    "--set",
+    "eval.every=10",
+    "--set",
+    "armac.episodes_per_epoch=512",
+    "--set",
+    "armac.learning_steps_per_epoch=30",
+    "--set",
+    "armac.learning_rate=1e-3",
+    "--set",
+    "armac.replay_capacity=2048",
+    "--set",
+    "armac.memory=\"reservoir\"",
+];
+
+/// NashConv of the uniform policy in Kuhn poker.
+#[allow(dead_code)]
+pub const UNIFORM_KUHN_NASH_CONV: f64 = 0.9166666666666666;

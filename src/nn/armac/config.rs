@@ -178,6 +178,18 @@ impl ArmacNetConfig {
         Ok(())
     }
 
+    /// The `Linear` layers of a feed-forward encoder (`encoder_layers` of `encoder_hidden`).
+    fn feed_forward_encoder(&self, rng: &mut SplitMix64, device: &Device) -> Vec<Linear> {
+        let mut d_in = self.input_size;
+        (0..self.encoder_layers)
+            .map(|_| {
+                let layer = init_linear(rng, d_in, self.encoder_hidden, true, device);
+                d_in = 2 * self.encoder_hidden;
+                layer
+            })
+            .collect()
+    }
+
     /// Builds a network with reproducible weights drawn from `seed`, on `device` (pass an
     /// autodiff device to train it).
     pub fn init(&self, device: &Device, seed: u64) -> Result<ArmacNet, NnError> {
@@ -192,19 +204,7 @@ impl ArmacNetConfig {
             let lstm = LstmCell::init(&mut rng, 2 * w, w, device);
             (input, Some(lstm))
         } else {
-            let mut layers = Vec::with_capacity(self.encoder_layers);
-            let mut d_in = self.input_size;
-            for _ in 0..self.encoder_layers {
-                layers.push(init_linear(
-                    &mut rng,
-                    d_in,
-                    self.encoder_hidden,
-                    true,
-                    device,
-                ));
-                d_in = 2 * self.encoder_hidden;
-            }
-            (layers, None)
+            (self.feed_forward_encoder(&mut rng, device), None)
         };
         let zero = self.zero_init_heads;
         let head = |rng: &mut SplitMix64| {
@@ -224,20 +224,11 @@ impl ArmacNetConfig {
         let critic_q0 = init_linear(&mut rng, 2 * hh, a, true, device);
         let critic_q1 = init_linear(&mut rng, 2 * hh, a, true, device);
         // Drawn last, so that the other weights do not depend on this option.
-        let mut regret_encoder = Vec::new();
-        if self.separate_regret_encoder {
-            let mut d_in = self.input_size;
-            for _ in 0..self.encoder_layers {
-                regret_encoder.push(init_linear(
-                    &mut rng,
-                    d_in,
-                    self.encoder_hidden,
-                    true,
-                    device,
-                ));
-                d_in = 2 * self.encoder_hidden;
-            }
-        }
+        let regret_encoder = if self.separate_regret_encoder {
+            self.feed_forward_encoder(&mut rng, device)
+        } else {
+            Vec::new()
+        };
         Ok(ArmacNet {
             regret_encoder,
             encoder,
