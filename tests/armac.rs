@@ -18,19 +18,7 @@ fn train(args: &[&str], out: &Path) {
     );
 }
 
-/// NashConv column of metrics.csv (evaluated epochs only).
-fn nash_convs(dir: &Path) -> Vec<(u64, f64)> {
-    std::fs::read_to_string(dir.join("metrics.csv"))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            let v: f64 = f[2].parse().ok()?;
-            (!v.is_nan()).then(|| (f[0].parse().unwrap(), v))
-        })
-        .collect()
-}
+use common::nash_convs;
 
 use common::UNIFORM_KUHN_NASH_CONV;
 

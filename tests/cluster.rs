@@ -86,19 +86,7 @@ fn actor() -> Command {
     Command::new(env!("CARGO_BIN_EXE_armac-actor"))
 }
 
-/// NashConv column of metrics.csv (evaluated epochs only).
-fn nash_convs(dir: &Path) -> Vec<(u64, f64)> {
-    std::fs::read_to_string(dir.join("metrics.csv"))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            let v: f64 = f[2].parse().ok()?;
-            (!v.is_nan()).then(|| (f[0].parse().unwrap(), v))
-        })
-        .collect()
-}
+use common::nash_convs;
 
 /// Lines of the audit files whose names start with `who` (stream ids; `commit` markers
 /// dropped).

@@ -224,3 +224,18 @@ pub const KUHN_ARMAC_CI: &[&str] = &[
 /// NashConv of the uniform policy in Kuhn poker.
 #[allow(dead_code)]
 pub const UNIFORM_KUHN_NASH_CONV: f64 = 0.9166666666666666;
+
+/// The NashConv column of a run's metrics.csv (evaluated epochs only), as (epoch, value).
+#[allow(dead_code)]
+pub fn nash_convs(dir: &Path) -> Vec<(u64, f64)> {
+    std::fs::read_to_string(dir.join("metrics.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let v: f64 = f[2].parse().ok()?;
+            (!v.is_nan()).then(|| (f[0].parse().unwrap(), v))
+        })
+        .collect()
+}
