@@ -95,11 +95,8 @@ fn audit_ids(dir: &Path, who: &str) -> Vec<String> {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         if e.file_name().to_string_lossy().starts_with(who) {
             let text = std::fs::read_to_string(e.path()).unwrap();
-            ids.extend(
-                text.lines()
-                    .filter(|l| !l.is_empty() && *l != "commit")
-                    .map(str::to_string),
-            );
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            ids.extend(ids_of(&lines));
         }
     }
     ids
@@ -429,33 +426,28 @@ fn password_stays_out_of_files_and_bad_brokers_and_runs_are_named() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The learner's audit lines that a checkpoint holds: those before its file's last `commit`
-/// marker (written right after each checkpoint commits), or all of them (`whole`).
-fn committed_ids(dir: &Path, whole: bool) -> Vec<Vec<String>> {
+/// The learner processes' audit files, oldest first (the first learner's file stopped changing
+/// when it was killed), each as its lines.
+fn learner_files(dir: &Path) -> Vec<Vec<String>> {
     let mut files: Vec<(std::time::SystemTime, Vec<String>)> = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         if e.file_name().to_string_lossy().starts_with("learner") {
             let text = std::fs::read_to_string(e.path()).unwrap();
-            let lines: Vec<String> = text.lines().map(str::to_string).collect();
-            let upto = if whole {
-                lines.len()
-            } else {
-                lines.iter().rposition(|l| l == "commit").unwrap_or(0)
-            };
-            // The first learner's file stopped changing when it was killed.
             let t = e.metadata().unwrap().modified().unwrap();
-            files.push((
-                t,
-                lines[..upto]
-                    .iter()
-                    .filter(|l| *l != "commit")
-                    .cloned()
-                    .collect(),
-            ));
+            files.push((t, text.lines().map(str::to_string).collect()));
         }
     }
     files.sort_by_key(|f| f.0);
     files.into_iter().map(|f| f.1).collect()
+}
+
+/// The entry ids among audit lines (not the `commit` / `resumed-from` markers).
+fn ids_of(lines: &[String]) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|l| !l.is_empty() && *l != "commit" && !l.starts_with("resumed-from"))
+        .cloned()
+        .collect()
 }
 
 #[test]
@@ -555,14 +547,38 @@ fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
     assert_eq!(common::json(&dir.join("summary.json"))["iterations"], 30);
 
     // What the first learner's last checkpoint holds plus what the resumed one processed:
-    // every sent entry once, or still unread in the stream.
-    let first = committed_ids(&audit, false);
-    let all = committed_ids(&audit, true);
-    assert_eq!(first.len(), 2, "two learner processes");
-    let held: Vec<String> = first[0].iter().chain(&all[1]).cloned().collect();
+    // every sent entry once, or still unread in the stream. The resumed learner names the
+    // checkpoint's cursor; the first learner's ids up to it are what that checkpoint holds.
+    let files = learner_files(&audit);
+    assert_eq!(files.len(), 2, "two learner processes");
+    let cursor = files[1]
+        .iter()
+        .find_map(|l| l.strip_prefix("resumed-from "))
+        .expect("the resumed learner names its checkpoint's cursor")
+        .to_string();
+    let first_all = ids_of(&files[0]);
+    let upto = first_all
+        .iter()
+        .position(|id| *id == cursor)
+        .expect("the checkpoint's cursor is an id the first learner processed");
+    // A checkpoint commits before its `commit` line: the cursor is at or after the last one.
+    let before_marker = files[0]
+        .iter()
+        .rposition(|l| l == "commit")
+        .map(|m| ids_of(&files[0][..m]).len())
+        .unwrap_or(0);
+    assert!(
+        upto + 1 >= before_marker,
+        "checkpoint cursor before its commit marker"
+    );
+    let held: Vec<String> = first_all[..=upto]
+        .iter()
+        .chain(&ids_of(&files[1]))
+        .cloned()
+        .collect();
     let unique: HashSet<String> = held.iter().cloned().collect();
     assert_eq!(unique.len(), held.len(), "an entry entered the run twice");
-    let redone = all[0].len() - first[0].len();
+    let redone = first_all.len() - (upto + 1);
     let sent: HashSet<String> = audit_ids(&audit, "actor").into_iter().collect();
     let remaining: HashSet<String> = stream_ids(&url, "resume").into_iter().collect();
     let lost = sent

@@ -415,6 +415,12 @@ impl RedisLearner {
             malformed: 0,
         };
         // Pending entries of an earlier learner process of this run.
+        if let Some(c) = &cursor {
+            // The checkpoint's cursor: what the earlier process's checkpoint holds ends here
+            // (it may have been killed after the checkpoint, before its `commit` line).
+            l.audit.line(&format!("resumed-from {c}"));
+            l.audit.flush();
+        }
         let limit = cursor.as_deref().map(parse_id);
         let mut from = "0".to_string();
         let mut done_ids = Vec::new();
