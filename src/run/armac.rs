@@ -1048,6 +1048,38 @@ pub fn run(
     opts: &TrainOptions,
     resumed: Option<&super::Resumed>,
 ) -> Result<RunSummary, RunError> {
+    // The learner runs inside its own rayon pool, so the backend's parallel matrix products
+    // use `armac.learner_threads` threads; actor threads spawned from it are not pool workers.
+    let in_process_actors = config
+        .cluster
+        .as_ref()
+        .is_none_or(|c| c.role != crate::cluster::Role::Learner);
+    let threads = learner_threads(s.learner_threads, in_process_actors.then_some(s.actors));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("learner-{i}"))
+        .build()
+        .map_err(|e| RunError::Usage(format!("armac.learner_threads: {e}")))?;
+    pool.install(|| run_in_pool(config, s, dir, opts, resumed))
+}
+
+/// Threads of the learner's pool: `configured`, or (0) the cores left by `actors` local actor
+/// threads, at least 1.
+pub fn learner_threads(configured: usize, actors: Option<usize>) -> usize {
+    if configured > 0 {
+        return configured;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_sub(actors.unwrap_or(0)).max(1)
+}
+
+fn run_in_pool(
+    config: &Config,
+    s: &ArmacSettings,
+    dir: &Path,
+    opts: &TrainOptions,
+    resumed: Option<&super::Resumed>,
+) -> Result<RunSummary, RunError> {
     let game = load_game(&s.game)?;
     let na = game.num_distinct_actions();
     let device = crate::nn::select_device(&s.device).map_err(RunError::context("armac.device"))?;
