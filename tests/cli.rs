@@ -189,6 +189,37 @@ fn time_limit_stops_cleanly_with_outputs() {
 }
 
 #[test]
+fn cpu_time_limit_stops_cleanly_and_is_recorded() {
+    let dir = common::tmp("cli", "cpu-limit");
+    run_ok(
+        train()
+            .args([
+                "--config",
+                "leduc_cfr.toml",
+                "--quiet",
+                "--max-cpu-seconds",
+                "0.3",
+                "--set",
+                "solver.iterations=100000000",
+                "--out",
+            ])
+            .arg(&dir),
+    );
+    let s = summary(&dir);
+    assert_eq!(s["stopped_early"], true);
+    assert!(s["iterations"].as_u64().unwrap() < 100000000);
+    // Stopped at the first check after the budget was spent, by CPU time.
+    let cpu = s["cpu_seconds"].as_f64().unwrap();
+    assert!(cpu >= 0.3, "{s}");
+    assert!(dir.join("policy.json").is_file());
+    std::fs::remove_dir_all(&dir).ok();
+    run_err(
+        train().args(["--config", "kuhn_cfr.toml", "--max-cpu-seconds", "-1"]),
+        "-1",
+    );
+}
+
+#[test]
 fn bad_configs_and_arguments_are_named() {
     let dir = common::tmp("cli", "bad");
     run_err(train().args(["--config", "nope.toml"]), "nope.toml");

@@ -58,6 +58,7 @@ pub fn reservoir(args: &ReservoirArgs) -> Result<Vec<Value>> {
     let opts = TrainOptions {
         out: Some(dir.clone()),
         max_seconds: Some(args.seconds),
+        max_cpu_seconds: None,
         resume: true,
         quiet: true,
         overwrite: false,

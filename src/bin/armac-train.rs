@@ -1,5 +1,5 @@
 //! `armac-train --config <file or name in configs/> [--set key=value]... [--out dir]
-//! [--max-seconds S] [--resume dir] [--overwrite] [--role learner --broker URL]`: runs the
+//! [--max-seconds S] [--max-cpu-seconds S] [--resume dir] [--overwrite] [--role learner --broker URL]`: runs the
 //! algorithm a config names.
 
 use anyhow::Result;
@@ -26,6 +26,11 @@ struct Args {
     /// Stop cleanly after this many seconds, still writing policy, metrics and checkpoint.
     #[arg(long, value_name = "S", value_parser = parse_seconds, allow_hyphen_values = true)]
     max_seconds: Option<f64>,
+    /// Stop cleanly once this process has used this many CPU seconds (all threads together),
+    /// still writing policy, metrics and checkpoint: a budget that does not depend on what else
+    /// the machine runs.
+    #[arg(long, value_name = "S", value_parser = parse_seconds, allow_hyphen_values = true)]
+    max_cpu_seconds: Option<f64>,
     /// Continue the run in this directory from its last checkpoint.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["config", "out"])]
     resume: Option<PathBuf>,
@@ -69,6 +74,7 @@ fn run(args: Args) -> Result<()> {
     let opts = TrainOptions {
         out: args.resume.clone().or(args.out),
         max_seconds: args.max_seconds,
+        max_cpu_seconds: args.max_cpu_seconds,
         resume: args.resume.is_some(),
         quiet: args.quiet,
         overwrite: args.overwrite,

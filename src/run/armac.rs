@@ -1235,7 +1235,7 @@ fn run_in_pool(
             }
         };
 
-    let deadline = Deadline::new(opts.max_seconds);
+    let deadline = Deadline::of(opts);
     let bar = super::progress_bar(s.epochs, "epochs");
     if opts.quiet {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -1493,6 +1493,7 @@ fn run_in_pool(
             (st.acting_steps - acting_before) as f64 / acting_t0.elapsed().as_secs_f64().max(1e-9),
         ),
         peak_memory_mb: crate::util::peak_memory_mb(),
+        cpu_seconds: Some(deadline.cpu_seconds()),
     };
     write_atomic(
         &dir.join("summary.json"),

@@ -107,6 +107,8 @@ impl MetricsCsv {
 pub struct Deadline {
     start: Instant,
     budget: Option<Duration>,
+    cpu_start: f64,
+    cpu_budget: Option<f64>,
 }
 
 impl Deadline {
@@ -115,18 +117,51 @@ impl Deadline {
         Deadline {
             start: Instant::now(),
             budget: seconds.map(Duration::from_secs_f64),
+            cpu_start: 0.0,
+            cpu_budget: None,
         }
     }
 
-    /// `true` once the budget is spent.
+    /// The budgets of `opts`: wall seconds (`--max-seconds`) and CPU seconds of this process,
+    /// all threads together (`--max-cpu-seconds`), both counted from now; the first spent
+    /// ends the run.
+    pub fn of(opts: &TrainOptions) -> Deadline {
+        Deadline {
+            cpu_start: process_cpu_seconds(),
+            cpu_budget: opts.max_cpu_seconds,
+            ..Deadline::new(opts.max_seconds)
+        }
+    }
+
+    /// `true` once a budget is spent.
     pub fn expired(&self) -> bool {
         self.budget.is_some_and(|b| self.start.elapsed() >= b)
+            || self.cpu_budget.is_some_and(|b| self.cpu_seconds() >= b)
     }
 
     /// Seconds since the start.
     pub fn elapsed(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }
+
+    /// CPU seconds this process used since the start (all threads).
+    pub fn cpu_seconds(&self) -> f64 {
+        process_cpu_seconds() - self.cpu_start
+    }
+}
+
+/// CPU time of this process so far (user and system, all threads), in seconds.
+pub fn process_cpu_seconds() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec; the clock id is a constant libc defines.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    if rc != 0 {
+        return 0.0;
+    }
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 /// A process-wide flag set by SIGINT (Ctrl-C), SIGTERM (what schedulers and `docker stop`
@@ -225,6 +260,9 @@ pub struct TrainOptions {
     pub out: Option<PathBuf>,
     /// End cleanly at the next safe point after this many seconds, still writing all outputs.
     pub max_seconds: Option<f64>,
+    /// The same for CPU seconds of the process (all threads together): a budget that does not
+    /// depend on what else the machine runs.
+    pub max_cpu_seconds: Option<f64>,
     /// Continue the run in `out` from its checkpoint.
     pub resume: bool,
     /// No progress bar or chatter.
@@ -341,6 +379,9 @@ pub struct RunSummary {
     /// Peak resident memory of the process in MiB (Linux).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_memory_mb: Option<f64>,
+    /// CPU seconds of this process (all threads) since the run (or the resume) started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_seconds: Option<f64>,
 }
 
 /// Reads a float that JSON stores as `null` when it was NaN.

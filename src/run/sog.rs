@@ -326,7 +326,7 @@ pub fn run(
     }
 
     let interrupted = crate::run::interrupt_flag();
-    let deadline = Deadline::new(opts.max_seconds);
+    let deadline = Deadline::of(opts);
     let bar = super::progress_bar(s.rounds, "rounds");
     if opts.quiet {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -484,6 +484,7 @@ pub fn run(
         stopped_early,
         acting_steps_per_second: None,
         peak_memory_mb: crate::util::peak_memory_mb(),
+        cpu_seconds: Some(deadline.cpu_seconds()),
     };
     write_atomic(
         &dir.join("summary.json"),

@@ -131,7 +131,7 @@ pub fn run(
         MetricsCsv::create(&metrics_path, METRICS_HEADER).map_err(io("metrics", &metrics_path))?
     };
     let mut tb = TbWriter::create(dir).map_err(io("TensorBoard events", dir))?;
-    let deadline = Deadline::new(opts.max_seconds);
+    let deadline = Deadline::of(opts);
     let bar = super::progress_bar(settings.iterations, "it");
     if opts.quiet {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -256,6 +256,7 @@ pub fn run(
         stopped_early,
         acting_steps_per_second: None,
         peak_memory_mb: crate::util::peak_memory_mb(),
+        cpu_seconds: Some(deadline.cpu_seconds()),
     };
     let summary_path = dir.join("summary.json");
     write_atomic(
