@@ -220,6 +220,22 @@ fn cpu_time_limit_stops_cleanly_and_is_recorded() {
 }
 
 #[test]
+fn every_shipped_config_validates() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let (config, _) = armac::run::config::Config::load(p.to_str().unwrap(), &[])
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            armac::run::validate(&config).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            n += 1;
+        }
+    }
+    assert!(n >= 25, "only {n} configs in {}", dir.display());
+}
+
+#[test]
 fn bad_configs_and_arguments_are_named() {
     let dir = common::tmp("cli", "bad");
     run_err(train().args(["--config", "nope.toml"]), "nope.toml");

@@ -391,7 +391,7 @@ fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error
 }
 
 /// Validates the algorithm section of `config` (exactly one of `[solver]`, `[armac]`, `[sog]`).
-fn validate(config: &config::Config) -> Result<(), RunError> {
+pub fn validate(config: &config::Config) -> Result<(), RunError> {
     match (
         config.solver.is_some(),
         config.armac.is_some(),
