@@ -82,15 +82,20 @@ impl Redis {
         child
     }
 
-    /// `kill -9` of the server, `down` without one, then a new server on the same port and
-    /// directory (with an append-only file, it reloads the data it acknowledged).
-    fn kill_and_restart(&mut self, down: Duration) {
+    /// `kill -9` of the server.
+    fn kill(&mut self) {
         let status = Command::new("kill")
             .args(["-9", &self.child.id().to_string()])
             .status()
             .unwrap();
         assert!(status.success());
         self.child.wait().unwrap();
+    }
+
+    /// `kill -9` of the server, `down` without one, then a new server on the same port and
+    /// directory (with an append-only file, it reloads the data it acknowledged).
+    fn kill_and_restart(&mut self, down: Duration) {
+        self.kill();
         std::thread::sleep(down);
         self.child = Redis::spawn(self.port, &self.dir, &self.extra);
     }
@@ -829,4 +834,70 @@ fn redis_killed_and_restarted_with_aof_mid_run_loses_and_repeats_nothing() {
     );
     std::fs::remove_dir_all(&dir).ok();
     std::fs::remove_dir_all(&audit).ok();
+}
+
+#[test]
+fn a_broker_that_stays_away_stops_learner_and_actor_after_reconnect_secs() {
+    let Some(mut redis) = Redis::start("gone", &[]) else {
+        return;
+    };
+    let dir = common::tmp("cluster", "gone");
+    let url = redis.url();
+    let mut learner = common::train()
+        .args([
+            "--config",
+            "kuhn_armac.toml",
+            "--quiet",
+            "--role",
+            "learner",
+            "--broker",
+            &url,
+        ])
+        .args([
+            "--set",
+            "cluster.run=\"gone\"",
+            "--set",
+            "cluster.reconnect_secs=2",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_run(&url, "gone", &mut learner);
+    // The actor takes the run's reconnect_secs.
+    let a = actor()
+        .args(["--run", "gone", "--broker", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // Two epochs done: the actor is connected and playing.
+    let epochs_done = || {
+        std::fs::read_to_string(dir.join("metrics.csv"))
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0)
+    };
+    while epochs_done() < 2 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "run too slow");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    redis.kill();
+    let t = Instant::now();
+    for (who, out) in [
+        ("learner", learner.wait_with_output().unwrap()),
+        ("actor", a.wait_with_output().unwrap()),
+    ] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{who}: {err}");
+        assert!(
+            err.contains(&format!("broker {url}"))
+                && err.contains("no connection for 2 s, giving up (cluster.reconnect_secs)"),
+            "{who}: {err}"
+        );
+    }
+    assert!(t.elapsed() < Duration::from_secs(30));
+    std::fs::remove_dir_all(&dir).ok();
 }
