@@ -8,7 +8,7 @@
 //! | `epoch` | the current [`Published`] epoch: snapshot ids → network keys, `done` at the end |
 //! | `quota:<t>` | episodes actors may still start in epoch `t` (`DECRBY` per group) |
 //! | `net:<fnv1a>-<len>` | a network file (`.bpk` bytes), content-addressed: actors check the FNV-1a sum and length of the bytes against the key before decoding |
-//! | `stream` | trajectories and candidate returns (`XADD`); consumer group `learner` |
+//! | `stream` | trajectories and candidate returns (`XADD`, fields `a` = actor name, `u` = `<token>:<seq>`, then the message); consumer group `learner` |
 //!
 //! # Nothing lost, nothing twice
 //! The learner reads the stream through the consumer group `learner` (one consumer, in id
@@ -19,6 +19,15 @@
 //! (`XREADGROUP … 0`), acknowledges those up to the checkpoint's cursor (already in its replay
 //! and reservoir memories) and processes the rest again. Actors that die lose at most the
 //! group they were playing (never sent); a re-started actor just plays on.
+//!
+//! # A broker restart
+//! Every command goes through a [`Broker`], which reconnects after a dropped connection for up
+//! to `cluster.reconnect_secs`. With `appendonly yes` and `appendfsync always` Redis writes and
+//! fsyncs each command before it replies, so whatever a process saw acknowledged survives the
+//! restart, consumer-group state (pending entries, last delivered id) included. What a process
+//! did not see acknowledged may or may not have happened: the learner re-reads its pending
+//! entries after a reconnection, and drops an entry whose `u` it has already read (an actor's
+//! retried `XADD` pipeline writes the entries that got in the first time again).
 //!
 //! # Back-pressure
 //! Actors wait while the stream holds more than `cluster.stream_cap` entries; entries are only
@@ -482,6 +491,26 @@ impl Origin {
     }
 }
 
+/// Whether an entry of `origin` repeats one already read, given the highest `seq` read per
+/// token (`seen`, updated). An actor thread's entries reach the stream in `seq` order, and a
+/// copy written by a retried `XADD` comes after its original.
+fn is_copy(seen: &mut HashMap<String, u64>, origin: &Origin) -> bool {
+    let Some((token, seq)) = &origin.token else {
+        return false;
+    };
+    match seen.get_mut(token) {
+        Some(last) if *last >= *seq => true,
+        Some(last) => {
+            *last = *seq;
+            false
+        }
+        None => {
+            seen.insert(token.clone(), *seq);
+            false
+        }
+    }
+}
+
 /// One entry read from the stream, not yet handed to the training loop.
 struct Read {
     id: String,
@@ -647,20 +676,7 @@ impl RedisLearner {
 
     /// Whether an entry of `origin` repeats one already read (and records it).
     fn is_copy(&mut self, origin: &Origin) -> bool {
-        let Some((token, seq)) = &origin.token else {
-            return false;
-        };
-        match self.seen.get_mut(token) {
-            Some(last) if *last >= *seq => true,
-            Some(last) => {
-                *last = *seq;
-                false
-            }
-            None => {
-                self.seen.insert(token.clone(), *seq);
-                false
-            }
-        }
+        is_copy(&mut self.seen, origin)
     }
 
     /// Decodes an entry read from the stream.
@@ -1302,6 +1318,30 @@ pub fn run_actors(opts: &ActorOptions) -> Result<ActorReport, ClusterError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_written_again_by_a_retried_xadd_are_copies() {
+        let origin = |u: &str| {
+            let f: HashMap<String, Vec<u8>> = [("u".to_string(), u.as_bytes().to_vec())].into();
+            Origin::of(&f)
+        };
+        let mut seen = HashMap::new();
+        // Token a sends 1..3, the connection drops after 1 and 2 got in, the pipeline is sent
+        // again: 1, 2 come twice. Token b is another actor thread.
+        let stream = ["a:1", "a:2", "b:1", "a:1", "a:2", "a:3", "b:2", "b:2"];
+        let copies: Vec<bool> = stream
+            .iter()
+            .map(|u| is_copy(&mut seen, &origin(u)))
+            .collect();
+        assert_eq!(
+            copies,
+            [false, false, false, true, true, false, false, true]
+        );
+        // Entries without a token (older actors) are never copies; a bad `u` is ignored.
+        assert!(!is_copy(&mut seen, &Origin::default()));
+        assert!(origin("a:x").token.is_none());
+        assert_eq!(origin("ab:cd:7").token, Some(("ab:cd".to_string(), 7)));
+    }
 
     #[test]
     fn stream_ids_order_numerically() {
