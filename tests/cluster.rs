@@ -21,6 +21,7 @@ struct Redis {
     child: Child,
     port: u16,
     dir: PathBuf,
+    extra: Vec<String>,
 }
 
 fn free_port() -> u16 {
@@ -47,17 +48,29 @@ impl Redis {
         let dir = common::tmp("redis", name);
         std::fs::create_dir_all(&dir).unwrap();
         let port = free_port();
+        let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+        let child = Redis::spawn(port, &dir, &extra);
+        Some(Redis {
+            child,
+            port,
+            dir,
+            extra,
+        })
+    }
+
+    /// A server on `port` with its data in `dir` (later arguments override earlier ones),
+    /// once it listens.
+    fn spawn(port: u16, dir: &Path, extra: &[String]) -> Child {
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .arg("--dir")
-            .arg(&dir)
+            .arg(dir)
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server starts");
-        let r = Redis { child, port, dir };
         let t0 = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
@@ -66,7 +79,25 @@ impl Redis {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        Some(r)
+        child
+    }
+
+    /// `kill -9` of the server.
+    fn kill(&mut self) {
+        let status = Command::new("kill")
+            .args(["-9", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        self.child.wait().unwrap();
+    }
+
+    /// `kill -9` of the server, `down` without one, then a new server on the same port and
+    /// directory (with an append-only file, it reloads the data it acknowledged).
+    fn kill_and_restart(&mut self, down: Duration) {
+        self.kill();
+        std::thread::sleep(down);
+        self.child = Redis::spawn(self.port, &self.dir, &self.extra);
     }
 
     fn url(&self) -> String {
@@ -187,6 +218,7 @@ fn learner_and_three_actor_processes_train_kuhn_and_survive_a_killed_actor() {
                 .unwrap()
         })
         .collect();
+    let actors_pids: Vec<u32> = actors.iter().map(Child::id).collect();
     // kill -9 of the first actor once the run is under way (a fifth of its epochs done).
     let epochs_done = || {
         std::fs::read_to_string(dir.join("metrics.csv"))
@@ -275,6 +307,43 @@ fn learner_and_three_actor_processes_train_kuhn_and_survive_a_killed_actor() {
         unrecorded <= 65,
         "{unrecorded} entries in the learner that no actor sent"
     );
+    // The learner's TensorBoard: each actor process by name, their total, the queue depth.
+    let scalars = armac::run::tensorboard::read_scalars(&dir).unwrap();
+    let per_actor: Vec<&(String, u64, f32)> = scalars
+        .iter()
+        .filter(|(t, _, _)| {
+            t.starts_with("actors/")
+                && t.ends_with("/acting_steps_per_second")
+                && t.matches('/').count() == 2
+        })
+        .collect();
+    let names: HashSet<&str> = per_actor
+        .iter()
+        .map(|(t, _, _)| t.split('/').nth(1).unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "per-actor scalars of {names:?}");
+    for a in &actors_pids {
+        assert!(
+            names.iter().any(|n| n.ends_with(&format!("-{a}"))),
+            "no scalar for actor process {a} in {names:?}"
+        );
+    }
+    assert!(per_actor.iter().all(|p| p.2 >= 0.0 && p.2.is_finite()));
+    assert!(per_actor.iter().any(|p| p.2 > 0.0));
+    // At every epoch the total is the sum of the actors' rates.
+    let totals: Vec<&(String, u64, f32)> = scalars
+        .iter()
+        .filter(|(t, _, _)| t == "actors/acting_steps_per_second")
+        .collect();
+    assert_eq!(totals.len(), 100, "one total per epoch");
+    for (_, step, total) in &totals {
+        let sum: f32 = per_actor.iter().filter(|p| p.1 == *step).map(|p| p.2).sum();
+        assert!(
+            (sum - total).abs() <= 1e-3 * total.max(1.0),
+            "epoch {step}: actors sum to {sum}, total {total}"
+        );
+    }
+    assert!(scalars.iter().any(|(t, _, _)| t == "broker/queue_depth"));
     eprintln!(
         "learner + 3 actors (one killed at epoch {killed_at}): {seconds:.1} s, best NashConv \
          {best:.4}, last {last:.4}; {} entries processed, {} sent, {} left unread in the \
@@ -346,6 +415,16 @@ fn password_stays_out_of_files_and_bad_brokers_and_runs_are_named() {
             .env("ARMAC_REDIS_PASSWORD", "s3cretpw"),
         "run `no-such-run` does not exist",
     );
+
+    // --wait: still the same error once the wait is over.
+    let t = Instant::now();
+    common::run_err(
+        actor()
+            .args(["--run", "late-run", "--broker", &url, "--wait", "1"])
+            .env("ARMAC_REDIS_PASSWORD", "s3cretpw"),
+        "run `late-run` does not exist after waiting 1 s (--wait)",
+    );
+    assert!(t.elapsed() >= Duration::from_secs(1));
 
     // An unreachable broker: a port nothing listens on.
     let nowhere = format!("redis://127.0.0.1:{}/0", free_port());
@@ -441,12 +520,19 @@ fn learner_files(dir: &Path) -> Vec<Vec<String>> {
     files.into_iter().map(|f| f.1).collect()
 }
 
-/// The entry ids among audit lines (not the `commit` / `resumed-from` markers).
-fn ids_of(lines: &[String]) -> Vec<String> {
+/// Audit lines that record entries (not the `commit` / `resumed-from` markers): `<stream id>
+/// <actor token>:<seq>`, with ` copy` on the learner's side for an entry it dropped as a
+/// second copy of one it read before.
+fn entry_lines(lines: &[String]) -> impl Iterator<Item = &String> {
     lines
         .iter()
         .filter(|l| !l.is_empty() && *l != "commit" && !l.starts_with("resumed-from"))
-        .cloned()
+}
+
+/// The stream ids among audit lines.
+fn ids_of(lines: &[String]) -> Vec<String> {
+    entry_lines(lines)
+        .map(|l| l.split(' ').next().unwrap().to_string())
         .collect()
 }
 
@@ -593,4 +679,225 @@ fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
     );
     std::fs::remove_dir_all(&dir).ok();
     std::fs::remove_dir_all(&audit).ok();
+}
+
+/// `(token:seq, copy?)` of the audit lines of files whose names start with `who`, with the
+/// stream id of each.
+fn tokens(dir: &Path, who: &str) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with(who) {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            for l in entry_lines(&lines) {
+                let mut parts = l.split(' ');
+                let id = parts.next().unwrap().to_string();
+                let u = parts
+                    .next()
+                    .expect("an entry line names its token")
+                    .to_string();
+                out.push((id, u, parts.next() == Some("copy")));
+            }
+        }
+    }
+    out
+}
+
+/// The `u` fields of the entries still in run `run`'s stream.
+fn stream_tokens(url: &str, run: &str) -> Vec<String> {
+    let client = redis::Client::open(url).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let reply: redis::Value = redis::cmd("XRANGE")
+        .arg(format!("armac:{run}:stream"))
+        .arg("-")
+        .arg("+")
+        .query(&mut con)
+        .unwrap();
+    armac::cluster::redis::range_entries(reply)
+        .into_iter()
+        .filter_map(|(_, f)| Some(String::from_utf8_lossy(f?.get("u")?).into_owned()))
+        .collect()
+}
+
+#[test]
+fn redis_killed_and_restarted_with_aof_mid_run_loses_and_repeats_nothing() {
+    let Some(mut redis) = Redis::start("aof", &["--appendonly", "yes", "--appendfsync", "always"])
+    else {
+        return;
+    };
+    let dir = common::tmp("cluster", "aof");
+    let audit = common::tmp("cluster", "aof-audit");
+    std::fs::create_dir_all(&audit).unwrap();
+    let url = redis.url();
+    // The actors start first and wait for their run (--wait).
+    let actors: Vec<Child> = (0..2)
+        .map(|a| {
+            actor()
+                .args(["--run", "aof", "--broker", &url, "--wait", "60"])
+                .args(["--seed", &a.to_string()])
+                .env("ARMAC_BROKER_AUDIT", &audit)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut learner = common::train()
+        .args([
+            "--config",
+            "kuhn_armac.toml",
+            "--quiet",
+            "--role",
+            "learner",
+            "--broker",
+            &url,
+        ])
+        .args([
+            "--set",
+            "cluster.run=\"aof\"",
+            "--set",
+            "cluster.stream_cap=1024",
+        ])
+        .args([
+            "--set",
+            "armac.epochs=30",
+            "--set",
+            "armac.episodes_per_epoch=256",
+        ])
+        .args(["--set", "armac.learning_steps_per_epoch=10"])
+        .arg("--out")
+        .arg(&dir)
+        .env("ARMAC_BROKER_AUDIT", &audit)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let epochs_done = || {
+        std::fs::read_to_string(dir.join("metrics.csv"))
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0)
+    };
+    while epochs_done() < 8 {
+        assert!(learner.try_wait().unwrap().is_none(), "learner ended early");
+        assert!(t0.elapsed() < Duration::from_secs(120), "run too slow");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let killed_at = epochs_done();
+    // Down for a second and a half: every process meets a dropped connection and retries.
+    redis.kill_and_restart(Duration::from_millis(1500));
+    let out = learner.wait_with_output().unwrap();
+    let learner_err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "learner failed: {learner_err}");
+    assert!(
+        learner_err.contains("reconnecting") && learner_err.contains("reconnected after"),
+        "the learner did not report the lost broker: {learner_err}"
+    );
+    let mut actor_reconnects = 0;
+    for a in actors {
+        let o = a.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "actor failed: {err}");
+        assert!(err.contains("waiting up to 60 s"), "{err}");
+        actor_reconnects += err.matches("reconnected after").count();
+    }
+    assert!(actor_reconnects >= 2, "both actors reconnect");
+    assert_eq!(common::json(&dir.join("summary.json"))["iterations"], 30);
+
+    // Counting by the actors' entry tokens: every entry an actor got a reply for is taken
+    // into the run exactly once or still unread in the stream; copies written by retried
+    // XADDs are dropped, never taken twice.
+    let learned = tokens(&audit, "learner");
+    let taken: Vec<&String> = learned.iter().filter(|l| !l.2).map(|l| &l.1).collect();
+    let taken_set: HashSet<&String> = taken.iter().copied().collect();
+    assert_eq!(taken_set.len(), taken.len(), "an entry was taken twice");
+    let ids: HashSet<&String> = learned.iter().map(|l| &l.0).collect();
+    assert_eq!(ids.len(), learned.len(), "a stream id was read twice");
+    let copies = learned.len() - taken.len();
+    let sent: HashSet<String> = tokens(&audit, "actor").into_iter().map(|l| l.1).collect();
+    let remaining: HashSet<String> = stream_tokens(&url, "aof").into_iter().collect();
+    let lost = sent
+        .iter()
+        .filter(|u| !taken_set.contains(u) && !remaining.contains(*u))
+        .count();
+    assert_eq!(lost, 0, "sent entries lost");
+    let unsent = taken_set.iter().filter(|u| !sent.contains(**u)).count();
+    assert_eq!(unsent, 0, "entries taken that no actor sent");
+    assert!(taken.len() >= 30 * 256);
+    eprintln!(
+        "redis kill -9 at epoch {killed_at}, restarted from its append-only file: {} entries \
+         taken once, {copies} copies dropped, {} unread, {actor_reconnects} actor \
+         reconnections, 0 lost",
+        taken.len(),
+        remaining.len()
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_dir_all(&audit).ok();
+}
+
+#[test]
+fn a_broker_that_stays_away_stops_learner_and_actor_after_reconnect_secs() {
+    let Some(mut redis) = Redis::start("gone", &[]) else {
+        return;
+    };
+    let dir = common::tmp("cluster", "gone");
+    let url = redis.url();
+    let mut learner = common::train()
+        .args([
+            "--config",
+            "kuhn_armac.toml",
+            "--quiet",
+            "--role",
+            "learner",
+            "--broker",
+            &url,
+        ])
+        .args([
+            "--set",
+            "cluster.run=\"gone\"",
+            "--set",
+            "cluster.reconnect_secs=2",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_run(&url, "gone", &mut learner);
+    // The actor takes the run's reconnect_secs.
+    let a = actor()
+        .args(["--run", "gone", "--broker", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // Two epochs done: the actor is connected and playing.
+    let epochs_done = || {
+        std::fs::read_to_string(dir.join("metrics.csv"))
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0)
+    };
+    while epochs_done() < 2 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "run too slow");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    redis.kill();
+    let t = Instant::now();
+    for (who, out) in [
+        ("learner", learner.wait_with_output().unwrap()),
+        ("actor", a.wait_with_output().unwrap()),
+    ] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{who}: {err}");
+        assert!(
+            err.contains(&format!("broker {url}"))
+                && err.contains("no connection for 2 s, giving up (cluster.reconnect_secs)"),
+            "{who}: {err}"
+        );
+    }
+    assert!(t.elapsed() < Duration::from_secs(30));
+    std::fs::remove_dir_all(&dir).ok();
 }

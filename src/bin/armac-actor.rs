@@ -1,6 +1,7 @@
 //! `armac-actor --run <id> --broker <url> [--threads N]`: plays ARMAC episodes for the run a
 //! learner (`armac-train --role learner`) publishes on a Redis broker, and pushes the
-//! trajectories back through it, until the learner finishes the run.
+//! trajectories back through it, until the learner finishes the run. `--wait SECS` lets it
+//! start before the learner; a broker restart is ridden out by reconnecting.
 
 use anyhow::Result;
 use armac::cluster::redis::{ActorOptions, run_actors};
@@ -26,6 +27,14 @@ struct Args {
     /// Seed of the actors' random streams (default: clock and process id).
     #[arg(long)]
     seed: Option<u64>,
+    /// Wait up to SECS for the run to appear on the broker (actors started before their
+    /// learner); without it, a run that does not exist is an error at once.
+    #[arg(long, value_name = "SECS")]
+    wait: Option<u64>,
+    /// Keep reconnecting to a broker that went away for up to SECS before stopping with an
+    /// error (default: the run's cluster.reconnect_secs).
+    #[arg(long, value_name = "SECS")]
+    reconnect_secs: Option<u64>,
 }
 
 fn main() {
@@ -42,6 +51,8 @@ fn run(args: Args) -> Result<()> {
         broker: args.broker,
         threads: args.threads,
         seed: args.seed,
+        wait: args.wait.map(std::time::Duration::from_secs),
+        reconnect_secs: args.reconnect_secs,
     };
     let r = run_actors(&opts)?;
     println!(

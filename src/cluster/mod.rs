@@ -46,10 +46,23 @@ pub struct ClusterConfig {
     /// acknowledged. At least 4 × `armac.episodes_per_epoch`.
     #[serde(default = "default_stream_cap")]
     pub stream_cap: usize,
+    /// How long the learner and its actors keep reconnecting to a broker that went away
+    /// (restarted, network cut) before they stop with an error naming it, in seconds; 0:
+    /// stop at the first lost connection. Actors take the learner's value unless
+    /// `armac-actor --reconnect-secs` says otherwise.
+    #[serde(default = "default_reconnect_secs")]
+    pub reconnect_secs: u64,
 }
 
 fn default_stream_cap() -> usize {
     65536
+}
+
+/// Default of `cluster.reconnect_secs`.
+pub const DEFAULT_RECONNECT_SECS: u64 = 60;
+
+fn default_reconnect_secs() -> u64 {
+    DEFAULT_RECONNECT_SECS
 }
 
 /// What an `armac-train` process does.
@@ -169,6 +182,7 @@ pub struct LearnerSettings {
     pub broker: String,
     pub run: String,
     pub stream_cap: usize,
+    pub reconnect_secs: u64,
 }
 
 impl LearnerSettings {
@@ -212,6 +226,7 @@ impl LearnerSettings {
             broker: redact_url(&c.broker),
             run,
             stream_cap: c.stream_cap,
+            reconnect_secs: c.reconnect_secs,
         }))
     }
 }
@@ -275,6 +290,11 @@ pub trait LearnerLink {
     fn close(&mut self) -> Result<(), RunError>;
     /// Messages sent but not read yet, when the transport can tell.
     fn queue_depth(&mut self) -> Option<u64>;
+    /// Acting steps and trajectories handed to the training loop since the last call, per
+    /// named remote actor (empty in-process: the actor threads are not told apart).
+    fn actor_counts(&mut self) -> Vec<(String, u64, u64)> {
+        Vec::new()
+    }
 }
 
 /// What an actor does next.

@@ -8,7 +8,7 @@
 //! | `epoch` | the current [`Published`] epoch: snapshot ids → network keys, `done` at the end |
 //! | `quota:<t>` | episodes actors may still start in epoch `t` (`DECRBY` per group) |
 //! | `net:<fnv1a>-<len>` | a network file (`.bpk` bytes), content-addressed: actors check the FNV-1a sum and length of the bytes against the key before decoding |
-//! | `stream` | trajectories and candidate returns (`XADD`); consumer group `learner` |
+//! | `stream` | trajectories and candidate returns (`XADD`, fields `a` = actor name, `u` = `<token>:<seq>`, then the message); consumer group `learner` |
 //!
 //! # Nothing lost, nothing twice
 //! The learner reads the stream through the consumer group `learner` (one consumer, in id
@@ -19,6 +19,15 @@
 //! (`XREADGROUP … 0`), acknowledges those up to the checkpoint's cursor (already in its replay
 //! and reservoir memories) and processes the rest again. Actors that die lose at most the
 //! group they were playing (never sent); a re-started actor just plays on.
+//!
+//! # A broker restart
+//! Every command goes through a [`Broker`], which reconnects after a dropped connection for up
+//! to `cluster.reconnect_secs`. With `appendonly yes` and `appendfsync always` Redis writes and
+//! fsyncs each command before it replies, so whatever a process saw acknowledged survives the
+//! restart, consumer-group state (pending entries, last delivered id) included. What a process
+//! did not see acknowledged may or may not have happened: the learner re-reads its pending
+//! entries after a reconnection, and drops an entry whose `u` it has already read (an actor's
+//! retried `XADD` pipeline writes the entries that got in the first time again).
 //!
 //! # Back-pressure
 //! Actors wait while the stream holds more than `cluster.stream_cap` entries; entries are only
@@ -154,6 +163,143 @@ pub fn connect(url: &str) -> Result<Connection, ClusterError> {
         .query::<String>(&mut con)
         .map_err(|e| failed(e, "PING"))?;
     Ok(con)
+}
+
+/// Whether `e` means the broker went away or is starting up (worth reconnecting), not that
+/// it refused the command.
+fn transient(e: &::redis::RedisError) -> bool {
+    e.is_io_error()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.is_timeout()
+        || e.kind() == ::redis::ErrorKind::Server(::redis::ServerErrorKind::BusyLoading)
+}
+
+/// Longest wait between two reconnection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// A connection to the broker that outlives a broker restart: a command that fails because
+/// the connection dropped (or the server is still loading its data) is retried on a fresh
+/// connection, with a backoff from 50 ms doubling to 2 s, for at most `give_up`; then the
+/// error names the broker and `cluster.reconnect_secs`.
+///
+/// A retried command may have run before its reply was lost: callers make sure that running
+/// one twice is harmless (`SET`, `XACK`, `XDEL` are; the learner drops `XADD` entries sent
+/// twice by their `u` field, and re-reads its pending entries after a reconnection).
+pub struct Broker {
+    /// The URL as given (it may hold a password: never shown).
+    url: String,
+    /// The URL without password.
+    pub name: String,
+    con: Option<Connection>,
+    give_up: Duration,
+    /// Reconnections so far.
+    pub reconnects: u64,
+}
+
+impl Broker {
+    /// Connects once (an unreachable broker or a wrong password fails at once, with an error
+    /// naming it); later commands reconnect for up to `give_up`.
+    pub fn open(url: &str, give_up: Duration) -> Result<Broker, ClusterError> {
+        let con = connect(url)?;
+        Ok(Broker {
+            url: url.to_string(),
+            name: redact_url(url),
+            con: Some(con),
+            give_up,
+            reconnects: 0,
+        })
+    }
+
+    /// Sets how long commands keep reconnecting before they fail.
+    pub fn set_give_up(&mut self, give_up: Duration) {
+        self.give_up = give_up;
+    }
+
+    /// Runs `f` on the connection, reconnecting as described on [`Broker`].
+    pub fn run<T>(
+        &mut self,
+        what: &str,
+        mut f: impl FnMut(&mut Connection) -> ::redis::RedisResult<T>,
+    ) -> Result<T, ClusterError> {
+        let mut outage: Option<std::time::Instant> = None;
+        let mut delay = Duration::from_millis(50);
+        loop {
+            let err = match self.con.as_mut() {
+                Some(con) => match f(con) {
+                    Ok(v) => {
+                        if let Some(t0) = outage {
+                            self.reconnects += 1;
+                            eprintln!(
+                                "broker {}: reconnected after {:.1} s",
+                                self.name,
+                                t0.elapsed().as_secs_f64()
+                            );
+                        }
+                        return Ok(v);
+                    }
+                    Err(e) => e,
+                },
+                None => match client(&self.url).and_then(|c| {
+                    c.get_connection_with_timeout(Duration::from_secs(5))
+                        .map_err(redis_err(&self.name, "reconnect"))
+                }) {
+                    Ok(con) => {
+                        let _ = con.set_read_timeout(Some(Duration::from_secs(30)));
+                        let _ = con.set_write_timeout(Some(Duration::from_secs(30)));
+                        self.con = Some(con);
+                        continue;
+                    }
+                    Err(ClusterError::Redis { source, .. }) => source,
+                    Err(e) => return Err(e),
+                },
+            };
+            if !transient(&err) {
+                return Err(redis_err(&self.name, what)(err));
+            }
+            self.con = None;
+            let t0 = *outage.get_or_insert_with(|| {
+                eprintln!(
+                    "warning: broker {}: {what} failed ({err}); reconnecting for up to {} s \
+                     (cluster.reconnect_secs)",
+                    self.name,
+                    self.give_up.as_secs()
+                );
+                std::time::Instant::now()
+            });
+            let left = self.give_up.saturating_sub(t0.elapsed());
+            if left.is_zero() {
+                return Err(ClusterError::Redis {
+                    broker: self.name.clone(),
+                    what: format!(
+                        "{what}: no connection for {} s, giving up (cluster.reconnect_secs)",
+                        self.give_up.as_secs()
+                    ),
+                    source: err,
+                });
+            }
+            std::thread::sleep(delay.min(left));
+            delay = (delay * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// Runs a command (see [`Broker::run`]).
+    pub fn cmd<T: ::redis::FromRedisValue>(
+        &mut self,
+        what: &str,
+        c: &::redis::Cmd,
+    ) -> Result<T, ClusterError> {
+        self.run(what, |con| c.query(con))
+    }
+
+    /// Runs a pipeline (see [`Broker::run`]).
+    pub fn pipe<T: ::redis::FromRedisValue>(
+        &mut self,
+        what: &str,
+        p: &::redis::Pipeline,
+    ) -> Result<T, ClusterError> {
+        self.run(what, |con| p.query(con))
+    }
 }
 
 fn redis_err(broker: &str, what: &str) -> impl FnOnce(::redis::RedisError) -> ClusterError {
@@ -323,16 +469,66 @@ impl Audit {
     }
 }
 
+/// Where a stream entry came from: the `a` (actor name) and `u` (`<token>:<seq>`, one token per
+/// actor thread, `seq` counting its entries) fields.
+#[derive(Clone, Debug, Default)]
+struct Origin {
+    actor: Option<String>,
+    token: Option<(String, u64)>,
+}
+
+impl Origin {
+    fn of(f: &HashMap<String, Vec<u8>>) -> Origin {
+        let s = |k: &str| f.get(k).map(|v| String::from_utf8_lossy(v).into_owned());
+        let token = s("u").and_then(|u| {
+            let (t, n) = u.rsplit_once(':')?;
+            Some((t.to_string(), n.parse().ok()?))
+        });
+        Origin {
+            actor: s("a"),
+            token,
+        }
+    }
+}
+
+/// Whether an entry of `origin` repeats one already read, given the highest `seq` read per
+/// token (`seen`, updated). An actor thread's entries reach the stream in `seq` order, and a
+/// copy written by a retried `XADD` comes after its original.
+fn is_copy(seen: &mut HashMap<String, u64>, origin: &Origin) -> bool {
+    let Some((token, seq)) = &origin.token else {
+        return false;
+    };
+    match seen.get_mut(token) {
+        Some(last) if *last >= *seq => true,
+        Some(last) => {
+            *last = *seq;
+            false
+        }
+        None => {
+            seen.insert(token.clone(), *seq);
+            false
+        }
+    }
+}
+
+/// One entry read from the stream, not yet handed to the training loop.
+struct Read {
+    id: String,
+    /// `None`: malformed, deleted, or a copy of an entry already read.
+    msg: Option<ActorMsg>,
+    origin: Origin,
+    duplicate: bool,
+}
+
 /// The learner's end of the Redis transport.
 pub struct RedisLearner {
-    con: Connection,
-    broker: String,
+    b: Broker,
     keys: Keys,
     cap: usize,
     info_len: usize,
     num_actions: usize,
     /// Entries read from the stream, not yet handed to the training loop.
-    buffer: VecDeque<(String, Option<ActorMsg>)>,
+    buffer: VecDeque<Read>,
     /// Ids handed out since the last commit (acknowledged after the next one).
     handed: Vec<String>,
     cursor: Option<String>,
@@ -343,8 +539,18 @@ pub struct RedisLearner {
     net_file: Box<dyn Fn(u64) -> PathBuf>,
     published: Option<Published>,
     audit: Audit,
+    /// Highest `seq` read per actor-thread token: an entry at or below it is a copy that an
+    /// actor's retried `XADD` wrote a second time.
+    seen: HashMap<String, u64>,
+    /// The broker reconnections already answered by re-reading the pending entries.
+    reconnects_seen: u64,
+    /// Acting steps and trajectories handed to the training loop per actor since the last
+    /// [`LearnerLink::actor_counts`].
+    per_actor: HashMap<String, (u64, u64)>,
     /// Entries whose fields could not be decoded (skipped, acknowledged).
     pub malformed: u64,
+    /// Entries dropped as copies of entries already read.
+    pub duplicates: u64,
 }
 
 impl RedisLearner {
@@ -360,46 +566,46 @@ impl RedisLearner {
         num_actions: usize,
         net_file: Box<dyn Fn(u64) -> PathBuf>,
     ) -> Result<RedisLearner, ClusterError> {
-        let mut con = connect(&ls.broker)?;
+        let mut b = Broker::open(&ls.broker, Duration::from_secs(ls.reconnect_secs))?;
         let keys = Keys::new(&ls.run);
-        let b = ls.broker.clone();
-        let created = ::redis::cmd("SET")
-            .arg(keys.config())
-            .arg(config_toml)
-            .arg("NX")
-            .query::<Value>(&mut con)
-            .map_err(redis_err(&b, "SET config"))?
-            != Value::Nil;
+        let created = b.cmd::<Value>(
+            "SET config",
+            ::redis::cmd("SET")
+                .arg(keys.config())
+                .arg(config_toml)
+                .arg("NX"),
+        )? != Value::Nil;
         if !created {
             if !resumed {
                 return Err(ClusterError::Usage(format!(
-                    "broker {b}: run id `{}` already exists (key {}); choose another \
+                    "broker {}: run id `{}` already exists (key {}); choose another \
                      cluster.run, or --resume the run that owns it",
+                    b.name,
                     ls.run,
                     keys.config()
                 )));
             }
-            ::redis::cmd("SET")
-                .arg(keys.config())
-                .arg(config_toml)
-                .query::<()>(&mut con)
-                .map_err(redis_err(&b, "SET config"))?;
+            b.cmd::<()>(
+                "SET config",
+                ::redis::cmd("SET").arg(keys.config()).arg(config_toml),
+            )?;
         }
-        match ::redis::cmd("XGROUP")
-            .arg("CREATE")
-            .arg(keys.stream())
-            .arg(GROUP)
-            .arg("0")
-            .arg("MKSTREAM")
-            .query::<()>(&mut con)
-        {
-            Ok(()) => {}
-            Err(e) if e.to_string().contains("BUSYGROUP") => {}
-            Err(e) => return Err(redis_err(&b, "XGROUP CREATE")(e)),
-        }
+        let group = b.run("XGROUP CREATE", |con| {
+            match ::redis::cmd("XGROUP")
+                .arg("CREATE")
+                .arg(keys.stream())
+                .arg(GROUP)
+                .arg("0")
+                .arg("MKSTREAM")
+                .query::<()>(con)
+            {
+                Err(e) if e.to_string().contains("BUSYGROUP") => Ok(()),
+                r => r,
+            }
+        });
+        group?;
         let mut l = RedisLearner {
-            con,
-            broker: b,
+            b,
             keys,
             cap: ls.stream_cap,
             info_len,
@@ -412,7 +618,11 @@ impl RedisLearner {
             net_file,
             published: None,
             audit: Audit::open("learner"),
+            seen: HashMap::new(),
+            reconnects_seen: 0,
+            per_actor: HashMap::new(),
             malformed: 0,
+            duplicates: 0,
         };
         // Pending entries of an earlier learner process of this run.
         if let Some(c) = &cursor {
@@ -422,44 +632,86 @@ impl RedisLearner {
             l.audit.flush();
         }
         let limit = cursor.as_deref().map(parse_id);
-        let mut from = "0".to_string();
         let mut done_ids = Vec::new();
-        loop {
-            let reply: Value = ::redis::cmd("XREADGROUP")
-                .arg("GROUP")
-                .arg(GROUP)
-                .arg(GROUP)
-                .arg("COUNT")
-                .arg(1000)
-                .arg("STREAMS")
-                .arg(l.keys.stream())
-                .arg(&from)
-                .query(&mut l.con)
-                .map_err(redis_err(&l.broker, "XREADGROUP pending"))?;
-            let es = read_entries(reply);
-            let Some(last) = es.last() else { break };
-            from = last.0.clone();
-            for (id, fields) in es {
-                if limit.is_some_and(|c| parse_id(&id) <= c) {
-                    done_ids.push(id);
-                } else {
-                    let msg = fields.and_then(|f| l.decode(&id, &f));
-                    l.buffer.push_back((id, msg));
+        for (id, fields) in l.pending_after("0")? {
+            if limit.is_some_and(|c| parse_id(&id) <= c) {
+                // In the checkpoint already; its origin still marks later copies.
+                if let Some(f) = &fields {
+                    l.is_copy(&Origin::of(f));
                 }
+                done_ids.push(id);
+            } else {
+                let r = l.read(id, fields);
+                l.buffer.push_back(r);
             }
         }
         l.ack(&done_ids)?;
         Ok(l)
     }
 
-    fn decode(&mut self, id: &str, f: &HashMap<String, Vec<u8>>) -> Option<ActorMsg> {
-        match decode_msg(f, self.info_len, self.num_actions) {
+    /// This learner's pending entries (delivered, not acknowledged) after id `from`.
+    fn pending_after(&mut self, from: &str) -> Result<Vec<(String, Fields)>, ClusterError> {
+        let mut out = Vec::new();
+        let mut from = from.to_string();
+        loop {
+            let reply: Value = self.b.cmd(
+                "XREADGROUP pending",
+                ::redis::cmd("XREADGROUP")
+                    .arg("GROUP")
+                    .arg(GROUP)
+                    .arg(GROUP)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .arg("STREAMS")
+                    .arg(self.keys.stream())
+                    .arg(&from),
+            )?;
+            let es = read_entries(reply);
+            let Some(last) = es.last() else { break };
+            from = last.0.clone();
+            out.extend(es);
+        }
+        Ok(out)
+    }
+
+    /// Whether an entry of `origin` repeats one already read (and records it).
+    fn is_copy(&mut self, origin: &Origin) -> bool {
+        is_copy(&mut self.seen, origin)
+    }
+
+    /// Decodes an entry read from the stream.
+    fn read(&mut self, id: String, fields: Fields) -> Read {
+        let Some(f) = fields else {
+            return Read {
+                id,
+                msg: None,
+                origin: Origin::default(),
+                duplicate: false,
+            };
+        };
+        let origin = Origin::of(&f);
+        if self.is_copy(&origin) {
+            self.duplicates += 1;
+            return Read {
+                id,
+                msg: None,
+                origin,
+                duplicate: true,
+            };
+        }
+        let msg = match decode_msg(&f, self.info_len, self.num_actions) {
             Ok(m) => Some(m),
             Err(e) => {
                 eprintln!("warning: broker entry {id} skipped: {e}");
                 self.malformed += 1;
                 None
             }
+        };
+        Read {
+            id,
+            msg,
+            origin,
+            duplicate: false,
         }
     }
 
@@ -469,13 +721,26 @@ impl RedisLearner {
             let mut p = ::redis::pipe();
             p.cmd("XACK").arg(self.keys.stream()).arg(GROUP).arg(chunk);
             p.cmd("XDEL").arg(self.keys.stream()).arg(chunk);
-            p.query::<()>(&mut self.con)
-                .map_err(redis_err(&self.broker, "XACK"))?;
+            self.b.pipe::<()>("XACK", &p)?;
         }
         Ok(())
     }
 
+    /// The last id this process knows of: the newest buffered or handed-out entry.
+    fn last_known(&self) -> String {
+        self.buffer
+            .back()
+            .map(|r| r.id.clone())
+            .or_else(|| self.cursor.clone())
+            .unwrap_or_else(|| "0".into())
+    }
+
     /// Reads new entries into the buffer, blocking at most `block` (None: not at all).
+    ///
+    /// After a reconnection the entries come from this consumer's pending list instead: a
+    /// `XREADGROUP` whose reply the dropped connection lost has still delivered its entries
+    /// (the server recorded them as pending, in its append-only file too), and a retried
+    /// `>` read would skip them.
     fn fill(&mut self, block: Option<Duration>) -> Result<(), ClusterError> {
         let mut c = ::redis::cmd("XREADGROUP");
         c.arg("GROUP").arg(GROUP).arg(GROUP).arg("COUNT").arg(512);
@@ -483,25 +748,66 @@ impl RedisLearner {
             c.arg("BLOCK").arg(b.as_millis().max(1) as u64);
         }
         c.arg("STREAMS").arg(self.keys.stream()).arg(">");
-        let reply: Value = c
-            .query(&mut self.con)
-            .map_err(redis_err(&self.broker, "XREADGROUP"))?;
-        for (id, fields) in read_entries(reply) {
-            let msg = fields.and_then(|f| self.decode(&id, &f));
-            self.buffer.push_back((id, msg));
+        let from = self.last_known();
+        let reply: Value = self
+            .b
+            .cmd("XREADGROUP", &c)
+            .map_err(|e| self.lost_state(e))?;
+        let mut es = read_entries(reply);
+        if self.b.reconnects != self.reconnects_seen {
+            self.reconnects_seen = self.b.reconnects;
+            es = self.pending_after(&from)?;
+            eprintln!(
+                "broker {}: consumer group state re-read after reconnecting ({} entries \
+                 pending after {from})",
+                self.b.name,
+                es.len()
+            );
+        }
+        for (id, fields) in es {
+            let r = self.read(id, fields);
+            self.buffer.push_back(r);
         }
         Ok(())
     }
 
+    /// Turns "no such consumer group" into what it means: the broker lost the run's data.
+    fn lost_state(&self, e: ClusterError) -> ClusterError {
+        match e {
+            ClusterError::Redis { source, .. } if source.to_string().contains("NOGROUP") => {
+                ClusterError::Usage(format!(
+                    "broker {}: the run's stream {} or its consumer group is gone: the broker \
+                     lost its data (restarted without persistence? run redis-server with \
+                     --appendonly yes)",
+                    self.b.name,
+                    self.keys.stream()
+                ))
+            }
+            e => e,
+        }
+    }
+
     /// The next entry from the buffer, recorded as processed.
     fn pop(&mut self) -> Option<Option<ActorMsg>> {
-        let (id, msg) = self.buffer.pop_front()?;
+        let r = self.buffer.pop_front()?;
         // Written through at once: a killed learner's file shows all it processed.
-        self.audit.line(&id);
+        let u = r
+            .origin
+            .token
+            .as_ref()
+            .map(|(t, n)| format!(" {t}:{n}"))
+            .unwrap_or_default();
+        let dup = if r.duplicate { " copy" } else { "" };
+        self.audit.line(&format!("{}{u}{dup}", r.id));
         self.audit.flush();
-        self.cursor = Some(id.clone());
-        self.handed.push(id);
-        Some(msg)
+        if let (Some(ActorMsg::Trajectory(t)), Some(a)) = (&r.msg, &r.origin.actor) {
+            let c = self.per_actor.entry(a.clone()).or_default();
+            c.0 += t.len() as u64;
+            c.1 += 1;
+        }
+        self.cursor = Some(r.id.clone());
+        self.handed.push(r.id);
+        Some(r.msg)
     }
 
     fn next(&mut self, block: Option<Duration>) -> Result<Option<ActorMsg>, ClusterError> {
@@ -512,7 +818,7 @@ impl RedisLearner {
             match self.pop() {
                 None => return Ok(None),
                 Some(Some(m)) => return Ok(Some(m)),
-                // A malformed or deleted entry: counted as read, skipped.
+                // A malformed, deleted or repeated entry: counted as read, skipped.
                 Some(None) => continue,
             }
         }
@@ -528,23 +834,23 @@ impl RedisLearner {
             ClusterError::Usage(format!("cannot read network {}: {e}", path.display()))
         })?;
         let c = content_id(&FileSum::of(&bytes));
-        ::redis::cmd("SET")
-            .arg(self.keys.net(&c))
-            .arg(bytes)
-            .arg("NX")
-            .query::<()>(&mut self.con)
-            .map_err(redis_err(&self.broker, "SET network"))?;
+        self.b.cmd::<()>(
+            "SET network",
+            ::redis::cmd("SET")
+                .arg(self.keys.net(&c))
+                .arg(bytes)
+                .arg("NX"),
+        )?;
         self.uploaded.insert(id, c.clone());
         Ok(c)
     }
 
     fn publish(&mut self, p: &Published) -> Result<(), ClusterError> {
         let json = serde_json::to_string(p).expect("epoch descriptor serialises");
-        ::redis::cmd("SET")
-            .arg(self.keys.epoch())
-            .arg(json)
-            .query::<()>(&mut self.con)
-            .map_err(redis_err(&self.broker, "SET epoch"))
+        self.b.cmd(
+            "SET epoch",
+            ::redis::cmd("SET").arg(self.keys.epoch()).arg(json),
+        )
     }
 
     fn begin(&mut self, plan: &EpochPlan, episodes: i64) -> Result<(), ClusterError> {
@@ -558,11 +864,12 @@ impl RedisLearner {
             nets.insert(id, c);
         }
         // Quota first, then the descriptor: an actor that sees the epoch finds its quota.
-        ::redis::cmd("SET")
-            .arg(self.keys.quota(plan.epoch))
-            .arg(episodes)
-            .query::<()>(&mut self.con)
-            .map_err(redis_err(&self.broker, "SET quota"))?;
+        self.b.cmd::<()>(
+            "SET quota",
+            ::redis::cmd("SET")
+                .arg(self.keys.quota(plan.epoch))
+                .arg(episodes),
+        )?;
         let p = Published {
             plan: plan.clone(),
             nets,
@@ -570,9 +877,8 @@ impl RedisLearner {
         };
         self.publish(&p)?;
         if let Some(e) = plan.epoch.checked_sub(2) {
-            let _ = ::redis::cmd("DEL")
-                .arg(self.keys.quota(e))
-                .query::<()>(&mut self.con);
+            self.b
+                .cmd::<()>("DEL quota", ::redis::cmd("DEL").arg(self.keys.quota(e)))?;
         }
         // Networks neither this epoch nor the previous one uses leave the broker (an actor
         // still fetching the previous epoch's finds them; older ones it re-reads the epoch).
@@ -584,10 +890,8 @@ impl RedisLearner {
             .cloned()
             .collect();
         if !gone.is_empty() {
-            ::redis::cmd("DEL")
-                .arg(&gone)
-                .query::<()>(&mut self.con)
-                .map_err(redis_err(&self.broker, "DEL networks"))?;
+            self.b
+                .cmd::<()>("DEL networks", ::redis::cmd("DEL").arg(&gone))?;
         }
         let live: std::collections::HashSet<&String> = p.nets.values().collect();
         self.uploaded.retain(|_, c| live.contains(c));
@@ -608,16 +912,14 @@ impl LearnerLink for RedisLearner {
 
     fn top_up(&mut self, epoch: u64, n: i64) -> Result<(), RunError> {
         let key = self.keys.quota(epoch);
-        let left: Option<i64> = ::redis::cmd("GET")
-            .arg(&key)
-            .query(&mut self.con)
-            .map_err(|e| run_err(redis_err(&self.broker, "GET quota")(e)))?;
+        let left: Option<i64> = self
+            .b
+            .cmd("GET quota", ::redis::cmd("GET").arg(&key))
+            .map_err(run_err)?;
         if left.unwrap_or(0) <= 0 {
-            ::redis::cmd("INCRBY")
-                .arg(&key)
-                .arg(n)
-                .query::<i64>(&mut self.con)
-                .map_err(|e| run_err(redis_err(&self.broker, "INCRBY quota")(e)))?;
+            self.b
+                .cmd::<i64>("INCRBY quota", ::redis::cmd("INCRBY").arg(&key).arg(n))
+                .map_err(run_err)?;
         }
         Ok(())
     }
@@ -651,18 +953,27 @@ impl LearnerLink for RedisLearner {
     }
 
     fn queue_depth(&mut self) -> Option<u64> {
-        let len: u64 = ::redis::cmd("XLEN")
-            .arg(self.keys.stream())
-            .query(&mut self.con)
+        let len: u64 = self
+            .b
+            .cmd("XLEN", ::redis::cmd("XLEN").arg(self.keys.stream()))
             .ok()?;
         Some(len.saturating_sub(self.handed.len() as u64))
+    }
+
+    fn actor_counts(&mut self) -> Vec<(String, u64, u64)> {
+        let mut v: Vec<(String, u64, u64)> = self
+            .per_actor
+            .drain()
+            .map(|(a, (steps, trajs))| (a, steps, trajs))
+            .collect();
+        v.sort();
+        v
     }
 }
 
 /// One actor thread's end of the Redis transport.
 pub struct RemoteActor {
-    con: Connection,
-    broker: String,
+    b: Broker,
     keys: Keys,
     net_cfg: crate::nn::armac::ArmacNetConfig,
     cap: usize,
@@ -672,6 +983,12 @@ pub struct RemoteActor {
     nets: HashMap<String, Arc<ArmacPolicyNet>>,
     current: Option<Arc<Snapshots>>,
     audit: Audit,
+    /// This actor's name in the learner's TensorBoard (`<host>-<pid>`, one per process).
+    name: String,
+    /// Random token of this actor thread: entries carry `u = <token>:<seq>`, so that the
+    /// learner recognises an entry written twice by a retried `XADD`.
+    token: String,
+    seq: u64,
     /// Times this actor waited because the stream was full.
     pub full_waits: u64,
 }
@@ -684,17 +1001,14 @@ impl RemoteActor {
             return Ok(Some(n.clone()));
         }
         let key = self.keys.net(c);
-        let bytes: Option<Vec<u8>> = ::redis::cmd("GET")
-            .arg(&key)
-            .query(&mut self.con)
-            .map_err(redis_err(&self.broker, "GET network"))?;
+        let bytes: Option<Vec<u8>> = self.b.cmd("GET network", ::redis::cmd("GET").arg(&key))?;
         let Some(bytes) = bytes else { return Ok(None) };
         let got = content_id(&FileSum::of(&bytes));
         if got != c {
             return Err(ClusterError::Usage(format!(
                 "broker {}: network {key} fails its checksum (content {got}); corrupt broker \
                  data",
-                self.broker
+                self.b.name
             )));
         }
         let net =
@@ -707,12 +1021,13 @@ impl RemoteActor {
 
     /// The snapshots of `p`, or `None` when a network is missing (retry with a fresh read).
     fn snapshots(&mut self, p: &Published) -> Result<Option<Snapshots>, ClusterError> {
+        let broker = self.b.name.clone();
         let mut get = |id: u64| -> Result<Option<Arc<ArmacPolicyNet>>, ClusterError> {
             match p.nets.get(&id) {
                 Some(c) => self.net(c),
                 None => Err(ClusterError::Usage(format!(
-                    "broker {}: epoch {} names no network for snapshot {id}",
-                    self.broker, p.plan.epoch
+                    "broker {broker}: epoch {} names no network for snapshot {id}",
+                    p.plan.epoch
                 ))),
             }
         };
@@ -758,20 +1073,19 @@ impl RemoteActor {
 
 impl ActorLink for RemoteActor {
     fn next_group(&mut self, games: usize) -> Result<Next, ClusterError> {
-        let (desc, len): (Option<String>, u64) = ::redis::pipe()
-            .cmd("GET")
+        let mut pipe = ::redis::pipe();
+        pipe.cmd("GET")
             .arg(self.keys.epoch())
             .cmd("XLEN")
-            .arg(self.keys.stream())
-            .query(&mut self.con)
-            .map_err(redis_err(&self.broker, "GET epoch"))?;
+            .arg(self.keys.stream());
+        let (desc, len): (Option<String>, u64) = self.b.pipe("GET epoch", &pipe)?;
         let Some(desc) = desc else {
             return Ok(Next::Wait(Duration::from_millis(50)));
         };
         let p: Published = serde_json::from_str(&desc).map_err(|e| {
             ClusterError::Usage(format!(
                 "broker {}: {} is not an epoch descriptor: {e}",
-                self.broker,
+                self.b.name,
                 self.keys.epoch()
             ))
         })?;
@@ -788,19 +1102,16 @@ impl ActorLink for RemoteActor {
             self.full_waits += 1;
             return Ok(Next::Wait(Duration::from_millis(10)));
         }
+        // A retried DECRBY or INCRBY (after a lost reply) moves the quota by one group too
+        // many: the epoch then ends a group early (the learner tops the quota up) or late.
         let key = self.keys.quota(p.plan.epoch);
-        let left: i64 = ::redis::cmd("DECRBY")
-            .arg(&key)
-            .arg(games)
-            .query(&mut self.con)
-            .map_err(redis_err(&self.broker, "DECRBY quota"))?;
+        let left: i64 = self
+            .b
+            .cmd("DECRBY quota", ::redis::cmd("DECRBY").arg(&key).arg(games))?;
         if left + games as i64 <= 0 {
             // The epoch's quota is used up: give the claim back and wait for the next epoch.
-            ::redis::cmd("INCRBY")
-                .arg(&key)
-                .arg(games)
-                .query::<i64>(&mut self.con)
-                .map_err(redis_err(&self.broker, "INCRBY quota"))?;
+            self.b
+                .cmd::<i64>("INCRBY quota", ::redis::cmd("INCRBY").arg(&key).arg(games))?;
             return Ok(Next::Wait(Duration::from_millis(2)));
         }
         Ok(Next::Play(self.current.clone().expect("set above")))
@@ -809,16 +1120,21 @@ impl ActorLink for RemoteActor {
     fn send(&mut self, msgs: Vec<ActorMsg>) -> Result<bool, ClusterError> {
         let mut p = ::redis::pipe();
         for m in &msgs {
+            self.seq += 1;
             let c = p.cmd("XADD").arg(self.keys.stream()).arg("*");
+            c.arg("a")
+                .arg(&self.name)
+                .arg("u")
+                .arg(format!("{}:{}", self.token, self.seq));
             for (k, v) in encode_msg(m, self.info_len, self.num_actions) {
                 c.arg(k).arg(v);
             }
         }
-        let ids: Vec<String> = p
-            .query(&mut self.con)
-            .map_err(redis_err(&self.broker, "XADD"))?;
-        for id in &ids {
-            self.audit.line(id);
+        // Retried whole after a dropped connection: entries that made it the first time are
+        // then in the stream twice, with the same `u`, and the learner keeps the first.
+        let ids: Vec<String> = self.b.pipe("XADD", &p)?;
+        for (id, n) in ids.iter().zip(self.seq + 1 - msgs.len() as u64..) {
+            self.audit.line(&format!("{id} {}:{n}", self.token));
         }
         self.audit.flush();
         Ok(true)
@@ -833,6 +1149,12 @@ pub struct ActorOptions {
     pub threads: usize,
     /// Seed of the actors' random streams (default: from the clock and process id).
     pub seed: Option<u64>,
+    /// How long to wait for a run that does not exist yet (its learner not started);
+    /// `None`: fail at once.
+    pub wait: Option<Duration>,
+    /// How long a lost broker connection is retried (default: the run's
+    /// `cluster.reconnect_secs`).
+    pub reconnect_secs: Option<u64>,
 }
 
 /// What an `armac-actor` process did.
@@ -842,24 +1164,66 @@ pub struct ActorReport {
     pub full_waits: u64,
 }
 
+/// This machine's name, for actor names.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Runs `opts.threads` actors against run `opts.run` until its learner says it is done.
 /// Errors (before any thread starts) name the broker or the run id.
 pub fn run_actors(opts: &ActorOptions) -> Result<ActorReport, ClusterError> {
-    let mut con = connect(&opts.broker)?;
-    let broker = redact_url(&opts.broker);
+    let mut b = Broker::open(
+        &opts.broker,
+        Duration::from_secs(opts.reconnect_secs.unwrap_or(60)),
+    )?;
+    let broker = b.name.clone();
     let keys = Keys::new(&opts.run);
-    let text: Option<String> = ::redis::cmd("GET")
-        .arg(keys.config())
-        .query(&mut con)
-        .map_err(redis_err(&broker, "GET config"))?;
-    let text = text.ok_or_else(|| {
-        ClusterError::Usage(format!(
-            "broker {broker}: run `{}` does not exist (no key {}); start its learner with \
-             `armac-train --role learner` first, or check --run",
-            opts.run,
-            keys.config()
-        ))
-    })?;
+    let t0 = std::time::Instant::now();
+    let mut said = false;
+    let text = loop {
+        let text: Option<String> = b.cmd("GET config", ::redis::cmd("GET").arg(keys.config()))?;
+        match (text, opts.wait) {
+            (Some(t), _) => break t,
+            (None, Some(w)) if t0.elapsed() < w => {
+                if !said {
+                    eprintln!(
+                        "run `{}` does not exist on broker {broker} yet; waiting up to {} s \
+                         for its learner (--wait)",
+                        opts.run,
+                        w.as_secs()
+                    );
+                    said = true;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            (None, w) => {
+                let waited = w
+                    .map(|w| format!(" after waiting {} s (--wait)", w.as_secs()))
+                    .unwrap_or_default();
+                return Err(ClusterError::Usage(format!(
+                    "broker {broker}: run `{}` does not exist{waited} (no key {}); start its \
+                     learner with `armac-train --role learner` first (or give armac-actor \
+                     --wait SECS), or check --run",
+                    opts.run,
+                    keys.config()
+                )));
+            }
+        }
+    };
     let table: toml::Table = toml::from_str(&text).map_err(|e| {
         ClusterError::Usage(format!(
             "broker {broker}: config of run `{}`: {e}",
@@ -878,6 +1242,12 @@ pub fn run_actors(opts: &ActorOptions) -> Result<ActorReport, ClusterError> {
         .as_ref()
         .map(|c| c.stream_cap)
         .unwrap_or(usize::MAX);
+    let give_up = Duration::from_secs(opts.reconnect_secs.unwrap_or_else(|| {
+        config
+            .cluster
+            .as_ref()
+            .map_or(super::DEFAULT_RECONNECT_SECS, |c| c.reconnect_secs)
+    }));
     let seed = opts.seed.unwrap_or_else(|| {
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -885,22 +1255,32 @@ pub fn run_actors(opts: &ActorOptions) -> Result<ActorReport, ClusterError> {
             .unwrap_or(0);
         t ^ ((std::process::id() as u64) << 32)
     });
+    // Tokens must differ between actor threads anywhere, also when two processes are given
+    // the same --seed: drawn from the clock, the process id and the thread index.
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let name = format!("{}-{}", host_name(), std::process::id());
     let mut handles = Vec::new();
     for a in 0..opts.threads.max(1) {
-        let con = connect(&opts.broker)?;
-        let (game, settings, keys, net_cfg, broker) = (
+        let tb = Broker::open(&opts.broker, give_up)?;
+        let (game, settings, keys, net_cfg, name) = (
             game.clone(),
             settings.clone(),
             keys.clone(),
             net_cfg.clone(),
-            broker.clone(),
+            name.clone(),
         );
         let mut rng = SplitMix64::new(SplitMix64::new(seed ^ (a as u64 + 1)).next_u64());
+        let token = format!(
+            "{:016x}",
+            SplitMix64::new(clock ^ ((std::process::id() as u64) << 20) ^ a as u64).next_u64()
+        );
         handles.push(std::thread::spawn(
             move || -> Result<ActorReport, ClusterError> {
                 let mut link = RemoteActor {
-                    con,
-                    broker,
+                    b: tb,
                     keys,
                     info_len: net_cfg.input_size,
                     num_actions: net_cfg.num_actions,
@@ -909,6 +1289,9 @@ pub fn run_actors(opts: &ActorOptions) -> Result<ActorReport, ClusterError> {
                     nets: HashMap::new(),
                     current: None,
                     audit: Audit::open("actor"),
+                    name,
+                    token,
+                    seq: 0,
                     full_waits: 0,
                 };
                 let totals = actor_loop(&mut link, &game, &settings, &mut rng)?;
@@ -935,6 +1318,30 @@ pub fn run_actors(opts: &ActorOptions) -> Result<ActorReport, ClusterError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_written_again_by_a_retried_xadd_are_copies() {
+        let origin = |u: &str| {
+            let f: HashMap<String, Vec<u8>> = [("u".to_string(), u.as_bytes().to_vec())].into();
+            Origin::of(&f)
+        };
+        let mut seen = HashMap::new();
+        // Token a sends 1..3, the connection drops after 1 and 2 got in, the pipeline is sent
+        // again: 1, 2 come twice. Token b is another actor thread.
+        let stream = ["a:1", "a:2", "b:1", "a:1", "a:2", "a:3", "b:2", "b:2"];
+        let copies: Vec<bool> = stream
+            .iter()
+            .map(|u| is_copy(&mut seen, &origin(u)))
+            .collect();
+        assert_eq!(
+            copies,
+            [false, false, false, true, true, false, false, true]
+        );
+        // Entries without a token (older actors) are never copies; a bad `u` is ignored.
+        assert!(!is_copy(&mut seen, &Origin::default()));
+        assert!(origin("a:x").token.is_none());
+        assert_eq!(origin("ab:cd:7").token, Some(("ab:cd".to_string(), 7)));
+    }
 
     #[test]
     fn stream_ids_order_numerically() {

@@ -1251,6 +1251,7 @@ fn run_in_pool(
     let mut result: Result<(), RunError> = Ok(());
     let acting_t0 = Instant::now();
     let acting_before = st.acting_steps;
+    let mut actors_t = Instant::now();
     while st.epoch < s.epochs {
         if deadline.expired() || interrupted.load(Ordering::Relaxed) {
             stopped_early = true;
@@ -1365,6 +1366,21 @@ fn run_in_pool(
         tb.scalar("best_candidate", st.best.id() as f64, it);
         if let Some(q) = link.queue_depth() {
             tb.scalar("broker/queue_depth", q as f64, it);
+            // Remote actors by name: the acting steps of theirs this epoch took in, per
+            // second of the epoch's wall time.
+            let secs = actors_t.elapsed().as_secs_f64().max(1e-9);
+            actors_t = Instant::now();
+            let counts = link.actor_counts();
+            let total: u64 = counts.iter().map(|c| c.1).sum();
+            for (name, steps, _) in &counts {
+                tb.scalar(
+                    &format!("actors/{name}/acting_steps_per_second"),
+                    *steps as f64 / secs,
+                    it,
+                );
+            }
+            tb.scalar("actors/acting_steps_per_second", total as f64 / secs, it);
+            tb.scalar("actors/count", counts.len() as f64, it);
         }
         let mut nc = (f64::NAN, f64::NAN);
         let eval_now = it % s.eval_every == 0 || it == s.epochs;

@@ -131,9 +131,130 @@ impl Drop for TbWriter {
     }
 }
 
+/// The fields of a serialised protocol-buffer message as (number, wire type, payload):
+/// varints and fixed-width values as their little-endian bytes, length-delimited fields as
+/// their bytes. `None` when the bytes are not a message.
+fn fields(mut d: &[u8]) -> Option<Vec<(u64, u8, &[u8])>> {
+    fn varint(d: &mut &[u8]) -> Option<(u64, usize)> {
+        let mut v = 0u64;
+        for (i, &b) in d.iter().enumerate().take(10) {
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                *d = &d[i + 1..];
+                return Some((v, i + 1));
+            }
+        }
+        None
+    }
+    let mut out = Vec::new();
+    while !d.is_empty() {
+        let (key, _) = varint(&mut d)?;
+        let wire = (key & 7) as u8;
+        let n = match wire {
+            0 => {
+                let start = d;
+                let (_, len) = varint(&mut d)?;
+                out.push((key >> 3, wire, &start[..len]));
+                continue;
+            }
+            1 => 8,
+            2 => varint(&mut d)?.0 as usize,
+            5 => 4,
+            _ => return None,
+        };
+        if d.len() < n {
+            return None;
+        }
+        out.push((key >> 3, wire, &d[..n]));
+        d = &d[n..];
+    }
+    Some(out)
+}
+
+/// The scalar points (tag, step, value) of every event file in `dir`, in file order; for
+/// tests and tools that check what a run logged.
+pub fn read_scalars(dir: &Path) -> std::io::Result<Vec<(String, u64, f32)>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("events.out.tfevents"))
+        })
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let bytes = std::fs::read(&f)?;
+        // TFRecord framing: length (u64), its checksum (u32), data, its checksum (u32).
+        let mut pos = 0;
+        while pos + 12 <= bytes.len() {
+            let len = u64::from_le_bytes(bytes[pos..pos + 8].try_into().expect("8 bytes"));
+            let start = pos + 12;
+            let Some(end) = start
+                .checked_add(len as usize)
+                .filter(|e| e + 4 <= bytes.len())
+            else {
+                break;
+            };
+            pos = end + 4;
+            let Some(event) = fields(&bytes[start..end]) else {
+                continue;
+            };
+            let mut step = 0;
+            for &(n, w, v) in &event {
+                if n == 2 && w == 0 {
+                    step = v
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |a, (i, b)| a | (u64::from(b & 0x7f) << (7 * i)));
+                }
+            }
+            for &(n, w, summary) in &event {
+                if n != 5 || w != 2 {
+                    continue;
+                }
+                for (_, _, value) in fields(summary).unwrap_or_default() {
+                    let (mut tag, mut x) = (None, None);
+                    for (n, w, v) in fields(value).unwrap_or_default() {
+                        match (n, w) {
+                            (1, 2) => tag = Some(String::from_utf8_lossy(v).into_owned()),
+                            (2, 5) => x = Some(f32::from_le_bytes(v.try_into().expect("4"))),
+                            _ => {}
+                        }
+                    }
+                    if let (Some(t), Some(x)) = (tag, x) {
+                        out.push((t, step, x));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scalars_read_back_with_tags_steps_and_values() {
+        let dir = std::env::temp_dir().join(format!("armac-tb-read-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        let mut tb = TbWriter::create(&dir).unwrap();
+        tb.scalar("actors/a-1/acting_steps_per_second", 1234.5, 3);
+        tb.scalar("loss", -0.25, 300);
+        tb.flush();
+        let got = read_scalars(&dir).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                ("actors/a-1/acting_steps_per_second".to_string(), 3, 1234.5),
+                ("loss".to_string(), 300, -0.25)
+            ]
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     /// The points written read back through the resume code's own record parser, in order,
     /// with their steps, and a flush leaves nothing behind in memory (the file holds them all).
