@@ -46,6 +46,16 @@ pub fn double_relu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
     Tensor::cat(vec![relu(x.clone()), relu(x.neg())], D - 1)
 }
 
+/// A feed-forward encoder: each layer followed by DoubleReLU.
+///
+/// # Shapes
+/// - `x`: `[B, input]` → `[B, 2 · width of the last layer]` (`x` itself with no layers)
+pub fn feed_forward(layers: &[Linear], x: Tensor<2>) -> Tensor<2> {
+    layers
+        .iter()
+        .fold(x, |h, layer| double_relu(layer.forward(h)))
+}
+
 /// Appendix F's block `B(x)`: `h1 = L1(x)`, `h3 = h1 + L2(DoubleReLU(h1))`, `DoubleReLU(h3)`.
 #[derive(Module, Debug)]
 pub struct ResBlock {

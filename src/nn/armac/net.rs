@@ -96,10 +96,7 @@ impl ArmacNet {
     /// - `x`: `[N, input]` → `[N, R]`
     pub fn encode(&self, x: Tensor<2>) -> Tensor<2> {
         match &self.lstm {
-            None => self
-                .encoder
-                .iter()
-                .fold(x, |h, layer| double_relu(layer.forward(h))),
+            None => feed_forward(&self.encoder, x),
             Some(_) => {
                 let n = x.dims()[0];
                 let state = self.initial_state(n, &x.device());
@@ -192,9 +189,7 @@ impl ArmacNet {
         if self.regret_encoder.is_empty() {
             own_rep
         } else {
-            self.regret_encoder
-                .iter()
-                .fold(own_input, |h, layer| double_relu(layer.forward(h)))
+            feed_forward(&self.regret_encoder, own_input)
         }
     }
 
@@ -251,7 +246,7 @@ impl ArmacNet {
         let mean_regret = if regret {
             let rep = match &shared {
                 Some(s) if self.regret_encoder.is_empty() => s.clone(),
-                _ => self.regret_representation(own, Tensor::zeros([b, 1], &device)),
+                _ => feed_forward(&self.regret_encoder, own),
             };
             self.mean_regret.forward(rep) * legal.clone()
         } else {
