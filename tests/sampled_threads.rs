@@ -25,11 +25,6 @@ fn rows(dir: &Path) -> Vec<String> {
 
 fn run(config: &str, dir: &Path, iterations: u64, extra: &[&str], resume: bool) {
     let mut cmd = train();
-    if resume {
-        cmd.arg("--resume");
-    } else {
-        cmd.args(["--config", config]);
-    }
     cmd.args([
         "--quiet",
         "--set",
@@ -38,17 +33,23 @@ fn run(config: &str, dir: &Path, iterations: u64, extra: &[&str], resume: bool) 
     for e in extra {
         cmd.args(["--set", e]);
     }
-    run_ok(cmd.arg("--out").arg(dir));
+    if resume {
+        cmd.arg("--resume");
+    } else {
+        cmd.args(["--config", config, "--out"]);
+    }
+    run_ok(cmd.arg(dir));
 }
 
 #[test]
 fn threaded_samplers_repeat_and_resume_exactly() {
-    // (config, iterations, eval.every): outcome sampling, external sampling, POS and FTRL.
+    // (config, iterations, eval.every): outcome sampling, external sampling, POS and FTRL; half
+    // the iterations is a multiple of eval.every (a stopped run also evaluates its last one).
     let cases = [
         ("leduc_os_mccfr.toml", 400, 100),
         ("leduc_es_mccfr.toml", 40, 10),
-        ("leduc_pos_predictive.toml", 60, 20),
-        ("leduc13_ftrl.toml", 6, 2),
+        ("leduc_pos_predictive.toml", 80, 20),
+        ("leduc13_ftrl.toml", 8, 2),
     ];
     for (config, n, every) in cases {
         let name = config.trim_end_matches(".toml");
