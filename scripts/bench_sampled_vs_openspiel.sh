@@ -11,7 +11,7 @@
 # iteration; ES with one traversal per player).
 # Every row is printed twice: single-thread (armac `threads = 1`, the sequential algorithm) and
 # all cores (`threads = THREADS`, default every core, with the default `walks = 64 x THREADS`
-# mini-batched walks; POS has no threads key and runs on one thread in both). OpenSpiel's
+# mini-batched walks; POS likewise with `walks = 64 x THREADS` public-state passes per turn). OpenSpiel's
 # solvers are single-threaded, so the all-core ratio is armac on THREADS cores against OpenSpiel
 # on one; the line also prints armac's own all-core / single-thread scaling.
 # Single-thread rows also compare nodes per CPU-second of the solving thread (armac:
@@ -48,7 +48,7 @@ for game_name in ["leduc_poker", "liars_dice"]:
     os_solver = pyspiel.OutcomeSamplingMCCFRSolver(game)
     es_solver = pyspiel.ExternalSamplingMCCFRSolver(game)
     es_n = 2000 if game_name == "leduc_poker" else 200
-    res = {k: [] for k in ["os", "es", "pos", "os_n", "es_n", "os_peer", "es_peer"]}
+    res = {k: [] for k in ["os", "es", "pos", "os_n", "es_n", "pos_n", "os_peer", "es_peer"]}
     # With THREADS threads an iteration runs 64 x THREADS walks per player: fewer iterations
     # keep the timed blocks about as long as the single-thread ones.
     walks = 64 * threads
@@ -61,12 +61,14 @@ for game_name in ["leduc_poker", "liars_dice"]:
         res["es_n"].append(ours(game_name, "es-mccfr", max(1, 40000 // walks),
                                 f"threads={threads}"))
         res["es_peer"].append(theirs(es_solver, es_n))
-        res["pos"].append(ours(game_name, "pos-mccfr", 40000, "baseline=predictive"))
+        res["pos"].append(ours(game_name, "pos-mccfr", 40000, "baseline=predictive", "threads=1"))
+        res["pos_n"].append(ours(game_name, "pos-mccfr", max(1, 40000 // walks),
+                                 "baseline=predictive", f"threads={threads}"))
     med = lambda xs: statistics.median(xs)
     os_npi = med([r["nodes_per_iteration"] for r in res["os"]])
     es_npi = med([r["nodes_per_iteration"] for r in res["es"]])
     rows = [("OS", "os", "os_n", "os_peer", os_npi), ("ES", "es", "es_n", "es_peer", es_npi),
-            ("POS (vs OpenSpiel OS)", "pos", None, "os_peer", os_npi)]
+            ("POS (vs OpenSpiel OS)", "pos", "pos_n", "os_peer", os_npi)]
     for name, key, key_n, peer_key, npi in rows:
         peer_its = med([r[0] for r in res[peer_key]])
         peer = peer_its * npi
@@ -79,10 +81,6 @@ for game_name in ["leduc_poker", "liars_dice"]:
         print(f"{game_name:12} {name:22} 1 thread   armac {nodes:10.4g} nodes/s ({its:9.4g} it/s)  "
               f"OpenSpiel {peer:10.4g} nodes/s ({peer_its:9.4g} it/s)  ratio {nodes / peer:6.1f}"
               f"{cpu_ratio}", flush=True)
-        if key_n is None:
-            print(f"{game_name:12} {name:22} {threads} threads  (no threads key: single-threaded)",
-                  flush=True)
-            continue
         nodes_n = med([r["nodes_touched_per_second"] for r in res[key_n]])
         print(f"{game_name:12} {name:22} {threads} threads  armac {nodes_n:10.4g} nodes/s "
               f"(walks {walks}){' ' * 13}OpenSpiel {peer:10.4g} nodes/s (1 thread){' ' * 7}"

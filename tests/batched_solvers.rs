@@ -130,6 +130,11 @@ fn bad_batched_keys_name_the_key() {
         error_key(POS, &["solver.variant=\"cfr\""]),
         "solver.variant"
     );
+    // pos-mccfr's parallel passes are not the batched solver's (it batches with `batch`).
+    for key in ["threads", "walks"] {
+        let set = format!("solver.{key}=2");
+        assert_eq!(error_key(POS, &[&set]), format!("solver.{key}"));
+    }
     assert_eq!(
         error_key(POS, &["solver.precision=\"f16\""]),
         "solver.device"

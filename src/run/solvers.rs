@@ -212,6 +212,17 @@ fn parse_batched(algorithm: Algorithm, s: &SolverConfig) -> Result<BatchedChoice
                 "not available in the batched solver".into(),
             ));
         }
+        for (key, set) in [
+            ("threads", o.threads.is_some()),
+            ("walks", o.walks.is_some()),
+        ] {
+            if set {
+                return Err(bad(
+                    key,
+                    "`pos-mccfr`'s key; the batched solver batches with `batch`".into(),
+                ));
+            }
+        }
         BatchedKind::Pos(spec)
     };
     Ok(BatchedChoice {
@@ -231,11 +242,21 @@ pub fn parse_options<T: DeserializeOwned>(s: &SolverConfig) -> Result<T, ConfigE
     })?;
     toml::from_str::<T>(&text).map_err(|e| {
         let msg = e.message().to_string();
-        // serde names unknown fields as "unknown field `x`"; point at `solver.x`.
+        // serde names unknown fields as "unknown field `x`"; point at `solver.x`. A value of
+        // the wrong type (`threads = 1.5`) is named by the line its span points into.
+        let spanned = e.span().and_then(|span| {
+            let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+            let line = text[start..].lines().next()?;
+            let (key, _) = line.split_once('=')?;
+            let key = key.trim().trim_matches('"');
+            (!key.is_empty() && !key.starts_with('[')).then(|| key.to_string())
+        });
         let key = msg
             .split('`')
             .nth(1)
             .filter(|_| msg.starts_with("unknown field"))
+            .map(str::to_string)
+            .or(spanned)
             .map(|k| format!("solver.{k}"))
             .unwrap_or_else(|| "solver".into());
         ConfigError::Value {
@@ -503,6 +524,7 @@ fn fingerprint(s: &SolverConfig, choice: &SolverChoice) -> String {
         map.remove("threads");
         let walks = match choice {
             SolverChoice::Mccfr(spec) => spec.walks,
+            SolverChoice::Pos(spec) => spec.options.parallel().map_or(1, |(_, w)| w),
             _ => 1,
         };
         if walks != 1 {

@@ -48,12 +48,30 @@
 //!   updated (infoset, action) pairs (those with positive counterfactual reach) of
 //!   `(Σ_{h∈I} π_{-i}(h) (û(h,a) − u(ha)))²`, the squared error of the sampled counterfactual
 //!   value given that its public node was reached (cf. the paper's Appendix G).
+//! * `threads`, `walks`: parallel passes (see "Threads" below).
 //! * Common `[solver]` keys: `updates` (`alternating`: one pass per player, each updating only
 //!   that player's regrets; `simultaneous`: one pass updating both), `averaging`, `gamma`.
 //!
 //! # Determinism
 //! Iteration `t` draws from a generator seeded by `(seed, t)`, so a run restored from a
 //! [`SolverSnapshot`] continues exactly as the uninterrupted run.
+//!
+//! # Threads (`threads`, `walks`)
+//! With `walks = 1` (the default, and the default whenever `threads = 1`) an iteration is the
+//! sequential algorithm above, bit for bit. With `walks = W > 1` each turn (player 0's and
+//! player 1's pass with alternating updates, the one pass with simultaneous updates) runs `W`
+//! independent passes that all read the tables as they stood when the turn began; pass `k`
+//! draws from a stream seeded by `(seed, t, turn, k)`. The passes write nothing: each records
+//! its regret increments, average-strategy increments and baseline samples in a log (its own
+//! σ_{t+1}, which the predictive baseline needs at the node it is leaving, it computes
+//! locally). The `W` passes are split into contiguous chunks, one per worker thread, and the
+//! logs are applied in pass order once all have finished. Every table entry thus receives the
+//! same floating-point operations in the same order whatever the number of threads: **results
+//! are bit-identical for a given `(seed, walks)` across thread counts** (and a resumed run
+//! repeats an uninterrupted one). `W > 1` is a mini-batched variant of POS (`W` sampled public
+//! paths per turn from one strategy), not the sequential algorithm; `measure_variance` needs
+//! `walks = 1`. Default `walks` with more than one thread:
+//! [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × threads`.
 
 use crate::cfr::baseline::{Baseline, BaselineAveraging};
 use crate::cfr::{
@@ -65,6 +83,7 @@ use crate::tree::history::{HistoryKind, HistoryTree, Step};
 use crate::tree::{NodeKind, PublicTree, TreeError};
 use crate::util::SplitMix64;
 use serde::Deserialize;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// How the successor public state is drawn.
@@ -96,6 +115,13 @@ pub struct PosOptions {
     pub baseline_alpha: f64,
     #[serde(default)]
     pub measure_variance: bool,
+    /// Worker threads (default 1: the sequential algorithm); see "Threads" in the module docs.
+    #[serde(default)]
+    pub threads: Option<usize>,
+    /// Passes per turn (default: 1 with one thread, else
+    /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`] per thread).
+    #[serde(default)]
+    pub walks: Option<usize>,
 }
 
 fn default_sampling() -> Sampling {
@@ -124,6 +150,8 @@ impl Default for PosOptions {
             baseline_averaging: default_baseline_averaging(),
             baseline_alpha: default_baseline_alpha(),
             measure_variance: false,
+            threads: None,
+            walks: None,
         }
     }
 }
@@ -150,7 +178,21 @@ impl PosOptions {
         if !(e.is_finite() && (0.0..=1.0).contains(&e)) {
             return Err(("exploration", format!("{e} must lie in [0, 1]")));
         }
+        let (_, walks) = self.parallel()?;
+        if walks > 1 && self.measure_variance {
+            return Err((
+                "measure_variance",
+                format!("measures the sequential pass only; this run has walks = {walks}"),
+            ));
+        }
         Ok(())
+    }
+
+    /// The resolved `(threads, walks)`: one thread unless asked (as for the MCCFR samplers:
+    /// on 2 cores the parallel walks measured slower); `walks` defaults to 1 with one thread,
+    /// else [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × threads`. The error names the key.
+    pub fn parallel(&self) -> Result<(usize, usize), (&'static str, String)> {
+        crate::cfr::resolve_parallel(self.threads.or(Some(1)), self.walks)
     }
 }
 
@@ -197,12 +239,317 @@ struct NodeScratch {
     cf_reach: Vec<f64>,
     own_reach: Vec<f64>,
     mass: Vec<f64>,
+    /// The predictive baselines of one history's children as a deferred pass sees them.
+    kids: Vec<f64>,
 }
 
 /// Clears `v` and fills it with `n` zeros, keeping its allocation.
 fn zeroed(v: &mut Vec<f64>, n: usize) {
     v.clear();
     v.resize(n, 0.0);
+}
+
+/// What the solver learns (everything a snapshot saves besides the counters).
+#[derive(Clone, Debug, PartialEq)]
+struct Tables {
+    regrets: [Vec<f64>; 2],
+    cumulative: [Vec<f64>; 2],
+    /// Regret matching of `regrets`, kept in step.
+    current: [Vec<f64>; 2],
+    /// Per history `c` (i.e. per edge `(h, a)` into it): learned baseline sum and weight; the
+    /// predictive baseline keeps its value in `base_sum`.
+    base_sum: Vec<f64>,
+    base_w: Vec<f64>,
+    /// Learned-infoset baseline per global action index: sum and weight.
+    inf_sum: [Vec<f64>; 2],
+    inf_w: [Vec<f64>; 2],
+}
+
+/// A baseline entry a pass feeds.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    /// The learned baseline of the edge into history `c`.
+    History(u32),
+    /// The learned-infoset baseline of player `p`'s global action `g`.
+    Infoset(u8, u32),
+    /// The predictive baseline of the edge into history `c` (set, not averaged).
+    Predictive(u32),
+}
+
+impl Tables {
+    /// Feeds sample `x` to baseline `slot`.
+    #[inline]
+    fn learn(&mut self, slot: Slot, x: f64, opts: &PosOptions) {
+        let (avg, alpha) = (opts.baseline_averaging, opts.baseline_alpha);
+        match slot {
+            Slot::History(c) => {
+                let c = c as usize;
+                learn_sample(avg, alpha, &mut self.base_sum[c], &mut self.base_w[c], x);
+            }
+            Slot::Infoset(p, g) => {
+                let (p, g) = (p as usize, g as usize);
+                learn_sample(
+                    avg,
+                    alpha,
+                    &mut self.inf_sum[p][g],
+                    &mut self.inf_w[p][g],
+                    x,
+                );
+            }
+            Slot::Predictive(c) => self.base_sum[c as usize] = x,
+        }
+    }
+}
+
+/// Folds one sample `x` into a learned baseline's (sum, weight).
+#[inline]
+fn learn_sample(averaging: BaselineAveraging, alpha: f64, sum: &mut f64, w: &mut f64, x: f64) {
+    match averaging {
+        BaselineAveraging::Simple => {
+            *sum += x;
+            *w += 1.0;
+        }
+        BaselineAveraging::Exponential => {
+            *sum = (1.0 - alpha) * *sum + alpha * x;
+            *w = (1.0 - alpha) * *w + alpha;
+        }
+    }
+}
+
+/// The scratch of one pass, indexed by history id (one per worker).
+#[derive(Default)]
+struct PassScratch {
+    /// Both players' reaches per history, side by side (one cache line for the pair).
+    reach: Vec<[f64; 2]>,
+    values: Vec<f64>,
+    next_values: Vec<f64>,
+    action_values: Vec<f64>,
+    path: Vec<PathStep>,
+    /// Per-node buffers (local slices of a node's actions and infosets), kept between calls so
+    /// a pass allocates nothing.
+    node: NodeScratch,
+    /// Histories entered since the owner last took the count.
+    touched: u64,
+}
+
+impl PassScratch {
+    fn new(histories: usize) -> PassScratch {
+        PassScratch {
+            reach: vec![[0.0; 2]; histories],
+            values: vec![0.0; histories],
+            next_values: vec![0.0; histories],
+            action_values: vec![0.0; histories],
+            ..PassScratch::default()
+        }
+    }
+}
+
+/// What only the sequential pass (`walks = 1`) fills: the variance measurement and the
+/// sampled counterfactual values of [`PosSolver::sample_cf_values`].
+#[derive(Default)]
+struct Extras {
+    /// Exact history values of the current strategy (with `measure_variance`).
+    exact: Vec<f64>,
+    /// [sum of squared errors, count] of the last iteration, then the exponential moving
+    /// average of the per-iteration mean.
+    var_stats: [f64; 3],
+    /// Sampled counterfactual values of the last non-learning pass (per global action index).
+    cf_sample: Vec<f64>,
+}
+
+/// Where a pass's updates go: straight into the tables (the sequential algorithm) or into a
+/// [`Log`] applied after the iteration's walks (`walks > 1`).
+trait Sink {
+    /// Whether the tables stay as they were when the pass began.
+    const DEFERRED: bool;
+    fn tab(&self) -> &Tables;
+    /// `cumulative[p][g] += w · current[p][g]` over the infoset's actions `r`.
+    fn add_avg(&mut self, p: usize, r: Range<usize>, w: f64);
+    /// Adds `delta(k)` (where `Some`) to the regret of action `r.start + k`, clamps at zero with
+    /// `plus` and refreshes the infoset's policy.
+    fn update_regrets(
+        &mut self,
+        p: usize,
+        r: Range<usize>,
+        delta: impl Fn(usize) -> Option<f64>,
+        plus: bool,
+    );
+    /// Announces the action range `r` of player `p` whose regrets the node update is about to
+    /// change (empty when none).
+    fn begin_node(&mut self, p: usize, r: Range<usize>);
+    /// The policy of actions `r` after this pass's own regret updates (σ_{t+1} at the node
+    /// being updated).
+    fn cur_next(&self, p: usize, r: Range<usize>) -> &[f64];
+    fn learn(&mut self, slot: Slot, x: f64, opts: &PosOptions);
+}
+
+/// Updates applied as the pass makes them.
+struct InPlace<'a> {
+    tab: &'a mut Tables,
+}
+
+impl Sink for InPlace<'_> {
+    const DEFERRED: bool = false;
+
+    #[inline]
+    fn tab(&self) -> &Tables {
+        self.tab
+    }
+
+    #[inline]
+    fn add_avg(&mut self, p: usize, r: Range<usize>, w: f64) {
+        let tab = &mut *self.tab;
+        for g in r {
+            tab.cumulative[p][g] += w * tab.current[p][g];
+        }
+    }
+
+    #[inline]
+    fn update_regrets(
+        &mut self,
+        p: usize,
+        r: Range<usize>,
+        delta: impl Fn(usize) -> Option<f64>,
+        plus: bool,
+    ) {
+        let reg = &mut self.tab.regrets[p][r.clone()];
+        for (k, x) in reg.iter_mut().enumerate() {
+            if let Some(d) = delta(k) {
+                *x += d;
+            }
+            if plus {
+                *x = x.max(0.0);
+            }
+        }
+        regret_match(&self.tab.regrets[p][r.clone()], &mut self.tab.current[p][r]);
+    }
+
+    #[inline]
+    fn begin_node(&mut self, _p: usize, _r: Range<usize>) {}
+
+    #[inline]
+    fn cur_next(&self, p: usize, r: Range<usize>) -> &[f64] {
+        &self.tab.current[p][r]
+    }
+
+    #[inline]
+    fn learn(&mut self, slot: Slot, x: f64, opts: &PosOptions) {
+        self.tab.learn(slot, x, opts);
+    }
+}
+
+/// The updates of one worker's walks, in the order the walks made them.
+#[derive(Default)]
+struct Log {
+    /// `(player, first action, actions)` of every regret update; their increments, in order,
+    /// in `deltas`.
+    infosets: Vec<(u8, u32, u32)>,
+    deltas: Vec<f64>,
+    /// Per player, `(action, increment)` into the average-policy weights.
+    avg: [Vec<(u32, f64)>; 2],
+    /// Baseline samples and predictive values.
+    baseline: Vec<(Slot, f64)>,
+    /// σ_{t+1} of the action range `next_at = (player, first action)` of the node being
+    /// updated, and the updated regrets it is computed from.
+    next: Vec<f64>,
+    next_at: (usize, usize),
+    regrets: Vec<f64>,
+}
+
+impl Log {
+    fn clear(&mut self) {
+        self.infosets.clear();
+        self.deltas.clear();
+        self.avg[0].clear();
+        self.avg[1].clear();
+        self.baseline.clear();
+        self.next.clear();
+    }
+
+    /// Applies the log to `tab` in the order it was written (a changed infoset's policy is
+    /// refreshed right after its regrets).
+    fn apply(&self, tab: &mut Tables, opts: &PosOptions) {
+        let plus = opts.regret == RegretRule::Plus;
+        let mut deltas = self.deltas.iter();
+        for &(p, start, n) in &self.infosets {
+            let (p, r) = (p as usize, start as usize..(start + n) as usize);
+            for (x, d) in tab.regrets[p][r.clone()].iter_mut().zip(&mut deltas) {
+                *x += d;
+                if plus {
+                    *x = x.max(0.0);
+                }
+            }
+            regret_match(&tab.regrets[p][r.clone()], &mut tab.current[p][r]);
+        }
+        for (cum, avg) in tab.cumulative.iter_mut().zip(&self.avg) {
+            for &(g, d) in avg {
+                cum[g as usize] += d;
+            }
+        }
+        for &(slot, x) in &self.baseline {
+            tab.learn(slot, x, opts);
+        }
+    }
+}
+
+/// Updates recorded in a [`Log`]; the pass reads tables that stay fixed.
+struct Deferred<'a> {
+    tab: &'a Tables,
+    log: &'a mut Log,
+}
+
+impl Sink for Deferred<'_> {
+    const DEFERRED: bool = true;
+
+    #[inline]
+    fn tab(&self) -> &Tables {
+        self.tab
+    }
+
+    fn add_avg(&mut self, p: usize, r: Range<usize>, w: f64) {
+        let cur = &self.tab.current[p];
+        self.log.avg[p].extend(r.map(|g| (g as u32, w * cur[g])));
+    }
+
+    fn update_regrets(
+        &mut self,
+        p: usize,
+        r: Range<usize>,
+        delta: impl Fn(usize) -> Option<f64>,
+        plus: bool,
+    ) {
+        let log = &mut *self.log;
+        log.infosets
+            .push((p as u8, r.start as u32, (r.end - r.start) as u32));
+        log.regrets.clear();
+        for (k, &x) in self.tab.regrets[p][r.clone()].iter().enumerate() {
+            let d = delta(k).unwrap_or(0.0);
+            log.deltas.push(d);
+            let x = x + d;
+            log.regrets.push(if plus { x.max(0.0) } else { x });
+        }
+        let at = log.next_at.1;
+        regret_match(&log.regrets, &mut log.next[r.start - at..r.end - at]);
+    }
+
+    fn begin_node(&mut self, p: usize, r: Range<usize>) {
+        self.log.next_at = (p, r.start);
+        self.log.next.clear();
+        self.log.next.extend_from_slice(&self.tab.current[p][r]);
+    }
+
+    fn cur_next(&self, p: usize, r: Range<usize>) -> &[f64] {
+        let (q, at) = self.log.next_at;
+        if q == p && r.start >= at && r.end <= at + self.log.next.len() {
+            &self.log.next[r.start - at..r.end - at]
+        } else {
+            &self.tab.current[p][r]
+        }
+    }
+
+    fn learn(&mut self, slot: Slot, x: f64, _opts: &PosOptions) {
+        self.log.baseline.push((slot, x));
+    }
 }
 
 /// Public Outcome Sampling MCCFR (see the module docs).
@@ -213,35 +560,21 @@ pub struct PosSolver {
     seed: u64,
     iteration: u64,
     touched: u64,
-    regrets: [Vec<f64>; 2],
-    cumulative: [Vec<f64>; 2],
-    current: [Vec<f64>; 2],
-    /// Per history `c` (i.e. per edge `(h, a)` into it): learned baseline sum and weight; the
-    /// predictive baseline keeps its value in `base_sum`.
-    base_sum: Vec<f64>,
-    base_w: Vec<f64>,
-    /// Learned-infoset baseline per global action index: sum and weight.
-    inf_sum: [Vec<f64>; 2],
-    inf_w: [Vec<f64>; 2],
-    /// Variance measurement: [sum of squared errors, count] of the last iteration, then the
-    /// exponential moving average of the per-iteration mean.
-    var_stats: [f64; 3],
-    // Scratch, indexed by history id.
-    /// Both players' reaches per history, side by side (one cache line for the pair).
-    reach: Vec<[f64; 2]>,
-    values: Vec<f64>,
-    next_values: Vec<f64>,
-    action_values: Vec<f64>,
-    exact: Vec<f64>,
-    path: Vec<PathStep>,
-    /// Sampled counterfactual values of the last non-learning pass (per global action index).
-    cf_sample: Vec<f64>,
-    /// Per-node scratch of [`PosSolver::update_node`] and the baseline updates (local slices
-    /// of a node's actions and infosets), kept between calls so a pass allocates nothing.
-    node_scratch: NodeScratch,
+    tab: Tables,
+    /// The sequential pass's scratch.
+    sc: PassScratch,
+    extras: Extras,
     /// When set, passes follow the path to this terminal public node instead of sampling (the
     /// importance weights stay those of the sampling distribution): enumerates outcomes.
     target: Option<u32>,
+    /// Resolved `threads` and `walks`.
+    threads: usize,
+    walks: usize,
+    /// With `walks > 1`: one scratch and update log per chunk of walks, kept between
+    /// iterations.
+    workers: Vec<(PassScratch, Log)>,
+    /// With `threads > 1`: the workers.
+    pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 /// Exact expected value (player 0) of every history under `policy`, children before parents.
@@ -313,6 +646,47 @@ pub(crate) fn stream(seed: u64, t: u64) -> SplitMix64 {
     SplitMix64::new(mix.next_u64())
 }
 
+/// The generator of walk `k` of pass `turn` (0, or 1 for player 1's turn of alternating
+/// updates) of iteration `t` with `walks > 1`: a function of `(seed, t, turn, k)` only.
+fn walk_stream(seed: u64, t: u64, turn: usize, k: usize) -> SplitMix64 {
+    let id = ((turn as u64) << 32 | k as u64).wrapping_add(1);
+    stream(seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15), t)
+}
+
+/// Index in `children` of `node`'s successor on the way to public node `target`.
+fn successor_towards(tree: &PublicTree, node: u32, target: u32) -> usize {
+    let nodes = &tree.nodes;
+    let mut t = target;
+    while nodes[t as usize].parent != node {
+        t = nodes[t as usize].parent;
+        assert!(
+            t != crate::tree::NONE,
+            "public node {target} is not below {node}"
+        );
+    }
+    nodes[node as usize]
+        .children
+        .iter()
+        .position(|&c| c == t)
+        .unwrap()
+}
+
+/// The baseline `b(h, a)` of the edge into history `c` (`decision`: the acting player and
+/// the global action index of that edge at decision histories).
+#[inline]
+fn baseline_of(opts: &PosOptions, tab: &Tables, c: usize, decision: Option<(usize, usize)>) -> f64 {
+    let learned = |s: f64, w: f64| if w > 0.0 { s / w } else { 0.0 };
+    match opts.baseline {
+        Baseline::None | Baseline::Static => 0.0,
+        Baseline::Predictive => tab.base_sum[c],
+        Baseline::LearnedHistory => learned(tab.base_sum[c], tab.base_w[c]),
+        Baseline::LearnedInfoset => match decision {
+            Some((p, g)) => learned(tab.inf_sum[p][g], tab.inf_w[p][g]),
+            None => learned(tab.base_sum[c], tab.base_w[c]),
+        },
+    }
+}
+
 impl PosSolver {
     /// A solver at iteration 0 (uniform strategies, zero baselines); builds the history tree
     /// grouped by public node ([`HistoryTree::build_grouped`]).
@@ -326,32 +700,41 @@ impl PosSolver {
         Ok(PosSolver::new(tree, ht, spec, seed))
     }
 
-    /// A solver at iteration 0 on an existing history tree of `tree`'s game.
+    /// A solver at iteration 0 on an existing history tree of `tree`'s game. `spec`'s
+    /// `threads` and `walks` are resolved here (invalid values fall back to one sequential
+    /// walk; [`PosOptions::validate`] reports them).
     pub fn new(tree: Arc<PublicTree>, ht: Arc<HistoryTree>, spec: PosSpec, seed: u64) -> Self {
         let zeros = |p: usize| vec![0.0; tree.infosets[p].num_actions_total()];
         let n = ht.len();
+        let (threads, walks) = spec.options.parallel().unwrap_or((1, 1));
         PosSolver {
-            regrets: [zeros(0), zeros(1)],
-            cumulative: [zeros(0), zeros(1)],
-            current: crate::tree::uniform_tree_policy(&tree),
-            base_sum: vec![0.0; n],
-            base_w: vec![0.0; n],
-            inf_sum: [zeros(0), zeros(1)],
-            inf_w: [zeros(0), zeros(1)],
-            var_stats: [0.0; 3],
-            reach: vec![[0.0; 2]; n],
-            values: vec![0.0; n],
-            next_values: vec![0.0; n],
-            action_values: vec![0.0; n],
-            exact: if spec.options.measure_variance {
-                vec![0.0; n]
-            } else {
-                Vec::new()
+            tab: Tables {
+                regrets: [zeros(0), zeros(1)],
+                cumulative: [zeros(0), zeros(1)],
+                current: crate::tree::uniform_tree_policy(&tree),
+                base_sum: vec![0.0; n],
+                base_w: vec![0.0; n],
+                inf_sum: [zeros(0), zeros(1)],
+                inf_w: [zeros(0), zeros(1)],
             },
-            path: Vec::new(),
-            cf_sample: Vec::new(),
-            node_scratch: NodeScratch::default(),
+            sc: PassScratch::new(n),
+            extras: Extras {
+                exact: if spec.options.measure_variance {
+                    vec![0.0; n]
+                } else {
+                    Vec::new()
+                },
+                ..Extras::default()
+            },
             target: None,
+            threads,
+            walks,
+            workers: Vec::new(),
+            pool: if walks > 1 {
+                crate::cfr::worker_pool(threads.min(walks))
+            } else {
+                None
+            },
             tree,
             ht,
             spec,
@@ -373,22 +756,19 @@ impl PosSolver {
 
     /// Cumulative regrets of player `p` (per global action index).
     pub fn regrets(&self, p: usize) -> &[f64] {
-        &self.regrets[p]
+        &self.tab.regrets[p]
     }
 
-    /// The public path of the last pass.
+    /// The public path of the last sequential pass.
     pub fn last_path(&self) -> &[PathStep] {
-        &self.path
+        &self.sc.path
     }
 
     /// Mean squared counterfactual-value error of the last iteration (needs
     /// `measure_variance`; 0 otherwise).
     pub fn last_cfv_variance(&self) -> f64 {
-        if self.var_stats[1] > 0.0 {
-            self.var_stats[0] / self.var_stats[1]
-        } else {
-            0.0
-        }
+        let v = &self.extras.var_stats;
+        if v[1] > 0.0 { v[0] / v[1] } else { 0.0 }
     }
 
     /// One sampled estimate of player `p`'s counterfactual action values under the current
@@ -397,20 +777,25 @@ impl PosSolver {
     /// [`exact_cf_values`] by Theorem 1). `draw` picks the random stream.
     pub fn sample_cf_values(&mut self, p: usize, draw: u64) -> Vec<f64> {
         let mut rng = stream(self.seed ^ 0x5EED_0FC0_FFEE, draw);
-        self.cf_sample = vec![0.0; self.tree.infosets[p].num_actions_total()];
+        self.extras.cf_sample = vec![0.0; self.tree.infosets[p].num_actions_total()];
         let players = [p == 0, p == 1];
         self.pass(players, &mut rng, 0.0, false);
-        std::mem::take(&mut self.cf_sample)
+        std::mem::take(&mut self.extras.cf_sample)
     }
 
-    /// Runs one iteration: one pass per player (alternating) or one pass for both.
+    /// Runs one iteration: one pass per player (alternating) or one pass for both; with
+    /// `walks > 1`, that many passes per turn (see the module docs).
     pub fn step(&mut self) {
+        if self.walks > 1 {
+            self.step_walks();
+            return;
+        }
         self.iteration += 1;
         let t = self.iteration as f64;
         let weight = self.spec.averaging.weight(t);
         let mut rng = stream(self.seed, self.iteration);
-        self.var_stats[0] = 0.0;
-        self.var_stats[1] = 0.0;
+        self.extras.var_stats[0] = 0.0;
+        self.extras.var_stats[1] = 0.0;
         match self.spec.updates {
             Updates::Alternating => {
                 self.pass([true, false], &mut rng, weight, true);
@@ -420,153 +805,93 @@ impl PosSolver {
         }
         if self.spec.options.measure_variance {
             let v = self.last_cfv_variance();
-            self.var_stats[2] = if self.iteration == 1 {
+            self.extras.var_stats[2] = if self.iteration == 1 {
                 v
             } else {
-                0.98 * self.var_stats[2] + 0.02 * v
+                0.98 * self.extras.var_stats[2] + 0.02 * v
             };
         }
     }
 
-    /// Samples a public path top-down (reaches of every history on it), then evaluates and
-    /// updates it bottom-up.
+    /// One sequential pass updating the tables in place.
     fn pass(&mut self, players: [bool; 2], rng: &mut SplitMix64, weight: f64, learn: bool) {
-        let tree = Arc::clone(&self.tree);
-        let ht = Arc::clone(&self.ht);
-        if learn && self.spec.options.measure_variance {
-            let mut exact = std::mem::take(&mut self.exact);
-            exact_history_values(&tree, &ht, &self.current, &mut exact);
-            self.exact = exact;
-        }
-        self.path.clear();
-        let mut node = ht.node[0];
-        self.reach[0] = [1.0, 1.0];
-        let mut reach_q = 1.0;
-        let mut mass = std::mem::take(&mut self.node_scratch.mass);
-        mass.clear();
-        loop {
-            let hs = ht.node_histories(node as usize);
-            if learn {
-                self.touched += hs.len() as u64;
-            }
-            let pnode = &tree.nodes[node as usize];
-            if pnode.kind == NodeKind::Terminal {
-                self.path.push(PathStep {
-                    node,
-                    reach_q,
-                    q_next: 1.0,
-                    child_index: crate::tree::NONE,
-                });
-                break;
-            }
-            let succ = &pnode.children;
-            let (k, q) = if succ.len() == 1 {
-                (0, 1.0)
-            } else {
-                match self.spec.options.sampling {
-                    Sampling::Uniform => (rng.below(succ.len()), 1.0 / succ.len() as f64),
-                    Sampling::OnPolicy => {
-                        self.successor_mass(node, &mut mass);
-                        let total: f64 = mass.iter().sum();
-                        let eps = self.spec.options.exploration;
-                        let u = 1.0 / succ.len() as f64;
-                        if total > 0.0 {
-                            mass.iter_mut()
-                                .for_each(|m| *m = (1.0 - eps) * *m / total + eps * u);
-                            let k = rng.weighted(&mass);
-                            (k, mass[k])
-                        } else {
-                            (rng.below(succ.len()), u)
-                        }
+        let mut pass = Pass {
+            tree: &self.tree,
+            ht: &self.ht,
+            opts: self.spec.options,
+            sink: InPlace { tab: &mut self.tab },
+            sc: &mut self.sc,
+            extras: &mut self.extras,
+            target: self.target,
+        };
+        pass.run(players, rng, weight, learn);
+        self.touched += std::mem::take(&mut self.sc.touched);
+    }
+
+    /// One iteration with `walks > 1`: per turn, the walks read the tables as they stand, run
+    /// in contiguous chunks over the workers, and their logs are applied in walk order.
+    fn step_walks(&mut self) {
+        use rayon::prelude::*;
+        self.iteration += 1;
+        let t = self.iteration;
+        let weight = self.spec.averaging.weight(t as f64);
+        let walks = self.walks;
+        let chunks = self.threads.clamp(1, walks);
+        let n = self.ht.len();
+        self.workers
+            .resize_with(chunks, || (PassScratch::new(n), Log::default()));
+        let turns: &[[bool; 2]] = match self.spec.updates {
+            Updates::Alternating => &[[true, false], [false, true]],
+            Updates::Simultaneous => &[[true, true]],
+        };
+        for (turn, &players) in turns.iter().enumerate() {
+            let PosSolver {
+                tree,
+                ht,
+                spec,
+                tab,
+                workers,
+                pool,
+                seed,
+                target,
+                ..
+            } = self;
+            let tab_ref: &Tables = tab;
+            let run_chunk = |c: usize, (sc, log): &mut (PassScratch, Log)| {
+                log.clear();
+                let mut extras = Extras::default();
+                for k in c * walks / chunks..(c + 1) * walks / chunks {
+                    let mut rng = walk_stream(*seed, t, turn, k);
+                    let mut pass = Pass {
+                        tree,
+                        ht,
+                        opts: spec.options,
+                        sink: Deferred { tab: tab_ref, log },
+                        sc,
+                        extras: &mut extras,
+                        target: *target,
+                    };
+                    pass.run(players, &mut rng, weight, true);
+                }
+            };
+            match pool {
+                Some(pool) => pool.install(|| {
+                    workers
+                        .par_iter_mut()
+                        .enumerate()
+                        .for_each(|(c, w)| run_chunk(c, w))
+                }),
+                None => {
+                    for (c, w) in workers.iter_mut().enumerate() {
+                        run_chunk(c, w);
                     }
                 }
-            };
-            let (k, q) = match self.target {
-                None => (k, q),
-                Some(t) => {
-                    let k = self.successor_towards(node, t);
-                    let q = match self.spec.options.sampling {
-                        _ if succ.len() == 1 => 1.0,
-                        Sampling::Uniform => 1.0 / succ.len() as f64,
-                        Sampling::OnPolicy => {
-                            let total: f64 = mass.iter().sum();
-                            if total > 0.0 {
-                                mass[k]
-                            } else {
-                                1.0 / succ.len() as f64
-                            }
-                        }
-                    };
-                    (k, q)
-                }
-            };
-            let next = succ[k];
-            // Reaches of the histories of the sampled successor: they are exactly the children
-            // of `node`'s histories that lie in `next`.
-            let reach = &mut self.reach;
-            let next_hs = ht.node_histories(next as usize);
-            let mut child_index = match next_hs.first() {
-                Some(&c) => c - ht.steps[ht.parent[c as usize] as usize].first_child,
-                None => crate::tree::NONE,
-            };
-            for &c in next_hs {
-                let c = c as usize;
-                let h = ht.parent[c] as usize;
-                let st = ht.steps[h];
-                let [r0, r1] = reach[h];
-                let j = c - st.first_child as usize;
-                if j as u32 != child_index {
-                    child_index = crate::tree::NONE;
-                }
-                let g = st.action_base as usize + j;
-                reach[c] = match st.kind {
-                    Step::PLAYER0 => [r0 * self.current[0][g], r1],
-                    Step::PLAYER1 => [r0, r1 * self.current[1][g]],
-                    _ => [r0, r1],
-                };
             }
-            if next_hs.len() != hs.len() {
-                child_index = crate::tree::NONE;
+            for (sc, log) in workers.iter_mut() {
+                log.apply(tab, &spec.options);
+                self.touched += std::mem::take(&mut sc.touched);
             }
-            self.path.push(PathStep {
-                node,
-                reach_q,
-                q_next: q,
-                child_index,
-            });
-            reach_q *= q;
-            node = next;
         }
-        self.node_scratch.mass = mass;
-        // Bottom-up.
-        let last = self.path.last().expect("path has a terminal node").node as usize;
-        for &h in ht.node_histories(last) {
-            self.values[h as usize] = ht.utility[h as usize];
-            self.next_values[h as usize] = ht.utility[h as usize];
-        }
-        for s in (0..self.path.len() - 1).rev() {
-            let step = self.path[s];
-            let next = self.path[s + 1].node;
-            self.update_node(step, next, players, weight, learn);
-        }
-    }
-
-    /// Index in `children` of `node`'s successor on the way to public node `target`.
-    fn successor_towards(&self, node: u32, target: u32) -> usize {
-        let nodes = &self.tree.nodes;
-        let mut t = target;
-        while nodes[t as usize].parent != node {
-            t = nodes[t as usize].parent;
-            assert!(
-                t != crate::tree::NONE,
-                "public node {target} is not below {node}"
-            );
-        }
-        nodes[node as usize]
-            .children
-            .iter()
-            .position(|&c| c == t)
-            .unwrap()
     }
 
     /// Runs one iteration whose passes all follow the path to the terminal public node
@@ -584,20 +909,158 @@ impl PosSolver {
         self.target = Some(target);
         let v = self.sample_cf_values(p, 0);
         self.target = None;
-        (v, self.path.last().map_or(0.0, |s| s.reach_q))
+        (v, self.sc.path.last().map_or(0.0, |s| s.reach_q))
+    }
+
+    fn average(&self) -> TreePolicy {
+        crate::cfr::normalized_average(&self.tree, &self.tab.cumulative)
+    }
+}
+
+/// One pass: the trees and options, where its updates go, and its scratch.
+struct Pass<'a, S: Sink> {
+    tree: &'a PublicTree,
+    ht: &'a HistoryTree,
+    opts: PosOptions,
+    sink: S,
+    sc: &'a mut PassScratch,
+    extras: &'a mut Extras,
+    target: Option<u32>,
+}
+
+impl<S: Sink> Pass<'_, S> {
+    /// Samples a public path top-down (reaches of every history on it), then evaluates and
+    /// updates it bottom-up.
+    fn run(&mut self, players: [bool; 2], rng: &mut SplitMix64, weight: f64, learn: bool) {
+        let (tree, ht) = (self.tree, self.ht);
+        if learn && self.opts.measure_variance {
+            exact_history_values(tree, ht, &self.sink.tab().current, &mut self.extras.exact);
+        }
+        self.sc.path.clear();
+        let mut node = ht.node[0];
+        self.sc.reach[0] = [1.0, 1.0];
+        let mut reach_q = 1.0;
+        let mut mass = std::mem::take(&mut self.sc.node.mass);
+        mass.clear();
+        loop {
+            let hs = ht.node_histories(node as usize);
+            if learn {
+                self.sc.touched += hs.len() as u64;
+            }
+            let pnode = &tree.nodes[node as usize];
+            if pnode.kind == NodeKind::Terminal {
+                self.sc.path.push(PathStep {
+                    node,
+                    reach_q,
+                    q_next: 1.0,
+                    child_index: crate::tree::NONE,
+                });
+                break;
+            }
+            let succ = &pnode.children;
+            let (k, q) = if succ.len() == 1 {
+                (0, 1.0)
+            } else {
+                match self.opts.sampling {
+                    Sampling::Uniform => (rng.below(succ.len()), 1.0 / succ.len() as f64),
+                    Sampling::OnPolicy => {
+                        self.successor_mass(node, &mut mass);
+                        let total: f64 = mass.iter().sum();
+                        let eps = self.opts.exploration;
+                        let u = 1.0 / succ.len() as f64;
+                        if total > 0.0 {
+                            mass.iter_mut()
+                                .for_each(|m| *m = (1.0 - eps) * *m / total + eps * u);
+                            let k = rng.weighted(&mass);
+                            (k, mass[k])
+                        } else {
+                            (rng.below(succ.len()), u)
+                        }
+                    }
+                }
+            };
+            let (k, q) = match self.target {
+                None => (k, q),
+                Some(t) => {
+                    let k = successor_towards(tree, node, t);
+                    let q = match self.opts.sampling {
+                        _ if succ.len() == 1 => 1.0,
+                        Sampling::Uniform => 1.0 / succ.len() as f64,
+                        Sampling::OnPolicy => {
+                            let total: f64 = mass.iter().sum();
+                            if total > 0.0 {
+                                mass[k]
+                            } else {
+                                1.0 / succ.len() as f64
+                            }
+                        }
+                    };
+                    (k, q)
+                }
+            };
+            let next = succ[k];
+            // Reaches of the histories of the sampled successor: they are exactly the children
+            // of `node`'s histories that lie in `next`.
+            let current = &self.sink.tab().current;
+            let reach = &mut self.sc.reach;
+            let next_hs = ht.node_histories(next as usize);
+            let mut child_index = match next_hs.first() {
+                Some(&c) => c - ht.steps[ht.parent[c as usize] as usize].first_child,
+                None => crate::tree::NONE,
+            };
+            for &c in next_hs {
+                let c = c as usize;
+                let h = ht.parent[c] as usize;
+                let st = ht.steps[h];
+                let [r0, r1] = reach[h];
+                let j = c - st.first_child as usize;
+                if j as u32 != child_index {
+                    child_index = crate::tree::NONE;
+                }
+                let g = st.action_base as usize + j;
+                reach[c] = match st.kind {
+                    Step::PLAYER0 => [r0 * current[0][g], r1],
+                    Step::PLAYER1 => [r0, r1 * current[1][g]],
+                    _ => [r0, r1],
+                };
+            }
+            if next_hs.len() != hs.len() {
+                child_index = crate::tree::NONE;
+            }
+            self.sc.path.push(PathStep {
+                node,
+                reach_q,
+                q_next: q,
+                child_index,
+            });
+            reach_q *= q;
+            node = next;
+        }
+        self.sc.node.mass = mass;
+        // Bottom-up.
+        let last = self.sc.path.last().expect("path has a terminal node").node as usize;
+        for &h in ht.node_histories(last) {
+            self.sc.values[h as usize] = ht.utility[h as usize];
+            self.sc.next_values[h as usize] = ht.utility[h as usize];
+        }
+        for s in (0..self.sc.path.len() - 1).rev() {
+            let step = self.sc.path[s];
+            let next = self.sc.path[s + 1].node;
+            self.update_node(step, next, players, weight, learn);
+        }
     }
 
     /// Probability mass flowing into each successor of `node` (in `children` order) under the
     /// current strategies and chance.
     fn successor_mass(&self, node: u32, mass: &mut Vec<f64>) {
-        let tree = &self.tree;
-        let ht = &self.ht;
+        let (tree, ht) = (self.tree, self.ht);
+        let current = &self.sink.tab().current;
         let succ = &tree.nodes[node as usize].children;
         mass.clear();
         mass.resize(succ.len(), 0.0);
         for &h in ht.node_histories(node as usize) {
             let h = h as usize;
-            let r = self.reach[h][0] * self.reach[h][1] * ht.chance_reach[h];
+            let r = self.sc.reach[h][0] * self.sc.reach[h][1] * ht.chance_reach[h];
             if r == 0.0 {
                 continue;
             }
@@ -605,7 +1068,7 @@ impl PosSolver {
                 let p = match ht.kind[h] {
                     HistoryKind::Decision(p) => {
                         let g = tree.infosets[p].offset[ht.infoset[h] as usize] as usize + j;
-                        self.current[p][g]
+                        current[p][g]
                     }
                     _ => ht.chance_prob[c],
                 };
@@ -614,37 +1077,6 @@ impl PosSolver {
                     .position(|&s| s == ht.node[c])
                     .expect("child node");
                 mass[slot] += r * p;
-            }
-        }
-    }
-
-    /// The baseline `b(h, a)` of the edge into history `c` (`g`: the global action index of
-    /// that edge for decision histories of player `actor`).
-    #[inline]
-    fn baseline(&self, c: usize, decision: Option<(usize, usize)>) -> f64 {
-        let learned = |s: f64, w: f64| if w > 0.0 { s / w } else { 0.0 };
-        match self.spec.options.baseline {
-            Baseline::None | Baseline::Static => 0.0,
-            Baseline::Predictive => self.base_sum[c],
-            Baseline::LearnedHistory => learned(self.base_sum[c], self.base_w[c]),
-            Baseline::LearnedInfoset => match decision {
-                Some((p, g)) => learned(self.inf_sum[p][g], self.inf_w[p][g]),
-                None => learned(self.base_sum[c], self.base_w[c]),
-            },
-        }
-    }
-
-    /// Folds one sample `x` into a learned baseline's (sum, weight).
-    #[inline]
-    fn learn_sample(averaging: BaselineAveraging, alpha: f64, sum: &mut f64, w: &mut f64, x: f64) {
-        match averaging {
-            BaselineAveraging::Simple => {
-                *sum += x;
-                *w += 1.0;
-            }
-            BaselineAveraging::Exponential => {
-                *sum = (1.0 - alpha) * *sum + alpha * x;
-                *w = (1.0 - alpha) * *w + alpha;
             }
         }
     }
@@ -661,30 +1093,32 @@ impl PosSolver {
         weight: f64,
         learn: bool,
     ) {
-        let tree = Arc::clone(&self.tree);
-        let ht = Arc::clone(&self.ht);
+        let (tree, ht) = (self.tree, self.ht);
         let node = step.node as usize;
         let hs = ht.node_histories(node);
         let q = step.q_next;
-        let opts = self.spec.options;
+        let opts = self.opts;
         let actor = match tree.nodes[node].kind {
             NodeKind::Decision(p) => Some(p),
             _ => None,
         };
         // 1. Baseline-corrected action values and history values under σ_t (Eq. 15/16).
+        let tab = self.sink.tab();
+        let sc = &mut *self.sc;
         for &h in hs {
             let h = h as usize;
             let st = ht.steps[h];
             let kids = st.children();
             let base = actor.map(|p| (p, st.action_base as usize));
             // The history baselines (none, predictive) are slices, and the node's value is
-            // accumulated in the same pass; the learned ones go through `baseline` per action.
+            // accumulated in the same pass; the learned ones go through `baseline_of` per
+            // action.
             let weights = match base {
-                Some((p, g)) => &self.current[p][g..g + kids.len()],
+                Some((p, g)) => &tab.current[p][g..g + kids.len()],
                 None => &ht.chance_prob[kids.clone()],
             };
-            let av = &mut self.action_values[kids.clone()];
-            let vals = &self.values[kids.clone()];
+            let av = &mut sc.action_values[kids.clone()];
+            let vals = &sc.values[kids.clone()];
             let nodes = &ht.node[kids.clone()];
             let corrected = |b: f64, v: f64, nd: u32| if nd == next { b + (v - b) / q } else { b };
             let hit = step.child_index as usize;
@@ -700,7 +1134,7 @@ impl PosSolver {
                     }))
                 }
                 Baseline::Predictive if hit != NONE_USIZE => {
-                    let bs = &self.base_sum[kids.clone()];
+                    let bs = &tab.base_sum[kids.clone()];
                     Some(values_and_fill(weights, av, base.is_some(), |j| {
                         if j == hit {
                             bs[j] + (vals[j] - bs[j]) / q
@@ -710,32 +1144,30 @@ impl PosSolver {
                     }))
                 }
                 Baseline::Predictive => {
-                    let bs = &self.base_sum[kids.clone()];
+                    let bs = &tab.base_sum[kids.clone()];
                     Some(values_and_fill(weights, av, base.is_some(), |j| {
                         corrected(bs[j], vals[j], nodes[j])
                     }))
                 }
                 Baseline::LearnedHistory | Baseline::LearnedInfoset => None,
             };
-            self.values[h] = match fused {
+            sc.values[h] = match fused {
                 Some(v) => v,
                 None => {
                     for (j, c) in kids.clone().enumerate() {
-                        let b = self.baseline(c, base.map(|(p, g)| (p, g + j)));
-                        self.action_values[c] = if ht.node[c] == next {
-                            b + (self.values[c] - b) / q
+                        let b = baseline_of(&opts, tab, c, base.map(|(p, g)| (p, g + j)));
+                        sc.action_values[c] = if ht.node[c] == next {
+                            b + (sc.values[c] - b) / q
                         } else {
                             b
                         };
                     }
                     match base {
                         Some((p, g)) => expected_value(
-                            &self.current[p][g..g + kids.len()],
-                            &self.action_values[kids],
+                            &tab.current[p][g..g + kids.len()],
+                            &sc.action_values[kids],
                         ),
-                        None => kids
-                            .map(|c| ht.chance_prob[c] * self.action_values[c])
-                            .sum(),
+                        None => kids.map(|c| ht.chance_prob[c] * sc.action_values[c]).sum(),
                     }
                 }
             };
@@ -755,14 +1187,14 @@ impl PosSolver {
         let sign = if p == 0 { 1.0 } else { -1.0 };
         let measure = learn && updating && opts.measure_variance;
         // 2. Counterfactual action values of the node's infosets (local slices).
-        let mut sc = std::mem::take(&mut self.node_scratch);
+        let sc = &mut *self.sc;
         let NodeScratch {
             cfq,
             err,
             cf_reach,
             own_reach,
             ..
-        } = &mut sc;
+        } = &mut sc.node;
         zeroed(cfq, g1 - g0);
         zeroed(err, if measure { g1 - g0 } else { 0 });
         zeroed(cf_reach, (hi - lo) as usize);
@@ -771,66 +1203,66 @@ impl PosSolver {
             for &h in hs {
                 let h = h as usize;
                 let i = ht.infoset[h] as usize;
-                let w = self.reach[h][1 - p] * ht.chance_reach[h];
-                own_reach[i - lo as usize] = self.reach[h][p];
+                let w = sc.reach[h][1 - p] * ht.chance_reach[h];
+                own_reach[i - lo as usize] = sc.reach[h][p];
                 cf_reach[i - lo as usize] += w;
                 if w == 0.0 {
                     continue;
                 }
                 let g = inf.offset[i] as usize - g0;
                 let kids = ht.steps[h].children();
-                let av = &self.action_values[kids.clone()];
+                let av = &sc.action_values[kids.clone()];
                 for (q, &a) in cfq[g..g + av.len()].iter_mut().zip(av) {
                     *q += w * a;
                 }
                 if measure {
-                    let exact = &self.exact[kids];
+                    let exact = &self.extras.exact[kids];
                     for ((e, &a), &x) in err[g..g + av.len()].iter_mut().zip(av).zip(exact) {
                         *e += w * (a - x);
                     }
                 }
             }
         }
-        if updating && !learn && !self.cf_sample.is_empty() {
+        if updating && !learn && !self.extras.cf_sample.is_empty() {
             for (k, v) in cfq.iter().enumerate() {
-                self.cf_sample[g0 + k] = sign * v / step.reach_q;
+                self.extras.cf_sample[g0 + k] = sign * v / step.reach_q;
             }
         }
         // 3. Average strategy (σ_t), regrets, next strategy σ_{t+1}.
-        if learn && updating {
+        let learning = learn && updating;
+        self.sink
+            .begin_node(p, if learning { g0..g1 } else { g0..g0 });
+        if learning {
+            let plus = opts.regret == RegretRule::Plus;
             for i in lo as usize..hi as usize {
                 let r = inf.range(i);
                 let local = r.start - g0..r.end - g0;
                 let own = own_reach[i - lo as usize];
                 if own > 0.0 {
                     let wr = weight * own / step.reach_q;
-                    for g in r.clone() {
-                        self.cumulative[p][g] += wr * self.current[p][g];
-                    }
+                    self.sink.add_avg(p, r.clone(), wr);
                 }
                 if measure && cf_reach[i - lo as usize] > 0.0 {
                     for e in &err[local.clone()] {
-                        self.var_stats[0] += e * e;
-                        self.var_stats[1] += 1.0;
+                        self.extras.var_stats[0] += e * e;
+                        self.extras.var_stats[1] += 1.0;
                     }
                 }
                 let qv = &cfq[local];
-                let v = expected_value(&self.current[p][r.clone()], qv);
+                let v = expected_value(&self.sink.tab().current[p][r.clone()], qv);
                 let noise = ROUNDING_NOISE * qv.iter().fold(v.abs(), |m, x| m.max(x.abs()));
-                for (g, &x) in r.clone().zip(qv) {
-                    let d = x - v;
-                    if d.abs() > noise {
-                        self.regrets[p][g] += sign * d / step.reach_q;
-                    }
-                    if opts.regret == RegretRule::Plus {
-                        self.regrets[p][g] = self.regrets[p][g].max(0.0);
-                    }
-                }
-                let (reg, cur) = (&self.regrets[p][r.clone()], &mut self.current[p][r.clone()]);
-                regret_match(reg, cur);
+                let reach_q = step.reach_q;
+                self.sink.update_regrets(
+                    p,
+                    r,
+                    |k| {
+                        let d = qv[k] - v;
+                        (d.abs() > noise).then(|| sign * d / reach_q)
+                    },
+                    plus,
+                );
             }
         }
-        self.node_scratch = sc;
         // 4. Baselines.
         if learn {
             self.learn_baselines(hs, next, Some(p));
@@ -840,45 +1272,23 @@ impl PosSolver {
     /// Baseline updates at a node whose successor `next` was sampled (`actor`: the acting
     /// player, `None` at chance), and for the predictive baseline the values under σ_{t+1}.
     fn learn_baselines(&mut self, hs: &[u32], next: u32, actor: Option<usize>) {
-        let tree = Arc::clone(&self.tree);
-        let ht = Arc::clone(&self.ht);
-        let opts = self.spec.options;
-        let (avg, alpha) = (opts.baseline_averaging, opts.baseline_alpha);
-        match opts.baseline {
-            Baseline::None | Baseline::Static => {}
-            Baseline::LearnedHistory => {
-                for &h in hs {
-                    for c in ht.children(h as usize) {
-                        if ht.node[c] == next {
-                            let x = self.values[c];
-                            Self::learn_sample(
-                                avg,
-                                alpha,
-                                &mut self.base_sum[c],
-                                &mut self.base_w[c],
-                                x,
-                            );
-                        }
+        let (tree, ht) = (self.tree, self.ht);
+        let opts = self.opts;
+        let history_samples = |pass: &mut Self| {
+            for &h in hs {
+                for c in ht.children(h as usize) {
+                    if ht.node[c] == next {
+                        let x = pass.sc.values[c];
+                        pass.sink.learn(Slot::History(c as u32), x, &opts);
                     }
                 }
             }
+        };
+        match opts.baseline {
+            Baseline::None | Baseline::Static => {}
+            Baseline::LearnedHistory => history_samples(self),
             Baseline::LearnedInfoset => match actor {
-                None => {
-                    for &h in hs {
-                        for c in ht.children(h as usize) {
-                            if ht.node[c] == next {
-                                let x = self.values[c];
-                                Self::learn_sample(
-                                    avg,
-                                    alpha,
-                                    &mut self.base_sum[c],
-                                    &mut self.base_w[c],
-                                    x,
-                                );
-                            }
-                        }
-                    }
-                }
+                None => history_samples(self),
                 Some(p) => {
                     // Σ_h π_{-p}(h) û(ha) / Σ_h π_{-p}(h) per (I, a) of the sampled actions.
                     let node = ht.node[hs[0] as usize] as usize;
@@ -886,64 +1296,68 @@ impl PosSolver {
                     let inf = &tree.infosets[p];
                     let g0 = inf.offset[lo as usize] as usize;
                     let g1 = inf.offset[hi as usize] as usize;
-                    let mut sc = std::mem::take(&mut self.node_scratch);
-                    let (num, den) = (&mut sc.cfq, &mut sc.err);
+                    let sc = &mut *self.sc;
+                    let (num, den) = (&mut sc.node.cfq, &mut sc.node.err);
                     zeroed(num, g1 - g0);
                     zeroed(den, g1 - g0);
                     for &h in hs {
                         let h = h as usize;
-                        let w = self.reach[h][1 - p] * ht.chance_reach[h];
+                        let w = sc.reach[h][1 - p] * ht.chance_reach[h];
                         let g = inf.offset[ht.infoset[h] as usize] as usize - g0;
                         for (j, c) in ht.children(h).enumerate() {
                             if ht.node[c] == next {
-                                num[g + j] += w * self.values[c];
+                                num[g + j] += w * sc.values[c];
                                 den[g + j] += w;
                             }
                         }
                     }
                     for k in 0..g1 - g0 {
                         if den[k] > 0.0 {
-                            let g = g0 + k;
-                            let x = num[k] / den[k];
-                            Self::learn_sample(
-                                avg,
-                                alpha,
-                                &mut self.inf_sum[p][g],
-                                &mut self.inf_w[p][g],
-                                x,
-                            );
+                            let slot = Slot::Infoset(p as u8, (g0 + k) as u32);
+                            self.sink.learn(slot, num[k] / den[k], &opts);
                         }
                     }
-                    self.node_scratch = sc;
                 }
             },
             Baseline::Predictive => {
                 // b_{t+1}(h,a) = û((ha)|σ_{t+1}) for the sampled children, then
                 // û(h|σ_{t+1}) = Σ_a σ_{t+1}(h,a) b_{t+1}(h,a).
                 for &c in ht.node_histories(next as usize) {
-                    self.base_sum[c as usize] = self.next_values[c as usize];
+                    let x = self.sc.next_values[c as usize];
+                    self.sink.learn(Slot::Predictive(c), x, &opts);
                 }
+                let sc = &mut *self.sc;
                 for &h in hs {
                     let h = h as usize;
                     let st = ht.steps[h];
                     let kids = st.children();
-                    self.next_values[h] = match actor {
+                    // In place, `base_sum` already holds the new values; a deferred pass reads
+                    // them from `next_values` (the sampled children) and the fixed tables.
+                    let base = if S::DEFERRED {
+                        let tab = self.sink.tab();
+                        let b = &mut sc.node.kids;
+                        b.clear();
+                        b.extend(kids.clone().map(|c| {
+                            if ht.node[c] == next {
+                                sc.next_values[c]
+                            } else {
+                                tab.base_sum[c]
+                            }
+                        }));
+                        &b[..]
+                    } else {
+                        &self.sink.tab().base_sum[kids.clone()]
+                    };
+                    sc.next_values[h] = match actor {
                         Some(p) => {
                             let g = st.action_base as usize;
-                            expected_value(
-                                &self.current[p][g..g + kids.len()],
-                                &self.base_sum[kids],
-                            )
+                            expected_value(self.sink.cur_next(p, g..g + kids.len()), base)
                         }
-                        None => kids.map(|c| ht.chance_prob[c] * self.base_sum[c]).sum(),
+                        None => kids.zip(base).map(|(c, &b)| ht.chance_prob[c] * b).sum(),
                     };
                 }
             }
         }
-    }
-
-    fn average(&self) -> TreePolicy {
-        crate::cfr::normalized_average(&self.tree, &self.cumulative)
     }
 }
 
@@ -961,7 +1375,7 @@ impl TreeSolver for PosSolver {
     }
 
     fn current_policy(&self) -> TreePolicy {
-        self.current.clone()
+        self.tab.current.clone()
     }
 
     /// Histories evaluated: every history of every public node on the sampled paths.
@@ -975,24 +1389,25 @@ impl TreeSolver for PosSolver {
         }
         vec![
             ("cfv_variance".into(), self.last_cfv_variance()),
-            ("cfv_variance_ema".into(), self.var_stats[2]),
+            ("cfv_variance_ema".into(), self.extras.var_stats[2]),
         ]
     }
 
     fn snapshot(&self) -> SolverSnapshot {
         let mut arrays: Vec<Vec<f64>> = Vec::new();
+        let tab = &self.tab;
         for a in [
-            &self.regrets,
-            &self.cumulative,
-            &self.current,
-            &self.inf_sum,
-            &self.inf_w,
+            &tab.regrets,
+            &tab.cumulative,
+            &tab.current,
+            &tab.inf_sum,
+            &tab.inf_w,
         ] {
             arrays.extend(a.iter().cloned());
         }
-        arrays.push(self.base_sum.clone());
-        arrays.push(self.base_w.clone());
-        arrays.push(self.var_stats.to_vec());
+        arrays.push(tab.base_sum.clone());
+        arrays.push(tab.base_w.clone());
+        arrays.push(self.extras.var_stats.to_vec());
         SolverSnapshot {
             iteration: self.iteration,
             // The per-history baselines are indexed by history id: record the numbering.
@@ -1054,14 +1469,16 @@ impl TreeSolver for PosSolver {
             ));
         }
         let [r0, r1, c0, c1, p0, p1, s0, s1, w0, w1, bs, bw, vs] = arrays;
-        self.regrets = [r0, r1];
-        self.cumulative = [c0, c1];
-        self.current = [p0, p1];
-        self.inf_sum = [s0, s1];
-        self.inf_w = [w0, w1];
-        self.base_sum = bs;
-        self.base_w = bw;
-        self.var_stats = [vs[0], vs[1], vs[2]];
+        self.tab = Tables {
+            regrets: [r0, r1],
+            cumulative: [c0, c1],
+            current: [p0, p1],
+            base_sum: bs,
+            base_w: bw,
+            inf_sum: [s0, s1],
+            inf_w: [w0, w1],
+        };
+        self.extras.var_stats = [vs[0], vs[1], vs[2]];
         self.iteration = snapshot.iteration;
         self.touched = touched;
         Ok(())

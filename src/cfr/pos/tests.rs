@@ -420,3 +420,173 @@ fn theorem1_expectation_over_all_public_outcomes_is_exact() {
         }
     }
 }
+
+/// A pass never reads what it writes (each node touches its own infosets and the baselines of
+/// its own children), so one pass recorded in a [`Log`] and applied afterwards must leave the
+/// tables exactly as the in-place pass from the same random stream. This checks the deferred
+/// machinery the parallel walks use, including the σ_{t+1} a deferred predictive pass computes
+/// for itself.
+#[test]
+fn a_deferred_pass_applied_equals_the_in_place_pass() {
+    fn deferred_step(pos: &mut PosSolver) {
+        pos.iteration += 1;
+        let t = pos.iteration;
+        let weight = pos.spec.averaging.weight(t as f64);
+        let mut rng = stream(pos.seed, t);
+        let turns: &[[bool; 2]] = match pos.spec.updates {
+            Updates::Alternating => &[[true, false], [false, true]],
+            Updates::Simultaneous => &[[true, true]],
+        };
+        for &players in turns {
+            let mut log = Log::default();
+            let mut extras = Extras::default();
+            let mut pass = Pass {
+                tree: &pos.tree,
+                ht: &pos.ht,
+                opts: pos.spec.options,
+                sink: Deferred {
+                    tab: &pos.tab,
+                    log: &mut log,
+                },
+                sc: &mut pos.sc,
+                extras: &mut extras,
+                target: None,
+            };
+            pass.run(players, &mut rng, weight, true);
+            log.apply(&mut pos.tab, &pos.spec.options);
+            pos.touched += std::mem::take(&mut pos.sc.touched);
+        }
+    }
+    for name in ["kuhn_poker", "leduc_poker"] {
+        let (tree, ht) = setup(name);
+        for baseline in BASELINES {
+            for regret in [RegretRule::Plain, RegretRule::Plus] {
+                for updates in [Updates::Alternating, Updates::Simultaneous] {
+                    let mut s = spec(baseline, regret, updates);
+                    if baseline == Baseline::LearnedInfoset {
+                        s.options.sampling = Sampling::OnPolicy;
+                        s.options.exploration = 0.3;
+                    }
+                    let mut a = PosSolver::new(tree.clone(), ht.clone(), s, 9);
+                    let mut b = PosSolver::new(tree.clone(), ht.clone(), s, 9);
+                    for _ in 0..150 {
+                        a.step();
+                        deferred_step(&mut b);
+                    }
+                    let what = format!("{name} {baseline:?} {regret:?} {updates:?}");
+                    assert_eq!(a.tab, b.tab, "{what}");
+                    assert_eq!(a.nodes_touched(), b.nodes_touched(), "{what}");
+                    assert!(a.tab.cumulative[1].iter().any(|&x| x > 0.0), "{what}");
+                }
+            }
+        }
+    }
+}
+
+fn with_walks(mut s: PosSpec, walks: usize, threads: usize) -> PosSpec {
+    s.options.walks = Some(walks);
+    s.options.threads = Some(threads);
+    s
+}
+
+/// `walks > 1`: a given `(seed, walks)` gives the same run whatever the thread count, twice in
+/// a row, and a run restored from a snapshot continues exactly like the uninterrupted one.
+#[test]
+fn parallel_walks_are_reproducible_independent_of_threads_and_resume_exactly() {
+    let (tree, ht) = setup("leduc_poker");
+    let cases = [
+        spec(Baseline::Predictive, RegretRule::Plus, Updates::Alternating),
+        spec(
+            Baseline::LearnedInfoset,
+            RegretRule::Plain,
+            Updates::Simultaneous,
+        ),
+        spec(
+            Baseline::LearnedHistory,
+            RegretRule::Plus,
+            Updates::Simultaneous,
+        ),
+        PosSpec {
+            options: PosOptions {
+                sampling: Sampling::OnPolicy,
+                exploration: 0.6,
+                baseline: Baseline::None,
+                ..PosOptions::default()
+            },
+            ..PosSpec::default()
+        },
+    ];
+    for s in cases {
+        let run = |walks: usize, threads: usize, seed: u64, n: usize| {
+            let mut pos = PosSolver::new(
+                tree.clone(),
+                ht.clone(),
+                with_walks(s, walks, threads),
+                seed,
+            );
+            for _ in 0..n {
+                pos.step();
+            }
+            pos
+        };
+        let two = run(6, 2, 7, 40);
+        let again = run(6, 2, 7, 40);
+        assert_eq!(two.tab, again.tab, "{s:?}: threads = 2 not reproducible");
+        for threads in [1, 4] {
+            let other = run(6, threads, 7, 40);
+            assert_eq!(two.tab, other.tab, "{s:?}: threads {threads} differ");
+            assert_eq!(two.nodes_touched(), other.nodes_touched());
+        }
+        // The walks are a different algorithm from the sequential one, and the seed matters.
+        assert_ne!(two.tab, run(1, 1, 7, 40).tab, "{s:?}");
+        assert_ne!(two.tab, run(6, 2, 8, 40).tab, "{s:?}");
+        // Six passes per turn touch about six times the histories of one.
+        let ratio = two.nodes_touched() as f64 / run(1, 1, 7, 40).nodes_touched() as f64;
+        assert!((4.0..8.0).contains(&ratio), "{s:?}: {ratio}");
+        // Resume: snapshot at 15, restore into a fresh solver, continue to 40.
+        let mid = run(6, 2, 7, 15).snapshot();
+        let mut resumed = PosSolver::new(tree.clone(), ht.clone(), with_walks(s, 6, 2), 7);
+        resumed.restore(mid).unwrap();
+        for _ in 15..40 {
+            resumed.step();
+        }
+        assert_eq!(resumed.iteration(), 40);
+        assert_eq!(resumed.tab, two.tab, "{s:?}: resumed run differs");
+        assert_eq!(resumed.nodes_touched(), two.nodes_touched());
+    }
+}
+
+/// The mini-batched walks still solve Leduc: 2 threads × 8 walks, an eighth of the sequential
+/// test's iterations, below the same bound.
+#[test]
+fn parallel_walks_learn_leduc() {
+    let (tree, ht) = setup("leduc_poker");
+    let uniform = crate::eval::nash_conv(&tree, &crate::tree::uniform_tree_policy(&tree)).nash_conv;
+    let mut pos = PosSolver::new(tree.clone(), ht, with_walks(PosSpec::default(), 8, 2), 1);
+    for _ in 0..2_500 {
+        pos.step();
+    }
+    let nc = crate::eval::nash_conv(&tree, &pos.average_policy()).nash_conv;
+    assert!(nc < 0.25 * uniform, "NashConv {nc} vs uniform {uniform}");
+}
+
+#[test]
+fn parallel_options_name_the_key() {
+    let with = |threads: Option<usize>, walks: Option<usize>| PosOptions {
+        threads,
+        walks,
+        ..PosOptions::default()
+    };
+    assert_eq!(with(Some(0), None).validate().unwrap_err().0, "threads");
+    assert_eq!(with(Some(2), Some(0)).validate().unwrap_err().0, "walks");
+    assert_eq!(
+        with(Some(2), None).parallel().unwrap(),
+        (2, 2 * crate::cfr::PARALLEL_WALKS_PER_THREAD)
+    );
+    assert_eq!(with(None, None).parallel().unwrap(), (1, 1));
+    let mut o = with(None, Some(4));
+    o.measure_variance = true;
+    assert_eq!(o.validate().unwrap_err().0, "measure_variance");
+    o.walks = Some(1);
+    assert!(o.validate().is_ok());
+}

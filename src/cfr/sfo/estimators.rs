@@ -27,6 +27,26 @@ use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::util::SplitMix64;
 use std::sync::Arc;
 
+/// Where a draw's additions go: straight into a gradient, or into a log of `(sequence,
+/// value)` pairs that is added to the gradient later, in the same order (parallel draws).
+pub trait Accumulate {
+    fn add(&mut self, i: usize, v: f64);
+}
+
+impl Accumulate for [f64] {
+    #[inline]
+    fn add(&mut self, i: usize, v: f64) {
+        self[i] += v;
+    }
+}
+
+impl Accumulate for Vec<(u32, f64)> {
+    #[inline]
+    fn add(&mut self, i: usize, v: f64) {
+        self.push((i as u32, v));
+    }
+}
+
 /// Which gradient estimator a solver uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -101,21 +121,21 @@ impl Estimators {
     }
 
     /// Writes the estimate of player `p`'s utility gradient under `policy` into `out` (indexed
-    /// by `p`'s sequences), averaging `samples` draws of a sampled estimator. Returns the
-    /// number of histories visited (a full traversal for [`Estimator::Exact`]).
+    /// by `p`'s sequences), averaging `samples` draws of a sampled estimator, draw `k` from the
+    /// generator `draw_rng(k)`. Returns the number of histories visited (a full traversal for
+    /// [`Estimator::Exact`]).
     pub fn gradient(
         &mut self,
         estimator: Estimator,
         p: usize,
         policy: &TreePolicy,
         samples: usize,
-        rng: &mut SplitMix64,
+        draw_rng: impl FnMut(usize) -> SplitMix64,
         out: &mut [f64],
     ) -> u64 {
-        let tree = self.tree.clone();
-        let tree = &*tree;
         match estimator {
             Estimator::Exact => {
+                let tree = self.tree.clone();
                 let q = 1 - p;
                 let reach = &mut self.reach[..tree.num_sequences(q)];
                 tree.reach(q, &policy[q], reach);
@@ -124,19 +144,37 @@ impl Estimators {
             }
             Estimator::External | Estimator::BalancedOutcome => {
                 out.iter_mut().for_each(|v| *v = 0.0);
-                let mut touched = 0;
-                for _ in 0..samples {
-                    touched += if estimator == Estimator::External {
-                        self.external(tree, p, policy, rng, out)
-                    } else {
-                        self.outcome(tree, p, policy, rng, out)
-                    };
-                }
+                let touched = self.draws(estimator, p, policy, 0..samples, draw_rng, out);
                 let scale = 1.0 / samples as f64;
                 out.iter_mut().for_each(|v| *v *= scale);
                 touched
             }
         }
+    }
+
+    /// Adds the draws `ks` of a sampled estimator (draw `k` from `draw_rng(k)`), in order, to
+    /// `out` (a slice indexed by `p`'s sequences, or a log of `(sequence, value)` additions);
+    /// returns the histories visited.
+    pub fn draws(
+        &mut self,
+        estimator: Estimator,
+        p: usize,
+        policy: &TreePolicy,
+        ks: std::ops::Range<usize>,
+        mut draw_rng: impl FnMut(usize) -> SplitMix64,
+        out: &mut (impl Accumulate + ?Sized),
+    ) -> u64 {
+        let tree = self.tree.clone();
+        let tree = &*tree;
+        let mut touched = 0;
+        for k in ks {
+            let mut rng = draw_rng(k);
+            touched += match estimator {
+                Estimator::External => self.external(tree, p, policy, &mut rng, out),
+                _ => self.outcome(tree, p, policy, &mut rng, out),
+            };
+        }
+        touched
     }
 
     /// One external-sampling draw, added to `out`; returns the histories visited.
@@ -146,7 +184,7 @@ impl Estimators {
         p: usize,
         policy: &TreePolicy,
         rng: &mut SplitMix64,
-        out: &mut [f64],
+        out: &mut (impl Accumulate + ?Sized),
     ) -> u64 {
         let ht = &self.histories;
         let sign = if p == 0 { 1.0 } else { -1.0 };
@@ -158,7 +196,7 @@ impl Estimators {
             touched += 1;
             match ht.kind[h] {
                 HistoryKind::Terminal => {
-                    out[ht.seq[h][p] as usize] += sign * ht.utility[h];
+                    out.add(ht.seq[h][p] as usize, sign * ht.utility[h]);
                 }
                 HistoryKind::Chance => {
                     let c = ht.children(h);
@@ -187,7 +225,7 @@ impl Estimators {
         p: usize,
         policy: &TreePolicy,
         rng: &mut SplitMix64,
-        out: &mut [f64],
+        out: &mut (impl Accumulate + ?Sized),
     ) -> u64 {
         let ht = &self.histories;
         let mut h = 0usize;
@@ -216,7 +254,7 @@ impl Estimators {
         } else {
             -ht.utility[h]
         };
-        out[sigma] += u / self.balanced_seq[p][sigma];
+        out.add(sigma, u / self.balanced_seq[p][sigma]);
         touched
     }
 }
@@ -299,7 +337,14 @@ mod tests {
                 let want = brute_force_gradient(&tree, &est.histories, p, &policy);
                 let mut got = vec![0.0; tree.num_sequences(p)];
                 let mut rng = SplitMix64::new(0);
-                est.gradient(Estimator::Exact, p, &policy, 1, &mut rng, &mut got);
+                est.gradient(
+                    Estimator::Exact,
+                    p,
+                    &policy,
+                    1,
+                    |_| SplitMix64::new(rng.next_u64()),
+                    &mut got,
+                );
                 for (a, b) in want.iter().zip(&got) {
                     assert!((a - b).abs() < 1e-12, "{name} p{p}: {a} vs {b}");
                 }
@@ -316,12 +361,26 @@ mod tests {
             let n = tree.num_sequences(p);
             let mut exact = vec![0.0; n];
             let mut rng = SplitMix64::new(1);
-            est.gradient(Estimator::Exact, p, &policy, 1, &mut rng, &mut exact);
+            est.gradient(
+                Estimator::Exact,
+                p,
+                &policy,
+                1,
+                |_| SplitMix64::new(rng.next_u64()),
+                &mut exact,
+            );
             let (mut sum, mut sum_sq) = (vec![0.0; n], vec![0.0; n]);
             let mut one = vec![0.0; n];
             let mut rng = SplitMix64::new(99 + p as u64);
             for _ in 0..draws {
-                est.gradient(estimator, p, &policy, 1, &mut rng, &mut one);
+                est.gradient(
+                    estimator,
+                    p,
+                    &policy,
+                    1,
+                    |_| SplitMix64::new(rng.next_u64()),
+                    &mut one,
+                );
                 for k in 0..n {
                     sum[k] += one[k];
                     sum_sq[k] += one[k] * one[k];
@@ -380,7 +439,7 @@ mod tests {
                     0,
                     &policy,
                     samples,
-                    &mut rng,
+                    |_| SplitMix64::new(rng.next_u64()),
                     &mut g,
                 );
                 for k in 0..n {
@@ -424,8 +483,22 @@ mod tests {
         let policy = skewed_policy(&tree, 3);
         let mut g = vec![0.0; tree.num_sequences(0)];
         let mut rng = SplitMix64::new(4);
-        let es = est.gradient(Estimator::External, 0, &policy, 1, &mut rng, &mut g);
-        let os = est.gradient(Estimator::BalancedOutcome, 0, &policy, 1, &mut rng, &mut g);
+        let es = est.gradient(
+            Estimator::External,
+            0,
+            &policy,
+            1,
+            |_| SplitMix64::new(rng.next_u64()),
+            &mut g,
+        );
+        let os = est.gradient(
+            Estimator::BalancedOutcome,
+            0,
+            &policy,
+            1,
+            |_| SplitMix64::new(rng.next_u64()),
+            &mut g,
+        );
         let full = tree.stats.histories as u64;
         assert!(
             os >= 3 && os < es && es < full,

@@ -30,10 +30,15 @@
 //!   one.
 //! * `nodes_touched` counts the histories the estimators visit (a whole traversal per exact
 //!   gradient).
-//! * Threads (`threads`, default every core): with simultaneous updates the two players'
-//!   losses are estimated concurrently (each from its own `(seed, t, p)` stream into its own
-//!   buffer), so the results are **bit-identical for every thread count**; alternating updates
-//!   are sequential by nature and run on one thread.
+//! * Randomness per draw: draw `k` of player `p`'s estimate in iteration `t` comes from a
+//!   stream seeded by `(seed, t, p, k)` (draw 0's is the `(seed, t, p)` stream).
+//! * Threads (`threads`, default every core): an estimate of several draws (`samples > 1`,
+//!   e.g. the 100 of balanced outcome sampling) is split into contiguous ranges of draws, one
+//!   per worker; each worker logs its draws' additions to the loss, and the logs are added in
+//!   draw order, the order of the sequential estimate. With one draw per estimate and
+//!   simultaneous updates the two players' losses are estimated concurrently instead. Either
+//!   way the results are **bit-identical for every thread count**. The players' updates stay
+//!   sequential (alternating updates estimate player 1's loss after player 0's step).
 
 pub mod estimators;
 pub mod prox;
@@ -89,8 +94,9 @@ pub struct SfoOptions {
     /// Multiplies every infoset weight.
     #[serde(default = "d_scale")]
     pub weight_scale: f64,
-    /// Worker threads (default: every core); with simultaneous updates the two players'
-    /// losses are estimated on two of them. Never changes the results.
+    /// Worker threads (default: every core): an estimate's draws are split over them (or, with
+    /// one draw and simultaneous updates, the two players' estimates). Never changes the
+    /// results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
 }
@@ -187,8 +193,10 @@ pub struct SfoSolver {
     /// Per player: the estimators with their scratch (the two players' losses can then be
     /// estimated on two threads).
     est: [Estimators; 2],
-    /// With `threads > 1` and simultaneous updates: the workers.
+    /// With `threads > 1`: the workers.
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// With `threads > 1`: per worker, estimator scratch and the log of its draws' additions.
+    workers: Vec<(Estimators, Vec<(u32, f64)>)>,
     weights: [Vec<f64>; 2],
     iteration: u64,
     nodes_touched: u64,
@@ -228,11 +236,8 @@ impl SfoSolver {
             spec,
             seed,
             est,
-            pool: if spec.simultaneous {
-                crate::cfr::worker_pool(spec.threads.min(2))
-            } else {
-                None
-            },
+            workers: Vec::new(),
+            pool: crate::cfr::worker_pool(spec.threads),
             weights,
             iteration: 0,
             nodes_touched: 0,
@@ -260,22 +265,52 @@ impl SfoSolver {
         std::array::from_fn(|p| self.log_policy[p].iter().map(|x| x.exp()).collect())
     }
 
-    fn rng(&self, t: u64, p: usize) -> SplitMix64 {
-        stream(self.seed, t, p)
-    }
-
     /// Estimates player `p`'s loss under `policy` into `self.grad[p]` (negated utility
-    /// gradient).
+    /// gradient); with workers and several draws, the draws are split over them.
     fn estimate_loss(&mut self, p: usize, policy: &TreePolicy) {
-        let rng = self.rng(self.iteration + 1, p);
-        let (touched, m) = estimate(
-            &self.spec,
-            &mut self.est[p],
-            p,
-            policy,
-            rng,
-            &mut self.grad[p],
-        );
+        let t = self.iteration + 1;
+        let sampled = self.spec.estimator != Estimator::Exact;
+        let (touched, m) = match &self.pool {
+            Some(pool) if sampled && self.spec.samples > 1 => {
+                use rayon::prelude::*;
+                let chunks = self.spec.threads.min(self.spec.samples);
+                let est = &self.est[p];
+                self.workers
+                    .resize_with(chunks, || (est.clone(), Vec::new()));
+                let (spec, seed, samples) = (&self.spec, self.seed, self.spec.samples);
+                let touched: u64 = pool.install(|| {
+                    self.workers
+                        .par_iter_mut()
+                        .enumerate()
+                        .map(|(c, (est, log))| {
+                            log.clear();
+                            let ks = c * samples / chunks..(c + 1) * samples / chunks;
+                            let rng = |k| draw_stream(seed, t, p, k);
+                            est.draws(spec.estimator, p, policy, ks, rng, log)
+                        })
+                        .sum()
+                });
+                let grad = &mut self.grad[p];
+                grad.iter_mut().for_each(|v| *v = 0.0);
+                for (_, log) in &self.workers {
+                    for &(i, v) in log {
+                        grad[i as usize] += v;
+                    }
+                }
+                let scale = 1.0 / samples as f64;
+                grad.iter_mut().for_each(|v| *v *= scale);
+                (touched, negate(grad))
+            }
+            _ => estimate(
+                &self.spec,
+                &mut self.est[p],
+                p,
+                policy,
+                self.seed,
+                t,
+                &mut self.grad[p],
+            ),
+        };
         self.nodes_touched += touched;
         self.last_loss_max = self.last_loss_max.max(m);
     }
@@ -314,6 +349,16 @@ impl SfoSolver {
     }
 }
 
+/// The random stream of draw `k` of player `p`'s loss estimate in iteration `t` (draw 0's is
+/// [`stream`]'s).
+fn draw_stream(seed: u64, t: u64, p: usize, k: usize) -> SplitMix64 {
+    let mut s = stream(seed, t, p);
+    if k == 0 {
+        return s;
+    }
+    SplitMix64::new(s.next_u64() ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
 /// The random stream of player `p`'s loss estimate in iteration `t`.
 fn stream(seed: u64, t: u64, p: usize) -> SplitMix64 {
     let mut m = SplitMix64::new(seed ^ 0x5F0_5F0_5F0);
@@ -330,13 +375,19 @@ fn estimate(
     est: &mut Estimators,
     p: usize,
     policy: &TreePolicy,
-    mut rng: SplitMix64,
+    seed: u64,
+    t: u64,
     grad: &mut [f64],
 ) -> (u64, f64) {
-    let touched = est.gradient(spec.estimator, p, policy, spec.samples, &mut rng, grad);
+    let rng = |k| draw_stream(seed, t, p, k);
+    let touched = est.gradient(spec.estimator, p, policy, spec.samples, rng, grad);
+    (touched, negate(grad))
+}
+
+/// Negates the gradient into the loss; returns the largest absolute entry.
+fn negate(grad: &mut [f64]) -> f64 {
     grad.iter_mut().for_each(|v| *v = -*v);
-    let m = grad.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    (touched, m)
+    grad.iter().fold(0.0f64, |m, v| m.max(v.abs()))
 }
 
 impl TreeSolver for SfoSolver {
@@ -352,22 +403,24 @@ impl TreeSolver for SfoSolver {
             }
         }
         if self.spec.simultaneous {
+            // One draw per estimate: the two players' estimates on two workers; several
+            // draws: each estimate's draws over all workers (`estimate_loss`).
+            let one_draw = self.spec.samples == 1 || self.spec.estimator == Estimator::Exact;
             match self.pool.clone() {
-                Some(pool) => {
+                Some(pool) if one_draw => {
                     let t = self.iteration + 1;
-                    let (r0, r1) = (self.rng(t, 0), self.rng(t, 1));
-                    let spec = &self.spec;
+                    let (spec, seed) = (&self.spec, self.seed);
                     let [e0, e1] = &mut self.est;
                     let [g0, g1] = &mut self.grad;
                     let policy = &policy;
                     let ((n0, m0), (n1, m1)) = pool.join(
-                        || estimate(spec, e0, 0, policy, r0, g0),
-                        || estimate(spec, e1, 1, policy, r1, g1),
+                        || estimate(spec, e0, 0, policy, seed, t, g0),
+                        || estimate(spec, e1, 1, policy, seed, t, g1),
                     );
                     self.nodes_touched += n0 + n1;
                     self.last_loss_max = self.last_loss_max.max(m0).max(m1);
                 }
-                None => {
+                _ => {
                     self.estimate_loss(0, &policy);
                     self.estimate_loss(1, &policy);
                 }

@@ -315,9 +315,10 @@ fn regrets_match_nash_conv_and_respect_the_ftrl_bound() {
     }
 }
 
-/// With simultaneous updates the two losses are estimated on two threads; every thread count
-/// gives the same run bit for bit (each player keeps its stream), and a resumed two-thread run
-/// equals an uninterrupted one.
+/// The workers estimate the two losses concurrently (one draw) or split an estimate's draws
+/// (several); every thread count gives the same run bit for bit (each draw has its own stream
+/// and the draws' additions are summed in draw order), and a resumed two-thread run equals an
+/// uninterrupted one.
 #[test]
 fn threads_never_change_the_run() {
     for (m, est) in [
@@ -335,6 +336,16 @@ fn threads_never_change_the_run() {
         run(&mut one, 40);
         run(&mut two, 40);
         assert_eq!(one.snapshot(), two.snapshot(), "{m:?}");
+        // Three workers split the five draws 1/2/2; alternating updates split them too.
+        let mut three = solver("kuhn_poker", m, with(3), true, 3);
+        run(&mut three, 40);
+        assert_eq!(one.snapshot(), three.snapshot(), "{m:?}: three threads");
+        let mut alt1 = solver("kuhn_poker", m, with(1), false, 3);
+        let mut alt3 = solver("kuhn_poker", m, with(3), false, 3);
+        run(&mut alt1, 40);
+        run(&mut alt3, 40);
+        assert_eq!(alt1.snapshot(), alt3.snapshot(), "{m:?}: alternating");
+        assert_ne!(alt1.snapshot(), one.snapshot());
         let mut half = solver("kuhn_poker", m, with(2), true, 3);
         run(&mut half, 15);
         let mut resumed = solver("kuhn_poker", m, with(2), true, 3);
