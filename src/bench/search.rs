@@ -11,7 +11,9 @@
 use super::poker::{load_average, process_cpu_seconds};
 use super::{Result, median};
 use crate::nn::cvpn::{Cvpn, CvpnConfig, CvpnLeaves};
-use crate::search::{GtCfr, GtCfrConfig, Pbs, PbsEncoder, run_lockstep, solve_pbs};
+use crate::search::{
+    GtCfr, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, PhaseTimes, run_lockstep, solve_pbs,
+};
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
 use crate::util::SplitMix64;
@@ -80,30 +82,43 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         seed: 1000 + k as u64,
         ..GtCfrConfig::default()
     };
-    let make = |k: usize| GtCfr::new(&tree, &ht, &root, search_cfg(k));
+    // Both sides share one layout per root node, as self-play chains do.
+    let layouts = LayoutCache::new(16);
+    let make = |k: usize| GtCfr::new_cached(&tree, &ht, &root, search_cfg(k), Some(&layouts));
+    // Searches see the network as self-play actors do: an inference snapshot.
+    let snap = net.snapshot();
     let mut lines = Vec::new();
     let (mut one, mut many) = (Vec::new(), Vec::new());
     let (mut one_cpu, mut many_cpu) = (Vec::new(), Vec::new());
     let (mut fwd_one, mut fwd_many) = (0, 0);
+    let (mut prof_one, mut prof_many) = (Profile::default(), Profile::default());
     for rep in 0..args.repeats.max(1) {
         // B = 1: the B searches one after the other, one forward per update each.
-        let (t, c) = (Instant::now(), process_cpu_seconds());
-        let mut leaves = CvpnLeaves::new(&net, &mut enc);
+        let (t, c) = (Instant::now(), cpu_seconds());
+        let mut leaves = CvpnLeaves::new(&snap, &mut enc);
         let mut check = Vec::with_capacity(b);
+        let mut times = PhaseTimes::default();
+        let mut layout_s = 0.0;
         for k in 0..b {
+            let tl = Instant::now();
             let mut s = make(k)?;
+            layout_s += tl.elapsed().as_secs_f64();
             s.run(&mut leaves)?;
+            times.add(&s.times());
             check.push(s.policy_blocks());
         }
         let (w1, c1) = (t.elapsed().as_secs_f64(), cpu_since(c));
         fwd_one = leaves.forwards;
+        prof_one.add(w1, layout_s, &times, &leaves, b);
         // B in lock-step: the same searches, one forward per update for all.
-        let (t, c) = (Instant::now(), process_cpu_seconds());
-        let mut leaves = CvpnLeaves::new(&net, &mut enc);
+        let (t, c) = (Instant::now(), cpu_seconds());
+        let mut leaves = CvpnLeaves::new(&snap, &mut enc);
         let mut batch: Vec<_> = (0..b).map(make).collect::<std::result::Result<_, _>>()?;
-        run_lockstep(&mut batch, &mut leaves)?;
+        let layout_s = t.elapsed().as_secs_f64();
+        let stats = run_lockstep(&mut batch, &mut leaves)?;
         let (wb, cb) = (t.elapsed().as_secs_f64(), cpu_since(c));
         fwd_many = leaves.forwards;
+        prof_many.add(wb, layout_s, &stats.times, &leaves, b);
         let same = batch.iter().zip(&check).all(|(s, p)| {
             let q = s.policy_blocks();
             q.iter()
@@ -119,13 +134,16 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
             "lockstep_searches_per_second": b as f64 / wb,
             "same_policies_1e-5": same}));
     }
+    for (side, p) in [("b1", &prof_one), ("lockstep", &prof_many)] {
+        lines.push(p.line(side, b));
+    }
     // Query re-solves with the CVPN at the frontier (random PBSs at random public nodes).
     let mut rng = SplitMix64::new(3);
     let (mut solve_rates, mut solve_cpu) = (Vec::new(), Vec::new());
     for _ in 0..args.repeats.max(1) {
         let qs = enc.random_queries(&mut rng, args.solves.max(1));
-        let (t, c) = (Instant::now(), process_cpu_seconds());
-        let mut leaves = CvpnLeaves::new(&net, &mut enc);
+        let (t, c) = (Instant::now(), cpu_seconds());
+        let mut leaves = CvpnLeaves::new(&snap, &mut enc);
         for q in &qs {
             solve_pbs(&tree, &ht, q, &search_cfg(0), &mut leaves)?;
         }
@@ -147,7 +165,7 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     }
     let (mut step_rates, mut step_cpu) = (Vec::new(), Vec::new());
     for _ in 0..args.repeats.max(1) {
-        let (t, c) = (Instant::now(), process_cpu_seconds());
+        let (t, c) = (Instant::now(), cpu_seconds());
         for _ in 0..args.steps.max(1) {
             net.train_step(&batch)?;
         }
@@ -177,5 +195,91 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
 }
 
 fn cpu_since(start: Option<f64>) -> Option<f64> {
-    Some(process_cpu_seconds()? - start?).filter(|&c| c > 0.0)
+    Some(cpu_seconds()? - start?).filter(|&c| c > 0.0)
+}
+
+/// CPU seconds of the whole process (every thread, the tensor library's workers included), in
+/// nanoseconds from `/proc/self/task/*/schedstat` where it exists (the clock-tick counters
+/// of `/proc/self/stat` resolve only 10 ms; one search takes about that). Threads that ended
+/// drop out of the sum, so only deltas over spans in which no thread ends are exact (the
+/// tensor library's pool lives as long as the process).
+fn cpu_seconds() -> Option<f64> {
+    let fine = || -> Option<f64> {
+        let mut ns = 0u64;
+        for t in std::fs::read_dir("/proc/self/task").ok()? {
+            let stat = std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok()?;
+            ns += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+        }
+        Some(ns as f64 * 1e-9)
+    };
+    fine().or_else(process_cpu_seconds)
+}
+
+/// Where a side's time went, summed over repetitions: wall-clock seconds per phase.
+#[derive(Default)]
+struct Profile {
+    total: f64,
+    layout: f64,
+    times: PhaseTimes,
+    encode: f64,
+    forward: f64,
+    decode: f64,
+    forwards: u64,
+    queries: u64,
+    max_batch: usize,
+    searches: usize,
+}
+
+impl Profile {
+    fn add(&mut self, total: f64, layout: f64, t: &PhaseTimes, l: &CvpnLeaves, b: usize) {
+        self.total += total;
+        self.layout += layout;
+        self.times.add(t);
+        self.encode += l.encode_seconds;
+        self.forward += l.forward_seconds;
+        self.decode += l.decode_seconds;
+        self.forwards += l.forwards;
+        self.queries += l.queries;
+        self.max_batch = self.max_batch.max(l.max_batch);
+        self.searches += b;
+    }
+
+    /// One JSON line: microseconds per search in each phase and the share of the total. The
+    /// CFR update time excludes leaf evaluation (which a search run alone does inside its
+    /// updates).
+    fn line(&self, side: &str, b: usize) -> Value {
+        let leaf = self.encode + self.forward + self.decode;
+        let cfr = if self.times.evaluate > 0.0 {
+            self.times.updates
+        } else {
+            self.times.updates - leaf
+        };
+        let other =
+            self.total - self.layout - cfr - leaf - self.times.gather - self.times.simulations;
+        let n = self.searches.max(1) as f64;
+        let us = |x: f64| (1e6 * x / n * 10.0).round() / 10.0;
+        let share = |x: f64| (1000.0 * x / self.total.max(1e-12)).round() / 1000.0;
+        let phases = [
+            ("layout_build", self.layout),
+            ("cfr_updates", cfr),
+            ("gather_queries", self.times.gather),
+            ("encode_features", self.encode),
+            ("cvpn_forward", self.forward),
+            ("decode_values", self.decode),
+            ("simulations", self.times.simulations),
+            ("other", other),
+        ];
+        let mut per = serde_json::Map::new();
+        let mut frac = serde_json::Map::new();
+        for (k, x) in phases {
+            per.insert(k.into(), json!(us(x)));
+            frac.insert(k.into(), json!(share(x)));
+        }
+        json!({"bench": "search_profile", "side": side, "batch": b,
+            "us_per_search_total": us(self.total), "us_per_search": per, "share": frac,
+            "forwards": self.forwards, "queries": self.queries,
+            "mean_queries_per_forward": self.queries as f64 / self.forwards.max(1) as f64,
+            "max_queries_per_forward": self.max_batch,
+            "us_per_forward": (1e6 * self.forward / self.forwards.max(1) as f64).round()})
+    }
 }
