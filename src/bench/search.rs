@@ -1,9 +1,12 @@
 //! Student of Games throughput (the workloads behind `armac-bench search`;
 //! `scripts/bench_search.sh` wraps it): GT-CFR searches per second one at a time (B = 1) and
 //! `B` in lock-step ([`crate::search::run_lockstep`], one CVPN forward per single update for
-//! all of them), interleaved repetitions with medians and their ratio; query re-solves per
-//! second ([`crate::search::solve_pbs`] with the CVPN at the frontier); CVPN learner steps
-//! per second.
+//! all of them), interleaved repetitions with medians and their ratio, and where each side's
+//! time went (`search_profile` lines: layout, CFR updates, query gathering, feature encoding,
+//! CVPN forward, decoding, simulations); self-play games one by one against groups of `B`
+//! ([`crate::rl::sog::play_games`]); query re-solves per second
+//! ([`crate::search::solve_pbs`] with the CVPN at the frontier); CVPN learner steps per
+//! second.
 //!
 //! Only the scalar `f64` regret engine exists ([`crate::search::ScalarEngine`]); there is no
 //! tensor engine to compare yet, so the lines say `"engine": "scalar"`.
@@ -11,8 +14,10 @@
 use super::poker::{load_average, process_cpu_seconds};
 use super::{Result, median};
 use crate::nn::cvpn::{Cvpn, CvpnConfig, CvpnLeaves};
+use crate::rl::sog::{SelfPlayConfig, play_games};
 use crate::search::{
-    GtCfr, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, PhaseTimes, run_lockstep, solve_pbs,
+    GtCfr, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, PhaseTimes, ResolverConfig, run_lockstep,
+    solve_pbs,
 };
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
@@ -48,6 +53,10 @@ pub struct SearchArgs {
     pub hidden: usize,
     #[arg(long, default_value_t = 2)]
     pub layers: usize,
+    /// Self-play games per timed block: one by one against groups of `batch` (their searches
+    /// in lock-step, `[sog.search] batch`); 0 skips this part.
+    #[arg(long, default_value_t = 32)]
+    pub games: usize,
 }
 
 /// Runs `armac-bench search` (see [`SearchArgs`]): one JSON line per repetition and a summary.
@@ -66,7 +75,6 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         layers: args.layers,
     };
     let mut net = Cvpn::new(cfg, &device, 1e-3, 7)?;
-    let b = args.batch.max(1);
     // The root PBS of the game with every private state possible (a chain's first search).
     let layout = crate::tree::tensor::TensorTree::build(&tree, &ht, 0, Some(0))?;
     let root = Pbs {
@@ -84,6 +92,7 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     };
     // Both sides share one layout per root node, as self-play chains do.
     let layouts = LayoutCache::new(16);
+    let b = args.batch.max(1);
     let make = |k: usize| GtCfr::new_cached(&tree, &ht, &root, search_cfg(k), Some(&layouts));
     // Searches see the network as self-play actors do: an inference snapshot.
     let snap = net.snapshot();
@@ -150,6 +159,71 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         solve_rates.push(qs.len() as f64 / t.elapsed().as_secs_f64());
         solve_cpu.extend(cpu_since(c).map(|c| qs.len() as f64 / c));
     }
+    // Self-play games (ε = 0.1, both chains searching with the CVPN): one by one against
+    // groups of B, interleaved; the records must agree.
+    let (mut games_one, mut games_many) = (Vec::new(), Vec::new());
+    let (mut games_one_cpu, mut games_many_cpu) = (Vec::new(), Vec::new());
+    let mut searches_per_game = 0.0;
+    if args.games > 0 {
+        let sp_cfg = SelfPlayConfig {
+            resolver: ResolverConfig {
+                search: search_cfg(0),
+                ..ResolverConfig::default()
+            },
+            epsilon: 0.1,
+            queries_per_search: 10,
+        };
+        let game_layouts = Arc::new(LayoutCache::new(4096));
+        for rep in 0..args.repeats.max(1) {
+            let seeds: Vec<u64> = (0..args.games as u64)
+                .map(|g| g + 7919 * rep as u64)
+                .collect();
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let mut leaves = CvpnLeaves::new(&snap, &mut enc);
+            let mut alone = Vec::new();
+            for &seed in &seeds {
+                alone.extend(play_games(
+                    &tree,
+                    &ht,
+                    &sp_cfg,
+                    &[seed],
+                    &game_layouts,
+                    &mut leaves,
+                )?);
+            }
+            let (w1, c1) = (t.elapsed().as_secs_f64(), cpu_since(c));
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let mut leaves = CvpnLeaves::new(&snap, &mut enc);
+            let mut grouped = Vec::new();
+            for group in seeds.chunks(b) {
+                grouped.extend(play_games(
+                    &tree,
+                    &ht,
+                    &sp_cfg,
+                    group,
+                    &game_layouts,
+                    &mut leaves,
+                )?);
+            }
+            let (wb, cb) = (t.elapsed().as_secs_f64(), cpu_since(c));
+            let n = seeds.len() as f64;
+            searches_per_game = alone.iter().map(|g| g.searches).sum::<usize>() as f64 / n;
+            let same = alone.len() == grouped.len()
+                && alone
+                    .iter()
+                    .zip(&grouped)
+                    .all(|(a, g)| a.decisions == g.decisions);
+            games_one.push(n / w1);
+            games_many.push(n / wb);
+            games_one_cpu.extend(c1.map(|c| n / c));
+            games_many_cpu.extend(cb.map(|c| n / c));
+            lines.push(
+                json!({"bench": "search_selfplay", "rep": rep, "games": seeds.len(),
+                "group": b, "b1_games_per_second": n / w1, "group_games_per_second": n / wb,
+                "same_game_lengths": same}),
+            );
+        }
+    }
     // Learner steps on value examples of random queries (targets: the untrained net's own
     // answers; the step's cost does not depend on them).
     let qs = enc.random_queries(&mut rng, args.learner_batch.max(1));
@@ -189,6 +263,11 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         "learner_steps_per_second": median(step_rates),
         "learner_steps_per_cpu_second": median(step_cpu),
         "learner_batch": args.learner_batch,
+        "selfplay_games": args.games, "selfplay_searches_per_game": searches_per_game,
+        "selfplay_b1_games_per_second": median(games_one.clone()),
+        "selfplay_group_games_per_second": median(games_many.clone()),
+        "selfplay_group_over_b1": median(games_many) / median(games_one),
+        "selfplay_group_over_b1_cpu": median(games_many_cpu) / median(games_one_cpu),
         "load_average": load_average()}),
     );
     Ok(lines)

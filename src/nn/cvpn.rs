@@ -735,8 +735,8 @@ mod tests {
         let gap = |q: &Pbs, v: &[Vec<f64>; 2]| -> (f64, f64) {
             let mut sum = 0.0;
             let mut size = 0.0f64;
-            for i in 0..2 {
-                for (r, x) in q.ranges[i].iter().zip(&v[i]) {
+            for (range, vals) in q.ranges.iter().zip(v) {
+                for (r, x) in range.iter().zip(vals) {
                     sum += r * x;
                     size = size.max(x.abs());
                 }
@@ -754,9 +754,9 @@ mod tests {
                 after.abs() <= 1e-9 * size.max(1.0),
                 "{after} vs size {size}"
             );
-            for i in 0..2 {
-                for (x, v) in b[i].iter().enumerate() {
-                    if m[i].get(x).is_none_or(|&mm| mm == 0.0) {
+            for (i, (vals, mass)) in b.iter().zip(m).enumerate() {
+                for (x, v) in vals.iter().enumerate() {
+                    if mass.get(x).is_none_or(|&mm| mm == 0.0) {
                         assert_eq!(*v, 0.0, "player {i} state {x}");
                     }
                 }
