@@ -23,7 +23,7 @@ use crate::game::Player;
 use crate::nn::cvpn::CvpnBatch;
 use crate::search::{
     Begun, LayoutCache, LeafValues, Pbs, PbsEncoder, Resolver, ResolverConfig, SearchError,
-    run_lockstep,
+    run_together,
 };
 use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::tree::{NONE, PublicTree};
@@ -148,7 +148,7 @@ pub fn play_games(
         if searches.is_empty() {
             return Ok(games.into_iter().map(|g| g.out).collect());
         }
-        run_lockstep(&mut searches, leaves)?;
+        run_together(&mut searches, leaves)?;
         for ((i, p, pending), search) in waiting.into_iter().zip(searches) {
             let r = games[i].chains[p].finish(search, pending, leaves)?;
             games[i].play(tree, ht, config, p, r);

@@ -694,6 +694,22 @@ pub fn run_lockstep(
     }
 }
 
+/// Runs `searches` to their budgets: in lock-step ([`run_lockstep`]) when their updates
+/// alternate, one after the other otherwise (simultaneous updates cannot be split per player).
+pub fn run_together(
+    searches: &mut [GtCfr<ScalarEngine>],
+    leaves: &mut dyn LeafValues,
+) -> Result<(), SearchError> {
+    if searches.iter().all(|g| g.engine.alternating()) {
+        run_lockstep(searches, leaves)?;
+    } else {
+        for g in searches.iter_mut() {
+            g.run(leaves)?;
+        }
+    }
+    Ok(())
+}
+
 /// Adds the seconds since `t` to `acc` and returns now.
 fn lap(t: Instant, acc: &mut f64) -> Instant {
     let now = Instant::now();

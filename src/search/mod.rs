@@ -32,7 +32,9 @@ mod tests;
 
 pub use engine::{Gadget, RegretEngine, ScalarEngine};
 pub use features::{EncodedPbs, PbsEncoder};
-pub use gtcfr::{Final, GtCfr, GtCfrConfig, LayoutCache, LockstepStats, PhaseTimes, run_lockstep};
+pub use gtcfr::{
+    Final, GtCfr, GtCfrConfig, LayoutCache, LockstepStats, PhaseTimes, run_lockstep, run_together,
+};
 pub use oracle::SubgameOracle;
 pub use resolve::{Begun, OpponentValues, PendingSearch, Resolved, Resolver, ResolverConfig};
 pub use search_policy::{
