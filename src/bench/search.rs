@@ -1,9 +1,12 @@
 //! Student of Games throughput (the workloads behind `armac-bench search`;
 //! `scripts/bench_search.sh` wraps it): GT-CFR searches per second one at a time (B = 1) and
 //! `B` in lock-step ([`crate::search::run_lockstep`], one CVPN forward per single update for
-//! all of them), interleaved repetitions with medians and their ratio; query re-solves per
-//! second ([`crate::search::solve_pbs`] with the CVPN at the frontier); CVPN learner steps
-//! per second.
+//! all of them), interleaved repetitions with medians and their ratio, and where each side's
+//! time went (`search_profile` lines: layout, CFR updates, query gathering, feature encoding,
+//! CVPN forward, decoding, simulations); self-play games one by one against groups of `B`
+//! ([`crate::rl::sog::play_games`]); query re-solves per second
+//! ([`crate::search::solve_pbs`] with the CVPN at the frontier); CVPN learner steps per
+//! second.
 //!
 //! Only the scalar `f64` regret engine exists ([`crate::search::ScalarEngine`]); there is no
 //! tensor engine to compare yet, so the lines say `"engine": "scalar"`.
@@ -11,7 +14,11 @@
 use super::poker::{load_average, process_cpu_seconds};
 use super::{Result, median};
 use crate::nn::cvpn::{Cvpn, CvpnConfig, CvpnLeaves};
-use crate::search::{GtCfr, GtCfrConfig, Pbs, PbsEncoder, run_lockstep, solve_pbs};
+use crate::rl::sog::{SelfPlayConfig, play_games};
+use crate::search::{
+    GtCfr, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, PhaseTimes, ResolverConfig, run_lockstep,
+    solve_pbs,
+};
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
 use crate::util::SplitMix64;
@@ -46,6 +53,10 @@ pub struct SearchArgs {
     pub hidden: usize,
     #[arg(long, default_value_t = 2)]
     pub layers: usize,
+    /// Self-play games per timed block: one by one against groups of `batch` (their searches
+    /// in lock-step, `[sog.search] batch`); 0 skips this part.
+    #[arg(long, default_value_t = 32)]
+    pub games: usize,
 }
 
 /// Runs `armac-bench search` (see [`SearchArgs`]): one JSON line per repetition and a summary.
@@ -64,7 +75,6 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         layers: args.layers,
     };
     let mut net = Cvpn::new(cfg, &device, 1e-3, 7)?;
-    let b = args.batch.max(1);
     // The root PBS of the game with every private state possible (a chain's first search).
     let layout = crate::tree::tensor::TensorTree::build(&tree, &ht, 0, Some(0))?;
     let root = Pbs {
@@ -80,30 +90,44 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         seed: 1000 + k as u64,
         ..GtCfrConfig::default()
     };
-    let make = |k: usize| GtCfr::new(&tree, &ht, &root, search_cfg(k));
+    // Both sides share one layout per root node, as self-play chains do.
+    let layouts = LayoutCache::new(16);
+    let b = args.batch.max(1);
+    let make = |k: usize| GtCfr::new_cached(&tree, &ht, &root, search_cfg(k), Some(&layouts));
+    // Searches see the network as self-play actors do: an inference snapshot.
+    let snap = net.snapshot();
     let mut lines = Vec::new();
     let (mut one, mut many) = (Vec::new(), Vec::new());
     let (mut one_cpu, mut many_cpu) = (Vec::new(), Vec::new());
     let (mut fwd_one, mut fwd_many) = (0, 0);
+    let (mut prof_one, mut prof_many) = (Profile::default(), Profile::default());
     for rep in 0..args.repeats.max(1) {
         // B = 1: the B searches one after the other, one forward per update each.
-        let (t, c) = (Instant::now(), process_cpu_seconds());
-        let mut leaves = CvpnLeaves::new(&net, &mut enc);
+        let (t, c) = (Instant::now(), cpu_seconds());
+        let mut leaves = CvpnLeaves::new(&snap, &mut enc);
         let mut check = Vec::with_capacity(b);
+        let mut times = PhaseTimes::default();
+        let mut layout_s = 0.0;
         for k in 0..b {
+            let tl = Instant::now();
             let mut s = make(k)?;
+            layout_s += tl.elapsed().as_secs_f64();
             s.run(&mut leaves)?;
+            times.add(&s.times());
             check.push(s.policy_blocks());
         }
         let (w1, c1) = (t.elapsed().as_secs_f64(), cpu_since(c));
         fwd_one = leaves.forwards;
+        prof_one.add(w1, layout_s, &times, &leaves, b);
         // B in lock-step: the same searches, one forward per update for all.
-        let (t, c) = (Instant::now(), process_cpu_seconds());
-        let mut leaves = CvpnLeaves::new(&net, &mut enc);
+        let (t, c) = (Instant::now(), cpu_seconds());
+        let mut leaves = CvpnLeaves::new(&snap, &mut enc);
         let mut batch: Vec<_> = (0..b).map(make).collect::<std::result::Result<_, _>>()?;
-        run_lockstep(&mut batch, &mut leaves)?;
+        let layout_s = t.elapsed().as_secs_f64();
+        let stats = run_lockstep(&mut batch, &mut leaves)?;
         let (wb, cb) = (t.elapsed().as_secs_f64(), cpu_since(c));
         fwd_many = leaves.forwards;
+        prof_many.add(wb, layout_s, &stats.times, &leaves, b);
         let same = batch.iter().zip(&check).all(|(s, p)| {
             let q = s.policy_blocks();
             q.iter()
@@ -119,18 +143,86 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
             "lockstep_searches_per_second": b as f64 / wb,
             "same_policies_1e-5": same}));
     }
+    for (side, p) in [("b1", &prof_one), ("lockstep", &prof_many)] {
+        lines.push(p.line(side, b));
+    }
     // Query re-solves with the CVPN at the frontier (random PBSs at random public nodes).
     let mut rng = SplitMix64::new(3);
     let (mut solve_rates, mut solve_cpu) = (Vec::new(), Vec::new());
     for _ in 0..args.repeats.max(1) {
         let qs = enc.random_queries(&mut rng, args.solves.max(1));
-        let (t, c) = (Instant::now(), process_cpu_seconds());
-        let mut leaves = CvpnLeaves::new(&net, &mut enc);
+        let (t, c) = (Instant::now(), cpu_seconds());
+        let mut leaves = CvpnLeaves::new(&snap, &mut enc);
         for q in &qs {
             solve_pbs(&tree, &ht, q, &search_cfg(0), &mut leaves)?;
         }
         solve_rates.push(qs.len() as f64 / t.elapsed().as_secs_f64());
         solve_cpu.extend(cpu_since(c).map(|c| qs.len() as f64 / c));
+    }
+    // Self-play games (ε = 0.1, both chains searching with the CVPN): one by one against
+    // groups of B, interleaved; the records must agree.
+    let (mut games_one, mut games_many) = (Vec::new(), Vec::new());
+    let (mut games_one_cpu, mut games_many_cpu) = (Vec::new(), Vec::new());
+    let mut searches_per_game = 0.0;
+    if args.games > 0 {
+        let sp_cfg = SelfPlayConfig {
+            resolver: ResolverConfig {
+                search: search_cfg(0),
+                ..ResolverConfig::default()
+            },
+            epsilon: 0.1,
+            queries_per_search: 10,
+        };
+        let game_layouts = Arc::new(LayoutCache::new(4096));
+        for rep in 0..args.repeats.max(1) {
+            let seeds: Vec<u64> = (0..args.games as u64)
+                .map(|g| g + 7919 * rep as u64)
+                .collect();
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let mut leaves = CvpnLeaves::new(&snap, &mut enc);
+            let mut alone = Vec::new();
+            for &seed in &seeds {
+                alone.extend(play_games(
+                    &tree,
+                    &ht,
+                    &sp_cfg,
+                    &[seed],
+                    &game_layouts,
+                    &mut leaves,
+                )?);
+            }
+            let (w1, c1) = (t.elapsed().as_secs_f64(), cpu_since(c));
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let mut leaves = CvpnLeaves::new(&snap, &mut enc);
+            let mut grouped = Vec::new();
+            for group in seeds.chunks(b) {
+                grouped.extend(play_games(
+                    &tree,
+                    &ht,
+                    &sp_cfg,
+                    group,
+                    &game_layouts,
+                    &mut leaves,
+                )?);
+            }
+            let (wb, cb) = (t.elapsed().as_secs_f64(), cpu_since(c));
+            let n = seeds.len() as f64;
+            searches_per_game = alone.iter().map(|g| g.searches).sum::<usize>() as f64 / n;
+            let same = alone.len() == grouped.len()
+                && alone
+                    .iter()
+                    .zip(&grouped)
+                    .all(|(a, g)| a.decisions == g.decisions);
+            games_one.push(n / w1);
+            games_many.push(n / wb);
+            games_one_cpu.extend(c1.map(|c| n / c));
+            games_many_cpu.extend(cb.map(|c| n / c));
+            lines.push(
+                json!({"bench": "search_selfplay", "rep": rep, "games": seeds.len(),
+                "group": b, "b1_games_per_second": n / w1, "group_games_per_second": n / wb,
+                "same_game_lengths": same}),
+            );
+        }
     }
     // Learner steps on value examples of random queries (targets: the untrained net's own
     // answers; the step's cost does not depend on them).
@@ -147,7 +239,7 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     }
     let (mut step_rates, mut step_cpu) = (Vec::new(), Vec::new());
     for _ in 0..args.repeats.max(1) {
-        let (t, c) = (Instant::now(), process_cpu_seconds());
+        let (t, c) = (Instant::now(), cpu_seconds());
         for _ in 0..args.steps.max(1) {
             net.train_step(&batch)?;
         }
@@ -171,11 +263,102 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         "learner_steps_per_second": median(step_rates),
         "learner_steps_per_cpu_second": median(step_cpu),
         "learner_batch": args.learner_batch,
+        "selfplay_games": args.games, "selfplay_searches_per_game": searches_per_game,
+        "selfplay_b1_games_per_second": median(games_one.clone()),
+        "selfplay_group_games_per_second": median(games_many.clone()),
+        "selfplay_group_over_b1": median(games_many) / median(games_one),
+        "selfplay_group_over_b1_cpu": median(games_many_cpu) / median(games_one_cpu),
         "load_average": load_average()}),
     );
     Ok(lines)
 }
 
 fn cpu_since(start: Option<f64>) -> Option<f64> {
-    Some(process_cpu_seconds()? - start?).filter(|&c| c > 0.0)
+    Some(cpu_seconds()? - start?).filter(|&c| c > 0.0)
+}
+
+/// CPU seconds of the whole process (every thread, the tensor library's workers included), in
+/// nanoseconds from `/proc/self/task/*/schedstat` where it exists (the clock-tick counters
+/// of `/proc/self/stat` resolve only 10 ms; one search takes about that). Threads that ended
+/// drop out of the sum, so only deltas over spans in which no thread ends are exact (the
+/// tensor library's pool lives as long as the process).
+fn cpu_seconds() -> Option<f64> {
+    let fine = || -> Option<f64> {
+        let mut ns = 0u64;
+        for t in std::fs::read_dir("/proc/self/task").ok()? {
+            let stat = std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok()?;
+            ns += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+        }
+        Some(ns as f64 * 1e-9)
+    };
+    fine().or_else(process_cpu_seconds)
+}
+
+/// Where a side's time went, summed over repetitions: wall-clock seconds per phase.
+#[derive(Default)]
+struct Profile {
+    total: f64,
+    layout: f64,
+    times: PhaseTimes,
+    encode: f64,
+    forward: f64,
+    decode: f64,
+    forwards: u64,
+    queries: u64,
+    max_batch: usize,
+    searches: usize,
+}
+
+impl Profile {
+    fn add(&mut self, total: f64, layout: f64, t: &PhaseTimes, l: &CvpnLeaves, b: usize) {
+        self.total += total;
+        self.layout += layout;
+        self.times.add(t);
+        self.encode += l.encode_seconds;
+        self.forward += l.forward_seconds;
+        self.decode += l.decode_seconds;
+        self.forwards += l.forwards;
+        self.queries += l.queries;
+        self.max_batch = self.max_batch.max(l.max_batch);
+        self.searches += b;
+    }
+
+    /// One JSON line: microseconds per search in each phase and the share of the total. The
+    /// CFR update time excludes leaf evaluation (which a search run alone does inside its
+    /// updates).
+    fn line(&self, side: &str, b: usize) -> Value {
+        let leaf = self.encode + self.forward + self.decode;
+        let cfr = if self.times.evaluate > 0.0 {
+            self.times.updates
+        } else {
+            self.times.updates - leaf
+        };
+        let other =
+            self.total - self.layout - cfr - leaf - self.times.gather - self.times.simulations;
+        let n = self.searches.max(1) as f64;
+        let us = |x: f64| (1e6 * x / n * 10.0).round() / 10.0;
+        let share = |x: f64| (1000.0 * x / self.total.max(1e-12)).round() / 1000.0;
+        let phases = [
+            ("layout_build", self.layout),
+            ("cfr_updates", cfr),
+            ("gather_queries", self.times.gather),
+            ("encode_features", self.encode),
+            ("cvpn_forward", self.forward),
+            ("decode_values", self.decode),
+            ("simulations", self.times.simulations),
+            ("other", other),
+        ];
+        let mut per = serde_json::Map::new();
+        let mut frac = serde_json::Map::new();
+        for (k, x) in phases {
+            per.insert(k.into(), json!(us(x)));
+            frac.insert(k.into(), json!(share(x)));
+        }
+        json!({"bench": "search_profile", "side": side, "batch": b,
+            "us_per_search_total": us(self.total), "us_per_search": per, "share": frac,
+            "forwards": self.forwards, "queries": self.queries,
+            "mean_queries_per_forward": self.queries as f64 / self.forwards.max(1) as f64,
+            "max_queries_per_forward": self.max_batch,
+            "us_per_forward": (1e6 * self.forward / self.forwards.max(1) as f64).round()})
+    }
 }

@@ -102,6 +102,13 @@ impl CvpnModel {
         let h = self.layers.iter().fold(x, |h, l| double_relu(l.forward(h)));
         (self.values.forward(h.clone()), self.policy.forward(h))
     }
+
+    /// `[B, input]` → values `[B, 2P]` only (what leaf evaluation needs: the policy head is
+    /// skipped).
+    fn forward_values(&self, x: Tensor<2>) -> Tensor<2> {
+        let h = self.layers.iter().fold(x, |h, l| double_relu(l.forward(h)));
+        self.values.forward(h)
+    }
 }
 
 /// Training examples, row-major.
@@ -404,6 +411,10 @@ pub trait CvpnForward: Send + Sync {
     fn config(&self) -> &CvpnConfig;
     /// Normalised values (`rows × 2P`) and policy logits (`rows × P·A`) of `input` rows.
     fn predict(&self, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>), NnError>;
+    /// The values of [`Self::predict`] alone (implementations may skip the policy head).
+    fn predict_values(&self, input: &[f32]) -> Result<Vec<f32>, NnError> {
+        Ok(self.predict(input)?.0)
+    }
 }
 
 impl CvpnForward for Cvpn {
@@ -455,6 +466,21 @@ impl CvpnForward for CvpnSnapshot {
         let (v, p) = self.model.forward(x);
         Ok((to_vec(v), to_vec(p)))
     }
+    fn predict_values(&self, input: &[f32]) -> Result<Vec<f32>, NnError> {
+        let n = self.cfg.input_size;
+        if !input.len().is_multiple_of(n) {
+            return Err(NnError::Batch(format!(
+                "CVPN input has {} entries, not a multiple of the input size {n}",
+                input.len()
+            )));
+        }
+        let b = input.len() / n;
+        if b == 0 {
+            return Ok(Vec::new());
+        }
+        let x = tensor2(input.to_vec(), b, n, &self.device);
+        Ok(to_vec(self.model.forward_values(x)))
+    }
 }
 
 /// A [`LeafValues`] evaluator backed by a CVPN: every query of one call goes through one
@@ -468,6 +494,15 @@ pub struct CvpnLeaves<'a> {
     pub queries: u64,
     /// Forward passes so far.
     pub forwards: u64,
+    /// The most queries one value forward carried.
+    pub max_batch: usize,
+    /// Wall-clock seconds spent encoding queries, in the network's forward passes (tensor
+    /// creation and read-back included) and decoding its outputs into CFVs.
+    pub encode_seconds: f64,
+    pub forward_seconds: f64,
+    pub decode_seconds: f64,
+    /// Apply the zero-sum correction to every answer ([`zero_sum_correct`]).
+    pub zero_sum: bool,
 }
 
 impl<'a> CvpnLeaves<'a> {
@@ -478,6 +513,41 @@ impl<'a> CvpnLeaves<'a> {
             encoder,
             queries: 0,
             forwards: 0,
+            max_batch: 0,
+            encode_seconds: 0.0,
+            forward_seconds: 0.0,
+            decode_seconds: 0.0,
+            zero_sum: false,
+        }
+    }
+
+    /// With `on`, answers get the zero-sum correction ([`zero_sum_correct`]).
+    pub fn with_zero_sum(mut self, on: bool) -> Self {
+        self.zero_sum = on;
+        self
+    }
+}
+
+/// The zero-sum correction of a CVPN answer (as in DeepStack): in a two-player zero-sum game
+/// the players' range-weighted CFVs cancel, `Σ_x r_0(x)·v_0(x) + Σ_y r_1(y)·v_1(y) = 0` (both
+/// are the expected payoff of the PBS with opposite signs), which a network's answer misses by
+/// some error `E`. Each player's normalised values (CFV over the opponent's chance-weighted
+/// mass `m_i`) are shifted by the same constant `E / 2M`, i.e. `v_i(x) −= m_i(x)·E / 2M` with
+/// `M = Σ_x r_0(x)·m_0(x) = Σ_y r_1(y)·m_1(y)` (the PBS's chance-weighted joint mass), which
+/// removes `E` exactly and leaves states the opponent cannot reach at 0. Nothing changes where
+/// `M = 0` (then `E = 0` already). `ranges` are the query's (entries past a vector's end
+/// count as 0), `mass` the encoder's opponent masses.
+pub fn zero_sum_correct(ranges: &[Vec<f64>; 2], mass: &[Vec<f64>; 2], values: &mut [Vec<f64>; 2]) {
+    let dot = |r: &[f64], v: &[f64]| -> f64 { r.iter().zip(v).map(|(a, b)| a.max(0.0) * b).sum() };
+    let joint = dot(&ranges[0], &mass[0]);
+    if joint <= 0.0 {
+        return;
+    }
+    let error = dot(&ranges[0], &values[0]) + dot(&ranges[1], &values[1]);
+    let shift = error / (2.0 * joint);
+    for (v, m) in values.iter_mut().zip(mass) {
+        for (x, m) in v.iter_mut().zip(m) {
+            *x -= shift * m;
         }
     }
 }
@@ -487,6 +557,7 @@ impl LeafValues for CvpnLeaves<'_> {
         if queries.is_empty() {
             return Ok(Vec::new());
         }
+        let t = std::time::Instant::now();
         let encoded = queries
             .iter()
             .map(|q| self.encoder.encode(q))
@@ -495,19 +566,32 @@ impl LeafValues for CvpnLeaves<'_> {
             .iter()
             .flat_map(|e| e.input.iter().copied())
             .collect();
-        let (values, _) = self
+        let t1 = std::time::Instant::now();
+        let values = self
             .net
-            .predict(&input)
+            .predict_values(&input)
             .map_err(|e| SearchError::Leaf(format!("CVPN forward: {e}")))?;
+        let t2 = std::time::Instant::now();
         self.forwards += 1;
         self.queries += queries.len() as u64;
+        self.max_batch = self.max_batch.max(queries.len());
         let w = 2 * self.encoder.private_states();
-        Ok(queries
+        let out = queries
             .iter()
             .zip(&encoded)
             .zip(values.chunks_exact(w))
-            .map(|((q, e), out)| self.encoder.decode(q, e, out))
-            .collect())
+            .map(|((q, e), out)| {
+                let mut v = self.encoder.decode(q, e, out);
+                if self.zero_sum {
+                    zero_sum_correct(&q.ranges, &e.mass, &mut v);
+                }
+                v
+            })
+            .collect();
+        self.encode_seconds += (t1 - t).as_secs_f64();
+        self.forward_seconds += (t2 - t1).as_secs_f64();
+        self.decode_seconds += t2.elapsed().as_secs_f64();
+        Ok(out)
     }
 
     /// The policy head's distribution over each infoset's legal actions at the node of `q`
@@ -609,6 +693,11 @@ mod tests {
         let snap = net.snapshot();
         assert_eq!(snap.version, 1);
         assert_eq!(snap.predict(&input).unwrap(), net.predict(&input).unwrap());
+        // The value-only forward of leaf evaluation gives the values of the full forward.
+        assert_eq!(
+            snap.predict_values(&input).unwrap(),
+            snap.predict(&input).unwrap().0
+        );
         let dir = std::env::temp_dir().join(format!("armac_cvpn_ckpt_{}", std::process::id()));
         net.save(&dir).unwrap();
         let back = Cvpn::load(&dir, &config(&enc, na, 16), &device, 1e-3).unwrap();
@@ -626,6 +715,58 @@ mod tests {
             );
         }
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The zero-sum correction: an untrained net's answers break the zero-sum identity
+    /// `Σ_x r_0(x)·v_0(x) + Σ_y r_1(y)·v_1(y) = 0`; corrected answers satisfy it (1e-9 of the
+    /// values' size) on random Leduc PBSs, and values stay 0 where the opponent has no mass.
+    #[test]
+    fn zero_sum_correction_makes_range_weighted_values_cancel() {
+        let (mut enc, _, _, na) = leduc_encoder();
+        let device = crate::nn::select_device("flex").unwrap();
+        let net = Cvpn::new(config(&enc, na, 16), &device, 1e-3, 21).unwrap();
+        let qs = enc.random_queries(&mut SplitMix64::new(4), 64);
+        let masses: Vec<_> = qs.iter().map(|q| enc.encode(q).unwrap().mass).collect();
+        let plain = CvpnLeaves::new(&net, &mut enc).evaluate(&qs).unwrap();
+        let fixed = CvpnLeaves::new(&net, &mut enc)
+            .with_zero_sum(true)
+            .evaluate(&qs)
+            .unwrap();
+        let gap = |q: &Pbs, v: &[Vec<f64>; 2]| -> (f64, f64) {
+            let mut sum = 0.0;
+            let mut size = 0.0f64;
+            for (range, vals) in q.ranges.iter().zip(v) {
+                for (r, x) in range.iter().zip(vals) {
+                    sum += r * x;
+                    size = size.max(x.abs());
+                }
+            }
+            (sum, size)
+        };
+        let mut broken = 0;
+        for ((q, m), (a, b)) in qs.iter().zip(&masses).zip(plain.iter().zip(&fixed)) {
+            let (before, size) = gap(q, a);
+            let (after, _) = gap(q, b);
+            if before.abs() > 1e-6 * size.max(1e-12) {
+                broken += 1;
+            }
+            assert!(
+                after.abs() <= 1e-9 * size.max(1.0),
+                "{after} vs size {size}"
+            );
+            for (i, (vals, mass)) in b.iter().zip(m).enumerate() {
+                for (x, v) in vals.iter().enumerate() {
+                    if mass.get(x).is_none_or(|&mm| mm == 0.0) {
+                        assert_eq!(*v, 0.0, "player {i} state {x}");
+                    }
+                }
+            }
+        }
+        assert!(
+            broken > qs.len() / 2,
+            "{broken} of {} answers broke it",
+            qs.len()
+        );
     }
 
     /// Masked mean squared error of `pred` against `data` (and of the zero predictor).

@@ -21,7 +21,10 @@
 
 use crate::game::Player;
 use crate::nn::cvpn::CvpnBatch;
-use crate::search::{LeafValues, Pbs, PbsEncoder, Resolver, ResolverConfig, SearchError};
+use crate::search::{
+    Begun, LayoutCache, LeafValues, Pbs, PbsEncoder, Resolver, ResolverConfig, SearchError,
+    run_together,
+};
 use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::tree::{NONE, PublicTree};
 use crate::util::SplitMix64;
@@ -93,77 +96,184 @@ pub fn play_game(
     seed: u64,
     leaves: &mut dyn LeafValues,
 ) -> Result<GameRecord, SearchError> {
-    let mut rng = SplitMix64::new(seed);
-    let chain = |p| Resolver::new(p, tree.clone(), ht.clone(), config.resolver.clone());
-    let mut chains = [chain(0)?, chain(1)?];
-    let mut out = GameRecord::default();
-    let mut h = 0usize;
+    let mut g = Game::new(tree, ht, config, seed, None)?;
     loop {
-        match ht.kind[h] {
-            HistoryKind::Terminal => {
-                out.return0 = ht.utility[h];
-                return Ok(out);
-            }
-            HistoryKind::Chance => {
-                let kids = ht.children(h);
-                let w: Vec<f64> = kids.clone().map(|c| ht.chance_prob[c]).collect();
-                h = kids.start + rng.weighted(&w);
-            }
-            HistoryKind::Decision(p) => {
-                let node = ht.node[h];
-                let first = !chains[p].has_summary();
-                let r = chains[p].act(node, rng.next_u64(), leaves)?;
-                out.decisions += 1;
-                let inf = &tree.infosets[p];
-                let g = ht.infoset[h] as usize;
-                debug_assert!(g != NONE as usize);
-                let actions = &inf.actions[inf.offset[g] as usize..inf.offset[g + 1] as usize];
-                let x = ht.private[h][p] as usize;
-                let row = &r.rows[x];
-                assert_eq!(
-                    row.len(),
-                    actions.len(),
-                    "policy row of infoset {}",
-                    inf.key[g]
-                );
-                if r.searched {
-                    out.searches += 1;
-                    out.searches_with_frontier += (r.frontier > 0) as usize;
-                    if first {
-                        out.first_searches += 1;
-                        out.first_searches_with_frontier += (r.frontier > 0) as usize;
-                    }
-                    out.frontier_queries += r.queries.len();
-                    let mut qs = r.queries.clone();
-                    // A uniform subset of at most `queries_per_search` (partial Fisher-Yates).
-                    let keep = qs.len().min(config.queries_per_search);
-                    for i in 0..keep {
-                        let j = i + rng.below(qs.len() - i);
-                        qs.swap(i, j);
-                    }
-                    qs.truncate(keep);
-                    out.queries.extend(qs);
-                    let mut t = policy_target(tree, p, node, &r);
-                    t.private = [ht.private[h][0] as usize, ht.private[h][1] as usize];
-                    out.policy_targets.push(t);
-                } else {
-                    out.unsearched += 1;
-                }
-                let na = actions.len() as f64;
-                let mixed: Vec<f64> = row
-                    .iter()
-                    .map(|&q| (1.0 - config.epsilon) * q + config.epsilon / na)
-                    .collect();
-                let k = rng.weighted(&mixed);
-                if r.searched && row[k] <= 0.0 {
-                    out.off_policy_actions += 1;
-                }
-                h = ht
-                    .children(h)
-                    .find(|&c| ht.action[c] == actions[k])
-                    .expect("every legal action has a child history");
+        match g.advance(ht)? {
+            None => return Ok(g.out),
+            Some((p, Begun::Done(r))) => g.play(tree, ht, config, p, r),
+            Some((p, Begun::Search(mut search, pending))) => {
+                search.run(leaves)?;
+                let r = g.chains[p].finish(*search, pending, leaves)?;
+                g.play(tree, ht, config, p, r);
             }
         }
+    }
+}
+
+/// Plays one game per seed, as [`play_game`] would each, with the searches of all games that
+/// wait for one run together in lock-step ([`crate::search::run_lockstep`]: one evaluator
+/// call per single update for all of them). With an evaluator that answers each query
+/// independently of the others in its call, the records are those of [`play_game`]. The
+/// chains take their search layouts from `layouts` (one per public root, shared).
+pub fn play_games(
+    tree: &Arc<PublicTree>,
+    ht: &Arc<HistoryTree>,
+    config: &SelfPlayConfig,
+    seeds: &[u64],
+    layouts: &Arc<LayoutCache>,
+    leaves: &mut dyn LeafValues,
+) -> Result<Vec<GameRecord>, SearchError> {
+    let mut games = seeds
+        .iter()
+        .map(|&seed| Game::new(tree, ht, config, seed, Some(layouts)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut done = vec![false; games.len()];
+    loop {
+        // Advance every game to its next search (or its end).
+        let mut waiting = Vec::new();
+        let mut searches = Vec::new();
+        for (i, g) in games.iter_mut().enumerate() {
+            while !done[i] {
+                match g.advance(ht)? {
+                    None => done[i] = true,
+                    Some((p, Begun::Done(r))) => g.play(tree, ht, config, p, r),
+                    Some((p, Begun::Search(search, pending))) => {
+                        waiting.push((i, p, pending));
+                        searches.push(*search);
+                        break;
+                    }
+                }
+            }
+        }
+        if searches.is_empty() {
+            return Ok(games.into_iter().map(|g| g.out).collect());
+        }
+        run_together(&mut searches, leaves)?;
+        for ((i, p, pending), search) in waiting.into_iter().zip(searches) {
+            let r = games[i].chains[p].finish(search, pending, leaves)?;
+            games[i].play(tree, ht, config, p, r);
+        }
+    }
+}
+
+/// One self-play game in progress: the history reached, both chains, the record so far.
+struct Game {
+    rng: SplitMix64,
+    chains: [Resolver; 2],
+    out: GameRecord,
+    h: usize,
+    /// Whether the chain of the player now deciding had searched before (set by `advance`).
+    first: bool,
+}
+
+impl Game {
+    fn new(
+        tree: &Arc<PublicTree>,
+        ht: &Arc<HistoryTree>,
+        config: &SelfPlayConfig,
+        seed: u64,
+        layouts: Option<&Arc<LayoutCache>>,
+    ) -> Result<Game, SearchError> {
+        let chain = |p| -> Result<Resolver, SearchError> {
+            let r = Resolver::new(p, tree.clone(), ht.clone(), config.resolver.clone())?;
+            Ok(match layouts {
+                Some(c) => r.with_layouts(c.clone()),
+                None => r,
+            })
+        };
+        Ok(Game {
+            rng: SplitMix64::new(seed),
+            chains: [chain(0)?, chain(1)?],
+            out: GameRecord::default(),
+            h: 0,
+            first: false,
+        })
+    }
+
+    /// Plays chance to the next decision and begins its player's search there; `None` at the
+    /// end of the game (the payoff recorded).
+    fn advance(&mut self, ht: &HistoryTree) -> Result<Option<(Player, Begun)>, SearchError> {
+        loop {
+            match ht.kind[self.h] {
+                HistoryKind::Terminal => {
+                    self.out.return0 = ht.utility[self.h];
+                    return Ok(None);
+                }
+                HistoryKind::Chance => {
+                    let kids = ht.children(self.h);
+                    let w: Vec<f64> = kids.clone().map(|c| ht.chance_prob[c]).collect();
+                    self.h = kids.start + self.rng.weighted(&w);
+                }
+                HistoryKind::Decision(p) => {
+                    let node = ht.node[self.h];
+                    self.first = !self.chains[p].has_summary();
+                    let seed = self.rng.next_u64();
+                    return Ok(Some((p, self.chains[p].begin(node, seed)?)));
+                }
+            }
+        }
+    }
+
+    /// Records player `p`'s answer `r` at the current decision and plays the action.
+    fn play(
+        &mut self,
+        tree: &PublicTree,
+        ht: &HistoryTree,
+        config: &SelfPlayConfig,
+        p: Player,
+        r: crate::search::Resolved,
+    ) {
+        let (h, out, rng) = (self.h, &mut self.out, &mut self.rng);
+        let node = ht.node[h];
+        out.decisions += 1;
+        let inf = &tree.infosets[p];
+        let g = ht.infoset[h] as usize;
+        debug_assert!(g != NONE as usize);
+        let actions = &inf.actions[inf.offset[g] as usize..inf.offset[g + 1] as usize];
+        let x = ht.private[h][p] as usize;
+        let row = &r.rows[x];
+        assert_eq!(
+            row.len(),
+            actions.len(),
+            "policy row of infoset {}",
+            inf.key[g]
+        );
+        if r.searched {
+            out.searches += 1;
+            out.searches_with_frontier += (r.frontier > 0) as usize;
+            if self.first {
+                out.first_searches += 1;
+                out.first_searches_with_frontier += (r.frontier > 0) as usize;
+            }
+            out.frontier_queries += r.queries.len();
+            let mut qs = r.queries.clone();
+            // A uniform subset of at most `queries_per_search` (partial Fisher-Yates).
+            let keep = qs.len().min(config.queries_per_search);
+            for i in 0..keep {
+                let j = i + rng.below(qs.len() - i);
+                qs.swap(i, j);
+            }
+            qs.truncate(keep);
+            out.queries.extend(qs);
+            let mut t = policy_target(tree, p, node, &r);
+            t.private = [ht.private[h][0] as usize, ht.private[h][1] as usize];
+            out.policy_targets.push(t);
+        } else {
+            out.unsearched += 1;
+        }
+        let na = actions.len() as f64;
+        let mixed: Vec<f64> = row
+            .iter()
+            .map(|&q| (1.0 - config.epsilon) * q + config.epsilon / na)
+            .collect();
+        let k = rng.weighted(&mixed);
+        if r.searched && row[k] <= 0.0 {
+            out.off_policy_actions += 1;
+        }
+        self.h = ht
+            .children(h)
+            .find(|&c| ht.action[c] == actions[k])
+            .expect("every legal action has a child history");
     }
 }
 
@@ -584,6 +694,58 @@ mod tests {
             totals.queries.extend(g.queries);
         }
         assert!(totals.searches_with_frontier > 0 && !totals.queries.is_empty());
+    }
+
+    struct Counting<'a> {
+        inner: &'a mut dyn LeafValues,
+        calls: u64,
+    }
+
+    impl LeafValues for Counting<'_> {
+        fn evaluate(&mut self, q: &[Pbs]) -> Result<Vec<[Vec<f64>; 2]>, SearchError> {
+            self.calls += 1;
+            self.inner.evaluate(q)
+        }
+    }
+
+    /// A lock-step group of games plays exactly the games played one by one (the exact leaves
+    /// answer each query on its own), with one evaluator call per single update for the whole
+    /// group (far fewer calls than alone) and search layouts shared between the chains.
+    #[test]
+    fn lockstep_game_groups_equal_games_played_alone() {
+        let (tree, ht) = compile("leduc_poker");
+        let mut oracle = SubgameOracle::new(tree.clone(), ht.clone(), 50).unwrap();
+        let cfg = config(6, 0.1);
+        let seeds = [3u64, 4, 5, 6, 7, 8];
+        let mut alone = Vec::new();
+        let mut alone_calls = 0;
+        for &seed in &seeds {
+            let mut c = Counting {
+                inner: &mut oracle,
+                calls: 0,
+            };
+            alone.push(play_game(&tree, &ht, &cfg, seed, &mut c).unwrap());
+            alone_calls += c.calls;
+        }
+        let layouts = Arc::new(LayoutCache::new(1024));
+        let mut c = Counting {
+            inner: &mut oracle,
+            calls: 0,
+        };
+        let group = play_games(&tree, &ht, &cfg, &seeds, &layouts, &mut c).unwrap();
+        assert_eq!(group, alone);
+        let searches: usize = alone.iter().map(|g| g.searches).sum();
+        assert!(searches > seeds.len());
+        assert!(
+            2 * c.calls <= alone_calls,
+            "group {} calls, alone {alone_calls}",
+            c.calls
+        );
+        assert!(
+            (layouts.builds() as usize) < searches,
+            "{} layouts built for {searches} searches",
+            layouts.builds()
+        );
     }
 
     /// TD(1) examples: the game's outcome at both players' actual private states (player 1

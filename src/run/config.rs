@@ -429,6 +429,25 @@ pub struct SogSearchConfig {
     /// The regret engine: `scalar` (the `f64` reference engine, the only one so far).
     #[serde(default = "d_engine")]
     pub engine: String,
+    /// Where the regret engine runs: `cpu` (the scalar engine's only place).
+    #[serde(default = "d_search_device")]
+    pub device: String,
+    /// Self-play games each actor plays together, their searches in lock-step (one CVPN
+    /// forward per single update for all of them); at least 1.
+    #[serde(default = "d_one_usize")]
+    pub batch: usize,
+    /// Top-k restriction of the simulations' selection (the k actions of highest current
+    /// CFR probability); unset: all actions; at least 1.
+    #[serde(default)]
+    pub top_k: Option<usize>,
+}
+
+fn d_search_device() -> String {
+    "cpu".into()
+}
+
+fn d_one_usize() -> usize {
+    1
 }
 
 fn d_engine() -> String {
@@ -445,6 +464,9 @@ impl Default for SogSearchConfig {
             r#final: d_final(),
             policy_prior: false,
             engine: d_engine(),
+            device: d_search_device(),
+            batch: 1,
+            top_k: None,
         }
     }
 }
@@ -465,6 +487,10 @@ pub struct SogNetConfig {
     /// Rows per learner step.
     #[serde(default = "d_sog_batch")]
     pub batch: usize,
+    /// Zero-sum correction of the CVPN's answers at search frontiers
+    /// (`nn::cvpn::zero_sum_correct`).
+    #[serde(default)]
+    pub zero_sum: bool,
 }
 
 impl Default for SogNetConfig {
@@ -474,6 +500,7 @@ impl Default for SogNetConfig {
             layers: d_layers(),
             learning_rate: d_sog_lr(),
             batch: d_sog_batch(),
+            zero_sum: false,
         }
     }
 }
@@ -615,10 +642,16 @@ pub struct SogSettings {
     /// `true`: searches answer with the average strategy.
     pub final_average: bool,
     pub policy_prior: bool,
+    /// Self-play games per actor in lock-step (`sog.search.batch`).
+    pub search_batch: usize,
+    /// Top-k restriction of the simulations' selection (`sog.search.top_k`).
+    pub top_k: Option<usize>,
     pub hidden: usize,
     pub layers: usize,
     pub learning_rate: f64,
     pub batch: usize,
+    /// Zero-sum correction of frontier answers (`sog.net.zero_sum`).
+    pub zero_sum: bool,
     pub epsilon: f64,
     pub games_per_round: usize,
     pub queries_per_search: usize,
@@ -894,6 +927,25 @@ impl Config {
             }
             _ => return Err(bad("search.engine", "expected `scalar`")),
         }
+        if se.device != "cpu" {
+            return Err(bad(
+                "search.device",
+                "expected `cpu`: the scalar regret engine runs on the CPU (the CVPN's device \
+                 is `sog.device`)",
+            ));
+        }
+        if se.top_k == Some(0) {
+            return Err(bad(
+                "search.top_k",
+                "must be at least 1 (leave it out to consider every action)",
+            ));
+        }
+        if se.batch == 0 {
+            return Err(bad(
+                "search.batch",
+                "must be at least 1 (self-play games per actor in lock-step)",
+            ));
+        }
         if !(net.learning_rate.is_finite() && net.learning_rate > 0.0) {
             return Err(bad("net.learning_rate", "must be a positive number"));
         }
@@ -946,10 +998,13 @@ impl Config {
             alpha: se.alpha,
             final_average,
             policy_prior: se.policy_prior,
+            search_batch: se.batch,
+            top_k: se.top_k,
             hidden: net.hidden,
             layers: net.layers,
             learning_rate: net.learning_rate,
             batch: net.batch,
+            zero_sum: net.zero_sum,
             epsilon: sp.epsilon,
             games_per_round: sp.games_per_round,
             queries_per_search: sp.queries_per_search,

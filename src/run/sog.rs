@@ -7,8 +7,9 @@
 //! bit). Each round:
 //! 1. **self-play**: `games_per_round` games in which both players re-solve continually with
 //!    GT-CFR at every decision, the current CVPN at every search's frontier
-//!    ([`crate::rl::sog::play_game`]); actions from `(1 − ε)·search + ε·uniform`; at most
-//!    `queries_per_search` frontier PBSs of each search (final ranges) enter the FIFO query
+//!    ([`crate::rl::sog::play_games`]: `sog.search.batch` games per group, their searches in
+//!    lock-step, one CVPN forward per single update for the group); actions from
+//!    `(1 − ε)·search + ε·uniform`; at most `queries_per_search` frontier PBSs of each search (final ranges) enter the FIFO query
 //!    buffer, and the search's root policy at the decided PBS becomes a policy example;
 //! 2. **solving**: the `solves_per_round` oldest queries of the buffer (plus, optionally,
 //!    `random_queries` random PBSs) are re-solved by GT-CFR with the *current* CVPN at the new
@@ -34,12 +35,12 @@ use crate::game::GameRef;
 use crate::games::load_game;
 use crate::nn::cvpn::{CVPN_META_FILE, Cvpn, CvpnConfig, CvpnLeaves};
 use crate::rl::sog::{
-    ExampleReplay, QueryBuffer, SelfPlayConfig, decode_buffers, encode_buffers, play_game,
+    ExampleReplay, QueryBuffer, SelfPlayConfig, decode_buffers, encode_buffers, play_games,
     policy_example, td1_example, value_examples,
 };
 use crate::search::{
-    Final, GtCfrConfig, Pbs, PbsEncoder, ResolverConfig, SearchPolicy, SearchPolicyStats,
-    solve_pbs_with_frontier,
+    Final, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, ResolverConfig, SearchPolicy,
+    SearchPolicyStats, solve_pbs_with_frontier,
 };
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
@@ -103,10 +104,15 @@ struct SogState {
 }
 
 /// The compiled game and what search needs of it.
+/// Search layouts a run keeps (one per public node searched from; Leduc has fewer nodes).
+const LAYOUT_CACHE: usize = 4096;
+
 struct Compiled {
     game: GameRef,
     tree: Arc<PublicTree>,
     ht: Arc<HistoryTree>,
+    /// Search layouts by public root node, shared by every self-play chain of the run.
+    layouts: Arc<LayoutCache>,
 }
 
 fn compile(name: &str) -> Result<Compiled, RunError> {
@@ -119,7 +125,12 @@ fn compile(name: &str) -> Result<Compiled, RunError> {
     // are refused here with the layout's reason, before anything else looks at them.
     crate::tree::tensor::TensorTree::build(&tree, &ht, 0, None)
         .map_err(RunError::context("the game's search layout"))?;
-    Ok(Compiled { game, tree, ht })
+    Ok(Compiled {
+        game,
+        tree,
+        ht,
+        layouts: Arc::new(LayoutCache::new(LAYOUT_CACHE)),
+    })
 }
 
 fn encoder(c: &Compiled) -> Result<PbsEncoder, RunError> {
@@ -153,6 +164,7 @@ pub fn resolver_config(s: &SogSettings, simulations: usize) -> ResolverConfig {
             spec: SolverSpec::named("cfr+").expect("cfr+ is a known algorithm"),
             seed: s.seed,
             policy_prior: s.policy_prior,
+            top_k: s.top_k,
         },
         alpha: s.alpha,
         ..ResolverConfig::default()
@@ -177,8 +189,9 @@ fn search_nash_conv(
     resolver: &ResolverConfig,
     net: &Cvpn,
     enc: &mut PbsEncoder,
+    zero_sum: bool,
 ) -> Result<(f64, SearchPolicyStats), RunError> {
-    let mut leaves = CvpnLeaves::new(net, enc);
+    let mut leaves = CvpnLeaves::new(net, enc).with_zero_sum(zero_sum);
     let sp = SearchPolicy::build(c.tree.clone(), c.ht.clone(), resolver, &mut leaves)
         .map_err(RunError::context("evaluating the search policy"))?;
     Ok((sp.nash_conv().nash_conv, sp.stats().clone()))
@@ -308,7 +321,8 @@ pub fn run(
         row[2] = na(f64::NAN);
         row[16] = na(f64::NAN);
         if s.exact_eval {
-            let (nc, stats) = search_nash_conv(&c, &eval_resolver, &net, &mut leaf_enc)?;
+            let (nc, stats) =
+                search_nash_conv(&c, &eval_resolver, &net, &mut leaf_enc, s.zero_sum)?;
             tb.scalar("nash_conv", nc, 0);
             row[2] = na(nc);
             row[16] = na(frontier_fraction(&stats));
@@ -424,7 +438,7 @@ pub fn run(
         let mut nc = f64::NAN;
         let mut eval_fraction = f64::NAN;
         if s.exact_eval && (it % s.eval_every == 0 || it == s.rounds) {
-            let (v, stats) = search_nash_conv(&c, &eval_resolver, &net, &mut leaf_enc)?;
+            let (v, stats) = search_nash_conv(&c, &eval_resolver, &net, &mut leaf_enc, s.zero_sum)?;
             nc = v;
             eval_fraction = frontier_fraction(&stats);
             last_nash_conv = v;
@@ -472,7 +486,7 @@ pub fn run(
     st.elapsed_seconds = seconds;
     save_checkpoint(dir, &net, &st, config, &queries, &replay)?;
     if s.exact_eval && last_eval_round != Some(st.round) {
-        last_nash_conv = search_nash_conv(&c, &eval_resolver, &net, &mut leaf_enc)?.0;
+        last_nash_conv = search_nash_conv(&c, &eval_resolver, &net, &mut leaf_enc, s.zero_sum)?.0;
     }
     let summary = RunSummary {
         run_dir: dir.to_path_buf(),
@@ -568,10 +582,16 @@ fn sequential_round(
     let t_play = Instant::now();
     // 1. Self-play with the current network.
     {
-        let mut leaves = CvpnLeaves::new(&*net, leaf_enc);
-        for _ in 0..s.games_per_round {
-            let g = play_game(&c.tree, &c.ht, ctx.play_cfg, rng.next_u64(), &mut leaves)
-                .map_err(RunError::context(format!("self-play in round {round}")))?;
+        let mut leaves = CvpnLeaves::new(&*net, leaf_enc).with_zero_sum(s.zero_sum);
+        let seeds: Vec<u64> = (0..s.games_per_round).map(|_| rng.next_u64()).collect();
+        let mut games = Vec::with_capacity(seeds.len());
+        for group in seeds.chunks(s.search_batch.max(1)) {
+            games.extend(
+                play_games(&c.tree, &c.ht, ctx.play_cfg, group, &c.layouts, &mut leaves)
+                    .map_err(RunError::context(format!("self-play in round {round}")))?,
+            );
+        }
+        for g in games {
             tally_game(&mut rs, &g);
             let (examples, n_td1) = game_examples(ex_enc, &g, ctx.a, s.td1)?;
             rs.td1_examples += n_td1;
@@ -592,7 +612,7 @@ fn sequential_round(
         let mut answers = Vec::with_capacity(batch.len());
         let mut recursive = Vec::new();
         {
-            let mut inner = CvpnLeaves::new(&*net, leaf_enc);
+            let mut inner = CvpnLeaves::new(&*net, leaf_enc).with_zero_sum(s.zero_sum);
             for q in &batch {
                 let (v, frontier) =
                     solve_pbs_with_frontier(&c.tree, &c.ht, q, ctx.solver_cfg, &mut inner)
@@ -727,38 +747,55 @@ fn threaded_round(
                             if abort.load(Ordering::Relaxed) {
                                 return Ok(());
                             }
-                            let gi = games_claimed.fetch_add(1, Ordering::SeqCst);
-                            if gi >= s.games_per_round {
+                            // A group of `search_batch` games, their searches in lock-step.
+                            let group = s.search_batch.max(1);
+                            let g0 = games_claimed.fetch_add(group, Ordering::SeqCst);
+                            if g0 >= s.games_per_round {
                                 return Ok(());
                             }
+                            let gis = g0..(g0 + group).min(s.games_per_round);
                             let weights = snap.read().expect("weights lock").clone();
                             let lag = learner_steps
                                 .load(Ordering::Relaxed)
                                 .saturating_sub(weights.version);
-                            let seed = SplitMix64::new(
-                                base_seed ^ (gi as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+                            let seeds: Vec<u64> = gis
+                                .map(|gi| {
+                                    SplitMix64::new(
+                                        base_seed
+                                            ^ (gi as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+                                    )
+                                    .next_u64()
+                                })
+                                .collect();
+                            let mut leaves =
+                                CvpnLeaves::new(&*weights, &mut enc).with_zero_sum(s.zero_sum);
+                            let played = play_games(
+                                &c.tree,
+                                &c.ht,
+                                ctx.play_cfg,
+                                &seeds,
+                                &c.layouts,
+                                &mut leaves,
                             )
-                            .next_u64();
-                            let mut leaves = CvpnLeaves::new(&*weights, &mut enc);
-                            let g = play_game(&c.tree, &c.ht, ctx.play_cfg, seed, &mut leaves)
-                                .map_err(RunError::context(format!(
-                                    "self-play in round {round}"
-                                )))?;
-                            let (examples, n_td1) = game_examples(&mut ex_enc, &g, ctx.a, s.td1)?;
-                            {
-                                let mut t = tally.lock().expect("tally lock");
-                                tally_game(&mut t, &g);
-                                t.td1_examples += n_td1;
-                                t.weight_lag += lag;
-                            }
-                            {
-                                let mut sh = shared.lock().expect("query lock");
-                                for q in g.queries {
-                                    sh.buffer.push(q);
+                            .map_err(RunError::context(format!("self-play in round {round}")))?;
+                            for g in played {
+                                let (examples, n_td1) =
+                                    game_examples(&mut ex_enc, &g, ctx.a, s.td1)?;
+                                {
+                                    let mut t = tally.lock().expect("tally lock");
+                                    tally_game(&mut t, &g);
+                                    t.td1_examples += n_td1;
+                                    t.weight_lag += lag;
                                 }
+                                {
+                                    let mut sh = shared.lock().expect("query lock");
+                                    for q in g.queries {
+                                        sh.buffer.push(q);
+                                    }
+                                }
+                                let _ = tx.send(Produced { examples });
+                                games_done.fetch_add(1, Ordering::SeqCst);
                             }
-                            let _ = tx.send(Produced { examples });
-                            games_done.fetch_add(1, Ordering::SeqCst);
                         }
                     };
                     if let Err(e) = work() {
@@ -807,7 +844,8 @@ fn threaded_round(
                                 continue;
                             };
                             let weights = snap.read().expect("weights lock").clone();
-                            let mut leaves = CvpnLeaves::new(&*weights, &mut enc);
+                            let mut leaves =
+                                CvpnLeaves::new(&*weights, &mut enc).with_zero_sum(s.zero_sum);
                             let (v, frontier) = solve_pbs_with_frontier(
                                 &c.tree,
                                 &c.ht,
@@ -1039,7 +1077,8 @@ pub fn load_search_policy(
         &run.settings,
         simulations.unwrap_or(run.settings.simulations),
     );
-    let mut leaves = CvpnLeaves::new(&run.net, &mut run.encoder);
+    let mut leaves =
+        CvpnLeaves::new(&run.net, &mut run.encoder).with_zero_sum(run.settings.zero_sum);
     let c = &run.compiled;
     let sp = SearchPolicy::build(c.tree.clone(), c.ht.clone(), &resolver, &mut leaves)
         .map_err(RunError::context("building the search policy"))?;
@@ -1060,7 +1099,8 @@ pub fn evaluate_run(
     let sims = simulations.unwrap_or(s.simulations);
     let resolver = resolver_config(s, sims);
     let c = &run.compiled;
-    let mut leaves = CvpnLeaves::new(&run.net, &mut run.encoder);
+    let zero_sum = s.zero_sum;
+    let mut leaves = CvpnLeaves::new(&run.net, &mut run.encoder).with_zero_sum(zero_sum);
     let sp = SearchPolicy::build(c.tree.clone(), c.ht.clone(), &resolver, &mut leaves)
         .map_err(RunError::context("building the search policy"))?;
     let (queries, forwards) = (leaves.queries, leaves.forwards);
@@ -1118,6 +1158,9 @@ mod tests {
             ("sog.device=\"tpu\"", "sog.device"),
             ("sog.search.engine=\"tensor\"", "sog.search.engine"),
             ("sog.search.engine=\"gpu\"", "sog.search.engine"),
+            ("sog.search.batch=0", "sog.search.batch"),
+            ("sog.search.top_k=0", "sog.search.top_k"),
+            ("sog.search.device=\"cuda\"", "sog.search.device"),
             ("sog.selfplay.td1=-0.5", "sog.selfplay.td1"),
             ("sog.selfplay.sync_every=0", "sog.selfplay.sync_every"),
             ("sog.selfplay.actors=1", "sog.selfplay.solvers"),

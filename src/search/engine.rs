@@ -176,6 +176,18 @@ pub struct ScalarEngine {
     roots: usize,
     root_range: [Vec<f64>; 2],
     expanded: Vec<bool>,
+    /// The in-tree nodes in ascending order (the layout is level-ordered, so parents come
+    /// before children): sweeps visit these only, so an update costs what the grown tree
+    /// holds, not the whole union layout. Slots of nodes outside the tree are never written
+    /// and stay 0.
+    active: Vec<u32>,
+    /// Per player, the expanded decisions (indices into `layout.decisions[p]`): the rows
+    /// updates touch (the others keep zero regrets and uniform strategies).
+    active_decisions: [Vec<u32>; 2],
+    /// Buffers of the previous values and action values, reused by the next sweep (only their
+    /// in-tree entries are ever written, so only those need clearing).
+    spare_v: Vec<f64>,
+    spare_q: [Vec<f64>; 2],
     iteration: u64,
     regrets: [Vec<f64>; 2],
     cumulative: [Vec<f64>; 2],
@@ -232,11 +244,15 @@ impl ScalarEngine {
         for (e, k) in expanded.iter_mut().zip(&layout.kind).take(roots) {
             *e = matches!(k, TensorKind::Chance | TensorKind::Decision(_));
         }
-        Ok(ScalarEngine {
+        let mut engine = ScalarEngine {
             spec,
             roots,
             root_range,
             expanded,
+            active: Vec::new(),
+            active_decisions: [Vec::new(), Vec::new()],
+            spare_v: Vec::new(),
+            spare_q: [Vec::new(), Vec::new()],
             iteration: 0,
             regrets: [vec![0.0; blocks(0)], vec![0.0; blocks(1)]],
             cumulative: [vec![0.0; blocks(0)], vec![0.0; blocks(1)]],
@@ -252,7 +268,26 @@ impl ScalarEngine {
             leaf_queries: 0,
             reaches_fresh: false,
             layout,
-        })
+        };
+        engine.rebuild_active();
+        Ok(engine)
+    }
+
+    /// Recomputes the in-tree node list and the expanded decisions from `expanded`.
+    fn rebuild_active(&mut self) {
+        let l = &*self.layout;
+        self.active = (0..l.len())
+            .filter(|&n| n < self.roots || self.expanded[l.parent[n] as usize])
+            .map(|n| n as u32)
+            .collect();
+        self.active_decisions = std::array::from_fn(|p| {
+            l.decisions[p]
+                .iter()
+                .enumerate()
+                .filter(|&(_, &n)| self.expanded[n as usize])
+                .map(|(d, _)| d as u32)
+                .collect()
+        });
     }
 
     /// Installs the re-solving gadget: from now on the gadget sets its player's root range.
@@ -301,14 +336,15 @@ impl ScalarEngine {
         for (e, k) in self.expanded.iter_mut().zip(&self.layout.kind) {
             *e = matches!(k, TensorKind::Chance | TensorKind::Decision(_));
         }
+        self.rebuild_active();
     }
 
     /// Frontier nodes (layout ids): in the tree, not expanded, not terminal.
     pub fn frontier(&self) -> Vec<usize> {
-        (0..self.layout.len())
-            .filter(|&n| {
-                self.in_tree(n) && !self.expanded[n] && self.layout.kind[n] != TensorKind::Terminal
-            })
+        self.active
+            .iter()
+            .map(|&n| n as usize)
+            .filter(|&n| !self.expanded[n] && self.layout.kind[n] != TensorKind::Terminal)
             .collect()
     }
 
@@ -464,7 +500,6 @@ impl ScalarEngine {
         let l = &*self.layout;
         let (pp, a) = (l.p, l.a);
         for (i, reach) in self.reach.iter_mut().enumerate() {
-            reach.fill(0.0);
             let rs = self.roots * pp;
             for ((r, &v), &x) in reach[..rs]
                 .iter_mut()
@@ -475,11 +510,9 @@ impl ScalarEngine {
                     *r = x;
                 }
             }
-            for n in self.roots..l.len() {
+            for &n in &self.active[self.roots..] {
+                let n = n as usize;
                 let par = l.parent[n] as usize;
-                if !self.expanded[par] {
-                    continue;
-                }
                 for x in 0..pp {
                     let s = n * pp + x;
                     let up = l.up[i][s];
@@ -510,10 +543,26 @@ impl ScalarEngine {
         leaves: &mut dyn LeafValues,
         best_response: bool,
     ) -> Result<(Vec<f64>, Vec<f64>), SearchError> {
+        let mut v = std::mem::take(&mut self.spare_v);
+        let mut q = std::mem::take(&mut self.spare_q[p]);
         let l = &*self.layout;
         let (pp, a, n_nodes) = (l.p, l.a, l.len());
-        let mut v = vec![0.0; n_nodes * pp];
-        let mut q = vec![0.0; l.decisions[p].len() * pp * a];
+        if v.len() == n_nodes * pp {
+            for &n in &self.active {
+                let n = n as usize;
+                v[n * pp..(n + 1) * pp].fill(0.0);
+            }
+        } else {
+            v = vec![0.0; n_nodes * pp];
+        }
+        if q.len() == l.decisions[p].len() * pp * a {
+            for &d in &self.active_decisions[p] {
+                let d = d as usize;
+                q[d * pp * a..(d + 1) * pp * a].fill(0.0);
+            }
+        } else {
+            q = vec![0.0; l.decisions[p].len() * pp * a];
+        }
         let frontier = self.frontier();
         if !frontier.is_empty() {
             let queries: Vec<Pbs> = frontier
@@ -547,9 +596,9 @@ impl ScalarEngine {
             }
         }
         let opp = &self.reach[1 - p];
-        for &n in &l.terminals {
+        for &n in &self.active {
             let n = n as usize;
-            if !self.in_tree(n) {
+            if l.kind[n] != TensorKind::Terminal {
                 continue;
             }
             for x0 in 0..pp {
@@ -567,7 +616,8 @@ impl ScalarEngine {
                 }
             }
         }
-        for n in (0..n_nodes).rev() {
+        for &n in self.active.iter().rev() {
+            let n = n as usize;
             if !self.expanded[n] {
                 continue;
             }
@@ -619,11 +669,9 @@ impl ScalarEngine {
     fn accumulate(&mut self, p: Player, q: &[f64], weight: f64) {
         let l = &*self.layout;
         let (pp, a) = (l.p, l.a);
-        for (d, &n) in l.decisions[p].iter().enumerate() {
-            let n = n as usize;
-            if !self.expanded[n] {
-                continue;
-            }
+        for &d in &self.active_decisions[p] {
+            let d = d as usize;
+            let n = l.decisions[p][d] as usize;
             let na = l.num_actions[p][d] as usize;
             for x in 0..pp {
                 if l.infoset[p][d * pp + x] == NONE {
@@ -648,30 +696,36 @@ impl ScalarEngine {
 
     /// Regret rule and regret matching of player `p`.
     fn finish(&mut self, p: Player, t: f64) {
+        // Rows of decisions outside the tree hold zero regrets (no rule changes them) and
+        // uniform strategies (what regret matching of zeros gives): only the expanded
+        // decisions' rows need the work.
         let l = &*self.layout;
         let (pp, a) = (l.p, l.a);
-        let regrets = &mut self.regrets[p];
-        match self.spec.regrets {
-            RegretRule::Plain => {}
-            RegretRule::Plus => regrets.iter_mut().for_each(|r| *r = r.max(0.0)),
+        let rule = self.spec.regrets;
+        let (dp, dn) = match rule {
             RegretRule::Discounted { alpha, beta } => {
                 let (ta, tb) = (t.powf(alpha), t.powf(beta));
-                let (dp, dn) = (ta / (ta + 1.0), tb / (tb + 1.0));
-                regrets
-                    .iter_mut()
-                    .for_each(|r| *r *= if *r >= 0.0 { dp } else { dn });
+                (ta / (ta + 1.0), tb / (tb + 1.0))
             }
-        }
-        for d in 0..l.decisions[p].len() {
+            _ => (1.0, 1.0),
+        };
+        for &d in &self.active_decisions[p] {
+            let d = d as usize;
             let na = l.num_actions[p][d] as usize;
             for x in 0..pp {
-                if l.infoset[p][d * pp + x] != NONE {
-                    let row = (d * pp + x) * a;
-                    regret_match_infoset(
-                        &regrets[row..row + na],
-                        &mut self.current[p][row..row + na],
-                    );
+                if l.infoset[p][d * pp + x] == NONE {
+                    continue;
                 }
+                let row = (d * pp + x) * a;
+                let r = &mut self.regrets[p][row..row + na];
+                match rule {
+                    RegretRule::Plain => {}
+                    RegretRule::Plus => r.iter_mut().for_each(|r| *r = r.max(0.0)),
+                    RegretRule::Discounted { .. } => r
+                        .iter_mut()
+                        .for_each(|r| *r *= if *r >= 0.0 { dp } else { dn }),
+                }
+                regret_match_infoset(r, &mut self.current[p][row..row + na]);
             }
         }
     }
@@ -684,13 +738,12 @@ impl ScalarEngine {
         }
         self.cfv_weight[p] += weight;
         let pp = self.layout.p;
-        for n in 0..self.layout.len() {
-            if self.in_tree(n) {
-                self.slot_cfv_weight[p][n] += weight;
-                let sl = n * pp..(n + 1) * pp;
-                for (s, x) in self.slot_cfv_sum[p][sl.clone()].iter_mut().zip(&v[sl]) {
-                    *s += weight * x;
-                }
+        for &n in &self.active {
+            let n = n as usize;
+            self.slot_cfv_weight[p][n] += weight;
+            let sl = n * pp..(n + 1) * pp;
+            for (s, x) in self.slot_cfv_sum[p][sl.clone()].iter_mut().zip(&v[sl]) {
+                *s += weight * x;
             }
         }
         if let Some(g) = self.gadget.as_mut()
@@ -699,8 +752,8 @@ impl ScalarEngine {
             g.update(&v[..rs]);
             self.root_range[p] = g.range();
         }
-        self.values[p] = v;
-        self.q[p] = q;
+        self.spare_v = std::mem::replace(&mut self.values[p], v);
+        self.spare_q[p] = std::mem::replace(&mut self.q[p], q);
     }
 
     fn blocks_average(&self, i: Player) -> Vec<f64> {
@@ -755,6 +808,15 @@ impl RegretEngine for ScalarEngine {
         }
         self.expanded[n] = true;
         self.reaches_fresh = false;
+        // The children join the tree: one contiguous id range, kept in ascending order.
+        let l = &*self.layout;
+        let c0 = l.first_child[n];
+        let kids = c0..c0 + l.num_children[n];
+        let at = self.active.partition_point(|&x| x < c0);
+        self.active.splice(at..at, kids);
+        if let TensorKind::Decision(actor) = l.kind[n] {
+            self.active_decisions[actor].push(l.decision_index[n]);
+        }
         true
     }
 

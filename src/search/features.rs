@@ -32,6 +32,9 @@ struct NodeInfo {
     public: Vec<f32>,
     chance: Vec<f64>,
     valid: [Vec<bool>; 2],
+    /// Per player `i` and private state `x`: the chance marginal `Σ_y C` over the opponent's
+    /// states (summed in `y` order).
+    marginal: [Vec<f64>; 2],
 }
 
 /// A PBS turned into network input, with what is needed to turn predictions back into CFVs.
@@ -181,10 +184,26 @@ impl PbsEncoder {
             .map_err(|e| SearchError::Leaf(format!("replaying a history of node {node}: {e}")))?;
         let mut public = vec![0.0; self.public_size];
         state.public_state_tensor(&mut public);
+        let marginal = std::array::from_fn(|i| {
+            (0..p)
+                .map(|x| {
+                    (0..p)
+                        .map(|y| {
+                            if i == 0 {
+                                chance[x * p + y]
+                            } else {
+                                chance[y * p + x]
+                            }
+                        })
+                        .sum()
+                })
+                .collect()
+        });
         let info = Arc::new(NodeInfo {
             public,
             chance,
             valid,
+            marginal,
         });
         self.nodes.insert(node, info.clone());
         Ok(info)
@@ -201,33 +220,22 @@ impl PbsEncoder {
                 0.0
             }
         };
-        let mut input = n.public.clone();
-        input.reserve(2 * p);
+        let own: [Vec<f64>; 2] = std::array::from_fn(|i| (0..p).map(|x| r(i, x)).collect());
+        let mut input = Vec::with_capacity(n.public.len() + 2 * p);
+        input.extend_from_slice(&n.public);
         let mut mass = [vec![0.0; p], vec![0.0; p]];
         for (i, mass_i) in mass.iter_mut().enumerate() {
             // Belief: own reach times the chance marginal of x.
-            let belief: Vec<f64> = (0..p)
-                .map(|x| {
-                    let marginal: f64 = (0..p)
-                        .map(|y| {
-                            if i == 0 {
-                                n.chance[x * p + y]
-                            } else {
-                                n.chance[y * p + x]
-                            }
-                        })
-                        .sum();
-                    r(i, x) * marginal
-                })
-                .collect();
-            let total: f64 = belief.iter().sum();
-            input.extend(belief.iter().map(|&b| {
+            let belief = |x: usize| own[i][x] * n.marginal[i][x];
+            let total: f64 = (0..p).map(belief).sum();
+            input.extend((0..p).map(|x| {
                 if total > MIN_MASS {
-                    (b / total) as f32
+                    (belief(x) / total) as f32
                 } else {
                     0.0
                 }
             }));
+            let opp = &own[1 - i];
             for (x, m) in mass_i.iter_mut().enumerate() {
                 *m = (0..p)
                     .map(|y| {
@@ -236,7 +244,7 @@ impl PbsEncoder {
                         } else {
                             n.chance[y * p + x]
                         };
-                        r(1 - i, y) * c
+                        opp[y] * c
                     })
                     .sum();
             }

@@ -25,6 +25,7 @@ use crate::tree::tensor::{TensorKind, TensorTree};
 use crate::tree::{NONE, PublicTree};
 use crate::util::SplitMix64;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Which strategy a search answers with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +54,10 @@ pub struct GtCfrConfig {
     /// Ask the evaluator for a prior policy ([`LeafValues::policy_prior`]) at each decision
     /// node simulations pass, for PUCT (uniform where it gives none).
     pub policy_prior: bool,
+    /// Top-k restriction of the simulations' selection: at a decision, only the `k` actions
+    /// of highest current CFR probability (ties: lower action index first) can be picked,
+    /// by PUCT and by the CFR sample alike. `None`: every action (at least 1 when set).
+    pub top_k: Option<usize>,
 }
 
 impl Default for GtCfrConfig {
@@ -65,6 +70,7 @@ impl Default for GtCfrConfig {
             spec: SolverSpec::named("cfr+").expect("cfr+ is a known algorithm"),
             seed: 0,
             policy_prior: false,
+            top_k: None,
         }
     }
 }
@@ -83,6 +89,13 @@ impl GtCfrConfig {
         let c = self.expansions_per_update;
         if !(c.is_finite() && c > 0.0) {
             return Err(bad("c", c.to_string(), "must be a positive number"));
+        }
+        if self.top_k == Some(0) {
+            return Err(bad(
+                "top_k",
+                "0".into(),
+                "at least 1 action (or unset for all)",
+            ));
         }
         if !(self.puct.is_finite() && self.puct >= 0.0) {
             return Err(bad(
@@ -105,6 +118,46 @@ impl GtCfrConfig {
     }
 }
 
+/// Wall-clock seconds a search (or a lock-step batch of searches) spent per phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhaseTimes {
+    /// Gathering the frontier queries of all searches before a lock-step update (reaches of
+    /// the current strategies, query vectors); 0 for a search run alone.
+    pub gather: f64,
+    /// Regret updates (sweeps, accumulation, regret matching); for a search run alone this
+    /// includes its leaf evaluations, for a lock-step batch it does not.
+    pub updates: f64,
+    /// The lock-step batch's leaf evaluator calls (one per single update for all searches);
+    /// 0 for a search run alone (its evaluations are inside `updates`).
+    pub evaluate: f64,
+    /// Expansion simulations (prior-policy queries included).
+    pub simulations: f64,
+}
+
+impl PhaseTimes {
+    /// Adds `other`'s seconds to these.
+    pub fn add(&mut self, other: &PhaseTimes) {
+        self.gather += other.gather;
+        self.updates += other.updates;
+        self.evaluate += other.evaluate;
+        self.simulations += other.simulations;
+    }
+}
+
+/// What [`run_lockstep`] reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LockstepStats {
+    /// Evaluator calls made for updates (one per single update while any search has a
+    /// frontier).
+    pub calls: u64,
+    /// Frontier queries answered by those calls.
+    pub queries: u64,
+    /// The largest number of queries in one call.
+    pub max_batch: usize,
+    /// Seconds per phase, all searches together.
+    pub times: PhaseTimes,
+}
+
 /// One GT-CFR search (see the module docs).
 pub struct GtCfr<E: RegretEngine = ScalarEngine> {
     engine: E,
@@ -118,6 +171,56 @@ pub struct GtCfr<E: RegretEngine = ScalarEngine> {
     growth_root: usize,
     /// Prior policies by layout node, asked once per node (`policy_prior`).
     priors: std::collections::HashMap<usize, Option<Vec<Vec<f64>>>>,
+    /// Seconds spent per phase by [`Self::run`].
+    times: PhaseTimes,
+}
+
+/// Layouts of public subtrees by root node, built once and shared: a search's union layout
+/// depends on its root node only, so searches rooted at the same public node (every chain's
+/// first search, lock-step groups of self-play games) need not rebuild it. One cache serves
+/// one compiled game (`tree`, `ht`); thread-safe; at most `capacity` layouts are kept (later
+/// ones are built and not kept).
+#[derive(Debug)]
+pub struct LayoutCache {
+    map: std::sync::Mutex<std::collections::HashMap<u32, Arc<TensorTree>>>,
+    capacity: usize,
+    builds: std::sync::atomic::AtomicU64,
+}
+
+impl LayoutCache {
+    /// An empty cache keeping at most `capacity` layouts.
+    pub fn new(capacity: usize) -> LayoutCache {
+        LayoutCache {
+            map: Default::default(),
+            capacity,
+            builds: Default::default(),
+        }
+    }
+
+    /// The layout of the subtree below public node `node`, built on first use.
+    pub fn get(
+        &self,
+        tree: &PublicTree,
+        ht: &HistoryTree,
+        node: u32,
+    ) -> Result<Arc<TensorTree>, SearchError> {
+        if let Some(l) = self.map.lock().expect("layout cache lock").get(&node) {
+            return Ok(l.clone());
+        }
+        let l = Arc::new(TensorTree::build(tree, ht, node, None)?);
+        self.builds
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut map = self.map.lock().expect("layout cache lock");
+        if map.len() < self.capacity {
+            map.entry(node).or_insert_with(|| l.clone());
+        }
+        Ok(l)
+    }
+
+    /// Layouts built so far (a hit builds none).
+    pub fn builds(&self) -> u64 {
+        self.builds.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// The layout of the whole subtree below `pbs.node` and the root ranges it implies.
@@ -126,6 +229,16 @@ pub fn layout_for(
     ht: &HistoryTree,
     pbs: &Pbs,
 ) -> Result<(Arc<TensorTree>, [Vec<f64>; 2]), SearchError> {
+    layout_cached(tree, ht, pbs, None)
+}
+
+/// [`layout_for`] through `cache` when given.
+pub fn layout_cached(
+    tree: &PublicTree,
+    ht: &HistoryTree,
+    pbs: &Pbs,
+    cache: Option<&LayoutCache>,
+) -> Result<(Arc<TensorTree>, [Vec<f64>; 2]), SearchError> {
     if pbs.node as usize >= tree.nodes.len() {
         return Err(SearchError::BadSetting {
             key: "node",
@@ -133,7 +246,10 @@ pub fn layout_for(
             reason: format!("the public tree has {} nodes", tree.nodes.len()),
         });
     }
-    let layout = Arc::new(TensorTree::build(tree, ht, pbs.node, None)?);
+    let layout = match cache {
+        Some(c) => c.get(tree, ht, pbs.node)?,
+        None => Arc::new(TensorTree::build(tree, ht, pbs.node, None)?),
+    };
     let p = layout.p;
     let ranges = std::array::from_fn(|i| {
         (0..p)
@@ -152,8 +268,19 @@ impl GtCfr<ScalarEngine> {
         pbs: &Pbs,
         config: GtCfrConfig,
     ) -> Result<Self, SearchError> {
+        Self::new_cached(tree, ht, pbs, config, None)
+    }
+
+    /// [`Self::new`] with the layout taken from `cache` when given.
+    pub fn new_cached(
+        tree: &PublicTree,
+        ht: &HistoryTree,
+        pbs: &Pbs,
+        config: GtCfrConfig,
+        cache: Option<&LayoutCache>,
+    ) -> Result<Self, SearchError> {
         config.validate()?;
-        let (layout, ranges) = layout_for(tree, ht, pbs)?;
+        let (layout, ranges) = layout_cached(tree, ht, pbs, cache)?;
         let engine = ScalarEngine::new(layout, config.spec, ranges)?;
         Self::from_engine(engine, config)
     }
@@ -174,6 +301,7 @@ impl<E: RegretEngine> GtCfr<E> {
             expansions: 0,
             growth_root: 0,
             priors: std::collections::HashMap::new(),
+            times: PhaseTimes::default(),
         })
     }
 
@@ -217,22 +345,31 @@ impl<E: RegretEngine> GtCfr<E> {
         self.expansions
     }
 
+    /// Seconds spent per phase by [`Self::run`] so far.
+    pub fn times(&self) -> PhaseTimes {
+        self.times
+    }
+
     /// Runs the search to its budget of simulations (see the module docs).
     pub fn run(&mut self, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
         let (updates, credit_per_round) = self.config.schedule();
         let mut credit = 0.0;
         loop {
+            let t = Instant::now();
             for _ in 0..updates {
                 self.engine.iterate(leaves)?;
             }
+            self.times.updates += t.elapsed().as_secs_f64();
             if self.simulations >= self.config.simulations {
                 return Ok(());
             }
             credit += credit_per_round;
+            let t = Instant::now();
             while credit >= 1.0 && self.simulations < self.config.simulations {
                 self.simulate(leaves)?;
                 credit -= 1.0;
             }
+            self.times.simulations += t.elapsed().as_secs_f64();
         }
     }
 
@@ -361,6 +498,12 @@ impl<E: RegretEngine> GtCfr<E> {
         let d = l.decision_index[n] as usize;
         let row = (d * p + x) * l.a;
         let na = l.num_actions[actor][d] as usize;
+        let allowed = self
+            .config
+            .top_k
+            .filter(|&k| k < na)
+            .map(|k| top_k_mask(self.engine.current_row(actor, d, x), k));
+        let ok = |k: usize| allowed.as_ref().is_none_or(|m| m[k]);
         let k = if self.rng.next_f64() < 0.5 {
             // PUCT: Q normalised by the opponent's chance-weighted reach of this infostate.
             let opp = self.engine.reach(1 - actor);
@@ -398,7 +541,7 @@ impl<E: RegretEngine> GtCfr<E> {
                 .filter(|r| r.len() == na);
             let mut best = 0;
             let mut best_score = f64::NEG_INFINITY;
-            for k in 0..na {
+            for k in (0..na).filter(|&k| ok(k)) {
                 let qa = if mass > 0.0 { q[k] / mass } else { 0.0 };
                 let prior = prior_row.map_or(uniform, |r| r[k]);
                 let score = qa + self.config.puct * prior * total.sqrt() / (1.0 + visits[k] as f64);
@@ -410,12 +553,34 @@ impl<E: RegretEngine> GtCfr<E> {
             best
         } else {
             let sigma = self.engine.current_row(actor, d, x);
-            self.rng.weighted(sigma)
+            match &allowed {
+                None => self.rng.weighted(sigma),
+                Some(m) => {
+                    let w: Vec<f64> = sigma
+                        .iter()
+                        .zip(m)
+                        .map(|(&s, &on)| if on { s } else { 0.0 })
+                        .collect();
+                    self.rng.weighted(&w)
+                }
+            }
         };
         self.visits[actor][row + k] += 1;
         debug_assert!(l.infoset[actor][d * p + x] != NONE);
         Ok(k)
     }
+}
+
+/// The `k` entries of `sigma` with the highest values (ties: lower index first), as a mask.
+pub(crate) fn top_k_mask(sigma: &[f64], k: usize) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..sigma.len()).collect();
+    // Stable sort: equal probabilities keep index order.
+    order.sort_by(|&a, &b| sigma[b].total_cmp(&sigma[a]));
+    let mut mask = vec![false; sigma.len()];
+    for &i in order.iter().take(k) {
+        mask[i] = true;
+    }
+    mask
 }
 
 /// Answers exactly one evaluation with answers computed beforehand (a search's share of a
@@ -444,13 +609,15 @@ impl LeafValues for Stash {
 /// for all searches); simulations run search by search in between (`leaves` answers prior
 /// queries there, with `policy_prior`). The result is that of running each search alone with
 /// the same evaluator when the evaluator answers each query independently of the others in
-/// its call (asserted by the search tests). Returns the evaluator calls made for updates.
+/// its call (asserted by the search tests). Returns the evaluator calls made for updates and
+/// the time per phase.
 pub fn run_lockstep(
     searches: &mut [GtCfr<ScalarEngine>],
     leaves: &mut dyn LeafValues,
-) -> Result<u64, SearchError> {
+) -> Result<LockstepStats, SearchError> {
+    let mut stats = LockstepStats::default();
     let Some(first) = searches.first() else {
-        return Ok(0);
+        return Ok(stats);
     };
     let cfg = first.config.clone();
     for g in searches.iter() {
@@ -473,21 +640,25 @@ pub fn run_lockstep(
     }
     let (updates, credit_per_round) = cfg.schedule();
     let mut credit = 0.0;
-    let mut calls = 0u64;
     loop {
         for _ in 0..updates {
             for p in 0..2 {
+                let t = Instant::now();
                 let pending: Vec<Vec<Pbs>> = searches
                     .iter_mut()
                     .map(|g| g.engine.pending_queries())
                     .collect();
                 let all: Vec<Pbs> = pending.iter().flatten().cloned().collect();
+                let t = lap(t, &mut stats.times.gather);
                 let mut answers = if all.is_empty() {
                     Vec::new()
                 } else {
-                    calls += 1;
+                    stats.calls += 1;
+                    stats.queries += all.len() as u64;
+                    stats.max_batch = stats.max_batch.max(all.len());
                     leaves.evaluate(&all)?
                 };
+                let t = lap(t, &mut stats.times.evaluate);
                 if answers.len() != all.len() {
                     return Err(SearchError::Leaf(format!(
                         "{} answers for {} queries",
@@ -503,12 +674,14 @@ pub fn run_lockstep(
                 for (g, share) in searches.iter_mut().zip(shares.into_iter().rev()) {
                     g.engine.update_player(p, &mut Stash(Some(share)))?;
                 }
+                lap(t, &mut stats.times.updates);
             }
         }
         if searches.iter().all(|g| g.simulations >= cfg.simulations) {
-            return Ok(calls);
+            return Ok(stats);
         }
         credit += credit_per_round;
+        let t = Instant::now();
         while credit >= 1.0 && searches.iter().any(|g| g.simulations < cfg.simulations) {
             for g in searches.iter_mut() {
                 if g.simulations < cfg.simulations {
@@ -517,5 +690,29 @@ pub fn run_lockstep(
             }
             credit -= 1.0;
         }
+        lap(t, &mut stats.times.simulations);
     }
+}
+
+/// Runs `searches` to their budgets: in lock-step ([`run_lockstep`]) when their updates
+/// alternate, one after the other otherwise (simultaneous updates cannot be split per player).
+pub fn run_together(
+    searches: &mut [GtCfr<ScalarEngine>],
+    leaves: &mut dyn LeafValues,
+) -> Result<(), SearchError> {
+    if searches.iter().all(|g| g.engine.alternating()) {
+        run_lockstep(searches, leaves)?;
+    } else {
+        for g in searches.iter_mut() {
+            g.run(leaves)?;
+        }
+    }
+    Ok(())
+}
+
+/// Adds the seconds since `t` to `acc` and returns now.
+fn lap(t: Instant, acc: &mut f64) -> Instant {
+    let now = Instant::now();
+    *acc += (now - t).as_secs_f64();
+    now
 }

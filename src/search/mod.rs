@@ -32,9 +32,11 @@ mod tests;
 
 pub use engine::{Gadget, RegretEngine, ScalarEngine};
 pub use features::{EncodedPbs, PbsEncoder};
-pub use gtcfr::{Final, GtCfr, GtCfrConfig, run_lockstep};
+pub use gtcfr::{
+    Final, GtCfr, GtCfrConfig, LayoutCache, LockstepStats, PhaseTimes, run_lockstep, run_together,
+};
 pub use oracle::SubgameOracle;
-pub use resolve::{OpponentValues, Resolved, Resolver, ResolverConfig};
+pub use resolve::{Begun, OpponentValues, PendingSearch, Resolved, Resolver, ResolverConfig};
 pub use search_policy::{
     SearchEval, SearchNashConv, SearchPolicy, SearchPolicyStats, search_nash_conv,
 };

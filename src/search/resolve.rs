@@ -39,7 +39,7 @@
 //! 0.26 profile); the average sits between the two and is the default.
 
 use super::engine::{Gadget, RegretEngine, ScalarEngine};
-use super::gtcfr::{GtCfr, GtCfrConfig, layout_for};
+use super::gtcfr::{GtCfr, GtCfrConfig, LayoutCache, layout_cached};
 use super::{LeafValues, Pbs, SearchError};
 use crate::game::Player;
 use crate::tree::history::HistoryTree;
@@ -156,6 +156,26 @@ pub struct Resolver {
     ht: Arc<HistoryTree>,
     config: ResolverConfig,
     last: Option<Arc<Summary>>,
+    layouts: Option<Arc<LayoutCache>>,
+}
+
+/// What [`Resolver::begin`] returns.
+pub enum Begun {
+    /// Answered without a search (the player has no range left).
+    Done(Resolved),
+    /// A search to run to its budget, then to pass to [`Resolver::finish`] with its context.
+    Search(Box<GtCfr>, PendingSearch),
+}
+
+/// What [`Resolver::finish`] needs to know about a search [`Resolver::begin`] set up.
+#[derive(Debug)]
+pub struct PendingSearch {
+    node: u32,
+    root: u32,
+    gadget: bool,
+    layout: Arc<TensorTree>,
+    here: usize,
+    d: usize,
 }
 
 /// `v` padded with zeros or cut to `p` entries.
@@ -185,7 +205,15 @@ impl Resolver {
             ht,
             config,
             last: None,
+            layouts: None,
         })
+    }
+
+    /// Takes search layouts from `cache` (shared by the chains of one compiled game) instead
+    /// of building one per search.
+    pub fn with_layouts(mut self, cache: Arc<LayoutCache>) -> Resolver {
+        self.layouts = Some(cache);
+        self
     }
 
     /// The player this chain decides for.
@@ -218,6 +246,20 @@ impl Resolver {
         seed: u64,
         leaves: &mut dyn LeafValues,
     ) -> Result<Resolved, SearchError> {
+        match self.begin(node, seed)? {
+            Begun::Done(r) => Ok(r),
+            Begun::Search(mut search, pending) => {
+                search.run(leaves)?;
+                self.finish(*search, pending, leaves)
+            }
+        }
+    }
+
+    /// The first half of [`Self::act`]: sets the search at `node` up without running it (or
+    /// answers at once where the player has no range left). Run the returned search to its
+    /// budget (alone, or with others in [`super::run_lockstep`]) and pass it to
+    /// [`Self::finish`]; `act` is `begin`, `run`, `finish`.
+    pub fn begin(&mut self, node: u32, seed: u64) -> Result<Begun, SearchError> {
         let (me, opp) = (self.player, 1 - self.player);
         let tree = self.tree.clone();
         if node as usize >= tree.nodes.len()
@@ -271,7 +313,7 @@ impl Resolver {
             node: root,
             ranges: [Vec::new(), Vec::new()],
         };
-        let (layout, _) = layout_for(&tree, &self.ht, &pbs)?;
+        let (layout, _) = layout_cached(&tree, &self.ht, &pbs, self.layouts.as_deref())?;
         let p = layout.p;
         let full = |i: usize| -> Vec<f64> {
             (0..p)
@@ -315,7 +357,7 @@ impl Resolver {
                     }
                 })
                 .collect();
-            return Ok(Resolved {
+            return Ok(Begun::Done(Resolved {
                 node,
                 root,
                 gadget: false,
@@ -329,7 +371,7 @@ impl Resolver {
                     node,
                     ranges: [Vec::new(), Vec::new()],
                 },
-            });
+            }));
         }
         let mut engine = ScalarEngine::new(layout.clone(), self.config.search.spec, pbs.ranges)?;
         let gadget = if let (Some(r_prev), Some(w)) = (opp_range, cfvs) {
@@ -355,7 +397,38 @@ impl Resolver {
         };
         let mut search = GtCfr::from_engine(engine, config)?;
         search.set_growth_root(here)?;
-        search.run(leaves)?;
+        Ok(Begun::Search(
+            Box::new(search),
+            PendingSearch {
+                node,
+                root,
+                gadget,
+                layout,
+                here,
+                d,
+            },
+        ))
+    }
+
+    /// The second half of [`Self::act`]: the policy rows of `search` (run to its budget, as
+    /// set up by [`Self::begin`] of this chain) and the summary the next decision restarts
+    /// from. `leaves` is asked only for the opponent values `best-response` and `profile`.
+    pub fn finish(
+        &mut self,
+        mut search: GtCfr,
+        pending: PendingSearch,
+        leaves: &mut dyn LeafValues,
+    ) -> Result<Resolved, SearchError> {
+        let (me, opp) = (self.player, 1 - self.player);
+        let PendingSearch {
+            node,
+            root,
+            gadget,
+            layout,
+            here,
+            d,
+        } = pending;
+        let p = layout.p;
         let blocks = search.policy_blocks();
         let a = layout.a;
         let na = layout.num_actions[me][d] as usize;

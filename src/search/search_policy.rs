@@ -13,8 +13,9 @@
 //! Cost: one search per decision public node (a private state's policy is a row of its public
 //! node's search).
 
+use super::gtcfr::{LayoutCache, run_together};
 use super::oracle::SubgameOracle;
-use super::resolve::{Resolver, ResolverConfig};
+use super::resolve::{Begun, Resolved, Resolver, ResolverConfig};
 use super::{LeafValues, SearchError};
 use crate::eval::{NashConvReport, nash_conv};
 use crate::game::{Game, State, Turn};
@@ -76,38 +77,66 @@ impl SearchPolicy {
         let t0 = Instant::now();
         let mut policy = uniform_tree_policy(&tree);
         let mut stats = SearchPolicyStats::default();
-        let chains = [0, 1].map(|i| Resolver::new(i, tree.clone(), ht.clone(), config.clone()));
-        let [c0, c1] = chains;
+        // One layout per restart node, shared by every chain of the walk.
+        let layouts = Arc::new(LayoutCache::new(tree.nodes.len()));
+        let chain = |i| {
+            Resolver::new(i, tree.clone(), ht.clone(), config.clone())
+                .map(|r| r.with_layouts(layouts.clone()))
+        };
         let root = (0..tree.nodes.len() as u32)
             .find(|&n| tree.nodes[n as usize].parent == crate::tree::NONE)
             .expect("a public tree has a root");
-        let mut stack = vec![(root, [c0?, c1?])];
-        while let Some((node, mut chains)) = stack.pop() {
-            let pn = &tree.nodes[node as usize];
-            if let NodeKind::Decision(me) = pn.kind {
-                let seed = node_seed(config.search.seed, node);
-                let r = chains[me].act(node, seed, leaves)?;
-                stats.decisions += 1;
-                if r.searched {
-                    stats.searches += 1;
-                    stats.gadget_searches += r.gadget as usize;
-                    stats.restarts_at_current += (r.root == node) as usize;
-                    stats.iterations += r.iterations;
-                    stats.expansions += r.expansions;
-                    stats.searches_with_frontier += (r.frontier > 0) as usize;
-                }
-                let inf = &tree.infosets[me];
-                for g in pn.infoset_range.0..pn.infoset_range.1 {
-                    let g = g as usize;
-                    let row = &r.rows[inf.private[g] as usize];
-                    let range = inf.range(g);
-                    assert_eq!(row.len(), range.len(), "infoset {} row", inf.key[g]);
-                    policy[me][range].copy_from_slice(row);
+        // Depth by depth: the searches of one depth are independent of each other (each node
+        // has its own copy of the chains), so they run in lock-step, one evaluator call per
+        // single update for all of them.
+        let mut level = vec![(root, [chain(0)?, chain(1)?])];
+        while !level.is_empty() {
+            let mut answers: Vec<Option<Resolved>> = vec![None; level.len()];
+            let mut waiting = Vec::new();
+            let mut searches = Vec::new();
+            for (k, (node, chains)) in level.iter_mut().enumerate() {
+                if let NodeKind::Decision(me) = tree.nodes[*node as usize].kind {
+                    let seed = node_seed(config.search.seed, *node);
+                    match chains[me].begin(*node, seed)? {
+                        Begun::Done(r) => answers[k] = Some(r),
+                        Begun::Search(search, pending) => {
+                            waiting.push((k, me, pending));
+                            searches.push(*search);
+                        }
+                    }
                 }
             }
-            for &c in pn.children.iter().rev() {
-                stack.push((c, chains.clone()));
+            run_together(&mut searches, leaves)?;
+            for ((k, me, pending), search) in waiting.into_iter().zip(searches) {
+                answers[k] = Some(level[k].1[me].finish(search, pending, leaves)?);
             }
+            let mut next = Vec::new();
+            for ((node, chains), r) in level.into_iter().zip(answers) {
+                let pn = &tree.nodes[node as usize];
+                if let (NodeKind::Decision(me), Some(r)) = (pn.kind, r) {
+                    stats.decisions += 1;
+                    if r.searched {
+                        stats.searches += 1;
+                        stats.gadget_searches += r.gadget as usize;
+                        stats.restarts_at_current += (r.root == node) as usize;
+                        stats.iterations += r.iterations;
+                        stats.expansions += r.expansions;
+                        stats.searches_with_frontier += (r.frontier > 0) as usize;
+                    }
+                    let inf = &tree.infosets[me];
+                    for g in pn.infoset_range.0..pn.infoset_range.1 {
+                        let g = g as usize;
+                        let row = &r.rows[inf.private[g] as usize];
+                        let range = inf.range(g);
+                        assert_eq!(row.len(), range.len(), "infoset {} row", inf.key[g]);
+                        policy[me][range].copy_from_slice(row);
+                    }
+                }
+                for &c in &pn.children {
+                    next.push((c, chains.clone()));
+                }
+            }
+            level = next;
         }
         stats.seconds = t0.elapsed().as_secs_f64();
         let index = std::array::from_fn(|i| {

@@ -789,8 +789,14 @@ fn lockstep_searches_equal_separate_searches_with_one_evaluation_per_update() {
         calls: 0,
         queries: 0,
     };
-    let calls = super::run_lockstep(&mut batch, &mut counting).unwrap();
+    let calls = super::run_lockstep(&mut batch, &mut counting)
+        .unwrap()
+        .calls;
     assert_eq!(calls, counting.calls);
+    // Exactly one call per single update (two per iteration), for all searches together.
+    let iterations = batch[0].engine().iteration();
+    assert!(batch.iter().all(|s| s.engine().iteration() == iterations));
+    assert_eq!(calls, 2 * iterations, "{iterations} iterations");
     for (b, s) in batch.iter().enumerate() {
         assert_eq!(s.policy_blocks(), separate[b], "search {b}");
         assert_eq!(s.simulations(), 6);
@@ -800,4 +806,45 @@ fn lockstep_searches_equal_separate_searches_with_one_evaluation_per_update() {
         calls < separate_calls && calls * 2 <= separate_calls,
         "lock-step {calls} calls, separate {separate_calls}"
     );
+}
+
+/// Top-k selection: the mask keeps the k most probable actions (ties: lower index first); a
+/// search with k at least the action count is the unrestricted search bit for bit, k = 1
+/// grows another tree (simulations follow the current policy's argmax), k = 0 is refused.
+#[test]
+fn top_k_restricts_the_simulations_selection() {
+    use super::gtcfr::top_k_mask;
+    assert_eq!(top_k_mask(&[0.2, 0.5, 0.3], 2), vec![false, true, true]);
+    assert_eq!(top_k_mask(&[0.25, 0.25, 0.5], 2), vec![true, false, true]);
+    assert_eq!(top_k_mask(&[0.5, 0.5], 1), vec![true, false]);
+    let g = compile("leduc_poker");
+    let mut oracle = SubgameOracle::new(g.tree.clone(), g.ht.clone(), 30).unwrap();
+    let pbs = Pbs {
+        node: 0,
+        ranges: full_ranges(&g, 0),
+    };
+    let mut run = |top_k: Option<usize>| {
+        let cfg = GtCfrConfig {
+            simulations: 30,
+            seed: 5,
+            top_k,
+            ..GtCfrConfig::default()
+        };
+        let mut s = GtCfr::new(&g.tree, &g.ht, &pbs, cfg).unwrap();
+        s.run(&mut oracle).unwrap();
+        (s.policy_blocks(), s.engine().frontier())
+    };
+    let all = run(None);
+    assert_eq!(run(Some(3)), all, "k = 3 covers every Leduc action");
+    let one = run(Some(1));
+    assert_ne!(one.1, all.1, "k = 1 grows the same tree as no restriction");
+    let cfg = GtCfrConfig {
+        top_k: Some(0),
+        ..GtCfrConfig::default()
+    };
+    let e = GtCfr::new(&g.tree, &g.ht, &pbs, cfg)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("top_k"), "{e}");
 }
