@@ -133,8 +133,11 @@ fn audit_ids(dir: &Path, who: &str) -> Vec<String> {
     ids
 }
 
-/// The ids still in run `run`'s stream.
-fn stream_ids(url: &str, run: &str) -> Vec<String> {
+/// A stream entry's fields (None for a deleted entry).
+type Fields = Option<std::collections::HashMap<String, Vec<u8>>>;
+
+/// The entries still in run `run`'s stream: id and fields.
+fn stream_entries(url: &str, run: &str) -> Vec<(String, Fields)> {
     let client = redis::Client::open(url).unwrap();
     let mut con = client.get_connection().unwrap();
     let reply: redis::Value = redis::cmd("XRANGE")
@@ -144,6 +147,11 @@ fn stream_ids(url: &str, run: &str) -> Vec<String> {
         .query(&mut con)
         .unwrap();
     armac::cluster::redis::range_entries(reply)
+}
+
+/// The ids still in run `run`'s stream.
+fn stream_ids(url: &str, run: &str) -> Vec<String> {
+    stream_entries(url, run)
         .into_iter()
         .map(|(id, _)| id)
         .collect()
@@ -705,15 +713,7 @@ fn tokens(dir: &Path, who: &str) -> Vec<(String, String, bool)> {
 
 /// The `u` fields of the entries still in run `run`'s stream.
 fn stream_tokens(url: &str, run: &str) -> Vec<String> {
-    let client = redis::Client::open(url).unwrap();
-    let mut con = client.get_connection().unwrap();
-    let reply: redis::Value = redis::cmd("XRANGE")
-        .arg(format!("armac:{run}:stream"))
-        .arg("-")
-        .arg("+")
-        .query(&mut con)
-        .unwrap();
-    armac::cluster::redis::range_entries(reply)
+    stream_entries(url, run)
         .into_iter()
         .filter_map(|(_, f)| Some(String::from_utf8_lossy(f?.get("u")?).into_owned()))
         .collect()

@@ -451,22 +451,26 @@ impl CvpnForward for CvpnSnapshot {
         &self.cfg
     }
     fn predict(&self, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>), NnError> {
-        let n = self.cfg.input_size;
-        if !input.len().is_multiple_of(n) {
-            return Err(NnError::Batch(format!(
-                "CVPN input has {} entries, not a multiple of the input size {n}",
-                input.len()
-            )));
-        }
-        let b = input.len() / n;
-        if b == 0 {
-            return Ok((Vec::new(), Vec::new()));
-        }
-        let x = tensor2(input.to_vec(), b, n, &self.device);
-        let (v, p) = self.model.forward(x);
-        Ok((to_vec(v), to_vec(p)))
+        Ok(match self.input_tensor(input)? {
+            Some(x) => {
+                let (v, p) = self.model.forward(x);
+                (to_vec(v), to_vec(p))
+            }
+            None => (Vec::new(), Vec::new()),
+        })
     }
     fn predict_values(&self, input: &[f32]) -> Result<Vec<f32>, NnError> {
+        Ok(match self.input_tensor(input)? {
+            Some(x) => to_vec(self.model.forward_values(x)),
+            None => Vec::new(),
+        })
+    }
+}
+
+impl CvpnSnapshot {
+    /// `input` as a `[B, input_size]` tensor (None for an empty batch); an error when its
+    /// length is not a multiple of the input size.
+    fn input_tensor(&self, input: &[f32]) -> Result<Option<Tensor<2>>, NnError> {
         let n = self.cfg.input_size;
         if !input.len().is_multiple_of(n) {
             return Err(NnError::Batch(format!(
@@ -475,11 +479,7 @@ impl CvpnForward for CvpnSnapshot {
             )));
         }
         let b = input.len() / n;
-        if b == 0 {
-            return Ok(Vec::new());
-        }
-        let x = tensor2(input.to_vec(), b, n, &self.device);
-        Ok(to_vec(self.model.forward_values(x)))
+        Ok((b > 0).then(|| tensor2(input.to_vec(), b, n, &self.device)))
     }
 }
 
