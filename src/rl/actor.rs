@@ -79,6 +79,20 @@ pub enum PastDraw {
     Latest,
 }
 
+/// What a stored mean-regret target averages over (`armac.advantage_target`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdvantageTarget {
+    /// `q_j(h, ·) − v_j(h)` at the sampled history `h` (Algorithm 1 as stated): its expectation
+    /// given the information state is the counterfactual regret divided by the counterfactual
+    /// reach, and the opponent's private information it depends on is noise.
+    #[default]
+    History,
+    /// That expectation itself: the advantages of every history `h'` the learning player cannot
+    /// tell from `h`, averaged with the weights of chance and the opponent's policy `π^j`.
+    Infoset,
+}
+
 /// Settings of the actors.
 #[derive(Clone, Debug)]
 pub struct ActorSettings {
@@ -90,6 +104,97 @@ pub struct ActorSettings {
     pub reward_scale: f64,
     /// Whether each episode or each group draws its past epoch.
     pub past_draw: PastDraw,
+    /// What the stored mean-regret targets average over.
+    pub advantage_target: AdvantageTarget,
+}
+
+/// Most histories a game tracks for [`AdvantageTarget::Infoset`]; a game whose learning player
+/// cannot tell more histories apart stores single-history targets from then on.
+pub const MAX_SHADOWS: usize = 512;
+
+/// One history the learning player cannot tell from the one being played, with its weight
+/// `π_{-i}(h')` under chance and the opponent's `π^j` (the played history is one of them).
+struct Shadow {
+    state: Box<dyn State>,
+    weight: f64,
+}
+
+/// The learning player's information-state tensor of `state`.
+fn view(state: &dyn State, player: usize, size: usize) -> Vec<f32> {
+    let mut v = vec![0.0; size];
+    state.information_state_tensor(player, &mut v);
+    v
+}
+
+/// The shadows after a chance node whose played outcome leads to `played`: every outcome of
+/// every shadow that leaves the learning player's view as the played one does, weighted by
+/// its probability. `None` past [`MAX_SHADOWS`].
+fn shadows_after_chance(
+    shadows: Vec<Shadow>,
+    played: &dyn State,
+    learner: usize,
+    size: usize,
+) -> Option<Vec<Shadow>> {
+    let want = view(played, learner, size);
+    let mut next = Vec::new();
+    for sh in shadows {
+        if !sh.state.is_chance() {
+            continue;
+        }
+        for (o, p) in sh.state.chance_outcomes() {
+            let mut c = sh.state.clone_box();
+            c.apply_action(o);
+            if view(c.as_ref(), learner, size) == want {
+                next.push(Shadow {
+                    state: c,
+                    weight: sh.weight * p,
+                });
+            }
+        }
+        if next.len() > MAX_SHADOWS {
+            return None;
+        }
+    }
+    Some(next)
+}
+
+/// The shadows after the opponent plays `action` from `before`, the played history:
+/// `probs[k]` is `π^j` at shadow `k`'s opponent decision. Each shadow branches over its actions
+/// that leave the learning player's view as the played action does (in poker only the played
+/// action itself; in II-Goofspiel every bid with the same outcome), weighted by `π^j`. `None`
+/// past [`MAX_SHADOWS`].
+fn shadows_after_action(
+    shadows: Vec<Shadow>,
+    probs: &[Vec<f32>],
+    before: &dyn State,
+    action: usize,
+    learner: usize,
+    size: usize,
+) -> Option<Vec<Shadow>> {
+    let mut played = before.clone_box();
+    played.apply_action(action);
+    let want = view(played.as_ref(), learner, size);
+    let mut next = Vec::new();
+    for (sh, pi) in shadows.into_iter().zip(probs) {
+        for b in sh.state.legal_actions() {
+            let w = sh.weight * f64::from(pi[b]);
+            if w <= 0.0 {
+                continue;
+            }
+            let mut c = sh.state.clone_box();
+            c.apply_action(b);
+            if view(c.as_ref(), learner, size) == want {
+                next.push(Shadow {
+                    state: c,
+                    weight: w,
+                });
+            }
+        }
+        if next.len() > MAX_SHADOWS {
+            return None;
+        }
+    }
+    Some(next)
 }
 
 fn sample(probs: &[f32], rng: &mut SplitMix64) -> usize {
@@ -139,6 +244,9 @@ struct Live {
     rnn: Vec<(usize, [RecurrentState; 2])>,
     /// The learning player's behaviour reach so far ([`Step::reach`]).
     reach: f64,
+    /// [`AdvantageTarget::Infoset`] in learning episodes: the histories the learning player
+    /// cannot tell from this one (`None` otherwise, or once there are too many).
+    shadows: Option<Vec<Shadow>>,
 }
 
 /// Index of `net` in `nets`, appending it if new.
@@ -198,6 +306,64 @@ fn draw_roles(
     }
 }
 
+/// Which of the game's actions `state` allows.
+fn legal_mask(state: &dyn State, num_actions: usize) -> Vec<bool> {
+    let mut mask = vec![false; num_actions];
+    for a in state.legal_actions() {
+        mask[a] = true;
+    }
+    mask
+}
+
+/// One batched forward pass per network over the shadows of the games at this decision: the
+/// opponent's `π^j` where the opponent acts, the past critic where the learning player acts.
+/// Per game, the output holding its shadows' rows and the first of them.
+fn evaluate_shadows(
+    live: &[Live],
+    players: &[usize],
+    nets: &[Arc<ArmacPolicyNet>],
+    num_actions: usize,
+    info_size: usize,
+) -> Vec<Option<(Arc<ActOutput>, usize)>> {
+    let mut batches: Vec<(ActBatch, Vec<usize>)> = (0..nets.len())
+        .map(|_| (ActBatch::default(), Vec::new()))
+        .collect();
+    let mut first = vec![None; live.len()];
+    for (g, l) in live.iter().enumerate() {
+        let Some(sh) = &l.shadows else { continue };
+        let net = if players[g] == l.traj.learning_player {
+            l.roles.critic.expect("shadows only in learning episodes")
+        } else {
+            l.roles.opp
+        };
+        let (batch, games) = &mut batches[net];
+        first[g] = Some((net, games.len()));
+        for x in sh {
+            let st = x.state.as_ref();
+            let i0 = view(st, 0, info_size);
+            let i1 = view(st, 1, info_size);
+            batch
+                .own
+                .extend_from_slice(if players[g] == 0 { &i0 } else { &i1 });
+            batch.both0.extend(i0);
+            batch.both1.extend(i1);
+            batch
+                .legal
+                .extend(legal_mask(st, num_actions).iter().map(|&m| m as u8 as f32));
+            games.push(g);
+        }
+    }
+    let outs: Vec<Option<Arc<ActOutput>>> = batches
+        .iter()
+        .zip(nets)
+        .map(|((b, games), net)| (!games.is_empty()).then(|| Arc::new(net.evaluate(b))))
+        .collect();
+    first
+        .into_iter()
+        .map(|f| f.map(|(net, row)| (outs[net].clone().expect("evaluated"), row)))
+        .collect()
+}
+
 /// Plays one lock-step group of episodes and returns them with, for evaluation groups, the
 /// candidate and its summed return.
 pub fn play_group(
@@ -240,8 +406,20 @@ pub fn play_group(
                     rng,
                 )
             });
+            let state = game.new_initial_state();
+            let shadows = (settings.advantage_target == AdvantageTarget::Infoset
+                && !recurrent
+                && roles.critic.is_some()
+                && roles.exact.is_none())
+            .then(|| {
+                vec![Shadow {
+                    state: state.clone_box(),
+                    weight: 1.0,
+                }]
+            });
             Live {
-                state: game.new_initial_state(),
+                state,
+                shadows,
                 traj: Trajectory {
                     epoch: snaps.epoch,
                     learning_player: g % 2,
@@ -275,13 +453,17 @@ pub fn play_group(
         // Chance moves and terminals.
         let mut k = 0;
         while k < live.len() {
-            let st = &mut live[k].state;
-            match st.turn() {
+            let l = &mut live[k];
+            match l.state.turn() {
                 Turn::Chance => {
-                    let outcomes = st.chance_outcomes();
+                    let outcomes = l.state.chance_outcomes();
                     let w: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
                     let a = outcomes[rng.weighted(&w)].0;
-                    st.apply_action(a);
+                    l.state.apply_action(a);
+                    if let Some(sh) = l.shadows.take() {
+                        let lp = l.traj.learning_player;
+                        l.shadows = shadows_after_chance(sh, l.state.as_ref(), lp, info_size);
+                    }
                 }
                 Turn::Terminal => {
                     let mut l = live.swap_remove(k);
@@ -317,12 +499,8 @@ pub fn play_group(
                 l.state.information_state_tensor(1, &mut i1);
             }
             players.push(p);
-            let mut mask = vec![false; num_actions];
-            for a in l.state.legal_actions() {
-                mask[a] = true;
-            }
             infos.push([i0, i1]);
-            legals.push(mask);
+            legals.push(legal_mask(l.state.as_ref(), num_actions));
         }
         // Rows of each network: (game, position in that network's batch).
         let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); nets.len()];
@@ -401,6 +579,7 @@ pub fn play_group(
                 .expect("network evaluated this game");
             (outs[k].as_ref().expect("network evaluated"), i)
         };
+        let shadow_out = evaluate_shadows(&live, &players, &nets, num_actions, info_size);
         for (g, (l, (info, legal))) in live
             .iter_mut()
             .zip(infos.into_iter().zip(legals))
@@ -419,17 +598,44 @@ pub fn play_group(
                 let adv = exact.or_else(|| {
                     roles.critic.map(|c| {
                         // r = q_j(h, ·) − v_j(h), v_j(h) = Σ_a π^j(s, a) q_j(h, a).
-                        let (c, cr) = at(c, g);
-                        let r = cr * num_actions..(cr + 1) * num_actions;
-                        let q = if p == 0 { &c.q0[r] } else { &c.q1[r] };
                         let (o, or) = at(roles.opp, g);
                         let r = or * num_actions..(or + 1) * num_actions;
                         let pij = normalized_relu(&o.mean_regret[r], &legal);
-                        let v: f32 = pij.iter().zip(q).map(|(a, b)| a * b).sum();
-                        q.iter()
-                            .zip(&legal)
-                            .map(|(x, &ok)| if ok { x - v } else { 0.0 })
-                            .collect()
+                        let advantage = |q: &[f32]| -> Vec<f32> {
+                            let v: f32 = pij.iter().zip(q).map(|(a, b)| a * b).sum();
+                            q.iter()
+                                .zip(&legal)
+                                .map(|(x, &ok)| if ok { x - v } else { 0.0 })
+                                .collect()
+                        };
+                        let q_of = |c: &ActOutput, cr: usize| -> Vec<f32> {
+                            let r = cr * num_actions..(cr + 1) * num_actions;
+                            if p == 0 {
+                                c.q0[r].to_vec()
+                            } else {
+                                c.q1[r].to_vec()
+                            }
+                        };
+                        match (&l.shadows, &shadow_out[g]) {
+                            // Σ_h' π_{-i}(h') r(h') / Σ_h' π_{-i}(h') over the shadows.
+                            (Some(sh), Some((out, first))) => {
+                                let total: f64 = sh.iter().map(|x| x.weight).sum();
+                                let mut mean = vec![0.0f64; num_actions];
+                                for (k, x) in sh.iter().enumerate() {
+                                    let w = x.weight / total;
+                                    for (m, a) in
+                                        mean.iter_mut().zip(advantage(&q_of(out, first + k)))
+                                    {
+                                        *m += w * f64::from(a);
+                                    }
+                                }
+                                mean.into_iter().map(|m| m as f32).collect()
+                            }
+                            _ => {
+                                let (c, cr) = at(c, g);
+                                advantage(&q_of(c, cr))
+                            }
+                        }
                     })
                 });
                 (mu, adv, None)
@@ -457,6 +663,25 @@ pub fn play_group(
             });
             if learner_turn {
                 l.reach *= f64::from(probs[action]);
+                if let Some(sh) = &mut l.shadows {
+                    for x in sh.iter_mut() {
+                        x.state.apply_action(action);
+                    }
+                }
+            } else if let (Some(sh), Some((out, first))) = (l.shadows.take(), &shadow_out[g]) {
+                let pis: Vec<Vec<f32>> = sh
+                    .iter()
+                    .enumerate()
+                    .map(|(k, x)| {
+                        let r = (first + k) * num_actions..(first + k + 1) * num_actions;
+                        normalized_relu(
+                            &out.mean_regret[r],
+                            &legal_mask(x.state.as_ref(), num_actions),
+                        )
+                    })
+                    .collect();
+                let lp = l.traj.learning_player;
+                l.shadows = shadows_after_action(sh, &pis, l.state.as_ref(), action, lp, info_size);
             }
             l.state.apply_action(action);
         }
@@ -510,6 +735,100 @@ mod tests {
             .collect()
     }
 
+    /// The shadows at each learning decision are exactly the histories of the learning
+    /// player's infoset, weighted like `π_{-i}(h')` (chance and the opponent) in the game tree:
+    /// poker deals (Leduc), dice (Liar's Dice) and hidden opponent actions (II-Goofspiel).
+    #[test]
+    fn shadows_are_the_infosets_histories_with_opponent_reach() {
+        use crate::tree::history::{HistoryKind, HistoryTree};
+        use crate::tree::{PublicTree, uniform_tree_policy};
+        for name in [
+            "leduc_poker",
+            "liars_dice",
+            "turn_based_simultaneous_game(game=goofspiel(imp_info=True,num_cards=4,points_order=descending))",
+        ] {
+            let game = load_game(name).unwrap();
+            let tree = PublicTree::build(game.as_ref()).unwrap();
+            let ht = HistoryTree::build(game.as_ref(), &tree).unwrap();
+            let uniform = uniform_tree_policy(&tree);
+            let reach = [0, 1].map(|p| ht.opponent_reach(&tree, &uniform, p));
+            let id = |st: &dyn State| -> usize {
+                let mut h = 0;
+                for &a in st.history() {
+                    h = ht.children(h).find(|&c| ht.action[c] == a).unwrap();
+                }
+                h
+            };
+            let size = game.information_state_tensor_size();
+            let na = game.num_distinct_actions();
+            let mut rng = SplitMix64::new(7);
+            let mut checked = 0;
+            for episode in 0..200 {
+                let lp = episode % 2;
+                let mut st = game.new_initial_state();
+                let mut sh = vec![Shadow {
+                    state: st.clone_box(),
+                    weight: 1.0,
+                }];
+                loop {
+                    match st.turn() {
+                        Turn::Terminal => break,
+                        Turn::Chance => {
+                            let o = st.chance_outcomes();
+                            let w: Vec<f64> = o.iter().map(|x| x.1).collect();
+                            st.apply_action(o[rng.weighted(&w)].0);
+                            sh = shadows_after_chance(sh, st.as_ref(), lp, size).unwrap();
+                        }
+                        Turn::Player(p) => {
+                            let legal = st.legal_actions();
+                            let a = legal[rng.below(legal.len())];
+                            if p == lp {
+                                let h = id(st.as_ref());
+                                let want: Vec<usize> = (0..ht.len())
+                                    .filter(|&x| {
+                                        ht.kind[x] == HistoryKind::Decision(lp)
+                                            && ht.infoset[x] == ht.infoset[h]
+                                    })
+                                    .collect();
+                                let mut got: Vec<(usize, f64)> = sh
+                                    .iter()
+                                    .map(|x| (id(x.state.as_ref()), x.weight))
+                                    .collect();
+                                got.sort_by_key(|x| x.0);
+                                let ids: Vec<usize> = got.iter().map(|x| x.0).collect();
+                                assert_eq!(ids, want, "{name}: histories of the infoset");
+                                let (tw, tr): (f64, f64) = (
+                                    got.iter().map(|x| x.1).sum(),
+                                    want.iter().map(|&x| reach[lp][x]).sum(),
+                                );
+                                for &(x, w) in &got {
+                                    let r = reach[lp][x] / tr;
+                                    assert!((w / tw - r).abs() < 1e-9, "{name}: {w} vs {r}");
+                                }
+                                checked += 1;
+                                for x in &mut sh {
+                                    x.state.apply_action(a);
+                                }
+                            } else {
+                                let probs: Vec<Vec<f32>> = sh
+                                    .iter()
+                                    .map(|x| {
+                                        let m = legal_mask(x.state.as_ref(), na);
+                                        normalized_relu(&vec![0.0; na], &m)
+                                    })
+                                    .collect();
+                                sh = shadows_after_action(sh, &probs, st.as_ref(), a, lp, size)
+                                    .unwrap();
+                            }
+                            st.apply_action(a);
+                        }
+                    }
+                }
+            }
+            assert!(checked > 200, "{name}: {checked} decisions checked");
+        }
+    }
+
     /// `PastDraw::Episode` mixes past epochs within one lock-step group (Algorithm 1 draws `j`
     /// per episode); `PastDraw::Group` plays one past epoch per group.
     #[test]
@@ -544,6 +863,7 @@ mod tests {
                 eval_fraction: 0.0,
                 reward_scale: 2.0,
                 past_draw: draw,
+                advantage_target: Default::default(),
             };
             let mut rng = SplitMix64::new(5);
             let (trajs, eval) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);

@@ -4,8 +4,9 @@
 //! `q_{π^j}(h, a) − v_{π^j}(h)` at every sampled history, which separates the critic's error
 //! from the regret head's.
 
+use super::actor::AdvantageTarget;
 use crate::game::Action;
-use crate::tree::history::HistoryTree;
+use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::tree::{PublicTree, TreePolicy};
 use std::sync::Arc;
 
@@ -14,6 +15,11 @@ pub struct ExactValues {
     ht: Arc<HistoryTree>,
     /// `v_0(h)`, divided by the runs' reward scale (the units the critic learns in).
     v0: Vec<f32>,
+    /// With [`AdvantageTarget::Infoset`]: per player, the advantages of every infoset action
+    /// (indexed like a [`TreePolicy`]) averaged over the infoset's histories with the weights
+    /// `π_{-i}(h)` of chance and the opponent, i.e. the counterfactual regret of the infoset
+    /// divided by its counterfactual reach.
+    infoset: Option<[Vec<f32>; 2]>,
 }
 
 impl ExactValues {
@@ -24,11 +30,40 @@ impl ExactValues {
         tree: &PublicTree,
         policy: &TreePolicy,
         reward_scale: f64,
+        target: AdvantageTarget,
     ) -> Self {
         let mut v = vec![0.0; ht.len()];
         ht.values_into(tree, policy, &mut v);
+        let infoset = (target == AdvantageTarget::Infoset).then(|| {
+            std::array::from_fn(|p| {
+                let reach = ht.opponent_reach(tree, policy, p);
+                let sign = if p == 0 { 1.0 } else { -1.0 };
+                let mut num = vec![0.0f64; policy[p].len()];
+                let mut den = vec![0.0f64; policy[p].len()];
+                for h in 0..ht.len() {
+                    if ht.kind[h] != HistoryKind::Decision(p) {
+                        continue;
+                    }
+                    let base = tree.infosets[p].offset[ht.infoset[h] as usize] as usize;
+                    for (k, c) in ht.children(h).enumerate() {
+                        num[base + k] += reach[h] * sign * (v[c] - v[h]);
+                        den[base + k] += reach[h];
+                    }
+                }
+                num.iter()
+                    .zip(&den)
+                    .map(|(n, d)| {
+                        if *d > 0.0 {
+                            (n / d / reward_scale) as f32
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect()
+            })
+        });
         let v0 = v.iter().map(|x| (x / reward_scale) as f32).collect();
-        Self { ht, v0 }
+        Self { ht, v0, infoset }
     }
 
     /// The history reached by `actions` from the root, if the tree has it.
@@ -52,8 +87,13 @@ impl ExactValues {
         let sign = if player == 0 { 1.0 } else { -1.0 };
         let v = sign * self.v0[h];
         let mut out = vec![0.0; num_actions];
-        for c in self.ht.children(h) {
-            out[self.ht.action[c]] = sign * self.v0[c] - v;
+        for (k, c) in self.ht.children(h).enumerate() {
+            out[self.ht.action[c]] = match (&self.infoset, self.ht.kind[h]) {
+                (Some(agg), HistoryKind::Decision(p)) => {
+                    agg[p][self.ht.steps[h].action_base as usize + k]
+                }
+                _ => sign * self.v0[c] - v,
+            };
         }
         Some(out)
     }
@@ -72,7 +112,7 @@ mod tests {
         let tree = PublicTree::build(game.as_ref()).unwrap();
         let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree).unwrap());
         let uniform = crate::tree::uniform_tree_policy(&tree);
-        let ev = ExactValues::new(ht, &tree, &uniform, 2.0);
+        let ev = ExactValues::new(ht.clone(), &tree, &uniform, 2.0, AdvantageTarget::History);
         // Deal J (0) to player 0 and Q (1) to player 1: player 0 to act, pass (0) or bet (1).
         // Pass: player 1 with Q passes (J loses 1) or bets, then player 0 folds (-1) or calls
         // (-2): uniform gives 0.5·(-1) + 0.5·(0.5·(-1) + 0.5·(-2)) = -1.25.
@@ -96,5 +136,35 @@ mod tests {
             ev.advantages(&[0, 0], 0, 2).is_none(),
             "dealing J twice is no history"
         );
+        // Averaged over the infoset: player 0 holding J cannot tell Q from K, which chance deals
+        // with equal probability before anyone acts, so the target is the mean of the two.
+        let agg = ExactValues::new(ht, &tree, &uniform, 2.0, AdvantageTarget::Infoset);
+        let (q, k) = (
+            ev.advantages(&[0, 1], 0, 2).unwrap(),
+            ev.advantages(&[0, 2], 0, 2).unwrap(),
+        );
+        for deal in [[0, 1], [0, 2]] {
+            let a = agg.advantages(&deal, 0, 2).unwrap();
+            for i in 0..2 {
+                assert!(
+                    (a[i] - (q[i] + k[i]) / 2.0).abs() < 1e-6,
+                    "{a:?} {q:?} {k:?}"
+                );
+            }
+        }
+        // Player 1 holding K after a bet faces J or Q, each reached with probability
+        // 1/3 · 1/2 (the deal, then the uniform bet): the mean again, and calling beats folding.
+        let (j, q) = (
+            ev.advantages(&[0, 2, 1], 1, 2).unwrap(),
+            ev.advantages(&[1, 2, 1], 1, 2).unwrap(),
+        );
+        let a = agg.advantages(&[1, 2, 1], 1, 2).unwrap();
+        for i in 0..2 {
+            assert!(
+                (a[i] - (j[i] + q[i]) / 2.0).abs() < 1e-6,
+                "{a:?} {j:?} {q:?}"
+            );
+        }
+        assert!(a[1] > a[0], "{a:?}");
     }
 }

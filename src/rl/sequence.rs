@@ -308,6 +308,7 @@ mod tests {
             eval_fraction: 0.0,
             reward_scale: 2.0,
             past_draw: PastDraw::Episode,
+            advantage_target: Default::default(),
         };
         let mut rng = SplitMix64::new(9);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -362,6 +363,7 @@ mod tests {
             eval_fraction: 0.0,
             reward_scale: 2.0,
             past_draw: PastDraw::Episode,
+            advantage_target: Default::default(),
         };
         let mut rng = SplitMix64::new(5);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -425,6 +427,7 @@ mod tests {
             eval_fraction: 0.0,
             reward_scale: 2.0,
             past_draw: PastDraw::Episode,
+            advantage_target: Default::default(),
         };
         let mut rng = SplitMix64::new(8);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);

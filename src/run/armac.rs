@@ -30,7 +30,7 @@ use crate::games::load_game;
 use crate::nn::armac::SeqInputs;
 use crate::nn::armac::{ActBatch, ArmacLearner, ArmacNetConfig, ArmacPolicyNet, SnapshotPrecision};
 use crate::policy::probs::normalized_relu;
-use crate::rl::actor::{ActorMsg, PastDraw, PastEpoch, Snapshots};
+use crate::rl::actor::{ActorMsg, AdvantageTarget, PastDraw, PastEpoch, Snapshots};
 use crate::rl::candidates::{Candidate, CandidateStats};
 use crate::rl::exact::ExactValues;
 use crate::rl::learner::{act_batch, train_batch};
@@ -454,6 +454,7 @@ struct ExactAdvantages {
     ht: Arc<HistoryTree>,
     values: std::collections::HashMap<u64, Arc<ExactValues>>,
     scale: f64,
+    target: AdvantageTarget,
 }
 
 impl ExactAdvantages {
@@ -477,6 +478,7 @@ impl ExactAdvantages {
                     &ex.tree,
                     &policy,
                     self.scale,
+                    self.target,
                 )));
             }
         }
@@ -1152,6 +1154,7 @@ fn run_in_pool(
                 ht: ex.histories(&game)?,
                 values: Default::default(),
                 scale: reward_scale(&game, s),
+                target: s.advantage_target,
             };
             e.refresh(ex, &st, &nets, na);
             Some(e)

@@ -5,7 +5,7 @@
 //! config is saved in the run directory and beside every checkpoint.
 
 use crate::nn::armac::SnapshotPrecision;
-use crate::rl::actor::PastDraw;
+use crate::rl::actor::{AdvantageTarget, PastDraw};
 use crate::rl::memory::{MemoryKind, MemoryWeights};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -210,6 +210,12 @@ pub struct ArmacConfig {
     /// critic's estimates (the critic still trains, for the immediate-regret head).
     #[serde(default)]
     pub exact_advantages: bool,
+    /// The mean-regret target stored at a learning decision: `"history"` (Algorithm 1:
+    /// `q_j(h, ·) − v_j(h)` at the sampled history) or `"infoset"` (its expectation over the
+    /// histories the learning player cannot tell apart, weighted by chance and the opponent's
+    /// `π^j`: the opponent's private information stops being noise in the target).
+    #[serde(default)]
+    pub advantage_target: AdvantageTarget,
     /// Actor threads.
     #[serde(default = "d_actors")]
     pub actors: usize,
@@ -354,6 +360,7 @@ pub struct ArmacSettings {
     pub reward_scale: Option<f64>,
     pub loss_weights: [f64; 4],
     pub exact_advantages: bool,
+    pub advantage_target: AdvantageTarget,
     pub actors: usize,
     pub learner_threads: usize,
     pub games_per_group: usize,
@@ -1082,6 +1089,12 @@ impl Config {
                 "needs armac.exact_eval = true (exact values exist for small games only)",
             ));
         }
+        if a.advantage_target == AdvantageTarget::Infoset && a.recurrent {
+            return Err(bad(
+                "advantage_target",
+                "\"infoset\" needs a feed-forward network (armac.recurrent = false)",
+            ));
+        }
         if a.reward_scale.is_some_and(|x| !(x.is_finite() && x > 0.0)) {
             return Err(bad("reward_scale", "must be a positive number"));
         }
@@ -1190,6 +1203,7 @@ impl Config {
             reward_scale: a.reward_scale,
             loss_weights: a.loss_weights,
             exact_advantages: a.exact_advantages,
+            advantage_target: a.advantage_target,
             actors: a.actors,
             learner_threads: a.learner_threads,
             games_per_group: a.games_per_group,
