@@ -465,6 +465,7 @@ pub fn actor_settings(game: &GameRef, s: &crate::run::config::ArmacSettings) -> 
         reward_scale: crate::run::armac::reward_scale(game, s),
         past_draw: s.past_draw,
         advantage_target: s.advantage_target,
+        behaviour: s.behaviour,
     }
 }
 

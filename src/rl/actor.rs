@@ -93,6 +93,17 @@ pub enum AdvantageTarget {
     Infoset,
 }
 
+/// The learning player's behaviour policy in learning episodes (`armac.behaviour`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Behaviour {
+    /// An exploration candidate (section 3.3) of the latest or a past network.
+    #[default]
+    Candidates,
+    /// The uniform policy, in every epoch.
+    Uniform,
+}
+
 /// Settings of the actors.
 #[derive(Clone, Debug)]
 pub struct ActorSettings {
@@ -106,6 +117,8 @@ pub struct ActorSettings {
     pub past_draw: PastDraw,
     /// What the stored mean-regret targets average over.
     pub advantage_target: AdvantageTarget,
+    /// The learning player's behaviour policy.
+    pub behaviour: Behaviour,
 }
 
 /// Most histories a game tracks for [`AdvantageTarget::Infoset`]; a game whose learning player
@@ -264,6 +277,7 @@ fn slot(nets: &mut Vec<Arc<ArmacPolicyNet>>, net: &Arc<ArmacPolicyNet>) -> usize
 fn draw_roles(
     snaps: &Snapshots,
     draw: PastDraw,
+    behaviour: Behaviour,
     evaluation: bool,
     candidates: &[Candidate],
     nets: &mut Vec<Arc<ArmacPolicyNet>>,
@@ -291,7 +305,9 @@ fn draw_roles(
     } else {
         snaps.past[rng.below(snaps.past.len())].policy.clone()
     };
-    let candidate = if rng.next_f64() < 0.5 {
+    let candidate = if behaviour == Behaviour::Uniform && past.is_some() {
+        Candidate::Uniform
+    } else if rng.next_f64() < 0.5 {
         snaps.best
     } else {
         candidates[rng.below(candidates.len())]
@@ -388,6 +404,7 @@ pub fn play_group(
         draw_roles(
             snaps,
             settings.past_draw,
+            settings.behaviour,
             evaluation,
             candidates,
             &mut nets,
@@ -400,6 +417,7 @@ pub fn play_group(
                 draw_roles(
                     snaps,
                     settings.past_draw,
+                    settings.behaviour,
                     evaluation,
                     candidates,
                     &mut nets,
@@ -864,6 +882,7 @@ mod tests {
                 reward_scale: 2.0,
                 past_draw: draw,
                 advantage_target: Default::default(),
+                behaviour: Default::default(),
             };
             let mut rng = SplitMix64::new(5);
             let (trajs, eval) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);

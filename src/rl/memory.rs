@@ -71,6 +71,23 @@ pub struct Memory {
     max_weight: f32,
     /// Exponents `γ` of the epoch weights `(e + 1)^γ` of regret and policy samples.
     epoch_powers: [f64; 2],
+    /// How rows are drawn from the reservoirs.
+    sampling: MemorySampling,
+    /// The latest epoch of any sample kept (bounds the epoch weights).
+    last_epoch: u32,
+}
+
+/// How [`Memory::push_rows`] draws rows (`armac.memory_sampling`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemorySampling {
+    /// Uniformly, each row weighted by its sample's weight in the loss.
+    #[default]
+    Uniform,
+    /// With probability proportional to the sample's weight (rejection sampling against the
+    /// largest possible weight), every row weighing the same in the loss: the same expected
+    /// gradient without the spread that weights of 1 to `max_weight · (t + 1)^γ` add to it.
+    Weighted,
 }
 
 impl Memory {
@@ -82,7 +99,25 @@ impl Memory {
             weights,
             max_weight: max_weight as f32,
             epoch_powers: [0.0; 2],
+            sampling: MemorySampling::Uniform,
+            last_epoch: 0,
         }
+    }
+
+    /// Draws rows as `sampling` says.
+    pub fn with_sampling(mut self, sampling: MemorySampling) -> Memory {
+        self.sampling = sampling;
+        self
+    }
+
+    /// An upper bound of [`Self::weight`] over the samples kept.
+    fn weight_bound(&self, regret: bool) -> f32 {
+        let reach = match self.weights {
+            MemoryWeights::None => 1.0,
+            MemoryWeights::Reach => self.max_weight,
+        };
+        let power = self.epoch_powers[usize::from(!regret)];
+        reach * (f64::from(self.last_epoch) + 1.0).powf(power) as f32
     }
 
     /// Weighs samples of epoch `e` by `(e + 1)^γ` on top of their reach weight: `regret` is
@@ -101,6 +136,7 @@ impl Memory {
             return;
         }
         let epoch = u32::try_from(t.epoch).unwrap_or(u32::MAX);
+        self.last_epoch = self.last_epoch.max(epoch);
         for s in &t.steps {
             if s.player == t.learning_player && s.advantage.is_some() {
                 self.regret.push(slim(s, epoch), rng);
@@ -130,11 +166,23 @@ impl Memory {
     /// only the mean-regret head, policy rows only the average-policy head.
     pub fn push_rows(&self, tb: &mut TrainBatch, n: usize, rng: &mut SplitMix64) {
         for (res, is_regret) in [(&self.regret, true), (&self.policy, false)] {
+            let bound = self.weight_bound(is_regret);
+            // Rejection sampling gives up after this many draws per row (a memory whose
+            // weights all sit far below the bound; never on the shipped settings).
+            let mut draws = 1000 * n;
             for _ in 0..n {
-                let Some(sample) = res.sample_uniform(rng) else {
+                let Some(mut sample) = res.sample_uniform(rng) else {
                     break;
                 };
-                let w = self.weight(sample, is_regret);
+                let mut w = self.weight(sample, is_regret);
+                if self.sampling == MemorySampling::Weighted {
+                    while draws > 0 && rng.next_f64() as f32 * bound >= w {
+                        draws -= 1;
+                        sample = res.sample_uniform(rng).expect("non-empty");
+                        w = self.weight(sample, is_regret);
+                    }
+                    w = 1.0;
+                }
                 let s = &sample.step;
                 let na = s.legal.len();
                 let zeros = vec![0.0; na];
@@ -182,6 +230,11 @@ impl Memory {
         });
         self.regret = regret.map_err(|e| format!("regret memory: {e}"))?;
         self.policy = policy.map_err(|e| format!("average-policy memory: {e}"))?;
+        self.last_epoch = [&self.regret, &self.policy]
+            .iter()
+            .flat_map(|r| r.items().iter().map(|s| s.epoch))
+            .max()
+            .unwrap_or(0);
         Ok(())
     }
 }
@@ -379,6 +432,54 @@ mod tests {
                 // The opponent's own tensor is its input.
                 assert_eq!(&tb.own[2 * r..2 * r + 2], &[2.0, 0.5]);
             }
+        }
+    }
+
+    /// Weighted sampling draws each sample in proportion to its weight (reach 1 against
+    /// clipped reach 3 here, times linear epoch weights 4 against 8) and weighs every row 1.
+    #[test]
+    fn weighted_sampling_draws_rows_in_proportion_to_their_weights() {
+        let mut rng = SplitMix64::new(4);
+        let mut m = Memory::new(8, MemoryWeights::Reach, 3.0)
+            .with_epoch_powers(1.0, 0.0)
+            .with_sampling(MemorySampling::Weighted);
+        m.add(&episode(true), &mut rng);
+        let mut late = episode(true);
+        late.epoch = 7;
+        late.steps.truncate(1);
+        m.add(&late, &mut rng);
+        // Regret samples: reach 1 at epoch 3 (weight 4), reach 1/4 clipped to 3 at epoch 3
+        // (12), reach 1 at epoch 7 (8).
+        let want: Vec<f32> = m.regret.items().iter().map(|s| m.weight(s, true)).collect();
+        let mut wanted = want.clone();
+        wanted.sort_by(f32::total_cmp);
+        assert_eq!(wanted, vec![4.0, 8.0, 12.0]);
+        // Tell the samples apart by their tensors.
+        for (k, s) in m.regret.items_mut().iter_mut().enumerate() {
+            s.step.info[0] = vec![k as f32, -1.0];
+        }
+        let mut tb = TrainBatch::new();
+        m.push_rows(&mut tb, 24_000, &mut rng);
+        let mut counts = [0usize; 3];
+        for r in 0..tb.rows() {
+            if tb.regret_weight[r] > 0.0 {
+                assert_eq!(tb.regret_weight[r], 1.0);
+                let k = m
+                    .regret
+                    .items()
+                    .iter()
+                    .position(|s| s.step.info[0] == tb.own[2 * r..2 * r + 2])
+                    .unwrap();
+                counts[k] += 1;
+            }
+        }
+        assert_eq!(counts.iter().sum::<usize>(), 24_000);
+        for (c, w) in counts.iter().zip(&want) {
+            let share = *c as f64 / 24_000.0;
+            assert!(
+                (share - f64::from(*w) / 24.0).abs() < 0.015,
+                "{counts:?} {want:?}"
+            );
         }
     }
 

@@ -309,6 +309,7 @@ mod tests {
             reward_scale: 2.0,
             past_draw: PastDraw::Episode,
             advantage_target: Default::default(),
+            behaviour: Default::default(),
         };
         let mut rng = SplitMix64::new(9);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -364,6 +365,7 @@ mod tests {
             reward_scale: 2.0,
             past_draw: PastDraw::Episode,
             advantage_target: Default::default(),
+            behaviour: Default::default(),
         };
         let mut rng = SplitMix64::new(5);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -428,6 +430,7 @@ mod tests {
             reward_scale: 2.0,
             past_draw: PastDraw::Episode,
             advantage_target: Default::default(),
+            behaviour: Default::default(),
         };
         let mut rng = SplitMix64::new(8);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);

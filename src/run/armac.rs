@@ -637,7 +637,8 @@ fn load_memory(
         return Ok(None);
     }
     let mut m = Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight)
-        .with_epoch_powers(s.memory_regret_power, s.memory_policy_power);
+        .with_epoch_powers(s.memory_regret_power, s.memory_policy_power)
+        .with_sampling(s.memory_sampling);
     let counts_path = ckpt.join(MEMORY_COUNTS_FILE);
     if !counts_path.exists() {
         eprintln!(
@@ -1116,6 +1117,7 @@ fn run_in_pool(
         let memory = (s.memory == MemoryKind::Reservoir).then(|| {
             Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight)
                 .with_epoch_powers(s.memory_regret_power, s.memory_policy_power)
+                .with_sampling(s.memory_sampling)
         });
         (learner, st, nets, Vec::new(), memory, metrics)
     };

@@ -5,8 +5,8 @@
 //! config is saved in the run directory and beside every checkpoint.
 
 use crate::nn::armac::SnapshotPrecision;
-use crate::rl::actor::{AdvantageTarget, PastDraw};
-use crate::rl::memory::{MemoryKind, MemoryWeights};
+use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
+use crate::rl::memory::{MemoryKind, MemorySampling, MemoryWeights};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -172,6 +172,18 @@ pub struct ArmacConfig {
     /// weigh them; `"none"` weighs them all 1.
     #[serde(default)]
     pub memory_weights: MemoryWeights,
+    /// How rows are drawn from the reservoirs: `"uniform"` (default; each row's loss weighted
+    /// by its sample's weight) or `"weighted"` (drawn with probability proportional to that
+    /// weight, every row weighing the same: the same expected gradient, less spread).
+    #[serde(default)]
+    pub memory_sampling: MemorySampling,
+    /// The learning player's behaviour policy in learning episodes: `"candidates"` (default;
+    /// the exploration candidates of section 3.3 computed from the latest or a past network) or
+    /// `"uniform"` (one fixed policy for every epoch: all samples at an information state then
+    /// share one behaviour reach, which a per-state factor regret matching ignores, so
+    /// `memory_weights = "none"` is exact and no weight adds noise or clipping bias).
+    #[serde(default)]
+    pub behaviour: Behaviour,
     /// Largest weight `1 / η_i^μ(s)` of a reservoir sample.
     #[serde(default = "d_memory_max_weight")]
     pub memory_max_weight: f64,
@@ -352,6 +364,8 @@ pub struct ArmacSettings {
     pub memory_capacity: usize,
     pub memory_batch: usize,
     pub memory_weights: MemoryWeights,
+    pub memory_sampling: MemorySampling,
+    pub behaviour: Behaviour,
     pub memory_max_weight: f64,
     pub memory_regret_power: f64,
     pub memory_policy_power: f64,
@@ -1195,6 +1209,8 @@ impl Config {
             memory_capacity: a.memory_capacity,
             memory_batch: a.memory_batch,
             memory_weights: a.memory_weights,
+            memory_sampling: a.memory_sampling,
+            behaviour: a.behaviour,
             memory_max_weight: a.memory_max_weight,
             memory_regret_power: a.memory_regret_power,
             memory_policy_power: a.memory_policy_power,
@@ -1310,6 +1326,60 @@ mod tests {
         apply_override(&mut t, "armac.memory=\"sometimes\"").unwrap();
         let e = Config::from_table(t, "x").unwrap_err().to_string();
         assert!(e.contains("memory"), "{e}");
+    }
+
+    #[test]
+    fn target_and_behaviour_keys_default_parse_and_name_themselves() {
+        let base = "game = \"leduc_poker\"\n[armac]\nepochs = 1\n";
+        let s = Config::from_table(table(base), "x")
+            .unwrap()
+            .armac()
+            .unwrap();
+        assert_eq!(
+            (s.advantage_target, s.behaviour, s.memory_sampling),
+            (
+                AdvantageTarget::History,
+                Behaviour::Candidates,
+                MemorySampling::Uniform
+            )
+        );
+        let mut t = table(base);
+        for o in [
+            "armac.advantage_target=\"infoset\"",
+            "armac.behaviour=\"uniform\"",
+            "armac.memory_sampling=\"weighted\"",
+        ] {
+            apply_override(&mut t, o).unwrap();
+        }
+        let s = Config::from_table(t, "x").unwrap().armac().unwrap();
+        assert_eq!(
+            (s.advantage_target, s.behaviour, s.memory_sampling),
+            (
+                AdvantageTarget::Infoset,
+                Behaviour::Uniform,
+                MemorySampling::Weighted
+            )
+        );
+        // The shadow histories need information-state tensors: feed-forward networks only.
+        let mut t = table(base);
+        apply_override(&mut t, "armac.advantage_target=\"infoset\"").unwrap();
+        apply_override(&mut t, "armac.recurrent=true").unwrap();
+        let e = Config::from_table(t, "x")
+            .unwrap()
+            .armac()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("advantage_target"), "{e}");
+        for (o, key) in [
+            ("armac.behaviour=\"greedy\"", "behaviour"),
+            ("armac.memory_sampling=\"often\"", "memory_sampling"),
+            ("armac.advantage_target=\"public\"", "advantage_target"),
+        ] {
+            let mut t = table(base);
+            apply_override(&mut t, o).unwrap();
+            let e = Config::from_table(t, "x").unwrap_err().to_string();
+            assert!(e.contains(key), "{o}: {e}");
+        }
     }
 
     #[test]
