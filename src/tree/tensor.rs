@@ -29,6 +29,9 @@ use super::history::{HistoryKind, HistoryTree};
 use super::{NONE, NodeKind, PublicTree, TreeError};
 use crate::game::Player;
 
+/// Most joint (node, private₀, private₁) slots a layout may allocate (about 40 bytes each).
+pub const MAX_JOINT_SLOTS: usize = 1 << 25;
+
 /// What happens at a node of the layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TensorKind {
@@ -191,6 +194,27 @@ impl TensorTree {
             }
         }
         let pp = p * p;
+        // Refuse before allocating `n * P²` joint slots: games whose private states do not
+        // name the history (poker's hole cards dealt in either order, a flop in any order)
+        // or whose joint layout is too large (P = 1326 for two hole cards).
+        let mut seen = std::collections::HashSet::new();
+        for &pn in &order {
+            seen.clear();
+            for &h in ht.node_histories(pn as usize) {
+                let [x0, x1] = ht.private[h as usize];
+                if !seen.insert((x0, x1)) {
+                    return Err(err(format!(
+                        "public node {pn} holds two histories with private states ({x0}, {x1}); \
+                         the tensor layout needs the private states to identify the history"
+                    )));
+                }
+            }
+        }
+        if n.saturating_mul(pp) > MAX_JOINT_SLOTS {
+            return Err(err(format!(
+                "the dense layout needs {n} nodes x {p}² joint slots, more than {MAX_JOINT_SLOTS}"
+            )));
+        }
         let mut t = TensorTree {
             p,
             a: 1,
@@ -224,12 +248,7 @@ impl TensorTree {
                 let h = h as usize;
                 let [x0, x1] = ht.private[h].map(|x| x as usize);
                 let js = l * pp + x0 * p + x1;
-                if t.joint_valid[js] {
-                    return Err(err(format!(
-                        "public node {pn} holds two histories with private states ({x0}, {x1}); \
-                         the tensor layout needs the private states to identify the history"
-                    )));
-                }
+                debug_assert!(!t.joint_valid[js], "checked before allocating");
                 t.joint_valid[js] = true;
                 t.chance_reach[js] = ht.chance_reach[h];
                 t.edge_prob[js] = 1.0;
