@@ -153,9 +153,9 @@ fn tiny_holdem_compiles_and_cfr_matches_openspiel() {
     assert_eq!(merged.num_infosets().to_vec(), counts);
     assert_eq!(merged.num_infoset_labels().to_vec(), counts);
     assert_eq!(plain.num_infoset_labels().to_vec(), counts);
-    for p in 0..2 {
-        let preflop = 45; // C(10, 2) hole pairs at the one preflop node of each player
-        assert_eq!(plain.num_infosets()[p] - preflop, 6 * (counts[p] - preflop));
+    let preflop = 45; // C(10, 2) hole pairs at the one preflop node of each player
+    for (&n, &c) in plain.num_infosets().iter().zip(&counts) {
+        assert_eq!(n - preflop, 6 * (c - preflop));
     }
     let uniform = [
         nash_conv(&merged, &uniform_tree_policy(&merged)).nash_conv,
@@ -176,7 +176,7 @@ fn tiny_holdem_compiles_and_cfr_matches_openspiel() {
     for (key, name) in [("cfr", "cfr"), ("cfr_plus", "cfr+")] {
         let spec = SolverSpec::named(name).unwrap();
         let mut solvers = [
-            TabularSolver::new(merged.clone(), spec.clone()),
+            TabularSolver::new(merged.clone(), spec),
             TabularSolver::new(plain.clone(), spec),
         ];
         for pt in g[key].as_array().unwrap() {
