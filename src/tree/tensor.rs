@@ -16,7 +16,10 @@
 //! the player). Every child slot therefore has one parent slot ([`TensorTree::up`]), and a
 //! child history one parent history ([`TensorTree::up_joint`]); the layout is refused for games
 //! where that fails (imperfect recall, or hidden actions as in imperfect-information
-//! Goofspiel, whose public successors are not one per action).
+//! Goofspiel, whose public successors are not one per action). It is also refused, before any
+//! `n·P²` array is allocated, where one node holds two histories with the same pair of private
+//! states (Hold'em: hole cards dealt in either order, or a merged chance run) and where the
+//! joint slots would exceed [`MAX_JOINT_SLOTS`] (two hole cards give `P = 1326`).
 //!
 //! # Subtrees and depth limits
 //! [`TensorTree::build`] can start at any public node (a subgame, entered with given ranges)
