@@ -165,6 +165,21 @@ pub trait State: Send + Sync + fmt::Debug {
     /// and must be a function of each player's information state.
     fn public_state_string(&self) -> String;
 
+    /// The key that identifies this history's node in the public tree among the children of
+    /// its parent node (histories under one parent node with equal keys form one node).
+    ///
+    /// It must hold everything public that a player can still condition on later, so that two
+    /// public histories the players can tell apart never share a node. The default is
+    /// [`State::public_state_string`], which is enough when that string describes the public
+    /// history. Games override it where OpenSpiel's public string forgets public facts: in
+    /// `universal_poker` the board is printed as one set, so a flop `4h` with turn `7c` and a
+    /// flop `7c` with turn `4h` print alike although the players saw different things. Keys of
+    /// histories that differ only in the order of chance events inside one run of chance nodes
+    /// should be equal, so that a tree built with merged chance runs groups them.
+    fn public_tree_key(&self) -> String {
+        self.public_state_string()
+    }
+
     /// Writes a tensor of what both players know, a function of the public state alone (equal
     /// for every history of one public-tree node), into `out`, whose length is
     /// [`Game::public_state_tensor_size`]. Games whose size is `0` write nothing.

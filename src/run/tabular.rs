@@ -37,7 +37,9 @@ pub const CHECKPOINT_FILE: &str = "checkpoint.bin";
 /// cadence is longer.
 pub const FIRST_CHECKPOINT_SECONDS: f64 = 5.0;
 
-/// Converts tree arrays into an OpenSpiel-compatible policy table.
+/// Converts tree arrays into an OpenSpiel-compatible policy table. Infosets that share an
+/// OpenSpiel string (universal_poker boards dealt in other rounds, see [`crate::tree`]) give
+/// one entry, the last one's row: OpenSpiel's table cannot tell them apart.
 pub fn to_tabular_policy(tree: &PublicTree, game: &dyn Game, policy: &TreePolicy) -> TabularPolicy {
     let mut out = TabularPolicy::new(&game.load_string());
     for (p, flat) in policy.iter().enumerate() {

@@ -98,22 +98,23 @@ pub enum SearchError {
     Tree(#[from] crate::tree::TreeError),
 }
 
-/// Refuses games search cannot lay out yet, with the reason: `universal_poker` (Hold'em):
-/// the public tree keys nodes by (parent, public string) and OpenSpiel prints the board as
-/// one sorted set, so boards dealt in different orders share an infostate string but reach
-/// different nodes, and two-card hole deals break the one-history-per-private-pair layout
-/// (issue 13, Part B: `State::public_tree_key` and a factored poker layout come first).
-/// Other games the layout cannot handle (e.g. II-Goofspiel's hidden simultaneous moves) are
-/// refused where the tree or the layout is built, with their own reasons.
+/// Refuses games search cannot lay out yet, with the reason: `universal_poker` (Hold'em). Its
+/// public tree compiles (nodes keyed by [`crate::game::State::public_tree_key`], which prints
+/// the board per round, with chance runs optionally merged), but the dense search layout
+/// needs one history per pair of private states and `P²` joint slots per node: hole cards
+/// dealt in either order and `P = 1326` two-card hands break both, so Hold'em waits for the
+/// factored poker layout (issue 13, Part B). Other games the layout cannot handle (e.g.
+/// II-Goofspiel's hidden simultaneous moves) are refused where the tree or the layout is
+/// built, with their own reasons.
 pub fn check_supported(game: &dyn crate::game::Game) -> Result<(), SearchError> {
     if game.short_name() == "universal_poker" {
         return Err(SearchError::Unsupported {
             game: game.load_string(),
-            reason: "universal_poker is not supported by search yet: boards dealt in \
-                     different orders share OpenSpiel's infostate string (the board is printed \
-                     as one sorted set) but reach different public nodes, and two-card hole \
-                     deals break the search layout; this needs a public tree key per betting \
-                     round and a factored poker layout (issue 13, Part B)"
+            reason: "universal_poker is not supported by search yet: its public tree \
+                     compiles, but the dense search layout needs one history per pair of \
+                     private states and P² joint slots per node, which hole cards dealt in \
+                     either order and P = 1326 two-card hands break; this needs the factored \
+                     poker layout (issue 13, Part B)"
                 .into(),
         });
     }

@@ -214,13 +214,21 @@ impl HistoryTree {
                 for (a, prob, s) in outcomes {
                     let mut child = state.clone_box();
                     child.apply_action(a);
-                    let key = child.public_state_string();
-                    let cnode = pnode
-                        .children
-                        .iter()
-                        .copied()
-                        .find(|&c| tree.nodes[c as usize].public_state == key)
-                        .ok_or_else(|| mismatch(child.as_ref(), "public node not found"))?;
+                    // Inside a merged chance run the child stays in the run's node.
+                    let cnode = if tree.merged_chance
+                        && pnode.kind == NodeKind::Chance
+                        && child.turn() == Turn::Chance
+                    {
+                        node as u32
+                    } else {
+                        let key = child.public_tree_key();
+                        pnode
+                            .children
+                            .iter()
+                            .copied()
+                            .find(|&c| tree.nodes[c as usize].key == key)
+                            .ok_or_else(|| mismatch(child.as_ref(), "public node not found"))?
+                    };
                     next_level.push((t.kind.len(), child));
                     t.push(h as u32, a, prob, reach * prob, cnode, s);
                 }

@@ -17,10 +17,29 @@
 //! 1994) laid out for streaming.
 //!
 //! The public tree is kept alongside: histories are grouped into public nodes by
-//! [`State::public_state_string`] (and their parent node), every infoset records its public node
+//! [`State::public_tree_key`] (and their parent node), every infoset records its public node
 //! and its private-state index there, and terminal entries are grouped by public node, so
 //! range-vs-range views (all private states of a public node) are slices of these arrays.
 //! Infosets are numbered by (public node, private state), which puts parents before children.
+//!
+//! # Infoset identity
+//! An infoset *is* a (public node, private state) pair; OpenSpiel's information-state string is
+//! kept as its label ([`Infosets::key`]). In every game but `universal_poker` the two coincide
+//! one to one. OpenSpiel's poker strings print the board as one set, so histories whose boards
+//! came in different rounds (flop `4h` then turn `7c`, or flop `7c` then turn `4h`) share a
+//! label while the players saw different public events: those are different public nodes here
+//! (the game's public-tree key prints the board per round), hence different infosets with one
+//! label. Tabular code keyed by strings merges them; this tree does not.
+//!
+//! # Chance runs
+//! By default every chance history starts a public node of its own, so a board dealt card by
+//! card gives one node per dealt prefix, and two orders of the same flop reach two nodes (with
+//! equal keys under different parents). [`TreeOptions::merge_chance`] instead folds a run of
+//! consecutive chance nodes into its first node: the histories inside the run stay in that
+//! node, and the run's outcomes are grouped by the key of the first non-chance history after
+//! it. With keys that sort the cards of one deal (as poker's does), all orders of a flop then
+//! reach one node, and the infosets equal OpenSpiel's. Leduc's two private deals become one
+//! chance node; the infosets and every value are the same either way.
 
 pub mod history;
 pub mod tensor;
@@ -72,7 +91,7 @@ pub enum NodeKind {
     Terminal,
 }
 
-/// A public node: a set of histories that share the public state (and the parent node).
+/// A public node: a set of histories that share the public-tree key (and the parent node).
 #[derive(Clone, Debug)]
 pub struct PublicNode {
     /// Parent public node (`NONE` at the root).
@@ -80,8 +99,12 @@ pub struct PublicNode {
     /// Child public nodes, in order of discovery.
     pub children: Vec<u32>,
     pub kind: NodeKind,
-    /// The public state string of its histories.
+    /// OpenSpiel's public state string of its histories (a label: with merged chance runs,
+    /// the string of the run's first history).
     pub public_state: String,
+    /// The [`State::public_tree_key`] of its histories (of the run's first history when
+    /// chance runs are merged): unique among the children of one node.
+    pub key: String,
     /// Infosets of the acting player at this node (a contiguous range, ordered by private state).
     pub infoset_range: (u32, u32),
     /// Terminal entries of this node: `terminal_range.0 .. terminal_range.1` in
@@ -93,9 +116,13 @@ pub struct PublicNode {
 /// infoset `i` owns global action indices `offset[i] .. offset[i + 1]`; a global action index is
 /// also the index of the sequence "play to `i`, then that action". Index [`Infosets::root`] is the
 /// empty sequence.
+///
+/// An infoset is identified by its (public node, private state) pair; [`Infosets::key`] is
+/// OpenSpiel's information-state string of its histories, a label that several infosets may
+/// share (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub struct Infosets {
-    /// OpenSpiel information-state string of each infoset.
+    /// OpenSpiel information-state string of each infoset (its label; not always unique).
     pub key: Vec<String>,
     /// Start of each infoset's actions in the flat arrays; one extra entry at the end.
     pub offset: Vec<u32>,
@@ -189,6 +216,30 @@ pub struct PublicTree {
     /// Terminal entries grouped by public node.
     pub terminals: Vec<TerminalEntry>,
     pub stats: TreeStats,
+    /// Whether runs of consecutive chance nodes were merged ([`TreeOptions::merge_chance`]).
+    pub merged_chance: bool,
+}
+
+/// How [`PublicTree::build_with_options`] compiles a game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreeOptions {
+    /// Most histories to walk before giving up with [`TreeError::TooLarge`].
+    pub max_histories: usize,
+    /// Read the information-state string and legal actions of every decision history and
+    /// check that (public node, private state) pairs and labels agree (slower).
+    pub verify: bool,
+    /// Fold each run of consecutive chance nodes into its first node (see the module docs).
+    pub merge_chance: bool,
+}
+
+impl Default for TreeOptions {
+    fn default() -> Self {
+        TreeOptions {
+            max_histories: DEFAULT_MAX_HISTORIES,
+            verify: false,
+            merge_chance: false,
+        }
+    }
 }
 
 /// Default cap on the number of histories [`PublicTree::build`] will walk.
@@ -198,10 +249,12 @@ struct Builder<'a> {
     game: &'a dyn Game,
     limit: usize,
     verify: bool,
+    merge_chance: bool,
     stats: TreeStats,
     node_index: HashMap<(u32, String), u32>,
     nodes: Vec<PublicNode>,
-    info_index: [HashMap<String, u32>; 2],
+    /// Verified builds: where each label was first seen, as (public node, private state).
+    label_index: [HashMap<String, (u32, u32)>; 2],
     slot_index: [HashMap<(u32, u32), u32>; 2],
     infosets: [Infosets; 2],
     terminals: Vec<(u32, TerminalEntry)>,
@@ -218,7 +271,7 @@ impl Builder<'_> {
     }
 
     fn node_for(&mut self, parent: u32, state: &dyn State) -> u32 {
-        let key = (parent, state.public_state_string());
+        let key = (parent, state.public_tree_key());
         if let Some(&n) = self.node_index.get(&key) {
             return n;
         }
@@ -227,7 +280,8 @@ impl Builder<'_> {
             parent,
             children: Vec::new(),
             kind: kind_of(state.turn()),
-            public_state: key.1.clone(),
+            public_state: state.public_state_string(),
+            key: key.1.clone(),
             infoset_range: (0, 0),
             terminal_range: (0, 0),
         });
@@ -238,9 +292,11 @@ impl Builder<'_> {
         id
     }
 
-    /// The infoset of player `p` at `state`, created on first sight; checks perfect recall
-    /// (one parent sequence) and the public/private factorisation (one public node and private
-    /// state per infoset, one infoset per public node and private state).
+    /// The infoset of player `p` at `state`, created on first sight. The (public node, private
+    /// state) pair names it; its label (the information-state string) is read once, or at
+    /// every history in verified builds. Checks perfect recall (one parent sequence per
+    /// infoset) and, when verifying, that labels and pairs agree: one label per pair, distinct
+    /// labels for the private states of one node, and one public state string per label.
     fn infoset_for(
         &mut self,
         p: usize,
@@ -249,46 +305,34 @@ impl Builder<'_> {
         parent_seq: u32,
     ) -> Result<u32, TreeError> {
         let private = state.private_state(p) as u32;
-        if !self.verify
-            && let Some(&i) = self.slot_index[p].get(&(node, private))
-        {
-            // Fast path: the (public node, private state) pair names the infoset; only perfect
-            // recall is re-checked. `build_verified` checks the strings of every history.
-            if self.infosets[p].parent_seq[i as usize] != parent_seq {
-                return Err(self.err(format!(
-                    "player {p}'s infostate {:?} is reached after two different own sequences (imperfect recall)",
-                    self.infosets[p].key[i as usize]
-                )));
-            }
-            return Ok(i);
-        }
-        let key = state.information_state_string(p);
-        if let Some(&i) = self.info_index[p].get(&key) {
+        if let Some(&i) = self.slot_index[p].get(&(node, private)) {
             let inf = &self.infosets[p];
             if inf.parent_seq[i as usize] != parent_seq {
                 return Err(self.err(format!(
-                    "player {p}'s infostate {key:?} is reached after two different own sequences (imperfect recall)"
+                    "player {p}'s infostate {:?} is reached after two different own sequences (imperfect recall)",
+                    inf.key[i as usize]
                 )));
             }
-            if inf.node[i as usize] != node || inf.private[i as usize] != private {
-                return Err(self.err(format!(
-                    "player {p}'s infostate {key:?} spans two (public node, private state) pairs"
-                )));
+            if self.verify {
+                let label = state.information_state_string(p);
+                if label != inf.key[i as usize] {
+                    return Err(self.err(format!(
+                        "public node {node} with private state {private} of player {p} holds two infostates, {:?} and {label:?}",
+                        inf.key[i as usize]
+                    )));
+                }
             }
             return Ok(i);
         }
-        if self.slot_index[p]
-            .insert((node, private), self.infosets[p].len() as u32)
-            .is_some()
-        {
-            return Err(self.err(format!(
-                "public node {node} with private state {private} of player {p} holds two infostates (one is {key:?})"
-            )));
+        let label = state.information_state_string(p);
+        if self.verify {
+            self.check_label(p, &label, node, private)?;
         }
         let legal = state.legal_actions();
         let i = self.infosets[p].len() as u32;
+        self.slot_index[p].insert((node, private), i);
         let inf = &mut self.infosets[p];
-        inf.key.push(key.clone());
+        inf.key.push(label);
         inf.parent_seq.push(parent_seq);
         inf.node.push(node);
         inf.private.push(private);
@@ -296,8 +340,42 @@ impl Builder<'_> {
         let start = *inf.offset.last().unwrap();
         inf.actions.extend_from_slice(&legal);
         inf.offset.push(start + legal.len() as u32);
-        self.info_index[p].insert(key, i);
         Ok(i)
+    }
+
+    /// Verified builds: a new (node, private) pair of player `p` labelled `label` must not
+    /// share its label with another private state of the same node (the private index would
+    /// split one infostate), and a label seen at another node must come with the same public
+    /// state string (the public state is a function of the infostate).
+    fn check_label(
+        &mut self,
+        p: usize,
+        label: &str,
+        node: u32,
+        private: u32,
+    ) -> Result<(), TreeError> {
+        match self.label_index[p].get(label) {
+            None => {
+                self.label_index[p].insert(label.to_string(), (node, private));
+                Ok(())
+            }
+            Some(&(n, x)) if n == node => Err(self.err(format!(
+                "player {p}'s infostate {label:?} spans private states {x} and {private} of public node {node}"
+            ))),
+            Some(&(n, _)) => {
+                let (a, b) = (
+                    &self.nodes[n as usize].public_state,
+                    &self.nodes[node as usize].public_state,
+                );
+                if a == b {
+                    Ok(())
+                } else {
+                    Err(self.err(format!(
+                        "player {p}'s infostate {label:?} is seen in public states {a:?} and {b:?}"
+                    )))
+                }
+            }
+        }
     }
 
     fn walk(
@@ -376,7 +454,14 @@ impl Builder<'_> {
         let mut child = state.clone_box();
         child.apply_action(a);
         self.history.push(a);
-        let cnode = self.node_for(node, child.as_ref());
+        let cnode = if self.merge_chance
+            && self.nodes[node as usize].kind == NodeKind::Chance
+            && child.turn() == Turn::Chance
+        {
+            node
+        } else {
+            self.node_for(node, child.as_ref())
+        };
         let r = self.walk(child.as_ref(), cnode, seq, chance);
         self.history.pop();
         r
@@ -431,30 +516,47 @@ impl PublicTree {
     /// Information-state strings are read once per infoset: the (public node, private state)
     /// pair identifies the infoset afterwards (the factorisation the conformance suite checks).
     pub fn build(game: &dyn Game) -> Result<PublicTree, TreeError> {
-        Self::build_with(game, DEFAULT_MAX_HISTORIES, false)
+        Self::build_with_options(game, TreeOptions::default())
     }
 
     /// As [`PublicTree::build`], but reads the information-state string and legal actions of
     /// every decision history and checks that the public/private factorisation names infosets
     /// exactly (slower; used by the tests on every game).
     pub fn build_verified(game: &dyn Game) -> Result<PublicTree, TreeError> {
-        Self::build_with(game, DEFAULT_MAX_HISTORIES, true)
+        Self::build_with_options(
+            game,
+            TreeOptions {
+                verify: true,
+                ..TreeOptions::default()
+            },
+        )
     }
 
     /// As [`PublicTree::build`] with an explicit cap on the number of histories.
     pub fn build_with_limit(game: &dyn Game, limit: usize) -> Result<PublicTree, TreeError> {
-        Self::build_with(game, limit, false)
+        Self::build_with_options(
+            game,
+            TreeOptions {
+                max_histories: limit,
+                ..TreeOptions::default()
+            },
+        )
     }
 
-    fn build_with(game: &dyn Game, limit: usize, verify: bool) -> Result<PublicTree, TreeError> {
+    /// Compiles `game` as `options` say (history cap, verification, merged chance runs).
+    pub fn build_with_options(
+        game: &dyn Game,
+        options: TreeOptions,
+    ) -> Result<PublicTree, TreeError> {
         let mut b = Builder {
             game,
-            limit,
-            verify,
+            limit: options.max_histories,
+            verify: options.verify,
+            merge_chance: options.merge_chance,
             stats: TreeStats::default(),
             node_index: HashMap::new(),
             nodes: Vec::new(),
-            info_index: [HashMap::new(), HashMap::new()],
+            label_index: [HashMap::new(), HashMap::new()],
             slot_index: [HashMap::new(), HashMap::new()],
             infosets: Default::default(),
             terminals: Vec::new(),
@@ -473,6 +575,7 @@ impl PublicTree {
     fn finish(b: Builder<'_>) -> PublicTree {
         let Builder {
             game,
+            merge_chance,
             mut stats,
             mut nodes,
             infosets,
@@ -535,6 +638,7 @@ impl PublicTree {
             infosets: [i0, i1],
             terminals: merged,
             stats,
+            merged_chance: merge_chance,
         }
     }
 
@@ -585,8 +689,181 @@ impl PublicTree {
         [self.infosets[0].len(), self.infosets[1].len()]
     }
 
-    /// Looks up an infoset of player `p` by its information-state string.
+    /// Looks up an infoset of player `p` by its information-state string (the first one with
+    /// that label where several share it, see the module docs).
     pub fn find_infoset(&self, p: Player, key: &str) -> Option<usize> {
         self.infosets[p].key.iter().position(|k| k == key)
+    }
+
+    /// Number of distinct infoset labels (information-state strings) of each player: OpenSpiel's
+    /// infostate count, which is below [`PublicTree::num_infosets`] where labels are shared.
+    pub fn num_infoset_labels(&self) -> [usize; 2] {
+        std::array::from_fn(|p| {
+            self.infosets[p]
+                .key
+                .iter()
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::load_game;
+
+    fn sorted_labels(tree: &PublicTree, p: Player) -> Vec<String> {
+        let mut v = tree.infosets[p].key.clone();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn merged_chance_runs_keep_infosets_and_values() {
+        // Leduc deals both private cards in a run of two chance nodes; Liar's Dice rolls dice
+        // one by one. Merging the runs removes nodes and nothing else.
+        for (name, fewer) in [("leduc_poker", 1), ("kuhn_poker", 1), ("liars_dice", 1)] {
+            let game = load_game(name).unwrap();
+            let plain = PublicTree::build_verified(game.as_ref()).unwrap();
+            let merged = PublicTree::build_with_options(
+                game.as_ref(),
+                TreeOptions {
+                    merge_chance: true,
+                    verify: true,
+                    ..TreeOptions::default()
+                },
+            )
+            .unwrap();
+            assert!(merged.merged_chance && !plain.merged_chance);
+            assert!(
+                merged.nodes.len() + fewer <= plain.nodes.len(),
+                "{name}: {} vs {} nodes",
+                merged.nodes.len(),
+                plain.nodes.len()
+            );
+            for p in 0..2 {
+                assert_eq!(
+                    sorted_labels(&merged, p),
+                    sorted_labels(&plain, p),
+                    "{name}"
+                );
+            }
+            assert_eq!(merged.num_infoset_labels(), plain.num_infosets());
+            let (a, b) = (
+                crate::eval::nash_conv(&plain, &uniform_tree_policy(&plain)),
+                crate::eval::nash_conv(&merged, &uniform_tree_policy(&merged)),
+            );
+            assert!((a.nash_conv - b.nash_conv).abs() < 1e-12, "{name}");
+            // Every chance history inside a merged run stays in its run's first node.
+            let ht = history::HistoryTree::build(game.as_ref(), &merged).unwrap();
+            for h in 1..ht.len() {
+                let parent = ht.parent[h] as usize;
+                let both_chance = ht.kind[h] == history::HistoryKind::Chance
+                    && ht.kind[parent] == history::HistoryKind::Chance;
+                assert_eq!(
+                    both_chance,
+                    ht.node[h] == ht.node[parent],
+                    "{name}: history {h}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn labels_are_checked_against_nodes_and_private_states() {
+        // A private-state index that forgets the card: two infostates in one slot.
+        #[derive(Debug)]
+        struct Blind(crate::game::GameRef);
+        #[derive(Debug, Clone)]
+        struct BlindState(Box<dyn State>);
+        impl Game for Blind {
+            fn short_name(&self) -> &str {
+                self.0.short_name()
+            }
+            fn load_string(&self) -> String {
+                self.0.load_string()
+            }
+            fn num_distinct_actions(&self) -> usize {
+                self.0.num_distinct_actions()
+            }
+            fn max_chance_outcomes(&self) -> usize {
+                self.0.max_chance_outcomes()
+            }
+            fn max_game_length(&self) -> usize {
+                self.0.max_game_length()
+            }
+            fn min_utility(&self) -> f64 {
+                self.0.min_utility()
+            }
+            fn max_utility(&self) -> f64 {
+                self.0.max_utility()
+            }
+            fn information_state_tensor_size(&self) -> usize {
+                self.0.information_state_tensor_size()
+            }
+            fn observation_tensor_size(&self) -> usize {
+                self.0.observation_tensor_size()
+            }
+            fn new_initial_state(&self) -> Box<dyn State> {
+                Box::new(BlindState(self.0.new_initial_state()))
+            }
+        }
+        impl State for BlindState {
+            fn turn(&self) -> Turn {
+                self.0.turn()
+            }
+            fn legal_actions(&self) -> Vec<Action> {
+                self.0.legal_actions()
+            }
+            fn chance_outcomes(&self) -> Vec<(Action, f64)> {
+                self.0.chance_outcomes()
+            }
+            fn apply_action(&mut self, a: Action) {
+                self.0.apply_action(a)
+            }
+            fn history(&self) -> &[Action] {
+                self.0.history()
+            }
+            fn returns(&self) -> [f64; 2] {
+                self.0.returns()
+            }
+            fn to_string(&self) -> String {
+                self.0.to_string()
+            }
+            fn action_to_string(&self, p: Option<Player>, a: Action) -> String {
+                self.0.action_to_string(p, a)
+            }
+            fn information_state_string(&self, p: Player) -> String {
+                self.0.information_state_string(p)
+            }
+            fn information_state_tensor(&self, p: Player, out: &mut [f32]) {
+                self.0.information_state_tensor(p, out)
+            }
+            fn observation_string(&self, p: Player) -> String {
+                self.0.observation_string(p)
+            }
+            fn observation_tensor(&self, p: Player, out: &mut [f32]) {
+                self.0.observation_tensor(p, out)
+            }
+            fn public_state_string(&self) -> String {
+                self.0.public_state_string()
+            }
+            fn private_state(&self, _p: Player) -> usize {
+                0
+            }
+            fn num_private_states(&self, _p: Player) -> usize {
+                1
+            }
+            fn clone_box(&self) -> Box<dyn State> {
+                Box::new(self.clone())
+            }
+        }
+        let game = Blind(load_game("kuhn_poker").unwrap());
+        let err = PublicTree::build_verified(&game).unwrap_err().to_string();
+        assert!(err.contains("holds two infostates"), "{err}");
+        // The fast build trusts the pair and merges Kuhn's three cards into one infoset.
+        let fast = PublicTree::build(&game).unwrap();
+        assert_eq!(fast.num_infosets(), [2, 2]);
     }
 }

@@ -16,7 +16,10 @@
 //! the player). Every child slot therefore has one parent slot ([`TensorTree::up`]), and a
 //! child history one parent history ([`TensorTree::up_joint`]); the layout is refused for games
 //! where that fails (imperfect recall, or hidden actions as in imperfect-information
-//! Goofspiel, whose public successors are not one per action).
+//! Goofspiel, whose public successors are not one per action). It is also refused, before any
+//! `n·P²` array is allocated, where one node holds two histories with the same pair of private
+//! states (Hold'em: hole cards dealt in either order, or a merged chance run) and where the
+//! joint slots would exceed [`MAX_JOINT_SLOTS`] (two hole cards give `P = 1326`).
 //!
 //! # Subtrees and depth limits
 //! [`TensorTree::build`] can start at any public node (a subgame, entered with given ranges)
@@ -28,6 +31,9 @@
 use super::history::{HistoryKind, HistoryTree};
 use super::{NONE, NodeKind, PublicTree, TreeError};
 use crate::game::Player;
+
+/// Most joint (node, private₀, private₁) slots a layout may allocate (about 40 bytes each).
+pub const MAX_JOINT_SLOTS: usize = 1 << 25;
 
 /// What happens at a node of the layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,6 +197,27 @@ impl TensorTree {
             }
         }
         let pp = p * p;
+        // Refuse before allocating `n * P²` joint slots: games whose private states do not
+        // name the history (poker's hole cards dealt in either order, a flop in any order)
+        // or whose joint layout is too large (P = 1326 for two hole cards).
+        let mut seen = std::collections::HashSet::new();
+        for &pn in &order {
+            seen.clear();
+            for &h in ht.node_histories(pn as usize) {
+                let [x0, x1] = ht.private[h as usize];
+                if !seen.insert((x0, x1)) {
+                    return Err(err(format!(
+                        "public node {pn} holds two histories with private states ({x0}, {x1}); \
+                         the tensor layout needs the private states to identify the history"
+                    )));
+                }
+            }
+        }
+        if n.saturating_mul(pp) > MAX_JOINT_SLOTS {
+            return Err(err(format!(
+                "the dense layout needs {n} nodes x {p}² joint slots, more than {MAX_JOINT_SLOTS}"
+            )));
+        }
         let mut t = TensorTree {
             p,
             a: 1,
@@ -224,12 +251,7 @@ impl TensorTree {
                 let h = h as usize;
                 let [x0, x1] = ht.private[h].map(|x| x as usize);
                 let js = l * pp + x0 * p + x1;
-                if t.joint_valid[js] {
-                    return Err(err(format!(
-                        "public node {pn} holds two histories with private states ({x0}, {x1}); \
-                         the tensor layout needs the private states to identify the history"
-                    )));
-                }
+                debug_assert!(!t.joint_valid[js], "checked before allocating");
                 t.joint_valid[js] = true;
                 t.chance_reach[js] = ht.chance_reach[h];
                 t.edge_prob[js] = 1.0;

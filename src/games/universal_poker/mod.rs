@@ -70,6 +70,12 @@
 //! # Public and private states
 //! The public state is the information-state string without its `[Private: ...]` part:
 //! round, player to move, pot, stacks, board (as a set) and the betting of every round.
+//! Because the board is one set, two boards dealt in different rounds (flop `4h`, turn `7c`
+//! against flop `7c`, turn `4h`) print alike, and so do the information states that follow,
+//! although the players saw different public events and may have acted on them. The
+//! public-tree key ([`State::public_tree_key`]) therefore prints the board per round (each
+//! round as a set) and the public tree tells those histories apart; OpenSpiel's string stays
+//! the infoset's label.
 //! While hole cards are being dealt it does not change, because neither player can tell how
 //! many cards the other has received. A player's private state indexes its hole cards:
 //! none dealt is 0 of 1, one card is its card id (of 52), two cards are the
@@ -678,6 +684,10 @@ impl State for UniversalPokerState {
 
     fn public_state_string(&self) -> String {
         self.render_public_state()
+    }
+
+    fn public_tree_key(&self) -> String {
+        self.render_public_tree_key()
     }
 
     fn private_state(&self, player: Player) -> usize {

@@ -172,6 +172,32 @@ impl UniversalPokerState {
         s
     }
 
+    /// The public-tree key: the public string with the board split by round, each round's
+    /// cards as a set (`[Board: |Kc7d4h|9s]` for an empty preflop board, a flop and a turn).
+    /// Cards belong to the round whose board they fill, also when an all-in deals the rest of
+    /// the board at once.
+    pub(super) fn render_public_tree_key(&self) -> String {
+        let rec = self.record();
+        let board = self.board_cards();
+        let mut s = String::with_capacity(128);
+        self.push_header(&mut s);
+        s.push_str("[Board: ");
+        let mut start = 0usize;
+        for r in 0..self.cfg.num_rounds {
+            if r > 0 {
+                s.push('|');
+            }
+            let end = (self.cfg.board_upto[r] as usize).min(board.len());
+            if start < end {
+                push_card_set(&mut s, mask_of(&board[start..end]));
+            }
+            start = start.max(end);
+        }
+        s.push(']');
+        self.push_sequences(&mut s, &rec);
+        s
+    }
+
     pub(super) fn render_observation(&self, player: Player) -> String {
         assert!(player < 2, "player {player} out of range");
         let mut s = String::with_capacity(128);

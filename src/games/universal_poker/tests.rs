@@ -360,3 +360,49 @@ fn bench_random_playouts() {
     let dyn_rate = (n / 4) as f64 / t.elapsed().as_secs_f64();
     println!("random FCPA playouts/s: concrete {fast:.0}, Box<dyn State> {dyn_rate:.0} ({c} {c2})");
 }
+
+#[test]
+fn public_tree_key_tells_apart_boards_dealt_in_other_rounds() {
+    // OpenSpiel 2.0.2 prints both as `[Public: QhJhTh9c]` with equal information states
+    // (checked in pyspiel): the flop and the turn are one set there.
+    let g = fcpa();
+    let a = play(
+        &g,
+        &with_deal(&["1", "1", "Qh", "Jh", "Th", "1", "1", "9c"]),
+    );
+    let b = play(
+        &g,
+        &with_deal(&["1", "1", "Qh", "Jh", "9c", "1", "1", "Th"]),
+    );
+    for p in 0..2 {
+        assert_eq!(a.information_state_string(p), b.information_state_string(p));
+    }
+    assert_eq!(a.public_state_string(), b.public_state_string());
+    assert_eq!(
+        a.public_tree_key(),
+        "[Round 2][Player: 0][Pot: 200][Money: 19900 19900][Board: |QhJhTh|9c|][Sequences: cc|cc|]"
+    );
+    assert_ne!(a.public_tree_key(), b.public_tree_key());
+    // The order of the cards within one round's deal does not matter.
+    let c = play(
+        &g,
+        &with_deal(&["1", "1", "Th", "Qh", "Jh", "1", "1", "9c"]),
+    );
+    assert_eq!(a.public_tree_key(), c.public_tree_key());
+    // Mid-deal, the cards dealt so far fill their round's slot.
+    let d = play(&g, &with_deal(&["1", "1", "Qh"]));
+    assert!(
+        d.public_tree_key().contains("[Board: |Qh||]"),
+        "{}",
+        d.public_tree_key()
+    );
+    // After an all-in call the rest of the board is dealt at once; each card still belongs to
+    // the round whose board it fills.
+    let e = play(&g, &with_deal(&["3", "1", "Qh", "Jh", "Th", "9c", "8c"]));
+    assert!(e.is_terminal());
+    assert!(
+        e.public_tree_key().contains("[Board: |QhJhTh|9c|8c]"),
+        "{}",
+        e.public_tree_key()
+    );
+}
