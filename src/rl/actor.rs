@@ -923,4 +923,57 @@ mod tests {
             }
         }
     }
+
+    /// `Behaviour::Uniform`: in learning episodes the learning player's reach is the product of
+    /// `1 / |legal|` over its decisions (the candidates of the networks give other reaches);
+    /// the stored targets stay finite with either advantage target.
+    #[test]
+    fn uniform_behaviour_plays_uniformly_and_infoset_targets_are_advantages() {
+        let game = load_game("kuhn_poker").unwrap();
+        let past = PastEpoch {
+            policy: kuhn_ff(101),
+            critic: kuhn_ff(20),
+            exact: None,
+        };
+        let snaps = Snapshots {
+            epoch: 3,
+            latest: kuhn_ff(10),
+            past: vec![past.clone()],
+            previous: Some(past),
+            best: Candidate::Average,
+        };
+        for (behaviour, target) in [
+            (Behaviour::Uniform, AdvantageTarget::History),
+            (Behaviour::Candidates, AdvantageTarget::Infoset),
+        ] {
+            let settings = ActorSettings {
+                games_per_group: 64,
+                eval_fraction: 0.0,
+                reward_scale: 2.0,
+                past_draw: PastDraw::Latest,
+                advantage_target: target,
+                behaviour,
+            };
+            let mut rng = SplitMix64::new(3);
+            let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
+            // Steps whose recorded reach differs from the uniform policy's.
+            let mut non_uniform = 0;
+            for t in &trajs {
+                let mut uniform = 1.0f32;
+                for s in &t.steps {
+                    non_uniform += usize::from((s.reach - uniform).abs() > 1e-6);
+                    if s.player == t.learning_player {
+                        let adv = s.advantage.as_ref().expect("learning decision");
+                        assert!(adv.iter().all(|x| x.is_finite()), "{adv:?}");
+                        uniform /= s.legal.iter().filter(|&&l| l).count() as f32;
+                    }
+                }
+            }
+            if behaviour == Behaviour::Uniform {
+                assert_eq!(non_uniform, 0, "uniform behaviour");
+            } else {
+                assert!(non_uniform > 0, "the candidates are not all uniform");
+            }
+        }
+    }
 }
