@@ -26,10 +26,10 @@
 use super::sequence::{decision_path, gather_rows, seq_inputs};
 use crate::game::{Action, GameRef};
 use crate::games::cards::{CardSet, HOLE_CARDS, HOLE_MASKS, NUM_CARDS, NUM_HOLE_HANDS};
-use crate::nn::armac::{ActBatch, ArmacPolicyNet, RecurrentState};
+use crate::nn::armac::{ActBatch, ArmacPolicyNet, PlainRangeNet, RecurrentState};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Default memory budget of the kept recurrent states (all rows of one key: at most
 /// `1326 × 2 × R × 4` bytes, 2.7 MB at `R = 256`).
@@ -242,6 +242,12 @@ pub struct ArmacAveragePolicy {
     /// `false` forces range queries down the reference path: every hand replayed from the
     /// root (tests, benchmarks).
     incremental: bool,
+    /// `false` runs the fast path's forward passes through burn instead of the plain kernels
+    /// (the peer of `armac-bench lbr-net --peer burn`).
+    plain_kernels: bool,
+    /// The encoder and average-policy head as plain data, copied out of `net` on the first
+    /// range query (see [`PlainRangeNet`]).
+    plain: OnceLock<PlainRangeNet>,
     cache: RangeCache,
 }
 
@@ -254,6 +260,8 @@ impl ArmacAveragePolicy {
             game,
             epoch,
             incremental: true,
+            plain_kernels: true,
+            plain: OnceLock::new(),
             cache: RangeCache::new(DEFAULT_RANGE_CACHE_BYTES, row_state_bytes),
         }
     }
@@ -264,6 +272,20 @@ impl ArmacAveragePolicy {
     pub fn with_incremental_ranges(mut self, incremental: bool) -> Self {
         self.incremental = incremental;
         self
+    }
+
+    /// Chooses the kernels of the fast range path's forward passes: `true` (the default) the
+    /// plain-Rust ones of [`PlainRangeNet`], `false` burn's tensors (the same results to f32
+    /// rounding; kept as the benchmark's peer and for tests).
+    pub fn with_plain_kernels(mut self, plain: bool) -> Self {
+        self.plain_kernels = plain;
+        self
+    }
+
+    /// The plain kernels when they are on (built on first use).
+    fn plain_net(&self) -> Option<&PlainRangeNet> {
+        self.plain_kernels
+            .then(|| self.plain.get_or_init(|| PlainRangeNet::new(&self.net)))
     }
 
     /// Sets the memory budget of the kept recurrent states (0 keeps none: every query steps
@@ -380,9 +402,11 @@ impl ArmacAveragePolicy {
         rows_for_hands(&base, &all, &mut info);
         let legal_rows: Vec<f32> = legal.repeat(NUM_HOLE_HANDS);
         RangeCounters::add(&self.cache.counters.head_passes, 1);
-        self.net
-            .avg_policy(&info, &legal_rows, NUM_HOLE_HANDS)
-            .map_err(|e| self.bad(e.to_string()))
+        match self.plain_net() {
+            Some(k) => k.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
+            None => self.net.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
+        }
+        .map_err(|e| self.bad(e.to_string()))
     }
 
     /// Recurrent nets: `1326 × A` probabilities at `state` for every hand of player `p`. One
@@ -457,10 +481,11 @@ impl ArmacAveragePolicy {
             let kept = st.live_rows(*board);
             rows_for_hands(base, &kept.hands, &mut obs);
             RangeCounters::add(&c.encoder_rows, kept.hands.len() as u64);
-            let next = self
-                .net
-                .encoder_step(&obs, &kept.state)
-                .map_err(|e| self.bad(e.to_string()))?;
+            let next = match self.plain_net() {
+                Some(k) => k.encoder_step(&obs, &kept.state),
+                None => self.net.encoder_step(&obs, &kept.state),
+            }
+            .map_err(|e| self.bad(e.to_string()))?;
             st = Arc::new(KeptState {
                 hands: kept.hands,
                 state: next,
@@ -471,10 +496,14 @@ impl ArmacAveragePolicy {
         }
         RangeCounters::add(&c.head_passes, 1);
         let rows = st.hands.len();
-        let probs = self
-            .net
-            .avg_policy_head(&st.state.hidden, &legal.repeat(rows), rows)
-            .map_err(|e| self.bad(e.to_string()))?;
+        let legal_rows = legal.repeat(rows);
+        let probs = match self.plain_net() {
+            Some(k) => k.avg_policy_head(&st.state.hidden, &legal_rows, rows),
+            None => self
+                .net
+                .avg_policy_head(&st.state.hidden, &legal_rows, rows),
+        }
+        .map_err(|e| self.bad(e.to_string()))?;
         // Back to one row per hole-card hand (0 for hands that hold a board card).
         let na = legal.len();
         let mut all = vec![0.0f32; NUM_HOLE_HANDS * na];
@@ -800,8 +829,8 @@ mod tests {
 
     /// The fast range path (every public state once for all hands, states and probabilities
     /// kept across hands) gives the replay-every-hand path's answers to 1e-5, for recurrent
-    /// and feed-forward nets, with the default cache and with no kept states at all; and the
-    /// second deal reuses the first one's pre-flop work.
+    /// and feed-forward nets, with the default cache and with no kept states at all, on the
+    /// plain kernels and on burn's; and the second deal reuses the first one's pre-flop work.
     #[test]
     fn fast_range_queries_match_replayed_ones() {
         for recurrent in [true, false] {
@@ -809,9 +838,12 @@ mod tests {
             let fast = ArmacAveragePolicy::new(net.clone(), game.clone(), 0);
             let cold =
                 ArmacAveragePolicy::new(net.clone(), game.clone(), 0).with_range_cache_bytes(0);
+            let burn =
+                ArmacAveragePolicy::new(net.clone(), game.clone(), 0).with_plain_kernels(false);
             let slow = ArmacAveragePolicy::new(net, game, 0).with_incremental_ranges(false);
             walk_two_deals(&fast, &slow);
             walk_two_deals(&cold, &slow);
+            walk_two_deals(&burn, &slow);
             let st = fast.range_stats();
             assert_eq!(st.queries, 14, "{st:?}");
             // Repeated queries and the second deal's pre-flop root are answered from the kept
