@@ -175,12 +175,15 @@ struct KeptState {
 }
 
 impl KeptState {
-    /// This state restricted to the hands that miss `board` (a card mask): the rows are copied
-    /// only when some hand is dropped.
-    fn live_rows(&self, board: u64) -> KeptState {
+    /// This state restricted to the hands that miss `board` (a card mask); `None` when every
+    /// hand does (no rows copied).
+    fn live_rows(&self, board: u64) -> Option<KeptState> {
         let keep: Vec<usize> = (0..self.hands.len())
             .filter(|&r| HOLE_MASKS[self.hands[r] as usize] & board == 0)
             .collect();
+        if keep.len() == self.hands.len() {
+            return None;
+        }
         let h = self.state.hidden.len() / self.state.rows.max(1);
         let mut out = KeptState {
             hands: keep.iter().map(|&r| self.hands[r]).collect(),
@@ -190,10 +193,6 @@ impl KeptState {
                 cell: Vec::with_capacity(keep.len() * h),
             },
         };
-        if keep.len() == self.hands.len() {
-            out.state = self.state.clone();
-            return out;
-        }
         for &r in &keep {
             out.state
                 .hidden
@@ -202,7 +201,7 @@ impl KeptState {
                 .cell
                 .extend_from_slice(&self.state.cell[r * h..(r + 1) * h]);
         }
-        out
+        Some(out)
     }
 }
 
@@ -478,7 +477,8 @@ impl ArmacAveragePolicy {
         };
         let mut obs = Vec::new();
         for (len, base, board) in &decisions[start..] {
-            let kept = st.live_rows(*board);
+            let dropped = st.live_rows(*board);
+            let kept = dropped.as_ref().unwrap_or(&st);
             rows_for_hands(base, &kept.hands, &mut obs);
             RangeCounters::add(&c.encoder_rows, kept.hands.len() as u64);
             let next = match self.plain_net() {
@@ -487,7 +487,7 @@ impl ArmacAveragePolicy {
             }
             .map_err(|e| self.bad(e.to_string()))?;
             st = Arc::new(KeptState {
-                hands: kept.hands,
+                hands: kept.hands.clone(),
                 state: next,
             });
             self.cache

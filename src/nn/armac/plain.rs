@@ -10,10 +10,10 @@
 //!
 //! 1. the encoder's input layer as a *sparse* product: observation rows are one-hot cards and a
 //!    few bets, so each row adds only its non-zero inputs' weight rows (about 10 of 108);
-//! 2. DoubleReLU into a reused buffer;
-//! 3. the fused gate pre-activations `bias + x·Wx + h·Wh` with two calls of the `gemm` crate (the
-//!    same kernels burn's flex backend runs, with run-time AVX2/FMA dispatch); `h·Wh` is skipped
-//!    when the state is zero (the first step of every sequence);
+//! 2. its DoubleReLU `x` written next to the state `h` as one row `[x | h]`;
+//! 3. all gate pre-activations `bias + [x | h] · [Wx; Wh]` in one product by the `gemm` crate
+//!    (the kernels burn's flex backend calls too, with run-time AVX2/FMA dispatch); from the
+//!    zero state (the first step of every sequence) only `x · Wx`;
 //! 4. the gates with a rational `tanh` ([`fast_tanh`], within a few float ulps of the true
 //!    value) and `sigmoid(x) = (1 + tanh(x/2)) / 2`, in branch-free loops the compiler
 //!    vectorises.
@@ -58,23 +58,31 @@ impl PlainLinear {
     /// `out = x · w + b` for `rows` rows (`out` resized to `rows × d_out`).
     fn forward(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
         fill_rows(out, &self.b, rows);
-        matmul(out, x, &self.w, rows, self.d_in, self.d_out, true);
+        matmul(out, x, &self.w, rows, self.d_in, self.d_out);
     }
 
     /// [`Self::forward`] that reads only the non-zero entries of each row of `x` (one weight
     /// row added per non-zero input): cheaper for sparse inputs such as observation tensors.
     fn forward_sparse(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
-        fill_rows(out, &self.b, rows);
+        out.clear();
+        out.resize(rows * self.d_out, 0.0);
         for (xr, yr) in x
             .chunks_exact(self.d_in)
             .zip(out.chunks_exact_mut(self.d_out))
         {
-            for (k, &v) in xr.iter().enumerate() {
-                if v != 0.0 {
-                    let wk = &self.w[k * self.d_out..(k + 1) * self.d_out];
-                    for (y, &w) in yr.iter_mut().zip(wk) {
-                        *y += v * w;
-                    }
+            self.forward_sparse_row(xr, yr);
+        }
+    }
+
+    /// One row of [`Self::forward_sparse`]: `y = x · w + b` (`x` of `d_in`, `y` of `d_out`
+    /// entries).
+    fn forward_sparse_row(&self, x: &[f32], y: &mut [f32]) {
+        y.copy_from_slice(&self.b);
+        for (k, &v) in x.iter().enumerate() {
+            if v != 0.0 {
+                let wk = &self.w[k * self.d_out..(k + 1) * self.d_out];
+                for (y, &w) in y.iter_mut().zip(wk) {
+                    *y += v * w;
                 }
             }
         }
@@ -115,7 +123,7 @@ impl PlainBlock {
             s.h1.chunks_exact(hid)
                 .flat_map(|r| r.iter().zip(&self.l2.b).map(|(a, b)| a + b)),
         );
-        matmul(&mut s.h3, &s.h2, &self.l2.w, rows, 2 * hid, hid, true); // [rows, hid]
+        matmul(&mut s.h3, &s.h2, &self.l2.w, rows, 2 * hid, hid); // [rows, hid]
         double_relu_rows(&s.h3, hid, out); // [rows, 2·hid]
     }
 }
@@ -125,10 +133,13 @@ impl PlainBlock {
 struct PlainLstm {
     /// Hidden width `H`.
     h: usize,
-    /// Input projection `[2E, 4H]` and the gates' bias `[4H]`.
-    wx: PlainLinear,
-    /// Recurrent projection `[H, 4H]` (no bias).
-    wh: Vec<f32>,
+    /// Width `2E` of the LSTM's input (the DoubleReLU of the input layer).
+    x_width: usize,
+    /// The input projection `[2E, 4H]` stacked over the recurrent one `[H, 4H]`: one product
+    /// of the row `[x | h]` (`2E + H` wide) gives all gate pre-activations but the bias.
+    w: Vec<f32>,
+    /// The gates' bias `[4H]`.
+    bias: Vec<f32>,
 }
 
 /// The encoder and the average-policy head of an [`ArmacPolicyNet`], copied out of burn once,
@@ -150,10 +161,16 @@ impl PlainRangeNet {
     /// as it is; later changes to it are not seen).
     pub fn new(net: &ArmacPolicyNet) -> Self {
         let m = net.model();
-        let lstm = m.lstm.as_ref().map(|l| PlainLstm {
-            h: l.hidden_size(),
-            wx: PlainLinear::from_burn(&l.wx),
-            wh: to_vec(l.wh.weight.val()),
+        let lstm = m.lstm.as_ref().map(|l| {
+            let wx = PlainLinear::from_burn(&l.wx);
+            let mut w = wx.w;
+            w.extend(to_vec(l.wh.weight.val()));
+            PlainLstm {
+                h: l.hidden_size(),
+                x_width: wx.d_in,
+                w,
+                bias: wx.b,
+            }
         });
         PlainRangeNet {
             cfg: net.config().clone(),
@@ -190,18 +207,37 @@ impl PlainRangeNet {
             return Ok(state.clone());
         }
         let input = &self.encoder[0];
-        let mut e = Vec::new();
-        input.forward_sparse(obs, b, &mut e); // [b, E]
-        let mut x = Vec::new();
-        double_relu_rows(&e, input.d_out, &mut x); // [b, 2E]
-        drop(e);
-        // Gate pre-activations: bias + x · Wx (+ h · Wh).
-        let mut g = Vec::new();
-        lstm.wx.forward(&x, b, &mut g); // [b, 4H]
-        drop(x);
-        if state.hidden.iter().any(|&v| v != 0.0) {
-            matmul(&mut g, &state.hidden, &lstm.wh, b, h, 4 * h, true);
+        let (e_width, x_width) = (input.d_out, lstm.x_width);
+        debug_assert_eq!(x_width, 2 * e_width);
+        // Rows `[DoubleReLU(input layer(obs)) | h]`, `2E + H` wide.
+        let xh_width = x_width + h;
+        let mut xh = vec![0.0f32; b * xh_width];
+        let mut e = vec![0.0f32; e_width];
+        for ((xr, o), hid) in xh
+            .chunks_exact_mut(xh_width)
+            .zip(obs.chunks_exact(n_in))
+            .zip(state.hidden.chunks_exact(h))
+        {
+            input.forward_sparse_row(o, &mut e);
+            let (pos, rest) = xr.split_at_mut(e_width);
+            let (neg, hr) = rest.split_at_mut(e_width);
+            for ((p, n), &v) in pos.iter_mut().zip(neg.iter_mut()).zip(&e) {
+                *p = v.max(0.0);
+                *n = (-v).max(0.0);
+            }
+            hr.copy_from_slice(hid);
         }
+        // Gate pre-activations: bias + [x | h] · [Wx; Wh], or bias + x · Wx from the zero
+        // state (the first step of every sequence).
+        let k = if state.hidden.iter().any(|&v| v != 0.0) {
+            xh_width
+        } else {
+            x_width
+        };
+        let mut g = Vec::new();
+        fill_rows(&mut g, &lstm.bias, b); // [b, 4H]
+        matmul_strided(&mut g, &xh, xh_width, &lstm.w[..k * 4 * h], b, k, 4 * h);
+        drop(xh);
         let mut next = RecurrentState {
             rows: b,
             hidden: vec![0.0; b * h],
@@ -331,28 +367,37 @@ fn masked_softmax(logits: &mut [f32], legal: &[f32]) {
     }
 }
 
-/// `c (+)= a · b` for row-major `a: [m, k]`, `b: [k, n]`, `c: [m, n]`; `accumulate` adds the
-/// product to `c`'s contents, else overwrites them. Single-threaded.
+/// `c += a · b` for row-major `a: [m, k]`, `b: [k, n]`, `c: [m, n]`. Single-threaded.
 ///
 /// # Panics
 /// If a slice's length does not match its shape.
-fn matmul(c: &mut [f32], a: &[f32], b: &[f32], m: usize, k: usize, n: usize, accumulate: bool) {
+fn matmul(c: &mut [f32], a: &[f32], b: &[f32], m: usize, k: usize, n: usize) {
     assert_eq!(a.len(), m * k, "matmul: lhs is not {m}×{k}");
+    matmul_strided(c, a, k, b, m, k, n);
+}
+
+/// `c += a · b` for row-major `b: [k, n]`, `c: [m, n]` and `a` an `m × k` matrix whose rows
+/// start `lda` entries apart (the first `k` columns of a wider row-major matrix when
+/// `lda > k`). Single-threaded.
+///
+/// # Panics
+/// If `lda < k` or a slice is too short for its shape.
+fn matmul_strided(c: &mut [f32], a: &[f32], lda: usize, b: &[f32], m: usize, k: usize, n: usize) {
+    assert!(lda >= k, "matmul: row stride {lda} below {k} columns");
+    assert!(
+        m == 0 || a.len() >= (m - 1) * lda + k,
+        "matmul: lhs too short for {m}×{k} rows {lda} apart"
+    );
     assert_eq!(b.len(), k * n, "matmul: rhs is not {k}×{n}");
     assert_eq!(c.len(), m * n, "matmul: dst is not {m}×{n}");
-    if m == 0 || n == 0 {
+    if m == 0 || n == 0 || k == 0 {
         return;
     }
-    if k == 0 {
-        if !accumulate {
-            c.fill(0.0);
-        }
-        return;
-    }
-    // SAFETY: the asserts above make `a`, `b` and `c` exactly `m×k`, `k×n` and `m×n` row-major
-    // matrices (column stride 1, row strides `k`, `n`, `n`), so every address `gemm` forms lies
-    // inside its slice; `c` is borrowed mutably and so overlaps neither input; `gemm` keeps no
-    // pointer after it returns.
+    // SAFETY: the asserts above make `a`, `b` and `c` row-major `m×k`, `k×n` and `m×n` matrices
+    // (column stride 1, row strides `lda`, `n`, `n`; the last entry of `a` read is
+    // `(m-1)·lda + k - 1`, inside the slice), so every address `gemm` forms lies inside its
+    // slice; `c` is borrowed mutably and so overlaps neither input; `gemm` keeps no pointer
+    // after it returns.
     unsafe {
         gemm::gemm(
             m,
@@ -361,10 +406,10 @@ fn matmul(c: &mut [f32], a: &[f32], b: &[f32], m: usize, k: usize, n: usize, acc
             c.as_mut_ptr(),
             1,
             n as isize,
-            accumulate,
+            true,
             a.as_ptr(),
             1,
-            k as isize,
+            lda as isize,
             b.as_ptr(),
             1,
             n as isize,
@@ -443,23 +488,28 @@ mod unit {
     fn matmul_matches_a_naive_triple_loop() {
         let mut rng = SplitMix64::new(7);
         for &(m, k, n) in &[(1, 1, 1), (3, 5, 7), (17, 33, 9), (64, 40, 130)] {
-            let a = rng.symmetric_vec_f32(m * k, 1.0);
+            // `a` is the left `k` columns of an `m × (k + 3)` matrix: the strided product
+            // must read those columns only.
+            let lda = k + 3;
+            let wide = rng.symmetric_vec_f32(m * lda, 1.0);
+            let a: Vec<f32> = wide
+                .chunks_exact(lda)
+                .flat_map(|r| r[..k].to_vec())
+                .collect();
             let b = rng.symmetric_vec_f32(k * n, 1.0);
             let c0 = rng.symmetric_vec_f32(m * n, 1.0);
-            for accumulate in [false, true] {
-                let mut c = c0.clone();
-                matmul(&mut c, &a, &b, m, k, n, accumulate);
-                for i in 0..m {
-                    for j in 0..n {
-                        let mut want = if accumulate {
-                            c0[i * n + j] as f64
-                        } else {
-                            0.0
-                        };
-                        for t in 0..k {
-                            want += a[i * k + t] as f64 * b[t * n + j] as f64;
-                        }
-                        let got = c[i * n + j] as f64;
+            let mut c = c0.clone();
+            matmul(&mut c, &a, &b, m, k, n);
+            let mut cs = c0.clone();
+            matmul_strided(&mut cs, &wide, lda, &b, m, k, n);
+            for i in 0..m {
+                for j in 0..n {
+                    let mut want = c0[i * n + j] as f64;
+                    for t in 0..k {
+                        want += a[i * k + t] as f64 * b[t * n + j] as f64;
+                    }
+                    for got in [c[i * n + j], cs[i * n + j]] {
+                        let got = got as f64;
                         assert!(
                             (got - want).abs() < 1e-4,
                             "{m}x{k}x{n} ({i},{j}): {got} vs {want}"
