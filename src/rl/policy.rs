@@ -152,7 +152,55 @@ impl RangeCounters {
 struct RangeCache {
     states: LruCache<KeptState>,
     probs: LruCache<Vec<f32>>,
+    in_flight: InFlight,
     counters: RangeCounters,
+}
+
+/// The keys whose probabilities some thread is computing right now. A second thread that asks
+/// for one of them waits for the first instead of repeating its forward passes (at the start of
+/// an evaluation every worker asks for the same pre-flop states at once).
+#[derive(Default)]
+struct InFlight {
+    keys: Mutex<std::collections::HashSet<Vec<Action>>>,
+    done: std::sync::Condvar,
+}
+
+/// A claim on a key of [`InFlight`]: released, and waiting threads woken, when dropped (also
+/// when the computation fails or panics).
+struct Claim<'a> {
+    owner: &'a InFlight,
+    key: Vec<Action>,
+}
+
+impl InFlight {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<Vec<Action>>> {
+        // Every update is one insert or remove: a poisoned lock is still consistent.
+        self.keys.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `Some` claim when no thread is computing `key` (the caller computes it); `None` after
+    /// waiting for the thread that was (the caller looks in the cache again).
+    fn claim(&self, key: &[Action]) -> Option<Claim<'_>> {
+        let mut keys = self.lock();
+        if keys.contains(key) {
+            while keys.contains(key) {
+                keys = self.done.wait(keys).unwrap_or_else(|e| e.into_inner());
+            }
+            return None;
+        }
+        keys.insert(key.to_vec());
+        Some(Claim {
+            owner: self,
+            key: key.to_vec(),
+        })
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.owner.lock().remove(&self.key);
+        self.owner.done.notify_all();
+    }
 }
 
 impl RangeCache {
@@ -161,6 +209,7 @@ impl RangeCache {
         RangeCache {
             states: LruCache::new(state_bytes / per_entry),
             probs: LruCache::new(PROB_CACHE_ENTRIES),
+            in_flight: InFlight::default(),
             counters: RangeCounters::default(),
         }
     }
@@ -351,20 +400,27 @@ impl ArmacAveragePolicy {
         }
         RangeCounters::add(&self.cache.counters.queries, 1);
         let key = public_key(p, state.history());
-        let probs = match self.cache.probs.get(&key) {
-            Some(x) => {
+        let probs = loop {
+            if let Some(x) = self.cache.probs.get(&key) {
                 RangeCounters::add(&self.cache.counters.prob_hits, 1);
-                x
+                break x;
             }
-            None => {
-                let x = Arc::new(if self.net.config().recurrent {
-                    self.recurrent_all_hands(state, p, &legal)?
-                } else {
-                    self.feed_forward_all_hands(state, p, &legal)?
-                });
-                self.cache.probs.put(key, x.clone());
-                x
+            // Another thread computing this key: wait for it, then look again.
+            let Some(_claim) = self.cache.in_flight.claim(&key) else {
+                continue;
+            };
+            // It may have been put between the look and the claim.
+            if let Some(x) = self.cache.probs.get(&key) {
+                RangeCounters::add(&self.cache.counters.prob_hits, 1);
+                break x;
             }
+            let x = Arc::new(if self.net.config().recurrent {
+                self.recurrent_all_hands(state, p, &legal)?
+            } else {
+                self.feed_forward_all_hands(state, p, &legal)?
+            });
+            self.cache.probs.put(key, x.clone());
+            break x;
         };
         let n_legal = legal.iter().filter(|&&l| l > 0.0).count().max(1) as f64;
         Ok(hands
@@ -864,6 +920,44 @@ mod tests {
             }
             fast.reset_range_cache();
             assert_eq!(fast.range_stats(), RangeStats::default());
+        }
+    }
+
+    /// Threads that ask for the same public state at once compute it once: the others wait
+    /// for the first and read its answer (one head pass, however the threads interleave).
+    #[test]
+    fn concurrent_queries_of_one_state_compute_it_once() {
+        for recurrent in [true, false] {
+            let (game, net) = small_net(recurrent, 3);
+            let policy = ArmacAveragePolicy::new(net, game, 0);
+            let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
+            for c in parse_cards("AsKd2c3d").unwrap() {
+                s.apply(c as Action);
+            }
+            let Turn::Player(p) = s.turn() else {
+                panic!("not a decision")
+            };
+            let dead = CardSet::from_cards(s.hole_cards(1 - p)).0;
+            let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
+                .filter(|&h| HOLE_MASKS[h as usize] & dead == 0)
+                .step_by(301)
+                .collect();
+            let barrier = std::sync::Barrier::new(4);
+            let answers: Vec<_> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..4)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            barrier.wait();
+                            policy.hand_action_probabilities(&s, &hands).unwrap()
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert!(answers.iter().all(|a| a == &answers[0]));
+            let st = policy.range_stats();
+            assert_eq!((st.queries, st.head_passes), (4, 1), "{st:?}");
+            assert_eq!(st.prob_hits, 3, "{st:?}");
         }
     }
 
