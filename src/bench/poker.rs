@@ -166,6 +166,10 @@ pub struct LbrNetArgs {
     /// passes run by burn's tensors instead of the plain kernels).
     #[arg(long, default_value = "replay")]
     pub peer: String,
+    /// Memory budget of the kept recurrent states of each path, in MiB (the library's default
+    /// when absent).
+    #[arg(long)]
+    pub range_cache_mib: Option<usize>,
 }
 
 /// CPU seconds (user + system) this process has used so far, from `/proc/self/stat`
@@ -213,11 +217,16 @@ pub fn lbr_net(args: &LbrNetArgs) -> Result<Vec<Value>> {
     };
     let (game, fast) = crate::run::armac::load_checkpoint_policy(&args.policy)?;
     let (_, reference) = crate::run::armac::load_checkpoint_policy(&args.policy)?;
-    let reference = if replay {
+    let mut reference = if replay {
         reference.with_incremental_ranges(false)
     } else {
         reference.with_plain_kernels(false)
     };
+    let mut fast = fast;
+    if let Some(mib) = args.range_cache_mib {
+        fast = fast.with_range_cache_bytes(mib << 20);
+        reference = reference.with_range_cache_bytes(mib << 20);
+    }
     let game = UniversalPokerGame::from_string(&game.load_string()).map_err(|e| {
         format!(
             "--policy {}: LBR needs a Hold'em checkpoint: {e}",

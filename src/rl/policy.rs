@@ -117,6 +117,8 @@ pub struct RangeStats {
     /// Rows those computed steps had in all: 1326 per step before the flop, fewer after it
     /// (hands that hold a board card are dropped).
     pub encoder_rows: u64,
+    /// The computed steps that were pre-flop (no board yet: states any deal can reuse).
+    pub preflop_steps: u64,
     /// Forward passes of the average-policy head over 1326 rows.
     pub head_passes: u64,
 }
@@ -128,6 +130,7 @@ struct RangeCounters {
     encoder_steps: AtomicU64,
     reused_steps: AtomicU64,
     encoder_rows: AtomicU64,
+    preflop_steps: AtomicU64,
     head_passes: AtomicU64,
 }
 
@@ -143,6 +146,7 @@ impl RangeCounters {
             encoder_steps: self.encoder_steps.load(Ordering::Relaxed),
             reused_steps: self.reused_steps.load(Ordering::Relaxed),
             encoder_rows: self.encoder_rows.load(Ordering::Relaxed),
+            preflop_steps: self.preflop_steps.load(Ordering::Relaxed),
             head_passes: self.head_passes.load(Ordering::Relaxed),
         }
     }
@@ -365,6 +369,7 @@ impl ArmacAveragePolicy {
             &c.encoder_steps,
             &c.reused_steps,
             &c.encoder_rows,
+            &c.preflop_steps,
             &c.head_passes,
         ] {
             x.store(0, Ordering::Relaxed);
@@ -537,6 +542,7 @@ impl ArmacAveragePolicy {
             let kept = dropped.as_ref().unwrap_or(&st);
             rows_for_hands(base, &kept.hands, &mut obs);
             RangeCounters::add(&c.encoder_rows, kept.hands.len() as u64);
+            RangeCounters::add(&c.preflop_steps, (*board == 0) as u64);
             let next = match self.plain_net() {
                 Some(k) => k.encoder_step(&obs, &kept.state),
                 None => self.net.encoder_step(&obs, &kept.state),
