@@ -20,8 +20,13 @@
 //! * both kinds: the head's probabilities for all rows are kept per key, so a repeated public
 //!   state costs no forward pass at all.
 //!
+//! * the forward passes of these queries run on [`PlainRangeNet`]'s plain-Rust kernels (weights
+//!   copied out of burn on the first query; [`ArmacAveragePolicy::with_plain_kernels`]`(false)`
+//!   keeps burn's tensors);
+//! * a key asked for by several threads at once is computed by the first, the others wait.
+//!
 //! The reference path ([`ArmacAveragePolicy::with_incremental_ranges`]`(false)`) replays every
-//! hand's history from the root, hand by hand; the two agree to f32 rounding (tests below).
+//! hand's history from the root, hand by hand; the paths agree to f32 rounding (tests below).
 
 use super::sequence::{decision_path, gather_rows, seq_inputs};
 use crate::game::{Action, GameRef};
