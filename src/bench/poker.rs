@@ -161,6 +161,15 @@ pub struct LbrNetArgs {
     /// Sampled (hand, board) pairs per pre-flop equity.
     #[arg(long, default_value_t = crate::eval::lbr::DEFAULT_PREFLOP_SAMPLES)]
     pub preflop_samples: usize,
+    /// The path the fast one is measured against: `replay` (every hand replayed from the root
+    /// through burn, the reference) or `burn` (the same cached range path with its forward
+    /// passes run by burn's tensors instead of the plain kernels).
+    #[arg(long, default_value = "replay")]
+    pub peer: String,
+    /// Memory budget of the kept recurrent states of each path, in MiB (the library's default
+    /// when absent).
+    #[arg(long)]
+    pub range_cache_mib: Option<usize>,
 }
 
 /// CPU seconds (user + system) this process has used so far, from `/proc/self/stat`
@@ -201,9 +210,23 @@ pub fn lbr_net(args: &LbrNetArgs) -> Result<Vec<Value>> {
     if args.hands == 0 || args.rounds == 0 {
         return Err("--hands and --rounds must be positive".into());
     }
+    let replay = match args.peer.as_str() {
+        "replay" => true,
+        "burn" => false,
+        other => return Err(format!("--peer `{other}` is not one of replay, burn").into()),
+    };
     let (game, fast) = crate::run::armac::load_checkpoint_policy(&args.policy)?;
     let (_, reference) = crate::run::armac::load_checkpoint_policy(&args.policy)?;
-    let reference = reference.with_incremental_ranges(false);
+    let mut reference = if replay {
+        reference.with_incremental_ranges(false)
+    } else {
+        reference.with_plain_kernels(false)
+    };
+    let mut fast = fast;
+    if let Some(mib) = args.range_cache_mib {
+        fast = fast.with_range_cache_bytes(mib << 20);
+        reference = reference.with_range_cache_bytes(mib << 20);
+    }
     let game = UniversalPokerGame::from_string(&game.load_string()).map_err(|e| {
         format!(
             "--policy {}: LBR needs a Hold'em checkpoint: {e}",
@@ -223,18 +246,24 @@ pub fn lbr_net(args: &LbrNetArgs) -> Result<Vec<Value>> {
         opts.threads = args.threads;
         opts.preflop_samples = args.preflop_samples;
         fast.reset_range_cache();
-        let mut results = Vec::new();
-        for (k, policy) in [&fast as &dyn RangePolicy, &reference]
-            .into_iter()
-            .enumerate()
-        {
+        reference.reset_range_cache();
+        let mut round_cpu = [f64::NAN; 2];
+        let paths = [&fast as &dyn RangePolicy, &reference];
+        let mut results = [None, None];
+        // Odd rounds run the peer first, so that neither path always has the warmer start.
+        for k in if round % 2 == 0 { [0, 1] } else { [1, 0] } {
             let c0 = process_cpu_seconds();
-            let r = run_lbr(&game, policy, &opts, None)?;
+            let r = run_lbr(&game, paths[k], &opts, None)?;
             let c = c0.zip(process_cpu_seconds()).map(|(a, b)| b - a);
             wall[k] += r.seconds;
             cpu[k] += c.unwrap_or(f64::NAN);
-            results.push(r);
+            round_cpu[k] = c.unwrap_or(f64::NAN);
+            results[k] = Some(r);
         }
+        let [Some(r0), Some(r1)] = results else {
+            unreachable!("both paths ran")
+        };
+        let results = [r0, r1];
         hands = results[0].hands;
         let diff = (results[0].mean_mbb - results[1].mean_mbb).abs();
         max_diff = max_diff.max(diff);
@@ -242,7 +271,9 @@ pub fn lbr_net(args: &LbrNetArgs) -> Result<Vec<Value>> {
         lines.push(
             json!({"bench": "lbr_net", "round": round, "seed": opts.seed,
             "hands": hands, "fast_seconds": results[0].seconds,
-            "reference_seconds": results[1].seconds, "fast_mean_mbb": results[0].mean_mbb,
+            "reference_seconds": results[1].seconds,
+            "fast_cpu_seconds": round_cpu[0], "reference_cpu_seconds": round_cpu[1],
+            "fast_mean_mbb": results[0].mean_mbb,
             "reference_mean_mbb": results[1].mean_mbb, "range_stats": s}),
         );
         stats.push(s);
@@ -254,7 +285,7 @@ pub fn lbr_net(args: &LbrNetArgs) -> Result<Vec<Value>> {
         args.threads
     };
     lines.push(json!({"bench": "lbr_net", "summary": true,
-        "policy": args.policy.display().to_string(), "variant": variant.name(),
+        "policy": args.policy.display().to_string(), "variant": variant.name(), "peer": args.peer,
         "recurrent": fast.is_recurrent(), "threads": threads_used,
         "hands_per_path": total,
         "fast_hands_per_second": total / wall[0],

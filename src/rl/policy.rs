@@ -20,16 +20,21 @@
 //! * both kinds: the head's probabilities for all rows are kept per key, so a repeated public
 //!   state costs no forward pass at all.
 //!
+//! * the forward passes of these queries run on [`PlainRangeNet`]'s plain-Rust kernels (weights
+//!   copied out of burn on the first query; [`ArmacAveragePolicy::with_plain_kernels`]`(false)`
+//!   keeps burn's tensors);
+//! * a key asked for by several threads at once is computed by the first, the others wait.
+//!
 //! The reference path ([`ArmacAveragePolicy::with_incremental_ranges`]`(false)`) replays every
-//! hand's history from the root, hand by hand; the two agree to f32 rounding (tests below).
+//! hand's history from the root, hand by hand; the paths agree to f32 rounding (tests below).
 
 use super::sequence::{decision_path, gather_rows, seq_inputs};
 use crate::game::{Action, GameRef};
 use crate::games::cards::{CardSet, HOLE_CARDS, HOLE_MASKS, NUM_CARDS, NUM_HOLE_HANDS};
-use crate::nn::armac::{ActBatch, ArmacPolicyNet, RecurrentState};
+use crate::nn::armac::{ActBatch, ArmacPolicyNet, PlainRangeNet, RecurrentState};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Default memory budget of the kept recurrent states (all rows of one key: at most
 /// `1326 × 2 × R × 4` bytes, 2.7 MB at `R = 256`).
@@ -117,6 +122,8 @@ pub struct RangeStats {
     /// Rows those computed steps had in all: 1326 per step before the flop, fewer after it
     /// (hands that hold a board card are dropped).
     pub encoder_rows: u64,
+    /// The computed steps that were pre-flop (no board yet: states any deal can reuse).
+    pub preflop_steps: u64,
     /// Forward passes of the average-policy head over 1326 rows.
     pub head_passes: u64,
 }
@@ -128,6 +135,7 @@ struct RangeCounters {
     encoder_steps: AtomicU64,
     reused_steps: AtomicU64,
     encoder_rows: AtomicU64,
+    preflop_steps: AtomicU64,
     head_passes: AtomicU64,
 }
 
@@ -143,6 +151,7 @@ impl RangeCounters {
             encoder_steps: self.encoder_steps.load(Ordering::Relaxed),
             reused_steps: self.reused_steps.load(Ordering::Relaxed),
             encoder_rows: self.encoder_rows.load(Ordering::Relaxed),
+            preflop_steps: self.preflop_steps.load(Ordering::Relaxed),
             head_passes: self.head_passes.load(Ordering::Relaxed),
         }
     }
@@ -152,7 +161,55 @@ impl RangeCounters {
 struct RangeCache {
     states: LruCache<KeptState>,
     probs: LruCache<Vec<f32>>,
+    in_flight: InFlight,
     counters: RangeCounters,
+}
+
+/// The keys whose probabilities some thread is computing right now. A second thread that asks
+/// for one of them waits for the first instead of repeating its forward passes (at the start of
+/// an evaluation every worker asks for the same pre-flop states at once).
+#[derive(Default)]
+struct InFlight {
+    keys: Mutex<std::collections::HashSet<Vec<Action>>>,
+    done: std::sync::Condvar,
+}
+
+/// A claim on a key of [`InFlight`]: released, and waiting threads woken, when dropped (also
+/// when the computation fails or panics).
+struct Claim<'a> {
+    owner: &'a InFlight,
+    key: Vec<Action>,
+}
+
+impl InFlight {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<Vec<Action>>> {
+        // Every update is one insert or remove: a poisoned lock is still consistent.
+        self.keys.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `Some` claim when no thread is computing `key` (the caller computes it); `None` after
+    /// waiting for the thread that was (the caller looks in the cache again).
+    fn claim(&self, key: &[Action]) -> Option<Claim<'_>> {
+        let mut keys = self.lock();
+        if keys.contains(key) {
+            while keys.contains(key) {
+                keys = self.done.wait(keys).unwrap_or_else(|e| e.into_inner());
+            }
+            return None;
+        }
+        keys.insert(key.to_vec());
+        Some(Claim {
+            owner: self,
+            key: key.to_vec(),
+        })
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.owner.lock().remove(&self.key);
+        self.owner.done.notify_all();
+    }
 }
 
 impl RangeCache {
@@ -161,6 +218,7 @@ impl RangeCache {
         RangeCache {
             states: LruCache::new(state_bytes / per_entry),
             probs: LruCache::new(PROB_CACHE_ENTRIES),
+            in_flight: InFlight::default(),
             counters: RangeCounters::default(),
         }
     }
@@ -175,12 +233,15 @@ struct KeptState {
 }
 
 impl KeptState {
-    /// This state restricted to the hands that miss `board` (a card mask): the rows are copied
-    /// only when some hand is dropped.
-    fn live_rows(&self, board: u64) -> KeptState {
+    /// This state restricted to the hands that miss `board` (a card mask); `None` when every
+    /// hand does (no rows copied).
+    fn live_rows(&self, board: u64) -> Option<KeptState> {
         let keep: Vec<usize> = (0..self.hands.len())
             .filter(|&r| HOLE_MASKS[self.hands[r] as usize] & board == 0)
             .collect();
+        if keep.len() == self.hands.len() {
+            return None;
+        }
         let h = self.state.hidden.len() / self.state.rows.max(1);
         let mut out = KeptState {
             hands: keep.iter().map(|&r| self.hands[r]).collect(),
@@ -190,10 +251,6 @@ impl KeptState {
                 cell: Vec::with_capacity(keep.len() * h),
             },
         };
-        if keep.len() == self.hands.len() {
-            out.state = self.state.clone();
-            return out;
-        }
         for &r in &keep {
             out.state
                 .hidden
@@ -202,7 +259,7 @@ impl KeptState {
                 .cell
                 .extend_from_slice(&self.state.cell[r * h..(r + 1) * h]);
         }
-        out
+        Some(out)
     }
 }
 
@@ -242,6 +299,12 @@ pub struct ArmacAveragePolicy {
     /// `false` forces range queries down the reference path: every hand replayed from the
     /// root (tests, benchmarks).
     incremental: bool,
+    /// `false` runs the fast path's forward passes through burn instead of the plain kernels
+    /// (the peer of `armac-bench lbr-net --peer burn`).
+    plain_kernels: bool,
+    /// The encoder and average-policy head as plain data, copied out of `net` on the first
+    /// range query (see [`PlainRangeNet`]).
+    plain: OnceLock<PlainRangeNet>,
     cache: RangeCache,
 }
 
@@ -254,6 +317,8 @@ impl ArmacAveragePolicy {
             game,
             epoch,
             incremental: true,
+            plain_kernels: true,
+            plain: OnceLock::new(),
             cache: RangeCache::new(DEFAULT_RANGE_CACHE_BYTES, row_state_bytes),
         }
     }
@@ -264,6 +329,20 @@ impl ArmacAveragePolicy {
     pub fn with_incremental_ranges(mut self, incremental: bool) -> Self {
         self.incremental = incremental;
         self
+    }
+
+    /// Chooses the kernels of the fast range path's forward passes: `true` (the default) the
+    /// plain-Rust ones of [`PlainRangeNet`], `false` burn's tensors (the same results to f32
+    /// rounding; kept as the benchmark's peer and for tests).
+    pub fn with_plain_kernels(mut self, plain: bool) -> Self {
+        self.plain_kernels = plain;
+        self
+    }
+
+    /// The plain kernels when they are on (built on first use).
+    fn plain_net(&self) -> Option<&PlainRangeNet> {
+        self.plain_kernels
+            .then(|| self.plain.get_or_init(|| PlainRangeNet::new(&self.net)))
     }
 
     /// Sets the memory budget of the kept recurrent states (0 keeps none: every query steps
@@ -295,6 +374,7 @@ impl ArmacAveragePolicy {
             &c.encoder_steps,
             &c.reused_steps,
             &c.encoder_rows,
+            &c.preflop_steps,
             &c.head_passes,
         ] {
             x.store(0, Ordering::Relaxed);
@@ -330,20 +410,27 @@ impl ArmacAveragePolicy {
         }
         RangeCounters::add(&self.cache.counters.queries, 1);
         let key = public_key(p, state.history());
-        let probs = match self.cache.probs.get(&key) {
-            Some(x) => {
+        let probs = loop {
+            if let Some(x) = self.cache.probs.get(&key) {
                 RangeCounters::add(&self.cache.counters.prob_hits, 1);
-                x
+                break x;
             }
-            None => {
-                let x = Arc::new(if self.net.config().recurrent {
-                    self.recurrent_all_hands(state, p, &legal)?
-                } else {
-                    self.feed_forward_all_hands(state, p, &legal)?
-                });
-                self.cache.probs.put(key, x.clone());
-                x
+            // Another thread computing this key: wait for it, then look again.
+            let Some(_claim) = self.cache.in_flight.claim(&key) else {
+                continue;
+            };
+            // It may have been put between the look and the claim.
+            if let Some(x) = self.cache.probs.get(&key) {
+                RangeCounters::add(&self.cache.counters.prob_hits, 1);
+                break x;
             }
+            let x = Arc::new(if self.net.config().recurrent {
+                self.recurrent_all_hands(state, p, &legal)?
+            } else {
+                self.feed_forward_all_hands(state, p, &legal)?
+            });
+            self.cache.probs.put(key, x.clone());
+            break x;
         };
         let n_legal = legal.iter().filter(|&&l| l > 0.0).count().max(1) as f64;
         Ok(hands
@@ -380,9 +467,11 @@ impl ArmacAveragePolicy {
         rows_for_hands(&base, &all, &mut info);
         let legal_rows: Vec<f32> = legal.repeat(NUM_HOLE_HANDS);
         RangeCounters::add(&self.cache.counters.head_passes, 1);
-        self.net
-            .avg_policy(&info, &legal_rows, NUM_HOLE_HANDS)
-            .map_err(|e| self.bad(e.to_string()))
+        match self.plain_net() {
+            Some(k) => k.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
+            None => self.net.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
+        }
+        .map_err(|e| self.bad(e.to_string()))
     }
 
     /// Recurrent nets: `1326 × A` probabilities at `state` for every hand of player `p`. One
@@ -454,15 +543,18 @@ impl ArmacAveragePolicy {
         };
         let mut obs = Vec::new();
         for (len, base, board) in &decisions[start..] {
-            let kept = st.live_rows(*board);
+            let dropped = st.live_rows(*board);
+            let kept = dropped.as_ref().unwrap_or(&st);
             rows_for_hands(base, &kept.hands, &mut obs);
             RangeCounters::add(&c.encoder_rows, kept.hands.len() as u64);
-            let next = self
-                .net
-                .encoder_step(&obs, &kept.state)
-                .map_err(|e| self.bad(e.to_string()))?;
+            RangeCounters::add(&c.preflop_steps, (*board == 0) as u64);
+            let next = match self.plain_net() {
+                Some(k) => k.encoder_step(&obs, &kept.state),
+                None => self.net.encoder_step(&obs, &kept.state),
+            }
+            .map_err(|e| self.bad(e.to_string()))?;
             st = Arc::new(KeptState {
-                hands: kept.hands,
+                hands: kept.hands.clone(),
                 state: next,
             });
             self.cache
@@ -471,10 +563,14 @@ impl ArmacAveragePolicy {
         }
         RangeCounters::add(&c.head_passes, 1);
         let rows = st.hands.len();
-        let probs = self
-            .net
-            .avg_policy_head(&st.state.hidden, &legal.repeat(rows), rows)
-            .map_err(|e| self.bad(e.to_string()))?;
+        let legal_rows = legal.repeat(rows);
+        let probs = match self.plain_net() {
+            Some(k) => k.avg_policy_head(&st.state.hidden, &legal_rows, rows),
+            None => self
+                .net
+                .avg_policy_head(&st.state.hidden, &legal_rows, rows),
+        }
+        .map_err(|e| self.bad(e.to_string()))?;
         // Back to one row per hole-card hand (0 for hands that hold a board card).
         let na = legal.len();
         let mut all = vec![0.0f32; NUM_HOLE_HANDS * na];
@@ -800,8 +896,8 @@ mod tests {
 
     /// The fast range path (every public state once for all hands, states and probabilities
     /// kept across hands) gives the replay-every-hand path's answers to 1e-5, for recurrent
-    /// and feed-forward nets, with the default cache and with no kept states at all; and the
-    /// second deal reuses the first one's pre-flop work.
+    /// and feed-forward nets, with the default cache and with no kept states at all, on the
+    /// plain kernels and on burn's; and the second deal reuses the first one's pre-flop work.
     #[test]
     fn fast_range_queries_match_replayed_ones() {
         for recurrent in [true, false] {
@@ -809,9 +905,12 @@ mod tests {
             let fast = ArmacAveragePolicy::new(net.clone(), game.clone(), 0);
             let cold =
                 ArmacAveragePolicy::new(net.clone(), game.clone(), 0).with_range_cache_bytes(0);
+            let burn =
+                ArmacAveragePolicy::new(net.clone(), game.clone(), 0).with_plain_kernels(false);
             let slow = ArmacAveragePolicy::new(net, game, 0).with_incremental_ranges(false);
             walk_two_deals(&fast, &slow);
             walk_two_deals(&cold, &slow);
+            walk_two_deals(&burn, &slow);
             let st = fast.range_stats();
             assert_eq!(st.queries, 14, "{st:?}");
             // Repeated queries and the second deal's pre-flop root are answered from the kept
@@ -832,6 +931,44 @@ mod tests {
             }
             fast.reset_range_cache();
             assert_eq!(fast.range_stats(), RangeStats::default());
+        }
+    }
+
+    /// Threads that ask for the same public state at once compute it once: the others wait
+    /// for the first and read its answer (one head pass, however the threads interleave).
+    #[test]
+    fn concurrent_queries_of_one_state_compute_it_once() {
+        for recurrent in [true, false] {
+            let (game, net) = small_net(recurrent, 3);
+            let policy = ArmacAveragePolicy::new(net, game, 0);
+            let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
+            for c in parse_cards("AsKd2c3d").unwrap() {
+                s.apply(c as Action);
+            }
+            let Turn::Player(p) = s.turn() else {
+                panic!("not a decision")
+            };
+            let dead = CardSet::from_cards(s.hole_cards(1 - p)).0;
+            let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
+                .filter(|&h| HOLE_MASKS[h as usize] & dead == 0)
+                .step_by(301)
+                .collect();
+            let barrier = std::sync::Barrier::new(4);
+            let answers: Vec<_> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..4)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            barrier.wait();
+                            policy.hand_action_probabilities(&s, &hands).unwrap()
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert!(answers.iter().all(|a| a == &answers[0]));
+            let st = policy.range_stats();
+            assert_eq!((st.queries, st.head_passes), (4, 1), "{st:?}");
+            assert_eq!(st.prob_hits, 3, "{st:?}");
         }
     }
 
