@@ -607,6 +607,13 @@ fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
             .map(|t| t.lines().count().saturating_sub(1))
             .unwrap_or(0)
     };
+    // An entry of a token no actor uses (malformed: skipped, but read and acknowledged).
+    while epochs_done() < 3 {
+        assert!(learner.try_wait().unwrap().is_none(), "learner ended early");
+        assert!(t0.elapsed() < Duration::from_secs(120), "run too slow");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let forged = xadd_forged(&url);
     // Killed between checkpoints (they come every 2 epochs here), in the middle of an epoch.
     while epochs_done() < 11 {
         assert!(learner.try_wait().unwrap().is_none(), "learner ended early");
@@ -621,6 +628,10 @@ fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
     assert!(status.success());
     learner.wait().unwrap();
     let killed_at = epochs_done();
+    // A late copy of the test's early entry, as a retried `XADD` could write it: the original
+    // is in a checkpoint, acknowledged and deleted, and no later entry of its token exists, so
+    // only the tracker the checkpoint carries can tell the resumed learner it is a copy.
+    let forged_copy = xadd_forged(&url);
     // The actors wait; the resumed learner carries on with them.
     let out = common::train()
         .arg("--resume")
@@ -645,6 +656,13 @@ fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
     // checkpoint's cursor; the first learner's ids up to it are what that checkpoint holds.
     let files = learner_files(&audit);
     assert_eq!(files.len(), 2, "two learner processes");
+    let copy_line = entry_lines(&files[1])
+        .find(|l| l.split(' ').next() == Some(forged_copy.as_str()))
+        .expect("the resumed learner read the copy");
+    assert!(
+        copy_line.ends_with(" copy"),
+        "a copy of an entry acknowledged before the kill entered the resumed run: {copy_line}"
+    );
     let cursor = files[1]
         .iter()
         .find_map(|l| l.strip_prefix("resumed-from "))
@@ -664,6 +682,14 @@ fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
     assert!(
         upto + 1 >= before_marker,
         "checkpoint cursor before its commit marker"
+    );
+    let forged_at = first_all
+        .iter()
+        .position(|id| *id == forged)
+        .expect("the first learner read the test's entry");
+    assert!(
+        forged_at <= upto,
+        "the test's entry was not in the checkpoint yet"
     );
     let held: Vec<String> = first_all[..=upto]
         .iter()
@@ -687,6 +713,22 @@ fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
     );
     std::fs::remove_dir_all(&dir).ok();
     std::fs::remove_dir_all(&audit).ok();
+}
+
+/// Appends to run `resume`'s stream an entry of token `test-forged`, sequence 1, with no
+/// trajectory (the learner skips it as malformed unless it is a copy); its stream id.
+fn xadd_forged(url: &str) -> String {
+    let client = redis::Client::open(url).unwrap();
+    let mut con = client.get_connection().unwrap();
+    redis::cmd("XADD")
+        .arg("armac:resume:stream")
+        .arg("*")
+        .arg("a")
+        .arg("test")
+        .arg("u")
+        .arg("test-forged:1")
+        .query(&mut con)
+        .unwrap()
 }
 
 /// `(token:seq, copy?)` of the audit lines of files whose names start with `who`, with the

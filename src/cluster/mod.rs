@@ -281,6 +281,12 @@ pub trait LearnerLink {
     fn begin_epoch(&mut self, plan: &EpochPlan, episodes: i64) -> Result<(), RunError>;
     /// The position in the message stream that a checkpoint records (`None` in-process).
     fn cursor(&self) -> Option<String>;
+    /// The highest sequence number handed to the training loop per actor-thread token, which
+    /// a checkpoint records beside [`LearnerLink::cursor`] so that a resumed learner still
+    /// recognises copies of entries it acknowledged before (empty in-process).
+    fn seen(&self) -> std::collections::BTreeMap<String, u64> {
+        std::collections::BTreeMap::new()
+    }
     /// Whether the learner should checkpoint now to acknowledge what it has read.
     fn wants_checkpoint(&self) -> bool;
     /// A checkpoint recording [`LearnerLink::cursor`] is committed: everything read up to it

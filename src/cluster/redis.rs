@@ -48,7 +48,7 @@ use crate::run::generation::FileSum;
 use crate::util::SplitMix64;
 use ::redis::{Connection, Value};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -542,6 +542,10 @@ pub struct RedisLearner {
     /// Highest `seq` read per actor-thread token: an entry at or below it is a copy that an
     /// actor's retried `XADD` wrote a second time.
     seen: HashMap<String, u64>,
+    /// The same, over the entries handed to the training loop only: what a checkpoint holds
+    /// ([`LearnerLink::seen`]), so that a resumed learner still knows the copies of entries
+    /// the earlier process acknowledged and deleted.
+    handed_seen: HashMap<String, u64>,
     /// The broker reconnections already answered by re-reading the pending entries.
     reconnects_seen: u64,
     /// Acting steps and trajectories handed to the training loop per actor since the last
@@ -556,12 +560,15 @@ pub struct RedisLearner {
 impl RedisLearner {
     /// Connects, registers the run's config (a fresh run refuses an id that exists) and the
     /// consumer group, and on resume (`cursor` from the checkpoint) re-reads the pending
-    /// entries: those up to `cursor` are acknowledged, the later ones processed again.
+    /// entries: those up to `cursor` are acknowledged, the later ones processed again. `seen`
+    /// is the checkpoint's highest `seq` per actor-thread token (empty for a fresh run).
+    #[allow(clippy::too_many_arguments)]
     pub fn open(
         ls: &LearnerSettings,
         config_toml: &str,
         resumed: bool,
         cursor: Option<String>,
+        seen: BTreeMap<String, u64>,
         info_len: usize,
         num_actions: usize,
         net_file: Box<dyn Fn(u64) -> PathBuf>,
@@ -618,7 +625,8 @@ impl RedisLearner {
             net_file,
             published: None,
             audit: Audit::open("learner"),
-            seen: HashMap::new(),
+            seen: seen.clone().into_iter().collect(),
+            handed_seen: seen.into_iter().collect(),
             reconnects_seen: 0,
             per_actor: HashMap::new(),
             malformed: 0,
@@ -637,7 +645,9 @@ impl RedisLearner {
             if limit.is_some_and(|c| parse_id(&id) <= c) {
                 // In the checkpoint already; its origin still marks later copies.
                 if let Some(f) = &fields {
-                    l.is_copy(&Origin::of(f));
+                    let origin = Origin::of(f);
+                    l.is_copy(&origin);
+                    is_copy(&mut l.handed_seen, &origin);
                 }
                 done_ids.push(id);
             } else {
@@ -805,6 +815,9 @@ impl RedisLearner {
             c.0 += t.len() as u64;
             c.1 += 1;
         }
+        if !r.duplicate {
+            is_copy(&mut self.handed_seen, &r.origin);
+        }
         self.cursor = Some(r.id.clone());
         self.handed.push(r.id);
         Some(r.msg)
@@ -930,6 +943,10 @@ impl LearnerLink for RedisLearner {
 
     fn cursor(&self) -> Option<String> {
         self.cursor.clone()
+    }
+
+    fn seen(&self) -> BTreeMap<String, u64> {
+        self.handed_seen.clone().into_iter().collect()
     }
 
     fn wants_checkpoint(&self) -> bool {

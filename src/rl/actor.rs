@@ -341,6 +341,9 @@ fn evaluate_shadows(
     num_actions: usize,
     info_size: usize,
 ) -> Vec<Option<(Arc<ActOutput>, usize)>> {
+    if live.iter().all(|l| l.shadows.is_none()) {
+        return vec![None; live.len()];
+    }
     let mut batches: Vec<(ActBatch, Vec<usize>)> = (0..nets.len())
         .map(|_| (ActBatch::default(), Vec::new()))
         .collect();
@@ -626,14 +629,10 @@ pub fn play_group(
                                 .map(|(x, &ok)| if ok { x - v } else { 0.0 })
                                 .collect()
                         };
-                        let q_of = |c: &ActOutput, cr: usize| -> Vec<f32> {
-                            let r = cr * num_actions..(cr + 1) * num_actions;
-                            if p == 0 {
-                                c.q0[r].to_vec()
-                            } else {
-                                c.q1[r].to_vec()
-                            }
-                        };
+                        fn q_of(c: &ActOutput, cr: usize, n: usize, p: usize) -> &[f32] {
+                            let r = cr * n..(cr + 1) * n;
+                            if p == 0 { &c.q0[r] } else { &c.q1[r] }
+                        }
                         match (&l.shadows, &shadow_out[g]) {
                             // Σ_h' π_{-i}(h') r(h') / Σ_h' π_{-i}(h') over the shadows.
                             (Some(sh), Some((out, first))) => {
@@ -641,9 +640,12 @@ pub fn play_group(
                                 let mut mean = vec![0.0f64; num_actions];
                                 for (k, x) in sh.iter().enumerate() {
                                     let w = x.weight / total;
-                                    for (m, a) in
-                                        mean.iter_mut().zip(advantage(&q_of(out, first + k)))
-                                    {
+                                    for (m, a) in mean.iter_mut().zip(advantage(q_of(
+                                        out,
+                                        first + k,
+                                        num_actions,
+                                        p,
+                                    ))) {
                                         *m += w * f64::from(a);
                                     }
                                 }
@@ -651,7 +653,7 @@ pub fn play_group(
                             }
                             _ => {
                                 let (c, cr) = at(c, g);
-                                advantage(&q_of(c, cr))
+                                advantage(q_of(c, cr, num_actions, p))
                             }
                         }
                     })

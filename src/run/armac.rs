@@ -100,6 +100,10 @@ pub struct ArmacState {
     /// [`crate::cluster::redis`]); absent in-process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub broker_cursor: Option<String>,
+    /// With `broker_cursor`: the highest `seq` handed to training per actor-thread token (see
+    /// [`crate::cluster::LearnerLink::seen`]); absent in-process and in older checkpoints.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub broker_seen: std::collections::BTreeMap<String, u64>,
 }
 
 /// Everything exact evaluation needs for a small game.
@@ -866,6 +870,7 @@ fn fresh_state(
         game: game.load_string(),
         keep_previous: s.past_draw == PastDraw::Latest,
         broker_cursor: None,
+        broker_seen: Default::default(),
     };
     // θ^0 is kept: it holds π^0, the policy of past epoch 0 once that epoch ends. Every
     // snapshot in memory is rounded like its file, so a resumed run plays the same networks.
@@ -1221,6 +1226,7 @@ fn run_in_pool(
                     &config.to_toml(),
                     resumed.is_some(),
                     st.broker_cursor.clone(),
+                    st.broker_seen.clone(),
                     net_cfg.input_size,
                     na,
                     Box::new(move |id| reservoir_path(&net_dir, id)),
@@ -1449,6 +1455,7 @@ fn run_in_pool(
             st.elapsed_seconds = seconds;
             st.rng = rng.clone().next_u64();
             st.broker_cursor = link.cursor();
+            st.broker_seen = link.seen();
             save_checkpoint(
                 dir,
                 &learner,
@@ -1483,6 +1490,7 @@ fn run_in_pool(
     st.elapsed_seconds = seconds;
     st.rng = rng.next_u64();
     st.broker_cursor = link.cursor();
+    st.broker_seen = link.seen();
     save_checkpoint(
         dir,
         &learner,
@@ -1637,6 +1645,7 @@ mod tests {
             game: "kuhn_poker".into(),
             keep_previous: false,
             broker_cursor: None,
+            broker_seen: Default::default(),
         }
     }
 
