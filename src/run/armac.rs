@@ -797,6 +797,7 @@ fn resume_state(
     )
     .map_err(RunError::context("resuming"))?;
     learner.set_polyak(s.polyak);
+    learner.set_adam_beta1(s.adam_beta1);
     let mut sums = std::collections::HashMap::new();
     for id in needed_snapshots(&st) {
         match generation.manifest.shared.get(&reservoir_rel(id)) {
@@ -856,6 +857,7 @@ fn fresh_state(
 ) -> Result<(ArmacLearner, ArmacState, Nets), RunError> {
     let mut learner = ArmacLearner::new(net_cfg.clone(), device, s.learning_rate, config.seed);
     learner.set_polyak(s.polyak);
+    learner.set_adam_beta1(s.adam_beta1);
     let mut st = ArmacState {
         epoch: 0,
         learning_steps: 0,

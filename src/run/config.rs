@@ -201,6 +201,10 @@ pub struct ArmacConfig {
     /// (Algorithm 1 as stated).
     #[serde(default)]
     pub polyak: f64,
+    /// Adam's first-moment decay β1, in [0, 1): 0 (the paper's) normalises every step's own
+    /// gradient; β1 > 0 averages the noisy gradients of about `1 / (1 − β1)` steps first.
+    #[serde(default)]
+    pub adam_beta1: f64,
     /// Learning-rate decay: in epoch `t` Adam's step size is
     /// `learning_rate / sqrt(1 + t / lr_decay_epochs)`; 0 keeps it constant. A step size that
     /// shrinks lets the mean-regret head average its noisy targets over ever more samples (a
@@ -370,6 +374,7 @@ pub struct ArmacSettings {
     pub memory_regret_power: f64,
     pub memory_policy_power: f64,
     pub polyak: f64,
+    pub adam_beta1: f64,
     pub lr_decay_epochs: f64,
     pub reward_scale: Option<f64>,
     pub loss_weights: [f64; 4],
@@ -1167,6 +1172,9 @@ impl Config {
         if !(0.0..1.0).contains(&a.polyak) {
             return Err(bad("polyak", "must be in [0, 1)"));
         }
+        if !(0.0..1.0).contains(&a.adam_beta1) {
+            return Err(bad("adam_beta1", "must be in [0, 1)"));
+        }
         if !(0.0..1.0).contains(&a.candidate_decay) {
             return Err(bad("candidate_decay", "must be in [0, 1)"));
         }
@@ -1215,6 +1223,7 @@ impl Config {
             memory_regret_power: a.memory_regret_power,
             memory_policy_power: a.memory_policy_power,
             polyak: a.polyak,
+            adam_beta1: a.adam_beta1,
             lr_decay_epochs: a.lr_decay_epochs,
             reward_scale: a.reward_scale,
             loss_weights: a.loss_weights,
@@ -1391,8 +1400,8 @@ mod tests {
             .unwrap();
         assert_eq!(s.past_draw, PastDraw::Episode);
         assert_eq!(
-            (s.polyak, s.lr_decay_epochs, s.reward_scale),
-            (0.0, 0.0, None)
+            (s.polyak, s.adam_beta1, s.lr_decay_epochs, s.reward_scale),
+            (0.0, 0.0, 0.0, None)
         );
         assert_eq!(s.loss_weights, [1.0; 4]);
         assert_eq!(s.learning_rate_at(1000), s.learning_rate);
@@ -1412,15 +1421,19 @@ mod tests {
             "armac.reward_scale=2000",
             "armac.loss_weights=[1,1,1,0.5]",
             "armac.polyak=0.99",
+            "armac.adam_beta1=0.9",
         ] {
             apply_override(&mut t, kv).unwrap();
         }
         let s = Config::from_table(t, "x").unwrap().armac().unwrap();
         assert_eq!(s.past_draw, PastDraw::Group);
         assert_eq!(s.reward_scale, Some(2000.0));
+        assert_eq!(s.adam_beta1, 0.9);
         assert!((s.learning_rate_at(9) - s.learning_rate / 2.0).abs() < 1e-15);
         for (kv, key) in [
             ("armac.polyak=1.0", "armac.polyak"),
+            ("armac.adam_beta1=1.0", "armac.adam_beta1"),
+            ("armac.adam_beta1=-0.1", "armac.adam_beta1"),
             ("armac.lr_decay_epochs=-1", "armac.lr_decay_epochs"),
             ("armac.reward_scale=0", "armac.reward_scale"),
             ("armac.loss_weights=[1,1,1,-1]", "armac.loss_weights"),

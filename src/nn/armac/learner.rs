@@ -23,8 +23,12 @@ pub struct SeqTrainBatch {
 }
 
 pub(super) fn adam() -> ModuleOptimizer {
+    adam_with(0.0)
+}
+
+fn adam_with(beta_1: f64) -> ModuleOptimizer {
     AdamConfig::new()
-        .with_beta_1(0.0)
+        .with_beta_1(beta_1 as f32)
         .with_beta_2(0.999)
         .with_epsilon(1e-8)
         .init()
@@ -110,6 +114,14 @@ impl ArmacLearner {
                 model: self.model.valid(),
             });
         }
+    }
+
+    /// Adam's first-moment decay β1 (0, the paper's, by default): `β1 > 0` averages the
+    /// gradients of about `1 / (1 − β1)` steps before the step is normalised. The optimizer's
+    /// moments are kept (a resumed learner calls this after loading them).
+    pub fn set_adam_beta1(&mut self, beta_1: f64) {
+        let record = self.optim.to_record();
+        self.optim = adam_with(beta_1).load_record(record);
     }
 
     /// Weights of the critic, mean-regret, immediate-regret and policy losses in the

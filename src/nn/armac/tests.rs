@@ -645,6 +645,33 @@ fn polyak_average_follows_its_formula_and_survives_a_checkpoint() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `set_adam_beta1` changes the steps (momentum) and keeps the optimizer's moments: a learner
+/// saved, loaded and given β1 again continues exactly as the uninterrupted one.
+#[test]
+fn adam_beta1_changes_the_steps_and_survives_a_checkpoint() {
+    let cfg = small_cfg();
+    let train = synthetic_train_batch(&cfg, 16, 1);
+    let probe = synthetic_act_batch(&cfg, 8, 2);
+    let mut plain = ArmacLearner::new(cfg.clone(), &cpu(), 1e-2, 4);
+    let mut momentum = ArmacLearner::new(cfg.clone(), &cpu(), 1e-2, 4);
+    momentum.set_adam_beta1(0.9);
+    assert_eq!(plain.evaluate(&probe), momentum.evaluate(&probe));
+    for _ in 0..3 {
+        plain.train_step(&train);
+        momentum.train_step(&train);
+    }
+    assert_ne!(plain.evaluate(&probe), momentum.evaluate(&probe));
+
+    let dir = scratch_dir("beta1");
+    momentum.save(&dir).unwrap();
+    let mut back = ArmacLearner::load(cfg, &cpu(), 1e-2, &dir).unwrap();
+    back.set_adam_beta1(0.9);
+    momentum.train_step(&train);
+    back.train_step(&train);
+    assert_outputs_close(&back.evaluate(&probe), &momentum.evaluate(&probe), 1e-6);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Memory rows (no critic or immediate-regret weight) go through the cheaper grouped pass:
 /// same losses and the same Adam steps as the full forward pass over every row.
 #[test]
