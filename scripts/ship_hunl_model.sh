@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Turns the last checkpoint of an ARMAC Hold'em run (FCPA) into a shipped model directory and
+# scores it: duplicate matches against uniform and always-call, LBR-FCPA against the model and
+# against uniform (same seed, same hands), and the small seeded match that tests/models.rs
+# replays. Everything goes into <OUT>/score.json.
+#
+#   scripts/ship_hunl_model.sh RUN_DIR [OUT_DIR] [MACHINE_TEXT]
+#   HANDS=100000 LBR_HANDS=20000 scripts/ship_hunl_model.sh runs/hunl models/hunl_fcpa_armac
+set -euo pipefail
+run=${1:?usage: ship_hunl_model.sh RUN_DIR [OUT_DIR] [MACHINE_TEXT]}
+out=${2:-models/hunl_fcpa_armac}
+machine=${3:-"2-core x86-64 VM, no GPU"}
+hands=${HANDS:-100000}
+lbr_hands=${LBR_HANDS:-20000}
+check_hands=${CHECK_HANDS:-2000}
+config_text=${CONFIG_TEXT:-"checkpoint/config.toml"}
+eval=${EVAL:-target/release/armac-eval}
+
+[ -f "$run/checkpoint/state.json" ] || { echo "error: $run/checkpoint/state.json not found" >&2; exit 2; }
+epoch=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["epoch"])' "$run/checkpoint/state.json")
+net=$(printf 'net_%06d.bpk' "$epoch")
+[ -f "$run/reservoir/$net" ] || { echo "error: $run/reservoir/$net not found" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/model/checkpoint" "$tmp/model/reservoir"
+cp "$run/checkpoint/state.json" "$run/checkpoint/config.toml" "$tmp/model/checkpoint/"
+cp "$run/reservoir/$net" "$tmp/model/reservoir/"
+
+m="$tmp/model"
+"$eval" match --a "$m" --b uniform --hands "$hands" --seed 11 --json >"$tmp/vs_uniform.json"
+"$eval" match --a "$m" --b always-call --hands "$hands" --seed 12 --json >"$tmp/vs_always_call.json"
+"$eval" match --a always-call --b uniform --hands "$hands" --seed 11 --json >"$tmp/call_vs_uniform.json"
+"$eval" match --a "$m" --b uniform --hands "$check_hands" --seed 1 --json >"$tmp/check.json"
+"$eval" lbr --variant fcpa --policy "$m" --hands "$lbr_hands" --seed 13 --json >"$tmp/lbr_model.json"
+"$eval" lbr --variant fcpa --policy uniform --hands "$lbr_hands" --seed 13 --json >"$tmp/lbr_uniform.json"
+
+python3 - "$tmp" "$run" "$epoch" "$machine" "$check_hands" "$config_text" <<'EOF'
+import json, sys, os
+tmp, run, epoch, machine, check_hands, config = sys.argv[1:7]
+rd = lambda n: json.load(open(os.path.join(tmp, n)))
+summary = {}
+p = os.path.join(run, "summary.json")
+if os.path.exists(p):
+    summary = json.load(open(p))
+state = json.load(open(os.path.join(run, "checkpoint", "state.json")))
+pick = lambda d, *ks: {k: d[k] for k in ks if k in d}
+score = {
+    "game": "hunl_fcpa",
+    "metric": "match_mbb",
+    "value": rd("check.json")["mean_mbb"],
+    "check": {"opponent": "uniform", "hands": int(check_hands), "seed": 1},
+    "vs_uniform": pick(rd("vs_uniform.json"), "mean_mbb", "ci95_mbb", "hands", "seed"),
+    "vs_always_call": pick(rd("vs_always_call.json"), "mean_mbb", "ci95_mbb", "hands", "seed"),
+    "always_call_vs_uniform": pick(rd("call_vs_uniform.json"), "mean_mbb", "ci95_mbb", "hands", "seed"),
+    "lbr_fcpa": pick(rd("lbr_model.json"), "mean", "ci95", "hands", "seed"),
+    "lbr_fcpa_uniform": pick(rd("lbr_uniform.json"), "mean", "ci95", "hands", "seed"),
+    "epoch": int(epoch),
+    "config": config,
+    "elapsed_seconds": state.get("elapsed_seconds"),
+    "cpu_seconds": summary.get("cpu_seconds"),
+    "machine": machine,
+}
+json.dump(score, open(os.path.join(tmp, "model", "score.json"), "w"), indent=2)
+print(json.dumps(score, indent=2))
+EOF
+rm -rf "$out"
+mkdir -p "$(dirname "$out")"
+cp -r "$tmp/model" "$out"
+echo "wrote $out"
