@@ -84,12 +84,14 @@
 
 mod betting;
 mod config;
+mod public;
 mod render;
 #[cfg(test)]
 mod tests;
 
 pub use betting::{Betting, Move};
 pub use config::{Abstraction, BettingType, Config};
+pub use public::{PublicWalk, WalkError};
 
 use crate::game::{Action, Game, GameError, GameParams, GameRef, Player, State, Turn};
 use crate::games::cards::hole_index;
@@ -356,18 +358,13 @@ impl Core {
                 return r;
             }
         }
-        let n = cfg.num_hole + cfg.total_board;
-        let mut ranks = [0u16; 2];
-        for (p, rank) in ranks.iter_mut().enumerate() {
-            let mut cards = [0u8; 7];
-            cards[..cfg.num_hole].copy_from_slice(&self.hole[p][..cfg.num_hole]);
-            cards[cfg.num_hole..n].copy_from_slice(&self.board[..cfg.total_board]);
-            *rank = if n == 7 {
-                hand_eval::evaluate7(&cards)
-            } else {
-                hand_eval::evaluate(&cards[..n])
-            };
-        }
+        let ranks: [u16; 2] = std::array::from_fn(|p| {
+            public::hand_rank(
+                cfg,
+                &self.hole[p][..cfg.num_hole],
+                &self.board[..cfg.total_board],
+            )
+        });
         let pot = spent[0].min(spent[1]) as f64;
         match ranks[0].cmp(&ranks[1]) {
             std::cmp::Ordering::Greater => [pot, -pot],
@@ -447,6 +444,29 @@ impl Core {
                 Applied::Choice { mv, code, size }
             }
             Turn::Terminal => panic!("universal_poker: action {a} applied at a terminal state"),
+        }
+    }
+
+    /// Legal actions at a decision node, ascending.
+    fn legal_actions(&self, cfg: &Config) -> Vec<Action> {
+        if cfg.abstraction == Abstraction::FullGame {
+            let mut v = Vec::new();
+            if self.legal & FOLD_BIT != 0 {
+                v.push(FOLD);
+            }
+            v.push(CALL);
+            if self.raise_ok {
+                v.extend(self.raise_min as Action..=self.raise_max as Action);
+            }
+            v
+        } else {
+            let mut v = Vec::with_capacity(4);
+            let mut m = self.legal;
+            while m != 0 {
+                v.push(m.trailing_zeros() as Action);
+                m &= m - 1;
+            }
+            v
         }
     }
 
@@ -602,28 +622,7 @@ impl State for UniversalPokerState {
                 }
                 v
             }
-            Turn::Player(_) => {
-                let cfg = &self.cfg;
-                if cfg.abstraction == Abstraction::FullGame {
-                    let mut v = Vec::new();
-                    if self.core.legal & FOLD_BIT != 0 {
-                        v.push(FOLD);
-                    }
-                    v.push(CALL);
-                    if self.core.raise_ok {
-                        v.extend(self.core.raise_min as Action..=self.core.raise_max as Action);
-                    }
-                    v
-                } else {
-                    let mut v = Vec::with_capacity(4);
-                    let mut m = self.core.legal;
-                    while m != 0 {
-                        v.push(m.trailing_zeros() as Action);
-                        m &= m - 1;
-                    }
-                    v
-                }
-            }
+            Turn::Player(_) => self.core.legal_actions(&self.cfg),
         }
     }
 

@@ -1,0 +1,308 @@
+//! The factored Hold'em layout (issue 13 Part B): CFR on [`PokerLayout`] — one range over the
+//! 45 hole-card hands per player and node, terminals through sorted prefix sums with card
+//! removal, no joint slots — equals the tabular solver on the whole compiled game tree
+//! (5.6M histories, one infoset per OpenSpiel infostate) iterate for iterate.
+
+use armac::cfr::{SolverSpec, TabularSolver, Updates};
+use armac::game::State;
+use armac::games::universal_poker::UniversalPokerGame;
+use armac::nn::public::factored::{FactoredCfr, FactoredError};
+use armac::tree::poker::{PokerEdge, PokerKind, PokerLayout};
+use armac::tree::{PublicTree, TreeOptions, TreePolicy};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The acceptance game of tests/holdem_tree.rs: 2 suits x 5 ranks, 2 hole cards, a 3-card
+/// flop, limit betting.
+const TINY: &str = "universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=5 2,raiseSize=4 7,firstPlayer=2 1,maxRaises=0 1,numSuits=2,numRanks=5,numHoleCards=2,numBoardCards=0 3,bettingAbstraction=fcpa)";
+
+/// One factored strategy entry block mapped to a tree infoset: (player, block offset of
+/// action 0 for this hand, tree infoset).
+struct Row {
+    player: usize,
+    entry: usize,
+    infoset: usize,
+}
+
+/// Maps every (decision, possible hand) of the layout to the tree infoset with the same
+/// OpenSpiel label, by replaying a whole-game history with that hand and some compatible
+/// opponent hand; checks that the map is onto and the actions agree.
+fn map_rows(game: &UniversalPokerGame, layout: &PokerLayout, tree: &PublicTree) -> Vec<Row> {
+    let cfg = game.config();
+    let np = layout.num_hands();
+    let labels: [HashMap<&str, usize>; 2] = std::array::from_fn(|p| {
+        let inf = &tree.infosets[p];
+        (0..inf.len()).map(|i| (inf.key[i].as_str(), i)).collect()
+    });
+    let mut rows = Vec::new();
+    let mut hit = [
+        vec![false; tree.infosets[0].len()],
+        vec![false; tree.infosets[1].len()],
+    ];
+    for p in 0..2 {
+        for (d, &n) in layout.decisions[p].iter().enumerate() {
+            let n = n as usize;
+            let path = layout.path(n);
+            let node = &layout.nodes[n];
+            for x in (0..np).filter(|&x| layout.possible(n, x)) {
+                let y = (0..np)
+                    .find(|&y| layout.hand_masks[y] & (layout.hand_masks[x] | node.board_mask) == 0)
+                    .expect("a compatible opponent hand");
+                let hands = if p == 0 { [x, y] } else { [y, x] };
+                let mut s = game.initial_state();
+                for h in hands {
+                    let (a, b) = layout.hands[h];
+                    for c in [a, b] {
+                        s.apply(cfg.outcome_of(c).unwrap());
+                    }
+                }
+                for e in &path {
+                    match e {
+                        PokerEdge::Action(a) => s.apply(*a),
+                        PokerEdge::Deal(cards) => {
+                            for &c in cards {
+                                s.apply(cfg.outcome_of(c).unwrap());
+                            }
+                        }
+                        PokerEdge::Root => unreachable!(),
+                    }
+                }
+                assert_eq!(s.private_state(p), layout.hole_index[x] as usize);
+                let label = s.information_state_string(p);
+                let i = *labels[p]
+                    .get(label.as_str())
+                    .unwrap_or_else(|| panic!("no tree infoset labelled {label:?}"));
+                let inf = &tree.infosets[p];
+                assert_eq!(
+                    &inf.actions[inf.range(i)],
+                    node.actions.as_slice(),
+                    "{label}"
+                );
+                assert!(!hit[p][i], "two layout rows map to {label:?}");
+                hit[p][i] = true;
+                rows.push(Row {
+                    player: p,
+                    entry: layout.offsets[p][d] + x,
+                    infoset: i,
+                });
+            }
+        }
+    }
+    for (p, h) in hit.iter().enumerate() {
+        assert!(h.iter().all(|&h| h), "player {p}: tree infosets missed");
+    }
+    rows
+}
+
+/// Largest difference between the factored rows and the tree policy.
+fn policy_gap(
+    rows: &[Row],
+    layout: &PokerLayout,
+    factored: &[Vec<f64>; 2],
+    tree: &PublicTree,
+    policy: &TreePolicy,
+) -> f64 {
+    let np = layout.num_hands();
+    let mut gap: f64 = 0.0;
+    for r in rows {
+        let inf = &tree.infosets[r.player];
+        for (k, g) in inf.range(r.infoset).enumerate() {
+            let f = factored[r.player][r.entry + k * np];
+            gap = gap.max((f - policy[r.player][g]).abs());
+        }
+    }
+    gap
+}
+
+fn tabular_root_value(tree: &PublicTree, policy: &TreePolicy) -> f64 {
+    let mut r = [
+        vec![0.0; tree.num_sequences(0)],
+        vec![0.0; tree.num_sequences(1)],
+    ];
+    for p in 0..2 {
+        tree.reach(p, &policy[p], &mut r[p]);
+    }
+    tree.expected_value(&r[0], &r[1])
+}
+
+#[test]
+fn factored_cfr_equals_tabular_cfr_on_tiny_holdem() {
+    let game = UniversalPokerGame::from_string(TINY).unwrap();
+    let t0 = Instant::now();
+    let tree = Arc::new(
+        PublicTree::build_with_options(
+            &game,
+            TreeOptions {
+                merge_chance: true,
+                ..TreeOptions::default()
+            },
+        )
+        .unwrap(),
+    );
+    let t_tree = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    let layout = Arc::new(PokerLayout::from_state(&game.initial_state(), 100_000).unwrap());
+    let t_layout = t0.elapsed().as_secs_f64();
+    // Root, p0's check, 120 flops with 9 betting nodes each, p1's fold.
+    assert_eq!(layout.num_hands(), 45);
+    let rows = map_rows(&game, &layout, &tree);
+    eprintln!(
+        "tree: {} histories, {:?} infosets ({t_tree:.1} s); layout: {} nodes x {} hands ({t_layout:.3} s), {} rows",
+        tree.stats.histories,
+        tree.num_infosets(),
+        layout.len(),
+        layout.num_hands(),
+        rows.len()
+    );
+    let specs = [
+        ("cfr", SolverSpec::named("cfr").unwrap(), 40),
+        ("cfr+", SolverSpec::named("cfr+").unwrap(), 40),
+        (
+            "dcfr simultaneous",
+            SolverSpec::named("dcfr")
+                .unwrap()
+                .with_updates(Updates::Simultaneous),
+            10,
+        ),
+    ];
+    for (name, spec, iters) in specs {
+        let mut tab = TabularSolver::new(tree.clone(), spec);
+        let mut fac = FactoredCfr::new(layout.clone(), spec, None).unwrap();
+        let (mut t_tab, mut t_fac) = (0.0, 0.0);
+        let mut worst = [0.0f64; 3];
+        for it in 1..=iters {
+            let t0 = Instant::now();
+            tab.iterate();
+            t_tab += t0.elapsed().as_secs_f64();
+            let t0 = Instant::now();
+            fac.iterate();
+            t_fac += t0.elapsed().as_secs_f64();
+            let cur = [fac.current(0).to_vec(), fac.current(1).to_vec()];
+            let avg = [fac.average(0), fac.average(1)];
+            let gaps = [
+                policy_gap(&rows, &layout, &cur, &tree, tab.current_policy()),
+                policy_gap(&rows, &layout, &avg, &tree, &tab.average_policy()),
+                (fac.root_value() - tabular_root_value(&tree, tab.current_policy())).abs(),
+            ];
+            for (w, g) in worst.iter_mut().zip(gaps) {
+                *w = w.max(g);
+            }
+            assert!(
+                gaps.iter().all(|&g| g <= 1e-6),
+                "{name} iteration {it}: current, average, root value gaps {gaps:?}"
+            );
+        }
+        eprintln!(
+            "{name}: {iters} iterations, largest gaps: current {:.1e}, average {:.1e}, root value {:.1e}; \
+             tabular {:.1} ms/it, factored {:.2} ms/it",
+            worst[0],
+            worst[1],
+            worst[2],
+            1e3 * t_tab / iters as f64,
+            1e3 * t_fac / iters as f64
+        );
+    }
+}
+
+#[test]
+fn factored_subgame_from_a_flop_state_uses_card_removal_and_given_ranges() {
+    let game = UniversalPokerGame::from_string(TINY).unwrap();
+    let whole = Arc::new(PokerLayout::from_state(&game.initial_state(), 100_000).unwrap());
+    // A flop state: holes dealt, p1 calls, p0 checks, flop dealt.
+    let mut s = game.initial_state();
+    for o in 0..4 {
+        s.apply(o);
+    }
+    s.apply(1);
+    s.apply(1);
+    for o in 4..7 {
+        s.apply(o);
+    }
+    let sub = Arc::new(PokerLayout::from_state(&s, 100_000).unwrap());
+    let board: Vec<u8> = s.board_cards().to_vec();
+    let flop = (0..whole.len())
+        .find(|&n| {
+            let mut b = whole.nodes[n].board.clone();
+            let mut want = board.clone();
+            b.sort_unstable();
+            want.sort_unstable();
+            b == want && matches!(whole.nodes[n].kind, PokerKind::Decision(_))
+        })
+        .expect("the flop node of the whole layout");
+    assert_eq!(sub.nodes[0].kind, whole.nodes[flop].kind);
+    assert_eq!(sub.len(), 1 + count_below(&whole, flop));
+    // Hands holding a flop card are impossible at the subgame root.
+    let impossible = (0..sub.num_hands())
+        .filter(|&x| !sub.possible(0, x))
+        .count();
+    assert_eq!(impossible, 45 - 21); // C(7, 2) hands avoid the 3 board cards
+    // Uniform strategies: the whole hand's reaches at the flop node, given to the subgame as
+    // root ranges, give the whole hand's values there, scaled by the ratio of the weights
+    // (one compatible deal from the flop on, against one from the start of the hand).
+    let spec = SolverSpec::named("cfr+").unwrap();
+    let mut full = FactoredCfr::new(whole.clone(), spec, None).unwrap();
+    let ranges = [full.node_reach(0, flop), full.node_reach(1, flop)];
+    let mut part = FactoredCfr::new(sub.clone(), spec, Some(ranges)).unwrap();
+    let ratio = whole.nodes[flop].weight / sub.nodes[0].weight;
+    assert!((ratio * 120.0 - 1.0).abs() < 1e-12);
+    for p in 0..2 {
+        let (a, b) = (full.node_cfvs(p, flop), part.root_cfvs(p));
+        let gap = a
+            .iter()
+            .zip(&b)
+            .map(|(a, b)| (a - b * ratio).abs())
+            .fold(0.0, f64::max);
+        assert!(gap < 1e-12, "player {p}: gap {gap}");
+        assert!(a.iter().any(|v| v.abs() > 1e-6));
+        for x in (0..np_of(&sub)).filter(|&x| !sub.possible(0, x)) {
+            assert_eq!(b[x], 0.0, "impossible hand {x} has a value");
+        }
+    }
+    // The subgame solves on its own.
+    for _ in 0..20 {
+        part.iterate();
+    }
+    assert!(part.root_value().is_finite());
+    // Errors: wrong length, negative entries, no mass where possible.
+    let np = sub.num_hands();
+    let bad = |r: [Vec<f64>; 2]| FactoredCfr::new(sub.clone(), spec, Some(r)).err().unwrap();
+    assert_eq!(
+        bad([vec![1.0; 3], vec![1.0; np]]),
+        FactoredError::RangeLength {
+            player: 0,
+            got: 3,
+            want: np
+        }
+    );
+    let mut neg = vec![1.0; np];
+    neg[7] = -1.0;
+    assert!(matches!(
+        bad([vec![1.0; np], neg]),
+        FactoredError::RangeEntry {
+            player: 1,
+            hand: 7,
+            ..
+        }
+    ));
+    let only_impossible: Vec<f64> = (0..np)
+        .map(|x| f64::from(u8::from(!sub.possible(0, x))))
+        .collect();
+    assert_eq!(
+        bad([only_impossible, vec![1.0; np]]),
+        FactoredError::RangeEmpty { player: 0 }
+    );
+    let err = bad([vec![f64::NAN; np], vec![1.0; np]]).to_string();
+    assert!(
+        err.contains("player 0's root range entry 0 is NaN"),
+        "{err}"
+    );
+}
+
+fn count_below(l: &PokerLayout, n: usize) -> usize {
+    l.children(n).map(|c| 1 + count_below(l, c)).sum()
+}
+
+fn np_of(l: &PokerLayout) -> usize {
+    l.num_hands()
+}
