@@ -67,6 +67,22 @@
 //! Observation (`2 + 2D + 2`, 108 for FCPA): the player one-hot, hole cards, board cards,
 //! then the two players' contributions in chips.
 //!
+//! Public state (`D + R + 8 + 3L` with `R = numRounds`, 133 for FCPA; the input of a
+//! counterfactual value network, an armac extension), chip amounts divided by
+//! `S = max(|max utility|, 1)` (the short stack in no-limit, the largest possible
+//! contribution in limit games):
+//! * `[0, D)`: the board cards (by chance outcome index; a set, whatever the deal order);
+//! * `[D, D + R)`: one-hot of the betting round;
+//! * `[D + R, D + R + 3)`: who acts: player 0, player 1, nobody (chance node or terminal);
+//! * `D + R + 3`, `D + R + 4`: the players' contributions / `S`;
+//! * `D + R + 5`: the amount the player to act must call / `S` (0 when nobody acts);
+//! * `D + R + 6`, `D + R + 7`: whether player 0, player 1 folded;
+//! * `[D + R + 8, D + R + 8 + 2L)`: the information state's two bits per history entry;
+//! * `[D + R + 8 + 2L, D + R + 8 + 3L)`: its raise-to sizes / `S`.
+//!
+//! Hole-card deals are history entries with code `00` at fixed positions, so the tensor is
+//! the same for every deal of hole cards and every order of one round's board cards.
+//!
 //! # Public and private states
 //! The public state is the information-state string without its `[Private: ...]` part:
 //! round, player to move, pot, stacks, board (as a set) and the betting of every round.
@@ -189,6 +205,9 @@ impl Game for UniversalPokerGame {
     }
     fn observation_tensor_size(&self) -> usize {
         self.cfg.observation_tensor_size()
+    }
+    fn public_state_tensor_size(&self) -> usize {
+        self.cfg.public_state_tensor_size()
     }
     fn new_initial_state(&self) -> Box<dyn State> {
         Box::new(self.initial_state())
@@ -687,6 +706,10 @@ impl State for UniversalPokerState {
 
     fn public_tree_key(&self) -> String {
         self.render_public_tree_key()
+    }
+
+    fn public_state_tensor(&self, out: &mut [f32]) {
+        self.write_public_state_tensor(out);
     }
 
     fn private_state(&self, player: Player) -> usize {
