@@ -384,3 +384,118 @@ fn hunl_fcpa_river_and_turn_subgames_use_1326_hands_without_joint_slots() {
         layout.num_slots() as f64 / 1e6
     );
 }
+
+/// Exact leaf values when both players play uniformly below each leaf: the subgame from a
+/// state at the leaf with the leaf's ranges, evaluated before any iteration, rescaled from the
+/// subgame's root weight to the leaf's.
+struct UniformBelow {
+    subgames: Vec<Arc<PokerLayout>>,
+}
+
+impl armac::nn::public::factored::PokerLeaves for UniformBelow {
+    fn evaluate(
+        &mut self,
+        layout: &PokerLayout,
+        leaves: &[u32],
+        ranges: [&[f64]; 2],
+    ) -> [Vec<f64>; 2] {
+        let np = layout.num_hands();
+        let mut out = [vec![0.0; leaves.len() * np], vec![0.0; leaves.len() * np]];
+        for (k, (&n, sub)) in leaves.iter().zip(&self.subgames).enumerate() {
+            let r = [0, 1].map(|i| ranges[i][k * np..(k + 1) * np].to_vec());
+            let spec = SolverSpec::named("cfr").unwrap();
+            // A player without mass at the leaf: every value is 0.
+            let Ok(mut s) = FactoredCfr::new(sub.clone(), spec, Some(r)) else {
+                continue;
+            };
+            let ratio = layout.nodes[n as usize].weight / sub.nodes[0].weight;
+            for (i, o) in out.iter_mut().enumerate() {
+                let v = s.root_cfvs(i);
+                for x in 0..np {
+                    o[k * np + x] = v[x] * ratio;
+                }
+            }
+        }
+        out
+    }
+}
+
+#[test]
+fn depth_limited_layout_with_exact_leaves_matches_the_full_layout() {
+    let game = UniversalPokerGame::from_string(TINY).unwrap();
+    let cfg = game.config();
+    let limited =
+        Arc::new(PokerLayout::from_state_limited(&game.initial_state(), 1000, true).unwrap());
+    let whole = Arc::new(PokerLayout::from_state(&game.initial_state(), 100_000).unwrap());
+    // Player 1 folds or calls, player 0 checks, then the flop deal is the leaf.
+    let leaves = limited.leaves();
+    assert_eq!((limited.len(), leaves.len()), (4, 1));
+    let subgames = leaves
+        .iter()
+        .map(|&n| {
+            let mut s = game.initial_state();
+            for o in 0..4 {
+                s.apply(o);
+            }
+            for e in limited.path(n as usize) {
+                match e {
+                    PokerEdge::Action(a) => s.apply(a),
+                    PokerEdge::Deal(cards) => cards
+                        .iter()
+                        .for_each(|&c| s.apply(cfg.outcome_of(c).unwrap())),
+                    PokerEdge::Root => unreachable!(),
+                }
+            }
+            Arc::new(PokerLayout::from_state(&s, 100_000).unwrap())
+        })
+        .collect();
+    let spec = SolverSpec::named("cfr")
+        .unwrap()
+        .with_updates(Updates::Simultaneous);
+    assert_eq!(
+        FactoredCfr::new(limited.clone(), spec, None).err(),
+        Some(FactoredError::MissingLeafEvaluator(1))
+    );
+    let mut lim = FactoredCfr::with_leaves(
+        limited.clone(),
+        spec,
+        None,
+        Some(Box::new(UniformBelow { subgames })),
+    )
+    .unwrap();
+    let mut full = FactoredCfr::new(whole.clone(), spec, None).unwrap();
+    for p in 0..2 {
+        let (a, b) = (lim.root_cfvs(p), full.root_cfvs(p));
+        let gap = a
+            .iter()
+            .zip(&b)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(gap < 1e-12, "player {p}: root CFVs differ by {gap}");
+        assert!(b.iter().any(|v| v.abs() > 1e-6));
+    }
+    // Simultaneous updates: iteration 1 sees uniform play everywhere in both, so player 1's
+    // opening decision (the root) gets the same regrets and the same next strategy.
+    lim.iterate();
+    full.iterate();
+    let root_block = |s: &FactoredCfr, l: &PokerLayout| {
+        assert_eq!(l.decisions[1][0], 0, "player 1 acts at the root");
+        s.current(1)[..l.offsets[1][1]].to_vec()
+    };
+    let (a, b) = (root_block(&lim, &limited), root_block(&full, &whole));
+    assert_eq!(a.len(), b.len());
+    let gap = a
+        .iter()
+        .zip(&b)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(gap < 1e-12, "root strategies differ by {gap}");
+    assert!(
+        a.iter().any(|&q| (q - 0.5).abs() > 1e-3),
+        "the root strategy moved"
+    );
+    for _ in 0..20 {
+        lim.iterate();
+    }
+    assert!(lim.root_value().is_finite());
+}

@@ -46,6 +46,9 @@ pub enum PokerKind {
     Fold(Player),
     /// The hands are compared; the stronger wins the smaller contribution.
     Showdown,
+    /// A board deal at the depth limit ([`PokerLayout::from_state_limited`]): no children;
+    /// a leaf evaluator supplies its values.
+    Leaf,
 }
 
 /// How a node was reached from its parent.
@@ -165,6 +168,18 @@ impl PokerLayout {
         state: &UniversalPokerState,
         max_nodes: usize,
     ) -> Result<PokerLayout, PokerLayoutError> {
+        Self::from_state_limited(state, max_nodes, false)
+    }
+
+    /// As [`PokerLayout::from_state`]; with `leaf_at_deals`, every board deal below the root
+    /// becomes a [`PokerKind::Leaf`] (the subgame ends with the betting round, as
+    /// depth-limited search with a value network at round boundaries needs). A root that is
+    /// itself a deal is expanded.
+    pub fn from_state_limited(
+        state: &UniversalPokerState,
+        max_nodes: usize,
+        leaf_at_deals: bool,
+    ) -> Result<PokerLayout, PokerLayoutError> {
         let cfg = state.config();
         if cfg.num_hole != 2 {
             return Err(PokerLayoutError::HoleCards(cfg.num_hole));
@@ -197,6 +212,7 @@ impl PokerLayout {
         let mut decisions: [Vec<u32>; 2] = Default::default();
         let new_node = |w: &PublicWalk, parent: u32, edge: PokerEdge, weight: f64| {
             let kind = match w.turn() {
+                Turn::Chance if leaf_at_deals && parent != u32::MAX => PokerKind::Leaf,
                 Turn::Chance => PokerKind::Chance,
                 Turn::Player(p) => PokerKind::Decision(p),
                 Turn::Terminal => match w.folded() {
@@ -251,7 +267,7 @@ impl PokerLayout {
                         children.push((c, PokerEdge::Deal(set), weight / deals));
                     }
                 }
-                PokerKind::Fold(_) | PokerKind::Showdown => {}
+                PokerKind::Fold(_) | PokerKind::Showdown | PokerKind::Leaf => {}
             }
             if nodes.len() + children.len() > max_nodes {
                 return Err(PokerLayoutError::TooLarge { limit: max_nodes });
@@ -343,6 +359,13 @@ impl PokerLayout {
     pub fn uniform_root_range(&self) -> Vec<f64> {
         (0..self.num_hands())
             .map(|x| f64::from(u8::from(self.possible(0, x))))
+            .collect()
+    }
+
+    /// The depth-limit leaves, in node order.
+    pub fn leaves(&self) -> Vec<u32> {
+        (0..self.len() as u32)
+            .filter(|&n| self.nodes[n as usize].kind == PokerKind::Leaf)
             .collect()
     }
 

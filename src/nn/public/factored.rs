@@ -41,6 +41,23 @@ pub enum FactoredError {
     },
     #[error("player {player}'s root range has no mass on hands possible at the root")]
     RangeEmpty { player: usize },
+    #[error("the layout has {0} depth-limit leaves but no leaf evaluator was given")]
+    MissingLeafEvaluator(usize),
+}
+
+/// Values at the depth-limit leaves of a [`PokerLayout`] (a value network, or an exact
+/// solver in tests).
+pub trait PokerLeaves: Send {
+    /// `ranges[i]` holds player `i`'s reach of every hand at each leaf, `[L·P]` in the order of
+    /// `leaves`; the answer is each player's counterfactual values in the same shape, on the
+    /// scale of terminal values: `weight(leaf) · Σ_y compatible r_opp(y) · E[u_i | x, y, below]`
+    /// (see [`crate::tree::poker::PokerNode::weight`]).
+    fn evaluate(
+        &mut self,
+        layout: &PokerLayout,
+        leaves: &[u32],
+        ranges: [&[f64]; 2],
+    ) -> [Vec<f64>; 2];
 }
 
 /// CFR-family solver on a [`PokerLayout`] (see the module docs).
@@ -60,6 +77,9 @@ pub struct FactoredCfr {
     fresh: [bool; 2],
     /// `[N·P]` values of the player last evaluated.
     values: Vec<f64>,
+    /// Depth-limit leaves and their evaluator.
+    leaves: Vec<u32>,
+    evaluator: Option<Box<dyn PokerLeaves>>,
     /// `[N·P]`: the size of what those values cancel (weight · |stake| · the opponent's whole
     /// mass on possible hands, summed over the terminals below), the scale of their rounding
     /// noise: a sweep subtracts per-card sums from totals, so a hand whose compatible mass is 0
@@ -76,6 +96,21 @@ impl FactoredCfr {
         spec: SolverSpec,
         root: Option<[Vec<f64>; 2]>,
     ) -> Result<FactoredCfr, FactoredError> {
+        Self::with_leaves(layout, spec, root, None)
+    }
+
+    /// As [`FactoredCfr::new`] for a depth-limited layout: `evaluator` values its leaves
+    /// (required when there are any).
+    pub fn with_leaves(
+        layout: Arc<PokerLayout>,
+        spec: SolverSpec,
+        root: Option<[Vec<f64>; 2]>,
+        evaluator: Option<Box<dyn PokerLeaves>>,
+    ) -> Result<FactoredCfr, FactoredError> {
+        let leaves = layout.leaves();
+        if !leaves.is_empty() && evaluator.is_none() {
+            return Err(FactoredError::MissingLeafEvaluator(leaves.len()));
+        }
         let p = layout.num_hands();
         let root =
             root.unwrap_or_else(|| [layout.uniform_root_range(), layout.uniform_root_range()]);
@@ -148,6 +183,8 @@ impl FactoredCfr {
             fresh: [false; 2],
             values: vec![0.0; slots],
             mags: vec![0.0; slots],
+            leaves,
+            evaluator,
             layout,
         })
     }
@@ -302,6 +339,30 @@ impl FactoredCfr {
     fn compute_values(&mut self, p: usize) {
         let l = &*self.layout;
         let np = l.num_hands();
+        if let Some(eval) = self.evaluator.as_mut().filter(|_| !self.leaves.is_empty()) {
+            let gather = |r: &[f64]| -> Vec<f64> {
+                self.leaves
+                    .iter()
+                    .flat_map(|&n| r[n as usize * np..(n as usize + 1) * np].iter().copied())
+                    .collect()
+            };
+            let ranges = [gather(&self.reach[0]), gather(&self.reach[1])];
+            let [v0, v1] = eval.evaluate(l, &self.leaves, [&ranges[0], &ranges[1]]);
+            let lv = if p == 0 { v0 } else { v1 };
+            assert_eq!(
+                lv.len(),
+                self.leaves.len() * np,
+                "a leaf evaluator returns one value per leaf and hand"
+            );
+            for (k, &n) in self.leaves.iter().enumerate() {
+                let n = n as usize;
+                for x in 0..np {
+                    let val = lv[k * np + x];
+                    self.values[n * np + x] = val;
+                    self.mags[n * np + x] = val.abs();
+                }
+            }
+        }
         let opp = &self.reach[1 - p];
         let v = &mut self.values;
         let mags = &mut self.mags;
@@ -337,6 +398,7 @@ impl FactoredCfr {
                     out.iter_mut().for_each(|x| *x *= scale);
                     mag.fill((scale * sweep.mass(r)).abs());
                 }
+                PokerKind::Leaf => {}
                 PokerKind::Decision(j) if j == p => {
                     let d = node.decision as usize;
                     let o = self.layout.offsets[p][d];
