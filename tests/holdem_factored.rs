@@ -499,3 +499,69 @@ fn depth_limited_layout_with_exact_leaves_matches_the_full_layout() {
     }
     assert!(lim.root_value().is_finite());
 }
+
+#[test]
+fn cvpn_values_the_leaves_of_a_depth_limited_holdem_subgame() {
+    use armac::game::Game;
+    use armac::nn::cvpn::{Cvpn, CvpnConfig, CvpnPokerLeaves};
+    let game = UniversalPokerGame::from_string(TINY).unwrap();
+    let root = game.initial_state();
+    let limited = Arc::new(PokerLayout::from_state_limited(&root, 1000, true).unwrap());
+    let public = game.public_state_tensor_size();
+    let cfg = |private_states: usize| CvpnConfig {
+        game: game.load_string(),
+        input_size: public + 2 * 45,
+        private_states,
+        num_actions: game.num_distinct_actions(),
+        hidden: 16,
+        layers: 1,
+    };
+    let device = burn::tensor::Device::flex();
+    let wrong = Cvpn::new(cfg(1326), &device, 1e-3, 7).unwrap();
+    let err = CvpnPokerLeaves::new(wrong, &limited, &root)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("1326 private states") && err.contains("45 hands"),
+        "{err}"
+    );
+    let net = Cvpn::new(cfg(45), &device, 1e-3, 7).unwrap();
+    let leaves = CvpnPokerLeaves::new(net, &limited, &root).unwrap();
+    // The input of the one leaf: the public tensor of a real state there, then two beliefs.
+    let leaf = limited.leaves()[0] as usize;
+    let mut s = game.initial_state();
+    for a in [0, 1, 2, 3, 1, 1] {
+        s.apply(a);
+    }
+    let mut want = vec![0.0; public];
+    s.public_state_tensor(&mut want);
+    let r: Vec<f64> = (0..45).map(|x| 1.0 + x as f64).collect();
+    let (input, mass) = leaves.encode(&limited, 0, [&r, &r]);
+    assert_eq!(input.len(), public + 90);
+    assert_eq!(&input[..public], want.as_slice());
+    for i in 0..2 {
+        let b: f32 = input[public + 45 * i..public + 45 * (i + 1)].iter().sum();
+        assert!((b - 1.0).abs() < 1e-5, "belief {i} sums to {b}");
+        // Opponent mass facing x: the weight times the reach of the 28 hands disjoint from x.
+        let x = 0;
+        let disjoint: f64 = (0..45)
+            .filter(|&y| limited.hand_masks[x] & limited.hand_masks[y] == 0)
+            .map(|y| r[y])
+            .sum();
+        let w = limited.nodes[leaf].weight;
+        assert!((mass[i][x] - w * disjoint).abs() < 1e-15);
+    }
+    // An untrained network drives a few iterations without trouble.
+    let mut solver = FactoredCfr::with_leaves(
+        limited.clone(),
+        SolverSpec::named("cfr+").unwrap(),
+        None,
+        Some(Box::new(leaves)),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        solver.iterate();
+    }
+    assert!(solver.root_value().is_finite());
+}

@@ -30,7 +30,7 @@
 //!   `weight · Σ_y compatible r_opp(y) · u(x, y)`: exactly the sequence-form values of the
 //!   whole-game tree ([`super::PublicTree`]) when the root is the start of the hand.
 
-use crate::game::{Action, Player, Turn};
+use crate::game::{Action, GameError, Player, State, Turn};
 use crate::games::cards::hole_index;
 use crate::games::universal_poker::{PublicWalk, UniversalPokerState, WalkError};
 use std::collections::VecDeque;
@@ -101,6 +101,10 @@ pub enum PokerLayoutError {
     Terminal,
     #[error(transparent)]
     Walk(#[from] WalkError),
+    #[error("replaying the path to node {node}: {source}")]
+    Replay { node: usize, source: GameError },
+    #[error("node {0} does not exist")]
+    NoNode(usize),
 }
 
 /// A factored Hold'em subgame (see the module docs).
@@ -367,6 +371,51 @@ impl PokerLayout {
         (0..self.len() as u32)
             .filter(|&n| self.nodes[n as usize].kind == PokerKind::Leaf)
             .collect()
+    }
+
+    /// The game's public state tensor at node `n` of a layout built from `source`
+    /// ([`crate::game::State::public_state_tensor`]; what a value network sees of the node).
+    /// The tensor does not depend on hole cards, so a state is rebuilt with hole cards that
+    /// avoid the node's board, `source`'s public history and the path to `n`.
+    pub fn public_state_tensor(
+        &self,
+        source: &UniversalPokerState,
+        n: usize,
+    ) -> Result<Vec<f32>, PokerLayoutError> {
+        if n >= self.len() {
+            return Err(PokerLayoutError::NoNode(n));
+        }
+        let cfg = source.config();
+        let err = |e: GameError| PokerLayoutError::Replay { node: n, source: e };
+        let mut s = source.clone();
+        s.reset();
+        let holes = 2 * cfg.num_hole;
+        let board = self.nodes[n].board_mask;
+        let free: Vec<usize> = (0..cfg.deck_size)
+            .filter(|&o| board >> cfg.deck[o] & 1 == 0)
+            .take(holes)
+            .collect();
+        for &o in &free {
+            s.try_apply(o).map_err(err)?;
+        }
+        for &a in source.history().iter().skip(holes) {
+            s.try_apply(a).map_err(err)?;
+        }
+        for e in self.path(n) {
+            match e {
+                PokerEdge::Action(a) => s.try_apply(a).map_err(err)?,
+                PokerEdge::Deal(cards) => {
+                    for c in cards {
+                        let o = cfg.outcome_of(c).expect("layout cards are in the deck");
+                        s.try_apply(o).map_err(err)?;
+                    }
+                }
+                PokerEdge::Root => {}
+            }
+        }
+        let mut out = vec![0.0; cfg.public_state_tensor_size()];
+        s.public_state_tensor(&mut out);
+        Ok(out)
     }
 
     /// Number of (node, hand) value slots: `len() · num_hands()`.
