@@ -264,7 +264,7 @@ impl PokerLayout {
                     // count of possible deals is the same for every compatible pair.
                     let k = w.deal_size();
                     let left = w.deck_cards();
-                    let deals = choose(left.len() - 4, k);
+                    let deals = choose(left.len().saturating_sub(4), k);
                     for set in subsets(&left, k) {
                         let mut c = w.clone();
                         c.deal(&set)?;
