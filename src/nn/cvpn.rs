@@ -11,8 +11,12 @@
 //! Checkpoints: weights, Adam's state and a JSON record (config, steps, file lengths and
 //! hashes), written atomically; a resumed learner continues with the same moments.
 
+use crate::games::universal_poker::UniversalPokerState;
 use crate::nn::armac::{FileCheck, NnError, double_relu, init_linear, read_file, write_all_atomic};
+use crate::nn::public::factored::PokerLeaves;
+use crate::nn::public::showdown::HandSweep;
 use crate::search::{LeafValues, Pbs, PbsEncoder, SearchError};
+use crate::tree::poker::PokerLayout;
 use crate::util::SplitMix64;
 use burn::module::Module;
 use burn::nn::Linear;
@@ -634,6 +638,147 @@ impl LeafValues for CvpnLeaves<'_> {
             rows[x] = e.iter().map(|v| v / total).collect();
         }
         Ok(Some(rows))
+    }
+}
+
+/// A [`PokerLeaves`] evaluator backed by a CVPN, for factored Hold'em subgames
+/// ([`PokerLayout`]): one forward for all leaves of a call.
+///
+/// Input per leaf, as [`crate::search::features`] defines it: `[public tensor | belief_0 |
+/// belief_1]` with the leaf's public state tensor and `P = C(D, 2)` hands per player; a belief
+/// is the reach of the hands possible on the leaf's board, normalised (every compatible deal is
+/// equally likely, so the chance marginal is uniform over those hands). Outputs are decoded
+/// with the opponent's chance-weighted mass `weight(leaf) · Σ_y compatible r_opp(y)` and the
+/// game's largest absolute payoff.
+pub struct CvpnPokerLeaves<N: CvpnForward> {
+    net: N,
+    /// Per leaf (in [`PokerLayout::leaves`] order): its public tensor.
+    publics: Vec<Vec<f32>>,
+    /// Per leaf: fold sums on its board (the opponent masses).
+    sweeps: Vec<HandSweep>,
+    scale: f64,
+}
+
+impl<N: CvpnForward> CvpnPokerLeaves<N> {
+    /// An evaluator for the leaves of `layout`, built from `source`; refuses a network of
+    /// another game or size, naming the mismatch.
+    pub fn new(
+        net: N,
+        layout: &PokerLayout,
+        source: &UniversalPokerState,
+    ) -> Result<CvpnPokerLeaves<N>, NnError> {
+        let cfg = net.config();
+        let p = layout.num_hands();
+        if cfg.game != layout.game {
+            return Err(NnError::Config(format!(
+                "the CVPN was built for `{}`, the subgame is of `{}`",
+                cfg.game, layout.game
+            )));
+        }
+        if cfg.private_states != p {
+            return Err(NnError::Config(format!(
+                "the CVPN has {} private states per player; the subgame has {p} hands",
+                cfg.private_states
+            )));
+        }
+        let leaves = layout.leaves();
+        let mut publics = Vec::with_capacity(leaves.len());
+        for &n in &leaves {
+            let t = layout
+                .public_state_tensor(source, n as usize)
+                .map_err(|e| NnError::Config(format!("leaf {n}: {e}")))?;
+            publics.push(t);
+        }
+        let public = source.config().public_state_tensor_size();
+        if cfg.input_size != public + 2 * p {
+            return Err(NnError::Config(format!(
+                "the CVPN input size is {}; this game's PBSs need {public} + 2 x {p}",
+                cfg.input_size
+            )));
+        }
+        let sweeps = leaves
+            .iter()
+            .map(|&n| HandSweep::new(&layout.hands, layout.nodes[n as usize].board_mask, None))
+            .collect();
+        let g = source.config();
+        Ok(CvpnPokerLeaves {
+            net,
+            publics,
+            sweeps,
+            scale: g.max_utility.abs().max(g.min_utility.abs()).max(1e-9),
+        })
+    }
+
+    /// The network input of leaf `k` (its index in [`PokerLayout::leaves`]) for the
+    /// players' reaches there (`[P]` each), and each player's opponent mass per hand.
+    pub fn encode(
+        &self,
+        layout: &PokerLayout,
+        k: usize,
+        ranges: [&[f64]; 2],
+    ) -> (Vec<f32>, [Vec<f64>; 2]) {
+        let p = layout.num_hands();
+        let sweep = &self.sweeps[k];
+        let weight = layout.nodes[layout.leaves()[k] as usize].weight;
+        let mut input = self.publics[k].clone();
+        let mut mass = [vec![0.0; p], vec![0.0; p]];
+        for i in 0..2 {
+            let r = |x: usize| {
+                if sweep.possible(x) {
+                    ranges[i][x].max(0.0)
+                } else {
+                    0.0
+                }
+            };
+            let total: f64 = (0..p).map(r).sum();
+            input.extend((0..p).map(|x| {
+                if total > crate::search::features::MIN_MASS {
+                    (r(x) / total) as f32
+                } else {
+                    0.0
+                }
+            }));
+            sweep.fold_into(ranges[1 - i], &mut mass[i]);
+            mass[i].iter_mut().for_each(|m| *m *= weight);
+        }
+        (input, mass)
+    }
+}
+
+impl<N: CvpnForward> PokerLeaves for CvpnPokerLeaves<N> {
+    fn evaluate(
+        &mut self,
+        layout: &PokerLayout,
+        leaves: &[u32],
+        ranges: [&[f64]; 2],
+    ) -> [Vec<f64>; 2] {
+        let p = layout.num_hands();
+        assert_eq!(
+            leaves.len(),
+            self.publics.len(),
+            "the layout this evaluator was built for"
+        );
+        let mut input = Vec::new();
+        let mut masses = Vec::with_capacity(leaves.len());
+        for k in 0..leaves.len() {
+            let r = [0, 1].map(|i| &ranges[i][k * p..(k + 1) * p]);
+            let (x, m) = self.encode(layout, k, r);
+            input.extend(x);
+            masses.push(m);
+        }
+        let out = self
+            .net
+            .predict_values(&input)
+            .expect("input sizes were checked when the evaluator was built");
+        let mut values = [vec![0.0; leaves.len() * p], vec![0.0; leaves.len() * p]];
+        for (k, m) in masses.iter().enumerate() {
+            for (i, v) in values.iter_mut().enumerate() {
+                for x in 0..p {
+                    v[k * p + x] = f64::from(out[k * 2 * p + i * p + x]) * self.scale * m[i][x];
+                }
+            }
+        }
+        values
     }
 }
 

@@ -42,6 +42,7 @@
 //! chance node; the infosets and every value are the same either way.
 
 pub mod history;
+pub mod poker;
 pub mod tensor;
 
 use crate::game::{Action, Game, GameError, Player, State, Turn};

@@ -414,6 +414,12 @@ impl Config {
         2 + 2 * self.deck_size + 3 * self.max_game_length
     }
 
+    /// Length of the public state tensor: board cards, round, player to act, contributions,
+    /// amount to call, folds, two bits per history entry and one bet size per entry.
+    pub fn public_state_tensor_size(&self) -> usize {
+        self.deck_size + self.num_rounds + 8 + 3 * self.max_game_length
+    }
+
     /// Length of the observation tensor: player, hole cards, board cards, contributions.
     pub fn observation_tensor_size(&self) -> usize {
         2 * (2 + self.deck_size)

@@ -67,6 +67,22 @@
 //! Observation (`2 + 2D + 2`, 108 for FCPA): the player one-hot, hole cards, board cards,
 //! then the two players' contributions in chips.
 //!
+//! Public state (`D + R + 8 + 3L` with `R = numRounds`, 133 for FCPA; the input of a
+//! counterfactual value network, an armac extension), chip amounts divided by
+//! `S = max(|max utility|, 1)` (the short stack in no-limit, the largest possible
+//! contribution in limit games):
+//! * `[0, D)`: the board cards (by chance outcome index; a set, whatever the deal order);
+//! * `[D, D + R)`: one-hot of the betting round;
+//! * `[D + R, D + R + 3)`: who acts: player 0, player 1, nobody (chance node or terminal);
+//! * `D + R + 3`, `D + R + 4`: the players' contributions / `S`;
+//! * `D + R + 5`: the amount the player to act must call / `S` (0 when nobody acts);
+//! * `D + R + 6`, `D + R + 7`: whether player 0, player 1 folded;
+//! * `[D + R + 8, D + R + 8 + 2L)`: the information state's two bits per history entry;
+//! * `[D + R + 8 + 2L, D + R + 8 + 3L)`: its raise-to sizes / `S`.
+//!
+//! Hole-card deals are history entries with code `00` at fixed positions, so the tensor is
+//! the same for every deal of hole cards and every order of one round's board cards.
+//!
 //! # Public and private states
 //! The public state is the information-state string without its `[Private: ...]` part:
 //! round, player to move, pot, stacks, board (as a set) and the betting of every round.
@@ -84,12 +100,14 @@
 
 mod betting;
 mod config;
+mod public;
 mod render;
 #[cfg(test)]
 mod tests;
 
 pub use betting::{Betting, Move};
 pub use config::{Abstraction, BettingType, Config};
+pub use public::{PublicWalk, WalkError};
 
 use crate::game::{Action, Game, GameError, GameParams, GameRef, Player, State, Turn};
 use crate::games::cards::hole_index;
@@ -187,6 +205,9 @@ impl Game for UniversalPokerGame {
     }
     fn observation_tensor_size(&self) -> usize {
         self.cfg.observation_tensor_size()
+    }
+    fn public_state_tensor_size(&self) -> usize {
+        self.cfg.public_state_tensor_size()
     }
     fn new_initial_state(&self) -> Box<dyn State> {
         Box::new(self.initial_state())
@@ -356,18 +377,13 @@ impl Core {
                 return r;
             }
         }
-        let n = cfg.num_hole + cfg.total_board;
-        let mut ranks = [0u16; 2];
-        for (p, rank) in ranks.iter_mut().enumerate() {
-            let mut cards = [0u8; 7];
-            cards[..cfg.num_hole].copy_from_slice(&self.hole[p][..cfg.num_hole]);
-            cards[cfg.num_hole..n].copy_from_slice(&self.board[..cfg.total_board]);
-            *rank = if n == 7 {
-                hand_eval::evaluate7(&cards)
-            } else {
-                hand_eval::evaluate(&cards[..n])
-            };
-        }
+        let ranks: [u16; 2] = std::array::from_fn(|p| {
+            public::hand_rank(
+                cfg,
+                &self.hole[p][..cfg.num_hole],
+                &self.board[..cfg.total_board],
+            )
+        });
         let pot = spent[0].min(spent[1]) as f64;
         match ranks[0].cmp(&ranks[1]) {
             std::cmp::Ordering::Greater => [pot, -pot],
@@ -447,6 +463,29 @@ impl Core {
                 Applied::Choice { mv, code, size }
             }
             Turn::Terminal => panic!("universal_poker: action {a} applied at a terminal state"),
+        }
+    }
+
+    /// Legal actions at a decision node, ascending.
+    fn legal_actions(&self, cfg: &Config) -> Vec<Action> {
+        if cfg.abstraction == Abstraction::FullGame {
+            let mut v = Vec::new();
+            if self.legal & FOLD_BIT != 0 {
+                v.push(FOLD);
+            }
+            v.push(CALL);
+            if self.raise_ok {
+                v.extend(self.raise_min as Action..=self.raise_max as Action);
+            }
+            v
+        } else {
+            let mut v = Vec::with_capacity(4);
+            let mut m = self.legal;
+            while m != 0 {
+                v.push(m.trailing_zeros() as Action);
+                m &= m - 1;
+            }
+            v
         }
     }
 
@@ -602,28 +641,7 @@ impl State for UniversalPokerState {
                 }
                 v
             }
-            Turn::Player(_) => {
-                let cfg = &self.cfg;
-                if cfg.abstraction == Abstraction::FullGame {
-                    let mut v = Vec::new();
-                    if self.core.legal & FOLD_BIT != 0 {
-                        v.push(FOLD);
-                    }
-                    v.push(CALL);
-                    if self.core.raise_ok {
-                        v.extend(self.core.raise_min as Action..=self.core.raise_max as Action);
-                    }
-                    v
-                } else {
-                    let mut v = Vec::with_capacity(4);
-                    let mut m = self.core.legal;
-                    while m != 0 {
-                        v.push(m.trailing_zeros() as Action);
-                        m &= m - 1;
-                    }
-                    v
-                }
-            }
+            Turn::Player(_) => self.core.legal_actions(&self.cfg),
         }
     }
 
@@ -688,6 +706,10 @@ impl State for UniversalPokerState {
 
     fn public_tree_key(&self) -> String {
         self.render_public_tree_key()
+    }
+
+    fn public_state_tensor(&self, out: &mut [f32]) {
+        self.write_public_state_tensor(out);
     }
 
     fn private_state(&self, player: Player) -> usize {

@@ -429,6 +429,53 @@ impl UniversalPokerState {
         });
     }
 
+    /// The public state tensor (segments in the module docs of `universal_poker`): a
+    /// function of the public-tree node, the same for every deal of hole cards.
+    pub(super) fn write_public_state_tensor(&self, out: &mut [f32]) {
+        let cfg = &self.cfg;
+        assert_eq!(out.len(), cfg.public_state_tensor_size(), "tensor length");
+        out.fill(0.0);
+        let (d, r, len) = (cfg.deck_size, cfg.num_rounds, cfg.max_game_length);
+        let scale = cfg.max_utility.abs().max(1.0) as f32;
+        for &c in self.board_cards() {
+            if let Some(i) = cfg.outcome_of(c) {
+                out[i] = 1.0;
+            }
+        }
+        let bet = &self.core.bet;
+        out[d + (bet.round as usize).min(r - 1)] = 1.0;
+        let at = d + r;
+        match self.core.turn {
+            Turn::Player(p) => {
+                out[at + p] = 1.0;
+                out[at + 5] = (bet.max_spent - bet.spent[p]) as f32 / scale;
+            }
+            _ => out[at + 2] = 1.0,
+        }
+        out[at + 3] = bet.spent[0] as f32 / scale;
+        out[at + 4] = bet.spent[1] as f32 / scale;
+        out[at + 6] = f32::from(u8::from(bet.folded[0]));
+        out[at + 7] = f32::from(u8::from(bet.folded[1]));
+        let bits = at + 8;
+        let sizes = bits + 2 * len;
+        self.replay(|i, _, applied| {
+            if i >= len {
+                return;
+            }
+            if let Applied::Choice { code, size, .. } = applied {
+                let (a, b) = match code {
+                    b'c' => (1.0, 0.0),
+                    b'p' => (0.0, 1.0),
+                    b'a' => (1.0, 1.0),
+                    _ => (0.0, 0.0),
+                };
+                out[bits + 2 * i] = a;
+                out[bits + 2 * i + 1] = b;
+                out[sizes + i] = size as f32 / scale;
+            }
+        });
+    }
+
     pub(super) fn write_observation_tensor(&self, player: Player, out: &mut [f32]) {
         let cfg = &self.cfg;
         assert!(player < 2, "player {player} out of range");

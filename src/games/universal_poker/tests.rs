@@ -406,3 +406,68 @@ fn public_tree_key_tells_apart_boards_dealt_in_other_rounds() {
         e.public_tree_key()
     );
 }
+
+#[test]
+fn public_state_tensor_segments_and_independence_of_private_cards() {
+    let g = fcpa();
+    let cfg = g.config();
+    let (d, r, l) = (52, 4, 23);
+    assert_eq!(g.public_state_tensor_size(), d + r + 8 + 3 * l);
+    assert_eq!(g.public_state_tensor_size(), 133);
+    let tensor = |s: &UniversalPokerState| {
+        let mut out = vec![f32::NAN; g.public_state_tensor_size()];
+        s.public_state_tensor(&mut out);
+        out
+    };
+    // Preflop: small blind (player 1) calls, big blind raises the pot, then the flop after
+    // a call, dealt in two orders with two different hole-card deals.
+    let a = play(&g, &with_deal(&["1", "2", "1", "Th", "4c", "9d"]));
+    let b = play(
+        &g,
+        &["Qs", "Qd", "3h", "3s", "1", "2", "1", "9d", "Th", "4c"],
+    );
+    let t = tensor(&a);
+    assert_eq!(t, tensor(&b), "a function of the public state only");
+    assert!(t.iter().all(|x| x.is_finite()));
+    let board: Vec<usize> = t[..d]
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| **x == 1.0)
+        .map(|(i, _)| i)
+        .collect();
+    let mut want: Vec<usize> = ["Th", "4c", "9d"]
+        .iter()
+        .map(|c| cfg.outcome_of(parse_card(c).unwrap()).unwrap())
+        .collect();
+    want.sort_unstable();
+    assert_eq!(board, want);
+    assert_eq!(&t[d..d + r], &[0.0, 1.0, 0.0, 0.0], "round one-hot");
+    // Round 2 opens with player 0 (firstPlayer 1); both have put in 300 of 20000.
+    let at = d + r;
+    assert_eq!(&t[at..at + 3], &[1.0, 0.0, 0.0]);
+    assert_eq!(&t[at + 3..at + 8], &[0.015, 0.015, 0.0, 0.0, 0.0]);
+    // The betting bits and sizes are the information state's (sizes scaled).
+    let mut info = vec![0.0; g.information_state_tensor_size()];
+    a.information_state_tensor(0, &mut info);
+    let (ib, pb) = (2 + 2 * d, at + 8);
+    assert_eq!(&t[pb..pb + 2 * l], &info[ib..ib + 2 * l]);
+    for i in 0..l {
+        assert_eq!(
+            t[pb + 2 * l + i],
+            info[ib + 2 * l + i] / 20000.0,
+            "size {i}"
+        );
+    }
+    assert_eq!(t[pb + 2 * 5 + 1], 1.0, "the pot raise is history entry 5");
+    // Facing a bet: the amount to call; after a fold, nobody acts and the fold is flagged.
+    let facing = play(&g, &with_deal(&["2"]));
+    let t = tensor(&facing);
+    assert_eq!(&t[at..at + 3], &[1.0, 0.0, 0.0]);
+    assert_eq!(t[at + 5], 200.0 / 20000.0);
+    let folded = play(&g, &with_deal(&["2", "0"]));
+    let t = tensor(&folded);
+    assert_eq!(&t[at..at + 3], &[0.0, 0.0, 1.0]);
+    assert_eq!(&t[at + 6..at + 8], &[1.0, 0.0]);
+    // The root and a state in the middle of the hole deals agree (nothing public happened).
+    assert_eq!(tensor(&g.initial_state()), tensor(&play(&g, &["As", "Ks"])));
+}

@@ -12,8 +12,12 @@
 //!   depth limits whose leaves a [`LeafEvaluator`] values.
 //! * [`pos::BatchedPos`]: public outcome sampling MCCFR with the predictive baseline,
 //!   reproducing [`crate::cfr::pos::PosSolver`] sample for sample.
+//! * [`factored::FactoredCfr`]: CFR on a factored Hold'em subgame
+//!   ([`crate::tree::poker::PokerLayout`], one range over all hole-card hands per player and
+//!   node, terminals through [`showdown::HandSweep`]), host `f64`.
 
 pub mod cfr;
+pub mod factored;
 pub mod pos;
 pub mod showdown;
 
