@@ -408,8 +408,13 @@ impl UniversalPokerState {
         out.fill(0.0);
         out[player] = 1.0;
         self.write_cards(player, out);
-        let len = cfg.max_game_length;
-        let bits = 2 + 2 * cfg.deck_size;
+        self.write_actions(out, 2 + 2 * cfg.deck_size, 1.0);
+    }
+
+    /// The betting history from `out[bits]` on: two bits per action (call 10, pot 01, all-in
+    /// 11), then after `2 · max_game_length` bits each action's size divided by `scale`.
+    fn write_actions(&self, out: &mut [f32], bits: usize, scale: f32) {
+        let len = self.cfg.max_game_length;
         let sizes = bits + 2 * len;
         self.replay(|i, _, applied| {
             if i >= len {
@@ -424,7 +429,7 @@ impl UniversalPokerState {
                 };
                 out[bits + 2 * i] = a;
                 out[bits + 2 * i + 1] = b;
-                out[sizes + i] = size as f32;
+                out[sizes + i] = size as f32 / scale;
             }
         });
     }
@@ -435,7 +440,7 @@ impl UniversalPokerState {
         let cfg = &self.cfg;
         assert_eq!(out.len(), cfg.public_state_tensor_size(), "tensor length");
         out.fill(0.0);
-        let (d, r, len) = (cfg.deck_size, cfg.num_rounds, cfg.max_game_length);
+        let (d, r) = (cfg.deck_size, cfg.num_rounds);
         let scale = cfg.max_utility.abs().max(1.0) as f32;
         for &c in self.board_cards() {
             if let Some(i) = cfg.outcome_of(c) {
@@ -456,24 +461,7 @@ impl UniversalPokerState {
         out[at + 4] = bet.spent[1] as f32 / scale;
         out[at + 6] = f32::from(u8::from(bet.folded[0]));
         out[at + 7] = f32::from(u8::from(bet.folded[1]));
-        let bits = at + 8;
-        let sizes = bits + 2 * len;
-        self.replay(|i, _, applied| {
-            if i >= len {
-                return;
-            }
-            if let Applied::Choice { code, size, .. } = applied {
-                let (a, b) = match code {
-                    b'c' => (1.0, 0.0),
-                    b'p' => (0.0, 1.0),
-                    b'a' => (1.0, 1.0),
-                    _ => (0.0, 0.0),
-                };
-                out[bits + 2 * i] = a;
-                out[bits + 2 * i + 1] = b;
-                out[sizes + i] = size as f32 / scale;
-            }
-        });
+        self.write_actions(out, at + 8, scale);
     }
 
     pub(super) fn write_observation_tensor(&self, player: Player, out: &mut [f32]) {

@@ -280,15 +280,8 @@ impl HandSweep {
         self.possible[x]
     }
 
-    /// `out[x] = Σ_y r(y) · [x, y disjoint] · sign(strength(x) − strength(y))` over possible
-    /// hands (0 for impossible `x`).
-    pub fn showdown_into(&self, opp_range: &[f64], out: &mut [f64]) {
-        let n = self.hands.len();
-        assert!(
-            opp_range.len() == n && out.len() == n,
-            "ranges have one entry per hand"
-        );
-        out.fill(0.0);
+    /// The opponent mass over possible hands, in total and per card it holds.
+    fn totals(&self, opp_range: &[f64]) -> (f64, [f64; 64]) {
         let mut total = 0.0;
         let mut total_with = [0.0f64; 64];
         for &h in &self.order {
@@ -298,6 +291,19 @@ impl HandSweep {
             total_with[a as usize] += r;
             total_with[b as usize] += r;
         }
+        (total, total_with)
+    }
+
+    /// `out[x] = Σ_y r(y) · [x, y disjoint] · sign(strength(x) − strength(y))` over possible
+    /// hands (0 for impossible `x`).
+    pub fn showdown_into(&self, opp_range: &[f64], out: &mut [f64]) {
+        let n = self.hands.len();
+        assert!(
+            opp_range.len() == n && out.len() == n,
+            "ranges have one entry per hand"
+        );
+        out.fill(0.0);
+        let (total, total_with) = self.totals(opp_range);
         let mut upto = 0.0;
         let mut upto_with = [0.0f64; 64];
         for g in self.group_starts.windows(2) {
@@ -339,15 +345,7 @@ impl HandSweep {
             "ranges have one entry per hand"
         );
         out.fill(0.0);
-        let mut total = 0.0;
-        let mut total_with = [0.0f64; 64];
-        for &h in &self.order {
-            let r = opp_range[h as usize];
-            let (a, b) = self.hands[h as usize];
-            total += r;
-            total_with[a as usize] += r;
-            total_with[b as usize] += r;
-        }
+        let (total, total_with) = self.totals(opp_range);
         for &h in &self.order {
             let (a, b) = self.hands[h as usize];
             // `x` holds both its cards: subtracted twice, added back once.
