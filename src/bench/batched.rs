@@ -181,7 +181,10 @@ pub fn batched(args: &BatchedArgs) -> Result<Vec<Value>> {
             s.node_updates()
         })
     };
+    // Device work is asynchronous (wgpu, cuda): every timed block starts and ends with a sync.
+    let sync = || device.sync().map_err(|e| format!("device sync failed: {e:?}"));
     let mut updates = step(); // untimed warm-up iteration
+    sync()?;
     let setup = t0.elapsed().as_secs_f64();
     let (mut it_rates, mut node_rates, mut secs_all) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..args.repeats.max(1) {
@@ -190,6 +193,7 @@ pub fn batched(args: &BatchedArgs) -> Result<Vec<Value>> {
         for _ in 0..args.iterations {
             updates = step();
         }
+        sync()?;
         let secs = t.elapsed().as_secs_f64();
         secs_all.push(secs);
         it_rates.push(args.iterations as f64 / secs);

@@ -77,7 +77,8 @@ pub fn bench_inference(cfg: ArmacNetConfig, batch: usize, iters: usize) -> f64 {
 }
 
 /// ARMAC learner: optimizer steps per second of the feed-forward network (all heads and
-/// losses) on the CPU backend, median of --repeats timed blocks of --steps.
+/// losses) on a burn device (`--device flex|wgpu|cuda`, default the CPU backend), median of
+/// --repeats timed blocks of --steps.
 #[derive(clap::Args, Debug, Clone)]
 pub struct LearnerArgs {
     /// Rows with every target (trajectory rows).
@@ -100,6 +101,13 @@ pub struct LearnerArgs {
     pub hidden: usize,
     #[arg(long, default_value_t = 2)]
     pub layers: usize,
+    /// Recurrent network (Appendix F) trained on `--batch` sequences of this many steps each
+    /// (`nlhe_fcpa.toml`: 64 sequences of 32 steps, input 108); 0 = feed-forward.
+    #[arg(long, default_value_t = 0)]
+    pub time: usize,
+    /// Burn device: flex (CPU), wgpu or cuda (when compiled in), or default.
+    #[arg(long, default_value = "flex")]
+    pub device: String,
 }
 
 /// Runs `armac-bench learner` (see [`LearnerArgs`]); one JSON object per output line.
@@ -113,6 +121,8 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
         actions,
         hidden,
         layers,
+        time,
+        device,
     } = args.clone();
     let mut lines = Vec::new();
     use crate::nn::armac::ArmacNetConfig;
@@ -122,16 +132,24 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
         encoder_hidden: hidden,
         encoder_layers: layers,
         head_hidden: hidden,
-        recurrent: false,
+        recurrent: time > 0,
         zero_init_heads: false,
         separate_regret_encoder: false,
     };
-    let device = crate::nn::select_device("flex")?;
+    let backend = device;
+    let device = crate::nn::select_device(&backend)?;
     let rates: Vec<f64> = (0..repeats.max(1))
-        .map(|_| bench_train_steps(cfg.clone(), &device, batch, memory_rows, steps))
+        .map(|_| {
+            if time > 0 {
+                bench_train_steps_seq(cfg.clone(), &device, batch, time, steps)
+            } else {
+                bench_train_steps(cfg.clone(), &device, batch, memory_rows, steps)
+            }
+        })
         .collect();
     lines.push(
-        json!({"bench": "learner", "backend": "flex", "batch": batch, "memory_rows": memory_rows,
+        json!({"bench": "learner", "backend": backend, "batch": batch, "hidden": hidden,
+               "layers": layers, "time": time, "input": input, "actions": actions, "memory_rows": memory_rows,
                "steps_per_second": median(rates)}),
     );
     Ok(lines)
