@@ -4,14 +4,18 @@
 # epoch) once with actor threads inside armac-train, then as `--role learner` with `armac-actor`
 # processes, for 1..MAX_ACTORS processes of one thread each. Prints a table and the ratios.
 #   EPOCHS=40 EPISODES=1024 MAX_ACTORS=4 scripts/bench_redis.sh
+#   ACTORS="1 2 4 8" (instead of 1..MAX_ACTORS); BIN=dir (prebuilt armac-train/armac-actor, no build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EPOCHS=${EPOCHS:-40}
 EPISODES=${EPISODES:-1024}
 MAX_ACTORS=${MAX_ACTORS:-4}
+ACTORS=${ACTORS:-$(seq 1 "$MAX_ACTORS")}
 command -v redis-server >/dev/null || { echo "redis-server is not installed"; exit 1; }
-cargo build --release --bins -q
-bin=target/release
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --bins -q
+fi
+bin=${BIN:-target/release}
 tmp=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" >/dev/null &
@@ -26,7 +30,7 @@ now() { date +%s.%N; }
 rate() { python3 -c "print(f'{$EPOCHS * $EPISODES / ($2 - $1):.0f}')"; }
 
 printf "%-28s %14s %8s\n" "transport" "trajectories/s" "ratio"
-for n in $(seq 1 "$MAX_ACTORS"); do
+for n in $ACTORS; do
   t0=$(now)
   $bin/armac-train "${common[@]}" --set "armac.actors=$n" --out "$tmp/local$n" >/dev/null
   t1=$(now)
