@@ -88,7 +88,9 @@ enum Command {
         #[arg(long, default_value = "hunl_fcpa")]
         game: String,
         /// Policy A: `uniform`, `first-legal`, `always-call`, `always-fold`, an
-        /// OpenSpiel-format policy JSON file, or an ARMAC run / checkpoint directory.
+        /// OpenSpiel-format policy JSON file, an ARMAC run / checkpoint directory (its
+        /// average-policy head; `current:DIR` plays its current policy pi^t, the mean-regret
+        /// head's regret matching), or `sog:DIR` (Student of Games).
         #[arg(long)]
         a: String,
         /// Policy B (same choices as A).
@@ -380,9 +382,12 @@ fn load_policy(name: &str, game: &dyn Game, flag: &str) -> Result<Box<dyn Policy
             }
             Box::new(p)
         }
-        path if Path::new(path).is_dir() => {
-            let (trained_on, p) = armac::run::armac::load_checkpoint_policy(Path::new(path))
+        path if Path::new(path.strip_prefix("current:").unwrap_or(path)).is_dir() => {
+            let current = path.starts_with("current:");
+            let dir = Path::new(path.strip_prefix("current:").unwrap_or(path));
+            let (trained_on, p) = armac::run::armac::load_checkpoint_policy(dir)
                 .with_context(|| format!("{flag} {path}"))?;
+            let p = p.with_current_policy(current);
             if trained_on.load_string() != game_string {
                 bail!(
                     "{flag} {path}: the checkpoint was trained on {}, not on {game_string}",

@@ -306,6 +306,9 @@ pub struct ArmacAveragePolicy {
     /// range query (see [`PlainRangeNet`]).
     plain: OnceLock<PlainRangeNet>,
     cache: RangeCache,
+    /// `true`: play the epoch's current policy pi^t (regret matching on the mean-regret head)
+    /// instead of the average-policy head; matches only, not range queries.
+    current: bool,
 }
 
 impl ArmacAveragePolicy {
@@ -320,7 +323,16 @@ impl ArmacAveragePolicy {
             plain_kernels: true,
             plain: OnceLock::new(),
             cache: RangeCache::new(DEFAULT_RANGE_CACHE_BYTES, row_state_bytes),
+            current: false,
         }
+    }
+
+    /// `true` plays the network's current policy pi^t (the normalised-ReLU policy of its
+    /// mean-regret head, Eq. 3's regret matching) instead of its average-policy head: the
+    /// diagnostic view of what the run plays at that epoch. Range queries (LBR) refuse it.
+    pub fn with_current_policy(mut self, current: bool) -> Self {
+        self.current = current;
+        self
     }
 
     /// Chooses how range queries are answered: `true` (the default) computes each public
@@ -645,10 +657,19 @@ impl crate::policy::Policy for ArmacAveragePolicy {
             batch.push(&info, &info, &info, &legal);
             self.net.evaluate(&batch)
         };
-        let probs: Vec<f64> = legal_actions
-            .iter()
-            .map(|&a| out.avg_policy[a] as f64)
-            .collect();
+        let probs: Vec<f64> = if self.current {
+            let mut legal = vec![false; self.game.num_distinct_actions()];
+            for &a in &legal_actions {
+                legal[a] = true;
+            }
+            let pi = out.current_policy(0, &legal);
+            legal_actions.iter().map(|&a| pi[a] as f64).collect()
+        } else {
+            legal_actions
+                .iter()
+                .map(|&a| out.avg_policy[a] as f64)
+                .collect()
+        };
         let total: f64 = probs.iter().sum();
         let n = probs.len() as f64;
         Ok(probs
@@ -658,7 +679,8 @@ impl crate::policy::Policy for ArmacAveragePolicy {
     }
 
     fn name(&self) -> String {
-        format!("armac-average-policy(epoch {})", self.epoch)
+        let head = if self.current { "current" } else { "average" };
+        format!("armac-{head}-policy(epoch {})", self.epoch)
     }
 }
 
@@ -677,6 +699,14 @@ impl crate::eval::lbr::RangePolicy for ArmacAveragePolicy {
             crate::game::Turn::Player(p) => p,
             _ => return Err(PolicyError::NotADecision),
         };
+        if self.current {
+            return Err(PolicyError::BadEntry {
+                key: "current:".into(),
+                reason: "the current policy (mean-regret head) plays matches only; range \
+                         queries (LBR) use the average-policy head"
+                    .into(),
+            });
+        }
         let n_actions = self.game.num_distinct_actions();
         if n_actions > 4 {
             return Err(PolicyError::BadEntry {
