@@ -275,3 +275,190 @@ fn resolving_with_exact_leaves_and_the_full_solves_values_reproduces_them() {
         report.join("\n")
     );
 }
+
+/// One factored strategy entry block mapped to a tree infoset: (player, block offset of
+/// action 0 for this hand, tree infoset).
+struct Row {
+    player: usize,
+    entry: usize,
+    infoset: usize,
+}
+
+/// Maps every (decision, possible hand) of the layout to the tree infoset with the same
+/// OpenSpiel label, by replaying a whole-game history with that hand and some compatible
+/// opponent hand; checks that the map is onto and the actions agree.
+fn map_rows(game: &UniversalPokerGame, layout: &PokerLayout, tree: &PublicTree) -> Vec<Row> {
+    let cfg = game.config();
+    let np = layout.num_hands();
+    let labels: [HashMap<&str, usize>; 2] = std::array::from_fn(|p| {
+        let inf = &tree.infosets[p];
+        (0..inf.len()).map(|i| (inf.key[i].as_str(), i)).collect()
+    });
+    let mut rows = Vec::new();
+    let mut hit = [
+        vec![false; tree.infosets[0].len()],
+        vec![false; tree.infosets[1].len()],
+    ];
+    for p in 0..2 {
+        for (d, &n) in layout.decisions[p].iter().enumerate() {
+            let n = n as usize;
+            let path = layout.path(n);
+            let node = &layout.nodes[n];
+            for x in (0..np).filter(|&x| layout.possible(n, x)) {
+                let y = (0..np)
+                    .find(|&y| layout.hand_masks[y] & (layout.hand_masks[x] | node.board_mask) == 0)
+                    .expect("a compatible opponent hand");
+                let hands = if p == 0 { [x, y] } else { [y, x] };
+                let mut s = game.initial_state();
+                for h in hands {
+                    let (a, b) = layout.hands[h];
+                    for c in [a, b] {
+                        s.apply(cfg.outcome_of(c).unwrap());
+                    }
+                }
+                for e in &path {
+                    match e {
+                        PokerEdge::Action(a) => s.apply(*a),
+                        PokerEdge::Deal(cards) => {
+                            for &c in cards {
+                                s.apply(cfg.outcome_of(c).unwrap());
+                            }
+                        }
+                        PokerEdge::Root => unreachable!(),
+                    }
+                }
+                assert_eq!(s.private_state(p), layout.hole_index[x] as usize);
+                let label = s.information_state_string(p);
+                let i = *labels[p]
+                    .get(label.as_str())
+                    .unwrap_or_else(|| panic!("no tree infoset labelled {label:?}"));
+                let inf = &tree.infosets[p];
+                assert_eq!(
+                    &inf.actions[inf.range(i)],
+                    node.actions.as_slice(),
+                    "{label}"
+                );
+                assert!(!hit[p][i], "two layout rows map to {label:?}");
+                hit[p][i] = true;
+                rows.push(Row {
+                    player: p,
+                    entry: layout.offsets[p][d] + x,
+                    infoset: i,
+                });
+            }
+        }
+    }
+    for (p, h) in hit.iter().enumerate() {
+        assert!(h.iter().all(|&h| h), "player {p}: tree infosets missed");
+    }
+    rows
+}
+
+/// The whole-hand policy of continual re-solving: for each player, a chain of searches along
+/// every public path of `full`'s layout (the chain is cloned at every branch), its rows
+/// written into `[decision][action][hand]` arrays of that layout. Returns the arrays and the
+/// number of searches run.
+fn chain_policy(
+    full: &FullSolve,
+    config: HoldemSearchConfig,
+    oracle: &mut Oracle,
+) -> ([Vec<f64>; 2], usize) {
+    let l = &*full.layout;
+    let np = l.num_hands();
+    let mut out = [full.avg[0].clone(), full.avg[1].clone()];
+    let template = full.game.initial_state();
+    let mut searches = 0;
+    for p in 0..2 {
+        out[p].fill(f64::NAN);
+        let mut stack = vec![(0usize, HoldemResolver::new(p, config).unwrap())];
+        while let Some((n, mut chain)) = stack.pop() {
+            if l.nodes[n].kind == PokerKind::Decision(p) {
+                let state = state_at(&template, &l.path(n)).unwrap();
+                let dec = chain.act(&state, oracle).unwrap();
+                searches += usize::from(dec.searched);
+                let d = l.nodes[n].decision as usize;
+                let o = l.offsets[p][d];
+                assert_eq!(dec.actions, l.nodes[n].actions);
+                for x in 0..np {
+                    for (a, q) in dec.rows[x].iter().enumerate() {
+                        out[p][o + a * np + x] = *q;
+                    }
+                }
+            }
+            for c in l.children(n) {
+                stack.push((c, chain.clone()));
+            }
+        }
+        assert!(
+            out[p].iter().all(|q| q.is_finite()),
+            "player {p}: rows missed"
+        );
+    }
+    (out, searches)
+}
+
+fn to_tree_policy(
+    rows: &[Row],
+    layout: &PokerLayout,
+    f: &[Vec<f64>; 2],
+    tree: &PublicTree,
+) -> TreePolicy {
+    let np = layout.num_hands();
+    let mut pol = uniform_tree_policy(tree);
+    for r in rows {
+        let inf = &tree.infosets[r.player];
+        for (k, g) in inf.range(r.infoset).enumerate() {
+            pol[r.player][g] = f[r.player][r.entry + k * np];
+        }
+    }
+    pol
+}
+
+#[test]
+fn continual_resolving_with_an_exact_oracle_is_hardly_exploitable() {
+    let t0 = Instant::now();
+    let full = FullSolve::new(1000);
+    let t_full = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    let tree = PublicTree::build_with_options(
+        &full.game,
+        TreeOptions {
+            merge_chance: true,
+            ..TreeOptions::default()
+        },
+    )
+    .unwrap();
+    let rows = map_rows(&full.game, &full.layout, &tree);
+    let t_tree = t0.elapsed().as_secs_f64();
+    let config = HoldemSearchConfig {
+        iterations: 200,
+        ..HoldemSearchConfig::default()
+    };
+    let mut oracle = Oracle {
+        full: &full,
+        leaf_trees: 0,
+        root_queries: 0,
+    };
+    let t0 = Instant::now();
+    let (chain, searches) = chain_policy(&full, config, &mut oracle);
+    let t_chain = t0.elapsed().as_secs_f64();
+    let (leaf_trees, root_queries) = (oracle.leaf_trees, oracle.root_queries);
+    let nc = |f: &[Vec<f64>; 2]| {
+        nash_conv(&tree, &to_tree_policy(&rows, &full.layout, f, &tree)).nash_conv
+    };
+    let (nc_chain, nc_full) = (nc(&chain), nc(&full.avg));
+    let nc_uniform = nash_conv(&tree, &uniform_tree_policy(&tree)).nash_conv;
+    eprintln!(
+        "full solve {t_full:.2} s, tree and rows {t_tree:.1} s; {searches} searches of {} iterations \
+         in {t_chain:.2} s ({:.2} ms each; {leaf_trees} with leaves, {root_queries} new-round \
+         root queries); NashConv: continual re-solving {nc_chain:.5}, full solve {nc_full:.5}, \
+         uniform {nc_uniform:.4}",
+        config.iterations,
+        1e3 * t_chain / searches as f64
+    );
+    assert!(searches > 200 && leaf_trees > 0 && root_queries > 0);
+    assert!(
+        nc_chain < 0.01 && nc_chain < 0.01 * nc_uniform,
+        "continual re-solving {nc_chain} against uniform {nc_uniform}"
+    );
+}
