@@ -462,3 +462,80 @@ fn continual_resolving_with_an_exact_oracle_is_hardly_exploitable() {
         "continual re-solving {nc_chain} against uniform {nc_uniform}"
     );
 }
+
+#[test]
+fn holdem_search_policy_plays_a_match_and_names_bad_checkpoints() {
+    use armac::eval::matchup::sampled_match;
+    use armac::game::Game;
+    use armac::nn::cvpn::{Cvpn, CvpnConfig};
+    use armac::policy::{Policy, UniformPolicy};
+    use armac::run::holdem_sog::load_holdem_search_policy;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("holdem_search");
+    let _ = std::fs::remove_dir_all(&dir);
+    let device = burn::tensor::Device::flex();
+    let save = |game: &UniversalPokerGame, hands: usize, name: &str| {
+        let cfg = CvpnConfig {
+            game: game.load_string(),
+            input_size: game.public_state_tensor_size() + 2 * hands,
+            private_states: hands,
+            num_actions: game.num_distinct_actions(),
+            hidden: 16,
+            layers: 1,
+        };
+        Cvpn::new(cfg, &device, 1e-3, 3)
+            .unwrap()
+            .save(&dir.join(name))
+            .unwrap();
+        dir.join(name)
+    };
+    let tiny = UniversalPokerGame::from_string(TINY).unwrap();
+    let fcpa = UniversalPokerGame::hunl_fcpa();
+    let good = save(&tiny, 45, "tiny");
+    // Also written for `armac-eval match --a sog:DIR --game hunl_fcpa` by hand.
+    let other = save(&fcpa, 1326, "fcpa");
+    let wrong_size = save(&tiny, 44, "tiny44");
+    let config = HoldemSearchConfig {
+        iterations: 50,
+        ..HoldemSearchConfig::default()
+    };
+    let policy = load_holdem_search_policy(&good, &tiny, config).unwrap();
+    let t0 = Instant::now();
+    let r = sampled_match(&tiny, &policy, &UniformPolicy, 10, 5).unwrap();
+    let secs = t0.elapsed().as_secs_f64();
+    assert_eq!(r.hands, 20);
+    assert!(r.mean.is_finite(), "{r:?}");
+    let searches = policy.searches();
+    assert!(searches > 0);
+    // At the hand's start player 1 acts: a distribution over its legal actions.
+    let mut s = tiny.initial_state();
+    for o in 0..4 {
+        s.apply(o);
+    }
+    let probs = policy.action_probabilities(&s).unwrap();
+    assert_eq!(probs.len(), s.legal_actions().len());
+    assert!((probs.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    eprintln!(
+        "untrained tiny CVPN, 50 iterations: 20 hands vs uniform in {secs:.2} s, {searches} searches ({:.1} ms each); mean {:.2} chips",
+        1e3 * secs / searches as f64,
+        r.mean
+    );
+    // Bad checkpoints are refused with the culprit named.
+    let err = |d: &std::path::Path| {
+        format!(
+            "{:#}",
+            anyhow::Error::from(load_holdem_search_policy(d, &tiny, config).err().unwrap())
+        )
+    };
+    let e = err(&dir.join("missing"));
+    assert!(e.contains("no such directory"), "{e}");
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    let e = err(&dir.join("empty"));
+    assert!(e.contains("not a CVPN checkpoint"), "{e}");
+    let e = err(&other);
+    assert!(
+        e.contains("trained on universal_poker") && e.contains("numRanks=13"),
+        "{e}"
+    );
+    let e = err(&wrong_size);
+    assert!(e.contains("incompatible CVPN") && e.contains("44"), "{e}");
+}
