@@ -539,3 +539,76 @@ fn holdem_search_policy_plays_a_match_and_names_bad_checkpoints() {
     let e = err(&wrong_size);
     assert!(e.contains("incompatible CVPN") && e.contains("44"), "{e}");
 }
+
+#[test]
+fn fcpa_chain_searches_every_street_with_a_cvpn() {
+    use armac::game::Game;
+    use armac::nn::cvpn::{Cvpn, CvpnConfig};
+    use armac::run::holdem_sog::CvpnHoldemLeaves;
+    let game = UniversalPokerGame::hunl_fcpa();
+    let cfg = CvpnConfig {
+        game: game.load_string(),
+        input_size: game.public_state_tensor_size() + 2 * 1326,
+        private_states: 1326,
+        num_actions: game.num_distinct_actions(),
+        hidden: 64,
+        layers: 2,
+    };
+    let device = burn::tensor::Device::flex();
+    let net = Cvpn::new(cfg, &device, 1e-3, 1).unwrap();
+    let mut leaves = CvpnHoldemLeaves::new(Arc::new(net.snapshot()));
+    let config = HoldemSearchConfig {
+        iterations: 20,
+        ..HoldemSearchConfig::default()
+    };
+    let mut chains = [
+        HoldemResolver::new(0, config).unwrap(),
+        HoldemResolver::new(1, config).unwrap(),
+    ];
+    // Hole cards, then: call, check | flop | check, check | turn | check, check | river |
+    // check.
+    let cfgp = game.config();
+    let card = |name: &str| {
+        cfgp.outcome_of(armac::games::cards::parse_card(name).unwrap())
+            .unwrap()
+    };
+    let mut s = game.initial_state();
+    for c in ["As", "Ks", "7c", "2d"] {
+        s.apply(card(c));
+    }
+    let script: &[&str] = &[
+        "1", "1", "Th", "4c", "9d", "1", "1", "Qh", "1", "1", "3s", "1",
+    ];
+    let mut report = Vec::new();
+    for m in script.iter().copied().chain(std::iter::once("end")) {
+        if let armac::game::Turn::Player(p) = s.turn() {
+            let t0 = Instant::now();
+            let d = chains[p].act(&s, &mut leaves).unwrap();
+            let ms = 1e3 * t0.elapsed().as_secs_f64();
+            assert!(d.searched);
+            for row in &d.rows {
+                assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            }
+            report.push(format!(
+                "board {} p{p}: {} nodes, {} leaves, gadget {}: {ms:.0} ms",
+                s.board_cards().len(),
+                d.nodes,
+                d.leaves,
+                d.gadget
+            ));
+        }
+        if m == "end" {
+            break;
+        }
+        let a = match armac::games::cards::parse_card(m) {
+            Some(_) => card(m),
+            None => m.parse().unwrap(),
+        };
+        s.apply(a);
+    }
+    assert_eq!(report.len(), 8, "{report:?}");
+    eprintln!(
+        "FCPA, 20 CFR+ iterations, untrained CVPN (2 x 64):\n{}",
+        report.join("\n")
+    );
+}

@@ -195,6 +195,9 @@ enum Command {
         /// all 1326 hands and keeping it.
         #[arg(long)]
         replay_ranges: bool,
+        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default 200).
+        #[arg(long)]
+        search_iterations: Option<usize>,
     },
 }
 
@@ -299,6 +302,7 @@ fn run(args: Args) -> Result<()> {
             logdir,
             step,
             replay_ranges,
+            search_iterations,
         } => lbr(LbrArgs {
             game,
             policy,
@@ -314,6 +318,7 @@ fn run(args: Args) -> Result<()> {
             logdir,
             step,
             replay_ranges,
+            search_iterations,
         }),
     }
 }
@@ -390,7 +395,7 @@ fn load_policy(
             }
             Box::new(
                 armac::run::holdem_sog::load_holdem_search_policy(dir, &poker, config)
-                    .with_context(|| format!("{flag} {sog}"))?,
+                    .context(flag.to_string())?,
             )
         }
         sog if sog.starts_with("sog:") => {
@@ -630,11 +635,33 @@ struct LbrArgs {
     logdir: Option<PathBuf>,
     step: u64,
     replay_ranges: bool,
+    search_iterations: Option<usize>,
 }
 
-fn lbr_policy(name: &str, game_string: &str, replay: bool) -> Result<Box<dyn RangePolicy>> {
+fn lbr_policy(
+    name: &str,
+    game_string: &str,
+    replay: bool,
+    search_iterations: Option<usize>,
+) -> Result<Box<dyn RangePolicy>> {
     Ok(match name {
         "uniform" => Box::new(UniformPolicy),
+        sog if sog.starts_with("sog:") => {
+            // Continual re-solving answers every hand of a public state from one search.
+            let poker = UniversalPokerGame::from_string(game_string)?;
+            let mut config = armac::search::holdem::HoldemSearchConfig::default();
+            if let Some(n) = search_iterations {
+                config.iterations = n;
+            }
+            Box::new(
+                armac::run::holdem_sog::load_holdem_search_policy(
+                    Path::new(&sog[4..]),
+                    &poker,
+                    config,
+                )
+                .context("--policy")?,
+            )
+        }
         "always-call" => Box::new(AlwaysCall),
         "always-fold" => Box::new(AlwaysFold),
         path if Path::new(path).is_dir() => {
@@ -694,7 +721,12 @@ fn lbr(args: LbrArgs) -> Result<()> {
     let game_string = game.load_string();
     let Some(run) = args.watch.clone() else {
         let name = args.policy.clone().unwrap_or_default();
-        let policy = lbr_policy(&name, &game_string, args.replay_ranges)?;
+        let policy = lbr_policy(
+            &name,
+            &game_string,
+            args.replay_ranges,
+            args.search_iterations,
+        )?;
         let mut tb = match &args.logdir {
             Some(dir) => Some(TbWriter::create(dir).with_context(|| {
                 format!("cannot write TensorBoard events in {}", dir.display())
@@ -715,7 +747,12 @@ fn lbr(args: LbrArgs) -> Result<()> {
         idle_timeout: None,
     };
     let steps = armac::run::watch::watch_checkpoints(&run, &watch, |dir, step| {
-        let policy = lbr_policy(&dir.display().to_string(), &game_string, args.replay_ranges)?;
+        let policy = lbr_policy(
+            &dir.display().to_string(),
+            &game_string,
+            args.replay_ranges,
+            args.search_iterations,
+        )?;
         let r = lbr_once(&game, policy.as_ref(), &opts, Some(&mut tb), step, &args)?;
         let new = !csv.exists();
         let mut f = std::fs::OpenOptions::new()

@@ -218,6 +218,47 @@ impl Policy for HoldemSearchPolicy {
     }
 }
 
+impl crate::eval::lbr::RangePolicy for HoldemSearchPolicy {
+    fn hand_action_probabilities(
+        &self,
+        state: &UniversalPokerState,
+        hands: &[u16],
+    ) -> Result<Vec<crate::eval::lbr::ActionProbs>, PolicyError> {
+        let fail = |reason: String| PolicyError::Failed {
+            policy: self.name.clone(),
+            reason,
+        };
+        let Turn::Player(p) = state.turn() else {
+            return Err(PolicyError::NotADecision);
+        };
+        let edges = public_edges(state).map_err(|e| fail(e.to_string()))?;
+        let c = self
+            .search_at(p, &edges, state)
+            .map_err(|e| fail(e.to_string()))?;
+        hands
+            .iter()
+            .map(|&h| {
+                let x = *self
+                    .position
+                    .get(&u32::from(h))
+                    .ok_or_else(|| fail(format!("hand {h} is not in the layout")))?;
+                let mut row = [0.0; 4];
+                for (&a, &q) in c.actions.iter().zip(&c.rows[x]) {
+                    if a >= row.len() {
+                        return Err(fail(format!("action {a} is not an FCPA action")));
+                    }
+                    row[a] = q;
+                }
+                Ok(row)
+            })
+            .collect()
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}
+
 /// The Hold'em search policy of `spec` = `sog:DIR` for `game`: DIR is a CVPN checkpoint
 /// directory (what [`Cvpn::save`] writes; a SoG run's `cvpn/` folder). Errors name a
 /// missing directory or checkpoint, a network of another game, and one of the wrong sizes.
