@@ -2,7 +2,7 @@
 //! tiny Hold'em of tests/holdem_factored.rs with an exact oracle at the depth limit: the
 //! values of a full-layout CFR+ solve's average profile below each leaf.
 
-use armac::cfr::{SolverSpec, TabularSolver};
+use armac::cfr::SolverSpec;
 use armac::eval::nash_conv;
 use armac::game::State;
 use armac::games::universal_poker::{UniversalPokerGame, UniversalPokerState};
@@ -368,8 +368,8 @@ fn chain_policy(
     let mut out = [full.avg[0].clone(), full.avg[1].clone()];
     let template = full.game.initial_state();
     let mut searches = 0;
-    for p in 0..2 {
-        out[p].fill(f64::NAN);
+    for (p, out) in out.iter_mut().enumerate() {
+        out.fill(f64::NAN);
         let mut stack = vec![(0usize, HoldemResolver::new(p, config).unwrap())];
         while let Some((n, mut chain)) = stack.pop() {
             if l.nodes[n].kind == PokerKind::Decision(p) {
@@ -381,7 +381,7 @@ fn chain_policy(
                 assert_eq!(dec.actions, l.nodes[n].actions);
                 for x in 0..np {
                     for (a, q) in dec.rows[x].iter().enumerate() {
-                        out[p][o + a * np + x] = *q;
+                        out[o + a * np + x] = *q;
                     }
                 }
             }
@@ -390,7 +390,7 @@ fn chain_policy(
             }
         }
         assert!(
-            out[p].iter().all(|q| q.is_finite()),
+            out.iter().all(|q| q.is_finite()),
             "player {p}: rows missed"
         );
     }

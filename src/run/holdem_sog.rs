@@ -65,6 +65,9 @@ struct Cached {
     rows: Vec<Vec<f64>>,
 }
 
+/// Cached searches by (acting player, public edges of the decision).
+type SearchCache = HashMap<(Player, Vec<PokerEdge>), Arc<Cached>>;
+
 /// Above this many cached searches the cache is cleared.
 const CACHE_LIMIT: usize = 50_000;
 
@@ -75,7 +78,7 @@ pub struct HoldemSearchPolicy {
     config: HoldemSearchConfig,
     /// Layout hand position of each hole index.
     position: HashMap<u32, usize>,
-    cache: Mutex<HashMap<(Player, Vec<PokerEdge>), Arc<Cached>>>,
+    cache: Mutex<SearchCache>,
     name: String,
     searches: std::sync::atomic::AtomicU64,
 }
