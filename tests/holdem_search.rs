@@ -389,10 +389,7 @@ fn chain_policy(
                 stack.push((c, chain.clone()));
             }
         }
-        assert!(
-            out.iter().all(|q| q.is_finite()),
-            "player {p}: rows missed"
-        );
+        assert!(out.iter().all(|q| q.is_finite()), "player {p}: rows missed");
     }
     (out, searches)
 }
