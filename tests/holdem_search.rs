@@ -609,3 +609,80 @@ fn fcpa_chain_searches_every_street_with_a_cvpn() {
         report.join("\n")
     );
 }
+
+#[test]
+fn holdem_resolver_refuses_bad_settings_and_states_naming_them() {
+    let full = FullSolve::new(1);
+    let mut oracle = Oracle {
+        full: &full,
+        leaf_trees: 0,
+        root_queries: 0,
+    };
+    let bad = HoldemSearchConfig {
+        iterations: 0,
+        ..HoldemSearchConfig::default()
+    };
+    let e = HoldemResolver::new(0, bad).unwrap_err().to_string();
+    assert!(e.contains("`iterations` = 0"), "{e}");
+    let bad = HoldemSearchConfig {
+        alpha: 1.5,
+        ..HoldemSearchConfig::default()
+    };
+    let e = HoldemResolver::new(0, bad).unwrap_err().to_string();
+    assert!(e.contains("`alpha` = 1.5"), "{e}");
+    let e = HoldemResolver::new(2, HoldemSearchConfig::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`player` = 2"), "{e}");
+    let config = HoldemSearchConfig {
+        iterations: 5,
+        ..HoldemSearchConfig::default()
+    };
+    let start = state_at(&full.game.initial_state(), &[]).unwrap();
+    // Player 1 acts first: player 0's chain is asked at the wrong turn.
+    let e = HoldemResolver::new(0, config)
+        .unwrap()
+        .act(&start, &mut oracle)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("player 0 is asked to act"), "{e}");
+    // A chain cannot start after the first round.
+    let flop = [
+        PokerEdge::Action(1),
+        PokerEdge::Action(1),
+        PokerEdge::Deal(vec![0, 4, 8]),
+    ];
+    let at_flop = state_at(&start, &flop).unwrap();
+    let e = HoldemResolver::new(0, config)
+        .unwrap()
+        .act(&at_flop, &mut oracle)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("first betting round"), "{e}");
+    // Inside a board deal.
+    let mut mid = state_at(&start, &flop[..2]).unwrap();
+    mid.apply(full.game.config().outcome_of(8).unwrap());
+    let e = public_edges(&mid).unwrap_err().to_string();
+    assert!(e.contains("inside a board deal"), "{e}");
+    // A chain asked at a state off its previous search: player 1's chain searched at the
+    // hand's start and after the flop 0 4 8 and player 0's check; a state on the flop 0 4 9
+    // does not continue that search.
+    let mut chain = HoldemResolver::new(1, config).unwrap();
+    assert_eq!(chain.player(), 1);
+    chain.act(&start, &mut oracle).unwrap();
+    let mut line = flop.to_vec();
+    line.push(PokerEdge::Action(1));
+    let d = chain
+        .act(&state_at(&start, &line).unwrap(), &mut oracle)
+        .unwrap();
+    assert!(d.searched && d.gadget);
+    line[2] = PokerEdge::Deal(vec![0, 4, 9]);
+    let e = chain
+        .act(&state_at(&start, &line).unwrap(), &mut oracle)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("does not continue the previous search's root"),
+        "{e}"
+    );
+}
