@@ -90,7 +90,8 @@ enum Command {
         /// Policy A: `uniform`, `first-legal`, `always-call`, `always-fold`, an
         /// OpenSpiel-format policy JSON file, an ARMAC run / checkpoint directory (its
         /// average-policy head; `current:DIR` plays its current policy pi^t, the mean-regret
-        /// head's regret matching), or `sog:DIR` (Student of Games).
+        /// head's regret matching), or `sog:DIR` (a Student of Games run; for Hold'em: search
+        /// with the CVPN checkpoint directory DIR).
         #[arg(long)]
         a: String,
         /// Policy B (same choices as A).
@@ -108,6 +109,9 @@ enum Command {
         /// One JSON object.
         #[arg(long)]
         json: bool,
+        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default 200).
+        #[arg(long)]
+        search_iterations: Option<usize>,
     },
     /// Exact NashConv of Student of Games search: continual re-solving with GT-CFR at every
     /// decision of both players, frontier values from an exact subgame oracle, assembled into
@@ -193,6 +197,9 @@ enum Command {
         /// all 1326 hands and keeping it.
         #[arg(long)]
         replay_ranges: bool,
+        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default 200).
+        #[arg(long)]
+        search_iterations: Option<usize>,
     },
 }
 
@@ -254,7 +261,8 @@ fn run(args: Args) -> Result<()> {
             seed,
             sampled,
             json,
-        } => head_to_head(&game, &a, &b, hands, seed, sampled, json),
+            search_iterations,
+        } => head_to_head(&game, &a, &b, hands, seed, sampled, json, search_iterations),
         Command::ExportPolicy { checkpoint, out } => {
             let (game, policy): (_, Box<dyn Policy>) =
                 match checkpoint.to_str().and_then(|p| p.strip_prefix("sog:")) {
@@ -296,6 +304,7 @@ fn run(args: Args) -> Result<()> {
             logdir,
             step,
             replay_ranges,
+            search_iterations,
         } => lbr(LbrArgs {
             game,
             policy,
@@ -311,6 +320,7 @@ fn run(args: Args) -> Result<()> {
             logdir,
             step,
             replay_ranges,
+            search_iterations,
         }),
     }
 }
@@ -361,15 +371,35 @@ fn replay(game_name: &str, actions: &str, as_json: bool) -> Result<()> {
 
 /// A policy for `game` by name: `uniform`, `first-legal`, `always-call`, `always-fold`, an
 /// ARMAC run/checkpoint directory, `sog:DIR` (the search policy of a Student of Games run with
-/// its CVPN, small games), or an OpenSpiel-format policy file; `flag` names the option in
-/// errors.
-fn load_policy(name: &str, game: &dyn Game, flag: &str) -> Result<Box<dyn Policy>> {
+/// its CVPN, small games; for Hold'em, continual re-solving with the CVPN checkpoint directory
+/// DIR at the depth limit, `search_iterations` CFR+ iterations per search, default 200), or an
+/// OpenSpiel-format policy file; `flag` names the option in errors.
+fn load_policy(
+    name: &str,
+    game: &dyn Game,
+    flag: &str,
+    search_iterations: Option<usize>,
+) -> Result<Box<dyn Policy>> {
     let game_string = game.load_string();
     Ok(match name {
         "uniform" => Box::new(UniformPolicy),
         "first-legal" => Box::new(FirstLegalPolicy),
         "always-call" => Box::new(AlwaysCall),
         "always-fold" => Box::new(AlwaysFold),
+        sog if sog.starts_with("sog:") && game.short_name() == "universal_poker" => {
+            // Hold'em: continual re-solving on the factored layout, a CVPN checkpoint
+            // directory at the depth limit.
+            let dir = Path::new(&sog[4..]);
+            let poker = UniversalPokerGame::from_string(&game_string)?;
+            let mut config = armac::search::holdem::HoldemSearchConfig::default();
+            if let Some(n) = search_iterations {
+                config.iterations = n;
+            }
+            Box::new(
+                armac::run::holdem_sog::load_holdem_search_policy(dir, &poker, config)
+                    .context(flag.to_string())?,
+            )
+        }
         sog if sog.starts_with("sog:") => {
             let dir = Path::new(&sog[4..]);
             let (trained_on, p) = armac::run::sog::load_search_policy(dir, None)
@@ -413,6 +443,7 @@ fn load_policy(name: &str, game: &dyn Game, flag: &str) -> Result<Box<dyn Policy
 }
 
 /// `armac-eval match`: exact where the tree compiles (unless `sampled`), else duplicate deals.
+#[allow(clippy::too_many_arguments)]
 fn head_to_head(
     game_name: &str,
     a: &str,
@@ -421,11 +452,12 @@ fn head_to_head(
     seed: u64,
     sampled: bool,
     as_json: bool,
+    search_iterations: Option<usize>,
 ) -> Result<()> {
     use armac::eval::matchup::{exact_match, sampled_match};
     let game = load_game(game_name)?;
-    let pa = load_policy(a, game.as_ref(), "--a")?;
-    let pb = load_policy(b, game.as_ref(), "--b")?;
+    let pa = load_policy(a, game.as_ref(), "--a", search_iterations)?;
+    let pb = load_policy(b, game.as_ref(), "--b", search_iterations)?;
     let poker = game.short_name() == "universal_poker";
     let big_blind = if poker {
         Some(
@@ -496,7 +528,7 @@ fn head_to_head(
 
 fn nashconv(game_name: &str, policy: &str, as_json: bool) -> Result<()> {
     let game = load_game(game_name)?;
-    let policy = load_policy(policy, game.as_ref(), "--policy")?;
+    let policy = load_policy(policy, game.as_ref(), "--policy", None)?;
     let tree = PublicTree::build(game.as_ref())?;
     let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())
         .with_context(|| format!("policy {}", policy.name()))?;
@@ -608,11 +640,33 @@ struct LbrArgs {
     logdir: Option<PathBuf>,
     step: u64,
     replay_ranges: bool,
+    search_iterations: Option<usize>,
 }
 
-fn lbr_policy(name: &str, game_string: &str, replay: bool) -> Result<Box<dyn RangePolicy>> {
+fn lbr_policy(
+    name: &str,
+    game_string: &str,
+    replay: bool,
+    search_iterations: Option<usize>,
+) -> Result<Box<dyn RangePolicy>> {
     Ok(match name {
         "uniform" => Box::new(UniformPolicy),
+        sog if sog.starts_with("sog:") => {
+            // Continual re-solving answers every hand of a public state from one search.
+            let poker = UniversalPokerGame::from_string(game_string)?;
+            let mut config = armac::search::holdem::HoldemSearchConfig::default();
+            if let Some(n) = search_iterations {
+                config.iterations = n;
+            }
+            Box::new(
+                armac::run::holdem_sog::load_holdem_search_policy(
+                    Path::new(&sog[4..]),
+                    &poker,
+                    config,
+                )
+                .context("--policy")?,
+            )
+        }
         "always-call" => Box::new(AlwaysCall),
         "always-fold" => Box::new(AlwaysFold),
         path if Path::new(path).is_dir() => {
@@ -672,7 +726,12 @@ fn lbr(args: LbrArgs) -> Result<()> {
     let game_string = game.load_string();
     let Some(run) = args.watch.clone() else {
         let name = args.policy.clone().unwrap_or_default();
-        let policy = lbr_policy(&name, &game_string, args.replay_ranges)?;
+        let policy = lbr_policy(
+            &name,
+            &game_string,
+            args.replay_ranges,
+            args.search_iterations,
+        )?;
         let mut tb = match &args.logdir {
             Some(dir) => Some(TbWriter::create(dir).with_context(|| {
                 format!("cannot write TensorBoard events in {}", dir.display())
@@ -693,7 +752,12 @@ fn lbr(args: LbrArgs) -> Result<()> {
         idle_timeout: None,
     };
     let steps = armac::run::watch::watch_checkpoints(&run, &watch, |dir, step| {
-        let policy = lbr_policy(&dir.display().to_string(), &game_string, args.replay_ranges)?;
+        let policy = lbr_policy(
+            &dir.display().to_string(),
+            &game_string,
+            args.replay_ranges,
+            args.search_iterations,
+        )?;
         let r = lbr_once(&game, policy.as_ref(), &opts, Some(&mut tb), step, &args)?;
         let new = !csv.exists();
         let mut f = std::fs::OpenOptions::new()

@@ -336,6 +336,18 @@ impl Cvpn {
         ])
     }
 
+    /// The configuration recorded in the checkpoint `dir` ([`Self::save`]), to check a
+    /// checkpoint's game and sizes before loading it.
+    pub fn recorded_config(dir: &Path) -> Result<CvpnConfig, NnError> {
+        let meta_path = dir.join(CVPN_META_FILE);
+        let meta: CvpnMeta =
+            serde_json::from_slice(&read_file(&meta_path)?).map_err(|e| NnError::Corrupt {
+                path: meta_path.clone(),
+                msg: e.to_string(),
+            })?;
+        Ok(meta.config)
+    }
+
     /// Loads a checkpoint written by [`Self::save`] onto `device`, checking that it is of
     /// `expected` (game and sizes) and that its files are intact. Adam's state is restored
     /// when the checkpoint has it (older ones start the optimizer afresh); the rate is `lr`.
@@ -418,6 +430,18 @@ pub trait CvpnForward: Send + Sync {
     /// The values of [`Self::predict`] alone (implementations may skip the policy head).
     fn predict_values(&self, input: &[f32]) -> Result<Vec<f32>, NnError> {
         Ok(self.predict(input)?.0)
+    }
+}
+
+impl<N: CvpnForward + ?Sized> CvpnForward for std::sync::Arc<N> {
+    fn config(&self) -> &CvpnConfig {
+        (**self).config()
+    }
+    fn predict(&self, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>), NnError> {
+        (**self).predict(input)
+    }
+    fn predict_values(&self, input: &[f32]) -> Result<Vec<f32>, NnError> {
+        (**self).predict_values(input)
     }
 }
 
@@ -652,6 +676,9 @@ impl LeafValues for CvpnLeaves<'_> {
 /// game's largest absolute payoff.
 pub struct CvpnPokerLeaves<N: CvpnForward> {
     net: N,
+    /// The layout nodes it values (the depth-limit leaves, or any nodes of
+    /// [`CvpnPokerLeaves::at_nodes`]).
+    nodes: Vec<u32>,
     /// Per leaf (in [`PokerLayout::leaves`] order): its public tensor.
     publics: Vec<Vec<f32>>,
     /// Per leaf: fold sums on its board (the opponent masses).
@@ -667,8 +694,27 @@ impl<N: CvpnForward> CvpnPokerLeaves<N> {
         layout: &PokerLayout,
         source: &UniversalPokerState,
     ) -> Result<CvpnPokerLeaves<N>, NnError> {
+        let leaves = layout.leaves();
+        Self::at_nodes(net, layout, source, leaves)
+    }
+
+    /// As [`CvpnPokerLeaves::new`] for any `nodes` of `layout` (e.g. the root of a new
+    /// betting round, whose values continual re-solving needs): `evaluate` then takes those
+    /// nodes in that order.
+    pub fn at_nodes(
+        net: N,
+        layout: &PokerLayout,
+        source: &UniversalPokerState,
+        nodes: Vec<u32>,
+    ) -> Result<CvpnPokerLeaves<N>, NnError> {
         let cfg = net.config();
         let p = layout.num_hands();
+        if let Some(&n) = nodes.iter().find(|&&n| n as usize >= layout.len()) {
+            return Err(NnError::Config(format!(
+                "node {n} is not in the subgame ({} nodes)",
+                layout.len()
+            )));
+        }
         if cfg.game != layout.game {
             return Err(NnError::Config(format!(
                 "the CVPN was built for `{}`, the subgame is of `{}`",
@@ -681,7 +727,7 @@ impl<N: CvpnForward> CvpnPokerLeaves<N> {
                 cfg.private_states
             )));
         }
-        let leaves = layout.leaves();
+        let leaves = nodes;
         let mut publics = Vec::with_capacity(leaves.len());
         for &n in &leaves {
             let t = layout
@@ -703,13 +749,14 @@ impl<N: CvpnForward> CvpnPokerLeaves<N> {
         let g = source.config();
         Ok(CvpnPokerLeaves {
             net,
+            nodes: leaves,
             publics,
             sweeps,
             scale: g.max_utility.abs().max(g.min_utility.abs()).max(1e-9),
         })
     }
 
-    /// The network input of leaf `k` (its index in [`PokerLayout::leaves`]) for the
+    /// The network input of leaf `k` (its index in the evaluator's nodes) for the
     /// players' reaches there (`[P]` each), and each player's opponent mass per hand.
     pub fn encode(
         &self,
@@ -719,7 +766,7 @@ impl<N: CvpnForward> CvpnPokerLeaves<N> {
     ) -> (Vec<f32>, [Vec<f64>; 2]) {
         let p = layout.num_hands();
         let sweep = &self.sweeps[k];
-        let weight = layout.nodes[layout.leaves()[k] as usize].weight;
+        let weight = layout.nodes[self.nodes[k] as usize].weight;
         let mut input = self.publics[k].clone();
         let mut mass = [vec![0.0; p], vec![0.0; p]];
         for i in 0..2 {

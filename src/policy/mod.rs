@@ -33,6 +33,8 @@ pub enum PolicyError {
     BadEntry { key: String, reason: String },
     #[error("policy queried at a state where no player acts")]
     NotADecision,
+    #[error("policy {policy}: {reason}")]
+    Failed { policy: String, reason: String },
 }
 
 /// A strategy for both players.

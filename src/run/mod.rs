@@ -6,6 +6,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod diagnostics;
 pub mod generation;
+pub mod holdem_sog;
 pub mod resume;
 pub mod sog;
 pub mod solvers;

@@ -22,6 +22,7 @@
 pub mod engine;
 pub mod features;
 pub mod gtcfr;
+pub mod holdem;
 pub mod oracle;
 pub mod resolve;
 pub mod search_policy;

@@ -52,7 +52,7 @@ pub enum PokerKind {
 }
 
 /// How a node was reached from its parent.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PokerEdge {
     /// The root.
     Root,

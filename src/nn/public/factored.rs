@@ -17,6 +17,7 @@
 
 use super::showdown::HandSweep;
 use crate::cfr::{ROUNDING_NOISE, RegretRule, SolverSpec, Updates, regret_match_infoset};
+use crate::search::Gadget;
 use crate::tree::expected_value;
 use crate::tree::poker::{PokerKind, PokerLayout};
 use std::collections::HashMap;
@@ -43,6 +44,13 @@ pub enum FactoredError {
     RangeEmpty { player: usize },
     #[error("the layout has {0} depth-limit leaves but no leaf evaluator was given")]
     MissingLeafEvaluator(usize),
+    #[error("player {player}'s {what} has {got} entries; the layout needs {want}")]
+    Length {
+        player: usize,
+        what: &'static str,
+        got: usize,
+        want: usize,
+    },
 }
 
 /// Values at the depth-limit leaves of a [`PokerLayout`] (a value network, or an exact
@@ -85,6 +93,12 @@ pub struct FactoredCfr {
     /// noise: a sweep subtracts per-card sums from totals, so a hand whose compatible mass is 0
     /// gets a residue of that size.
     mags: Vec<f64>,
+    /// The CFR-D re-solving gadget that sets its player's root range, if any.
+    gadget: Option<Gadget>,
+    /// Per player, the iteration-weighted sum of its `[N·P]` values and the weights' sum
+    /// (kept only after [`FactoredCfr::track_average_cfvs`]).
+    cfv_sum: Option<[Vec<f64>; 2]>,
+    cfv_weight: [f64; 2],
 }
 
 impl FactoredCfr {
@@ -183,6 +197,9 @@ impl FactoredCfr {
             fresh: [false; 2],
             values: vec![0.0; slots],
             mags: vec![0.0; slots],
+            gadget: None,
+            cfv_sum: None,
+            cfv_weight: [0.0; 2],
             leaves,
             evaluator,
             layout,
@@ -245,6 +262,7 @@ impl FactoredCfr {
                     self.refresh_reaches();
                     self.compute_values(p);
                     self.accumulate(p, weight);
+                    self.record(p, weight);
                     self.finish_player(p, t);
                 }
             }
@@ -252,12 +270,144 @@ impl FactoredCfr {
                 self.refresh_reaches();
                 self.compute_values(0);
                 self.accumulate(0, weight);
+                self.record(0, weight);
                 self.compute_values(1);
                 self.accumulate(1, weight);
+                self.record(1, weight);
                 self.finish_player(0, t);
                 self.finish_player(1, t);
             }
         }
+    }
+
+    /// After player `p`'s values of an iteration: adds them to the averaged CFVs (if kept)
+    /// and drives the gadget when `p` is its player (its new range applies from the next
+    /// sweep on).
+    fn record(&mut self, p: usize, weight: f64) {
+        if let Some(sum) = self.cfv_sum.as_mut() {
+            for (s, v) in sum[p].iter_mut().zip(&self.values) {
+                *s += weight * v;
+            }
+            self.cfv_weight[p] += weight;
+        }
+        let np = self.layout.num_hands();
+        if let Some(g) = self.gadget.as_mut()
+            && g.player() == p
+        {
+            g.update(&self.values[..np]);
+            let r = g.range();
+            self.root[p] = self.masked_root(&r);
+        }
+    }
+
+    /// `r` with the entries of hands impossible at the root set to 0.
+    fn masked_root(&self, r: &[f64]) -> Vec<f64> {
+        let l = &*self.layout;
+        (0..l.num_hands())
+            .map(|x| if l.possible(0, x) { r[x] } else { 0.0 })
+            .collect()
+    }
+
+    /// Installs the CFR-D re-solving gadget ([`Gadget`], one slot per hand): from now on it
+    /// sets its player's root range, `α · follow + (1 − α) · r_prev`, after each of that
+    /// player's updates.
+    pub fn set_gadget(&mut self, gadget: Gadget) -> Result<(), FactoredError> {
+        let p = gadget.player();
+        let np = self.layout.num_hands();
+        let got = gadget.terminate_values().len();
+        if got != np {
+            return Err(FactoredError::Length {
+                player: p,
+                what: "gadget",
+                got,
+                want: np,
+            });
+        }
+        let r = gadget.range();
+        self.root[p] = self.masked_root(&r);
+        self.fresh[p] = false;
+        self.gadget = Some(gadget);
+        Ok(())
+    }
+
+    /// Replaces player `p`'s root range (validated as in [`FactoredCfr::new`]).
+    pub fn set_root_range(&mut self, p: usize, range: &[f64]) -> Result<(), FactoredError> {
+        let l = &*self.layout;
+        let np = l.num_hands();
+        if range.len() != np {
+            return Err(FactoredError::RangeLength {
+                player: p,
+                got: range.len(),
+                want: np,
+            });
+        }
+        if let Some((hand, &value)) = range
+            .iter()
+            .enumerate()
+            .find(|(_, v)| !v.is_finite() || **v < 0.0)
+        {
+            return Err(FactoredError::RangeEntry {
+                player: p,
+                hand,
+                value,
+            });
+        }
+        if !(0..np).any(|x| l.possible(0, x) && range[x] > 0.0) {
+            return Err(FactoredError::RangeEmpty { player: p });
+        }
+        self.root[p] = self.masked_root(range);
+        self.fresh[p] = false;
+        Ok(())
+    }
+
+    /// Replaces player `p`'s current strategy (`[decision][action][hand]`, e.g. a fixed
+    /// profile to evaluate with [`FactoredCfr::root_cfvs`]).
+    pub fn set_current(&mut self, p: usize, strategy: &[f64]) -> Result<(), FactoredError> {
+        let want = self.current[p].len();
+        if strategy.len() != want {
+            return Err(FactoredError::Length {
+                player: p,
+                what: "strategy",
+                got: strategy.len(),
+                want,
+            });
+        }
+        self.current[p].copy_from_slice(strategy);
+        self.fresh[p] = false;
+        Ok(())
+    }
+
+    /// From now on, keeps each player's counterfactual values at every (node, hand) averaged
+    /// over the iterations with the solver's averaging weights (what continual re-solving
+    /// carries to the next search, as DeepStack does).
+    pub fn track_average_cfvs(&mut self) {
+        if self.cfv_sum.is_none() {
+            let slots = self.layout.num_slots();
+            self.cfv_sum = Some([vec![0.0; slots], vec![0.0; slots]]);
+        }
+    }
+
+    /// Player `p`'s averaged `[N·P]` values ([`FactoredCfr::track_average_cfvs`]); `None`
+    /// if they are not kept or no iteration ran since.
+    pub fn average_cfvs(&self, p: usize) -> Option<Vec<f64>> {
+        let sum = self.cfv_sum.as_ref()?;
+        let w = self.cfv_weight[p];
+        (w > 0.0).then(|| sum[p].iter().map(|s| s / w).collect())
+    }
+
+    /// Player `p`'s root range (the gadget's latest for the gadget's player).
+    pub fn root_range(&self, p: usize) -> &[f64] {
+        &self.root[p]
+    }
+
+    /// Both players' `[N·P]` reaches when they play `strategies` (`[decision][action][hand]`
+    /// each) from the current root ranges.
+    pub fn reaches_under(&self, strategies: [&[f64]; 2]) -> [Vec<f64>; 2] {
+        std::array::from_fn(|i| {
+            let mut r = vec![0.0; self.layout.num_slots()];
+            reach_into(&self.layout, i, &self.root[i], strategies[i], &mut r);
+            r
+        })
     }
 
     /// Player 0's expected payoff at the root under the current strategies (chance included):
@@ -306,33 +456,13 @@ impl FactoredCfr {
 
     /// Player `i`'s reach of every (node, hand), top-down.
     fn compute_reach(&mut self, i: usize) {
-        let l = &*self.layout;
-        let np = l.num_hands();
-        let r = &mut self.reach[i];
-        r[..np].copy_from_slice(&self.root[i]);
-        for n in 1..l.len() {
-            let par = l.nodes[n].parent as usize;
-            let (head, tail) = r.split_at_mut(n * np);
-            let src = &head[par * np..(par + 1) * np];
-            let dst = &mut tail[..np];
-            match l.nodes[par].kind {
-                PokerKind::Decision(j) if j == i => {
-                    let d = l.nodes[par].decision as usize;
-                    let k = n - l.nodes[par].first_child as usize;
-                    let o = l.offsets[i][d] + k * np;
-                    let sigma = &self.current[i][o..o + np];
-                    for x in 0..np {
-                        dst[x] = src[x] * sigma[x];
-                    }
-                }
-                PokerKind::Chance => {
-                    for x in 0..np {
-                        dst[x] = if l.possible(n, x) { src[x] } else { 0.0 };
-                    }
-                }
-                _ => dst.copy_from_slice(src),
-            }
-        }
+        reach_into(
+            &self.layout,
+            i,
+            &self.root[i],
+            &self.current[i],
+            &mut self.reach[i],
+        );
     }
 
     /// Player `p`'s counterfactual values of every (node, hand), bottom-up, into `values`.
@@ -503,6 +633,36 @@ fn sum_children(mag: &mut [f64], tail: &[f64], n: usize, kids: std::ops::Range<u
         let b = &tail[(c - n - 1) * np..(c - n) * np];
         for x in 0..np {
             mag[x] += b[x];
+        }
+    }
+}
+
+/// Player `i`'s reach of every (node, hand) of `l` into `r` (`[N·P]`), top-down from `root`
+/// when `i` plays `strategy`.
+fn reach_into(l: &PokerLayout, i: usize, root: &[f64], strategy: &[f64], r: &mut [f64]) {
+    let np = l.num_hands();
+    r[..np].copy_from_slice(root);
+    for n in 1..l.len() {
+        let par = l.nodes[n].parent as usize;
+        let (head, tail) = r.split_at_mut(n * np);
+        let src = &head[par * np..(par + 1) * np];
+        let dst = &mut tail[..np];
+        match l.nodes[par].kind {
+            PokerKind::Decision(j) if j == i => {
+                let d = l.nodes[par].decision as usize;
+                let k = n - l.nodes[par].first_child as usize;
+                let o = l.offsets[i][d] + k * np;
+                let sigma = &strategy[o..o + np];
+                for x in 0..np {
+                    dst[x] = src[x] * sigma[x];
+                }
+            }
+            PokerKind::Chance => {
+                for x in 0..np {
+                    dst[x] = if l.possible(n, x) { src[x] } else { 0.0 };
+                }
+            }
+            _ => dst.copy_from_slice(src),
         }
     }
 }
