@@ -186,3 +186,54 @@ fn bad_match_input_is_named() {
         "--hands",
     );
 }
+
+/// `current:DIR` plays the checkpoint's current policy (regret matching on the mean-regret
+/// head), a different policy from its average-policy head: the exact values differ, the
+/// current policy's value against itself is 0, and LBR (range queries) refuses it by name.
+#[test]
+fn current_prefix_plays_the_mean_regret_policy() {
+    let avg = matchup(&[
+        "--game",
+        "leduc_poker",
+        "--a",
+        "models/leduc_armac",
+        "--b",
+        "uniform",
+    ]);
+    let cur = matchup(&[
+        "--game",
+        "leduc_poker",
+        "--a",
+        "current:models/leduc_armac",
+        "--b",
+        "uniform",
+    ]);
+    assert_eq!(cur["exact"], true, "{cur}");
+    assert!(cur["a"].as_str().unwrap().contains("current"), "{cur}");
+    assert!(avg["a"].as_str().unwrap().contains("average"), "{avg}");
+    assert!(
+        (f(&cur, "mean_chips") - f(&avg, "mean_chips")).abs() > 1e-6,
+        "the current and the average head gave the same value: {cur} {avg}"
+    );
+    let selfplay = matchup(&[
+        "--game",
+        "leduc_poker",
+        "--a",
+        "current:models/leduc_armac",
+        "--b",
+        "current:models/leduc_armac",
+    ]);
+    assert!(f(&selfplay, "mean_chips").abs() < 1e-9, "{selfplay}");
+    run_err(
+        eval().args([
+            "match",
+            "--game",
+            "leduc_poker",
+            "--a",
+            "current:models/no_such_model",
+            "--b",
+            "uniform",
+        ]),
+        "current:models/no_such_model",
+    );
+}
