@@ -182,7 +182,11 @@ pub fn batched(args: &BatchedArgs) -> Result<Vec<Value>> {
         })
     };
     // Device work is asynchronous (wgpu, cuda): every timed block starts and ends with a sync.
-    let sync = || device.sync().map_err(|e| format!("device sync failed: {e:?}"));
+    let sync = || {
+        device
+            .sync()
+            .map_err(|e| format!("device sync failed: {e:?}"))
+    };
     let mut updates = step(); // untimed warm-up iteration
     sync()?;
     let setup = t0.elapsed().as_secs_f64();
