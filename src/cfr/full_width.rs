@@ -239,17 +239,7 @@ impl TabularSolver {
     /// Post-sweep regret transformation and regret matching for player `p`.
     fn finish_player(&mut self, p: usize, t: f64) {
         let regrets = &mut self.state.regrets[p];
-        match self.spec.regrets {
-            RegretRule::Plain => {}
-            RegretRule::Plus => regrets.iter_mut().for_each(|r| *r = r.max(0.0)),
-            RegretRule::Discounted { alpha, beta } => {
-                let (ta, tb) = (t.powf(alpha), t.powf(beta));
-                let (dp, dn) = (ta / (ta + 1.0), tb / (tb + 1.0));
-                regrets
-                    .iter_mut()
-                    .for_each(|r| *r *= if *r >= 0.0 { dp } else { dn });
-            }
-        }
+        self.spec.regrets.apply(regrets, t);
         regret_matching(&self.tree, p, regrets, &mut self.state.current[p]);
     }
 }

@@ -17,6 +17,24 @@ pub enum RegretRule {
     Discounted { alpha: f64, beta: f64 },
 }
 
+impl RegretRule {
+    /// Transforms cumulative regrets in place after the update of iteration `t` (counted from
+    /// 1): nothing (plain), clamp at zero (plus), or DCFR's discounts.
+    pub fn apply(self, regrets: &mut [f64], t: f64) {
+        match self {
+            RegretRule::Plain => {}
+            RegretRule::Plus => regrets.iter_mut().for_each(|r| *r = r.max(0.0)),
+            RegretRule::Discounted { alpha, beta } => {
+                let (ta, tb) = (t.powf(alpha), t.powf(beta));
+                let (dp, dn) = (ta / (ta + 1.0), tb / (tb + 1.0));
+                regrets
+                    .iter_mut()
+                    .for_each(|r| *r *= if *r >= 0.0 { dp } else { dn });
+            }
+        }
+    }
+}
+
 /// Weight `w_t` of iteration `t` in the average strategy.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Averaging {

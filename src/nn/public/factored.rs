@@ -16,7 +16,7 @@
 //! arrays are `[decision][action][hand]` rows (offsets in [`PokerLayout::offsets`]).
 
 use super::showdown::HandSweep;
-use crate::cfr::{ROUNDING_NOISE, RegretRule, SolverSpec, Updates, regret_match_infoset};
+use crate::cfr::{ROUNDING_NOISE, SolverSpec, Updates, regret_match_infoset};
 use crate::search::Gadget;
 use crate::tree::expected_value;
 use crate::tree::poker::{PokerKind, PokerLayout};
@@ -596,17 +596,7 @@ impl FactoredCfr {
         let l = &*self.layout;
         let np = l.num_hands();
         let regrets = &mut self.regrets[p];
-        match self.spec.regrets {
-            RegretRule::Plain => {}
-            RegretRule::Plus => regrets.iter_mut().for_each(|r| *r = r.max(0.0)),
-            RegretRule::Discounted { alpha, beta } => {
-                let (ta, tb) = (t.powf(alpha), t.powf(beta));
-                let (dp, dn) = (ta / (ta + 1.0), tb / (tb + 1.0));
-                regrets
-                    .iter_mut()
-                    .for_each(|r| *r *= if *r >= 0.0 { dp } else { dn });
-            }
-        }
+        self.spec.regrets.apply(regrets, t);
         let mut row = Vec::new();
         let mut out = Vec::new();
         for (d, &node) in l.decisions[p].iter().enumerate() {
