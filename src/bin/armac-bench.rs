@@ -8,9 +8,10 @@
 //!   against an ARMAC checkpoint, fast range path against the replay reference path or against
 //!   the same path on burn's kernels, on the same deals (ratio, CPU seconds per hand, load
 //!   average); `scripts/bench_lbr_net.sh` wraps it.
-//! * `learner --batch B --input N --actions A --hidden H --layers L`: ARMAC learner optimizer
-//!   steps per second (feed-forward network, CPU backend); `scripts/bench_learner.sh` runs the
-//!   PyTorch peer beside it and prints the ratio.
+//! * `learner --batch B --input N --actions A --hidden H --layers L [--time T] [--device D]`:
+//!   ARMAC learner optimizer steps per second (feed-forward, or recurrent on B sequences of T
+//!   steps; flex by default, wgpu/cuda when compiled in); `scripts/bench_learner.sh` runs the
+//!   PyTorch peer beside it and prints the ratio, `scripts/device_bench.sh` runs it on a GPU.
 //! * `batched --game G --algorithm cfr+|cfr|pos --batch B --iterations N --repeats R`:
 //!   throughput of the batched public-tree solvers (`armac::nn::public`) on a burn device;
 //!   `scripts/bench_batched.sh` runs it beside the tabular peers and
@@ -50,8 +51,8 @@ enum Command {
     /// Any `[solver]` algorithm (full-width or sampled): iterations/s and nodes touched/s,
     /// median of --repeats timed blocks of --iterations. `--set key=value` sets solver keys.
     Solver(solvers::SolverArgs),
-    /// ARMAC learner: optimizer steps per second of the feed-forward network (all heads and
-    /// losses) on the CPU backend, median of --repeats timed blocks of --steps.
+    /// ARMAC learner: optimizer steps per second (all heads and losses) of the feed-forward or
+    /// recurrent network on a burn device, median of --repeats timed blocks of --steps.
     Learner(learner::LearnerArgs),
     /// Batched public-tree solvers (`nn::public`): one JSON line with iterations/s of the whole
     /// batch, element-iterations/s, public-node updates/s (and those over the layout's node
