@@ -157,6 +157,19 @@ fn bad_input_fails_cleanly() {
             .args(["--variant", "fc", "--threads", "x"]),
         "--threads",
     );
+    // The current-policy view of a checkpoint is for matches only.
+    run_err(
+        eval().args([
+            "lbr",
+            "--policy",
+            "current:models/hunl_fcpa_armac",
+            "--variant",
+            "fc",
+            "--hands",
+            "8",
+        ]),
+        "matches only",
+    );
     // An FC-only game cannot host a raising LBR.
     let fc_game = "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=20000 20000,bettingAbstraction=fc)";
     run_err(

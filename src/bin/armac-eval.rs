@@ -651,6 +651,11 @@ fn lbr_policy(
 ) -> Result<Box<dyn RangePolicy>> {
     Ok(match name {
         "uniform" => Box::new(UniformPolicy),
+        current if current.starts_with("current:") => bail!(
+            "--policy `{current}`: the current policy (mean-regret head) plays matches only \
+             (`armac-eval match`); LBR evaluates the average-policy head, so give the directory \
+             without `current:`"
+        ),
         sog if sog.starts_with("sog:") => {
             // Continual re-solving answers every hand of a public state from one search.
             let poker = UniversalPokerGame::from_string(game_string)?;
