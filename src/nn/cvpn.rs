@@ -339,13 +339,18 @@ impl Cvpn {
     /// The configuration recorded in the checkpoint `dir` ([`Self::save`]), to check a
     /// checkpoint's game and sizes before loading it.
     pub fn recorded_config(dir: &Path) -> Result<CvpnConfig, NnError> {
+        Ok(Self::read_meta(dir)?.1.config)
+    }
+
+    /// The checkpoint's metadata file (path and contents), refused as corrupt if unreadable.
+    fn read_meta(dir: &Path) -> Result<(std::path::PathBuf, CvpnMeta), NnError> {
         let meta_path = dir.join(CVPN_META_FILE);
         let meta: CvpnMeta =
             serde_json::from_slice(&read_file(&meta_path)?).map_err(|e| NnError::Corrupt {
                 path: meta_path.clone(),
                 msg: e.to_string(),
             })?;
-        Ok(meta.config)
+        Ok((meta_path, meta))
     }
 
     /// Loads a checkpoint written by [`Self::save`] onto `device`, checking that it is of
@@ -357,12 +362,7 @@ impl Cvpn {
         device: &Device,
         lr: f64,
     ) -> Result<Cvpn, NnError> {
-        let meta_path = dir.join(CVPN_META_FILE);
-        let meta: CvpnMeta =
-            serde_json::from_slice(&read_file(&meta_path)?).map_err(|e| NnError::Corrupt {
-                path: meta_path.clone(),
-                msg: e.to_string(),
-            })?;
+        let (meta_path, meta) = Self::read_meta(dir)?;
         if meta.format != CVPN_FORMAT {
             return Err(NnError::Corrupt {
                 path: meta_path,
