@@ -129,27 +129,7 @@ impl FactoredCfr {
         let root =
             root.unwrap_or_else(|| [layout.uniform_root_range(), layout.uniform_root_range()]);
         for (player, r) in root.iter().enumerate() {
-            if r.len() != p {
-                return Err(FactoredError::RangeLength {
-                    player,
-                    got: r.len(),
-                    want: p,
-                });
-            }
-            if let Some((hand, &value)) = r
-                .iter()
-                .enumerate()
-                .find(|(_, v)| !v.is_finite() || **v < 0.0)
-            {
-                return Err(FactoredError::RangeEntry {
-                    player,
-                    hand,
-                    value,
-                });
-            }
-            if !(0..p).any(|x| layout.possible(0, x) && r[x] > 0.0) {
-                return Err(FactoredError::RangeEmpty { player });
-            }
+            check_root_range(&layout, player, r)?;
         }
         let root = root.map(|r| {
             (0..p)
@@ -332,29 +312,7 @@ impl FactoredCfr {
 
     /// Replaces player `p`'s root range (validated as in [`FactoredCfr::new`]).
     pub fn set_root_range(&mut self, p: usize, range: &[f64]) -> Result<(), FactoredError> {
-        let l = &*self.layout;
-        let np = l.num_hands();
-        if range.len() != np {
-            return Err(FactoredError::RangeLength {
-                player: p,
-                got: range.len(),
-                want: np,
-            });
-        }
-        if let Some((hand, &value)) = range
-            .iter()
-            .enumerate()
-            .find(|(_, v)| !v.is_finite() || **v < 0.0)
-        {
-            return Err(FactoredError::RangeEntry {
-                player: p,
-                hand,
-                value,
-            });
-        }
-        if !(0..np).any(|x| l.possible(0, x) && range[x] > 0.0) {
-            return Err(FactoredError::RangeEmpty { player: p });
-        }
+        check_root_range(&self.layout, p, range)?;
         self.root[p] = self.masked_root(range);
         self.fresh[p] = false;
         Ok(())
@@ -617,6 +575,34 @@ impl FactoredCfr {
 }
 
 /// `mag[x] = Σ_children below[c][x]`, with `tail` the slots after node `n`.
+/// Checks `player`'s root range: one finite, non-negative entry per hand, and some mass on a
+/// hand that is possible at the root.
+fn check_root_range(l: &PokerLayout, player: usize, range: &[f64]) -> Result<(), FactoredError> {
+    let np = l.num_hands();
+    if range.len() != np {
+        return Err(FactoredError::RangeLength {
+            player,
+            got: range.len(),
+            want: np,
+        });
+    }
+    if let Some((hand, &value)) = range
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !v.is_finite() || **v < 0.0)
+    {
+        return Err(FactoredError::RangeEntry {
+            player,
+            hand,
+            value,
+        });
+    }
+    if !(0..np).any(|x| l.possible(0, x) && range[x] > 0.0) {
+        return Err(FactoredError::RangeEmpty { player });
+    }
+    Ok(())
+}
+
 fn sum_children(mag: &mut [f64], tail: &[f64], n: usize, kids: std::ops::Range<usize>, np: usize) {
     mag.fill(0.0);
     for c in kids {
