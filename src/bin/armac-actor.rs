@@ -17,8 +17,9 @@ struct Args {
     /// The run id the learner printed (`cluster.run`, by default its run directory's name).
     #[arg(long)]
     run: String,
-    /// The broker, redis://[:password@]host:port/db (ARMAC_REDIS_PASSWORD supplies a password
-    /// the URL lacks).
+    /// The broker, redis://[:password@]host:port/db, or rediss://... for TLS
+    /// (ARMAC_REDIS_PASSWORD supplies a password the URL lacks; ARMAC_REDIS_CA_CERT a private
+    /// CA).
     #[arg(long, value_name = "URL")]
     broker: String,
     /// Actor threads, each with its own connection and random stream.

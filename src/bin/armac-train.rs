@@ -44,8 +44,9 @@ struct Args {
     /// instead of actor threads (same as --set cluster.role="learner").
     #[arg(long, value_parser = ["embedded", "learner"])]
     role: Option<String>,
-    /// The broker, redis://[:password@]host:port/db (same as --set cluster.broker=...; the
-    /// password is kept out of every file and log; ARMAC_REDIS_PASSWORD also supplies it).
+    /// The broker, redis://[:password@]host:port/db, or rediss://... for TLS (same as --set
+    /// cluster.broker=...; the password is kept out of every file and log;
+    /// ARMAC_REDIS_PASSWORD also supplies it).
     #[arg(long, value_name = "URL")]
     broker: Option<String>,
 }

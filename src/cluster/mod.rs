@@ -100,6 +100,52 @@ static PASSWORD: Mutex<Option<String>> = Mutex::new(None);
 /// The environment variable that supplies the broker password when the URL has none.
 pub const PASSWORD_ENV: &str = "ARMAC_REDIS_PASSWORD";
 
+/// For `rediss://` brokers: a PEM file of the certificate authorities to trust instead of the
+/// system's roots (a private CA).
+pub const CA_CERT_ENV: &str = "ARMAC_REDIS_CA_CERT";
+
+/// For `rediss://` brokers that check clients (`tls-auth-clients yes`): this process's PEM
+/// certificate and key files (both or neither).
+pub const CLIENT_CERT_ENV: &str = "ARMAC_REDIS_CLIENT_CERT";
+/// See [`CLIENT_CERT_ENV`].
+pub const CLIENT_KEY_ENV: &str = "ARMAC_REDIS_CLIENT_KEY";
+
+/// The TLS material of a `rediss://` connection named by the environment (see
+/// [`CA_CERT_ENV`], [`CLIENT_CERT_ENV`]); errors name the variable and its file.
+fn tls_certificates() -> Result<::redis::TlsCertificates, ClusterError> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let read = |name: &str, path: String| -> Result<Vec<u8>, ClusterError> {
+        let bytes = std::fs::read(&path)
+            .map_err(|e| ClusterError::Usage(format!("{name} = `{path}`: cannot read it: {e}")))?;
+        if !String::from_utf8_lossy(&bytes).contains("-----BEGIN ") {
+            return Err(ClusterError::Usage(format!(
+                "{name} = `{path}`: not a PEM file (no -----BEGIN line)"
+            )));
+        }
+        Ok(bytes)
+    };
+    let root_cert = match var(CA_CERT_ENV) {
+        Some(path) => Some(read(CA_CERT_ENV, path)?),
+        None => None,
+    };
+    let client_tls = match (var(CLIENT_CERT_ENV), var(CLIENT_KEY_ENV)) {
+        (Some(cert), Some(key)) => Some(::redis::ClientTlsConfig {
+            client_cert: read(CLIENT_CERT_ENV, cert)?,
+            client_key: read(CLIENT_KEY_ENV, key)?,
+        }),
+        (None, None) => None,
+        (Some(_), None) | (None, Some(_)) => {
+            return Err(ClusterError::Usage(format!(
+                "{CLIENT_CERT_ENV} and {CLIENT_KEY_ENV} go together: set both or neither"
+            )));
+        }
+    };
+    Ok(::redis::TlsCertificates {
+        client_tls,
+        root_cert,
+    })
+}
+
 /// `url` without the password of its user-info part (`redis://:secret@h:1/0` →
 /// `redis://h:1/0`, `redis://me:secret@h` → `redis://me@h`).
 pub fn redact_url(url: &str) -> String {
@@ -154,16 +200,18 @@ fn parse_broker(url: &str) -> Result<::redis::ConnectionInfo, ConfigError> {
         key: "cluster.broker".into(),
         reason,
     };
-    if url.starts_with("rediss://") {
+    if !url.starts_with("redis://") && !url.starts_with("rediss://") {
         return Err(bad(format!(
-            "`{}`: TLS (rediss://) is not compiled into this armac (the redis crate's TLS \
-             feature is off); use redis:// through a TLS tunnel",
+            "`{}` is not a redis://host:port/db (or rediss:// for TLS) URL",
             redact_url(url)
         )));
     }
-    if !url.starts_with("redis://") {
+    if url.contains('#') {
+        // The redis crate reads `#insecure` as "skip certificate checks"; this build never
+        // skips them.
         return Err(bad(format!(
-            "`{}` is not a redis://host:port/db URL",
+            "`{}`: a URL fragment (`#...`) is not accepted; TLS certificates are always checked \
+             (a private CA goes in {CA_CERT_ENV})",
             redact_url(url)
         )));
     }
@@ -246,7 +294,18 @@ pub(crate) fn client(url: &str) -> Result<::redis::Client, ClusterError> {
             info = info.set_redis_settings(settings);
         }
     }
-    ::redis::Client::open(info).map_err(|source| ClusterError::Redis {
+    let opened = if url.starts_with("rediss://") {
+        // The redis crate's rustls has no crypto provider of its own: install ring's as the
+        // process default (a no-op when one is installed already).
+        static PROVIDER: std::sync::Once = std::sync::Once::new();
+        PROVIDER.call_once(|| {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        ::redis::Client::build_with_tls(info, tls_certificates()?)
+    } else {
+        ::redis::Client::open(info)
+    };
+    opened.map_err(|source| ClusterError::Redis {
         broker: redact_url(url),
         what: "cannot open a client".into(),
         source,
@@ -491,7 +550,7 @@ mod tests {
     fn broker_errors_name_the_key_and_hide_the_password() {
         for url in [
             "http://:pw@h:1",
-            "rediss://:pw@h:1/0",
+            "rediss://:pw@h:1/0#insecure",
             "redis://:pw@h:notaport/0",
         ] {
             let e = parse_broker(url).unwrap_err().to_string();
@@ -499,5 +558,6 @@ mod tests {
             assert!(!e.contains("pw"), "{e}");
         }
         assert!(parse_broker("redis://127.0.0.1:6379/0").is_ok());
+        assert!(parse_broker("rediss://:pw@127.0.0.1:6380/0").is_ok());
     }
 }

@@ -136,10 +136,20 @@ pub fn connect(url: &str) -> Result<Connection, ClusterError> {
     // Authentication errors say so (a missing password shows at the first command).
     let failed = |source: ::redis::RedisError, what: &str| {
         let text = source.to_string();
-        let what = if text.contains("WRONGPASS")
-            || text.contains("NOAUTH")
-            || text.to_lowercase().contains("auth")
+        let lower = text.to_lowercase();
+        let what = if url.starts_with("rediss://")
+            && (lower.contains("handshake")
+                || lower.contains("certificate")
+                || lower.contains("tls"))
         {
+            format!(
+                "TLS handshake failed (the server's certificate must be signed by a CA in the \
+                 system roots or in {}; a server that checks clients needs {} and {})",
+                super::CA_CERT_ENV,
+                super::CLIENT_CERT_ENV,
+                super::CLIENT_KEY_ENV
+            )
+        } else if text.contains("WRONGPASS") || text.contains("NOAUTH") || lower.contains("auth") {
             format!(
                 "authentication failed (check the password in the URL or {})",
                 super::PASSWORD_ENV
