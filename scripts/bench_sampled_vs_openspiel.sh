@@ -17,13 +17,19 @@
 # Single-thread rows also compare nodes per CPU-second of the solving thread (armac:
 # /proc/thread-self/schedstat; OpenSpiel: the Python process's CPU time), which other jobs on a
 # shared machine disturb far less than wall time; wall-time ratios need an idle machine.
+# Parallel efficiency, which load on a shared machine disturbs far less than wall time: nodes per
+# CPU-second of the whole armac process (getrusage of the child: all threads, with their
+# spinning and waiting; tree building subtracted through a 1-iteration run) with THREADS threads
+# against one thread running the same `walks = 64 x THREADS`. 1 means the second core's time is
+# all useful work. The same line prints the wall ratio of those two runs and the cost of the
+# mini-batch itself (one thread, walks 64 x THREADS against walks 1).
 # Needs: python3 -m pip install open_spiel.
 # Usage: scripts/bench_sampled_vs_openspiel.sh [ROUNDS] [THREADS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin armac-bench
 python3 - "${1:-5}" "${2:-$(nproc)}" <<'PY'
-import json, statistics, subprocess, sys, time
+import json, resource, statistics, subprocess, sys, time
 import pyspiel
 
 rounds = int(sys.argv[1])
@@ -35,6 +41,23 @@ def ours(game, algorithm, iterations, *opts):
     for o in opts:
         cmd += ["--set", o]
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+def cpu_run(game, algorithm, iterations, *opts):
+    """armac's run plus the whole child process's CPU seconds (getrusage: every thread,
+    spinning and waiting included) and nodes touched."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = ours(game, algorithm, iterations, *opts)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return out, cpu, out["nodes_per_iteration"] * iterations
+
+def per_cpu(game, algorithm, iterations, *opts):
+    """Nodes per process CPU-second of the solving only: a 1-iteration run of the same
+    configuration measures the setup (tree building), which is subtracted."""
+    out, cpu, nodes = cpu_run(game, algorithm, iterations, *opts)
+    _, cpu1, nodes1 = cpu_run(game, algorithm, 1, *opts)
+    out["nodes_per_process_cpu_second"] = (nodes - nodes1) / max(cpu - cpu1, 1e-3)
+    return out
 
 def theirs(solver, n):
     """OpenSpiel's iterations per wall second and per CPU second of this (single-threaded) process."""
@@ -48,22 +71,29 @@ for game_name in ["leduc_poker", "liars_dice"]:
     os_solver = pyspiel.OutcomeSamplingMCCFRSolver(game)
     es_solver = pyspiel.ExternalSamplingMCCFRSolver(game)
     es_n = 2000 if game_name == "leduc_poker" else 200
-    res = {k: [] for k in ["os", "es", "pos", "os_n", "es_n", "pos_n", "os_peer", "es_peer"]}
+    res = {k: [] for k in ["os", "es", "pos", "os_n", "es_n", "pos_n", "os_peer", "es_peer",
+                           "os_1w", "es_1w", "pos_1w"]}
     # With THREADS threads an iteration runs 64 x THREADS walks per player: fewer iterations
     # keep the timed blocks about as long as the single-thread ones.
     walks = 64 * threads
     for _ in range(rounds):
         res["os"].append(ours(game_name, "os-mccfr", 400000, "threads=1"))
-        res["os_n"].append(ours(game_name, "os-mccfr", max(1, 400000 // walks),
+        res["os_n"].append(per_cpu(game_name, "os-mccfr", max(1, 400000 // walks),
                                 f"threads={threads}"))
+        res["os_1w"].append(per_cpu(game_name, "os-mccfr", max(1, 400000 // walks),
+                                "threads=1", f"walks={walks}"))
         res["os_peer"].append(theirs(os_solver, 20000))
         res["es"].append(ours(game_name, "es-mccfr", 40000, "threads=1"))
-        res["es_n"].append(ours(game_name, "es-mccfr", max(1, 40000 // walks),
+        res["es_n"].append(per_cpu(game_name, "es-mccfr", max(1, 40000 // walks),
                                 f"threads={threads}"))
+        res["es_1w"].append(per_cpu(game_name, "es-mccfr", max(1, 40000 // walks),
+                                "threads=1", f"walks={walks}"))
         res["es_peer"].append(theirs(es_solver, es_n))
         res["pos"].append(ours(game_name, "pos-mccfr", 40000, "baseline=predictive", "threads=1"))
-        res["pos_n"].append(ours(game_name, "pos-mccfr", max(1, 40000 // walks),
+        res["pos_n"].append(per_cpu(game_name, "pos-mccfr", max(1, 40000 // walks),
                                  "baseline=predictive", f"threads={threads}"))
+        res["pos_1w"].append(per_cpu(game_name, "pos-mccfr", max(1, 40000 // walks),
+                                 "baseline=predictive", "threads=1", f"walks={walks}"))
     med = lambda xs: statistics.median(xs)
     os_npi = med([r["nodes_per_iteration"] for r in res["os"]])
     es_npi = med([r["nodes_per_iteration"] for r in res["es"]])
@@ -85,5 +115,12 @@ for game_name in ["leduc_poker", "liars_dice"]:
         print(f"{game_name:12} {name:22} {threads} threads  armac {nodes_n:10.4g} nodes/s "
               f"(walks {walks}){' ' * 13}OpenSpiel {peer:10.4g} nodes/s (1 thread){' ' * 7}"
               f"ratio {nodes_n / peer:6.1f}  scaling {nodes_n / nodes:4.2f}x", flush=True)
+        cpu_n = med([r["nodes_per_process_cpu_second"] for r in res[key_n]])
+        cpu_1w = med([r["nodes_per_process_cpu_second"] for r in res[key + "_1w"]])
+        wall_1w = med([r["nodes_touched_per_second"] for r in res[key + "_1w"]])
+        print(f"{game_name:12} {name:22} walks {walks}: nodes per process CPU-second 1 thread "
+              f"{cpu_1w:10.4g}, {threads} threads {cpu_n:10.4g}: parallel efficiency "
+              f"{cpu_n / cpu_1w:4.2f}; wall {threads} threads / 1 thread {nodes_n / wall_1w:4.2f}x; "
+              f"1 thread walks {walks} / walks 1 (wall) {wall_1w / nodes:4.2f}x", flush=True)
     print(f"(medians of {rounds} alternating rounds; load average {open('/proc/loadavg').read().split()[0]})", flush=True)
 PY
