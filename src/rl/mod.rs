@@ -32,6 +32,7 @@
 pub mod actor;
 pub mod candidates;
 pub mod exact;
+pub mod holdem_sog;
 pub mod learner;
 pub mod memory;
 pub mod policy;

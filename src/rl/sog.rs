@@ -502,31 +502,31 @@ pub fn td1_example(
 
 const BUFFERS_MAGIC: &[u8; 8] = b"SOGBUF01";
 
-fn put_u64(out: &mut Vec<u8>, v: u64) {
+pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-fn put_f32s(out: &mut Vec<u8>, v: &[f32]) {
+pub(crate) fn put_f32s(out: &mut Vec<u8>, v: &[f32]) {
     put_u64(out, v.len() as u64);
     for x in v {
         out.extend_from_slice(&x.to_le_bytes());
     }
 }
 
-fn put_f64s(out: &mut Vec<u8>, v: &[f64]) {
+pub(crate) fn put_f64s(out: &mut Vec<u8>, v: &[f64]) {
     put_u64(out, v.len() as u64);
     for x in v {
         out.extend_from_slice(&x.to_le_bytes());
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+pub(crate) struct Reader<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) pos: usize,
 }
 
 impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&[u8], String> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
         let end = end.ok_or_else(|| format!("truncated at byte {}", self.pos))?;
         let s = &self.bytes[self.pos..end];
@@ -534,13 +534,13 @@ impl Reader<'_> {
         Ok(s)
     }
 
-    fn u64(&mut self) -> Result<u64, String> {
+    pub(crate) fn u64(&mut self) -> Result<u64, String> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().expect("8 bytes"),
         ))
     }
 
-    fn len(&mut self, width: usize) -> Result<usize, String> {
+    pub(crate) fn len(&mut self, width: usize) -> Result<usize, String> {
         let n = self.u64()? as usize;
         if n.saturating_mul(width) > self.bytes.len() - self.pos {
             return Err(format!("length {n} past the end at byte {}", self.pos));
@@ -548,7 +548,7 @@ impl Reader<'_> {
         Ok(n)
     }
 
-    fn f32s(&mut self) -> Result<Vec<f32>, String> {
+    pub(crate) fn f32s(&mut self) -> Result<Vec<f32>, String> {
         let n = self.len(4)?;
         Ok(self
             .take(4 * n)?
@@ -557,7 +557,7 @@ impl Reader<'_> {
             .collect())
     }
 
-    fn f64s(&mut self) -> Result<Vec<f64>, String> {
+    pub(crate) fn f64s(&mut self) -> Result<Vec<f64>, String> {
         let n = self.len(8)?;
         Ok(self
             .take(8 * n)?

@@ -466,6 +466,10 @@ pub struct SogSearchConfig {
     /// CFR probability); unset: all actions; at least 1.
     #[serde(default)]
     pub top_k: Option<usize>,
+    /// Hold'em (`universal_poker`) only: cap on the public nodes of one search tree (the
+    /// rest of a betting round); unset: 200,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_nodes: Option<usize>,
 }
 
 fn d_search_device() -> String {
@@ -493,6 +497,7 @@ impl Default for SogSearchConfig {
             device: d_search_device(),
             batch: 1,
             top_k: None,
+            max_nodes: None,
         }
     }
 }
@@ -672,6 +677,8 @@ pub struct SogSettings {
     pub search_batch: usize,
     /// Top-k restriction of the simulations' selection (`sog.search.top_k`).
     pub top_k: Option<usize>,
+    /// Node cap of a Hold'em search tree (`sog.search.max_nodes`; Hold'em only).
+    pub max_nodes: Option<usize>,
     pub hidden: usize,
     pub layers: usize,
     pub learning_rate: f64,
@@ -966,6 +973,9 @@ impl Config {
                 "must be at least 1 (leave it out to consider every action)",
             ));
         }
+        if se.max_nodes == Some(0) {
+            return Err(bad("search.max_nodes", "must be at least 1"));
+        }
         if se.batch == 0 {
             return Err(bad(
                 "search.batch",
@@ -1026,6 +1036,7 @@ impl Config {
             policy_prior: se.policy_prior,
             search_batch: se.batch,
             top_k: se.top_k,
+            max_nodes: se.max_nodes,
             hidden: net.hidden,
             layers: net.layers,
             learning_rate: net.learning_rate,

@@ -276,6 +276,19 @@ pub fn load_holdem_search_policy(
             "{name}: no such directory (expected a CVPN checkpoint directory)"
         )));
     }
+    // A Hold'em SoG run directory: its committed checkpoint's CVPN.
+    let run_cvpn;
+    let dir = if dir.join("config.toml").is_file()
+        && !dir.join(crate::nn::cvpn::CVPN_META_FILE).is_file()
+    {
+        let g = super::generation::Generation::open(dir).map_err(RunError::context(format!(
+            "{name}: reading the run's checkpoint"
+        )))?;
+        run_cvpn = g.dir.join(super::sog::CVPN_DIR);
+        run_cvpn.as_path()
+    } else {
+        dir
+    };
     let cfg = Cvpn::recorded_config(dir)
         .map_err(|e| RunError::Usage(format!("{name}: not a CVPN checkpoint: {e}")))?;
     let want = &game.config().load_string;
@@ -290,4 +303,486 @@ pub fn load_holdem_search_policy(
         .map_err(|e| RunError::Usage(format!("{name}: {e}")))?;
     let game = UniversalPokerGame::from_string(want)?;
     HoldemSearchPolicy::new(game, Arc::new(net.snapshot()), config, name)
+}
+
+// --- training: Student of Games self-play on Hold'em (`[sog]` on a universal_poker game) ---
+
+/// Columns of `metrics.csv` of a Hold'em SoG run.
+pub const HOLDEM_METRICS_HEADER: &[&str] = &[
+    "round",
+    "seconds",
+    "games",
+    "decisions",
+    "searches",
+    "unsearched",
+    "off_policy_actions",
+    "queries_generated",
+    "queries_skipped",
+    "queries_solved",
+    "queries_dropped",
+    "buffer",
+    "replay",
+    "learner_steps",
+    "value_loss",
+    "mean_return0",
+];
+
+const HOLDEM_STATE_FILE: &str = "state.json";
+const HOLDEM_QUERIES_FILE: &str = "queries.bin";
+const HOLDEM_REPLAY_FILE: &str = "replay.bin";
+
+/// Counters of a Hold'em run, saved with every checkpoint.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+#[serde(default)]
+struct HoldemState {
+    round: u64,
+    games: u64,
+    decisions: u64,
+    searches: u64,
+    unsearched: u64,
+    off_policy_actions: u64,
+    queries_generated: u64,
+    queries_skipped: u64,
+    queries_solved: u64,
+    learner_steps: u64,
+    elapsed_seconds: f64,
+}
+
+/// Refuses the `[sog]` settings that have no meaning for Hold'em search (continual
+/// re-solving with CFR+ on whole betting rounds, sequential rounds), naming the key.
+pub fn check_settings(s: &crate::run::config::SogSettings) -> Result<(), RunError> {
+    let d = crate::run::config::SogSearchConfig::default();
+    let why = |key: &str, reason: &str| -> Result<(), RunError> {
+        Err(crate::run::config::ConfigError::Value {
+            key: format!("sog.{key}"),
+            reason: format!("does not apply to Hold'em (universal_poker): {reason}"),
+        }
+        .into())
+    };
+    let no_growth = "the Hold'em search solves the whole betting round (no GT-CFR growth)";
+    if s.exact_eval {
+        return why(
+            "exact_eval",
+            "there is no exact evaluation of a Hold'em search policy; set exact_eval = false \
+             (use `armac-eval match` or `lbr` with sog:DIR)",
+        );
+    }
+    if s.c != d.c {
+        return why("search.c", no_growth);
+    }
+    if s.puct != d.puct {
+        return why("search.puct", no_growth);
+    }
+    if s.policy_prior {
+        return why("search.policy_prior", no_growth);
+    }
+    if s.top_k.is_some() {
+        return why("search.top_k", no_growth);
+    }
+    if !s.final_average {
+        return why(
+            "search.final",
+            "Hold'em searches act with the average policy of their CFR+ iterations",
+        );
+    }
+    if s.search_batch != 1 {
+        return why(
+            "search.batch",
+            "Hold'em self-play plays its games one by one",
+        );
+    }
+    if s.zero_sum {
+        return why(
+            "net.zero_sum",
+            "not implemented for the factored poker leaves",
+        );
+    }
+    if s.random_queries != 0 {
+        return why(
+            "selfplay.random_queries",
+            "only self-play queries are generated on Hold'em",
+        );
+    }
+    if s.p_rec != 0.0 {
+        return why(
+            "selfplay.p_rec",
+            "recursive queries are not implemented on Hold'em",
+        );
+    }
+    if s.td1 != 0.0 {
+        return why(
+            "selfplay.td1",
+            "TD(1) targets are not implemented on Hold'em",
+        );
+    }
+    if s.actors != 0 || s.solvers != 0 {
+        return why(
+            if s.actors != 0 {
+                "selfplay.actors"
+            } else {
+                "selfplay.solvers"
+            },
+            "the Hold'em trainer is sequential (no threads)",
+        );
+    }
+    holdem_search_config(s, s.simulations)
+        .validate()
+        .map_err(|e| RunError::Usage(format!("sog.search: {e}")))
+}
+
+/// The Hold'em search settings of a run: `sog.search.s` (or `selfplay.solver_s`) CFR+
+/// iterations per search, `alpha`, `max_nodes`.
+pub fn holdem_search_config(
+    s: &crate::run::config::SogSettings,
+    iterations: usize,
+) -> HoldemSearchConfig {
+    let d = HoldemSearchConfig::default();
+    HoldemSearchConfig {
+        iterations,
+        alpha: s.alpha,
+        max_nodes: s.max_nodes.unwrap_or(d.max_nodes),
+        ..d
+    }
+}
+
+fn round_seed(seed: u64, round: u64, salt: u64) -> u64 {
+    crate::util::SplitMix64::new(
+        seed ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt.wrapping_mul(0xD1B5_4A32_D192_ED03),
+    )
+    .next_u64()
+}
+
+fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
+    let what = what.to_string();
+    let path = p.display().to_string();
+    move |source| RunError::Io { what, path, source }
+}
+
+fn save_holdem_checkpoint(
+    dir: &Path,
+    net: &Cvpn,
+    st: &HoldemState,
+    config: &crate::run::config::Config,
+    queries: &crate::rl::holdem_sog::HoldemQueries,
+    replay: &crate::rl::sog::ExampleReplay,
+) -> Result<(), RunError> {
+    use crate::run::sog::CVPN_DIR;
+    let ctx = || RunError::context("writing a checkpoint");
+    let mut generation = super::generation::GenerationWriter::begin(dir, st.round).map_err(ctx())?;
+    net.save(&generation.dir().join(CVPN_DIR))
+        .map_err(RunError::context("saving the CVPN"))?;
+    generation.record(CVPN_DIR).map_err(ctx())?;
+    generation
+        .add(
+            HOLDEM_STATE_FILE,
+            serde_json::to_string_pretty(st)
+                .expect("state serialises")
+                .as_bytes(),
+        )
+        .map_err(ctx())?;
+    generation
+        .add("config.toml", config.to_toml().as_bytes())
+        .map_err(ctx())?;
+    generation
+        .add(
+            HOLDEM_QUERIES_FILE,
+            &crate::rl::holdem_sog::encode_queries(queries),
+        )
+        .map_err(ctx())?;
+    generation
+        .add(
+            HOLDEM_REPLAY_FILE,
+            &crate::rl::sog::encode_buffers(&crate::rl::sog::QueryBuffer::new(1), replay),
+        )
+        .map_err(ctx())?;
+    generation
+        .commit()
+        .map_err(RunError::context("committing a checkpoint"))?;
+    Ok(())
+}
+
+/// Runs (or resumes) a Student of Games run on a `universal_poker` game in `dir` (see the
+/// README's "Student of Games" section): rounds of self-play with continual re-solving
+/// (the current CVPN at every depth limit), re-solves of the oldest queries as value
+/// targets ([`crate::rl::holdem_sog`]), and learner steps on a FIFO replay. Sequential and
+/// deterministic for a seed: each round and game draws from streams seeded by
+/// `(seed, round, game)`, and checkpoints are taken at round boundaries.
+pub fn train(
+    config: &crate::run::config::Config,
+    s: &crate::run::config::SogSettings,
+    dir: &Path,
+    opts: &crate::run::TrainOptions,
+    resumed: Option<&crate::run::Resumed>,
+) -> Result<crate::run::RunSummary, RunError> {
+    use crate::rl::holdem_sog::{
+        HoldemQueries, HoldemSelfPlay, decode_queries, hand_positions, play_game, solve_query,
+    };
+    use crate::rl::sog::{ExampleReplay, decode_buffers};
+    use crate::run::sog::CVPN_DIR;
+    use crate::run::{Deadline, MetricsCsv};
+    use crate::util::{SplitMix64, write_atomic};
+    use std::sync::atomic::Ordering;
+    use std::time::Instant;
+
+    check_settings(s)?;
+    let load_string = crate::games::load_game(&s.game)?.load_string();
+    let game = UniversalPokerGame::from_string(&load_string)?;
+    let gcfg = game.config();
+    let mut hole_dealt = game.initial_state();
+    for o in 0..2 * gcfg.num_hole {
+        hole_dealt.try_apply(o)?;
+    }
+    let root_layout =
+        PokerLayout::from_state_limited(&hole_dealt, s.max_nodes.unwrap_or(200_000), true)
+            .map_err(|e| {
+                RunError::Usage(format!(
+                    "the game's first betting round (sog.search.max_nodes): {e}"
+                ))
+            })?;
+    let np = root_layout.num_hands();
+    let positions = hand_positions(&root_layout);
+    let net_cfg = crate::nn::cvpn::CvpnConfig {
+        game: load_string.clone(),
+        input_size: gcfg.public_state_tensor_size() + 2 * np,
+        private_states: np,
+        num_actions: crate::game::Game::num_distinct_actions(&game),
+        hidden: s.hidden,
+        layers: s.layers,
+    };
+    let device = crate::nn::select_device(&s.device).map_err(RunError::context("sog.device"))?;
+    let play = HoldemSelfPlay {
+        search: holdem_search_config(s, s.simulations),
+        epsilon: s.epsilon,
+        queries_per_search: s.queries_per_search,
+    };
+    let solve_cfg = holdem_search_config(s, s.solver_simulations);
+    let metrics_path = dir.join("metrics.csv");
+
+    let (mut net, mut st, mut queries, mut replay, mut metrics) = if let Some(r) = resumed {
+        let g = &r.generation;
+        let net = Cvpn::load(&g.dir.join(CVPN_DIR), &net_cfg, &device, s.learning_rate)
+            .map_err(RunError::context("loading the CVPN checkpoint"))?;
+        let path = g.dir.join(HOLDEM_STATE_FILE);
+        let st: HoldemState = serde_json::from_slice(
+            &std::fs::read(&path).map_err(io_err("checkpoint state", &path))?,
+        )
+        .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
+        let path = g.dir.join(HOLDEM_QUERIES_FILE);
+        let queries =
+            decode_queries(&std::fs::read(&path).map_err(io_err("checkpoint queries", &path))?)
+                .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
+        let path = g.dir.join(HOLDEM_REPLAY_FILE);
+        let (_, replay) =
+            decode_buffers(&std::fs::read(&path).map_err(io_err("checkpoint replay", &path))?)
+                .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
+        let (metrics, _) =
+            super::resume::commit_resume(dir, g, config, &r.changed, HOLDEM_METRICS_HEADER)?;
+        (net, st, queries, replay, metrics)
+    } else {
+        write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
+            .map_err(io_err("config", dir))?;
+        let net = Cvpn::new(net_cfg.clone(), &device, s.learning_rate, s.seed)
+            .map_err(RunError::context("creating the CVPN"))?;
+        let metrics = MetricsCsv::create(&metrics_path, HOLDEM_METRICS_HEADER)
+            .map_err(io_err("metrics", &metrics_path))?;
+        (
+            net,
+            HoldemState::default(),
+            HoldemQueries::new(s.buffer),
+            ExampleReplay::new(s.replay),
+            metrics,
+        )
+    };
+    queries.capacity = s.buffer.max(1);
+    replay.capacity = s.replay.max(1);
+    let mut tb =
+        super::tensorboard::TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
+    if resumed.is_none() {
+        save_holdem_checkpoint(dir, &net, &st, config, &queries, &replay)?;
+    }
+    let interrupted = crate::run::interrupt_flag();
+    let deadline = Deadline::of(opts);
+    let bar = super::progress_bar(s.rounds, "rounds");
+    if opts.quiet {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_position(st.round);
+    let elapsed_before = st.elapsed_seconds;
+    let first_round = st.round;
+    let mut last_ckpt = Instant::now();
+    let mut stopped_early = false;
+    let na = |x: f64| format!("{x:.6e}");
+    let search_err =
+        |what: &'static str| move |e: HoldemSearchError| RunError::Usage(format!("{what}: {e}"));
+    while st.round < s.rounds {
+        if deadline.expired() || interrupted.load(Ordering::Relaxed) {
+            stopped_early = true;
+            break;
+        }
+        let round = st.round + 1;
+        let t_round = Instant::now();
+        let snap = Arc::new(net.snapshot());
+        let mut leaves = CvpnHoldemLeaves::new(snap.clone());
+        // 1. Self-play.
+        let (mut games, mut decisions, mut searches, mut unsearched, mut off) = (0u64, 0, 0, 0, 0);
+        let (mut generated, mut skipped, mut ret0) = (0u64, 0u64, 0.0);
+        for g in 0..s.games_per_round {
+            let mut rng = SplitMix64::new(round_seed(s.seed, round, 1 + g as u64));
+            let rec = play_game(
+                &game.initial_state(),
+                &play,
+                &mut leaves,
+                &snap,
+                &positions,
+                &mut rng,
+            )
+            .map_err(search_err("self-play"))?;
+            games += 1;
+            decisions += rec.decisions as u64;
+            searches += rec.searches as u64;
+            unsearched += rec.unsearched as u64;
+            off += rec.off_policy_actions as u64;
+            skipped += rec.skipped_leaves as u64;
+            generated += rec.queries.len() as u64;
+            ret0 += rec.return0;
+            for q in rec.queries {
+                queries.push(q);
+            }
+        }
+        let play_secs = t_round.elapsed().as_secs_f64();
+        // 2. Solving: the oldest queries, with the current network.
+        let t_solve = Instant::now();
+        let mut solved = 0u64;
+        let template = game.initial_state();
+        while solved < s.solves_per_round as u64 {
+            let Some(q) = queries.items.pop_front() else {
+                break;
+            };
+            let [post, pre] = solve_query(&template, &q, &solve_cfg, &mut leaves, &snap)
+                .map_err(search_err("re-solving a query"))?;
+            replay.push(post);
+            replay.push(pre);
+            solved += 1;
+        }
+        let solve_secs = t_solve.elapsed().as_secs_f64();
+        // 3. Learning.
+        let t_learn = Instant::now();
+        let mut rng = SplitMix64::new(round_seed(s.seed, round, 0));
+        let (mut loss, mut steps) = (0.0, 0usize);
+        if !replay.items.is_empty() {
+            for _ in 0..s.steps_per_round {
+                let mut b = replay.sample(&mut rng, s.batch, np, net_cfg.num_actions);
+                b.policy.clear();
+                b.policy_mask.clear();
+                loss += net
+                    .train_step(&b)
+                    .map_err(RunError::context("a CVPN learner step"))?
+                    .value;
+                steps += 1;
+            }
+        }
+        let learn_secs = t_learn.elapsed().as_secs_f64();
+        let value_loss = if steps > 0 {
+            loss / steps as f64
+        } else {
+            f64::NAN
+        };
+        st.round = round;
+        st.games += games;
+        st.decisions += decisions;
+        st.searches += searches;
+        st.unsearched += unsearched;
+        st.off_policy_actions += off;
+        st.queries_generated += generated;
+        st.queries_skipped += skipped;
+        st.queries_solved += solved;
+        st.learner_steps += steps as u64;
+        bar.inc(1);
+        bar.set_message(format!("value loss {value_loss:.4}"));
+        let seconds = elapsed_before + deadline.elapsed();
+        let it = round;
+        tb.scalar("loss/value", value_loss, it);
+        tb.scalar("selfplay/games", st.games as f64, it);
+        tb.scalar("selfplay/searches", st.searches as f64, it);
+        tb.scalar("selfplay/unsearched", unsearched as f64, it);
+        tb.scalar("selfplay/off_policy_actions", off as f64, it);
+        tb.scalar("queries/generated", generated as f64, it);
+        tb.scalar("queries/solved", st.queries_solved as f64, it);
+        tb.scalar("queries/buffer", queries.items.len() as f64, it);
+        tb.scalar("queries/dropped", queries.dropped as f64, it);
+        tb.scalar("replay", replay.items.len() as f64, it);
+        tb.scalar(
+            "searches_per_second",
+            searches as f64 / play_secs.max(1e-9),
+            it,
+        );
+        tb.scalar(
+            "queries_solved_per_second",
+            solved as f64 / solve_secs.max(1e-9),
+            it,
+        );
+        tb.scalar(
+            "learner_steps_per_second",
+            steps as f64 / learn_secs.max(1e-9),
+            it,
+        );
+        tb.scalar(
+            "rounds_per_second",
+            1.0 / t_round.elapsed().as_secs_f64().max(1e-9),
+            it,
+        );
+        tb.flush();
+        metrics
+            .row(&[
+                it.to_string(),
+                format!("{seconds:.3}"),
+                st.games.to_string(),
+                st.decisions.to_string(),
+                st.searches.to_string(),
+                st.unsearched.to_string(),
+                st.off_policy_actions.to_string(),
+                st.queries_generated.to_string(),
+                st.queries_skipped.to_string(),
+                st.queries_solved.to_string(),
+                queries.dropped.to_string(),
+                queries.items.len().to_string(),
+                replay.items.len().to_string(),
+                st.learner_steps.to_string(),
+                na(value_loss),
+                na(ret0 / games.max(1) as f64),
+            ])
+            .map_err(io_err("metrics", &metrics_path))?;
+        if it == first_round + 1
+            || it % s.checkpoint_every == 0
+            || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds
+        {
+            st.elapsed_seconds = seconds;
+            save_holdem_checkpoint(dir, &net, &st, config, &queries, &replay)?;
+            last_ckpt = Instant::now();
+        }
+    }
+    bar.finish_and_clear();
+    let seconds = elapsed_before + deadline.elapsed();
+    st.elapsed_seconds = seconds;
+    save_holdem_checkpoint(dir, &net, &st, config, &queries, &replay)?;
+    let summary = crate::run::RunSummary {
+        run_dir: dir.to_path_buf(),
+        game: load_string,
+        algorithm: "sog".into(),
+        iterations: st.round,
+        nash_conv: f64::NAN,
+        seconds,
+        stopped_early,
+        acting_steps_per_second: None,
+        peak_memory_mb: crate::util::peak_memory_mb(),
+        cpu_seconds: Some(deadline.cpu_seconds()),
+    };
+    write_atomic(
+        &dir.join("summary.json"),
+        serde_json::to_string_pretty(&summary)
+            .expect("summary serialises")
+            .as_bytes(),
+    )
+    .map_err(io_err("summary", dir))?;
+    Ok(summary)
 }

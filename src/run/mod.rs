@@ -401,9 +401,19 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
         (true, false, false) => config.tabular().map(drop).map_err(Into::into),
         (false, true, false) => config.armac().map(drop).map_err(Into::into),
         (false, false, true) => {
-            config.sog()?;
+            let s = config.sog()?;
             // Games search refuses are refused before the run directory is touched.
             let game = crate::games::load_game(&config.game)?;
+            if game.short_name() == "universal_poker" {
+                return holdem_sog::check_settings(&s);
+            }
+            if s.max_nodes.is_some() {
+                return Err(config::ConfigError::Value {
+                    key: "sog.search.max_nodes".into(),
+                    reason: "applies to Hold'em (universal_poker) searches only".into(),
+                }
+                .into());
+            }
             crate::search::check_supported(game.as_ref())
                 .map_err(RunError::context("the game of a Student of Games run"))
         }

@@ -259,6 +259,9 @@ pub fn run(
     opts: &TrainOptions,
     resumed: Option<&super::Resumed>,
 ) -> Result<RunSummary, RunError> {
+    if load_game(&s.game)?.short_name() == "universal_poker" {
+        return super::holdem_sog::train(config, s, dir, opts, resumed);
+    }
     let c = compile(&s.game)?;
     let mut leaf_enc = encoder(&c)?;
     let mut ex_enc = encoder(&c)?;

@@ -301,6 +301,22 @@ impl HoldemResolver {
         self.player
     }
 
+    /// The chain's latest search: its tree, the public edges of its root and both players'
+    /// reaches (player 0's, then player 1's, `[N·P]` each) under its average profile, the
+    /// opponent's starting from the gadget's range. `None` before the first search. A
+    /// decision that did not search (`searched == false`) leaves the previous one here.
+    #[allow(clippy::type_complexity)]
+    pub fn last_search(&self) -> Option<(&Arc<PokerLayout>, &[PokerEdge], [&[f64]; 2])> {
+        self.last.as_ref().map(|s| {
+            let reaches = if self.player == 0 {
+                [s.own_reach.as_slice(), s.opp_reach.as_slice()]
+            } else {
+                [s.opp_reach.as_slice(), s.own_reach.as_slice()]
+            };
+            (&s.layout, s.root_edges.as_slice(), reaches)
+        })
+    }
+
     /// Searches at `state` (where this player acts) and returns its policy for every hand;
     /// the chain keeps the search's summary for the next decision.
     pub fn act(
@@ -563,4 +579,35 @@ pub fn resolve_once(
         solver.iterate();
     }
     Ok(solver)
+}
+
+/// Both players' root counterfactual values (under the average profile) of a depth-limited
+/// solve of the public state `root` in which both enter with the given `ranges` (no gadget):
+/// the value targets of a query. Returns the layout it solved on with the values.
+pub fn solve_ranges(
+    root: &UniversalPokerState,
+    ranges: [Vec<f64>; 2],
+    config: &HoldemSearchConfig,
+    source: &mut dyn HoldemLeaves,
+) -> Result<(Arc<PokerLayout>, [Vec<f64>; 2]), HoldemSearchError> {
+    config.validate()?;
+    let layout = Arc::new(PokerLayout::from_state_limited(
+        root,
+        config.max_nodes,
+        true,
+    )?);
+    let evaluator = if layout.leaves().is_empty() {
+        None
+    } else {
+        Some(source.leaves_for(&layout, root)?)
+    };
+    let mut solver =
+        FactoredCfr::with_leaves(layout.clone(), config.spec, Some(ranges), evaluator)?;
+    for _ in 0..config.iterations {
+        solver.iterate();
+    }
+    let avg = [solver.average(0), solver.average(1)];
+    solver.set_current(0, &avg[0])?;
+    solver.set_current(1, &avg[1])?;
+    Ok((layout, [solver.root_cfvs(0), solver.root_cfvs(1)]))
 }
