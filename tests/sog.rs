@@ -252,12 +252,13 @@ fn bad_sog_config_values_name_the_key() {
         ("sog.selfplay.actors=2", "sog.selfplay.solvers"),
         ("sog.selfplay.solvers=1", "sog.selfplay.solvers"),
         ("sog.selfplay.sync_every=0", "sog.selfplay.sync_every"),
-        // Hold'em before issue 13's Part B: refused with the reason.
+        // Hold'em goes to its own trainer, which has no exact evaluation: the Leduc config's
+        // `exact_eval = true` is refused, naming the key.
         (
             "game=\"universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,\
              raiseSize=2 4,firstPlayer=1 1,maxRaises=1 1,numSuits=2,numRanks=5,\
              numHoleCards=2,numBoardCards=0 3)\"",
-            "Part B",
+            "sog.exact_eval",
         ),
     ] {
         run_err(
