@@ -22,7 +22,7 @@ use super::config::{ArmacSettings, Config};
 use super::diagnostics::{Diagnostics, DiagnosticsRow, SampledRegrets};
 use super::generation::{FileSum, GenerationWriter};
 use super::tensorboard::TbWriter;
-use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
+use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, io_err};
 use crate::cluster::{EpochPlan, LearnerLink, LocalActor, LocalLearner, actor_loop};
 use crate::eval::nash_conv;
 use crate::game::GameRef;
@@ -328,12 +328,6 @@ pub(crate) fn net_config(game: &GameRef, s: &ArmacSettings) -> ArmacNetConfig {
         zero_init_heads: s.zero_init_heads,
         separate_regret_encoder: s.separate_regret_encoder,
     }
-}
-
-fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
-    let what = what.to_string();
-    let path = p.display().to_string();
-    move |source| RunError::Io { what, path, source }
 }
 
 /// The networks of past epochs `epochs` (`θ^j`, their policies, and `θ^{j+1}`, their critics),

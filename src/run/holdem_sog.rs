@@ -8,7 +8,7 @@
 //! depends only on public information, so results are cached by (player, public history):
 //! the hand's earlier searches are hits, and the same public line in later hands is free.
 
-use super::RunError;
+use super::{RunError, io_err};
 use crate::game::{Player, State, Turn};
 use crate::games::universal_poker::{UniversalPokerGame, UniversalPokerState};
 use crate::nn::cvpn::{Cvpn, CvpnForward, CvpnPokerLeaves, CvpnSnapshot};
@@ -452,12 +452,6 @@ fn round_seed(seed: u64, round: u64, salt: u64) -> u64 {
     .next_u64()
 }
 
-fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
-    let what = what.to_string();
-    let path = p.display().to_string();
-    move |source| RunError::Io { what, path, source }
-}
-
 fn save_holdem_checkpoint(
     dir: &Path,
     net: &Cvpn,
@@ -519,7 +513,7 @@ pub fn train(
     };
     use crate::rl::sog::{ExampleReplay, decode_buffers};
     use crate::run::sog::CVPN_DIR;
-    use crate::run::{Deadline, MetricsCsv};
+    use crate::run::{Deadline, MetricsCsv, read_checkpoint_file};
     use crate::util::{SplitMix64, write_atomic};
     use std::sync::atomic::Ordering;
     use std::time::Instant;
@@ -562,19 +556,20 @@ pub fn train(
         let g = &r.generation;
         let net = Cvpn::load(&g.dir.join(CVPN_DIR), &net_cfg, &device, s.learning_rate)
             .map_err(RunError::context("loading the CVPN checkpoint"))?;
-        let path = g.dir.join(HOLDEM_STATE_FILE);
-        let st: HoldemState = serde_json::from_slice(
-            &std::fs::read(&path).map_err(io_err("checkpoint state", &path))?,
-        )
-        .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
-        let path = g.dir.join(HOLDEM_QUERIES_FILE);
-        let queries =
-            decode_queries(&std::fs::read(&path).map_err(io_err("checkpoint queries", &path))?)
-                .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
-        let path = g.dir.join(HOLDEM_REPLAY_FILE);
-        let (_, replay) =
-            decode_buffers(&std::fs::read(&path).map_err(io_err("checkpoint replay", &path))?)
-                .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
+        let st: HoldemState =
+            read_checkpoint_file(&g.dir.join(HOLDEM_STATE_FILE), "checkpoint state", |b| {
+                serde_json::from_slice(b)
+            })?;
+        let queries = read_checkpoint_file(
+            &g.dir.join(HOLDEM_QUERIES_FILE),
+            "checkpoint queries",
+            decode_queries,
+        )?;
+        let (_, replay) = read_checkpoint_file(
+            &g.dir.join(HOLDEM_REPLAY_FILE),
+            "checkpoint replay",
+            decode_buffers,
+        )?;
         let (metrics, _) =
             super::resume::commit_resume(dir, g, config, &r.changed, HOLDEM_METRICS_HEADER)?;
         (net, st, queries, replay, metrics)

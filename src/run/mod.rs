@@ -201,6 +201,24 @@ pub fn progress_bar(total: u64, unit: &str) -> indicatif::ProgressBar {
     bar
 }
 
+/// Maps an I/O error on `p` to [`RunError::Io`] saying what was being read or written.
+pub(crate) fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
+    let what = what.to_string();
+    let path = p.display().to_string();
+    move |source| RunError::Io { what, path, source }
+}
+
+/// Reads checkpoint file `path` (`what` it holds, for the error) and decodes it with
+/// `decode`; every error names the file.
+pub(crate) fn read_checkpoint_file<T, E: std::fmt::Display>(
+    path: &Path,
+    what: &str,
+    decode: impl FnOnce(&[u8]) -> Result<T, E>,
+) -> Result<T, RunError> {
+    let bytes = std::fs::read(path).map_err(io_err(what, path))?;
+    decode(&bytes).map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))
+}
+
 /// Errors of a run, each naming what failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

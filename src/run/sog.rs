@@ -29,7 +29,9 @@
 use super::config::{Config, SogSettings};
 use super::generation::GenerationWriter;
 use super::tensorboard::TbWriter;
-use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
+use super::{
+    Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, io_err, read_checkpoint_file,
+};
 use crate::cfr::SolverSpec;
 use crate::game::GameRef;
 use crate::games::load_game;
@@ -176,12 +178,6 @@ fn round_seed(seed: u64, round: u64) -> u64 {
         .next_u64()
 }
 
-fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
-    let what = what.to_string();
-    let path = p.display().to_string();
-    move |source| RunError::Io { what, path, source }
-}
-
 /// Exact NashConv of the whole-game search policy with `net` at the frontier, and what the
 /// walk did.
 fn search_nash_conv(
@@ -281,15 +277,15 @@ pub fn run(
         let g = &r.generation;
         let net = Cvpn::load(&g.dir.join(CVPN_DIR), &net_cfg, &device, s.learning_rate)
             .map_err(RunError::context("loading the CVPN checkpoint"))?;
-        let path = g.dir.join(STATE_FILE);
-        let st: SogState = serde_json::from_slice(
-            &std::fs::read(&path).map_err(io_err("checkpoint state", &path))?,
-        )
-        .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
-        let path = g.dir.join(BUFFERS_FILE);
-        let (queries, replay) =
-            decode_buffers(&std::fs::read(&path).map_err(io_err("checkpoint buffers", &path))?)
-                .map_err(|e| RunError::Usage(format!("{}: {e}", path.display())))?;
+        let st: SogState =
+            read_checkpoint_file(&g.dir.join(STATE_FILE), "checkpoint state", |b| {
+                serde_json::from_slice(b)
+            })?;
+        let (queries, replay) = read_checkpoint_file(
+            &g.dir.join(BUFFERS_FILE),
+            "checkpoint buffers",
+            decode_buffers,
+        )?;
         // Everything loaded and verified: only now does the run directory change.
         let (metrics, _) =
             super::resume::commit_resume(dir, g, config, &r.changed, METRICS_HEADER)?;
