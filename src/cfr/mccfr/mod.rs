@@ -615,12 +615,13 @@ impl MccfrSolver {
                 ..
             } = self;
             let general = *general_os;
+            let predictive = spec.baseline == Baseline::Predictive;
             let tab_ref: &Tables = tab;
             let run_chunk = |c: usize, log: &mut walks::Log| {
                 log.clear();
                 let mut touched = 0;
                 for k in c * walks / chunks..(c + 1) * walks / chunks {
-                    let (store, stack) = walks::Deferred::new(tab_ref, log);
+                    let (store, stack) = walks::Deferred::new(tab_ref, log, predictive);
                     let parts = walks::Parts {
                         tree,
                         ht,

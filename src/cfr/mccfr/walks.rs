@@ -686,11 +686,19 @@ pub(super) struct Deferred<'a> {
     pub avg: &'a mut [Vec<(u32, f64)>; 2],
     pub baseline: &'a mut Vec<(u32, f64)>,
     pub next: &'a mut Vec<f64>,
+    /// Whether [`Store::cur_after`] will be asked (the predictive baseline only); if not,
+    /// [`Store::add_regrets_with`] skips the regret matching of the updated regrets.
+    pub need_next: bool,
 }
 
 impl<'a> Deferred<'a> {
     /// A store reading `tab` and writing into `log`; returns it with the log's frame stack.
-    pub fn new(tab: &'a Tables, log: &'a mut Log) -> (Deferred<'a>, &'a mut Vec<f64>) {
+    /// `need_next`: whether the walk reads [`Store::cur_after`].
+    pub fn new(
+        tab: &'a Tables,
+        log: &'a mut Log,
+        need_next: bool,
+    ) -> (Deferred<'a>, &'a mut Vec<f64>) {
         let Log {
             regrets,
             infosets,
@@ -708,6 +716,7 @@ impl<'a> Deferred<'a> {
                 avg,
                 baseline,
                 next,
+                need_next,
             },
             stack,
         )
@@ -730,6 +739,14 @@ impl Store for Deferred<'_> {
         scale: f64,
         plus: bool,
     ) {
+        self.infosets.push((base as u32, n as u32));
+        if !self.need_next {
+            for k in 0..n {
+                let d = scale * (value(k) - v);
+                self.regrets.push(((base + k) as u32, d));
+            }
+            return;
+        }
         self.next.clear();
         for k in 0..n {
             let d = scale * (value(k) - v);
@@ -740,7 +757,6 @@ impl Store for Deferred<'_> {
             }
             self.next.push(r);
         }
-        self.infosets.push((base as u32, n as u32));
         self.next.resize(2 * n, 0.0);
         let (r, out) = self.next.split_at_mut(n);
         match_regrets(r, out);
@@ -759,6 +775,7 @@ impl Store for Deferred<'_> {
     }
 
     fn cur_after(&self, _q: usize, _base: usize, n: usize) -> &[f64] {
+        debug_assert!(self.need_next, "cur_after without need_next");
         &self.next[n..2 * n]
     }
 }
