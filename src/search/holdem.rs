@@ -538,6 +538,29 @@ impl HoldemResolver {
     }
 }
 
+/// A search layout and the evaluator of its depth-limit leaves.
+type LimitedLayout = (Arc<PokerLayout>, Option<Box<dyn PokerLeaves>>);
+
+/// The depth-limited layout of a search from `root` (at most `config.max_nodes` nodes, leaves
+/// at board deals) and the evaluator of its leaves (none when it has no leaves).
+fn limited_layout(
+    root: &UniversalPokerState,
+    config: &HoldemSearchConfig,
+    source: &mut dyn HoldemLeaves,
+) -> Result<LimitedLayout, HoldemSearchError> {
+    let layout = Arc::new(PokerLayout::from_state_limited(
+        root,
+        config.max_nodes,
+        true,
+    )?);
+    let evaluator = if layout.leaves().is_empty() {
+        None
+    } else {
+        Some(source.leaves_for(&layout, root)?)
+    };
+    Ok((layout, evaluator))
+}
+
 /// One re-solve of the public state `root` with explicit inputs (no chain): `own` is
 /// `player`'s range; `gadget = Some((r_prev, w))` puts the opponent behind the CFR-D gadget
 /// with values `w` (on the scale of `root`'s layout), `None` gives the opponent the uniform
@@ -551,16 +574,7 @@ pub fn resolve_once(
     source: &mut dyn HoldemLeaves,
 ) -> Result<FactoredCfr, HoldemSearchError> {
     config.validate()?;
-    let layout = Arc::new(PokerLayout::from_state_limited(
-        root,
-        config.max_nodes,
-        true,
-    )?);
-    let evaluator = if layout.leaves().is_empty() {
-        None
-    } else {
-        Some(source.leaves_for(&layout, root)?)
-    };
+    let (layout, evaluator) = limited_layout(root, config, source)?;
     let mut ranges = [layout.uniform_root_range(), layout.uniform_root_range()];
     ranges[player] = own;
     let mut solver = FactoredCfr::with_leaves(layout, config.spec, Some(ranges), evaluator)?;
@@ -591,16 +605,7 @@ pub fn solve_ranges(
     source: &mut dyn HoldemLeaves,
 ) -> Result<(Arc<PokerLayout>, [Vec<f64>; 2]), HoldemSearchError> {
     config.validate()?;
-    let layout = Arc::new(PokerLayout::from_state_limited(
-        root,
-        config.max_nodes,
-        true,
-    )?);
-    let evaluator = if layout.leaves().is_empty() {
-        None
-    } else {
-        Some(source.leaves_for(&layout, root)?)
-    };
+    let (layout, evaluator) = limited_layout(root, config, source)?;
     let mut solver =
         FactoredCfr::with_leaves(layout.clone(), config.spec, Some(ranges), evaluator)?;
     for _ in 0..config.iterations {
