@@ -75,6 +75,13 @@ impl SplitMix64 {
     }
 }
 
+/// SplitMix64's finaliser: a bijective mix of the bits of `z`.
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// 64-bit FNV-1a hash: the checksum of checkpoint and replay files.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

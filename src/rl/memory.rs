@@ -22,12 +22,27 @@
 //! policy, so the frequency of its decisions carries its own reach (the weight of `π^{t−1}(s)`
 //! in the average policy) times the learning player's behaviour reach, which the weight
 //! removes.
+//!
+//! # Mean targets
+//! With [`MemoryTargets::InfosetMean`] a row's target is not its own sample's advantages (or
+//! played policy) but the weighted mean of the targets of every sample held at the same
+//! information state (same player, tensor and legal actions), each weighted by its
+//! [`Memory::weight`]. Both heads' losses are, per row, a weighted squared error or a cross
+//! entropy that is linear in the target, so over the whole memory
+//! `Σ_i w_i ℓ(f(s_i), y_i) = Σ_i w_i ℓ(f(s_i), ȳ(s_i)) + const` (squared error), or equal outright
+//! (cross entropy): the objective, its minimiser and the expected minibatch gradient are
+//! unchanged, while the part of the gradient's noise that comes from the targets of rows at the
+//! same information state disappears. Where information states rarely repeat (Hold'em) every
+//! mean is one sample and nothing changes. The sums are kept in fixed point (`i128`, 2^-30), so
+//! adding and removing samples is exact and order-free, and a table rebuilt from a checkpoint's
+//! samples equals the one kept incrementally, bit for bit.
 
-use super::reservoir::Reservoir;
+use super::reservoir::{Offer, Reservoir};
 use super::trajectory::{Step, Trajectory};
 use crate::nn::armac::{TrainBatch, TrainRow};
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// Where the mean-regret and average-policy heads get their targets (`armac.memory`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +75,102 @@ pub struct Sample {
     pub epoch: u32,
 }
 
+/// What a memory row regresses on (`armac.memory_targets`; see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryTargets {
+    /// Its own sample's advantages or played policy (Algorithm 1's rows).
+    #[default]
+    Sample,
+    /// The weighted mean over the samples held at its information state.
+    InfosetMean,
+}
+
+/// Fixed-point scale of [`MeanTable`]'s sums.
+const MEAN_SCALE: f64 = (1u64 << 30) as f64;
+
+/// Weighted sums of the targets held per information state.
+#[derive(Clone, Debug, Default)]
+struct MeanTable {
+    map: HashMap<u128, MeanEntry>,
+}
+
+#[derive(Clone, Debug)]
+struct MeanEntry {
+    /// `Σ w · target[a]` per action, in units of 2^-30.
+    sums: Vec<i128>,
+    /// `Σ w`, same units.
+    weight: i128,
+    /// Samples held at this information state.
+    count: u32,
+}
+
+/// A 128-bit key of the acting player's information state: player, legal actions and tensor
+/// (two independent 64-bit hashes of the bits; collisions among a million states have
+/// probability about 1e-27).
+fn state_key(s: &Step) -> u128 {
+    let mut a: u64 = 0xcbf2_9ce4_8422_2325 ^ s.player as u64;
+    let mut b: u64 = 0x6c62_272e_07bb_0142 ^ (s.player as u64) << 7;
+    let mut feed = |x: u64| {
+        a = (a ^ x).wrapping_mul(0x0000_0100_0000_01b3);
+        b = (b ^ x.rotate_left(23))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(31);
+    };
+    let legal = s.legal.iter().enumerate().fold(0u64, |m, (k, &l)| {
+        m ^ (u64::from(l) << (k % 64)).rotate_left((k / 64) as u32)
+    });
+    feed(legal);
+    feed(s.legal.len() as u64);
+    let own = &s.info[s.player];
+    feed(own.len() as u64);
+    for x in own {
+        feed(u64::from(x.to_bits()));
+    }
+    (u128::from(crate::util::mix64(a)) << 64) | u128::from(crate::util::mix64(b))
+}
+
+/// The target a sample carries (advantages or played policy).
+fn target(s: &Step) -> &[f32] {
+    s.advantage
+        .as_deref()
+        .or(s.played_policy.as_deref())
+        .unwrap_or(&[])
+}
+
+impl MeanTable {
+    /// Adds (`sign = 1`) or removes (`sign = -1`) sample `s` of weight `w`.
+    fn change(&mut self, s: &Step, w: f32, sign: i128) {
+        let key = state_key(s);
+        let t = target(s);
+        let wf = f64::from(w);
+        let e = self.map.entry(key).or_insert_with(|| MeanEntry {
+            sums: vec![0; t.len()],
+            weight: 0,
+            count: 0,
+        });
+        for (sum, &y) in e.sums.iter_mut().zip(t) {
+            *sum += sign * (wf * f64::from(y) * MEAN_SCALE).round() as i128;
+        }
+        e.weight += sign * (wf * MEAN_SCALE).round() as i128;
+        if sign > 0 {
+            e.count += 1;
+        } else {
+            e.count -= 1;
+            if e.count == 0 {
+                self.map.remove(&key);
+            }
+        }
+    }
+
+    /// The weighted mean target at `s`'s information state (`None` if none is held).
+    fn mean(&self, s: &Step) -> Option<Vec<f32>> {
+        let e = self.map.get(&state_key(s))?;
+        let w = e.weight as f64;
+        (w > 0.0).then(|| e.sums.iter().map(|&x| (x as f64 / w) as f32).collect())
+    }
+}
+
 /// The two reservoirs and how their samples are weighted.
 #[derive(Clone, Debug)]
 pub struct Memory {
@@ -75,6 +186,10 @@ pub struct Memory {
     sampling: MemorySampling,
     /// The latest epoch of any sample kept (bounds the epoch weights).
     last_epoch: u32,
+    /// What rows regress on.
+    targets: MemoryTargets,
+    /// Per-information-state sums of the regret and policy reservoirs (mean targets only).
+    means: Option<[MeanTable; 2]>,
 }
 
 /// How [`Memory::push_rows`] draws rows (`armac.memory_sampling`).
@@ -101,7 +216,35 @@ impl Memory {
             epoch_powers: [0.0; 2],
             sampling: MemorySampling::Uniform,
             last_epoch: 0,
+            targets: MemoryTargets::Sample,
+            means: None,
         }
+    }
+
+    /// Rows regress on `targets` (builds the per-state sums from the samples held).
+    pub fn with_targets(mut self, targets: MemoryTargets) -> Memory {
+        self.targets = targets;
+        self.rebuild_means();
+        self
+    }
+
+    /// Recomputes the per-state sums from the samples held (or drops them).
+    fn rebuild_means(&mut self) {
+        self.means = (self.targets == MemoryTargets::InfosetMean).then(|| {
+            [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
+                let mut table = MeanTable::default();
+                for s in res.items() {
+                    table.change(&s.step, self.weight(s, is_regret), 1);
+                }
+                table
+            })
+        });
+    }
+
+    /// Distinct information states held in the regret and policy reservoirs (mean targets
+    /// only).
+    pub fn distinct_states(&self) -> Option<[usize; 2]> {
+        self.means.as_ref().map(|[r, p]| [r.map.len(), p.map.len()])
     }
 
     /// Draws rows as `sampling` says.
@@ -127,6 +270,7 @@ impl Memory {
     /// networks with it), which discounts the early epochs and their cruder critics.
     pub fn with_epoch_powers(mut self, regret: f64, policy: f64) -> Memory {
         self.epoch_powers = [regret, policy];
+        self.rebuild_means();
         self
     }
 
@@ -138,28 +282,47 @@ impl Memory {
         let epoch = u32::try_from(t.epoch).unwrap_or(u32::MAX);
         self.last_epoch = self.last_epoch.max(epoch);
         for s in &t.steps {
-            if s.player == t.learning_player && s.advantage.is_some() {
-                self.regret.push(slim(s, epoch), rng);
+            let is_regret = if s.player == t.learning_player && s.advantage.is_some() {
+                true
             } else if s.player != t.learning_player && s.played_policy.is_some() {
-                self.policy.push(slim(s, epoch), rng);
+                false
+            } else {
+                continue;
+            };
+            let sample = slim(s, epoch);
+            let w = self.weight(&sample, is_regret);
+            let res = if is_regret {
+                &mut self.regret
+            } else {
+                &mut self.policy
+            };
+            let Some(means) = self.means.as_mut() else {
+                res.push(sample, rng);
+                continue;
+            };
+            let table = &mut means[usize::from(!is_regret)];
+            table.change(&sample.step, w, 1);
+            match res.offer(sample, rng) {
+                Offer::Added => {}
+                Offer::Replaced(old) | Offer::Dropped(old) => {
+                    // `weight` depends on the sample and the settings only, so the weight it
+                    // was added with.
+                    let w_old = weight_of(
+                        &old,
+                        is_regret,
+                        self.weights,
+                        self.max_weight,
+                        self.epoch_powers,
+                    );
+                    table.change(&old.step, w_old, -1);
+                }
             }
         }
     }
 
     /// The loss weight of a sample of the regret memory (`regret`) or the policy memory.
     pub fn weight(&self, s: &Sample, regret: bool) -> f32 {
-        let reach = match self.weights {
-            MemoryWeights::None => 1.0,
-            MemoryWeights::Reach => {
-                (1.0 / s.step.reach.max(f32::MIN_POSITIVE)).min(self.max_weight)
-            }
-        };
-        let power = self.epoch_powers[usize::from(!regret)];
-        if power == 0.0 {
-            reach
-        } else {
-            reach * (f64::from(s.epoch) + 1.0).powf(power) as f32
-        }
+        weight_of(s, regret, self.weights, self.max_weight, self.epoch_powers)
     }
 
     /// Appends `n` rows drawn uniformly from each non-empty reservoir to `tb`: regret rows train
@@ -186,8 +349,18 @@ impl Memory {
                 let s = &sample.step;
                 let na = s.legal.len();
                 let zeros = vec![0.0; na];
-                let regret = s.advantage.as_deref().unwrap_or(&zeros);
-                let policy = s.played_policy.as_deref().unwrap_or(&zeros);
+                let mean = self
+                    .means
+                    .as_ref()
+                    .and_then(|m| m[usize::from(!is_regret)].mean(s));
+                let (regret, policy) = match (&mean, is_regret) {
+                    (Some(m), true) => (m.as_slice(), zeros.as_slice()),
+                    (Some(m), false) => (zeros.as_slice(), m.as_slice()),
+                    (None, _) => (
+                        s.advantage.as_deref().unwrap_or(&zeros),
+                        s.played_policy.as_deref().unwrap_or(&zeros),
+                    ),
+                };
                 // Only the acting player's tensor is kept; the critic's inputs (both
                 // players' tensors) are unused by these rows, whose critic weight is 0.
                 let own = &s.info[s.player];
@@ -235,7 +408,28 @@ impl Memory {
             .flat_map(|r| r.items().iter().map(|s| s.epoch))
             .max()
             .unwrap_or(0);
+        self.rebuild_means();
         Ok(())
+    }
+}
+
+/// [`Memory::weight`] from the settings it depends on.
+fn weight_of(
+    s: &Sample,
+    regret: bool,
+    weights: MemoryWeights,
+    max_weight: f32,
+    epoch_powers: [f64; 2],
+) -> f32 {
+    let reach = match weights {
+        MemoryWeights::None => 1.0,
+        MemoryWeights::Reach => (1.0 / s.step.reach.max(f32::MIN_POSITIVE)).min(max_weight),
+    };
+    let power = epoch_powers[usize::from(!regret)];
+    if power == 0.0 {
+        reach
+    } else {
+        reach * (f64::from(s.epoch) + 1.0).powf(power) as f32
     }
 }
 
@@ -502,6 +696,101 @@ mod tests {
         assert!(e.contains("average-policy memory"), "{e}");
         let e = back.decode([(&rb, 1), (&pb, ps)], 2, 2).unwrap_err();
         assert!(e.contains("regret memory"), "{e}");
+    }
+
+    /// Mean targets: each row carries the weighted mean of the targets held at its state
+    /// (checked by brute force after many evictions), and the sums rebuilt from a checkpoint's
+    /// samples equal the ones kept incrementally, bit for bit.
+    #[test]
+    fn mean_targets_follow_the_samples_held_and_survive_a_round_trip() {
+        let make = || {
+            Memory::new(16, MemoryWeights::Reach, 3.0)
+                .with_epoch_powers(1.0, 1.0)
+                .with_targets(MemoryTargets::InfosetMean)
+        };
+        let mut rng = SplitMix64::new(9);
+        let mut m = make();
+        for e in 0..200u64 {
+            let mut ep = episode(true);
+            ep.epoch = e % 7;
+            for (k, s) in ep.steps.iter_mut().enumerate() {
+                let state = (e as usize + k) % 3;
+                s.info[s.player] = vec![state as f32, 1.0];
+                let x = rng.next_f64() as f32 * 2.0 - 1.0;
+                if let Some(a) = &mut s.advantage {
+                    *a = vec![x, -0.5 * x];
+                }
+                if let Some(p) = &mut s.played_policy {
+                    *p = vec![(x + 1.0) / 2.0, (1.0 - x) / 2.0];
+                }
+            }
+            m.add(&ep, &mut rng);
+        }
+        assert_eq!((m.regret.seen(), m.policy.seen()), (400, 200));
+        let brute = |is_regret: bool, own: &[f32]| -> Vec<f64> {
+            let res = if is_regret { &m.regret } else { &m.policy };
+            let same: Vec<&Sample> = res
+                .items()
+                .iter()
+                .filter(|o| o.step.info[o.step.player] == own)
+                .collect();
+            let w: f64 = same.iter().map(|o| f64::from(m.weight(o, is_regret))).sum();
+            (0..2)
+                .map(|a| {
+                    same.iter()
+                        .map(|o| f64::from(m.weight(o, is_regret)) * f64::from(target(&o.step)[a]))
+                        .sum::<f64>()
+                        / w
+                })
+                .collect()
+        };
+        let mut tb = TrainBatch::new();
+        m.push_rows(&mut tb, 64, &mut rng);
+        assert_eq!(tb.rows(), 128);
+        let mut differs = 0;
+        for r in 0..tb.rows() {
+            let own = &tb.own[2 * r..2 * r + 2];
+            let is_regret = tb.regret_weight[r] > 0.0;
+            let got = if is_regret {
+                &tb.regret_target[2 * r..2 * r + 2]
+            } else {
+                &tb.policy_target[2 * r..2 * r + 2]
+            };
+            for (g, w) in got.iter().zip(brute(is_regret, own)) {
+                assert!((f64::from(*g) - w).abs() < 1e-6, "row {r}: {got:?}");
+            }
+            // The mean is not the row's own sample (several samples per state, random
+            // targets).
+            let res = if is_regret { &m.regret } else { &m.policy };
+            differs += usize::from(
+                !res.items()
+                    .iter()
+                    .any(|o| o.step.info[o.step.player] == own && target(&o.step) == got),
+            );
+        }
+        assert!(differs > 100, "{differs}");
+        let states = m.distinct_states().unwrap();
+        assert!(states.iter().all(|&n| (1..=3).contains(&n)), "{states:?}");
+
+        let [(rb, rs), (pb, ps)] = m.encode(2, 2);
+        let mut back = make();
+        back.decode([(&rb, rs), (&pb, ps)], 2, 2).unwrap();
+        for (a, b) in m
+            .means
+            .as_ref()
+            .unwrap()
+            .iter()
+            .zip(back.means.as_ref().unwrap())
+        {
+            assert_eq!(a.map.len(), b.map.len());
+            for (k, e) in &a.map {
+                let f = &b.map[k];
+                assert_eq!((&e.sums, e.weight, e.count), (&f.sums, f.weight, f.count));
+            }
+        }
+        // Sample targets leave the rows alone.
+        let plain = Memory::new(16, MemoryWeights::Reach, 3.0);
+        assert_eq!(plain.distinct_states(), None);
     }
 
     /// Files of the first format (no epochs) still load, with epoch 0.

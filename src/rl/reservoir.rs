@@ -27,6 +27,17 @@ pub struct Reservoir<T> {
     items: Vec<T>,
 }
 
+/// What [`Reservoir::offer`] did with an item.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Offer<T> {
+    /// Kept in a free slot.
+    Added,
+    /// Kept in place of this old item.
+    Replaced(T),
+    /// Not admitted (the item itself).
+    Dropped(T),
+}
+
 impl<T> Default for Reservoir<T> {
     /// An empty reservoir of [`DEFAULT_RESERVOIR_CAPACITY`].
     fn default() -> Self {
@@ -53,16 +64,25 @@ impl<T> Reservoir<T> {
     /// file): `None` while the reservoir is filling up, otherwise either the replaced old item
     /// (the new one was admitted) or `item` itself (it was not admitted).
     pub fn push(&mut self, item: T, rng: &mut SplitMix64) -> Option<T> {
+        match self.offer(item, rng) {
+            Offer::Added => None,
+            Offer::Replaced(old) | Offer::Dropped(old) => Some(old),
+        }
+    }
+
+    /// [`Self::push`] saying what happened: the item was added to a reservoir still filling
+    /// up, replaced an old item (returned), or was not admitted (returned).
+    pub fn offer(&mut self, item: T, rng: &mut SplitMix64) -> Offer<T> {
         self.seen += 1;
         if self.items.len() < self.capacity {
             self.items.push(item);
-            return None;
+            return Offer::Added;
         }
         let j = below_u64(rng, self.seen);
         if j < self.capacity as u64 {
-            Some(std::mem::replace(&mut self.items[j as usize], item))
+            Offer::Replaced(std::mem::replace(&mut self.items[j as usize], item))
         } else {
-            Some(item)
+            Offer::Dropped(item)
         }
     }
 

@@ -636,7 +636,8 @@ fn load_memory(
     }
     let mut m = Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight)
         .with_epoch_powers(s.memory_regret_power, s.memory_policy_power)
-        .with_sampling(s.memory_sampling);
+        .with_sampling(s.memory_sampling)
+        .with_targets(s.memory_targets);
     let counts_path = ckpt.join(MEMORY_COUNTS_FILE);
     if !counts_path.exists() {
         eprintln!(
@@ -1119,6 +1120,7 @@ fn run_in_pool(
             Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight)
                 .with_epoch_powers(s.memory_regret_power, s.memory_policy_power)
                 .with_sampling(s.memory_sampling)
+                .with_targets(s.memory_targets)
         });
         (learner, st, nets, Vec::new(), memory, metrics)
     };
@@ -1356,6 +1358,10 @@ fn run_in_pool(
         if let Some(m) = &memory {
             tb.scalar("memory/regret_samples", m.regret.len() as f64, it);
             tb.scalar("memory/policy_samples", m.policy.len() as f64, it);
+            if let Some([r, p]) = m.distinct_states() {
+                tb.scalar("memory/regret_states", r as f64, it);
+                tb.scalar("memory/policy_states", p as f64, it);
+            }
         }
         if let Some(mb) = crate::util::resident_memory_mb() {
             tb.scalar("memory/rss_mb", mb, it);

@@ -6,7 +6,7 @@
 
 use crate::nn::armac::SnapshotPrecision;
 use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
-use crate::rl::memory::{MemoryKind, MemorySampling, MemoryWeights};
+use crate::rl::memory::{MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -177,6 +177,12 @@ pub struct ArmacConfig {
     /// weight, every row weighing the same: the same expected gradient, less spread).
     #[serde(default)]
     pub memory_sampling: MemorySampling,
+    /// What reservoir rows regress on: `"sample"` (default; each row its own advantages or
+    /// played policy, as Algorithm 1's rows) or `"infoset_mean"` (the weighted mean target of
+    /// every sample held at the row's information state: the same objective and expected
+    /// gradient, without the targets' spread within a state; `rl::memory` module docs).
+    #[serde(default)]
+    pub memory_targets: MemoryTargets,
     /// The learning player's behaviour policy in learning episodes: `"candidates"` (default;
     /// the exploration candidates of section 3.3 computed from the latest or a past network) or
     /// `"uniform"` (one fixed policy for every epoch: all samples at an information state then
@@ -369,6 +375,7 @@ pub struct ArmacSettings {
     pub memory_batch: usize,
     pub memory_weights: MemoryWeights,
     pub memory_sampling: MemorySampling,
+    pub memory_targets: MemoryTargets,
     pub behaviour: Behaviour,
     pub memory_max_weight: f64,
     pub memory_regret_power: f64,
@@ -1163,6 +1170,12 @@ impl Config {
                 ));
             }
         }
+        if a.memory != MemoryKind::Reservoir && a.memory_targets != MemoryTargets::Sample {
+            return Err(bad(
+                "memory_targets",
+                "\"infoset_mean\" needs armac.memory = \"reservoir\"",
+            ));
+        }
         if a.recurrent && a.separate_regret_encoder {
             return Err(bad(
                 "separate_regret_encoder",
@@ -1229,6 +1242,7 @@ impl Config {
             memory_batch: a.memory_batch,
             memory_weights: a.memory_weights,
             memory_sampling: a.memory_sampling,
+            memory_targets: a.memory_targets,
             behaviour: a.behaviour,
             memory_max_weight: a.memory_max_weight,
             memory_regret_power: a.memory_regret_power,
@@ -1346,6 +1360,22 @@ mod tests {
         apply_override(&mut t, "armac.memory=\"sometimes\"").unwrap();
         let e = Config::from_table(t, "x").unwrap_err().to_string();
         assert!(e.contains("memory"), "{e}");
+        // Mean targets: parsed with the reservoir, refused (naming the key) without it.
+        let mut t = table(base);
+        apply_override(&mut t, "armac.memory_targets=\"infoset_mean\"").unwrap();
+        let e = Config::from_table(t.clone(), "x")
+            .unwrap()
+            .armac()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("armac.memory_targets"), "{e}");
+        apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
+        let s = Config::from_table(t, "x").unwrap().armac().unwrap();
+        assert_eq!(s.memory_targets, MemoryTargets::InfosetMean);
+        let mut t = table(base);
+        apply_override(&mut t, "armac.memory_targets=\"median\"").unwrap();
+        let e = Config::from_table(t, "x").unwrap_err().to_string();
+        assert!(e.contains("memory_targets"), "{e}");
     }
 
     #[test]
