@@ -603,7 +603,7 @@ impl LeafValues for Stash {
     }
 }
 
-/// Runs `searches` (scalar engine, alternating updates, equal `s` and `c`) to their budgets
+/// Runs `searches` (any engine, alternating updates, equal `s` and `c`) to their budgets
 /// in lock-step: every single update (one player's half-iteration) of all searches is done
 /// together, their frontier queries answered by **one** call of `leaves` (one CVPN forward
 /// for all searches); simulations run search by search in between (`leaves` answers prior
@@ -611,8 +611,8 @@ impl LeafValues for Stash {
 /// the same evaluator when the evaluator answers each query independently of the others in
 /// its call (asserted by the search tests). Returns the evaluator calls made for updates and
 /// the time per phase.
-pub fn run_lockstep(
-    searches: &mut [GtCfr<ScalarEngine>],
+pub fn run_lockstep<E: RegretEngine>(
+    searches: &mut [GtCfr<E>],
     leaves: &mut dyn LeafValues,
 ) -> Result<LockstepStats, SearchError> {
     let mut stats = LockstepStats::default();
@@ -696,8 +696,8 @@ pub fn run_lockstep(
 
 /// Runs `searches` to their budgets: in lock-step ([`run_lockstep`]) when their updates
 /// alternate, one after the other otherwise (simultaneous updates cannot be split per player).
-pub fn run_together(
-    searches: &mut [GtCfr<ScalarEngine>],
+pub fn run_together<E: RegretEngine>(
+    searches: &mut [GtCfr<E>],
     leaves: &mut dyn LeafValues,
 ) -> Result<(), SearchError> {
     if searches.iter().all(|g| g.engine.alternating()) {

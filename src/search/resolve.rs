@@ -38,7 +38,7 @@
 //! much and the chain degrades (Leduc, oracle leaves, s = 200: 0.62 against 0.17 averaged and
 //! 0.26 profile); the average sits between the two and is the default.
 
-use super::engine::{Gadget, RegretEngine, ScalarEngine};
+use super::engine::{AnyEngine, EngineBuilder, Gadget, RegretEngine};
 use super::gtcfr::{GtCfr, GtCfrConfig, LayoutCache, layout_cached};
 use super::{LeafValues, Pbs, SearchError};
 use crate::game::Player;
@@ -61,6 +61,9 @@ pub struct ResolverConfig {
     /// full-depth CFR+ re-solve (`simulations + 1` iterations, no evaluator), the reference
     /// against which depth-limited search is measured.
     pub full_depth: bool,
+    /// Builds each search's regret engine; `None`: the scalar `f64` engine
+    /// ([`super::ScalarEngine`]).
+    pub engine: Option<Arc<dyn EngineBuilder>>,
 }
 
 /// Which counterfactual values of the opponent a search leaves as the next search's gadget
@@ -84,6 +87,7 @@ impl Default for ResolverConfig {
             alpha: 0.5,
             opponent_values: OpponentValues::Average,
             full_depth: false,
+            engine: None,
         }
     }
 }
@@ -164,7 +168,7 @@ pub enum Begun {
     /// Answered without a search (the player has no range left).
     Done(Resolved),
     /// A search to run to its budget, then to pass to [`Resolver::finish`] with its context.
-    Search(Box<GtCfr>, PendingSearch),
+    Search(Box<GtCfr<AnyEngine>>, PendingSearch),
 }
 
 /// What [`Resolver::finish`] needs to know about a search [`Resolver::begin`] set up.
@@ -373,7 +377,12 @@ impl Resolver {
                 },
             }));
         }
-        let mut engine = ScalarEngine::new(layout.clone(), self.config.search.spec, pbs.ranges)?;
+        let mut engine = AnyEngine::build(
+            self.config.engine.as_deref(),
+            layout.clone(),
+            self.config.search.spec,
+            pbs.ranges,
+        )?;
         let gadget = if let (Some(r_prev), Some(w)) = (opp_range, cfvs) {
             engine.set_gadget(Gadget::new(
                 opp,
@@ -415,7 +424,7 @@ impl Resolver {
     /// from. `leaves` is asked only for the opponent values `best-response` and `profile`.
     pub fn finish(
         &mut self,
-        mut search: GtCfr,
+        mut search: GtCfr<AnyEngine>,
         pending: PendingSearch,
         leaves: &mut dyn LeafValues,
     ) -> Result<Resolved, SearchError> {

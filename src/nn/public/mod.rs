@@ -17,6 +17,7 @@
 //!   node, terminals through [`showdown::HandSweep`]), host `f64`.
 
 pub mod cfr;
+pub mod engine;
 pub mod factored;
 pub mod pos;
 pub mod showdown;
