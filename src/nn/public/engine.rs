@@ -763,3 +763,7 @@ impl EngineBuilder for TensorEngineBuilder {
 pub fn is_f64(ctx: &Ctx) -> bool {
     ctx.dtype == DType::F64
 }
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;
