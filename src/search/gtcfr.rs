@@ -16,7 +16,7 @@
 //!
 //! The acting policy is the root's average strategy ([`Final::Average`]) or its current one.
 
-use super::engine::{RegretEngine, ScalarEngine};
+use super::engine::{AnyEngine, EngineBuilder, RegretEngine, ScalarEngine};
 use super::{LeafValues, Pbs, SearchError};
 use crate::cfr::SolverSpec;
 use crate::game::Player;
@@ -58,6 +58,10 @@ pub struct GtCfrConfig {
     /// of highest current CFR probability (ties: lower action index first) can be picked,
     /// by PUCT and by the CFR sample alike. `None`: every action (at least 1 when set).
     pub top_k: Option<usize>,
+    /// Builds the regret engine of searches that create their own (re-solving chains, PBS
+    /// solves); `None`: the scalar `f64` engine ([`ScalarEngine`]). [`GtCfr::new`] always
+    /// builds a scalar one.
+    pub engine: Option<Arc<dyn EngineBuilder>>,
 }
 
 impl Default for GtCfrConfig {
@@ -71,6 +75,7 @@ impl Default for GtCfrConfig {
             seed: 0,
             policy_prior: false,
             top_k: None,
+            engine: None,
         }
     }
 }
@@ -282,6 +287,23 @@ impl GtCfr<ScalarEngine> {
         config.validate()?;
         let (layout, ranges) = layout_cached(tree, ht, pbs, cache)?;
         let engine = ScalarEngine::new(layout, config.spec, ranges)?;
+        Self::from_engine(engine, config)
+    }
+}
+
+impl GtCfr<AnyEngine> {
+    /// A search rooted at `pbs` on the engine `config.engine` builds (the scalar one when
+    /// unset), its layout taken from `cache` when given.
+    pub fn new_any(
+        tree: &PublicTree,
+        ht: &HistoryTree,
+        pbs: &Pbs,
+        config: GtCfrConfig,
+        cache: Option<&LayoutCache>,
+    ) -> Result<Self, SearchError> {
+        config.validate()?;
+        let (layout, ranges) = layout_cached(tree, ht, pbs, cache)?;
+        let engine = AnyEngine::build(config.engine.as_deref(), layout, config.spec, ranges)?;
         Self::from_engine(engine, config)
     }
 }

@@ -38,7 +38,7 @@
 //! much and the chain degrades (Leduc, oracle leaves, s = 200: 0.62 against 0.17 averaged and
 //! 0.26 profile); the average sits between the two and is the default.
 
-use super::engine::{AnyEngine, EngineBuilder, Gadget, RegretEngine};
+use super::engine::{AnyEngine, Gadget, RegretEngine};
 use super::gtcfr::{GtCfr, GtCfrConfig, LayoutCache, layout_cached};
 use super::{LeafValues, Pbs, SearchError};
 use crate::game::Player;
@@ -61,9 +61,6 @@ pub struct ResolverConfig {
     /// full-depth CFR+ re-solve (`simulations + 1` iterations, no evaluator), the reference
     /// against which depth-limited search is measured.
     pub full_depth: bool,
-    /// Builds each search's regret engine; `None`: the scalar `f64` engine
-    /// ([`super::ScalarEngine`]).
-    pub engine: Option<Arc<dyn EngineBuilder>>,
 }
 
 /// Which counterfactual values of the opponent a search leaves as the next search's gadget
@@ -87,7 +84,6 @@ impl Default for ResolverConfig {
             alpha: 0.5,
             opponent_values: OpponentValues::Average,
             full_depth: false,
-            engine: None,
         }
     }
 }
@@ -378,7 +374,7 @@ impl Resolver {
             }));
         }
         let mut engine = AnyEngine::build(
-            self.config.engine.as_deref(),
+            self.config.search.engine.as_deref(),
             layout.clone(),
             self.config.search.spec,
             pbs.ranges,
