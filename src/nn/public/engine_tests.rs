@@ -181,6 +181,30 @@ fn tensor_engine_equals_scalar_fully_expanded_on_kuhn_and_leduc() {
     }
 }
 
+/// Searches rooted anywhere in Kuhn (some subtrees hold no decision of one player).
+#[test]
+fn tensor_engine_equals_scalar_at_every_kuhn_subgame_root() {
+    let ctx = f64_ctx();
+    let g = compile("kuhn_poker");
+    let mut one_sided = 0;
+    for node in 0..g.tree.nodes.len() as u32 {
+        if g.tree.nodes[node as usize].kind == crate::tree::NodeKind::Terminal {
+            continue;
+        }
+        let (mut s, mut t) = pair(&g, &full_pbs(&g, node), spec("cfr+", Updates::Alternating), &ctx);
+        let l = s.layout().clone();
+        one_sided += (l.decisions[0].is_empty() || l.decisions[1].is_empty()) as usize;
+        s.expand_all();
+        RegretEngine::expand_all(&mut t);
+        for it in 1..=10 {
+            s.iterate(&mut NoLeaves).unwrap();
+            t.iterate(&mut NoLeaves).unwrap();
+            assert_close(&s, &t, 1e-9, &format!("kuhn node {node} iteration {it}"));
+        }
+    }
+    assert!(one_sided > 0, "some subtree has decisions of one player only");
+}
+
 /// A re-solve of a Leduc round-two subgame through the CFR-D gadget (α = 0.5 and 1).
 #[test]
 fn tensor_engine_equals_scalar_with_a_gadget_on_leduc() {
