@@ -17,12 +17,12 @@
 use super::poker::{load_average, process_cpu_seconds};
 use super::{Result, median};
 use crate::nn::cvpn::{Cvpn, CvpnConfig, CvpnLeaves};
-use crate::rl::sog::{SelfPlayConfig, play_games};
 use crate::nn::public::engine::TensorEngineBuilder;
 use crate::nn::public::{Ctx, Precision};
+use crate::rl::sog::{SelfPlayConfig, play_games};
 use crate::search::{
-    EngineBuilder, GtCfr, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, PhaseTimes, ResolverConfig, run_lockstep,
-    solve_pbs,
+    EngineBuilder, GtCfr, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, PhaseTimes, ResolverConfig,
+    run_lockstep, solve_pbs,
 };
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
@@ -157,10 +157,8 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     }
     // Engines: the scalar f64 engine against the tensor one (flex, f64) on the same searches,
     // B = 1 and in lock-step, interleaved (scalar then tensor in every repetition).
-    let tensor: Arc<dyn EngineBuilder> = Arc::new(TensorEngineBuilder::new(Ctx::new(
-        &device,
-        Precision::F64,
-    )));
+    let tensor: Arc<dyn EngineBuilder> =
+        Arc::new(TensorEngineBuilder::new(Ctx::new(&device, Precision::F64)));
     let eb = args.engine_batch;
     let mk = |k: usize, t: bool| {
         let cfg = GtCfrConfig {
@@ -205,12 +203,14 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
                 eng[e][side].push(rates[e][side]);
             }
         }
-        lines.push(json!({"bench": "search_engines", "rep": rep, "searches": eb,
+        lines.push(
+            json!({"bench": "search_engines", "rep": rep, "searches": eb,
             "scalar_b1_searches_per_second": rates[0][0],
             "tensor_b1_searches_per_second": rates[1][0],
             "scalar_lockstep_searches_per_second": rates[0][1],
             "tensor_lockstep_searches_per_second": rates[1][1],
-            "same_policies_1e-6": same}));
+            "same_policies_1e-6": same}),
+        );
     }
     let med = |v: &Vec<f64>| median(v.clone());
     // Query re-solves with the CVPN at the frontier (random PBSs at random public nodes).

@@ -74,8 +74,7 @@ pub trait RegretEngine {
     fn alternating(&self) -> bool;
     /// Player `p`'s single update (half an alternating iteration); advances the iteration
     /// counter when `p == 0`.
-    fn update_player(&mut self, p: Player, leaves: &mut dyn LeafValues)
-    -> Result<(), SearchError>;
+    fn update_player(&mut self, p: Player, leaves: &mut dyn LeafValues) -> Result<(), SearchError>;
     /// The frontier queries the next single update will ask its evaluator, in order.
     fn pending_queries(&mut self) -> Vec<Pbs>;
     /// Player `p`'s counterfactual values at every slot averaged over the iterations its node
@@ -200,11 +199,7 @@ impl RegretEngine for AnyEngine {
     fn alternating(&self) -> bool {
         any_engine!(self, e => e.alternating())
     }
-    fn update_player(
-        &mut self,
-        p: Player,
-        leaves: &mut dyn LeafValues,
-    ) -> Result<(), SearchError> {
+    fn update_player(&mut self, p: Player, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
         any_engine!(self, e => e.update_player(p, leaves))
     }
     fn pending_queries(&mut self) -> Vec<Pbs> {
@@ -1077,11 +1072,7 @@ impl RegretEngine for ScalarEngine {
         ScalarEngine::alternating(self)
     }
 
-    fn update_player(
-        &mut self,
-        p: Player,
-        leaves: &mut dyn LeafValues,
-    ) -> Result<(), SearchError> {
+    fn update_player(&mut self, p: Player, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
         ScalarEngine::update_player(self, p, leaves)
     }
 

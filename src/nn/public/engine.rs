@@ -179,7 +179,6 @@ impl TensorEngine {
         })
     }
 
-
     /// Leaf queries answered so far (one per frontier node per evaluation).
     pub fn leaf_queries(&self) -> u64 {
         self.leaf_queries
@@ -649,7 +648,11 @@ impl RegretEngine for TensorEngine {
     fn set_gadget(&mut self, gadget: Gadget) -> Result<(), SearchError> {
         self.host.set_gadget(gadget.clone())?;
         let p = gadget.player();
-        self.root[p] = floats(self.host.root_range(p), [1, self.roots * self.layout.p], &self.ctx);
+        self.root[p] = floats(
+            self.host.root_range(p),
+            [1, self.roots * self.layout.p],
+            &self.ctx,
+        );
         self.gadget = Some(gadget);
         self.invalidate();
         Ok(())
@@ -668,11 +671,7 @@ impl RegretEngine for TensorEngine {
         matches!(self.spec.updates, Updates::Alternating)
     }
 
-    fn update_player(
-        &mut self,
-        p: Player,
-        leaves: &mut dyn LeafValues,
-    ) -> Result<(), SearchError> {
+    fn update_player(&mut self, p: Player, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
         if !self.alternating() {
             return Err(SearchError::BadSetting {
                 key: "spec",

@@ -3,11 +3,11 @@
 use super::TensorEngine;
 use crate::cfr::{SolverSpec, Updates};
 use crate::nn::public::{Ctx, Precision};
-use crate::search::{
-    Gadget, GtCfr, GtCfrConfig, LeafValues, NoLeaves, Pbs, RegretEngine, ScalarEngine,
-    SearchError, run_lockstep,
-};
 use crate::search::gtcfr::layout_for;
+use crate::search::{
+    Gadget, GtCfr, GtCfrConfig, LeafValues, NoLeaves, Pbs, RegretEngine, ScalarEngine, SearchError,
+    run_lockstep,
+};
 use crate::tree::NONE;
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
@@ -80,8 +80,16 @@ fn gap<S: RegretEngine, T: RegretEngine>(s: &S, t: &T) -> (f64, String) {
         all.push(diff(&format!("current {p}"), &cs[p], &ct[p]));
         all.push(diff(&format!("average {p}"), &avs[p], &avt[p]));
         all.push(diff(&format!("reach {p}"), s.reach(p), t.reach(p)));
-        all.push(diff(&format!("root range {p}"), s.root_range(p), t.root_range(p)));
-        all.push(diff(&format!("root cfvs {p}"), s.root_cfvs(p), t.root_cfvs(p)));
+        all.push(diff(
+            &format!("root range {p}"),
+            s.root_range(p),
+            t.root_range(p),
+        ));
+        all.push(diff(
+            &format!("root cfvs {p}"),
+            s.root_cfvs(p),
+            t.root_cfvs(p),
+        ));
         all.push(diff(
             &format!("average root cfvs {p}"),
             &s.average_root_cfvs(p),
@@ -191,7 +199,12 @@ fn tensor_engine_equals_scalar_at_every_kuhn_subgame_root() {
         if g.tree.nodes[node as usize].kind == crate::tree::NodeKind::Terminal {
             continue;
         }
-        let (mut s, mut t) = pair(&g, &full_pbs(&g, node), spec("cfr+", Updates::Alternating), &ctx);
+        let (mut s, mut t) = pair(
+            &g,
+            &full_pbs(&g, node),
+            spec("cfr+", Updates::Alternating),
+            &ctx,
+        );
         let l = s.layout().clone();
         one_sided += (l.decisions[0].is_empty() || l.decisions[1].is_empty()) as usize;
         s.expand_all();
@@ -202,7 +215,10 @@ fn tensor_engine_equals_scalar_at_every_kuhn_subgame_root() {
             assert_close(&s, &t, 1e-9, &format!("kuhn node {node} iteration {it}"));
         }
     }
-    assert!(one_sided > 0, "some subtree has decisions of one player only");
+    assert!(
+        one_sided > 0,
+        "some subtree has decisions of one player only"
+    );
 }
 
 /// A re-solve of a Leduc round-two subgame through the CFR-D gadget (α = 0.5 and 1).
@@ -319,14 +335,22 @@ fn tensor_engine_on_wgpu_matches_the_scalar_one() {
     let ctx = Ctx::f32(&crate::nn::select_device("wgpu").unwrap());
     for (name, iters) in [("kuhn_poker", 20), ("leduc_poker", 8)] {
         let g = compile(name);
-        let (mut s, mut t) = pair(&g, &full_pbs(&g, 0), spec("cfr+", Updates::Alternating), &ctx);
+        let (mut s, mut t) = pair(
+            &g,
+            &full_pbs(&g, 0),
+            spec("cfr+", Updates::Alternating),
+            &ctx,
+        );
         s.expand_all();
         RegretEngine::expand_all(&mut t);
         for it in 1..=iters {
             s.iterate(&mut NoLeaves).unwrap();
             t.iterate(&mut NoLeaves).unwrap();
             let (d, what) = gap(&s, &t);
-            assert!(d < 1e-4, "wgpu {name} iteration {it}: {what} differs by {d:e}");
+            assert!(
+                d < 1e-4,
+                "wgpu {name} iteration {it}: {what} differs by {d:e}"
+            );
         }
     }
 }
