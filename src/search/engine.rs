@@ -115,6 +115,9 @@ pub trait EngineBuilder: Send + Sync + std::fmt::Debug {
 }
 
 /// The scalar engine, or an engine from an [`EngineBuilder`]: what re-solving chains run on.
+// The scalar engine stays inline (its search is boxed once in `Begun::Search` already), so the
+// default path keeps its one allocation per search.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyEngine {
     Scalar(ScalarEngine),
     Boxed(Box<dyn RegretEngine + Send>),

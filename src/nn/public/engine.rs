@@ -42,7 +42,7 @@ use crate::search::{
 };
 use crate::tree::NONE;
 use crate::tree::tensor::TensorTree;
-use burn::tensor::{DType, IndexingUpdateOp, Int, Tensor};
+use burn::tensor::{IndexingUpdateOp, Int, Tensor};
 use std::cell::OnceCell;
 use std::sync::Arc;
 
@@ -756,11 +756,6 @@ impl EngineBuilder for TensorEngineBuilder {
             layout, spec, root_range, &self.ctx,
         )?))
     }
-}
-
-/// Whether `ctx` computes in `f64`.
-pub fn is_f64(ctx: &Ctx) -> bool {
-    ctx.dtype == DType::F64
 }
 
 #[cfg(test)]

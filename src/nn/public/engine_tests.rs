@@ -157,7 +157,7 @@ impl LeafValues for ToyLeaves {
 }
 
 /// Every node expanded before the first update: the engines agree iterate for iterate, for
-/// CFR+ with alternating updates (GT-CFR's default) and the other rules.
+/// CFR+ with alternating updates (GT-CFR's default) and the other rules (Liar's Dice: CFR+).
 #[test]
 fn tensor_engine_equals_scalar_fully_expanded_on_kuhn_and_leduc() {
     let ctx = f64_ctx();
@@ -167,6 +167,7 @@ fn tensor_engine_equals_scalar_fully_expanded_on_kuhn_and_leduc() {
         ("kuhn_poker", "dcfr", Updates::Alternating, 30),
         ("leduc_poker", "cfr", Updates::Simultaneous, 20),
         ("leduc_poker", "lcfr", Updates::Alternating, 20),
+        ("liars_dice", "cfr+", Updates::Alternating, 5),
     ];
     for (name, alg, updates, iters) in cases {
         let g = compile(name);
