@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Student of Games throughput (`armac-bench search`, CPU, scalar f64 regret engine; there is
-# no tensor engine yet): GT-CFR searches per second at the game's root with an untrained CVPN
+# Student of Games throughput (`armac-bench search`, CPU, scalar f64 regret engine, and the
+# scalar/tensor engine ratio: the same searches on the tensor engine, flex f64, B = 1 and
+# lock-step, interleaved, medians): GT-CFR searches per second at the game's root with an untrained CVPN
 # (inference snapshot, as self-play actors use) at the frontier, B = 1 (the B searches one
 # after the other, one forward per single update each) against B in lock-step
 # (`search::run_lockstep`: one forward per single update for all B), repetitions interleaved
@@ -13,7 +14,7 @@
 # /tmp/bench_search_GAME.jsonl); the load average is in the summary.
 #
 # Usage: scripts/bench_search.sh [GAME] [B] [S]
-#   env: REPEATS=5 SOLVES=64 STEPS=50 GAMES=32 JSONL=path
+#   env: REPEATS=5 SOLVES=64 STEPS=50 GAMES=32 ENGINE_B=64 JSONL=path
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin armac-bench
@@ -23,7 +24,7 @@ S="${3:-20}"
 JSONL="${JSONL:-/tmp/bench_search_${GAME}.jsonl}"
 ./target/release/armac-bench search --game "$GAME" --batch "$B" --simulations "$S" \
     --repeats "${REPEATS:-5}" --solves "${SOLVES:-64}" --steps "${STEPS:-50}" \
-    --games "${GAMES:-32}" | tee "$JSONL"
+    --games "${GAMES:-32}" --engine-batch "${ENGINE_B:-64}" | tee "$JSONL"
 python3 - "$JSONL" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -40,6 +41,13 @@ for p in [r for r in rows if r.get("bench") == "search_profile"]:
     print(f"  {p['side']:>8}: {p['us_per_search_total']:.0f} us/search = {parts}")
     print(f"            {p['mean_queries_per_forward']:.1f} queries/forward, "
           f"{p['us_per_forward']:.0f} us/forward")
+if s.get("engine_searches"):
+    print(f"  engines, {s['engine_searches']} searches per block (searches/s, medians):")
+    print(f"    B = 1      scalar {s['scalar_b1_searches_per_second']:.2f}   tensor "
+          f"{s['tensor_b1_searches_per_second']:.2f}   tensor/scalar {s['tensor_over_scalar_b1']:.3f}")
+    print(f"    lock-step  scalar {s['scalar_lockstep_searches_per_second']:.2f}   tensor "
+          f"{s['tensor_lockstep_searches_per_second']:.2f}   tensor/scalar "
+          f"{s['tensor_over_scalar_lockstep']:.3f}   same policies: {s['engines_same_policies_1e-6']}")
 if s.get("selfplay_games"):
     print(f"  self-play games/s   one by one: {s['selfplay_b1_games_per_second']:.2f}   "
           f"groups of {s['batch']}: {s['selfplay_group_games_per_second']:.2f}   ratio "

@@ -375,3 +375,75 @@ fn lockstep_self_play_groups_make_the_same_run() {
     std::fs::remove_dir_all(&one).ok();
     std::fs::remove_dir_all(&grouped).ok();
 }
+
+/// `sog.search.engine = "tensor"`: Kuhn trains two rounds with every search (self-play,
+/// query solves, the exact evaluation's search policy) on the tensor engine, and ends where
+/// the scalar engine's run ends (the engines agree to rounding, so the runs' counters agree and
+/// the search-policy NashConv to 1e-6). A bad engine name, a device the tensor engine cannot
+/// use and the tensor engine on Hold'em are refused, naming the key.
+#[test]
+fn tensor_engine_trains_kuhn_sog_like_the_scalar_one() {
+    let args = |engine: &str| -> Vec<String> {
+        [
+            "--config",
+            "kuhn_sog.toml",
+            "--set",
+            "sog.rounds=2",
+            "--set",
+            "eval.every=2",
+            "--set",
+            "sog.selfplay.games_per_round=8",
+            "--set",
+            "sog.selfplay.solves_per_round=32",
+            "--set",
+            "sog.selfplay.steps_per_round=10",
+            "--set",
+            &format!("sog.search.engine=\"{engine}\""),
+            "--quiet",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let scalar = tmp("sog", "engine_scalar");
+    run_ok(train().args(args("scalar")).arg("--out").arg(&scalar));
+    let tensor = tmp("sog", "engine_tensor");
+    run_ok(train().args(args("tensor")).arg("--out").arg(&tensor));
+    let (a, b) = (metrics(&scalar), metrics(&tensor));
+    assert_eq!(a.len(), 3, "round 0 and two rounds");
+    assert_eq!(b.len(), 3, "round 0 and two rounds");
+    let last = |rows: &[std::collections::BTreeMap<String, String>]| rows[2].clone();
+    let (ra, rb) = (last(&a), last(&b));
+    for k in ra.keys().filter(|k| *k != "seconds") {
+        let (x, y) = (f(&ra, k), f(&rb, k));
+        eprintln!("{k}: scalar {x} tensor {y}");
+        assert!((x - y).abs() <= 1e-6 * (1.0 + x.abs()), "{k}: {x} vs {y}");
+    }
+    std::fs::remove_dir_all(&scalar).ok();
+    std::fs::remove_dir_all(&tensor).ok();
+    let out = tmp("sog", "engine_bad");
+    for sets in [
+        vec!["sog.search.engine=\"gpu\""],
+        vec!["sog.search.engine=\"tensor\"", "sog.search.device=\"tpu\""],
+        vec![
+            "sog.search.engine=\"tensor\"",
+            "sog.exact_eval=false",
+            "game=\"universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,\
+             raiseSize=2 4,firstPlayer=1 1,maxRaises=1 1,numSuits=2,numRanks=5,\
+             numHoleCards=2,numBoardCards=0 3)\"",
+        ],
+    ] {
+        let key = if sets.len() == 2 {
+            "sog.search.device"
+        } else {
+            "sog.search.engine"
+        };
+        let mut cmd = train();
+        cmd.args(["--config", "kuhn_sog.toml"]);
+        for kv in &sets {
+            cmd.args(["--set", kv]);
+        }
+        run_err(cmd.arg("--out").arg(&out), key);
+        assert!(!out.exists(), "{sets:?}: nothing written");
+    }
+}

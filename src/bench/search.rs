@@ -8,16 +8,21 @@
 //! ([`crate::search::solve_pbs`] with the CVPN at the frontier); CVPN learner steps per
 //! second.
 //!
-//! Only the scalar `f64` regret engine exists ([`crate::search::ScalarEngine`]); there is no
-//! tensor engine to compare yet, so the lines say `"engine": "scalar"`.
+//! The lines above are the scalar `f64` regret engine's ([`crate::search::ScalarEngine`]). The
+//! `search_engines` lines compare it with the tensor engine
+//! ([`crate::nn::public::engine::TensorEngine`], flex backend, `f64`): the same searches at
+//! B = 1 and in lock-step on each engine, interleaved repetitions, medians and the
+//! tensor/scalar ratio of searches per second.
 
 use super::poker::{load_average, process_cpu_seconds};
 use super::{Result, median};
 use crate::nn::cvpn::{Cvpn, CvpnConfig, CvpnLeaves};
+use crate::nn::public::engine::TensorEngineBuilder;
+use crate::nn::public::{Ctx, Precision};
 use crate::rl::sog::{SelfPlayConfig, play_games};
 use crate::search::{
-    GtCfr, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, PhaseTimes, ResolverConfig, run_lockstep,
-    solve_pbs,
+    EngineBuilder, GtCfr, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, PhaseTimes, ResolverConfig,
+    run_lockstep, solve_pbs,
 };
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
@@ -57,6 +62,10 @@ pub struct SearchArgs {
     /// in lock-step, `[sog.search] batch`); 0 skips this part.
     #[arg(long, default_value_t = 32)]
     pub games: usize,
+    /// Searches per timed block of the engine comparison (scalar against tensor, B = 1 and
+    /// in lock-step); 0 skips it.
+    #[arg(long, default_value_t = 64)]
+    pub engine_batch: usize,
 }
 
 /// Runs `armac-bench search` (see [`SearchArgs`]): one JSON line per repetition and a summary.
@@ -146,6 +155,64 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     for (side, p) in [("b1", &prof_one), ("lockstep", &prof_many)] {
         lines.push(p.line(side, b));
     }
+    // Engines: the scalar f64 engine against the tensor one (flex, f64) on the same searches,
+    // B = 1 and in lock-step, interleaved (scalar then tensor in every repetition).
+    let tensor: Arc<dyn EngineBuilder> =
+        Arc::new(TensorEngineBuilder::new(Ctx::new(&device, Precision::F64)));
+    let eb = args.engine_batch;
+    let mk = |k: usize, t: bool| {
+        let cfg = GtCfrConfig {
+            engine: t.then(|| tensor.clone()),
+            ..search_cfg(k)
+        };
+        GtCfr::new_any(&tree, &ht, &root, cfg, Some(&layouts))
+    };
+    // [engine][B = 1, lock-step] searches per second.
+    let mut eng: [[Vec<f64>; 2]; 2] = Default::default();
+    let mut engines_agree = true;
+    for rep in 0..if eb > 0 { args.repeats.max(1) } else { 0 } {
+        let mut pols = Vec::new();
+        let mut rates = [[0.0; 2]; 2];
+        for (e, t) in [false, true].into_iter().enumerate() {
+            let start = Instant::now();
+            let mut leaves = CvpnLeaves::new(&snap, &mut enc);
+            let mut pol = Vec::with_capacity(eb);
+            for k in 0..eb {
+                let mut s = mk(k, t)?;
+                s.run(&mut leaves)?;
+                pol.push(s.policy_blocks());
+            }
+            rates[e][0] = eb as f64 / start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            let mut leaves = CvpnLeaves::new(&snap, &mut enc);
+            let mut batch: Vec<_> = (0..eb)
+                .map(|k| mk(k, t))
+                .collect::<std::result::Result<_, _>>()?;
+            run_lockstep(&mut batch, &mut leaves)?;
+            rates[e][1] = eb as f64 / start.elapsed().as_secs_f64();
+            pols.push(pol);
+        }
+        let same = pols[0].iter().zip(&pols[1]).all(|(x, y)| {
+            x.iter()
+                .zip(y)
+                .all(|(u, v)| u.iter().zip(v).all(|(a, b)| (a - b).abs() < 1e-6))
+        });
+        engines_agree &= same;
+        for e in 0..2 {
+            for side in 0..2 {
+                eng[e][side].push(rates[e][side]);
+            }
+        }
+        lines.push(
+            json!({"bench": "search_engines", "rep": rep, "searches": eb,
+            "scalar_b1_searches_per_second": rates[0][0],
+            "tensor_b1_searches_per_second": rates[1][0],
+            "scalar_lockstep_searches_per_second": rates[0][1],
+            "tensor_lockstep_searches_per_second": rates[1][1],
+            "same_policies_1e-6": same}),
+        );
+    }
+    let med = |v: &Vec<f64>| median(v.clone());
     // Query re-solves with the CVPN at the frontier (random PBSs at random public nodes).
     let mut rng = SplitMix64::new(3);
     let (mut solve_rates, mut solve_cpu) = (Vec::new(), Vec::new());
@@ -250,7 +317,15 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     let (c1, cb) = (median(one_cpu), median(many_cpu));
     lines.push(
         json!({"bench": "search", "summary": true, "game": game.load_string(),
-        "engine": "scalar", "tensor_engine": "none (only the scalar f64 engine exists)",
+        "engine": "scalar", "tensor_engine": "flex f64 (search_engines lines)",
+        "engine_searches": eb,
+        "scalar_b1_searches_per_second": med(&eng[0][0]),
+        "tensor_b1_searches_per_second": med(&eng[1][0]),
+        "scalar_lockstep_searches_per_second": med(&eng[0][1]),
+        "tensor_lockstep_searches_per_second": med(&eng[1][1]),
+        "tensor_over_scalar_b1": med(&eng[1][0]) / med(&eng[0][0]),
+        "tensor_over_scalar_lockstep": med(&eng[1][1]) / med(&eng[0][1]),
+        "engines_same_policies_1e-6": engines_agree,
         "simulations": args.simulations, "batch": b, "repeats": args.repeats,
         "b1_searches_per_second": m1, "lockstep_searches_per_second": mb,
         "lockstep_over_b1": mb / m1,

@@ -459,10 +459,12 @@ pub struct SogSearchConfig {
     /// of a uniform one.
     #[serde(default)]
     pub policy_prior: bool,
-    /// The regret engine: `scalar` (the `f64` reference engine, the only one so far).
+    /// The regret engine: `scalar` (the `f64` reference engine, the default) or `tensor`
+    /// (burn tensor operations, `crate::nn::public::engine`; Kuhn/Leduc/Liar's Dice only).
     #[serde(default = "d_engine")]
     pub engine: String,
-    /// Where the regret engine runs: `cpu` (the scalar engine's only place).
+    /// Where the regret engine runs: `cpu` (the scalar engine's only place; for the tensor
+    /// engine the flex backend in `f64`), `flex`, `wgpu` or `cuda` (`f32`), `default`.
     #[serde(default = "d_search_device")]
     pub device: String,
     /// Self-play games each actor plays together, their searches in lock-step (one CVPN
@@ -682,6 +684,10 @@ pub struct SogSettings {
     pub policy_prior: bool,
     /// Self-play games per actor in lock-step (`sog.search.batch`).
     pub search_batch: usize,
+    /// The regret engine (`sog.search.engine`: `scalar` or `tensor`).
+    pub search_engine: String,
+    /// Where the tensor engine runs (`sog.search.device`).
+    pub search_device: String,
     /// Top-k restriction of the simulations' selection (`sog.search.top_k`).
     pub top_k: Option<usize>,
     /// Node cap of a Hold'em search tree (`sog.search.max_nodes`; Hold'em only).
@@ -957,22 +963,30 @@ impl Config {
             _ => return Err(bad("search.final", "expected `average` or `current`")),
         };
         match se.engine.as_str() {
-            "scalar" => {}
-            "tensor" => {
-                return Err(bad(
-                    "search.engine",
-                    "`tensor` is not implemented yet: only the scalar f64 engine exists \
-                     (search::ScalarEngine)",
-                ));
+            "scalar" => {
+                if se.device != "cpu" {
+                    return Err(bad(
+                        "search.device",
+                        "expected `cpu`: the scalar regret engine runs on the CPU (the CVPN's \
+                         device is `sog.device`; `engine = \"tensor\"` runs on flex, wgpu or cuda)",
+                    ));
+                }
             }
-            _ => return Err(bad("search.engine", "expected `scalar`")),
-        }
-        if se.device != "cpu" {
-            return Err(bad(
-                "search.device",
-                "expected `cpu`: the scalar regret engine runs on the CPU (the CVPN's device \
-                 is `sog.device`)",
-            ));
+            "tensor" => {
+                if !matches!(
+                    se.device.as_str(),
+                    "cpu" | "flex" | "wgpu" | "cuda" | "default"
+                ) {
+                    return Err(bad(
+                        "search.device",
+                        "expected `cpu` (= `flex`), `flex`, `wgpu`, `cuda` or `default` for the \
+                         tensor engine",
+                    ));
+                }
+                crate::nn::select_device(&se.device)
+                    .map_err(|e| bad("search.device", &e.to_string()))?;
+            }
+            _ => return Err(bad("search.engine", "expected `scalar` or `tensor`")),
         }
         if se.top_k == Some(0) {
             return Err(bad(
@@ -1042,6 +1056,8 @@ impl Config {
             final_average,
             policy_prior: se.policy_prior,
             search_batch: se.batch,
+            search_engine: se.engine.clone(),
+            search_device: se.device.clone(),
             top_k: se.top_k,
             max_nodes: se.max_nodes,
             hidden: net.hidden,

@@ -360,6 +360,13 @@ pub fn check_settings(s: &crate::run::config::SogSettings) -> Result<(), RunErro
         .into())
     };
     let no_growth = "the Hold'em search solves the whole betting round (no GT-CFR growth)";
+    if s.search_engine != "scalar" {
+        return why(
+            "search.engine",
+            "the Hold'em search (search::holdem) runs on the scalar engine only; set \
+             engine = \"scalar\"",
+        );
+    }
     if s.exact_eval {
         return why(
             "exact_eval",

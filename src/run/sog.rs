@@ -36,12 +36,14 @@ use crate::cfr::SolverSpec;
 use crate::game::GameRef;
 use crate::games::load_game;
 use crate::nn::cvpn::{CVPN_META_FILE, Cvpn, CvpnConfig, CvpnLeaves};
+use crate::nn::public::engine::TensorEngineBuilder;
+use crate::nn::public::{Ctx, Precision};
 use crate::rl::sog::{
     ExampleReplay, QueryBuffer, SelfPlayConfig, decode_buffers, encode_buffers, play_games,
     policy_example, td1_example, value_examples,
 };
 use crate::search::{
-    Final, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, ResolverConfig, SearchPolicy,
+    EngineBuilder, Final, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, ResolverConfig, SearchPolicy,
     SearchPolicyStats, solve_pbs_with_frontier,
 };
 use crate::tree::PublicTree;
@@ -167,10 +169,31 @@ pub fn resolver_config(s: &SogSettings, simulations: usize) -> ResolverConfig {
             seed: s.seed,
             policy_prior: s.policy_prior,
             top_k: s.top_k,
+            engine: engine_builder(s),
         },
         alpha: s.alpha,
         ..ResolverConfig::default()
     }
+}
+
+/// The regret engine of `sog.search.engine`: `None` for the scalar one, a
+/// [`TensorEngineBuilder`] on `sog.search.device` for `tensor` (`f64` on the flex CPU backend,
+/// `f32` on wgpu and cuda, whose shaders have no `f64`).
+pub fn engine_builder(s: &SogSettings) -> Option<Arc<dyn EngineBuilder>> {
+    if s.search_engine != "tensor" {
+        return None;
+    }
+    let device = crate::nn::select_device(&s.search_device)
+        .expect("Config::sog checked that sog.search.device is available");
+    let cpu = match s.search_device.as_str() {
+        "cpu" | "flex" => true,
+        "default" => crate::nn::compiled_backends().first() == Some(&"flex"),
+        _ => false,
+    };
+    let precision = if cpu { Precision::F64 } else { Precision::F32 };
+    Some(Arc::new(TensorEngineBuilder::new(Ctx::new(
+        &device, precision,
+    ))))
 }
 
 fn round_seed(seed: u64, round: u64) -> u64 {
@@ -1131,6 +1154,26 @@ mod tests {
             .unwrap()
     }
 
+    /// `engine = "tensor"` is accepted with the CPU backend (and builds a tensor engine);
+    /// a device the tensor engine cannot use names `sog.search.device`.
+    #[test]
+    fn the_tensor_engine_is_accepted_and_its_device_checked() {
+        let mut t = base();
+        apply_override(&mut t, "sog.search.engine=\"tensor\"").unwrap();
+        let s = Config::from_table(t.clone(), "x").unwrap().sog().unwrap();
+        let b = engine_builder(&s).expect("a tensor engine builder");
+        assert_eq!(b.name(), "tensor");
+        assert!(resolver_config(&s, 5).search.engine.is_some());
+        let scalar = Config::from_table(base(), "x").unwrap().sog().unwrap();
+        assert!(engine_builder(&scalar).is_none());
+        for dev in ["tpu", "gpu"] {
+            let mut t = t.clone();
+            apply_override(&mut t, &format!("sog.search.device=\"{dev}\"")).unwrap();
+            let e = Config::from_table(t, "x").unwrap().sog().unwrap_err();
+            assert!(e.to_string().contains("sog.search.device"), "{dev}: {e}");
+        }
+    }
+
     /// Bad values are refused before anything runs, and the error names the key.
     #[test]
     fn bad_sog_values_name_the_key() {
@@ -1155,7 +1198,6 @@ mod tests {
             ),
             ("sog.selfplay.solver_s=0", "sog.selfplay.solver_s"),
             ("sog.device=\"tpu\"", "sog.device"),
-            ("sog.search.engine=\"tensor\"", "sog.search.engine"),
             ("sog.search.engine=\"gpu\"", "sog.search.engine"),
             ("sog.search.batch=0", "sog.search.batch"),
             ("sog.search.top_k=0", "sog.search.top_k"),

@@ -29,8 +29,8 @@ use crate::tree::tensor::{TensorKind, TensorTree};
 use crate::tree::{NONE, PublicTree, TreePolicy, expected_value};
 use std::sync::Arc;
 
-/// What GT-CFR needs from a regret engine: a scalar `f64` implementation lives here; a batched
-/// tensor one can live in `nn`.
+/// What GT-CFR needs from a regret engine: the scalar `f64` implementation lives here, the
+/// tensor one (burn) in `crate::nn::public::engine`.
 pub trait RegretEngine {
     /// The union layout the engine runs on.
     fn layout(&self) -> &Arc<TensorTree>;
@@ -64,6 +64,171 @@ pub trait RegretEngine {
     fn average_blocks(&self) -> [Vec<f64>; 2];
     /// Current strategy blocks.
     fn current_blocks(&self) -> [Vec<f64>; 2];
+    /// Installs the re-solving gadget: from now on the gadget sets its player's root range.
+    fn set_gadget(&mut self, gadget: Gadget) -> Result<(), SearchError>;
+    /// Expands every node of the layout (a full-depth solve).
+    fn expand_all(&mut self);
+    /// Frontier nodes (layout ids): in the tree, not expanded, not terminal.
+    fn frontier(&self) -> Vec<usize>;
+    /// Whether the engine alternates the players' updates (the lock-step batch needs it).
+    fn alternating(&self) -> bool;
+    /// Player `p`'s single update (half an alternating iteration); advances the iteration
+    /// counter when `p == 0`.
+    fn update_player(&mut self, p: Player, leaves: &mut dyn LeafValues) -> Result<(), SearchError>;
+    /// The frontier queries the next single update will ask its evaluator, in order.
+    fn pending_queries(&mut self) -> Vec<Pbs>;
+    /// Player `p`'s counterfactual values at every slot averaged over the iterations its node
+    /// spent in the tree (see [`ScalarEngine::average_cfvs`]).
+    fn average_cfvs(&self, p: Player) -> Vec<f64>;
+    /// Both players' reaches at every slot under `blocks` (see [`ScalarEngine::reaches_under`]).
+    fn reaches_under(&mut self, blocks: &[Vec<f64>; 2]) -> [Vec<f64>; 2];
+    /// Both players' values at every slot under `blocks` (see [`ScalarEngine::values_under`]).
+    fn values_under(
+        &mut self,
+        blocks: &[Vec<f64>; 2],
+        leaves: &mut dyn LeafValues,
+    ) -> Result<[Vec<f64>; 2], SearchError>;
+    /// Player `p`'s best-response values at every slot against `blocks` (see
+    /// [`ScalarEngine::best_response_values`]).
+    fn best_response_values(
+        &mut self,
+        p: Player,
+        blocks: &[Vec<f64>; 2],
+        leaves: &mut dyn LeafValues,
+    ) -> Result<Vec<f64>, SearchError>;
+}
+
+/// Builds regret engines of another kind than [`ScalarEngine`] (the tensor engine of
+/// `nn::public::engine`), so that search code that creates engines per search (the re-solving
+/// chains of Student of Games) can run on it without knowing the backend.
+pub trait EngineBuilder: Send + Sync + std::fmt::Debug {
+    /// A short name (`tensor`).
+    fn name(&self) -> &str;
+    /// An engine at iteration 0 on `layout` with root ranges `root_range` (as
+    /// [`ScalarEngine::new`]).
+    fn build(
+        &self,
+        layout: Arc<TensorTree>,
+        spec: SolverSpec,
+        root_range: [Vec<f64>; 2],
+    ) -> Result<Box<dyn RegretEngine + Send>, SearchError>;
+}
+
+/// The scalar engine, or an engine from an [`EngineBuilder`]: what re-solving chains run on.
+// The scalar engine stays inline (its search is boxed once in `Begun::Search` already), so the
+// default path keeps its one allocation per search.
+#[allow(clippy::large_enum_variant)]
+pub enum AnyEngine {
+    Scalar(ScalarEngine),
+    Boxed(Box<dyn RegretEngine + Send>),
+}
+
+impl AnyEngine {
+    /// A scalar engine, or one from `builder` when given.
+    pub fn build(
+        builder: Option<&dyn EngineBuilder>,
+        layout: Arc<TensorTree>,
+        spec: SolverSpec,
+        root_range: [Vec<f64>; 2],
+    ) -> Result<AnyEngine, SearchError> {
+        Ok(match builder {
+            None => AnyEngine::Scalar(ScalarEngine::new(layout, spec, root_range)?),
+            Some(b) => AnyEngine::Boxed(b.build(layout, spec, root_range)?),
+        })
+    }
+}
+
+macro_rules! any_engine {
+    ($self:ident, $e:ident => $body:expr) => {
+        match $self {
+            AnyEngine::Scalar($e) => $body,
+            AnyEngine::Boxed($e) => $body,
+        }
+    };
+}
+
+impl RegretEngine for AnyEngine {
+    fn layout(&self) -> &Arc<TensorTree> {
+        any_engine!(self, e => e.layout())
+    }
+    fn is_expanded(&self, n: usize) -> bool {
+        any_engine!(self, e => e.is_expanded(n))
+    }
+    fn in_tree(&self, n: usize) -> bool {
+        any_engine!(self, e => e.in_tree(n))
+    }
+    fn expand(&mut self, n: usize) -> bool {
+        any_engine!(self, e => e.expand(n))
+    }
+    fn iterate(&mut self, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
+        any_engine!(self, e => e.iterate(leaves))
+    }
+    fn iteration(&self) -> u64 {
+        any_engine!(self, e => e.iteration())
+    }
+    fn current_row(&self, p: Player, d: usize, x: usize) -> &[f64] {
+        any_engine!(self, e => e.current_row(p, d, x))
+    }
+    fn action_values(&self, p: Player, d: usize, x: usize) -> &[f64] {
+        any_engine!(self, e => e.action_values(p, d, x))
+    }
+    fn reach(&self, p: Player) -> &[f64] {
+        any_engine!(self, e => e.reach(p))
+    }
+    fn root_range(&self, p: Player) -> &[f64] {
+        any_engine!(self, e => e.root_range(p))
+    }
+    fn root_cfvs(&self, p: Player) -> &[f64] {
+        any_engine!(self, e => e.root_cfvs(p))
+    }
+    fn average_root_cfvs(&self, p: Player) -> Vec<f64> {
+        any_engine!(self, e => e.average_root_cfvs(p))
+    }
+    fn average_blocks(&self) -> [Vec<f64>; 2] {
+        any_engine!(self, e => e.average_blocks())
+    }
+    fn current_blocks(&self) -> [Vec<f64>; 2] {
+        any_engine!(self, e => e.current_blocks())
+    }
+    fn set_gadget(&mut self, gadget: Gadget) -> Result<(), SearchError> {
+        any_engine!(self, e => e.set_gadget(gadget))
+    }
+    fn expand_all(&mut self) {
+        any_engine!(self, e => e.expand_all())
+    }
+    fn frontier(&self) -> Vec<usize> {
+        any_engine!(self, e => e.frontier())
+    }
+    fn alternating(&self) -> bool {
+        any_engine!(self, e => e.alternating())
+    }
+    fn update_player(&mut self, p: Player, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
+        any_engine!(self, e => e.update_player(p, leaves))
+    }
+    fn pending_queries(&mut self) -> Vec<Pbs> {
+        any_engine!(self, e => e.pending_queries())
+    }
+    fn average_cfvs(&self, p: Player) -> Vec<f64> {
+        any_engine!(self, e => e.average_cfvs(p))
+    }
+    fn reaches_under(&mut self, blocks: &[Vec<f64>; 2]) -> [Vec<f64>; 2] {
+        any_engine!(self, e => e.reaches_under(blocks))
+    }
+    fn values_under(
+        &mut self,
+        blocks: &[Vec<f64>; 2],
+        leaves: &mut dyn LeafValues,
+    ) -> Result<[Vec<f64>; 2], SearchError> {
+        any_engine!(self, e => e.values_under(blocks, leaves))
+    }
+    fn best_response_values(
+        &mut self,
+        p: Player,
+        blocks: &[Vec<f64>; 2],
+        leaves: &mut dyn LeafValues,
+    ) -> Result<Vec<f64>, SearchError> {
+        any_engine!(self, e => e.best_response_values(p, blocks, leaves))
+    }
 }
 
 /// An evaluator for trees without a frontier: any query is an error.
@@ -892,5 +1057,54 @@ impl RegretEngine for ScalarEngine {
 
     fn current_blocks(&self) -> [Vec<f64>; 2] {
         self.current.clone()
+    }
+
+    fn set_gadget(&mut self, gadget: Gadget) -> Result<(), SearchError> {
+        ScalarEngine::set_gadget(self, gadget)
+    }
+
+    fn expand_all(&mut self) {
+        ScalarEngine::expand_all(self)
+    }
+
+    fn frontier(&self) -> Vec<usize> {
+        ScalarEngine::frontier(self)
+    }
+
+    fn alternating(&self) -> bool {
+        ScalarEngine::alternating(self)
+    }
+
+    fn update_player(&mut self, p: Player, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
+        ScalarEngine::update_player(self, p, leaves)
+    }
+
+    fn pending_queries(&mut self) -> Vec<Pbs> {
+        ScalarEngine::pending_queries(self)
+    }
+
+    fn average_cfvs(&self, p: Player) -> Vec<f64> {
+        ScalarEngine::average_cfvs(self, p)
+    }
+
+    fn reaches_under(&mut self, blocks: &[Vec<f64>; 2]) -> [Vec<f64>; 2] {
+        ScalarEngine::reaches_under(self, blocks)
+    }
+
+    fn values_under(
+        &mut self,
+        blocks: &[Vec<f64>; 2],
+        leaves: &mut dyn LeafValues,
+    ) -> Result<[Vec<f64>; 2], SearchError> {
+        ScalarEngine::values_under(self, blocks, leaves)
+    }
+
+    fn best_response_values(
+        &mut self,
+        p: Player,
+        blocks: &[Vec<f64>; 2],
+        leaves: &mut dyn LeafValues,
+    ) -> Result<Vec<f64>, SearchError> {
+        ScalarEngine::best_response_values(self, p, blocks, leaves)
     }
 }

@@ -16,7 +16,7 @@
 //!
 //! The acting policy is the root's average strategy ([`Final::Average`]) or its current one.
 
-use super::engine::{RegretEngine, ScalarEngine};
+use super::engine::{AnyEngine, EngineBuilder, RegretEngine, ScalarEngine};
 use super::{LeafValues, Pbs, SearchError};
 use crate::cfr::SolverSpec;
 use crate::game::Player;
@@ -58,6 +58,10 @@ pub struct GtCfrConfig {
     /// of highest current CFR probability (ties: lower action index first) can be picked,
     /// by PUCT and by the CFR sample alike. `None`: every action (at least 1 when set).
     pub top_k: Option<usize>,
+    /// Builds the regret engine of searches that create their own (re-solving chains, PBS
+    /// solves); `None`: the scalar `f64` engine ([`ScalarEngine`]). [`GtCfr::new`] always
+    /// builds a scalar one.
+    pub engine: Option<Arc<dyn EngineBuilder>>,
 }
 
 impl Default for GtCfrConfig {
@@ -71,6 +75,7 @@ impl Default for GtCfrConfig {
             seed: 0,
             policy_prior: false,
             top_k: None,
+            engine: None,
         }
     }
 }
@@ -282,6 +287,23 @@ impl GtCfr<ScalarEngine> {
         config.validate()?;
         let (layout, ranges) = layout_cached(tree, ht, pbs, cache)?;
         let engine = ScalarEngine::new(layout, config.spec, ranges)?;
+        Self::from_engine(engine, config)
+    }
+}
+
+impl GtCfr<AnyEngine> {
+    /// A search rooted at `pbs` on the engine `config.engine` builds (the scalar one when
+    /// unset), its layout taken from `cache` when given.
+    pub fn new_any(
+        tree: &PublicTree,
+        ht: &HistoryTree,
+        pbs: &Pbs,
+        config: GtCfrConfig,
+        cache: Option<&LayoutCache>,
+    ) -> Result<Self, SearchError> {
+        config.validate()?;
+        let (layout, ranges) = layout_cached(tree, ht, pbs, cache)?;
+        let engine = AnyEngine::build(config.engine.as_deref(), layout, config.spec, ranges)?;
         Self::from_engine(engine, config)
     }
 }
@@ -603,7 +625,7 @@ impl LeafValues for Stash {
     }
 }
 
-/// Runs `searches` (scalar engine, alternating updates, equal `s` and `c`) to their budgets
+/// Runs `searches` (any engine, alternating updates, equal `s` and `c`) to their budgets
 /// in lock-step: every single update (one player's half-iteration) of all searches is done
 /// together, their frontier queries answered by **one** call of `leaves` (one CVPN forward
 /// for all searches); simulations run search by search in between (`leaves` answers prior
@@ -611,8 +633,8 @@ impl LeafValues for Stash {
 /// the same evaluator when the evaluator answers each query independently of the others in
 /// its call (asserted by the search tests). Returns the evaluator calls made for updates and
 /// the time per phase.
-pub fn run_lockstep(
-    searches: &mut [GtCfr<ScalarEngine>],
+pub fn run_lockstep<E: RegretEngine>(
+    searches: &mut [GtCfr<E>],
     leaves: &mut dyn LeafValues,
 ) -> Result<LockstepStats, SearchError> {
     let mut stats = LockstepStats::default();
@@ -696,8 +718,8 @@ pub fn run_lockstep(
 
 /// Runs `searches` to their budgets: in lock-step ([`run_lockstep`]) when their updates
 /// alternate, one after the other otherwise (simultaneous updates cannot be split per player).
-pub fn run_together(
-    searches: &mut [GtCfr<ScalarEngine>],
+pub fn run_together<E: RegretEngine>(
+    searches: &mut [GtCfr<E>],
     leaves: &mut dyn LeafValues,
 ) -> Result<(), SearchError> {
     if searches.iter().all(|g| g.engine.alternating()) {

@@ -31,7 +31,7 @@ pub mod solve;
 #[cfg(test)]
 mod tests;
 
-pub use engine::{Gadget, RegretEngine, ScalarEngine};
+pub use engine::{AnyEngine, EngineBuilder, Gadget, NoLeaves, RegretEngine, ScalarEngine};
 pub use features::{EncodedPbs, PbsEncoder};
 pub use gtcfr::{
     Final, GtCfr, GtCfrConfig, LayoutCache, LockstepStats, PhaseTimes, run_lockstep, run_together,

@@ -38,7 +38,7 @@
 //! much and the chain degrades (Leduc, oracle leaves, s = 200: 0.62 against 0.17 averaged and
 //! 0.26 profile); the average sits between the two and is the default.
 
-use super::engine::{Gadget, RegretEngine, ScalarEngine};
+use super::engine::{AnyEngine, Gadget, RegretEngine};
 use super::gtcfr::{GtCfr, GtCfrConfig, LayoutCache, layout_cached};
 use super::{LeafValues, Pbs, SearchError};
 use crate::game::Player;
@@ -164,7 +164,7 @@ pub enum Begun {
     /// Answered without a search (the player has no range left).
     Done(Resolved),
     /// A search to run to its budget, then to pass to [`Resolver::finish`] with its context.
-    Search(Box<GtCfr>, PendingSearch),
+    Search(Box<GtCfr<AnyEngine>>, PendingSearch),
 }
 
 /// What [`Resolver::finish`] needs to know about a search [`Resolver::begin`] set up.
@@ -373,7 +373,12 @@ impl Resolver {
                 },
             }));
         }
-        let mut engine = ScalarEngine::new(layout.clone(), self.config.search.spec, pbs.ranges)?;
+        let mut engine = AnyEngine::build(
+            self.config.search.engine.as_deref(),
+            layout.clone(),
+            self.config.search.spec,
+            pbs.ranges,
+        )?;
         let gadget = if let (Some(r_prev), Some(w)) = (opp_range, cfvs) {
             engine.set_gadget(Gadget::new(
                 opp,
@@ -415,7 +420,7 @@ impl Resolver {
     /// from. `leaves` is asked only for the opponent values `best-response` and `profile`.
     pub fn finish(
         &mut self,
-        mut search: GtCfr,
+        mut search: GtCfr<AnyEngine>,
         pending: PendingSearch,
         leaves: &mut dyn LeafValues,
     ) -> Result<Resolved, SearchError> {

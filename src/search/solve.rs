@@ -44,7 +44,7 @@ pub fn solve_pbs_with_frontier(
             *range = vec![1.0; q.ranges[i].len().max(1)];
         }
     }
-    let mut search = GtCfr::new(tree, ht, &pbs, config.clone())?;
+    let mut search = GtCfr::new_any(tree, ht, &pbs, config.clone(), None)?;
     search.run(leaves)?;
     let avg = search.engine().average_blocks();
     let v = search.engine_mut().values_under(&avg, leaves)?;

@@ -29,31 +29,31 @@ use burn::tensor::{IndexingUpdateOp, Int, Tensor};
 use std::sync::Arc;
 
 /// Index tables of one level for one player.
-struct Level {
+pub(super) struct Level {
     /// Child slots `c0·P .. c1·P`.
-    range: (usize, usize),
+    pub range: (usize, usize),
     /// Parent slot of each child slot (the zero column if invalid), for reaches.
-    src: Tensor<1, Int>,
+    pub src: Tensor<1, Int>,
     /// Parent slot of each child slot (the sink column if invalid), for values.
-    dst: Tensor<1, Int>,
+    pub dst: Tensor<1, Int>,
     /// Entry of the strategy vector multiplying each child slot (the constant-one entry
     /// unless this player acts at the parent).
-    sig: Tensor<1, Int>,
+    pub sig: Tensor<1, Int>,
 }
 
-/// Static index tensors of a layout.
-struct Tables {
-    levels: [Vec<Level>; 2],
+/// Static index tensors of a layout (shared with the search engine, [`super::engine`]).
+pub(super) struct Tables {
+    pub levels: [Vec<Level>; 2],
     /// Slots of terminal nodes (`[T·P]`) and their payoff tensors.
-    term_slots: Tensor<1, Int>,
-    payoff: [Tensor<4>; 2],
-    leaf_slots: Tensor<1, Int>,
+    pub term_slots: Tensor<1, Int>,
+    pub payoff: [Tensor<4>; 2],
+    pub leaf_slots: Tensor<1, Int>,
     /// Per player: the child slots feeding each action value and the block entry they feed.
-    q_src: [Tensor<1, Int>; 2],
-    q_dst: [Tensor<1, Int>; 2],
+    pub q_src: [Tensor<1, Int>; 2],
+    pub q_dst: [Tensor<1, Int>; 2],
     /// Per player: the slot of each `(decision, x)` (own reach).
-    own: [Tensor<1, Int>; 2],
-    masks: BlockMasks,
+    pub own: [Tensor<1, Int>; 2],
+    pub masks: BlockMasks,
 }
 
 /// Batched full-width CFR (see the module docs).
@@ -443,13 +443,13 @@ impl BatchedCfr {
 }
 
 /// Moves a tensor out of its slot, leaving a 1-element placeholder.
-fn take(t: &mut Tensor<3>) -> Tensor<3> {
+pub(super) fn take(t: &mut Tensor<3>) -> Tensor<3> {
     let placeholder = Tensor::empty([1, 1, 1], (&t.device(), t.dtype()));
     std::mem::replace(t, placeholder)
 }
 
 impl Tables {
-    fn new(l: &TensorTree, ctx: &Ctx) -> Tables {
+    pub(super) fn new(l: &TensorTree, ctx: &Ctx) -> Tables {
         let (p, a, n) = (l.p, l.a, l.len());
         let zero_r = (n * p) as u32;
         let sink_v = (n * p) as u32;

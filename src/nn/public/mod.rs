@@ -17,6 +17,7 @@
 //!   node, terminals through [`showdown::HandSweep`]), host `f64`.
 
 pub mod cfr;
+pub mod engine;
 pub mod factored;
 pub mod pos;
 pub mod showdown;
@@ -188,8 +189,9 @@ impl BlockMasks {
         let (p, a) = (t.p, t.a);
         let build = |i: usize| {
             let d = t.decisions[i].len();
-            let mut mask = vec![0.0; d * p * a];
-            let mut uni = vec![0.0; d * p * a];
+            // A player without decisions in the layout gets one all-zero row block.
+            let mut mask = vec![0.0; d.max(1) * p * a];
+            let mut uni = vec![0.0; d.max(1) * p * a];
             for di in 0..d {
                 let n = t.num_actions[i][di] as usize;
                 for x in 0..p {
