@@ -46,9 +46,13 @@
 //! With `walks = W > 1` an iteration runs, per player (still alternating), `W` independent walks
 //! that all read the tables as they stood when the player's turn began. Walk `k` draws from a
 //! stream seeded by `(seed, t, p, k)` (walk 0's is the sequential stream). The walks do not
-//! write the tables: each records its regret, average and baseline updates in a log; the `W`
-//! walks are split into contiguous chunks, one per worker thread, and after they finish the
-//! logs are applied in walk order (then regret matching refreshes every changed infoset).
+//! write the tables: each records its regret, average and baseline updates in a log, bucketed
+//! as it is written by shard of the tables ([`crate::cfr::team::shard_of`]: regret, policy and
+//! average entries by the first action of their infoset, baseline entries by their slot). The
+//! `W` walks are split into contiguous chunks, one per worker of a persistent
+//! [`crate::cfr::team::Team`] (one dispatch per player); after a barrier each worker applies,
+//! in walk order, the entries of its own shard from every chunk's log, then regret matching
+//! refreshes its changed infosets.
 //! Every table entry therefore receives the same floating-point operations in the same order
 //! whatever the number of threads: **results are bit-identical for a given `(seed, walks)`
 //! across thread counts**, and `threads` is not part of a run's meaning. A walk does not see

@@ -64,8 +64,10 @@
 //! draws from a stream seeded by `(seed, t, turn, k)`. The passes write nothing: each records
 //! its regret increments, average-strategy increments and baseline samples in a log (its own
 //! σ_{t+1}, which the predictive baseline needs at the node it is leaving, it computes
-//! locally). The `W` passes are split into contiguous chunks, one per worker thread, and the
-//! logs are applied in pass order once all have finished. Every table entry thus receives the
+//! locally). The log buckets its entries by shard of the tables as it is written
+//! ([`crate::cfr::team::shard_of`]). The `W` passes are split into contiguous chunks, one per
+//! worker of a persistent [`crate::cfr::team::Team`] (one dispatch per turn); after a barrier
+//! each worker applies, in pass order, its shard's entries from every chunk's log. Every table entry thus receives the
 //! same floating-point operations in the same order whatever the number of threads: **results
 //! are bit-identical for a given `(seed, walks)` across thread counts** (and a resumed run
 //! repeats an uninterrupted one). `W > 1` is a mini-batched variant of POS (`W` sampled public
