@@ -17,6 +17,7 @@ pub mod mccfr;
 pub mod pos;
 pub mod rules;
 pub mod sfo;
+pub mod team;
 
 pub use crate::tree::expected_value;
 pub use full_width::{ALGORITHMS, SolverSpec, SolverState, TabularSolver};

@@ -46,9 +46,13 @@
 //! With `walks = W > 1` an iteration runs, per player (still alternating), `W` independent walks
 //! that all read the tables as they stood when the player's turn began. Walk `k` draws from a
 //! stream seeded by `(seed, t, p, k)` (walk 0's is the sequential stream). The walks do not
-//! write the tables: each records its regret, average and baseline updates in a log; the `W`
-//! walks are split into contiguous chunks, one per worker thread, and after they finish the
-//! logs are applied in walk order (then regret matching refreshes every changed infoset).
+//! write the tables: each records its regret, average and baseline updates in a log, bucketed
+//! as it is written by shard of the tables ([`crate::cfr::team::shard_of`]: regret, policy and
+//! average entries by the first action of their infoset, baseline entries by their slot). The
+//! `W` walks are split into contiguous chunks, one per worker of a persistent
+//! [`crate::cfr::team::Team`] (one dispatch per player); after a barrier each worker applies,
+//! in walk order, the entries of its own shard from every chunk's log, then regret matching
+//! refreshes its changed infosets.
 //! Every table entry therefore receives the same floating-point operations in the same order
 //! whatever the number of threads: **results are bit-identical for a given `(seed, walks)`
 //! across thread counts**, and `threads` is not part of a run's meaning. A walk does not see
@@ -62,6 +66,7 @@ mod tests;
 mod walks;
 
 use crate::cfr::baseline::{self, Baseline, BaselineAveraging};
+use crate::cfr::team::Team;
 use crate::cfr::{Averaging, SolverSnapshot, TreeSolver};
 use crate::game::Game;
 use crate::tree::TreePolicy;
@@ -69,7 +74,7 @@ use crate::tree::history::HistoryTree;
 use crate::tree::{PublicTree, TreeError};
 use serde::Deserialize;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// Algorithm names of this module, as `[solver] algorithm` spells them.
 pub const NAMES: &[&str] = &["cs-mccfr", "es-mccfr", "os-mccfr", "as-mccfr"];
@@ -385,10 +390,14 @@ pub struct MccfrSolver {
     tab: Tables,
     /// The walks' scratch stack, kept between iterations (no allocation per walk).
     scratch: Vec<f64>,
-    /// With `walks > 1`: one update log per worker, kept between iterations.
-    logs: Vec<walks::Log>,
-    /// With `threads > 1`: the workers.
-    pool: Option<Arc<rayon::ThreadPool>>,
+    /// With `walks > 1`: one update log per worker, kept between iterations (each worker
+    /// writes its own during the walks, then reads all of them to apply its shard).
+    logs: Vec<RwLock<walks::Log>>,
+    /// With `threads > 1` (and `walks > 1`): the workers.
+    team: Option<Team>,
+    /// Apply the parallel walks' logs on the calling thread, shard after shard, instead of
+    /// on the workers (for the tests that compare the two).
+    serial_apply: bool,
     /// Outcome sampling without a baseline takes the general walk, not its fast path (for the
     /// tests that compare the two).
     general_os: bool,
@@ -501,7 +510,9 @@ impl MccfrSolver {
             tab,
             scratch: Vec::with_capacity(256),
             logs: Vec::new(),
-            pool: crate::cfr::worker_pool(spec.threads.min(spec.walks)),
+            team: (spec.threads.min(spec.walks) > 1)
+                .then(|| Team::new(spec.threads.min(spec.walks))),
+            serial_apply: false,
             general_os: false,
         }
     }
@@ -592,14 +603,14 @@ fn infoset_slots(ht: &HistoryTree, p: usize) -> (Vec<u32>, usize) {
 
 impl MccfrSolver {
     /// One iteration of `walks > 1` walks per player: per player, the walks read the tables as
-    /// they stand, run split into contiguous chunks over the workers, and their logged updates
-    /// are applied in walk order.
+    /// they stand, run split into contiguous chunks over the workers (one dispatch of the
+    /// team per player), and after a barrier each worker applies the logged updates of its
+    /// shard of the tables, in walk order.
     fn iterate_parallel(&mut self) {
-        use rayon::prelude::*;
         let t = self.iteration + 1;
         let weight = self.spec.averaging.weight(t as f64);
         let walks = self.spec.walks;
-        let chunks = self.spec.threads.clamp(1, walks);
+        let chunks = self.team.as_ref().map_or(1, Team::size);
         self.logs.resize_with(chunks, Default::default);
         for p in 0..2 {
             let MccfrSolver {
@@ -609,16 +620,22 @@ impl MccfrSolver {
                 fixed,
                 tab,
                 logs,
-                pool,
+                team,
                 seed,
                 general_os,
+                serial_apply,
                 ..
             } = self;
             let general = *general_os;
+            let parallel_apply = !*serial_apply;
             let predictive = spec.baseline == Baseline::Predictive;
+            let ptrs = walks::TablePtrs::new(tab);
             let tab_ref: &Tables = tab;
-            let run_chunk = |c: usize, log: &mut walks::Log| {
-                log.clear();
+            let logs: &[RwLock<walks::Log>] = logs;
+            let walk_chunk = |c: usize| {
+                let mut log = logs[c].write().unwrap_or_else(|e| e.into_inner());
+                let log = &mut *log;
+                log.clear(chunks);
                 let mut touched = 0;
                 for k in c * walks / chunks..(c + 1) * walks / chunks {
                     let (store, stack) = walks::Deferred::new(tab_ref, log, predictive);
@@ -637,21 +654,30 @@ impl MccfrSolver {
                 }
                 log.touched = touched;
             };
-            match pool {
-                Some(pool) => pool.install(|| {
-                    logs.par_iter_mut()
-                        .enumerate()
-                        .for_each(|(c, log)| run_chunk(c, log))
-                }),
-                None => {
-                    for (c, log) in logs.iter_mut().enumerate() {
-                        run_chunk(c, log);
-                    }
+            // Shard `s` of every log, in walk order.
+            let apply_shard = |s: usize| {
+                for log in logs {
+                    let log = log.read().unwrap_or_else(|e| e.into_inner());
+                    // SAFETY: the walks are over (they read `tab_ref` only before the
+                    // barrier) and each shard's entries are applied by one thread only.
+                    unsafe { log.buckets[s].apply(&ptrs, spec, p) };
                 }
+            };
+            match team {
+                Some(team) => team.run(&|c: usize| {
+                    walk_chunk(c);
+                    if parallel_apply {
+                        team.barrier();
+                        apply_shard(c);
+                    }
+                }),
+                None => walk_chunk(0),
             }
-            for log in logs.iter() {
-                log.apply(tab, spec, p);
-                self.touched += log.touched;
+            if !parallel_apply || team.is_none() {
+                (0..chunks).for_each(apply_shard);
+            }
+            for log in logs {
+                self.touched += log.read().unwrap_or_else(|e| e.into_inner()).touched;
             }
         }
         self.iteration = t;

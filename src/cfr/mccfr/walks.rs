@@ -622,9 +622,11 @@ impl Store for InPlace<'_> {
     }
 }
 
-/// The updates of a run of walks of one player, in the order the walks made them.
+/// The updates of a run of walks of one player that fall in one shard of the tables (see
+/// [`crate::cfr::team::shard_of`]: regret, policy and average entries by the first action of
+/// their infoset, baseline entries by their slot), in the order the walks made them.
 #[derive(Debug, Default)]
-pub(super) struct Log {
+pub(super) struct Bucket {
     /// `(index, increment)` into the walking player's regrets.
     regrets: Vec<(u32, f64)>,
     /// `(first action, number of actions)` of every infoset whose regrets changed.
@@ -633,6 +635,129 @@ pub(super) struct Log {
     avg: [Vec<(u32, f64)>; 2],
     /// `(slot, sample)` fed to the baseline.
     baseline: Vec<(u32, f64)>,
+}
+
+impl Bucket {
+    fn clear(&mut self) {
+        self.regrets.clear();
+        self.infosets.clear();
+        self.avg[0].clear();
+        self.avg[1].clear();
+        self.baseline.clear();
+    }
+
+    /// Applies this bucket of walks of player `p` through `t`, in the order it was written,
+    /// then brings the policy of every changed infoset up to date.
+    ///
+    /// # Safety
+    /// `t` points at live tables, and no other thread accesses the entries of this bucket's
+    /// shard meanwhile (each shard's entries are disjoint from every other shard's).
+    pub unsafe fn apply(&self, t: &TablePtrs, spec: &MccfrSpec, p: usize) {
+        unsafe {
+            for &(i, d) in &self.regrets {
+                let r = t.regrets[p].at(i as usize);
+                *r += d;
+                if spec.plus && *r < 0.0 {
+                    *r = 0.0;
+                }
+            }
+            for q in 0..2 {
+                for &(i, d) in &self.avg[q] {
+                    *t.avg[q].at(i as usize) += d;
+                }
+            }
+            let (avg, alpha) = (spec.baseline_averaging, spec.baseline_alpha);
+            for &(slot, x) in &self.baseline {
+                let slot = slot as usize;
+                match spec.baseline {
+                    Baseline::LearnedHistory => {
+                        averaged(avg, alpha, t.base.at(slot), t.base_n.at(slot), x);
+                    }
+                    Baseline::LearnedInfoset => {
+                        averaged(avg, alpha, t.ibase[p].at(slot), t.ibase_n[p].at(slot), x);
+                    }
+                    Baseline::Predictive => *t.base.at(slot) = x,
+                    Baseline::None | Baseline::Static => {}
+                }
+            }
+            for &(base, n) in &self.infosets {
+                let (base, n) = (base as usize, n as usize);
+                match_regrets(t.regrets[p].slice(base, n), t.cur[p].slice(base, n));
+            }
+        }
+    }
+}
+
+/// One table's buffer as a raw pointer, for the sharded apply (threads write disjoint
+/// entries of the same table).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Buf(*mut f64, usize);
+
+impl Buf {
+    fn of(v: &mut [f64]) -> Buf {
+        Buf(v.as_mut_ptr(), v.len())
+    }
+
+    /// # Safety
+    /// The buffer is alive and nobody else accesses entry `i` meanwhile.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn at(&self, i: usize) -> &mut f64 {
+        debug_assert!(i < self.1);
+        unsafe { &mut *self.0.add(i) }
+    }
+
+    /// # Safety
+    /// As [`Buf::at`] for entries `i..i + n`.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, i: usize, n: usize) -> &mut [f64] {
+        debug_assert!(i + n <= self.1);
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(i), n) }
+    }
+}
+
+/// The tables' buffers (see [`Bucket::apply`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TablePtrs {
+    regrets: [Buf; 2],
+    avg: [Buf; 2],
+    cur: [Buf; 2],
+    base: Buf,
+    base_n: Buf,
+    ibase: [Buf; 2],
+    ibase_n: [Buf; 2],
+}
+
+// SAFETY: the pointers are only dereferenced under `Bucket::apply`'s contract (each thread
+// touches the entries of its own shard only).
+unsafe impl Send for TablePtrs {}
+unsafe impl Sync for TablePtrs {}
+
+impl TablePtrs {
+    pub fn new(tab: &mut Tables) -> TablePtrs {
+        let [r0, r1] = &mut tab.regrets;
+        let [a0, a1] = &mut tab.avg;
+        let [c0, c1] = &mut tab.cur;
+        let [i0, i1] = &mut tab.ibase;
+        let [n0, n1] = &mut tab.ibase_n;
+        TablePtrs {
+            regrets: [Buf::of(r0), Buf::of(r1)],
+            avg: [Buf::of(a0), Buf::of(a1)],
+            cur: [Buf::of(c0), Buf::of(c1)],
+            base: Buf::of(&mut tab.base),
+            base_n: Buf::of(&mut tab.base_n),
+            ibase: [Buf::of(i0), Buf::of(i1)],
+            ibase_n: [Buf::of(n0), Buf::of(n1)],
+        }
+    }
+}
+
+/// The updates of a run of walks of one player, bucketed by shard as they are logged.
+#[derive(Debug, Default)]
+pub(super) struct Log {
+    /// One bucket per shard.
+    pub buckets: Vec<Bucket>,
     /// Histories entered.
     pub touched: u64,
     /// The walks' frame stack.
@@ -642,38 +767,13 @@ pub(super) struct Log {
 }
 
 impl Log {
-    /// Empties the log (keeping its buffers).
-    pub fn clear(&mut self) {
-        self.regrets.clear();
-        self.infosets.clear();
-        self.avg[0].clear();
-        self.avg[1].clear();
-        self.baseline.clear();
+    /// Empties the log (keeping its buffers) for `shards` shards.
+    pub fn clear(&mut self, shards: usize) {
+        self.buckets.resize_with(shards.max(1), Default::default);
+        for b in &mut self.buckets {
+            b.clear();
+        }
         self.touched = 0;
-    }
-
-    /// Applies the log of walks of player `p` to `tab`, in the order it was written, then
-    /// brings the policy of every changed infoset up to date.
-    pub fn apply(&self, tab: &mut Tables, spec: &MccfrSpec, p: usize) {
-        for &(i, d) in &self.regrets {
-            let r = &mut tab.regrets[p][i as usize];
-            *r += d;
-            if spec.plus && *r < 0.0 {
-                *r = 0.0;
-            }
-        }
-        for q in 0..2 {
-            for &(i, d) in &self.avg[q] {
-                tab.avg[q][i as usize] += d;
-            }
-        }
-        for &(slot, x) in &self.baseline {
-            apply_baseline(tab, spec, p, slot as usize, x);
-        }
-        for &(base, n) in &self.infosets {
-            let r = base as usize..(base + n) as usize;
-            match_regrets(&tab.regrets[p][r.clone()], &mut tab.cur[p][r]);
-        }
     }
 }
 
@@ -681,10 +781,7 @@ impl Log {
 /// in parallel; a walk does not see its own updates, except through [`Store::cur_after`]).
 pub(super) struct Deferred<'a> {
     pub tab: &'a Tables,
-    pub regrets: &'a mut Vec<(u32, f64)>,
-    pub infosets: &'a mut Vec<(u32, u32)>,
-    pub avg: &'a mut [Vec<(u32, f64)>; 2],
-    pub baseline: &'a mut Vec<(u32, f64)>,
+    pub buckets: &'a mut [Bucket],
     pub next: &'a mut Vec<f64>,
     /// Whether [`Store::cur_after`] will be asked (the predictive baseline only); if not,
     /// [`Store::add_regrets_with`] skips the regret matching of the updated regrets.
@@ -700,10 +797,7 @@ impl<'a> Deferred<'a> {
         need_next: bool,
     ) -> (Deferred<'a>, &'a mut Vec<f64>) {
         let Log {
-            regrets,
-            infosets,
-            avg,
-            baseline,
+            buckets,
             stack,
             next,
             ..
@@ -711,15 +805,19 @@ impl<'a> Deferred<'a> {
         (
             Deferred {
                 tab,
-                regrets,
-                infosets,
-                avg,
-                baseline,
+                buckets,
                 next,
                 need_next,
             },
             stack,
         )
+    }
+
+    /// The bucket of table index (infoset start or baseline slot) `key`.
+    #[inline]
+    fn bucket(&mut self, key: usize) -> &mut Bucket {
+        let s = crate::cfr::team::shard_of(key, self.buckets.len());
+        &mut self.buckets[s]
     }
 }
 
@@ -739,23 +837,31 @@ impl Store for Deferred<'_> {
         scale: f64,
         plus: bool,
     ) {
-        self.infosets.push((base as u32, n as u32));
-        if !self.need_next {
+        let s = crate::cfr::team::shard_of(base, self.buckets.len());
+        let Deferred {
+            tab,
+            buckets,
+            next,
+            need_next,
+        } = self;
+        let b = &mut buckets[s];
+        b.infosets.push((base as u32, n as u32));
+        if !*need_next {
             for k in 0..n {
                 let d = scale * (value(k) - v);
-                self.regrets.push(((base + k) as u32, d));
+                b.regrets.push(((base + k) as u32, d));
             }
             return;
         }
-        self.next.clear();
+        next.clear();
         for k in 0..n {
             let d = scale * (value(k) - v);
-            self.regrets.push(((base + k) as u32, d));
-            let mut r = self.tab.regrets[p][base + k] + d;
+            b.regrets.push(((base + k) as u32, d));
+            let mut r = tab.regrets[p][base + k] + d;
             if plus && r < 0.0 {
                 r = 0.0;
             }
-            self.next.push(r);
+            next.push(r);
         }
         self.next.resize(2 * n, 0.0);
         let (r, out) = self.next.split_at_mut(n);
@@ -764,14 +870,16 @@ impl Store for Deferred<'_> {
 
     #[inline]
     fn add_avg(&mut self, q: usize, base: usize, n: usize, w: f64) {
-        let cur = &self.tab.cur[q][base..base + n];
+        let tab = self.tab;
+        let cur = &tab.cur[q][base..base + n];
+        let avg = &mut self.bucket(base).avg[q];
         for (k, s) in cur.iter().enumerate() {
-            self.avg[q].push(((base + k) as u32, w * s));
+            avg.push(((base + k) as u32, w * s));
         }
     }
 
     fn learn_baseline(&mut self, _spec: &MccfrSpec, _p: usize, slot: usize, x: f64) {
-        self.baseline.push((slot as u32, x));
+        self.bucket(slot).baseline.push((slot as u32, x));
     }
 
     fn cur_after(&self, _q: usize, _base: usize, n: usize) -> &[f64] {

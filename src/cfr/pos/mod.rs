@@ -64,8 +64,10 @@
 //! draws from a stream seeded by `(seed, t, turn, k)`. The passes write nothing: each records
 //! its regret increments, average-strategy increments and baseline samples in a log (its own
 //! σ_{t+1}, which the predictive baseline needs at the node it is leaving, it computes
-//! locally). The `W` passes are split into contiguous chunks, one per worker thread, and the
-//! logs are applied in pass order once all have finished. Every table entry thus receives the
+//! locally). The log buckets its entries by shard of the tables as it is written
+//! ([`crate::cfr::team::shard_of`]). The `W` passes are split into contiguous chunks, one per
+//! worker of a persistent [`crate::cfr::team::Team`] (one dispatch per turn); after a barrier
+//! each worker applies, in pass order, its shard's entries from every chunk's log. Every table entry thus receives the
 //! same floating-point operations in the same order whatever the number of threads: **results
 //! are bit-identical for a given `(seed, walks)` across thread counts** (and a resumed run
 //! repeats an uninterrupted one). `W > 1` is a mini-batched variant of POS (`W` sampled public
@@ -74,6 +76,7 @@
 //! [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × threads`.
 
 use crate::cfr::baseline::{Baseline, BaselineAveraging};
+use crate::cfr::team::Team;
 use crate::cfr::{
     Averaging, ROUNDING_NOISE, RegretRule, SolverSnapshot, TreeSolver, Updates, expected_value,
 };
@@ -84,7 +87,7 @@ use crate::tree::{NodeKind, PublicTree, TreeError};
 use crate::util::SplitMix64;
 use serde::Deserialize;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// How the successor public state is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -438,9 +441,11 @@ impl Sink for InPlace<'_> {
     }
 }
 
-/// The updates of one worker's walks, in the order the walks made them.
+/// The updates of one worker's walks that fall in one shard of the tables (see
+/// [`crate::cfr::team::shard_of`]: regret, policy and average entries by the first action of
+/// their infoset, baseline entries by their slot), in the order the walks made them.
 #[derive(Default)]
-struct Log {
+struct Bucket {
     /// `(player, first action, actions)` of every regret update; their increments, in order,
     /// in `deltas`.
     infosets: Vec<(u8, u32, u32)>,
@@ -449,6 +454,130 @@ struct Log {
     avg: [Vec<(u32, f64)>; 2],
     /// Baseline samples and predictive values.
     baseline: Vec<(Slot, f64)>,
+}
+
+impl Bucket {
+    fn clear(&mut self) {
+        self.infosets.clear();
+        self.deltas.clear();
+        self.avg[0].clear();
+        self.avg[1].clear();
+        self.baseline.clear();
+    }
+
+    /// Applies the bucket through `t` in the order it was written (a changed infoset's
+    /// policy is refreshed right after its regrets).
+    ///
+    /// # Safety
+    /// `t` points at live tables and no other thread accesses this bucket's shard meanwhile
+    /// (the shards' entries are disjoint).
+    unsafe fn apply(&self, t: &TablePtrs, opts: &PosOptions) {
+        let plus = opts.regret == RegretRule::Plus;
+        let mut deltas = self.deltas.iter();
+        unsafe {
+            for &(p, start, n) in &self.infosets {
+                let (p, start, n) = (p as usize, start as usize, n as usize);
+                let reg = t.regrets[p].slice(start, n);
+                for (x, d) in reg.iter_mut().zip(&mut deltas) {
+                    *x += d;
+                    if plus {
+                        *x = x.max(0.0);
+                    }
+                }
+                regret_match(reg, t.current[p].slice(start, n));
+            }
+            for (cum, avg) in t.cumulative.iter().zip(&self.avg) {
+                for &(g, d) in avg {
+                    *cum.at(g as usize) += d;
+                }
+            }
+            let (avg, alpha) = (opts.baseline_averaging, opts.baseline_alpha);
+            for &(slot, x) in &self.baseline {
+                match slot {
+                    Slot::History(c) => {
+                        let c = c as usize;
+                        learn_sample(avg, alpha, t.base_sum.at(c), t.base_w.at(c), x);
+                    }
+                    Slot::Infoset(p, g) => {
+                        let (p, g) = (p as usize, g as usize);
+                        learn_sample(avg, alpha, t.inf_sum[p].at(g), t.inf_w[p].at(g), x);
+                    }
+                    Slot::Predictive(c) => *t.base_sum.at(c as usize) = x,
+                }
+            }
+        }
+    }
+}
+
+/// One table's buffer as a raw pointer, for the sharded apply (threads write disjoint
+/// entries of the same table).
+#[derive(Clone, Copy)]
+struct Buf(*mut f64, usize);
+
+impl Buf {
+    fn of(v: &mut [f64]) -> Buf {
+        Buf(v.as_mut_ptr(), v.len())
+    }
+
+    /// # Safety
+    /// The buffer is alive and nobody else accesses entry `i` meanwhile.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn at(&self, i: usize) -> &mut f64 {
+        debug_assert!(i < self.1);
+        unsafe { &mut *self.0.add(i) }
+    }
+
+    /// # Safety
+    /// As [`Buf::at`] for entries `i..i + n`.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, i: usize, n: usize) -> &mut [f64] {
+        debug_assert!(i + n <= self.1);
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(i), n) }
+    }
+}
+
+/// The tables' buffers (see [`Bucket::apply`]).
+#[derive(Clone, Copy)]
+struct TablePtrs {
+    regrets: [Buf; 2],
+    cumulative: [Buf; 2],
+    current: [Buf; 2],
+    base_sum: Buf,
+    base_w: Buf,
+    inf_sum: [Buf; 2],
+    inf_w: [Buf; 2],
+}
+
+// SAFETY: the pointers are only dereferenced under `Bucket::apply`'s contract (each thread
+// touches the entries of its own shard only).
+unsafe impl Send for TablePtrs {}
+unsafe impl Sync for TablePtrs {}
+
+impl TablePtrs {
+    fn new(tab: &mut Tables) -> TablePtrs {
+        let pair = |v: &mut [Vec<f64>; 2]| {
+            let [a, b] = v;
+            [Buf::of(a), Buf::of(b)]
+        };
+        TablePtrs {
+            regrets: pair(&mut tab.regrets),
+            cumulative: pair(&mut tab.cumulative),
+            current: pair(&mut tab.current),
+            base_sum: Buf::of(&mut tab.base_sum),
+            base_w: Buf::of(&mut tab.base_w),
+            inf_sum: pair(&mut tab.inf_sum),
+            inf_w: pair(&mut tab.inf_w),
+        }
+    }
+}
+
+/// The updates of one worker's walks, bucketed by shard as they are logged.
+#[derive(Default)]
+struct Log {
+    /// One bucket per shard.
+    buckets: Vec<Bucket>,
     /// σ_{t+1} of the action range `next_at = (player, first action)` of the node being
     /// updated, and the updated regrets it is computed from.
     next: Vec<f64>,
@@ -457,38 +586,20 @@ struct Log {
 }
 
 impl Log {
-    fn clear(&mut self) {
-        self.infosets.clear();
-        self.deltas.clear();
-        self.avg[0].clear();
-        self.avg[1].clear();
-        self.baseline.clear();
+    /// Empties the log (keeping its buffers) for `shards` shards.
+    fn clear(&mut self, shards: usize) {
+        self.buckets.resize_with(shards.max(1), Default::default);
+        for b in &mut self.buckets {
+            b.clear();
+        }
         self.next.clear();
     }
 
-    /// Applies the log to `tab` in the order it was written (a changed infoset's policy is
-    /// refreshed right after its regrets).
-    fn apply(&self, tab: &mut Tables, opts: &PosOptions) {
-        let plus = opts.regret == RegretRule::Plus;
-        let mut deltas = self.deltas.iter();
-        for &(p, start, n) in &self.infosets {
-            let (p, r) = (p as usize, start as usize..(start + n) as usize);
-            for (x, d) in tab.regrets[p][r.clone()].iter_mut().zip(&mut deltas) {
-                *x += d;
-                if plus {
-                    *x = x.max(0.0);
-                }
-            }
-            regret_match(&tab.regrets[p][r.clone()], &mut tab.current[p][r]);
-        }
-        for (cum, avg) in tab.cumulative.iter_mut().zip(&self.avg) {
-            for &(g, d) in avg {
-                cum[g as usize] += d;
-            }
-        }
-        for &(slot, x) in &self.baseline {
-            tab.learn(slot, x, opts);
-        }
+    /// The bucket of table index (infoset start or baseline slot) `key`.
+    #[inline]
+    fn bucket(&mut self, key: usize) -> &mut Bucket {
+        let s = crate::cfr::team::shard_of(key, self.buckets.len());
+        &mut self.buckets[s]
     }
 }
 
@@ -508,7 +619,7 @@ impl Sink for Deferred<'_> {
 
     fn add_avg(&mut self, p: usize, r: Range<usize>, w: f64) {
         let cur = &self.tab.current[p];
-        self.log.avg[p].extend(r.map(|g| (g as u32, w * cur[g])));
+        self.log.bucket(r.start).avg[p].extend(r.map(|g| (g as u32, w * cur[g])));
     }
 
     fn update_regrets(
@@ -519,17 +630,25 @@ impl Sink for Deferred<'_> {
         plus: bool,
     ) {
         let log = &mut *self.log;
-        log.infosets
+        let s = crate::cfr::team::shard_of(r.start, log.buckets.len());
+        let Log {
+            buckets,
+            next,
+            next_at,
+            regrets,
+        } = log;
+        let b = &mut buckets[s];
+        b.infosets
             .push((p as u8, r.start as u32, (r.end - r.start) as u32));
-        log.regrets.clear();
+        regrets.clear();
         for (k, &x) in self.tab.regrets[p][r.clone()].iter().enumerate() {
             let d = delta(k).unwrap_or(0.0);
-            log.deltas.push(d);
+            b.deltas.push(d);
             let x = x + d;
-            log.regrets.push(if plus { x.max(0.0) } else { x });
+            regrets.push(if plus { x.max(0.0) } else { x });
         }
-        let at = log.next_at.1;
-        regret_match(&log.regrets, &mut log.next[r.start - at..r.end - at]);
+        let at = next_at.1;
+        regret_match(regrets, &mut next[r.start - at..r.end - at]);
     }
 
     fn begin_node(&mut self, p: usize, r: Range<usize>) {
@@ -548,7 +667,10 @@ impl Sink for Deferred<'_> {
     }
 
     fn learn(&mut self, slot: Slot, x: f64, _opts: &PosOptions) {
-        self.log.baseline.push((slot, x));
+        let key = match slot {
+            Slot::History(c) | Slot::Predictive(c) | Slot::Infoset(_, c) => c as usize,
+        };
+        self.log.bucket(key).baseline.push((slot, x));
     }
 }
 
@@ -567,14 +689,17 @@ pub struct PosSolver {
     /// When set, passes follow the path to this terminal public node instead of sampling (the
     /// importance weights stay those of the sampling distribution): enumerates outcomes.
     target: Option<u32>,
-    /// Resolved `threads` and `walks`.
-    threads: usize,
+    /// Resolved `walks`.
     walks: usize,
     /// With `walks > 1`: one scratch and update log per chunk of walks, kept between
-    /// iterations.
-    workers: Vec<(PassScratch, Log)>,
-    /// With `threads > 1`: the workers.
-    pool: Option<Arc<rayon::ThreadPool>>,
+    /// iterations (each worker writes its own during the walks, then reads every log to apply
+    /// its shard).
+    workers: Vec<RwLock<(PassScratch, Log)>>,
+    /// With `threads > 1` (and `walks > 1`): the workers.
+    team: Option<Team>,
+    /// Apply the parallel walks' logs on the calling thread, shard after shard, instead of on
+    /// the workers (for the tests that compare the two).
+    serial_apply: bool,
 }
 
 /// Exact expected value (player 0) of every history under `policy`, children before parents.
@@ -727,14 +852,10 @@ impl PosSolver {
                 ..Extras::default()
             },
             target: None,
-            threads,
             walks,
             workers: Vec::new(),
-            pool: if walks > 1 {
-                crate::cfr::worker_pool(threads.min(walks))
-            } else {
-                None
-            },
+            team: (walks > 1 && threads.min(walks) > 1).then(|| Team::new(threads.min(walks))),
+            serial_apply: false,
             tree,
             ht,
             spec,
@@ -829,17 +950,18 @@ impl PosSolver {
     }
 
     /// One iteration with `walks > 1`: per turn, the walks read the tables as they stand, run
-    /// in contiguous chunks over the workers, and their logs are applied in walk order.
+    /// in contiguous chunks over the workers (one dispatch of the team per turn), and after a
+    /// barrier each worker applies its shard of every log, in walk order.
     fn step_walks(&mut self) {
-        use rayon::prelude::*;
         self.iteration += 1;
         let t = self.iteration;
         let weight = self.spec.averaging.weight(t as f64);
         let walks = self.walks;
-        let chunks = self.threads.clamp(1, walks);
+        let chunks = self.team.as_ref().map_or(1, Team::size);
         let n = self.ht.len();
-        self.workers
-            .resize_with(chunks, || (PassScratch::new(n), Log::default()));
+        self.workers.resize_with(chunks, || {
+            RwLock::new((PassScratch::new(n), Log::default()))
+        });
         let turns: &[[bool; 2]] = match self.spec.updates {
             Updates::Alternating => &[[true, false], [false, true]],
             Updates::Simultaneous => &[[true, true]],
@@ -851,14 +973,20 @@ impl PosSolver {
                 spec,
                 tab,
                 workers,
-                pool,
+                team,
                 seed,
                 target,
+                serial_apply,
                 ..
             } = self;
+            let parallel_apply = !*serial_apply;
+            let ptrs = TablePtrs::new(tab);
             let tab_ref: &Tables = tab;
-            let run_chunk = |c: usize, (sc, log): &mut (PassScratch, Log)| {
-                log.clear();
+            let workers: &[RwLock<(PassScratch, Log)>] = workers;
+            let walk_chunk = |c: usize| {
+                let mut guard = workers[c].write().unwrap_or_else(|e| e.into_inner());
+                let (sc, log) = &mut *guard;
+                log.clear(chunks);
                 let mut extras = Extras::default();
                 for k in c * walks / chunks..(c + 1) * walks / chunks {
                     let mut rng = walk_stream(*seed, t, turn, k);
@@ -874,22 +1002,31 @@ impl PosSolver {
                     pass.run(players, &mut rng, weight, true);
                 }
             };
-            match pool {
-                Some(pool) => pool.install(|| {
-                    workers
-                        .par_iter_mut()
-                        .enumerate()
-                        .for_each(|(c, w)| run_chunk(c, w))
-                }),
-                None => {
-                    for (c, w) in workers.iter_mut().enumerate() {
-                        run_chunk(c, w);
-                    }
+            // Shard `s` of every log, in walk order.
+            let apply_shard = |s: usize| {
+                for w in workers {
+                    let guard = w.read().unwrap_or_else(|e| e.into_inner());
+                    // SAFETY: the walks are over (they read `tab_ref` only before the
+                    // barrier) and each shard's entries are applied by one thread only.
+                    unsafe { guard.1.buckets[s].apply(&ptrs, &spec.options) };
                 }
+            };
+            match team {
+                Some(team) => team.run(&|c: usize| {
+                    walk_chunk(c);
+                    if parallel_apply {
+                        team.barrier();
+                        apply_shard(c);
+                    }
+                }),
+                None => walk_chunk(0),
             }
-            for (sc, log) in workers.iter_mut() {
-                log.apply(tab, &spec.options);
-                self.touched += std::mem::take(&mut sc.touched);
+            if !parallel_apply || team.is_none() {
+                (0..chunks).for_each(apply_shard);
+            }
+            for w in workers {
+                let mut guard = w.write().unwrap_or_else(|e| e.into_inner());
+                self.touched += std::mem::take(&mut guard.0.touched);
             }
         }
     }
