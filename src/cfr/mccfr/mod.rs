@@ -180,12 +180,9 @@ pub struct MccfrOptions {
     pub tau: Option<f64>,
     /// Worker threads (default 1: the sequential algorithm). `threads = N > 1` runs each
     /// iteration's walks on `N` workers (with `walks` defaulting to
-    /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × N`). Measured on 2 cores (Leduc, idle
-    /// machine): outcome sampling 2.4e7 nodes/s with 2 threads against 2.1e7 with one, external
-    /// sampling 2.4e7 against 6.4e7 (the deferred update logs cost more than the second core
-    /// gives), hence the default; many-core machines gain more. Since then the sequential
-    /// outcome-sampling walk costs half as many instructions, so the logs weigh relatively
-    /// more (README, "Sampled regret minimisation", has the latest figures).
+    /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × N`), each applying its shard of the logged
+    /// updates. The default stays 1 because on 2 cores two workers have not been measured
+    /// faster than one in wall time (README, "Sampled regret minimisation", has the figures).
     pub threads: Option<usize>,
     /// Walks per player per iteration (default: 1 with one thread, else
     /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`] per thread).
