@@ -41,6 +41,61 @@ pub fn shard_of(key: usize, shards: usize) -> usize {
     ((h * shards as u64) >> 32) as usize
 }
 
+/// One table's buffer as a raw pointer, for the sharded apply (the members write disjoint
+/// entries of the same table).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Buf(*mut f64, usize);
+
+impl Buf {
+    pub(crate) fn of(v: &mut [f64]) -> Buf {
+        Buf(v.as_mut_ptr(), v.len())
+    }
+
+    /// # Safety
+    /// The buffer is alive and nobody else accesses entry `i` meanwhile.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn at(&self, i: usize) -> &mut f64 {
+        debug_assert!(i < self.1);
+        unsafe { &mut *self.0.add(i) }
+    }
+
+    /// # Safety
+    /// As [`Buf::at`] for entries `i..i + n`.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn slice(&self, i: usize, n: usize) -> &mut [f64] {
+        debug_assert!(i + n <= self.1);
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(i), n) }
+    }
+}
+
+/// One parallel player turn: `walk(c)` for every chunk `c` in `0..chunks` (on the team's
+/// members when there is a team; chunk 0 on this thread otherwise), then `apply(s)` for every
+/// shard `s`: by the members after a barrier with `parallel_apply`, else one after the other
+/// on this thread once the walks are done.
+pub(crate) fn walk_then_apply(
+    team: Option<&Team>,
+    chunks: usize,
+    parallel_apply: bool,
+    walk: &(dyn Fn(usize) + Sync),
+    apply: &(dyn Fn(usize) + Sync),
+) {
+    match team {
+        Some(team) => team.run(&|c: usize| {
+            walk(c);
+            if parallel_apply {
+                team.barrier();
+                apply(c);
+            }
+        }),
+        None => walk(0),
+    }
+    if !parallel_apply || team.is_none() {
+        (0..chunks).for_each(apply);
+    }
+}
+
 /// Spin-then-sleep waiting on a condition that other threads make true.
 #[derive(Default)]
 struct Gate {

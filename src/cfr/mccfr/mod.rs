@@ -66,7 +66,7 @@ mod tests;
 mod walks;
 
 use crate::cfr::baseline::{self, Baseline, BaselineAveraging};
-use crate::cfr::team::Team;
+use crate::cfr::team::{Team, walk_then_apply};
 use crate::cfr::{Averaging, SolverSnapshot, TreeSolver};
 use crate::game::Game;
 use crate::tree::TreePolicy;
@@ -660,19 +660,13 @@ impl MccfrSolver {
                     unsafe { log.buckets[s].apply(&ptrs, spec, p) };
                 }
             };
-            match team {
-                Some(team) => team.run(&|c: usize| {
-                    walk_chunk(c);
-                    if parallel_apply {
-                        team.barrier();
-                        apply_shard(c);
-                    }
-                }),
-                None => walk_chunk(0),
-            }
-            if !parallel_apply || team.is_none() {
-                (0..chunks).for_each(apply_shard);
-            }
+            walk_then_apply(
+                team.as_ref(),
+                chunks,
+                parallel_apply,
+                &walk_chunk,
+                &apply_shard,
+            );
             for log in logs {
                 self.touched += log.read().unwrap_or_else(|e| e.into_inner()).touched;
             }

@@ -4,6 +4,7 @@
 
 use super::{Fixed, MccfrSolver, MccfrSpec, OsSampling, Sampler, Tables};
 use crate::cfr::baseline::{Baseline, BaselineAveraging};
+use crate::cfr::team::Buf;
 use crate::tree::PublicTree;
 use crate::tree::history::{HistoryKind, HistoryTree, Step};
 use crate::util::SplitMix64;
@@ -685,35 +686,6 @@ impl Bucket {
                 match_regrets(t.regrets[p].slice(base, n), t.cur[p].slice(base, n));
             }
         }
-    }
-}
-
-/// One table's buffer as a raw pointer, for the sharded apply (threads write disjoint
-/// entries of the same table).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Buf(*mut f64, usize);
-
-impl Buf {
-    fn of(v: &mut [f64]) -> Buf {
-        Buf(v.as_mut_ptr(), v.len())
-    }
-
-    /// # Safety
-    /// The buffer is alive and nobody else accesses entry `i` meanwhile.
-    #[inline]
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn at(&self, i: usize) -> &mut f64 {
-        debug_assert!(i < self.1);
-        unsafe { &mut *self.0.add(i) }
-    }
-
-    /// # Safety
-    /// As [`Buf::at`] for entries `i..i + n`.
-    #[inline]
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn slice(&self, i: usize, n: usize) -> &mut [f64] {
-        debug_assert!(i + n <= self.1);
-        unsafe { std::slice::from_raw_parts_mut(self.0.add(i), n) }
     }
 }
 

@@ -76,7 +76,7 @@
 //! [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × threads`.
 
 use crate::cfr::baseline::{Baseline, BaselineAveraging};
-use crate::cfr::team::Team;
+use crate::cfr::team::{Buf, Team, walk_then_apply};
 use crate::cfr::{
     Averaging, ROUNDING_NOISE, RegretRule, SolverSnapshot, TreeSolver, Updates, expected_value,
 };
@@ -506,35 +506,6 @@ impl Bucket {
                 }
             }
         }
-    }
-}
-
-/// One table's buffer as a raw pointer, for the sharded apply (threads write disjoint
-/// entries of the same table).
-#[derive(Clone, Copy)]
-struct Buf(*mut f64, usize);
-
-impl Buf {
-    fn of(v: &mut [f64]) -> Buf {
-        Buf(v.as_mut_ptr(), v.len())
-    }
-
-    /// # Safety
-    /// The buffer is alive and nobody else accesses entry `i` meanwhile.
-    #[inline]
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn at(&self, i: usize) -> &mut f64 {
-        debug_assert!(i < self.1);
-        unsafe { &mut *self.0.add(i) }
-    }
-
-    /// # Safety
-    /// As [`Buf::at`] for entries `i..i + n`.
-    #[inline]
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn slice(&self, i: usize, n: usize) -> &mut [f64] {
-        debug_assert!(i + n <= self.1);
-        unsafe { std::slice::from_raw_parts_mut(self.0.add(i), n) }
     }
 }
 
@@ -1011,19 +982,13 @@ impl PosSolver {
                     unsafe { guard.1.buckets[s].apply(&ptrs, &spec.options) };
                 }
             };
-            match team {
-                Some(team) => team.run(&|c: usize| {
-                    walk_chunk(c);
-                    if parallel_apply {
-                        team.barrier();
-                        apply_shard(c);
-                    }
-                }),
-                None => walk_chunk(0),
-            }
-            if !parallel_apply || team.is_none() {
-                (0..chunks).for_each(apply_shard);
-            }
+            walk_then_apply(
+                team.as_ref(),
+                chunks,
+                parallel_apply,
+                &walk_chunk,
+                &apply_shard,
+            );
             for w in workers {
                 let mut guard = w.write().unwrap_or_else(|e| e.into_inner());
                 self.touched += std::mem::take(&mut guard.0.touched);
