@@ -326,20 +326,7 @@ impl BatchedCfr {
         // Moving the state out (instead of cloning a shared handle) lets the backend add in place.
         let cum = take(&mut self.cumulative[p]);
         self.cumulative[p] = cum + own.mul_scalar(weight) * sigma;
-        let mut r = take(&mut self.regrets[p]) + d;
-        match self.spec.regrets {
-            RegretRule::Plain => {}
-            RegretRule::Plus => r = r.clamp_min(0.0),
-            RegretRule::Discounted { alpha, beta } => {
-                let (ta, tb) = (t.powf(alpha), t.powf(beta));
-                let (dp, dn) = (ta / (ta + 1.0), tb / (tb + 1.0));
-                let nonneg = r.clone().greater_equal_elem(0.0);
-                r = r
-                    .clone()
-                    .mul_scalar(dn)
-                    .mask_where(nonneg, r.mul_scalar(dp));
-            }
-        }
+        let r = apply_regret_rule(take(&mut self.regrets[p]) + d, self.spec.regrets, t);
         self.current[p] = regret_match(r.clone(), self.tables.masks.uniform[p].clone());
         self.regrets[p] = r;
         self.reach_cache[p] = None;
@@ -439,6 +426,24 @@ impl BatchedCfr {
         self.reach_cache = [None, None];
         self.iteration = iteration;
         Ok(())
+    }
+}
+
+/// Cumulative regrets `r` after iteration `t`'s update under `rule`: unchanged (plain),
+/// clipped at 0 (CFR+), or discounted by DCFR's `t^α / (t^α + 1)` (non-negative entries) and
+/// `t^β / (t^β + 1)` (negative ones).
+pub(super) fn apply_regret_rule(r: Tensor<3>, rule: RegretRule, t: f64) -> Tensor<3> {
+    match rule {
+        RegretRule::Plain => r,
+        RegretRule::Plus => r.clamp_min(0.0),
+        RegretRule::Discounted { alpha, beta } => {
+            let (ta, tb) = (t.powf(alpha), t.powf(beta));
+            let (dp, dn) = (ta / (ta + 1.0), tb / (tb + 1.0));
+            let nonneg = r.clone().greater_equal_elem(0.0);
+            r.clone()
+                .mul_scalar(dn)
+                .mask_where(nonneg, r.mul_scalar(dp))
+        }
     }
 }
 

@@ -33,9 +33,9 @@
 //!   by the first accessor call after an update (so at most one per iterate; none while the
 //!   caller only iterates).
 
-use super::cfr::{Tables, take};
+use super::cfr::{Tables, apply_regret_rule, take};
 use super::{Ctx, floats, instant_regrets, ints, range_times, regret_match, to_f64};
-use crate::cfr::{RegretRule, SolverSpec, Updates};
+use crate::cfr::{SolverSpec, Updates};
 use crate::game::Player;
 use crate::search::{
     EngineBuilder, Gadget, LeafValues, Pbs, RegretEngine, ScalarEngine, SearchError,
@@ -420,20 +420,7 @@ impl TensorEngine {
             .reshape([1, rows, 1]);
         let cum = take(&mut self.cumulative[p]);
         self.cumulative[p] = cum + own.mul_scalar(weight) * sigma * active;
-        let mut r = take(&mut self.regrets[p]) + d;
-        match self.spec.regrets {
-            RegretRule::Plain => {}
-            RegretRule::Plus => r = r.clamp_min(0.0),
-            RegretRule::Discounted { alpha, beta } => {
-                let (ta, tb) = (t.powf(alpha), t.powf(beta));
-                let (dp, dn) = (ta / (ta + 1.0), tb / (tb + 1.0));
-                let nonneg = r.clone().greater_equal_elem(0.0);
-                r = r
-                    .clone()
-                    .mul_scalar(dn)
-                    .mask_where(nonneg, r.mul_scalar(dp));
-            }
-        }
+        let r = apply_regret_rule(take(&mut self.regrets[p]) + d, self.spec.regrets, t);
         self.current[p] = regret_match(r.clone(), self.tables.masks.uniform[p].clone());
         self.regrets[p] = r;
         self.q[p] = q;
