@@ -12,17 +12,21 @@
 //! `search_engines` lines compare it with the tensor engine
 //! ([`crate::nn::public::engine::TensorEngine`], flex backend, `f64`): the same searches at
 //! B = 1 and in lock-step on each engine, interleaved repetitions, medians and the
-//! tensor/scalar ratio of searches per second.
+//! tensor/scalar ratio of searches per second. The `grown_update` lines time one iteration of
+//! each engine on a grown tree (the game's whole tree, every node expanded, so no frontier)
+//! against one [`crate::nn::public::cfr::BatchedCfr`] iteration (B = 1, the same layout and
+//! rule, flex `f64`): issue 13's "a grown-tree update at most 2x a BatchedCfr iteration".
 
 use super::poker::{load_average, process_cpu_seconds};
 use super::{Result, median};
 use crate::nn::cvpn::{Cvpn, CvpnConfig, CvpnLeaves};
-use crate::nn::public::engine::TensorEngineBuilder;
+use crate::nn::public::cfr::BatchedCfr;
+use crate::nn::public::engine::{TensorEngine, TensorEngineBuilder};
 use crate::nn::public::{Ctx, Precision};
 use crate::rl::sog::{SelfPlayConfig, play_games};
 use crate::search::{
-    EngineBuilder, GtCfr, GtCfrConfig, LayoutCache, Pbs, PbsEncoder, PhaseTimes, ResolverConfig,
-    run_lockstep, solve_pbs,
+    EngineBuilder, GtCfr, GtCfrConfig, LayoutCache, NoLeaves, Pbs, PbsEncoder, PhaseTimes,
+    RegretEngine, ResolverConfig, ScalarEngine, gtcfr::layout_for, run_lockstep, solve_pbs,
 };
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
@@ -66,6 +70,10 @@ pub struct SearchArgs {
     /// in lock-step); 0 skips it.
     #[arg(long, default_value_t = 64)]
     pub engine_batch: usize,
+    /// Iterations per timed block of the grown-tree update against `BatchedCfr` (both on the
+    /// game's whole tree, every node expanded); 0 skips it.
+    #[arg(long, default_value_t = 50)]
+    pub update_iterations: usize,
 }
 
 /// Runs `armac-bench search` (see [`SearchArgs`]): one JSON line per repetition and a summary.
@@ -210,6 +218,47 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
             "scalar_lockstep_searches_per_second": rates[0][1],
             "tensor_lockstep_searches_per_second": rates[1][1],
             "same_policies_1e-6": same}),
+        );
+    }
+    // A grown-tree update (every node expanded) against a BatchedCfr iteration on the same
+    // layout: scalar engine, tensor engine, BatchedCfr, interleaved, seconds per iteration.
+    let mut upd: [Vec<f64>; 3] = Default::default();
+    let ui = args.update_iterations;
+    if ui > 0 {
+        let (grown, ranges) = layout_for(&tree, &ht, &root)?;
+        let spec = search_cfg(0).spec;
+        let ctx = Ctx::new(&device, Precision::F64);
+        for _ in 0..args.repeats.max(1) {
+            let mut s = ScalarEngine::new(grown.clone(), spec, ranges.clone())?;
+            s.expand_all();
+            let t = Instant::now();
+            for _ in 0..ui {
+                s.iterate(&mut NoLeaves)?;
+            }
+            upd[0].push(t.elapsed().as_secs_f64() / ui as f64);
+            let mut e = TensorEngine::new(grown.clone(), spec, ranges.clone(), &ctx)?;
+            RegretEngine::expand_all(&mut e);
+            let t = Instant::now();
+            for _ in 0..ui {
+                e.iterate(&mut NoLeaves)?;
+            }
+            // Reading a row forces the device work (and the host mirror) to finish.
+            let _ = e.root_cfvs(0).first().copied();
+            upd[1].push(t.elapsed().as_secs_f64() / ui as f64);
+            let mut bc = BatchedCfr::new(tree.clone(), grown.clone(), spec, 1, None, None, &ctx)?;
+            let t = Instant::now();
+            for _ in 0..ui {
+                bc.iterate();
+            }
+            upd[2].push(t.elapsed().as_secs_f64() / ui as f64);
+        }
+        lines.push(
+            json!({"bench": "grown_update", "iterations": ui, "nodes": grown.len(),
+            "scalar_seconds_per_iteration": median(upd[0].clone()),
+            "tensor_seconds_per_iteration": median(upd[1].clone()),
+            "batched_cfr_seconds_per_iteration": median(upd[2].clone()),
+            "tensor_over_batched_cfr": median(upd[1].clone()) / median(upd[2].clone()),
+            "scalar_over_batched_cfr": median(upd[0].clone()) / median(upd[2].clone())}),
         );
     }
     let med = |v: &Vec<f64>| median(v.clone());
