@@ -19,6 +19,13 @@ The estimate is time = max of the bounds; element-iterations/s = B / time.
 Usage: scripts/h100_estimate.py [FILE.jsonl ...]   (default: stdin; lines that are not
 `"bench": "batched"` JSON are ignored; repeated (game, algorithm, B) lines are merged, with the
 median measured throughput shown beside the estimate).
+
+`armac-bench search` output (`"bench": "search_profile"` lines and the `"summary"` line, e.g.
+from `scripts/bench_search.sh`) gets a second estimate: Student of Games searches per second
+with the CVPN's forward passes on the H100 (the regret engine, feature encoding, decoding and
+simulations stay on the host as measured): per forward, max of launches (one per linear layer
+product, bias and activation, plus an upload and a read-back), flops (2 per weight per query)
+and bytes (weights plus activations) over the bounds above, B = 1 against lock-step.
 """
 import json
 import statistics
@@ -291,9 +298,56 @@ def estimate(line, fixed):
     return c, bytes_it, bounds, b / t, bind
 
 
+def forward_seconds(summary, queries):
+    """One CVPN value forward of `queries` rows on the H100: (seconds, bound)."""
+    i, h, k = summary["cvpn_input_size"], summary["cvpn_hidden"], summary["cvpn_layers"]
+    out = summary["cvpn_value_outputs"]
+    # (Linear(h) -> DoubleReLU (width 2h)) x k, then the value head.
+    dims = [(i, h)] + [(2 * h, h)] * (k - 1) + [(2 * h, out)]
+    weights = sum(a * b + b for a, b in dims)
+    acts = i + sum(2 * b for _, b in dims[:-1]) + out
+    bounds = {
+        "launches": (3 * k + 2) * LAUNCH_S + 2 * UPLOAD_S,
+        "flops": 2 * weights * queries / F32_PEAK,
+        "memory": 4 * (weights + queries * acts) / HBM_BW,
+    }
+    bind = max(bounds, key=bounds.get)
+    return bounds[bind], bind
+
+
+def search_estimate(profiles, summary):
+    print("\n# H100 estimate for Student of Games searches (CVPN forwards on the device, the "
+          "rest on the host as measured)")
+    print(f"# CVPN: input {summary['cvpn_input_size']}, hidden {summary['cvpn_hidden']} x "
+          f"{summary['cvpn_layers']}, {summary['cvpn_value_outputs']} value outputs; "
+          f"{summary['game']}, s = {summary['simulations']}, B = {summary['batch']}")
+    print(f"{'side':>9} {'host us':>9} {'fwd/search':>10} {'q/fwd':>7} {'fwd us':>8} "
+          f"{'bound':>8} {'H100 us/search':>14} {'searches/s':>11} {'measured/s':>11}")
+    rates = {}
+    for side in ("b1", "lockstep"):
+        ps = [p for p in profiles if p["side"] == side]
+        if not ps:
+            continue
+        p = ps[-1]
+        per = p["us_per_search"]
+        host = p["us_per_search_total"] - per["cvpn_forward"]
+        fwd_per_search = p["forwards"] / summary["batch"]
+        q = p["mean_queries_per_forward"]
+        t, bind = forward_seconds(summary, q)
+        us = host + fwd_per_search * t * 1e6
+        rates[side] = 1e6 / us
+        measured = 1e6 / p["us_per_search_total"]
+        print(f"{side:>9} {host:9.0f} {fwd_per_search:10.2f} {q:7.0f} {t * 1e6:8.1f} "
+              f"{bind:>8} {us:14.0f} {rates[side]:11.0f} {measured:11.0f}")
+    if len(rates) == 2:
+        print(f"# lock-step over B = 1 on the H100 (estimate): {rates['lockstep'] / rates['b1']:.2f}x "
+              "(the host's regret engine and encoding bound it once the forwards are cheap)")
+
+
 def main():
     files = sys.argv[1:]
     lines = []
+    profiles, summaries = [], []
     srcs = [open(f) for f in files] if files else [sys.stdin]
     for src in srcs:
         for raw in src:
@@ -303,6 +357,14 @@ def main():
             d = json.loads(raw)
             if d.get("bench") == "batched":
                 lines.append(d)
+            elif d.get("bench") == "search_profile":
+                profiles.append(d)
+            elif d.get("bench") == "search" and d.get("summary") and "cvpn_hidden" in d:
+                summaries.append(d)
+    if profiles and summaries:
+        search_estimate(profiles, summaries[-1])
+        if not lines:
+            return
     groups = {}
     for d in lines:
         key = (d["game"], d["algorithm"], d["batch"], d.get("precision", "f32"))

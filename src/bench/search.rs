@@ -376,6 +376,8 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         "tensor_over_scalar_lockstep": med(&eng[1][1]) / med(&eng[0][1]),
         "engines_same_policies_1e-6": engines_agree,
         "simulations": args.simulations, "batch": b, "repeats": args.repeats,
+        "cvpn_input_size": enc.input_size(), "cvpn_hidden": args.hidden,
+        "cvpn_layers": args.layers, "cvpn_value_outputs": 2 * enc.private_states(),
         "b1_searches_per_second": m1, "lockstep_searches_per_second": mb,
         "lockstep_over_b1": mb / m1,
         "b1_searches_per_cpu_second": c1, "lockstep_searches_per_cpu_second": cb,
