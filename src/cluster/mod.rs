@@ -270,6 +270,14 @@ impl LearnerSettings {
                     .into(),
             });
         }
+        if s.tabular_w {
+            return Err(ConfigError::Value {
+                key: "armac.tabular_w".into(),
+                reason: "not available with cluster.role = \"learner\" (remote actors get \
+                         networks, not the learner's tables)"
+                    .into(),
+            });
+        }
         Ok(Some(LearnerSettings {
             broker: redact_url(&c.broker),
             run,

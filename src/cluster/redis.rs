@@ -1070,6 +1070,7 @@ impl RemoteActor {
                 policy,
                 critic,
                 exact: None,
+                table: None,
             });
         }
         let previous = match p.plan.previous {
@@ -1082,6 +1083,7 @@ impl RemoteActor {
                     policy,
                     critic,
                     exact: None,
+                    table: None,
                 })
             }
         };
@@ -1091,6 +1093,7 @@ impl RemoteActor {
         Ok(Some(Snapshots {
             epoch: p.plan.epoch,
             latest,
+            latest_table: None,
             past,
             previous,
             best: p.plan.best,

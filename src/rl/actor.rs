@@ -17,6 +17,7 @@
 
 use super::candidates::Candidate;
 use super::exact::ExactValues;
+use super::table::PolicyTable;
 use super::trajectory::{Step, Trajectory};
 use crate::game::{GameRef, State, Turn};
 use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet, RecurrentState, StepBatch};
@@ -34,6 +35,8 @@ pub struct PastEpoch {
     /// Exact values of `π^j` (the `exact_advantages` ablation): when present, the stored
     /// advantages come from them instead of the critic.
     pub exact: Option<Arc<ExactValues>>,
+    /// The `tabular_w` ablation: `π^j` from this table instead of the policy network's head.
+    pub table: Option<Arc<PolicyTable>>,
 }
 
 /// The networks actors play with during one epoch.
@@ -42,6 +45,8 @@ pub struct Snapshots {
     pub epoch: u64,
     /// `θ^t`, the network at the start of the epoch (its `W` defines `π^t`).
     pub latest: Arc<ArmacPolicyNet>,
+    /// The `tabular_w` ablation: `π^t` from this table instead of `latest`'s head.
+    pub latest_table: Option<Arc<PolicyTable>>,
     /// The reservoir of past epochs `j < t` (empty in epoch 0: then episodes train only the
     /// critic).
     pub past: Vec<PastEpoch>,
@@ -262,15 +267,34 @@ struct Live {
     shadows: Option<Vec<Shadow>>,
 }
 
-/// Index of `net` in `nets`, appending it if new.
-fn slot(nets: &mut Vec<Arc<ArmacPolicyNet>>, net: &Arc<ArmacPolicyNet>) -> usize {
-    match nets.iter().position(|n| Arc::ptr_eq(n, net)) {
+/// The distinct networks of a group, each with the table that replaces its mean-regret head
+/// (the `tabular_w` ablation; a network plays one epoch's `π^j`, so at most one table).
+type Nets = Vec<(Arc<ArmacPolicyNet>, Option<Arc<PolicyTable>>)>;
+
+/// Index of `net` in `nets`, appending it if new; `table` is recorded when given.
+fn slot(nets: &mut Nets, net: &Arc<ArmacPolicyNet>, table: Option<&Arc<PolicyTable>>) -> usize {
+    let k = match nets.iter().position(|n| Arc::ptr_eq(&n.0, net)) {
         Some(k) => k,
         None => {
-            nets.push(net.clone());
+            nets.push((net.clone(), None));
             nets.len() - 1
         }
+    };
+    if let Some(t) = table {
+        nets[k].1 = Some(t.clone());
     }
+    k
+}
+
+/// Evaluates `batch` with network `k` of `nets`, its table (if any) replacing the
+/// mean-regret rows; `players[r]` acts at row `r`.
+fn evaluate_with_table(nets: &Nets, k: usize, batch: &ActBatch, players: &[usize]) -> ActOutput {
+    let (net, table) = &nets[k];
+    let mut out = net.evaluate(batch);
+    if let Some(t) = table {
+        t.overlay(&mut out, &batch.own, players);
+    }
+    out
 }
 
 /// The networks of one episode (or of a whole group with [`PastDraw::Group`]).
@@ -280,11 +304,11 @@ fn draw_roles(
     behaviour: Behaviour,
     evaluation: bool,
     candidates: &[Candidate],
-    nets: &mut Vec<Arc<ArmacPolicyNet>>,
+    nets: &mut Nets,
     rng: &mut SplitMix64,
 ) -> Roles {
     if evaluation {
-        let latest = slot(nets, &snaps.latest);
+        let latest = slot(nets, &snaps.latest, snaps.latest_table.as_ref());
         return Roles {
             opp: latest,
             beh: latest,
@@ -301,9 +325,10 @@ fn draw_roles(
         (!snaps.past.is_empty()).then(|| snaps.past[rng.below(snaps.past.len())].clone())
     };
     let beh = if snaps.past.is_empty() || rng.next_f64() < 0.5 {
-        snaps.latest.clone()
+        (snaps.latest.clone(), snaps.latest_table.clone())
     } else {
-        snaps.past[rng.below(snaps.past.len())].policy.clone()
+        let p = &snaps.past[rng.below(snaps.past.len())];
+        (p.policy.clone(), p.table.clone())
     };
     let candidate = if behaviour == Behaviour::Uniform && past.is_some() {
         Candidate::Uniform
@@ -312,11 +337,14 @@ fn draw_roles(
     } else {
         candidates[rng.below(candidates.len())]
     };
-    let opp = past.as_ref().map_or(&snaps.latest, |p| &p.policy);
+    let opp = match &past {
+        Some(p) => slot(nets, &p.policy, p.table.as_ref()),
+        None => slot(nets, &snaps.latest, snaps.latest_table.as_ref()),
+    };
     Roles {
-        opp: slot(nets, opp),
-        beh: slot(nets, &beh),
-        critic: past.as_ref().map(|p| slot(nets, &p.critic)),
+        opp,
+        beh: slot(nets, &beh.0, beh.1.as_ref()),
+        critic: past.as_ref().map(|p| slot(nets, &p.critic, None)),
         exact: past.as_ref().and_then(|p| p.exact.clone()),
         candidate,
     }
@@ -337,7 +365,7 @@ fn legal_mask(state: &dyn State, num_actions: usize) -> Vec<bool> {
 fn evaluate_shadows(
     live: &[Live],
     players: &[usize],
-    nets: &[Arc<ArmacPolicyNet>],
+    nets: &Nets,
     num_actions: usize,
     info_size: usize,
 ) -> Vec<Option<(Arc<ActOutput>, usize)>> {
@@ -347,6 +375,8 @@ fn evaluate_shadows(
     let mut batches: Vec<(ActBatch, Vec<usize>)> = (0..nets.len())
         .map(|_| (ActBatch::default(), Vec::new()))
         .collect();
+    // The acting player at each row of each network's batch.
+    let mut actors: Vec<Vec<usize>> = vec![Vec::new(); nets.len()];
     let mut first = vec![None; live.len()];
     for (g, l) in live.iter().enumerate() {
         let Some(sh) = &l.shadows else { continue };
@@ -370,12 +400,15 @@ fn evaluate_shadows(
                 .legal
                 .extend(legal_mask(st, num_actions).iter().map(|&m| m as u8 as f32));
             games.push(g);
+            actors[net].push(players[g]);
         }
     }
     let outs: Vec<Option<Arc<ActOutput>>> = batches
         .iter()
-        .zip(nets)
-        .map(|((b, games), net)| (!games.is_empty()).then(|| Arc::new(net.evaluate(b))))
+        .enumerate()
+        .map(|(k, (b, games))| {
+            (!games.is_empty()).then(|| Arc::new(evaluate_with_table(nets, k, b, &actors[k])))
+        })
         .collect();
     first
         .into_iter()
@@ -395,6 +428,10 @@ pub fn play_group(
     let num_actions = game.num_distinct_actions();
     // Recurrent nets read per-step observation tensors, feed-forward ones information states.
     let recurrent = snaps.latest.config().recurrent;
+    debug_assert!(
+        !recurrent || snaps.latest_table.is_none(),
+        "tables replace feed-forward heads only"
+    );
     let info_size = if recurrent {
         game.observation_tensor_size()
     } else {
@@ -402,7 +439,7 @@ pub fn play_group(
     };
     let evaluation = rng.next_f64() < settings.eval_fraction;
     // The distinct networks of the group, and each episode's use of them.
-    let mut nets: Vec<Arc<ArmacPolicyNet>> = Vec::new();
+    let mut nets: Nets = Vec::new();
     let group_roles = (evaluation || settings.past_draw == PastDraw::Group).then(|| {
         draw_roles(
             snaps,
@@ -457,7 +494,7 @@ pub fn play_group(
     if recurrent {
         let zero: Vec<[RecurrentState; 2]> = nets
             .iter()
-            .map(|n| n.initial_state(1).expect("recurrent net"))
+            .map(|n| n.0.initial_state(1).expect("recurrent net"))
             .collect();
         for l in &mut live {
             let r = &l.roles;
@@ -545,7 +582,7 @@ pub fn play_group(
             }
         }
         let mut outs: Vec<Option<ActOutput>> = Vec::with_capacity(nets.len());
-        for (k, net) in nets.iter().enumerate() {
+        for (k, (net, _)) in nets.iter().enumerate() {
             let rows = &rows_of[k];
             if rows.is_empty() {
                 outs.push(None);
@@ -590,7 +627,8 @@ pub fn play_group(
                     both1: both(1),
                     legal,
                 };
-                outs.push(Some(net.evaluate(&batch)));
+                let acting: Vec<usize> = rows.iter().map(|&g| players[g]).collect();
+                outs.push(Some(evaluate_with_table(&nets, k, &batch, &acting)));
             }
         }
         // Output row of network `k` for game `g`.
@@ -858,18 +896,21 @@ mod tests {
         let snaps = Snapshots {
             epoch: 3,
             latest: kuhn_ff(10),
+            latest_table: None,
             past: policies
                 .iter()
                 .map(|p| PastEpoch {
                     policy: p.clone(),
                     critic: kuhn_ff(20),
                     exact: None,
+                    table: None,
                 })
                 .collect(),
             previous: Some(PastEpoch {
                 policy: policies[1].clone(),
                 critic: kuhn_ff(20),
                 exact: None,
+                table: None,
             }),
             best: Candidate::Uniform,
         };
@@ -926,6 +967,86 @@ mod tests {
         }
     }
 
+    /// The `tabular_w` ablation: with a table attached, the opponent plays the previous
+    /// epoch's table (not its network's head), the stored average-policy targets are that
+    /// table's policy, and the advantages' baseline `v_j` weighs the past critic's `q` by it.
+    #[test]
+    fn tables_replace_the_mean_regret_head_of_their_epoch() {
+        let game = load_game("kuhn_poker").unwrap();
+        let na = game.num_distinct_actions();
+        let isz = game.information_state_tensor_size();
+        // A table over every Kuhn infoset: pass with 0.2 or 0.9 depending on the player.
+        let mut table = PolicyTable::default();
+        let tree = crate::tree::PublicTree::build(game.as_ref()).unwrap();
+        for p in 0..2 {
+            let inf = &tree.infosets[p];
+            for i in 0..inf.len() {
+                let st = crate::game::replay(game.as_ref(), &inf.history[i]).unwrap();
+                let mut own = vec![0.0; isz];
+                st.information_state_tensor(p, &mut own);
+                let pass = if p == 0 { 0.2 } else { 0.9 };
+                table.insert(p, &own, vec![pass, 1.0 - pass]);
+            }
+        }
+        assert_eq!(table.len(), 12);
+        let table = Arc::new(table);
+        let critic = kuhn_ff(20);
+        let past = PastEpoch {
+            policy: kuhn_ff(101),
+            critic: critic.clone(),
+            exact: None,
+            table: Some(table.clone()),
+        };
+        let snaps = Snapshots {
+            epoch: 3,
+            latest: kuhn_ff(10),
+            latest_table: None,
+            past: vec![past.clone()],
+            previous: Some(past),
+            best: Candidate::Average,
+        };
+        let settings = ActorSettings {
+            games_per_group: 64,
+            eval_fraction: 0.0,
+            reward_scale: 2.0,
+            past_draw: PastDraw::Latest,
+            advantage_target: AdvantageTarget::History,
+            behaviour: Behaviour::Uniform,
+        };
+        let mut rng = SplitMix64::new(9);
+        let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
+        let (mut opp, mut own) = (0, 0);
+        for t in &trajs {
+            for s in &t.steps {
+                if s.player != t.learning_player {
+                    let pass = if s.player == 0 { 0.2 } else { 0.9 };
+                    assert_eq!(s.played_policy.as_deref(), Some(&[pass, 1.0 - pass][..]));
+                    opp += 1;
+                } else {
+                    // r = q − Σ_a π^j(a) q(a) with the table's π^j and the past critic's q.
+                    let out = critic.evaluate(&ActBatch {
+                        own: s.info[s.player].clone(),
+                        both0: s.info[0].clone(),
+                        both1: s.info[1].clone(),
+                        legal: vec![1.0; na],
+                    });
+                    let q = if s.player == 0 { &out.q0 } else { &out.q1 };
+                    let pass = if s.player == 0 { 0.2 } else { 0.9 };
+                    let v = pass * q[0] + (1.0 - pass) * q[1];
+                    let adv = s.advantage.as_ref().unwrap();
+                    for a in 0..na {
+                        assert!((adv[a] - (q[a] - v)).abs() < 1e-5, "{adv:?} {q:?}");
+                    }
+                    own += 1;
+                }
+            }
+        }
+        assert!(
+            opp > 40 && own > 40,
+            "{opp} opponent and {own} own decisions"
+        );
+    }
+
     /// `Behaviour::Uniform`: in learning episodes the learning player's reach is the product of
     /// `1 / |legal|` over its decisions (the candidates of the networks give other reaches);
     /// the stored targets stay finite with either advantage target.
@@ -936,10 +1057,12 @@ mod tests {
             policy: kuhn_ff(101),
             critic: kuhn_ff(20),
             exact: None,
+            table: None,
         };
         let snaps = Snapshots {
             epoch: 3,
             latest: kuhn_ff(10),
+            latest_table: None,
             past: vec![past.clone()],
             previous: Some(past),
             best: Candidate::Average,

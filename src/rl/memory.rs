@@ -109,20 +109,25 @@ struct MeanEntry {
 /// (two independent 64-bit hashes of the bits; collisions among a million states have
 /// probability about 1e-27).
 fn state_key(s: &Step) -> u128 {
-    let mut a: u64 = 0xcbf2_9ce4_8422_2325 ^ s.player as u64;
-    let mut b: u64 = 0x6c62_272e_07bb_0142 ^ (s.player as u64) << 7;
+    key_of(s.player, &s.info[s.player], &s.legal)
+}
+
+/// [`state_key`] from its parts: the acting player, its information-state tensor and the
+/// legal-action mask.
+fn key_of(player: usize, own: &[f32], legal: &[bool]) -> u128 {
+    let mut a: u64 = 0xcbf2_9ce4_8422_2325 ^ player as u64;
+    let mut b: u64 = 0x6c62_272e_07bb_0142 ^ (player as u64) << 7;
     let mut feed = |x: u64| {
         a = (a ^ x).wrapping_mul(0x0000_0100_0000_01b3);
         b = (b ^ x.rotate_left(23))
             .wrapping_mul(0x9e37_79b9_7f4a_7c15)
             .rotate_left(31);
     };
-    let legal = s.legal.iter().enumerate().fold(0u64, |m, (k, &l)| {
+    let mask = legal.iter().enumerate().fold(0u64, |m, (k, &l)| {
         m ^ (u64::from(l) << (k % 64)).rotate_left((k / 64) as u32)
     });
-    feed(legal);
-    feed(s.legal.len() as u64);
-    let own = &s.info[s.player];
+    feed(mask);
+    feed(legal.len() as u64);
     feed(own.len() as u64);
     for x in own {
         feed(u64::from(x.to_bits()));
@@ -165,7 +170,12 @@ impl MeanTable {
 
     /// The weighted mean target at `s`'s information state (`None` if none is held).
     fn mean(&self, s: &Step) -> Option<Vec<f32>> {
-        let e = self.map.get(&state_key(s))?;
+        self.mean_at(state_key(s))
+    }
+
+    /// The weighted mean target of the state with key `key` (`None` if none is held).
+    fn mean_at(&self, key: u128) -> Option<Vec<f32>> {
+        let e = self.map.get(&key)?;
         let w = e.weight as f64;
         (w > 0.0).then(|| e.sums.iter().map(|&x| (x as f64 / w) as f32).collect())
     }
@@ -188,8 +198,11 @@ pub struct Memory {
     last_epoch: u32,
     /// What rows regress on.
     targets: MemoryTargets,
-    /// Per-information-state sums of the regret and policy reservoirs (mean targets only).
+    /// Per-information-state sums of the regret and policy reservoirs (mean targets, or
+    /// [`Self::with_state_means`]).
     means: Option<[MeanTable; 2]>,
+    /// Keep the per-state sums even when rows regress on their own samples.
+    keep_means: bool,
 }
 
 /// How [`Memory::push_rows`] draws rows (`armac.memory_sampling`).
@@ -218,7 +231,23 @@ impl Memory {
             last_epoch: 0,
             targets: MemoryTargets::Sample,
             means: None,
+            keep_means: false,
         }
+    }
+
+    /// Keeps the per-information-state sums of both reservoirs whatever the rows regress on,
+    /// so that [`Self::regret_mean`] answers (the `tabular_w` ablation).
+    pub fn with_state_means(mut self, keep: bool) -> Memory {
+        self.keep_means = keep;
+        self.rebuild_means();
+        self
+    }
+
+    /// The weighted mean of the mean-regret targets the regret reservoir holds at player
+    /// `player`'s information state with tensor `own` and legal actions `legal` (`None` when it
+    /// holds none there, or when no per-state sums are kept).
+    pub fn regret_mean(&self, player: usize, own: &[f32], legal: &[bool]) -> Option<Vec<f32>> {
+        self.means.as_ref()?[0].mean_at(key_of(player, own, legal))
     }
 
     /// Rows regress on `targets` (builds the per-state sums from the samples held).
@@ -230,7 +259,7 @@ impl Memory {
 
     /// Recomputes the per-state sums from the samples held (or drops them).
     fn rebuild_means(&mut self) {
-        self.means = (self.targets == MemoryTargets::InfosetMean).then(|| {
+        self.means = (self.targets == MemoryTargets::InfosetMean || self.keep_means).then(|| {
             [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
                 let mut table = MeanTable::default();
                 for s in res.items() {
@@ -352,6 +381,7 @@ impl Memory {
                 let mean = self
                     .means
                     .as_ref()
+                    .filter(|_| self.targets == MemoryTargets::InfosetMean)
                     .and_then(|m| m[usize::from(!is_regret)].mean(s));
                 let (regret, policy) = match (&mean, is_regret) {
                     (Some(m), true) => (m.as_slice(), zeros.as_slice()),

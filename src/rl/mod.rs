@@ -23,6 +23,7 @@
 //! * [`replay`] — the learner's replay memory; [`memory`] — the reservoir memories of the
 //!   mean-regret and average-policy targets (`armac.memory = "reservoir"`);
 //! * [`exact`] — exact advantages from the game tree for the `exact_advantages` ablation;
+//!   [`table`] — the table that replaces the mean-regret head in the `tabular_w` ablation;
 //! * [`policy`] — the average-policy head as a [`crate::policy::Policy`] and an LBR range
 //!   policy.
 //!
@@ -41,6 +42,7 @@ pub mod replay;
 pub mod reservoir;
 pub mod sequence;
 pub mod sog;
+pub mod table;
 pub mod targets;
 pub mod trajectory;
 pub mod working_set;

@@ -295,10 +295,12 @@ mod tests {
         let snaps = Snapshots {
             epoch: 1,
             latest: Arc::new(latest),
+            latest_table: None,
             past: vec![PastEpoch {
                 policy: Arc::new(policy.clone()),
                 critic: Arc::new(critic.clone()),
                 exact: None,
+                table: None,
             }],
             previous: None,
             best: Candidate::Uniform,
@@ -351,10 +353,12 @@ mod tests {
         let snaps = Snapshots {
             epoch: 1,
             latest: Arc::new(net.clone()),
+            latest_table: None,
             past: vec![PastEpoch {
                 policy: Arc::new(net.clone()),
                 critic: Arc::new(net.clone()),
                 exact: None,
+                table: None,
             }],
             previous: None,
             best: Candidate::Uniform,
@@ -416,10 +420,12 @@ mod tests {
         let snaps = Snapshots {
             epoch: 1,
             latest: Arc::new(net.clone()),
+            latest_table: None,
             past: vec![PastEpoch {
                 policy: Arc::new(net.clone()),
                 critic: Arc::new(net.clone()),
                 exact: None,
+                table: None,
             }],
             previous: None,
             best: Candidate::Uniform,

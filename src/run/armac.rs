@@ -39,6 +39,7 @@ use crate::rl::policy::ArmacAveragePolicy;
 use crate::rl::replay::Replay;
 use crate::rl::reservoir::Reservoir;
 use crate::rl::sequence::{decision_path, gather_rows, seq_inputs, seq_time, seq_train_batch};
+use crate::rl::table::PolicyTable;
 use crate::rl::trajectory::{Trajectory, decode_replay, encode_replay};
 use crate::rl::working_set::WorkingSet;
 use crate::tree::TreePolicy;
@@ -264,6 +265,48 @@ impl Exact {
         Some(sums.policy(&self.tree))
     }
 
+    /// Regret matching on the reservoir's per-infoset weighted means of the mean-regret
+    /// targets (uniform where it holds none): the `tabular_w` ablation's `π^t`. Feed-forward
+    /// nets only (infosets are found by their information-state tensors).
+    fn table_policy(&self, memory: &Memory, na: usize) -> TreePolicy {
+        let isz = self.batches[0].own.len() / self.tree.infosets[0].len().max(1);
+        let regrets: TreePolicy = std::array::from_fn(|p| {
+            let inf = &self.tree.infosets[p];
+            let mut r = vec![0.0; inf.num_actions_total()];
+            for i in 0..inf.len() {
+                let own = &self.batches[p].own[i * isz..(i + 1) * isz];
+                let legal: Vec<bool> = self.batches[p].legal[i * na..(i + 1) * na]
+                    .iter()
+                    .map(|&x| x > 0.5)
+                    .collect();
+                if let Some(mean) = memory.regret_mean(p, own, &legal) {
+                    for k in inf.range(i) {
+                        r[k] = f64::from(mean[inf.actions[k]]);
+                    }
+                }
+            }
+            r
+        });
+        super::diagnostics::regret_matching(&self.tree, &regrets)
+    }
+
+    /// `policy` as a table the actors look up by information-state tensor.
+    fn policy_table(&self, policy: &TreePolicy, na: usize) -> PolicyTable {
+        let isz = self.batches[0].own.len() / self.tree.infosets[0].len().max(1);
+        let mut table = PolicyTable::default();
+        for (p, pol) in policy.iter().enumerate() {
+            let inf = &self.tree.infosets[p];
+            for i in 0..inf.len() {
+                let mut probs = vec![0.0f32; na];
+                for k in inf.range(i) {
+                    probs[inf.actions[k]] = pol[k] as f32;
+                }
+                table.insert(p, &self.batches[p].own[i * isz..(i + 1) * isz], probs);
+            }
+        }
+        table
+    }
+
     /// NashConv of the average-policy head and of `π = NormalizedReLU(W)`.
     fn evaluate(&self, net: &ArmacPolicyNet, na: usize) -> (f64, f64) {
         let (avg, cur) = self.policies(net, na);
@@ -420,6 +463,7 @@ fn past_epochs(
     st: &ArmacState,
     nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>,
     exact_adv: Option<&ExactAdvantages>,
+    tabular: Option<&TabularW>,
 ) -> Vec<PastEpoch> {
     st.working_set
         .epochs()
@@ -428,6 +472,7 @@ fn past_epochs(
             policy: nets[&j].clone(),
             critic: nets[&(j + 1)].clone(),
             exact: exact_adv.map(|e| e.values[&j].clone()),
+            table: tabular.and_then(|t| t.table(j)),
         })
         .collect()
 }
@@ -437,13 +482,43 @@ fn previous_epoch(
     st: &ArmacState,
     nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>,
     exact_adv: Option<&ExactAdvantages>,
+    tabular: Option<&TabularW>,
 ) -> Option<PastEpoch> {
     let j = st.epoch.checked_sub(1).filter(|_| st.keep_previous)?;
     Some(PastEpoch {
         policy: nets[&j].clone(),
         critic: nets[&st.epoch].clone(),
         exact: exact_adv.map(|e| e.values[&j].clone()),
+        table: tabular.and_then(|t| t.table(j)),
     })
+}
+
+/// The `tabular_w` ablation: the table policies `π^j` of the latest and the previous epoch
+/// (the only ones actors play with uniform behaviour and `past_draw = "latest"`), as tree
+/// policies for evaluation, diagnostics and exact advantages, and as tables for the actors.
+/// They are not checkpointed: a resumed run rebuilds the latest from the reservoir memory it
+/// loads (the same one) and uses it for the previous epoch too.
+#[derive(Default)]
+struct TabularW {
+    policies: std::collections::HashMap<u64, (TreePolicy, Arc<PolicyTable>)>,
+}
+
+impl TabularW {
+    /// Builds epoch `epoch`'s policy from `memory` and forgets epochs before `epoch − 1`.
+    fn advance(&mut self, ex: &Exact, memory: &Memory, epoch: u64, na: usize) {
+        let policy = ex.table_policy(memory, na);
+        let table = Arc::new(ex.policy_table(&policy, na));
+        self.policies.retain(|&j, _| j + 1 >= epoch);
+        self.policies.insert(epoch, (policy, table));
+    }
+
+    fn table(&self, j: u64) -> Option<Arc<PolicyTable>> {
+        self.policies.get(&j).map(|x| x.1.clone())
+    }
+
+    fn policy(&self, j: u64) -> Option<&TreePolicy> {
+        self.policies.get(&j).map(|x| &x.0)
+    }
 }
 
 /// The `exact_advantages` ablation: exact values of the policy `π^j` of every epoch in the
@@ -462,6 +537,7 @@ impl ExactAdvantages {
         ex: &Exact,
         st: &ArmacState,
         nets: &std::collections::HashMap<u64, Arc<ArmacPolicyNet>>,
+        tabular: Option<&TabularW>,
         na: usize,
     ) {
         let mut ws: std::collections::BTreeSet<u64> =
@@ -470,7 +546,10 @@ impl ExactAdvantages {
         self.values.retain(|id, _| ws.contains(id));
         for j in ws {
             if let std::collections::hash_map::Entry::Vacant(e) = self.values.entry(j) {
-                let policy = ex.policies(&nets[&j], na).1;
+                let policy = match tabular.and_then(|t| t.policy(j)) {
+                    Some(p) => p.clone(),
+                    None => ex.policies(&nets[&j], na).1,
+                };
                 e.insert(Arc::new(ExactValues::new(
                     self.ht.clone(),
                     &ex.tree,
@@ -623,6 +702,15 @@ struct MemoryCounts {
     policy_seen: u64,
 }
 
+/// An empty reservoir memory with the run's settings.
+fn new_memory(s: &ArmacSettings) -> Memory {
+    Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight)
+        .with_epoch_powers(s.memory_regret_power, s.memory_policy_power)
+        .with_sampling(s.memory_sampling)
+        .with_targets(s.memory_targets)
+        .with_state_means(s.tabular_w)
+}
+
 /// The reservoir memories of `armac.memory = "reservoir"` from checkpoint directory `ckpt`:
 /// empty when the checkpoint has none (a run that switches the memory on), an error naming
 /// the file when one is missing or corrupt.
@@ -634,10 +722,7 @@ fn load_memory(
     if s.memory != MemoryKind::Reservoir {
         return Ok(None);
     }
-    let mut m = Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight)
-        .with_epoch_powers(s.memory_regret_power, s.memory_policy_power)
-        .with_sampling(s.memory_sampling)
-        .with_targets(s.memory_targets);
+    let mut m = new_memory(s);
     let counts_path = ckpt.join(MEMORY_COUNTS_FILE);
     if !counts_path.exists() {
         eprintln!(
@@ -998,7 +1083,16 @@ fn act_and_learn(
             } else {
                 let inputs = act_batch(&picks);
                 let current = learner.evaluate(&inputs);
-                let snap_out = snaps.latest.evaluate(&inputs);
+                let mut snap_out = snaps.latest.evaluate(&inputs);
+                if let Some(t) = &snaps.latest_table {
+                    // `tabular_w`: the critic learns the value of the table's π^t, the policy
+                    // the actors play and evaluate advantages with.
+                    let players: Vec<usize> = picks
+                        .iter()
+                        .flat_map(|t| t.steps.iter().map(|s| s.player))
+                        .collect();
+                    t.overlay(&mut snap_out, &inputs.own, &players);
+                }
                 let mut batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
                 if let Some(m) = memory.as_deref() {
                     // The heads of W̄ and π̄ learn from the reservoirs; the replay's rows train
@@ -1116,12 +1210,7 @@ fn run_in_pool(
         let (learner, st, nets) = fresh_state(dir, &game, &net_cfg, &device, s, config)?;
         let metrics = MetricsCsv::create(&metrics_path, METRICS_HEADER)
             .map_err(io_err("metrics", &metrics_path))?;
-        let memory = (s.memory == MemoryKind::Reservoir).then(|| {
-            Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight)
-                .with_epoch_powers(s.memory_regret_power, s.memory_policy_power)
-                .with_sampling(s.memory_sampling)
-                .with_targets(s.memory_targets)
-        });
+        let memory = (s.memory == MemoryKind::Reservoir).then(|| new_memory(s));
         (learner, st, nets, Vec::new(), memory, metrics)
     };
     let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
@@ -1130,6 +1219,34 @@ fn run_in_pool(
     } else {
         None
     };
+    let mut tabular = match (&exact, s.tabular_w, &memory) {
+        (_, false, _) => None,
+        (Some(ex), true, Some(m)) => {
+            let mut t = TabularW::default();
+            t.advance(ex, m, st.epoch, na);
+            // A resumed run has lost the previous epoch's table: the latest stands in for it.
+            if let Some(j) = st.epoch.checked_sub(1) {
+                let latest = t.policies[&st.epoch].clone();
+                t.policies.insert(j, latest);
+            }
+            Some(t)
+        }
+        _ => {
+            return Err(RunError::Usage(format!(
+                "armac.tabular_w: game {} is too large for exact evaluation",
+                s.game
+            )));
+        }
+    };
+    // `π^t` as the actors play it: the table's policy (`tabular_w`) or regret matching on the
+    // network's mean-regret head.
+    let current_policy =
+        |ex: &Exact, tab: Option<&TabularW>, net: &ArmacPolicyNet, epoch: u64| -> TreePolicy {
+            match tab.and_then(|t| t.policy(epoch)) {
+                Some(p) => p.clone(),
+                None => ex.policies(net, na).1,
+            }
+        };
     // Exact diagnostics start from the network the run (re)starts with: after a resume they
     // cover the epochs of this process only.
     let mut diag = match (&exact, s.diagnostics) {
@@ -1142,7 +1259,8 @@ fn run_in_pool(
         }
         (Some(ex), true) => {
             let mut d = Diagnostics::new(ex.histories(&game)?, &ex.tree);
-            d.record(&ex.tree, &ex.policies(&learner.snapshot(), na).1);
+            let pi = current_policy(ex, tabular.as_ref(), &learner.snapshot(), st.epoch);
+            d.record(&ex.tree, &pi);
             Some(d)
         }
     };
@@ -1161,7 +1279,7 @@ fn run_in_pool(
                 scale: reward_scale(&game, s),
                 target: s.advantage_target,
             };
-            e.refresh(ex, &st, &nets, na);
+            e.refresh(ex, &st, &nets, tabular.as_ref(), na);
             Some(e)
         }
     };
@@ -1175,8 +1293,9 @@ fn run_in_pool(
     let snapshots = Arc::new(RwLock::new(Arc::new(Snapshots {
         epoch: st.epoch,
         latest: nets[&st.epoch].clone(),
-        past: past_epochs(&st, &nets, exact_adv.as_ref()),
-        previous: previous_epoch(&st, &nets, exact_adv.as_ref()),
+        latest_table: tabular.as_ref().and_then(|t| t.table(st.epoch)),
+        past: past_epochs(&st, &nets, exact_adv.as_ref(), tabular.as_ref()),
+        previous: previous_epoch(&st, &nets, exact_adv.as_ref(), tabular.as_ref()),
         best: st.best,
     })));
     let mut learner = learner;
@@ -1320,14 +1439,18 @@ fn run_in_pool(
         if let Some(best) = st.candidate_stats.best() {
             st.best = best;
         }
+        if let (Some(t), Some(ex), Some(m)) = (&mut tabular, &exact, &memory) {
+            t.advance(ex, m, st.epoch, na);
+        }
         if let (Some(e), Some(ex)) = (&mut exact_adv, &exact) {
-            e.refresh(ex, &st, &nets, na);
+            e.refresh(ex, &st, &nets, tabular.as_ref(), na);
         }
         *snapshots.write().expect("snapshot lock") = Arc::new(Snapshots {
             epoch: st.epoch,
             latest: net.clone(),
-            past: past_epochs(&st, &nets, exact_adv.as_ref()),
-            previous: previous_epoch(&st, &nets, exact_adv.as_ref()),
+            latest_table: tabular.as_ref().and_then(|t| t.table(st.epoch)),
+            past: past_epochs(&st, &nets, exact_adv.as_ref(), tabular.as_ref()),
+            previous: previous_epoch(&st, &nets, exact_adv.as_ref(), tabular.as_ref()),
             best: st.best,
         });
         link.begin_epoch(&epoch_plan(&st), s.episodes_per_epoch as i64)?;
@@ -1399,7 +1522,7 @@ fn run_in_pool(
         let eval_now = it % s.eval_every == 0 || it == s.epochs;
         let mut drow = None;
         if let (Some(ex), Some(d)) = (&exact, &mut diag) {
-            let next = ex.policies(&net, na).1;
+            let next = current_policy(ex, tabular.as_ref(), &net, st.epoch);
             let sampled = eval_now
                 .then(|| ex.sampled_regrets(&replay, memory.as_ref(), na))
                 .flatten();
@@ -1418,6 +1541,9 @@ fn run_in_pool(
             && eval_now
         {
             nc = ex.evaluate(&net, na);
+            if let Some(pi) = tabular.as_ref().and_then(|t| t.policy(st.epoch)) {
+                nc.1 = nash_conv(&ex.tree, pi).nash_conv;
+            }
             last_nash_conv = nc.0;
             last_eval_epoch = Some(it);
             tb.scalar("nash_conv", nc.0, it);

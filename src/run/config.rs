@@ -232,6 +232,13 @@ pub struct ArmacConfig {
     /// critic's estimates (the critic still trains, for the immediate-regret head).
     #[serde(default)]
     pub exact_advantages: bool,
+    /// Ablation (small games only, needs `exact_eval`, the reservoir memory and uniform
+    /// behaviour): the actors play `π^t` = regret matching on the reservoir's per-infoset
+    /// weighted means of the mean-regret targets (a table: the limit of a head of unlimited
+    /// capacity fitted exactly to the data) instead of regret matching on the `W̄` head. The
+    /// head still trains; evaluations and diagnostics score the table's policy as `π^t`.
+    #[serde(default)]
+    pub tabular_w: bool,
     /// The mean-regret target stored at a learning decision: `"history"` (Algorithm 1:
     /// `q_j(h, ·) − v_j(h)` at the sampled history) or `"infoset"` (its expectation over the
     /// histories the learning player cannot tell apart, weighted by chance and the opponent's
@@ -386,6 +393,7 @@ pub struct ArmacSettings {
     pub reward_scale: Option<f64>,
     pub loss_weights: [f64; 4],
     pub exact_advantages: bool,
+    pub tabular_w: bool,
     pub advantage_target: AdvantageTarget,
     pub actors: usize,
     pub learner_threads: usize,
@@ -1142,6 +1150,25 @@ impl Config {
                 "needs armac.exact_eval = true (exact values exist for small games only)",
             ));
         }
+        if a.tabular_w {
+            let why = if !a.exact_eval {
+                Some(
+                    "needs armac.exact_eval = true (the table is kept over the game tree, small games only)",
+                )
+            } else if a.memory != MemoryKind::Reservoir {
+                Some("needs armac.memory = \"reservoir\" (the table holds the reservoir's means)")
+            } else if a.behaviour != Behaviour::Uniform {
+                Some(
+                    "needs armac.behaviour = \"uniform\" (only the latest and the previous \
+                     epoch's tables are kept, and candidates can play older epochs)",
+                )
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(bad("tabular_w", why));
+            }
+        }
         if a.advantage_target == AdvantageTarget::Infoset && a.recurrent {
             return Err(bad(
                 "advantage_target",
@@ -1269,6 +1296,7 @@ impl Config {
             reward_scale: a.reward_scale,
             loss_weights: a.loss_weights,
             exact_advantages: a.exact_advantages,
+            tabular_w: a.tabular_w,
             advantage_target: a.advantage_target,
             actors: a.actors,
             learner_threads: a.learner_threads,
@@ -1495,6 +1523,7 @@ mod tests {
             ("armac.reward_scale=0", "armac.reward_scale"),
             ("armac.loss_weights=[1,1,1,-1]", "armac.loss_weights"),
             ("armac.exact_advantages=true", "armac.exact_advantages"),
+            ("armac.tabular_w=true", "armac.tabular_w"),
             ("armac.learner_threads=2000", "armac.learner_threads"),
         ] {
             let mut t = table(base);
