@@ -9,14 +9,18 @@
 //! read out of the burn module once into row-major `Vec<f32>`s and a step is:
 //!
 //! 1. the encoder's input layer as a *sparse* product: observation rows are one-hot cards and a
-//!    few bets, so each row adds only its non-zero inputs' weight rows (about 10 of 108);
-//! 2. its DoubleReLU `x` written next to the state `h` as one row `[x | h]`;
-//! 3. all gate pre-activations `bias + [x | h] · [Wx; Wh]` in one product by the `gemm` crate
+//!    few bets, so each row adds only its non-zero inputs' weight rows (about 10 of 108), and
+//!    the rows of a range query differ from the first one only in the hole cards (four entries);
+//! 2. the LSTM's input `DoubleReLU(e) = [relu(e), relu(-e)]` folded into its weights (see
+//!    [`PlainLstm`]): `relu(e)` written next to the state `h` as one row `[relu(e) | h]`, `E + H`
+//!    wide instead of `2E + H`, and the part linear in `e` added from a precomputed table as
+//!    another sparse sum;
+//! 3. all gate pre-activations in one product of `[relu(e) | h]` by the `gemm` crate
 //!    (the kernels burn's flex backend calls too, with run-time AVX2/FMA dispatch); from the
-//!    zero state (the first step of every sequence) only `x · Wx`;
+//!    zero state (the first step of every sequence) only `relu(e) · (Wp + Wn)`;
 //! 4. the gates with a rational `tanh` ([`fast_tanh`], within a few float ulps of the true
 //!    value) and `sigmoid(x) = (1 + tanh(x/2)) / 2`, in branch-free loops the compiler
-//!    vectorises.
+//!    vectorises (with AVX2 when the CPU has it).
 //!
 //! The head `B(s)` then `Linear(A)` and the masked softmax follow the burn path line for line.
 //! Sums are taken in another order than burn's, so outputs agree with [`ArmacPolicyNet`]'s
@@ -76,6 +80,7 @@ impl PlainLinear {
 
     /// One row of [`Self::forward_sparse`]: `y = x · w + b` (`x` of `d_in`, `y` of `d_out`
     /// entries).
+    #[inline(always)]
     fn forward_sparse_row(&self, x: &[f32], y: &mut [f32]) {
         y.copy_from_slice(&self.b);
         for (k, &v) in x.iter().enumerate() {
@@ -128,18 +133,79 @@ impl PlainBlock {
     }
 }
 
-/// The recurrent encoder's LSTM as plain data (gate order `i, f, g, o`).
+/// The recurrent encoder's LSTM as plain data (gate order `i, f, g, o`), folded with the input
+/// layer before it.
+///
+/// The LSTM's input is `x = [relu(e), relu(-e)]` with `e = b_in + obs · W_in` (the input layer
+/// before DoubleReLU), so with `Wx = [Wp; Wn]` split into the rows for both halves:
+///
+/// `x · Wx = relu(e) · Wp + relu(-e) · Wn = relu(e) · (Wp + Wn) - e · Wn`
+///
+/// because `relu(-e) = relu(e) - e`; and `e · Wn = b_in · Wn + obs · (W_in · Wn)` is linear in
+/// the (sparse) observation. So the dense product needs only `E + H` columns of `[relu(e) | h]`
+/// against `[Wp + Wn; Wh]` instead of `2E + H` against `[Wp; Wn; Wh]` (a quarter fewer
+/// multiply-adds at the FCPA widths, half from the zero state), and the rest is a sparse sum of
+/// rows of the precomputed `W_in · Wn` over the observation's few non-zero entries.
 #[derive(Clone, Debug)]
 struct PlainLstm {
     /// Hidden width `H`.
     h: usize,
-    /// Width `2E` of the LSTM's input (the DoubleReLU of the input layer).
-    x_width: usize,
-    /// The input projection `[2E, 4H]` stacked over the recurrent one `[H, 4H]`: one product
-    /// of the row `[x | h]` (`2E + H` wide) gives all gate pre-activations but the bias.
+    /// Width `E` of the input layer before DoubleReLU (the LSTM itself reads `2E`).
+    e: usize,
+    /// `[Wp + Wn; Wh]`, `[E + H, 4H]` row-major: one product of the row `[relu(e) | h]` gives the
+    /// gate pre-activations up to the terms below.
     w: Vec<f32>,
-    /// The gates' bias `[4H]`.
+    /// `bias - b_in · Wn`, `[4H]`.
     bias: Vec<f32>,
+    /// `W_in · Wn`, `[input, 4H]`: row `k` is subtracted `obs[k]` times.
+    obs_wn: Vec<f32>,
+}
+
+impl PlainLstm {
+    /// Folds burn's LSTM (input projection `wx` `[2E, 4H]` with the gates' bias, recurrent
+    /// projection `wh` `[H, 4H]`) with the input layer `input` (`[n_in, E]`). Products in f64,
+    /// rounded once.
+    fn fold(input: &PlainLinear, wx: &PlainLinear, wh: Vec<f32>, h: usize) -> Self {
+        let (e, g) = (input.d_out, 4 * h);
+        assert_eq!(
+            wx.d_in,
+            2 * e,
+            "the LSTM reads DoubleReLU of the input layer"
+        );
+        assert_eq!((wx.d_out, wh.len()), (g, h * g), "LSTM weight shapes");
+        let (wp, wn) = wx.w.split_at(e * g);
+        let mut w: Vec<f32> = wp.iter().zip(wn).map(|(a, b)| a + b).collect();
+        w.extend_from_slice(&wh);
+        // `rows · Wn` for `rows` of `E` entries each, in f64.
+        let times_wn = |rows: &[f32]| -> Vec<f32> {
+            let mut out = Vec::with_capacity(rows.len() / e * g);
+            let mut acc = vec![0.0f64; g];
+            for r in rows.chunks_exact(e) {
+                acc.fill(0.0);
+                for (&v, wr) in r.iter().zip(wn.chunks_exact(g)) {
+                    if v != 0.0 {
+                        for (a, &x) in acc.iter_mut().zip(wr) {
+                            *a += v as f64 * x as f64;
+                        }
+                    }
+                }
+                out.extend(acc.iter().map(|&a| a as f32));
+            }
+            out
+        };
+        let bias =
+            wx.b.iter()
+                .zip(times_wn(&input.b))
+                .map(|(&b, c)| (b as f64 - c as f64) as f32)
+                .collect();
+        PlainLstm {
+            h,
+            e,
+            w,
+            bias,
+            obs_wn: times_wn(&input.w),
+        }
+    }
 }
 
 /// The encoder and the average-policy head of an [`ArmacPolicyNet`], copied out of burn once,
@@ -161,20 +227,18 @@ impl PlainRangeNet {
     /// as it is; later changes to it are not seen).
     pub fn new(net: &ArmacPolicyNet) -> Self {
         let m = net.model();
+        let encoder: Vec<PlainLinear> = m.encoder.iter().map(PlainLinear::from_burn).collect();
         let lstm = m.lstm.as_ref().map(|l| {
-            let wx = PlainLinear::from_burn(&l.wx);
-            let mut w = wx.w;
-            w.extend(to_vec(l.wh.weight.val()));
-            PlainLstm {
-                h: l.hidden_size(),
-                x_width: wx.d_in,
-                w,
-                bias: wx.b,
-            }
+            PlainLstm::fold(
+                &encoder[0],
+                &PlainLinear::from_burn(&l.wx),
+                to_vec(l.wh.weight.val()),
+                l.hidden_size(),
+            )
         });
         PlainRangeNet {
             cfg: net.config().clone(),
-            encoder: m.encoder.iter().map(PlainLinear::from_burn).collect(),
+            encoder,
             lstm,
             policy_block: PlainBlock::from_burn(&m.avg_policy.block),
             policy_out: PlainLinear::from_burn(&m.avg_policy.out),
@@ -207,63 +271,47 @@ impl PlainRangeNet {
             return Ok(state.clone());
         }
         let input = &self.encoder[0];
-        let (e_width, x_width) = (input.d_out, lstm.x_width);
-        debug_assert_eq!(x_width, 2 * e_width);
-        // Rows `[DoubleReLU(input layer(obs)) | h]`, `2E + H` wide.
-        let xh_width = x_width + h;
-        let mut xh = vec![0.0f32; b * xh_width];
-        let mut e = vec![0.0f32; e_width];
-        for ((xr, o), hid) in xh
-            .chunks_exact_mut(xh_width)
-            .zip(obs.chunks_exact(n_in))
-            .zip(state.hidden.chunks_exact(h))
-        {
-            input.forward_sparse_row(o, &mut e);
-            let (pos, rest) = xr.split_at_mut(e_width);
-            let (neg, hr) = rest.split_at_mut(e_width);
-            for ((p, n), &v) in pos.iter_mut().zip(neg.iter_mut()).zip(&e) {
-                *p = v.max(0.0);
-                *n = (-v).max(0.0);
-            }
-            hr.copy_from_slice(hid);
-        }
-        // Gate pre-activations: bias + [x | h] · [Wx; Wh], or bias + x · Wx from the zero
-        // state (the first step of every sequence).
+        let (e, g_width) = (lstm.e, 4 * h);
+        // From the zero state (the first step of every sequence) the product reads `relu(e)`
+        // only; otherwise rows `[relu(e) | h]`.
         let k = if state.hidden.iter().any(|&v| v != 0.0) {
-            xh_width
+            e + h
         } else {
-            x_width
+            e
         };
-        let mut g = Vec::new();
-        fill_rows(&mut g, &lstm.bias, b); // [b, 4H]
-        matmul_strided(&mut g, &xh, xh_width, &lstm.w[..k * 4 * h], b, k, 4 * h);
-        drop(xh);
         let mut next = RecurrentState {
             rows: b,
             hidden: vec![0.0; b * h],
             cell: vec![0.0; b * h],
         };
-        let mut tc = vec![0.0f32; h];
-        for (r, gr) in g.chunks_exact_mut(4 * h).enumerate() {
-            let (i, rest) = gr.split_at_mut(h);
-            let (f, rest) = rest.split_at_mut(h);
-            let (gg, o) = rest.split_at_mut(h);
-            sigmoid_in_place(i);
-            sigmoid_in_place(f);
-            tanh_in_place(gg);
-            sigmoid_in_place(o);
-            let c_old = &state.cell[r * h..(r + 1) * h];
-            let c_new = &mut next.cell[r * h..(r + 1) * h];
-            for j in 0..h {
-                c_new[j] = f[j] * c_old[j] + i[j] * gg[j];
+        STEP_SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let StepScratch { xh, g } = &mut *scratch;
+            // Every entry of both is written below before it is read.
+            xh.resize(b * k, 0.0);
+            g.resize(b * g_width, 0.0);
+            let avx2 = has_avx2();
+            if avx2 {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: the CPU runs AVX2 and FMA (`has_avx2`).
+                unsafe {
+                    step_rows_avx2(input, lstm, obs, &state.hidden, k, xh, g)
+                };
+            } else {
+                step_rows(input, lstm, obs, &state.hidden, k, xh, g);
             }
-            tc.copy_from_slice(c_new);
-            tanh_in_place(&mut tc);
-            let h_new = &mut next.hidden[r * h..(r + 1) * h];
-            for j in 0..h {
-                h_new[j] = o[j] * tc[j];
+            matmul_strided(g, xh, k, &lstm.w[..k * g_width], b, k, g_width);
+            let (hn, cn) = (&mut next.hidden, &mut next.cell);
+            if avx2 {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: as above.
+                unsafe {
+                    lstm_gates_avx2(g, &state.cell, hn, cn, h)
+                };
+            } else {
+                lstm_gates(g, &state.cell, hn, cn, h);
             }
-        }
+        });
         Ok(next)
     }
 
@@ -320,6 +368,151 @@ impl PlainRangeNet {
             std::mem::swap(&mut x, &mut y);
         }
         self.avg_policy_head(&x, legal, rows)
+    }
+}
+
+/// Reused buffers of [`PlainRangeNet::encoder_step`] (one per thread): the rows `[relu(e) | h]`
+/// and the gate pre-activations, a few MB each at 1326 rows, would otherwise be fresh pages
+/// (page faults and zeroing) at every step.
+#[derive(Default)]
+struct StepScratch {
+    xh: Vec<f32>,
+    g: Vec<f32>,
+}
+
+thread_local! {
+    static STEP_SCRATCH: std::cell::RefCell<StepScratch> = std::cell::RefCell::default();
+}
+
+/// Whether the CPU runs AVX2 and FMA (detected once): the row loops below then run through
+/// copies compiled for them, which vectorise eight floats wide. Rust never fuses a multiply and
+/// an add on its own, so both copies give the same floats.
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *HAS.get_or_init(|| {
+            std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// [`step_rows`] compiled for AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+fn step_rows_avx2(
+    input: &PlainLinear,
+    lstm: &PlainLstm,
+    obs: &[f32],
+    hidden: &[f32],
+    k: usize,
+    xh: &mut [f32],
+    g: &mut [f32],
+) {
+    step_rows(input, lstm, obs, hidden, k, xh, g)
+}
+
+/// [`lstm_gates`] compiled for AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn lstm_gates_avx2(
+    g: &[f32],
+    cell: &[f32],
+    hidden_out: &mut [f32],
+    cell_out: &mut [f32],
+    h: usize,
+) {
+    lstm_gates(g, cell, hidden_out, cell_out, h)
+}
+
+/// The rows of one encoder step before its product: row `r` of `xh` (`k` wide) becomes
+/// `[relu(e_r) | h_r]` (only `relu(e_r)` when `k` is the input layer's width `E`), with
+/// `e_r = b_in + obs_r · W_in`, and row `r` of `g` (`4H` wide) becomes
+/// `bias' - obs_r · (W_in · Wn)` (see [`PlainLstm`]).
+///
+/// Both are linear in the observation, and the rows of a range query differ only in the hole
+/// cards: the first row's sums are taken over its non-zero entries, every other row starts from
+/// them and adds only the entries where its observation differs from the first row's (four
+/// for two other hole cards).
+#[inline(always)]
+fn step_rows(
+    input: &PlainLinear,
+    lstm: &PlainLstm,
+    obs: &[f32],
+    hidden: &[f32],
+    k: usize,
+    xh: &mut [f32],
+    g: &mut [f32],
+) {
+    let (n_in, e, h, gw) = (input.d_in, lstm.e, lstm.h, 4 * lstm.h);
+    let Some(o0) = obs.get(..n_in) else {
+        return;
+    };
+    let mut e0 = vec![0.0f32; e];
+    input.forward_sparse_row(o0, &mut e0);
+    let mut g0 = lstm.bias.clone();
+    for (j, &v) in o0.iter().enumerate() {
+        if v != 0.0 {
+            axpy(&mut g0, -v, &lstm.obs_wn[j * gw..(j + 1) * gw]);
+        }
+    }
+    for (r, ((xr, o), gr)) in xh
+        .chunks_exact_mut(k)
+        .zip(obs.chunks_exact(n_in))
+        .zip(g.chunks_exact_mut(gw))
+        .enumerate()
+    {
+        let (er, hr) = xr.split_at_mut(e);
+        er.copy_from_slice(&e0);
+        gr.copy_from_slice(&g0);
+        for (j, (&v, &v0)) in o.iter().zip(o0).enumerate() {
+            if v != v0 {
+                let d = v - v0;
+                axpy(er, d, &input.w[j * e..(j + 1) * e]);
+                axpy(gr, -d, &lstm.obs_wn[j * gw..(j + 1) * gw]);
+            }
+        }
+        for v in er.iter_mut() {
+            *v = v.max(0.0);
+        }
+        if k > e {
+            hr.copy_from_slice(&hidden[r * h..(r + 1) * h]);
+        }
+    }
+}
+
+/// `y += a · x`.
+#[inline(always)]
+fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
+    for (y, &x) in y.iter_mut().zip(x) {
+        *y += a * x;
+    }
+}
+
+/// The LSTM cell on gate pre-activations `g` (rows of `i, f, g, o`, each `h` wide): the next
+/// cell `c' = σ(f)·c + σ(i)·tanh(g)` and hidden `h' = σ(o)·tanh(c')` of every row.
+#[inline(always)]
+fn lstm_gates(g: &[f32], cell: &[f32], hidden_out: &mut [f32], cell_out: &mut [f32], h: usize) {
+    for (((gr, c_old), h_new), c_new) in g
+        .chunks_exact(4 * h)
+        .zip(cell.chunks_exact(h))
+        .zip(hidden_out.chunks_exact_mut(h))
+        .zip(cell_out.chunks_exact_mut(h))
+    {
+        let (i, rest) = gr.split_at(h);
+        let (f, rest) = rest.split_at(h);
+        let (gg, o) = rest.split_at(h);
+        for j in 0..h {
+            let c = fast_sigmoid(f[j]) * c_old[j] + fast_sigmoid(i[j]) * fast_tanh(gg[j]);
+            c_new[j] = c;
+            h_new[j] = fast_sigmoid(o[j]) * fast_tanh(c);
+        }
     }
 }
 
@@ -453,18 +646,6 @@ pub fn fast_sigmoid(x: f32) -> f32 {
     0.5 + 0.5 * fast_tanh(0.5 * x)
 }
 
-fn tanh_in_place(xs: &mut [f32]) {
-    for x in xs {
-        *x = fast_tanh(*x);
-    }
-}
-
-fn sigmoid_in_place(xs: &mut [f32]) {
-    for x in xs {
-        *x = fast_sigmoid(*x);
-    }
-}
-
 #[cfg(test)]
 mod unit {
     use super::*;
@@ -593,11 +774,24 @@ mod unit {
                 cell: vec![0.0; rows * h],
             };
             let mut st_plain = st_burn.clone();
-            for step in 0..4 {
-                let obs = if step % 2 == 0 {
-                    sparse_rows(&mut rng, rows, n_in)
-                } else {
-                    rng.symmetric_vec_f32(rows * n_in, 1.5)
+            for step in 0..6 {
+                let obs = match step % 3 {
+                    0 => sparse_rows(&mut rng, rows, n_in),
+                    1 => rng.symmetric_vec_f32(rows * n_in, 1.5),
+                    // As in a range query: one sparse row whose "hole cards" (two one-hot
+                    // entries among 2..54) change from row to row.
+                    _ => {
+                        let base = sparse_rows(&mut rng, 1, n_in);
+                        let mut obs = Vec::new();
+                        for _ in 0..rows {
+                            let mut row = base.clone();
+                            row[2..54].fill(0.0);
+                            row[2 + rng.below(52)] = 1.0;
+                            row[2 + rng.below(52)] = 1.0;
+                            obs.extend(row);
+                        }
+                        obs
+                    }
                 };
                 st_burn = net.encoder_step(&obs, &st_burn).unwrap();
                 st_plain = plain.encoder_step(&obs, &st_plain).unwrap();
