@@ -736,24 +736,6 @@ fn values_and_fill(
     if decision && equal { first } else { dot }
 }
 
-/// [`values_and_fill`] without the output: `Σ_j weights[j] value(j)`, or with `decision` the
-/// first value when all are equal ([`expected_value`]'s result, in one pass).
-#[inline]
-fn value_of(weights: &[f64], decision: bool, value: impl Fn(usize) -> f64) -> f64 {
-    let first = value(0);
-    let mut equal = true;
-    let dot: f64 = weights
-        .iter()
-        .enumerate()
-        .map(|(j, &w)| {
-            let x = if j == 0 { first } else { value(j) };
-            equal &= x == first;
-            w * x
-        })
-        .sum();
-    if decision && equal { first } else { dot }
-}
-
 /// The generator of iteration `t` (or of a measurement stream): a function of `(seed, t)` only.
 pub(crate) fn stream(seed: u64, t: u64) -> SplitMix64 {
     let mut mix = SplitMix64::new(seed ^ t.wrapping_mul(0xD1B5_4A32_D192_ED03));
@@ -1222,47 +1204,12 @@ impl<S: Sink> Pass<'_, S> {
             NodeKind::Decision(p) => Some(p),
             _ => None,
         };
-        // Where the acting player's infosets sit: (p, lo, hi, g0, g1).
-        let layout = actor.map(|p| {
-            let (lo, hi) = tree.nodes[node].infoset_range;
-            let inf = &tree.infosets[p];
-            let (lo, hi) = (lo as usize, hi as usize);
-            (p, lo, hi, inf.offset[lo] as usize, inf.offset[hi] as usize)
-        });
-        let updating = actor.is_some_and(|p| players[p]);
-        let measure = learn && updating && opts.measure_variance;
-        let history_baseline = matches!(
-            opts.baseline,
-            Baseline::None | Baseline::Static | Baseline::Predictive
-        );
-        // With the history baselines, steps 2 and 4 are folded into step 1's loop over the
-        // histories where they can be: the counterfactual values of step 2 are summed per
-        // history right after its action values (same sums, same order), and where the node's
-        // policy stays σ_t (chance, or a player who does not learn here) the predictive
-        // baseline's value under σ_{t+1} needs nothing from step 3.
-        let fuse_cf = history_baseline && updating && !measure;
-        let fuse_next = opts.baseline == Baseline::Predictive && learn && !updating;
-        if let Some((_, lo, hi, g0, g1)) = layout {
-            let NodeScratch {
-                cfq,
-                err,
-                cf_reach,
-                own_reach,
-                ..
-            } = &mut self.sc.node;
-            zeroed(cfq, g1 - g0);
-            zeroed(err, if measure { g1 - g0 } else { 0 });
-            zeroed(cf_reach, hi - lo);
-            zeroed(own_reach, hi - lo);
-        }
         // 1. Baseline-corrected action values and history values under σ_t (Eq. 15/16).
         let tab = self.sink.tab();
         let sc = &mut *self.sc;
-        let (steps, infoset, chance_reach) = (&ht.steps[..], &ht.infoset[..], &ht.chance_reach[..]);
-        let hit = step.child_index as usize;
         for &h in hs {
             let h = h as usize;
-            let st = steps[h];
+            let st = ht.steps[h];
             let kids = st.children();
             let base = actor.map(|p| (p, st.action_base as usize));
             // The history baselines (none, predictive) are slices, and the node's value is
@@ -1276,6 +1223,7 @@ impl<S: Sink> Pass<'_, S> {
             let vals = &sc.values[kids.clone()];
             let nodes = &ht.node[kids.clone()];
             let corrected = |b: f64, v: f64, nd: u32| if nd == next { b + (v - b) / q } else { b };
+            let hit = step.child_index as usize;
             let fused = match opts.baseline {
                 Baseline::None | Baseline::Static if hit != NONE_USIZE => {
                     Some(values_and_fill(weights, av, base.is_some(), |j| {
@@ -1305,39 +1253,6 @@ impl<S: Sink> Pass<'_, S> {
                 }
                 Baseline::LearnedHistory | Baseline::LearnedInfoset => None,
             };
-            if fuse_next {
-                // b_{t+1}: the sampled children take their value under σ_{t+1}, the others
-                // keep b_t; weighted by the unchanged σ_t (or chance).
-                let bs = &tab.base_sum[kids.clone()];
-                let nv = &sc.next_values[kids.clone()];
-                let x = if hit != NONE_USIZE {
-                    value_of(weights, base.is_some(), |j| {
-                        if j == hit { nv[j] } else { bs[j] }
-                    })
-                } else {
-                    value_of(weights, base.is_some(), |j| {
-                        if nodes[j] == next { nv[j] } else { bs[j] }
-                    })
-                };
-                sc.next_values[h] = x;
-            }
-            if fuse_cf && let Some((p, lo, _, g0, _)) = layout {
-                // Step 2 for this history (see below).
-                let node_sc = &mut sc.node;
-                let i = infoset[h] as usize;
-                let [r0, r1] = sc.reach[h];
-                let (mine, theirs) = if p == 0 { (r0, r1) } else { (r1, r0) };
-                let w = theirs * chance_reach[h];
-                node_sc.own_reach[i - lo] = mine;
-                node_sc.cf_reach[i - lo] += w;
-                if w != 0.0 {
-                    let g = tree.infosets[p].offset[i] as usize - g0;
-                    let av = &sc.action_values[kids.clone()];
-                    for (q, &a) in node_sc.cfq[g..g + av.len()].iter_mut().zip(av) {
-                        *q += w * a;
-                    }
-                }
-            }
             sc.values[h] = match fused {
                 Some(v) => v,
                 None => {
@@ -1359,16 +1274,20 @@ impl<S: Sink> Pass<'_, S> {
                 }
             };
         }
-        let Some((p, lo, hi, g0, g1)) = layout else {
+        let Some(p) = actor else {
             // Chance node: only baselines learn.
             if learn {
-                self.learn_baselines(hs, next, None, fuse_next);
+                self.learn_baselines(hs, next, None);
             }
             return;
         };
-        let (lo, hi) = (lo as u32, hi as u32);
+        let (lo, hi) = tree.nodes[node].infoset_range;
         let inf = &tree.infosets[p];
+        let g0 = inf.offset[lo as usize] as usize;
+        let g1 = inf.offset[hi as usize] as usize;
+        let updating = players[p];
         let sign = if p == 0 { 1.0 } else { -1.0 };
+        let measure = learn && updating && opts.measure_variance;
         // 2. Counterfactual action values of the node's infosets (local slices).
         let sc = &mut *self.sc;
         let NodeScratch {
@@ -1378,7 +1297,11 @@ impl<S: Sink> Pass<'_, S> {
             own_reach,
             ..
         } = &mut sc.node;
-        if updating && !fuse_cf {
+        zeroed(cfq, g1 - g0);
+        zeroed(err, if measure { g1 - g0 } else { 0 });
+        zeroed(cf_reach, (hi - lo) as usize);
+        zeroed(own_reach, (hi - lo) as usize);
+        if updating {
             for &h in hs {
                 let h = h as usize;
                 let i = ht.infoset[h] as usize;
@@ -1444,14 +1367,13 @@ impl<S: Sink> Pass<'_, S> {
         }
         // 4. Baselines.
         if learn {
-            self.learn_baselines(hs, next, Some(p), fuse_next);
+            self.learn_baselines(hs, next, Some(p));
         }
     }
 
     /// Baseline updates at a node whose successor `next` was sampled (`actor`: the acting
     /// player, `None` at chance), and for the predictive baseline the values under σ_{t+1}.
-    /// `next_done`: step 1 already wrote the predictive baseline's `û(h|σ_{t+1})`.
-    fn learn_baselines(&mut self, hs: &[u32], next: u32, actor: Option<usize>, next_done: bool) {
+    fn learn_baselines(&mut self, hs: &[u32], next: u32, actor: Option<usize>) {
         let (tree, ht) = (self.tree, self.ht);
         let opts = self.opts;
         let history_samples = |pass: &mut Self| {
@@ -1506,9 +1428,6 @@ impl<S: Sink> Pass<'_, S> {
                     let x = self.sc.next_values[c as usize];
                     self.sink.learn(Slot::Predictive(c), x, &opts);
                 }
-                if next_done {
-                    return;
-                }
                 let sc = &mut *self.sc;
                 for &h in hs {
                     let h = h as usize;
@@ -1534,8 +1453,7 @@ impl<S: Sink> Pass<'_, S> {
                     sc.next_values[h] = match actor {
                         Some(p) => {
                             let g = st.action_base as usize;
-                            let w = self.sink.cur_next(p, g..g + kids.len());
-                            value_of(w, true, |j| base[j])
+                            expected_value(self.sink.cur_next(p, g..g + kids.len()), base)
                         }
                         None => kids.zip(base).map(|(c, &b)| ht.chance_prob[c] * b).sum(),
                     };
