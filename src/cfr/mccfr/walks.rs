@@ -7,7 +7,7 @@ use crate::cfr::baseline::{Baseline, BaselineAveraging};
 use crate::cfr::team::Buf;
 use crate::tree::PublicTree;
 use crate::tree::history::{HistoryKind, HistoryTree, Step};
-use crate::util::SplitMix64;
+use crate::util::{SplitMix64, prefetch};
 
 /// One walk of the updating player `p`; `S` decides where its updates go (straight into the
 /// tables, or into a log applied after a parallel batch of walks).
@@ -365,6 +365,20 @@ impl<'a, S: Store> Walk<'a, S> {
                 let c0 = step.first_child as usize;
                 let n = step.num_children as usize;
                 let nf = n as f64;
+                // The child's row of `steps` (16 bytes, four to a cache line) and, at the
+                // updating player's histories, the regrets and average weights written on the
+                // way back: start their cache misses now, while the policy row loads and the
+                // action is drawn (prefetches only; no result changes).
+                let steps = ht.steps.as_ptr();
+                for j in (0..n).step_by(4) {
+                    prefetch(steps.wrapping_add(c0 + j));
+                }
+                prefetch(steps.wrapping_add(c0 + n - 1));
+                if q == p {
+                    let tab = self.st.tab();
+                    prefetch(tab.regrets[p].as_ptr().wrapping_add(base));
+                    prefetch(tab.avg[p].as_ptr().wrapping_add(base));
+                }
                 let cur = &self.st.tab().cur[q][base..base + n];
                 let eps = self.spec.epsilon;
                 let (k, sk) = match (q == p, self.spec.sampling) {
@@ -376,6 +390,8 @@ impl<'a, S: Store> Walk<'a, S> {
                     }
                     (false, _) => self.rng.weighted_by(n, |j| cur[j]),
                 };
+                // Its utility too, should the child be terminal.
+                prefetch(ht.utility.as_ptr().wrapping_add(c0 + k));
                 let sigma_k = cur[k];
                 let (my2, opp2) = if q == p {
                     (my * sigma_k, opp)
