@@ -47,7 +47,7 @@ if s.get("engine_searches"):
           f"{s['tensor_b1_searches_per_second']:.2f}   tensor/scalar {s['tensor_over_scalar_b1']:.3f}")
     print(f"    lock-step  scalar {s['scalar_lockstep_searches_per_second']:.2f}   tensor "
           f"{s['tensor_lockstep_searches_per_second']:.2f}   tensor/scalar "
-          f"{s['tensor_over_scalar_lockstep']:.3f}   same policies: {s['engines_same_policies_1e-6']}")
+          f"{s['tensor_over_scalar_lockstep']:.3f}   same policies (to {s['engine_policy_tolerance']}): {s['engines_same_policies']}")
 if s.get("selfplay_games"):
     print(f"  self-play games/s   one by one: {s['selfplay_b1_games_per_second']:.2f}   "
           f"groups of {s['batch']}: {s['selfplay_group_games_per_second']:.2f}   ratio "

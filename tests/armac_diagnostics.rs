@@ -1,5 +1,5 @@
 //! `armac.diagnostics` and `armac.tabular_w`: a short Kuhn run (with exact advantages) writes the exact diagnostics columns (finite W error
-//! and policy movement every epoch, exact NashConvs at evaluations), and the key is refused
+//! and policy movement every epoch, exact NashConvs and the critic's error at evaluations), and the key is refused
 //! with a message naming it when exact evaluation is off.
 
 mod common;
@@ -55,7 +55,13 @@ fn kuhn_diagnostics_columns_are_filled() {
         let v = last[col(name)];
         assert!((0.0..=1.0).contains(&v), "{name} {v}");
     }
+    // The critic against the exact q of the played policy: Kuhn's values lie in [-2, 2].
+    let rmse = last[col("diag_critic_rmse")];
+    assert!(rmse.is_finite() && (0.0..=4.0).contains(&rmse), "critic rmse {rmse}");
+    let wrong = last[col("diag_critic_wrong_sign")];
+    assert!((0.0..=1.0).contains(&wrong), "critic wrong sign {wrong}");
     assert!(rows[0][col("diag_nash_conv_exact_avg")].is_nan());
+    assert!(rows[0][col("diag_critic_rmse")].is_nan());
 }
 
 #[test]

@@ -74,6 +74,14 @@ pub struct SearchArgs {
     /// game's whole tree, every node expanded); 0 skips it.
     #[arg(long, default_value_t = 50)]
     pub update_iterations: usize,
+    /// Burn device of the CVPN (`flex`, `wgpu`, `cuda`): on a GPU a forward's cost barely
+    /// grows with its batch, which is where lock-step pays.
+    #[arg(long, default_value = "flex")]
+    pub device: String,
+    /// Burn device of the tensor engine in the engine comparison and the grown-tree update
+    /// (`f64` on `flex`, `f32` on a GPU backend, whose shaders have no `f64`).
+    #[arg(long, default_value = "flex")]
+    pub engine_device: String,
 }
 
 /// Runs `armac-bench search` (see [`SearchArgs`]): one JSON line per repetition and a summary.
@@ -82,7 +90,14 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     let tree = Arc::new(PublicTree::build_with_limit(game.as_ref(), 1_000_000)?);
     let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree)?);
     let mut enc = PbsEncoder::new(game.clone(), tree.clone(), ht.clone())?;
-    let device = crate::nn::select_device("flex")?;
+    let device = crate::nn::select_device(&args.device)?;
+    let engine_device = crate::nn::select_device(&args.engine_device)?;
+    // GPU shaders have no f64; policies then agree with the scalar f64 engine to f32 rounding.
+    let (precision, engine_tol) = if args.engine_device == "flex" {
+        (Precision::F64, 1e-6)
+    } else {
+        (Precision::F32, 1e-3)
+    };
     let cfg = CvpnConfig {
         game: game.load_string(),
         input_size: enc.input_size(),
@@ -165,8 +180,10 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     }
     // Engines: the scalar f64 engine against the tensor one (flex, f64) on the same searches,
     // B = 1 and in lock-step, interleaved (scalar then tensor in every repetition).
-    let tensor: Arc<dyn EngineBuilder> =
-        Arc::new(TensorEngineBuilder::new(Ctx::new(&device, Precision::F64)));
+    let tensor: Arc<dyn EngineBuilder> = Arc::new(TensorEngineBuilder::new(Ctx::new(
+        &engine_device,
+        precision,
+    )));
     let eb = args.engine_batch;
     let mk = |k: usize, t: bool| {
         let cfg = GtCfrConfig {
@@ -203,7 +220,7 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         let same = pols[0].iter().zip(&pols[1]).all(|(x, y)| {
             x.iter()
                 .zip(y)
-                .all(|(u, v)| u.iter().zip(v).all(|(a, b)| (a - b).abs() < 1e-6))
+                .all(|(u, v)| u.iter().zip(v).all(|(a, b)| (a - b).abs() < engine_tol))
         });
         engines_agree &= same;
         for e in 0..2 {
@@ -217,7 +234,7 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
             "tensor_b1_searches_per_second": rates[1][0],
             "scalar_lockstep_searches_per_second": rates[0][1],
             "tensor_lockstep_searches_per_second": rates[1][1],
-            "same_policies_1e-6": same}),
+            "same_policies": same, "policy_tolerance": engine_tol}),
         );
     }
     // A grown-tree update (every node expanded) against a BatchedCfr iteration on the same
@@ -227,7 +244,7 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     if ui > 0 {
         let (grown, ranges) = layout_for(&tree, &ht, &root)?;
         let spec = search_cfg(0).spec;
-        let ctx = Ctx::new(&device, Precision::F64);
+        let ctx = Ctx::new(&engine_device, precision);
         for _ in 0..args.repeats.max(1) {
             let mut s = ScalarEngine::new(grown.clone(), spec, ranges.clone())?;
             s.expand_all();
@@ -364,17 +381,15 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     }
     let (m1, mb) = (median(one), median(many));
     let (c1, cb) = (median(one_cpu), median(many_cpu));
-    lines.push(
-        json!({"bench": "search", "summary": true, "game": game.load_string(),
-        "engine": "scalar", "tensor_engine": "flex f64 (search_engines lines)",
-        "engine_searches": eb,
+    let mut summary = json!({"bench": "search", "summary": true, "game": game.load_string(),
+        "engine": "scalar", "engine_searches": eb,
         "scalar_b1_searches_per_second": med(&eng[0][0]),
         "tensor_b1_searches_per_second": med(&eng[1][0]),
         "scalar_lockstep_searches_per_second": med(&eng[0][1]),
         "tensor_lockstep_searches_per_second": med(&eng[1][1]),
         "tensor_over_scalar_b1": med(&eng[1][0]) / med(&eng[0][0]),
         "tensor_over_scalar_lockstep": med(&eng[1][1]) / med(&eng[0][1]),
-        "engines_same_policies_1e-6": engines_agree,
+        "engines_same_policies": engines_agree,
         "simulations": args.simulations, "batch": b, "repeats": args.repeats,
         "cvpn_input_size": enc.input_size(), "cvpn_hidden": args.hidden,
         "cvpn_layers": args.layers, "cvpn_value_outputs": 2 * enc.private_states(),
@@ -394,8 +409,19 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
         "selfplay_group_games_per_second": median(games_many.clone()),
         "selfplay_group_over_b1": median(games_many) / median(games_one),
         "selfplay_group_over_b1_cpu": median(games_many_cpu) / median(games_one_cpu),
-        "load_average": load_average()}),
-    );
+        "load_average": load_average()});
+    let bits = if precision == Precision::F64 {
+        "f64"
+    } else {
+        "f32"
+    };
+    summary["tensor_engine"] = json!(format!(
+        "{} {bits} (search_engines lines)",
+        args.engine_device
+    ));
+    summary["cvpn_device"] = json!(args.device);
+    summary["engine_policy_tolerance"] = json!(engine_tol);
+    lines.push(summary);
     Ok(lines)
 }
 

@@ -71,6 +71,8 @@ pub const METRICS_HEADER: &[&str] = &[
     "diag_nash_conv_exact_avg",
     "diag_w_sampling_error",
     "diag_w_fit_error",
+    "diag_critic_rmse",
+    "diag_critic_wrong_sign",
 ];
 
 /// Counters and RNG state saved in `checkpoint/state.json`.
@@ -122,6 +124,9 @@ struct Exact {
     /// The history tree, built on first use and shared by the diagnostics and the exact
     /// advantages.
     histories: std::sync::OnceLock<Arc<HistoryTree>>,
+    /// Feed-forward nets, per player: the critic's inputs at every decision history of that
+    /// player and the histories in row order (built on first use, for the critic diagnostic).
+    critic_rows: std::sync::OnceLock<[(ActBatch, Vec<usize>); 2]>,
 }
 
 /// Hashable key of an information-state tensor.
@@ -200,6 +205,7 @@ impl Exact {
             sequences,
             lookup,
             histories: std::sync::OnceLock::new(),
+            critic_rows: std::sync::OnceLock::new(),
         }))
     }
 
@@ -210,6 +216,68 @@ impl Exact {
         }
         let ht = Arc::new(HistoryTree::build(game.as_ref(), &self.tree)?);
         Ok(self.histories.get_or_init(|| ht).clone())
+    }
+
+    /// The critic of `net` at every decision history, as [`super::diagnostics::critic_error`]
+    /// takes it: `q_p(h, a)` of the acting player `p` at every child `c = (h a)`, in game units
+    /// (`scale`: the run's reward scale). `None` for recurrent nets, whose critic reads
+    /// observation sequences rather than a history's information-state tensors.
+    fn critic_q(
+        &self,
+        game: &GameRef,
+        net: &ArmacPolicyNet,
+        na: usize,
+        scale: f64,
+    ) -> Result<Option<Vec<f64>>, RunError> {
+        if self.sequences.is_some() {
+            return Ok(None);
+        }
+        let ht = self.histories(game)?;
+        if self.critic_rows.get().is_none() {
+            let isz = game.information_state_tensor_size();
+            let mut rows: [(ActBatch, Vec<usize>); 2] = Default::default();
+            let mut t = [vec![0.0; isz], vec![0.0; isz]];
+            for h in 0..ht.len() {
+                let crate::tree::history::HistoryKind::Decision(p) = ht.kind[h] else {
+                    continue;
+                };
+                let mut path = Vec::new();
+                let mut x = h;
+                while x != 0 {
+                    path.push(ht.action[x]);
+                    x = ht.parent[x] as usize;
+                }
+                path.reverse();
+                let st = crate::game::replay(game.as_ref(), &path).map_err(RunError::context(
+                    "replaying a history for the critic diagnostic",
+                ))?;
+                for (i, ti) in t.iter_mut().enumerate() {
+                    st.information_state_tensor(i, ti);
+                }
+                let mut legal = vec![false; na];
+                for c in ht.children(h) {
+                    legal[ht.action[c]] = true;
+                }
+                rows[p].0.push(&t[p], &t[0], &t[1], &legal);
+                rows[p].1.push(h);
+            }
+            let _ = self.critic_rows.set(rows);
+        }
+        let rows = self.critic_rows.get().expect("set above");
+        let mut q = vec![f64::NAN; ht.len()];
+        for (p, (batch, hs)) in rows.iter().enumerate() {
+            if hs.is_empty() {
+                continue;
+            }
+            let out = net.evaluate(batch);
+            let field = if p == 0 { &out.q0 } else { &out.q1 };
+            for (row, &h) in hs.iter().enumerate() {
+                for c in ht.children(h) {
+                    q[c] = f64::from(field[row * na + ht.action[c]]) * scale;
+                }
+            }
+        }
+        Ok(Some(q))
     }
 
     /// The network's outputs at every infoset of player `p` (row `i`: infoset `i`).
@@ -1526,7 +1594,15 @@ fn run_in_pool(
             let sampled = eval_now
                 .then(|| ex.sampled_regrets(&replay, memory.as_ref(), na))
                 .flatten();
-            let row = d.compare(&ex.tree, &next, eval_now, sampled.as_ref());
+            let mut row = d.compare(&ex.tree, &next, eval_now, sampled.as_ref());
+            if eval_now && let Some(q) = ex.critic_q(&game, &net, na, reward_scale(&game, s))? {
+                let e =
+                    super::diagnostics::critic_error(&*ex.histories(&game)?, &ex.tree, &next, &q);
+                row.critic_rmse = e.rmse;
+                row.critic_wrong_sign = e.wrong_sign;
+                tb.scalar("diag/critic_rmse", e.rmse, it);
+                tb.scalar("diag/critic_wrong_sign", e.wrong_sign, it);
+            }
             d.record(&ex.tree, &next);
             tb.scalar("diag/policy_change", row.policy_change, it);
             tb.scalar("diag/w_error", row.w_error, it);
@@ -1569,6 +1645,8 @@ fn run_in_pool(
                 format!("{:.6e}", drow.nash_conv_exact_avg),
                 format!("{:.6e}", drow.w_sampling_error),
                 format!("{:.6e}", drow.w_fit_error),
+                format!("{:.6e}", drow.critic_rmse),
+                format!("{:.6e}", drow.critic_wrong_sign),
             ])
             .map_err(io_err("metrics", &metrics_path))?;
         // The first epoch of every process is checkpointed (a stop soon after the start loses

@@ -38,6 +38,13 @@ pub struct DiagnosticsRow {
     /// Mean total-variation distance between the head's `π^{t+1}` and regret matching on the
     /// replay's per-infoset means: the error of the fit (NaN when not asked).
     pub w_fit_error: f64,
+    /// Root mean square error of the next network's critic `q(h, a)` against the exact
+    /// `q_{π^{t+1}}(h, a)`, in the game's payoff units, weighted by the learning reach (see
+    /// [`critic_error`]; NaN when not asked or for recurrent networks).
+    pub critic_rmse: f64,
+    /// Weighted share of the critic's advantages `q(h, a) − Σ_b π(b) q(h, b)` whose sign
+    /// differs from the exact advantage's (see [`critic_error`]).
+    pub critic_wrong_sign: f64,
 }
 
 impl DiagnosticsRow {
@@ -50,7 +57,100 @@ impl DiagnosticsRow {
             nash_conv_exact_avg: f64::NAN,
             w_sampling_error: f64::NAN,
             w_fit_error: f64::NAN,
+            critic_rmse: f64::NAN,
+            critic_wrong_sign: f64::NAN,
         }
+    }
+}
+
+/// How far a critic is from the exact action values of a policy (see [`critic_error`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CriticError {
+    /// Weighted root mean square of `q̂(h, a) − q(h, a)` over decision histories and their
+    /// actions.
+    pub rmse: f64,
+    /// Weighted share of the actions with a nonzero exact advantage whose estimated advantage
+    /// has the other sign (or is zero).
+    pub wrong_sign: f64,
+}
+
+/// Compares a critic with the exact action values of `policy`. `q[c]` is the critic's
+/// `q_p(h, a)` for every child `c = (h a)` of a decision history `h` of player `p`, in `p`'s
+/// payoff (game units); other entries are ignored. The exact `q_p(h, a)` is `p`'s expected
+/// payoff of `c` when both players follow `policy`; advantages subtract
+/// `v(h) = Σ_b policy(h, b) q(h, b)` on both sides (the estimated one with the critic's `q`),
+/// as the actors do when they turn a past critic into mean-regret targets.
+///
+/// Every decision history of player `p` weighs the probability that an episode reaches it when
+/// `p` explores uniformly and chance and the opponent follow `policy`: the distribution of
+/// ARMAC's learning decisions with `behaviour = "uniform"`. An exact advantage counts as
+/// nonzero above `1e-9` in absolute value.
+pub fn critic_error(
+    ht: &HistoryTree,
+    tree: &PublicTree,
+    policy: &TreePolicy,
+    q: &[f64],
+) -> CriticError {
+    let mut v = vec![0.0; ht.len()];
+    ht.values_into(tree, policy, &mut v);
+    // Per learning player: reach with that player uniform, chance and the opponent on `policy`.
+    let reach: [Vec<f64>; 2] = std::array::from_fn(|p| {
+        let mut r = vec![0.0; ht.len()];
+        r[0] = 1.0;
+        for h in 0..ht.len() {
+            match ht.kind[h] {
+                HistoryKind::Terminal => {}
+                HistoryKind::Chance => {
+                    for c in ht.children(h) {
+                        r[c] = r[h] * ht.chance_prob[c];
+                    }
+                }
+                HistoryKind::Decision(i) => {
+                    let base = tree.infosets[i].offset[ht.infoset[h] as usize] as usize;
+                    let kids = ht.children(h);
+                    let n = kids.len() as f64;
+                    for (k, c) in kids.enumerate() {
+                        r[c] = r[h] * if i == p { 1.0 / n } else { policy[i][base + k] };
+                    }
+                }
+            }
+        }
+        r
+    });
+    let (mut sq, mut n, mut wrong, mut signed) = (0.0, 0.0, 0.0, 0.0);
+    for h in 0..ht.len() {
+        let HistoryKind::Decision(p) = ht.kind[h] else {
+            continue;
+        };
+        let w = reach[p][h];
+        if w <= 0.0 {
+            continue;
+        }
+        let sign = if p == 0 { 1.0 } else { -1.0 };
+        let base = tree.infosets[p].offset[ht.infoset[h] as usize] as usize;
+        let kids = ht.children(h);
+        let pi = &policy[p][base..base + kids.len()];
+        let v_hat: f64 = kids.clone().zip(pi).map(|(c, x)| x * q[c]).sum();
+        for c in kids {
+            let exact = sign * v[c];
+            sq += w * (q[c] - exact).powi(2);
+            n += w;
+            let adv = exact - sign * v[h];
+            if adv.abs() > 1e-9 {
+                signed += w;
+                if adv * (q[c] - v_hat) <= 0.0 {
+                    wrong += w;
+                }
+            }
+        }
+    }
+    CriticError {
+        rmse: if n > 0.0 { (sq / n).sqrt() } else { f64::NAN },
+        wrong_sign: if signed > 0.0 {
+            wrong / signed
+        } else {
+            f64::NAN
+        },
     }
 }
 
@@ -244,6 +344,8 @@ impl Diagnostics {
     ) -> DiagnosticsRow {
         let rm = regret_matching(tree, &self.regret_sum);
         DiagnosticsRow {
+            critic_rmse: f64::NAN,
+            critic_wrong_sign: f64::NAN,
             w_sampling_error: sampled.map_or(f64::NAN, |s| mean_tv(tree, s, &rm)),
             w_fit_error: sampled.map_or(f64::NAN, |s| mean_tv(tree, s, next)),
             policy_change: self
@@ -274,6 +376,57 @@ mod tests {
         let g = crate::games::registry::load_game("kuhn_poker").unwrap();
         let t = PublicTree::build(g.as_ref()).unwrap();
         (g, t)
+    }
+
+    /// The exact `q_p(h, a)` of `pi` at every child of a decision history (in `p`'s payoff).
+    fn exact_q(ht: &HistoryTree, t: &PublicTree, pi: &TreePolicy) -> Vec<f64> {
+        let mut v = vec![0.0; ht.len()];
+        ht.values_into(t, pi, &mut v);
+        let mut q = vec![f64::NAN; ht.len()];
+        for h in 0..ht.len() {
+            if let HistoryKind::Decision(p) = ht.kind[h] {
+                for c in ht.children(h) {
+                    q[c] = if p == 0 { v[c] } else { -v[c] };
+                }
+            }
+        }
+        q
+    }
+
+    #[test]
+    fn critic_error_is_zero_for_the_exact_values_and_sees_shifts_and_flips() {
+        let (g, t) = kuhn();
+        let ht = HistoryTree::build(g.as_ref(), &t).unwrap();
+        let mut pi = uniform_tree_policy(&t);
+        for pi_p in pi.iter_mut() {
+            for (k, x) in pi_p.iter_mut().enumerate() {
+                *x = if k % 2 == 0 { 0.7 } else { 0.3 };
+            }
+        }
+        let q = exact_q(&ht, &t, &pi);
+        let e = critic_error(&ht, &t, &pi, &q);
+        assert!(e.rmse < 1e-12 && e.wrong_sign == 0.0, "{e:?}");
+        // A constant shift moves every q but no advantage.
+        let shifted: Vec<f64> = q.iter().map(|x| x + 0.5).collect();
+        let e = critic_error(&ht, &t, &pi, &shifted);
+        assert!((e.rmse - 0.5).abs() < 1e-12 && e.wrong_sign == 0.0, "{e:?}");
+        // Negated values flip every nonzero advantage.
+        let flipped: Vec<f64> = q.iter().map(|x| -x).collect();
+        let e = critic_error(&ht, &t, &pi, &flipped);
+        assert_eq!(e.wrong_sign, 1.0, "{e:?}");
+        assert!(e.rmse > 0.1, "{e:?}");
+        // A critic that is right at player 0's histories and flipped at player 1's is wrong
+        // on the share of the weight that player 1's actions carry.
+        let mut half = q.clone();
+        for h in 0..ht.len() {
+            if ht.kind[h] == HistoryKind::Decision(1) {
+                for c in ht.children(h) {
+                    half[c] = -q[c];
+                }
+            }
+        }
+        let e = critic_error(&ht, &t, &pi, &half);
+        assert!(e.wrong_sign > 0.2 && e.wrong_sign < 0.8, "{e:?}");
     }
 
     #[test]

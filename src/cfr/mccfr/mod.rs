@@ -72,6 +72,7 @@ use crate::game::Game;
 use crate::tree::TreePolicy;
 use crate::tree::history::HistoryTree;
 use crate::tree::{PublicTree, TreeError};
+use crossbeam::utils::CachePadded;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -389,7 +390,9 @@ pub struct MccfrSolver {
     scratch: Vec<f64>,
     /// With `walks > 1`: one update log per worker, kept between iterations (each worker
     /// writes its own during the walks, then reads all of them to apply its shard).
-    logs: Vec<RwLock<walks::Log>>,
+    /// Each on its own cache lines: a walk pushes onto its log's frame stack all the time, and
+    /// logs sharing a line made two threads slower than one (false sharing).
+    logs: Vec<CachePadded<RwLock<walks::Log>>>,
     /// With `threads > 1` (and `walks > 1`): the workers.
     team: Option<Team>,
     /// Apply the parallel walks' logs on the calling thread, shard after shard, instead of
@@ -628,7 +631,7 @@ impl MccfrSolver {
             let predictive = spec.baseline == Baseline::Predictive;
             let ptrs = walks::TablePtrs::new(tab);
             let tab_ref: &Tables = tab;
-            let logs: &[RwLock<walks::Log>] = logs;
+            let logs: &[CachePadded<RwLock<walks::Log>>] = logs;
             let walk_chunk = |c: usize| {
                 let mut log = logs[c].write().unwrap_or_else(|e| e.into_inner());
                 let log = &mut *log;

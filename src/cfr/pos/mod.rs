@@ -85,6 +85,7 @@ use crate::tree::TreePolicy;
 use crate::tree::history::{HistoryKind, HistoryTree, Step};
 use crate::tree::{NodeKind, PublicTree, TreeError};
 use crate::util::SplitMix64;
+use crossbeam::utils::CachePadded;
 use serde::Deserialize;
 use std::ops::Range;
 use std::sync::{Arc, RwLock};
@@ -665,7 +666,9 @@ pub struct PosSolver {
     /// With `walks > 1`: one scratch and update log per chunk of walks, kept between
     /// iterations (each worker writes its own during the walks, then reads every log to apply
     /// its shard).
-    workers: Vec<RwLock<(PassScratch, Log)>>,
+    /// Each on its own cache lines (the passes write their scratch all the time; workers
+    /// sharing a line slow each other down).
+    workers: Vec<CachePadded<RwLock<(PassScratch, Log)>>>,
     /// With `threads > 1` (and `walks > 1`): the workers.
     team: Option<Team>,
     /// Apply the parallel walks' logs on the calling thread, shard after shard, instead of on
@@ -931,7 +934,7 @@ impl PosSolver {
         let chunks = self.team.as_ref().map_or(1, Team::size);
         let n = self.ht.len();
         self.workers.resize_with(chunks, || {
-            RwLock::new((PassScratch::new(n), Log::default()))
+            CachePadded::new(RwLock::new((PassScratch::new(n), Log::default())))
         });
         let turns: &[[bool; 2]] = match self.spec.updates {
             Updates::Alternating => &[[true, false], [false, true]],
@@ -953,7 +956,7 @@ impl PosSolver {
             let parallel_apply = !*serial_apply;
             let ptrs = TablePtrs::new(tab);
             let tab_ref: &Tables = tab;
-            let workers: &[RwLock<(PassScratch, Log)>] = workers;
+            let workers: &[CachePadded<RwLock<(PassScratch, Log)>>] = workers;
             let walk_chunk = |c: usize| {
                 let mut guard = workers[c].write().unwrap_or_else(|e| e.into_inner());
                 let (sc, log) = &mut *guard;

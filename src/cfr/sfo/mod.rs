@@ -48,6 +48,7 @@ use crate::tree::PublicTree;
 use crate::tree::TreePolicy;
 use crate::tree::history::HistoryTree;
 use crate::util::SplitMix64;
+use crossbeam::utils::CachePadded;
 use estimators::{Estimator, Estimators};
 use prox::{ProxScratch, WeightScheme};
 use serde::{Deserialize, Serialize};
@@ -196,7 +197,9 @@ pub struct SfoSolver {
     /// With `threads > 1`: the workers.
     pool: Option<Arc<rayon::ThreadPool>>,
     /// With `threads > 1`: per worker, estimator scratch and the log of its draws' additions.
-    workers: Vec<(Estimators, Vec<(u32, f64)>)>,
+    /// Each on its own cache lines (a worker's log grows as its draws run; workers sharing
+    /// a line slow each other down).
+    workers: Vec<CachePadded<(Estimators, Vec<(u32, f64)>)>>,
     weights: [Vec<f64>; 2],
     iteration: u64,
     nodes_touched: u64,
@@ -276,13 +279,14 @@ impl SfoSolver {
                 let chunks = self.spec.threads.min(self.spec.samples);
                 let est = &self.est[p];
                 self.workers
-                    .resize_with(chunks, || (est.clone(), Vec::new()));
+                    .resize_with(chunks, || CachePadded::new((est.clone(), Vec::new())));
                 let (spec, seed, samples) = (&self.spec, self.seed, self.spec.samples);
                 let touched: u64 = pool.install(|| {
                     self.workers
                         .par_iter_mut()
                         .enumerate()
-                        .map(|(c, (est, log))| {
+                        .map(|(c, w)| {
+                            let (est, log) = &mut **w;
                             log.clear();
                             let ks = c * samples / chunks..(c + 1) * samples / chunks;
                             let rng = |k| draw_stream(seed, t, p, k);
@@ -292,7 +296,8 @@ impl SfoSolver {
                 });
                 let grad = &mut self.grad[p];
                 grad.iter_mut().for_each(|v| *v = 0.0);
-                for (_, log) in &self.workers {
+                for w in &self.workers {
+                    let log = &w.1;
                     for &(i, v) in log {
                         grad[i as usize] += v;
                     }
