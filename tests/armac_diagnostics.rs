@@ -57,7 +57,10 @@ fn kuhn_diagnostics_columns_are_filled() {
     }
     // The critic against the exact q of the played policy: Kuhn's values lie in [-2, 2].
     let rmse = last[col("diag_critic_rmse")];
-    assert!(rmse.is_finite() && (0.0..=4.0).contains(&rmse), "critic rmse {rmse}");
+    assert!(
+        rmse.is_finite() && (0.0..=4.0).contains(&rmse),
+        "critic rmse {rmse}"
+    );
     let wrong = last[col("diag_critic_wrong_sign")];
     assert!((0.0..=1.0).contains(&wrong), "critic wrong sign {wrong}");
     assert!(rows[0][col("diag_nash_conv_exact_avg")].is_nan());

@@ -54,6 +54,9 @@ use prox::{ProxScratch, WeightScheme};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+/// A worker's estimator scratch and the log of its draws' additions to the loss.
+type Worker = (Estimators, Vec<(u32, f64)>);
+
 /// Algorithm names (the `[solver] algorithm` values).
 pub const NAMES: &[&str] = &["ftrl", "omd"];
 
@@ -199,7 +202,7 @@ pub struct SfoSolver {
     /// With `threads > 1`: per worker, estimator scratch and the log of its draws' additions.
     /// Each on its own cache lines (a worker's log grows as its draws run; workers sharing
     /// a line slow each other down).
-    workers: Vec<CachePadded<(Estimators, Vec<(u32, f64)>)>>,
+    workers: Vec<CachePadded<Worker>>,
     weights: [Vec<f64>; 2],
     iteration: u64,
     nodes_touched: u64,
