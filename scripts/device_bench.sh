@@ -14,6 +14,14 @@
 #   3. sampled solvers (OS/ES/POS) on 1..16 threads: nodes/s and scaling on an idle many-core host,
 #      and, when pyspiel imports, the single-thread ratio against OpenSpiel's C++ samplers;
 #   4. ARMAC actors through Redis against in-process threads, 1..8 actors (scripts/bench_redis.sh).
+# STAGES picks stages (default "learner batched sampled redis"); the other stages:
+#   scaling  sampled-solver thread scaling, the packed binary against an earlier one packed as
+#            armac-bench-old (`OLD_BENCH=path scripts/device_bench.sh --pack`), same run;
+#   search   Student of Games lock-step (B = 64) against one by one, CVPN and tensor engine on
+#            wgpu against flex;
+#   lbr      LBR-FC hands/s against a tiny recurrent FCPA network on two pinned idle cores;
+#   ladder   the ARMAC Leduc ladder (scripts/armac_ladder.sh rungs, diagnostics on) on pinned
+#            core pairs, LADDER_CPU CPU-seconds each, in the background while the others run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,7 +78,132 @@ for l in sys.stdin:
   fi
 }
 
+STAGES=${STAGES:-learner batched sampled redis}
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+# pin CPUS CMD...: run CMD on those cores (a machine of fewer than 16 cores, e.g. a dry run
+# here, runs it unpinned).
+pin() { local c=$1; shift; if [ "$(nproc)" -ge 16 ]; then taskset -c "$c" "$@"; else "$@"; fi; }
+
+# --- scaling: sampled solvers, this binary against the old one, 1..16 threads -----------------
+if has scaling; then
+  log "scaling: nodes/s by threads, new (armac-bench) against old (armac-bench-old)"
+  S="$OUT/scaling.jsonl"
+  ncores=16
+  for game in leduc_poker liars_dice; do
+    for alg in os-mccfr pos-mccfr es-mccfr; do
+      case $alg in os-mccfr) base=400000 ;; es-mccfr) base=20000 ;; *) base=40000 ;; esac
+      [ $game = liars_dice ] && base=$((base / 4))
+      extra=(); [ $alg = pos-mccfr ] && extra=(--set baseline=predictive)
+      for v in new old; do
+        bin="$B"; [ $v = old ] && bin="$D/armac-bench-old"
+        [ -x "$bin" ] || continue
+        ts="1 2 4 8 $ncores"; [ $v = old ] && ts="1 $ncores"
+        for t in $ts; do
+          # A quarter of the one-thread run's walks per thread (walks = 64 x threads).
+          its=$base; [ $t -gt 1 ] && its=$(( base / 256 + 1 ))
+          line=$(timeout 40 "$bin" solver --game $game --algorithm $alg --iterations $its --repeats 2 \
+            --set threads=$t "${extra[@]}" 2>>"$OUT/last_err.txt") || { log "FAILED $v $game $alg $t"; continue; }
+          echo "$line" | python3 -c "import json,sys; d=json.loads(sys.stdin.read()); d.update(threads=$t, game='$game', algorithm='$alg', binary='$v', walks_per_thread=64); print(json.dumps(d))" >>"$S"
+        done
+        # Larger iterations (256 walks per thread): how much of the loss is per dispatch.
+        if [ $v = new ]; then
+          line=$(timeout 40 "$bin" solver --game $game --algorithm $alg --iterations $(( base / 1024 + 1 )) \
+            --repeats 2 --set threads=$ncores --set walks=$((256 * ncores)) "${extra[@]}" 2>>"$OUT/last_err.txt") &&
+          echo "$line" | python3 -c "import json,sys; d=json.loads(sys.stdin.read()); d.update(threads=$ncores, game='$game', algorithm='$alg', binary='$v', walks_per_thread=256); print(json.dumps(d))" >>"$S"
+        fi
+      done
+    done
+  done
+  python3 - "$S" <<'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+base = {(r["game"], r["algorithm"], r["binary"]): r["nodes_touched_per_second"] for r in rows if r["threads"] == 1}
+for r in rows:
+    b = base.get((r["game"], r["algorithm"], r["binary"]))
+    print(f'    {r["binary"]:3} {r["game"]:12} {r["algorithm"]:10} threads {r["threads"]:2} walks/thread {r["walks_per_thread"]:3}  '
+          f'{r["nodes_touched_per_second"]:10.4g} nodes/s  scaling {r["nodes_touched_per_second"] / b:5.2f}x')
+PY
+fi
+
+# --- ladder (background): ARMAC Leduc rungs on pinned core pairs ------------------------------
+if has ladder; then
+  log "ladder: ${LADDER_CPU:=600} CPU-s (at most ${LADDER_WALL:-330} s) per rung, cores 4-15, in the background"
+  mkdir -p /tmp/ladder
+  # rung:cores; two probes of a more accurate critic beside the four rungs.
+  for spec in tab_exact:6,7 tab_critic:8,9 exact_adv:10,11 armac:12,13 steps50:4,5 critic_w4:14,15; do
+    rung=${spec%%:*} cores=${spec#*:}
+    case $rung in
+      tab_exact) keys=(--set armac.tabular_w=true --set armac.exact_advantages=true) ;;
+      tab_critic) keys=(--set armac.tabular_w=true) ;;
+      exact_adv) keys=(--set armac.exact_advantages=true) ;;
+      armac) keys=() ;;
+      steps50) keys=(--set armac.learning_steps_per_epoch=50) ;;
+      critic_w4) keys=(--set "armac.loss_weights=[4.0, 1.0, 1.0, 1.0]") ;;
+    esac
+    pin $cores "$D/armac-train" --config leduc_armac.toml --quiet \
+      --max-cpu-seconds "$LADDER_CPU" --max-seconds "${LADDER_WALL:-330}" --set armac.learner_threads=1 --set armac.diagnostics=true \
+      --set eval.every=5 "${keys[@]}" --out /tmp/ladder/$rung --overwrite >/tmp/ladder/$rung.log 2>&1 &
+  done
+fi
+
+# --- search, lbr, openspiel: side by side on their own cores -----------------------------------
+if has search; then
+  log "search: SoG lock-step vs one by one, wgpu vs flex (cores 0-1)"
+  (
+    for dev in ${SEARCH_DEVICES:-wgpu flex}; do
+      pin 0,1 timeout 150 "$B" search --game leduc_poker --batch 64 --repeats 3 --games 0 \
+        --solves 16 --steps 10 --engine-batch 16 --update-iterations 20 --device $dev \
+        --engine-device $dev >>"$OUT/search.jsonl" 2>>/tmp/search_err.txt || echo "search $dev failed ($?)" >>/tmp/search_err.txt
+    done
+  ) &
+  search_pid=$!
+fi
+if has lbr; then
+  log "lbr: LBR-FC against a tiny recurrent FCPA net, 2 pinned cores (2-3)"
+  (
+    pin 2,3 "$D/armac-train" --config nlhe_fcpa.toml --out /tmp/fcpa --quiet --overwrite \
+      --set armac.epochs=1 --set armac.episodes_per_epoch=32 --set armac.learning_steps_per_epoch=2 \
+      --set armac.batch_trajectories=8 >/dev/null 2>>/tmp/lbr_err.txt
+    for peer in burn; do
+      pin 2,3 timeout 200 "$B" lbr-net --policy /tmp/fcpa --variant fc --hands 100 --rounds 2 \
+        --threads 2 --peer $peer >>"$OUT/lbr.jsonl" 2>>/tmp/lbr_err.txt
+    done
+  ) &
+  lbr_pid=$!
+fi
+[ -n "${search_pid:-}" ] && wait "$search_pid"
+[ -n "${lbr_pid:-}" ] && wait "$lbr_pid"
+for f in /tmp/search_err.txt /tmp/lbr_err.txt; do
+  [ -s $f ] && { echo "--- tail of $f"; tail -5 $f; } | tee -a "$OUT/summary.txt"
+done
+if [ -s "$OUT/search.jsonl" ]; then
+  python3 - "$OUT/search.jsonl" <<'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("summary"):
+        print(f'    CVPN {r["cvpn_device"]}, engine {r["tensor_engine"]}: B=1 {r["b1_searches_per_second"]:.1f}/s, '
+              f'lock-step {r["lockstep_searches_per_second"]:.1f}/s, ratio {r["lockstep_over_b1"]:.2f}; '
+              f'engines scalar/tensor B=1 {r["scalar_b1_searches_per_second"]:.1f}/{r["tensor_b1_searches_per_second"]:.2f}, '
+              f'lock-step {r["scalar_lockstep_searches_per_second"]:.1f}/{r["tensor_lockstep_searches_per_second"]:.2f}, '
+              f'same policies {r["engines_same_policies"]}')
+    elif r.get("bench") == "grown_update":
+        print(f'    grown update s/it: scalar {r["scalar_seconds_per_iteration"]:.3g} tensor {r["tensor_seconds_per_iteration"]:.3g} batched {r["batched_cfr_seconds_per_iteration"]:.3g}')
+PY
+fi
+if [ -s "$OUT/lbr.jsonl" ]; then
+  python3 - "$OUT/lbr.jsonl" <<'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("summary"):
+        print(f'    LBR-FC recurrent, 2 pinned idle cores: fast {r["fast_hands_per_second"]:.1f} hands/s '
+              f'({r["fast_cpu_seconds_per_hand"]:.4f} CPU s/hand), peer {r["peer"]} {r["reference_hands_per_second"]:.1f} hands/s')
+PY
+fi
+
 # --- 1. learner: wgpu against flex -------------------------------------------------------------
+has learner && {
 log "stage 1: ARMAC learner steps/s"
 L="$OUT/learner.jsonl"
 # GPU utilisation while the first wgpu runs go: proof that wgpu picked the NVIDIA adapter.
@@ -82,7 +215,10 @@ for dev in wgpu flex; do
   run 90 "$L" "$B" learner --device $dev --input 175 --actions 4 --hidden 256 --batch 65536 --steps 5 --repeats 3
 done
 
+}
+
 # --- 2. batched public-tree solvers: wgpu against flex -------------------------------------------
+has batched && {
 log "stage 2: batched CFR+/POS element-iterations/s"
 P="$OUT/batched.jsonl"
 for dev in wgpu flex; do
@@ -93,7 +229,10 @@ for dev in wgpu flex; do
   run 90 "$P" "$B" batched --game liars_dice --algorithm cfr+ --batch 1024 --iterations 5 --repeats 3 --device $dev
 done
 
+}
+
 # --- 3. sampled solvers on 1..16 threads -----------------------------------------------------------
+has sampled && {
 log "stage 3: sampled solvers, thread scaling (nodes/s)"
 S="$OUT/sampled.jsonl"
 for game in leduc_poker liars_dice; do
@@ -121,7 +260,8 @@ for r in rows:
     s = r["nodes_touched_per_second"] / b if b else float("nan")
     print(f'    {r["game"]:12} {r["algorithm"]:10} threads {r["threads"]:2}  {r["nodes_touched_per_second"]:10.4g} nodes/s  scaling {s:5.2f}x')
 PY
-if [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl 2>/dev/null; then
+}
+if { has sampled || has openspiel; } && [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl 2>/dev/null; then
   log "stage 3b: single thread against OpenSpiel's C++ outcome/external sampling (idle host)"
   PYTHONPATH=/tmp/site timeout 120 python3 - "$B" <<'PY' | tee -a "$OUT/summary.txt"
 import json, statistics, subprocess, sys, time
@@ -153,9 +293,31 @@ PY
 fi
 
 # --- 4. Redis actors against in-process threads --------------------------------------------------
-if command -v redis-server >/dev/null; then
+if has redis && command -v redis-server >/dev/null; then
   log "stage 4: trajectories/s through Redis vs in-process, 1..8 actors"
   LD_LIBRARY_PATH="$D/lib" BIN="$D" ACTORS="1 2 4 8" timeout 150 bash scripts/bench_redis.sh 2>&1 \
     | tee -a "$OUT/summary.txt"
+fi
+if has ladder; then
+  log "ladder: waiting for the rungs"
+  wait
+  python3 - <<'PY' | tee -a "$OUT/summary.txt"
+import csv, math, os, statistics
+for rung in ["tab_exact", "tab_critic", "exact_adv", "armac", "steps50", "critic_w4"]:
+    p = f"/tmp/ladder/{rung}/metrics.csv"
+    if not os.path.exists(p):
+        print(f"    {rung}: no metrics"); continue
+    rows = [r for r in csv.DictReader(open(p)) if not math.isnan(float(r["nash_conv"]))]
+    if not rows:
+        print(f"    {rung}: no evaluation yet"); continue
+    def med(col, lo, hi):
+        v = [float(r[col]) for r in rows if lo <= int(r["epoch"]) < hi and not math.isnan(float(r[col]))]
+        return statistics.median(v) if v else float("nan")
+    last = rows[-1]
+    wins = " ".join(f"{lo}-{lo+99}: {med('nash_conv', lo, lo+100):.3f}" for lo in range(0, int(last["epoch"]), 100))
+    print(f"    {rung:10} epochs {last['epoch']:>5} NashConv {float(last['nash_conv']):.3f}  windows {wins}  "
+          f"critic rmse {float(last['diag_critic_rmse']):.3f} wrong-sign {float(last['diag_critic_wrong_sign']):.3f}")
+PY
+  (cd /tmp/ladder && tar -czf "$OUT/ladder.tgz" */metrics.csv */summary.json *.log)
 fi
 log "done"
