@@ -29,7 +29,8 @@ if [ "${1:-}" = "--pack" ]; then
   set -e
   mkdir -p .devbin/stage
   cp "${WGPU_BENCH:-/work/tgt-wgpu/release/armac-bench}" .devbin/stage/armac-bench
-  cp target/release/armac-train target/release/armac-actor .devbin/stage/
+  cp target/release/armac-train target/release/armac-actor target/release/armac-eval .devbin/stage/
+  if [ -n "${OLD_BENCH:-}" ]; then cp "$OLD_BENCH" .devbin/stage/armac-bench-old; fi
   strip .devbin/stage/armac-*
   cp -L "$(command -v redis-server)" "$(command -v redis-cli)" .devbin/stage/
   mkdir -p .devbin/stage/lib
