@@ -4,6 +4,30 @@
 
 mod common;
 
+/// `metrics.csv` of a run directory: the header and every row parsed as numbers.
+fn read_metrics(dir: &std::path::Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
+/// The index of column `name` (a test fails naming it if the run did not write it).
+fn column(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("metrics.csv has no column {name}"))
+}
+
 #[test]
 fn kuhn_diagnostics_columns_are_filled() {
     let dir = common::tmp("diag", "kuhn");
@@ -31,13 +55,8 @@ fn kuhn_diagnostics_columns_are_filled() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let rows: Vec<Vec<f64>> = lines
-        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
-        .collect();
+    let (header, rows) = read_metrics(&dir);
+    let col = |name: &str| column(&header, name);
     assert_eq!(rows.len(), 3);
     for r in &rows {
         let w = r[col("diag_w_error")];
@@ -128,13 +147,8 @@ fn tabular_w_plays_regret_matching_on_the_reservoir_means() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let rows: Vec<Vec<f64>> = lines
-        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
-        .collect();
+    let (header, rows) = read_metrics(&dir);
+    let col = |name: &str| column(&header, name);
     assert_eq!(rows.len(), 60);
     let evals: Vec<&Vec<f64>> = rows
         .iter()

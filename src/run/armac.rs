@@ -1855,6 +1855,58 @@ mod tests {
         }
     }
 
+    /// The critic diagnostic's inputs: `critic_q` puts, at every child `c = (h a)` of a decision
+    /// history `h` of player `p`, the network's `q_p(h, a)` for that history's own state (both
+    /// players' information-state tensors, replayed here independently), times the scale.
+    #[test]
+    fn critic_q_reads_the_acting_players_critic_at_every_history() {
+        let game = load_game("kuhn_poker").unwrap();
+        let ex = Exact::new(&game, false).unwrap().unwrap();
+        let na = game.num_distinct_actions();
+        let isz = game.information_state_tensor_size();
+        let cfg = ArmacNetConfig::new(isz, na)
+            .with_encoder_hidden(8)
+            .with_head_hidden(8);
+        let net = ArmacPolicyNet::init(cfg, 3).unwrap();
+        let q = ex.critic_q(&game, &net, na, 2.0).unwrap().unwrap();
+        let ht = ex.histories(&game).unwrap();
+        let mut checked = 0;
+        for h in 0..ht.len() {
+            let crate::tree::history::HistoryKind::Decision(p) = ht.kind[h] else {
+                continue;
+            };
+            let mut path = Vec::new();
+            let mut x = h;
+            while x != 0 {
+                path.push(ht.action[x]);
+                x = ht.parent[x] as usize;
+            }
+            path.reverse();
+            let st = crate::game::replay(game.as_ref(), &path).unwrap();
+            let mut t = [vec![0.0; isz], vec![0.0; isz]];
+            for (i, ti) in t.iter_mut().enumerate() {
+                st.information_state_tensor(i, ti);
+            }
+            let legal: Vec<bool> = (0..na).map(|a| st.legal_actions().contains(&a)).collect();
+            let mut b = ActBatch::default();
+            b.push(&t[p], &t[0], &t[1], &legal);
+            let out = net.evaluate(&b);
+            let want = if p == 0 { &out.q0 } else { &out.q1 };
+            for c in ht.children(h) {
+                let w = f64::from(want[ht.action[c]]) * 2.0;
+                assert!(
+                    (q[c] - w).abs() < 1e-5,
+                    "history {h} child {c}: {} vs {w}",
+                    q[c]
+                );
+                checked += 1;
+            }
+        }
+        // Kuhn: 6 deals × 4 decision histories (p0 first, p1 after a pass or a bet, p0 after
+        // pass-bet), two actions each.
+        assert_eq!(checked, 48);
+    }
+
     /// The networks held in memory follow the working set: members' policy and critic
     /// networks are read once (then hit), leavers are dropped, and a file that no longer
     /// matches the sum recorded when it was written is refused with its path named.
