@@ -82,6 +82,8 @@ fn kuhn_diagnostics_columns_are_filled() {
     );
     let wrong = last[col("diag_critic_wrong_sign")];
     assert!((0.0..=1.0).contains(&wrong), "critic wrong sign {wrong}");
+    let mass = last[col("diag_critic_wrong_mass")];
+    assert!((0.0..=1.0).contains(&mass), "critic wrong mass {mass}");
     assert!(rows[0][col("diag_nash_conv_exact_avg")].is_nan());
     assert!(rows[0][col("diag_critic_rmse")].is_nan());
 }

@@ -73,6 +73,7 @@ pub const METRICS_HEADER: &[&str] = &[
     "diag_w_fit_error",
     "diag_critic_rmse",
     "diag_critic_wrong_sign",
+    "diag_critic_wrong_mass",
 ];
 
 /// Counters and RNG state saved in `checkpoint/state.json`.
@@ -1600,8 +1601,10 @@ fn run_in_pool(
                     super::diagnostics::critic_error(&*ex.histories(&game)?, &ex.tree, &next, &q);
                 row.critic_rmse = e.rmse;
                 row.critic_wrong_sign = e.wrong_sign;
+                row.critic_wrong_mass = e.wrong_mass;
                 tb.scalar("diag/critic_rmse", e.rmse, it);
                 tb.scalar("diag/critic_wrong_sign", e.wrong_sign, it);
+                tb.scalar("diag/critic_wrong_mass", e.wrong_mass, it);
             }
             d.record(&ex.tree, &next);
             tb.scalar("diag/policy_change", row.policy_change, it);
@@ -1647,6 +1650,7 @@ fn run_in_pool(
                 format!("{:.6e}", drow.w_fit_error),
                 format!("{:.6e}", drow.critic_rmse),
                 format!("{:.6e}", drow.critic_wrong_sign),
+                format!("{:.6e}", drow.critic_wrong_mass),
             ])
             .map_err(io_err("metrics", &metrics_path))?;
         // The first epoch of every process is checkpointed (a stop soon after the start loses

@@ -45,6 +45,9 @@ pub struct DiagnosticsRow {
     /// Weighted share of the critic's advantages `q(h, a) − Σ_b π(b) q(h, b)` whose sign
     /// differs from the exact advantage's (see [`critic_error`]).
     pub critic_wrong_sign: f64,
+    /// The same share weighted by the exact advantages' magnitudes: how much of the regret
+    /// signal points the wrong way (see [`critic_error`]).
+    pub critic_wrong_mass: f64,
 }
 
 impl DiagnosticsRow {
@@ -59,6 +62,7 @@ impl DiagnosticsRow {
             w_fit_error: f64::NAN,
             critic_rmse: f64::NAN,
             critic_wrong_sign: f64::NAN,
+            critic_wrong_mass: f64::NAN,
         }
     }
 }
@@ -72,6 +76,9 @@ pub struct CriticError {
     /// Weighted share of the actions with a nonzero exact advantage whose estimated advantage
     /// has the other sign (or is zero).
     pub wrong_sign: f64,
+    /// As `wrong_sign`, each action also weighted by its exact advantage's magnitude `|A(h, a)|`:
+    /// near zero when only the small advantages are wrong.
+    pub wrong_mass: f64,
 }
 
 /// Compares a critic with the exact action values of `policy`. `q[c]` is the critic's
@@ -118,6 +125,7 @@ pub fn critic_error(
         r
     });
     let (mut sq, mut n, mut wrong, mut signed) = (0.0, 0.0, 0.0, 0.0);
+    let (mut wrong_mass, mut mass) = (0.0, 0.0);
     for h in 0..ht.len() {
         let HistoryKind::Decision(p) = ht.kind[h] else {
             continue;
@@ -138,8 +146,10 @@ pub fn critic_error(
             let adv = exact - sign * v[h];
             if adv.abs() > 1e-9 {
                 signed += w;
+                mass += w * adv.abs();
                 if adv * (q[c] - v_hat) <= 0.0 {
                     wrong += w;
+                    wrong_mass += w * adv.abs();
                 }
             }
         }
@@ -148,6 +158,11 @@ pub fn critic_error(
         rmse: if n > 0.0 { (sq / n).sqrt() } else { f64::NAN },
         wrong_sign: if signed > 0.0 {
             wrong / signed
+        } else {
+            f64::NAN
+        },
+        wrong_mass: if mass > 0.0 {
+            wrong_mass / mass
         } else {
             f64::NAN
         },
@@ -346,6 +361,7 @@ impl Diagnostics {
         DiagnosticsRow {
             critic_rmse: f64::NAN,
             critic_wrong_sign: f64::NAN,
+            critic_wrong_mass: f64::NAN,
             w_sampling_error: sampled.map_or(f64::NAN, |s| mean_tv(tree, s, &rm)),
             w_fit_error: sampled.map_or(f64::NAN, |s| mean_tv(tree, s, next)),
             policy_change: self
@@ -405,7 +421,10 @@ mod tests {
         }
         let q = exact_q(&ht, &t, &pi);
         let e = critic_error(&ht, &t, &pi, &q);
-        assert!(e.rmse < 1e-12 && e.wrong_sign == 0.0, "{e:?}");
+        assert!(
+            e.rmse < 1e-12 && e.wrong_sign == 0.0 && e.wrong_mass == 0.0,
+            "{e:?}"
+        );
         // A constant shift moves every q but no advantage.
         let shifted: Vec<f64> = q.iter().map(|x| x + 0.5).collect();
         let e = critic_error(&ht, &t, &pi, &shifted);
@@ -413,7 +432,7 @@ mod tests {
         // Negated values flip every nonzero advantage.
         let flipped: Vec<f64> = q.iter().map(|x| -x).collect();
         let e = critic_error(&ht, &t, &pi, &flipped);
-        assert_eq!(e.wrong_sign, 1.0, "{e:?}");
+        assert_eq!((e.wrong_sign, e.wrong_mass), (1.0, 1.0), "{e:?}");
         assert!(e.rmse > 0.1, "{e:?}");
         // A critic that is right at player 0's histories and flipped at player 1's is wrong
         // on the share of the weight that player 1's actions carry.
@@ -427,6 +446,7 @@ mod tests {
         }
         let e = critic_error(&ht, &t, &pi, &half);
         assert!(e.wrong_sign > 0.2 && e.wrong_sign < 0.8, "{e:?}");
+        assert!(e.wrong_mass > 0.0 && e.wrong_mass < 1.0, "{e:?}");
     }
 
     #[test]
