@@ -11,12 +11,14 @@
 #   1. ARMAC learner steps/s, wgpu (the GPU through Vulkan) against flex (all CPU cores), for the
 #      shipped small-game, Hold'em feed-forward and Hold'em recurrent shapes and one large batch;
 #   2. batched public-tree CFR+/POS element-iterations/s, wgpu against flex, B = 1 .. 16384;
-#   3. sampled solvers (OS/ES/POS) on 1..16 threads: nodes/s and scaling on an idle many-core host,
-#      and, when pyspiel imports, the single-thread ratio against OpenSpiel's C++ samplers;
+#   3. sampled solvers (OS/ES/POS) on 1..16 threads: nodes/s and scaling on an idle many-core host
+#      (the scaling stage), and, when pyspiel imports, the single-thread ratio against OpenSpiel's
+#      C++ samplers;
 #   4. ARMAC actors through Redis against in-process threads, 1..8 actors (scripts/bench_redis.sh).
 # STAGES picks stages (default "learner batched sampled redis"); the other stages:
-#   scaling  sampled-solver thread scaling, the packed binary against an earlier one packed as
-#            armac-bench-old (`OLD_BENCH=path scripts/device_bench.sh --pack`), same run;
+#   scaling  (also run by "sampled") sampled-solver thread scaling, the packed binary against an
+#            earlier one packed as armac-bench-old (`OLD_BENCH=path scripts/device_bench.sh
+#            --pack`) when present, same run;
 #   search   Student of Games lock-step (B = 64) against one by one, CVPN and tensor engine on
 #            wgpu against flex;
 #   lbr      LBR-FC hands/s against a tiny recurrent FCPA network on two pinned idle cores;
@@ -86,7 +88,7 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 pin() { local c=$1; shift; if [ "$(nproc)" -ge 16 ]; then taskset -c "$c" "$@"; else "$@"; fi; }
 
 # --- scaling: sampled solvers, this binary against the old one, 1..16 threads -----------------
-if has scaling; then
+if has scaling || has sampled; then
   log "scaling: nodes/s by threads, new (armac-bench) against old (armac-bench-old)"
   S="$OUT/scaling.jsonl"
   ncores=16
@@ -232,36 +234,7 @@ done
 
 }
 
-# --- 3. sampled solvers on 1..16 threads -----------------------------------------------------------
-has sampled && {
-log "stage 3: sampled solvers, thread scaling (nodes/s)"
-S="$OUT/sampled.jsonl"
-for game in leduc_poker liars_dice; do
-  for alg in os-mccfr es-mccfr pos-mccfr; do
-    case $alg in os-mccfr) base=400000 ;; es-mccfr) base=20000 ;; *) base=40000 ;; esac
-    [ $game = liars_dice ] && base=$((base / 4))
-    extra=(); [ $alg = pos-mccfr ] && extra=(--set baseline=predictive)
-    for t in 1 2 4 8 16; do
-      its=$base; [ $t -gt 1 ] && its=$(( base / (64 * t) + 1 ))
-      line=$(timeout 60 "$B" solver --game $game --algorithm $alg --iterations $its --repeats 1 \
-        --set threads=$t "${extra[@]}" 2>>"$OUT/last_err.txt") || { log "FAILED $game $alg $t"; continue; }
-      echo "$line" | python3 -c "import json,sys; d=json.loads(sys.stdin.read()); d['threads']=$t; d['game']='$game'; d['algorithm']='$alg'; print(json.dumps(d))" >>"$S"
-    done
-  done
-done
-python3 - "$S" <<'PY' | tee -a "$OUT/summary.txt"
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-base = {}
-for r in rows:
-    if r["threads"] == 1:
-        base[(r["game"], r["algorithm"])] = r["nodes_touched_per_second"]
-for r in rows:
-    b = base.get((r["game"], r["algorithm"]))
-    s = r["nodes_touched_per_second"] / b if b else float("nan")
-    print(f'    {r["game"]:12} {r["algorithm"]:10} threads {r["threads"]:2}  {r["nodes_touched_per_second"]:10.4g} nodes/s  scaling {s:5.2f}x')
-PY
-}
+# --- 3. sampled solvers: the scaling stage above ("sampled" runs it too) and OpenSpiel ----------
 if { has sampled || has openspiel; } && [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl 2>/dev/null; then
   log "stage 3b: single thread against OpenSpiel's C++ outcome/external sampling (idle host)"
   PYTHONPATH=/tmp/site timeout 120 python3 - "$B" <<'PY' | tee -a "$OUT/summary.txt"

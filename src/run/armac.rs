@@ -242,16 +242,9 @@ impl Exact {
                 let crate::tree::history::HistoryKind::Decision(p) = ht.kind[h] else {
                     continue;
                 };
-                let mut path = Vec::new();
-                let mut x = h;
-                while x != 0 {
-                    path.push(ht.action[x]);
-                    x = ht.parent[x] as usize;
-                }
-                path.reverse();
-                let st = crate::game::replay(game.as_ref(), &path).map_err(RunError::context(
-                    "replaying a history for the critic diagnostic",
-                ))?;
+                let st = crate::game::replay(game.as_ref(), &ht.actions_to(h)).map_err(
+                    RunError::context("replaying a history for the critic diagnostic"),
+                )?;
                 for (i, ti) in t.iter_mut().enumerate() {
                     st.information_state_tensor(i, ti);
                 }
@@ -1879,14 +1872,8 @@ mod tests {
             let crate::tree::history::HistoryKind::Decision(p) = ht.kind[h] else {
                 continue;
             };
-            let mut path = Vec::new();
-            let mut x = h;
-            while x != 0 {
-                path.push(ht.action[x]);
-                x = ht.parent[x] as usize;
-            }
-            path.reverse();
-            let st = crate::game::replay(game.as_ref(), &path).unwrap();
+            let st = crate::game::replay(game.as_ref(), &ht.actions_to(h)).unwrap();
+            assert_eq!(st.turn(), crate::game::Turn::Player(p), "history {h}");
             let mut t = [vec![0.0; isz], vec![0.0; isz]];
             for (i, ti) in t.iter_mut().enumerate() {
                 st.information_state_tensor(i, ti);

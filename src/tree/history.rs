@@ -296,6 +296,18 @@ impl HistoryTree {
         self.kind.is_empty()
     }
 
+    /// The actions (chance outcomes included) that lead from the root to history `h`.
+    pub fn actions_to(&self, h: usize) -> Vec<Action> {
+        let mut path = Vec::new();
+        let mut x = h;
+        while x != 0 {
+            path.push(self.action[x]);
+            x = self.parent[x] as usize;
+        }
+        path.reverse();
+        path
+    }
+
     /// Children of history `h` (contiguous ids).
     pub fn children(&self, h: usize) -> std::ops::Range<usize> {
         let f = self.first_child[h] as usize;
