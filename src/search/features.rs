@@ -387,14 +387,7 @@ mod tests {
 
     /// Replays history `h` of `ht`.
     fn state_of(game: &dyn Game, ht: &HistoryTree, h: usize) -> Box<dyn crate::game::State> {
-        let mut path = Vec::new();
-        let mut h = h;
-        while h != 0 {
-            path.push(ht.action[h]);
-            h = ht.parent[h] as usize;
-        }
-        path.reverse();
-        crate::game::replay(game, &path).unwrap()
+        crate::game::replay(game, &ht.actions_to(h)).unwrap()
     }
 
     #[test]
