@@ -10,12 +10,14 @@
 //!
 //! The lines above are the scalar `f64` regret engine's ([`crate::search::ScalarEngine`]). The
 //! `search_engines` lines compare it with the tensor engine
-//! ([`crate::nn::public::engine::TensorEngine`], flex backend, `f64`): the same searches at
+//! ([`crate::nn::public::engine::TensorEngine`], on `--engine-device`: flex `f64` by default,
+//! `f32` on a GPU backend): the same searches at
 //! B = 1 and in lock-step on each engine, interleaved repetitions, medians and the
 //! tensor/scalar ratio of searches per second. The `grown_update` lines time one iteration of
 //! each engine on a grown tree (the game's whole tree, every node expanded, so no frontier)
 //! against one [`crate::nn::public::cfr::BatchedCfr`] iteration (B = 1, the same layout and
-//! rule, flex `f64`): issue 13's "a grown-tree update at most 2x a BatchedCfr iteration".
+//! rule, on the tensor engine's device): issue 13's "a grown-tree update at most 2x a
+//! BatchedCfr iteration". `--device` puts the CVPN on a backend of its own (flex by default).
 
 use super::poker::{load_average, process_cpu_seconds};
 use super::{Result, median};
@@ -178,7 +180,7 @@ pub fn search(args: &SearchArgs) -> Result<Vec<Value>> {
     for (side, p) in [("b1", &prof_one), ("lockstep", &prof_many)] {
         lines.push(p.line(side, b));
     }
-    // Engines: the scalar f64 engine against the tensor one (flex, f64) on the same searches,
+    // Engines: the scalar f64 engine against the tensor one (`--engine-device`) on the same searches,
     // B = 1 and in lock-step, interleaved (scalar then tensor in every repetition).
     let tensor: Arc<dyn EngineBuilder> = Arc::new(TensorEngineBuilder::new(Ctx::new(
         &engine_device,
