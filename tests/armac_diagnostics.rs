@@ -4,6 +4,19 @@
 
 mod common;
 
+/// Trains `kuhn_armac.toml` into `dir` with the `--set` keys `sets` (the run must succeed) and
+/// returns its `metrics.csv` (see [`read_metrics`]).
+fn train_kuhn(dir: &std::path::Path, sets: &[&str]) -> (Vec<String>, Vec<Vec<f64>>) {
+    let mut cmd = common::train();
+    cmd.args(["--config", "kuhn_armac.toml", "--quiet"]);
+    for kv in sets {
+        cmd.args(["--set", kv]);
+    }
+    let o = cmd.arg("--out").arg(dir).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    read_metrics(dir)
+}
+
 /// `metrics.csv` of a run directory: the header and every row parsed as numbers.
 fn read_metrics(dir: &std::path::Path) -> (Vec<String>, Vec<Vec<f64>>) {
     let text = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
@@ -31,31 +44,18 @@ fn column(header: &[String], name: &str) -> usize {
 #[test]
 fn kuhn_diagnostics_columns_are_filled() {
     let dir = common::tmp("diag", "kuhn");
-    let o = common::train()
-        .args([
-            "--config",
-            "kuhn_armac.toml",
-            "--quiet",
-            "--set",
+    let (header, rows) = train_kuhn(
+        &dir,
+        &[
             "armac.diagnostics=true",
             // Shares the diagnostics' history tree (built once for both).
-            "--set",
             "armac.exact_advantages=true",
-            "--set",
             "armac.epochs=3",
-            "--set",
             "eval.every=3",
-            "--set",
             "armac.episodes_per_epoch=64",
-            "--set",
             "armac.learning_steps_per_epoch=5",
-            "--out",
-        ])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (header, rows) = read_metrics(&dir);
+        ],
+    );
     let col = |name: &str| column(&header, name);
     assert_eq!(rows.len(), 3);
     for r in &rows {
@@ -118,38 +118,21 @@ fn diagnostics_without_exact_eval_is_refused() {
 #[test]
 fn tabular_w_plays_regret_matching_on_the_reservoir_means() {
     let dir = common::tmp("diag", "tabular_w");
-    let o = common::train()
-        .args([
-            "--config",
-            "kuhn_armac.toml",
-            "--quiet",
-            "--set",
+    let (header, rows) = train_kuhn(
+        &dir,
+        &[
             "armac.memory=\"reservoir\"",
-            "--set",
             "armac.behaviour=\"uniform\"",
-            "--set",
             "armac.memory_weights=\"none\"",
-            "--set",
             "armac.tabular_w=true",
-            "--set",
             "armac.exact_advantages=true",
-            "--set",
             "armac.diagnostics=true",
-            "--set",
             "armac.epochs=60",
-            "--set",
             "eval.every=10",
-            "--set",
             "armac.episodes_per_epoch=256",
-            "--set",
             "armac.learning_steps_per_epoch=5",
-            "--out",
-        ])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (header, rows) = read_metrics(&dir);
+        ],
+    );
     let col = |name: &str| column(&header, name);
     assert_eq!(rows.len(), 60);
     let evals: Vec<&Vec<f64>> = rows

@@ -763,6 +763,19 @@ mod tests {
     use crate::games::load_game;
     use crate::nn::armac::ArmacNetConfig;
 
+    /// Epoch 3's snapshots with `past` as the only (and previous) past epoch, the average
+    /// policy as the best candidate.
+    fn one_past_epoch(past: PastEpoch) -> Snapshots {
+        Snapshots {
+            epoch: 3,
+            latest: kuhn_ff(10),
+            latest_table: None,
+            past: vec![past.clone()],
+            previous: Some(past),
+            best: Candidate::Average,
+        }
+    }
+
     fn kuhn_ff(seed: u64) -> Arc<ArmacPolicyNet> {
         let game = load_game("kuhn_poker").unwrap();
         let cfg = ArmacNetConfig::new(
@@ -997,14 +1010,7 @@ mod tests {
             exact: None,
             table: Some(table.clone()),
         };
-        let snaps = Snapshots {
-            epoch: 3,
-            latest: kuhn_ff(10),
-            latest_table: None,
-            past: vec![past.clone()],
-            previous: Some(past),
-            best: Candidate::Average,
-        };
+        let snaps = one_past_epoch(past);
         let settings = ActorSettings {
             games_per_group: 64,
             eval_fraction: 0.0,
@@ -1059,14 +1065,7 @@ mod tests {
             exact: None,
             table: None,
         };
-        let snaps = Snapshots {
-            epoch: 3,
-            latest: kuhn_ff(10),
-            latest_table: None,
-            past: vec![past.clone()],
-            previous: Some(past),
-            best: Candidate::Average,
-        };
+        let snaps = one_past_epoch(past);
         for (behaviour, target) in [
             (Behaviour::Uniform, AdvantageTarget::History),
             (Behaviour::Candidates, AdvantageTarget::Infoset),

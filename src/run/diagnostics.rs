@@ -101,29 +101,8 @@ pub fn critic_error(
     let mut v = vec![0.0; ht.len()];
     ht.values_into(tree, policy, &mut v);
     // Per learning player: reach with that player uniform, chance and the opponent on `policy`.
-    let reach: [Vec<f64>; 2] = std::array::from_fn(|p| {
-        let mut r = vec![0.0; ht.len()];
-        r[0] = 1.0;
-        for h in 0..ht.len() {
-            match ht.kind[h] {
-                HistoryKind::Terminal => {}
-                HistoryKind::Chance => {
-                    for c in ht.children(h) {
-                        r[c] = r[h] * ht.chance_prob[c];
-                    }
-                }
-                HistoryKind::Decision(i) => {
-                    let base = tree.infosets[i].offset[ht.infoset[h] as usize] as usize;
-                    let kids = ht.children(h);
-                    let n = kids.len() as f64;
-                    for (k, c) in kids.enumerate() {
-                        r[c] = r[h] * if i == p { 1.0 / n } else { policy[i][base + k] };
-                    }
-                }
-            }
-        }
-        r
-    });
+    let reach: [Vec<f64>; 2] =
+        std::array::from_fn(|p| ht.reach_with_own(tree, policy, p, |n| 1.0 / n as f64));
     let (mut sq, mut n, mut wrong, mut signed) = (0.0, 0.0, 0.0, 0.0);
     let (mut wrong_mass, mut mass) = (0.0, 0.0);
     for h in 0..ht.len() {

@@ -337,6 +337,19 @@ impl HistoryTree {
 
     /// `π_{-p}(h)`: the reach of chance and of `p`'s opponent of every history, top-down.
     pub fn opponent_reach(&self, tree: &PublicTree, policy: &[Vec<f64>; 2], p: Player) -> Vec<f64> {
+        self.reach_with_own(tree, policy, p, |_| 1.0)
+    }
+
+    /// The reach of every history when chance and `p`'s opponent follow `policy` and `p` takes
+    /// each of its `n` actions with probability `own(n)` (`|_| 1.0`: [`Self::opponent_reach`];
+    /// `|n| 1.0 / n`: `p` exploring uniformly), top-down.
+    pub fn reach_with_own(
+        &self,
+        tree: &PublicTree,
+        policy: &[Vec<f64>; 2],
+        p: Player,
+        own: impl Fn(usize) -> f64,
+    ) -> Vec<f64> {
         let mut r = vec![0.0; self.len()];
         r[0] = 1.0;
         for h in 0..self.len() {
@@ -349,9 +362,11 @@ impl HistoryTree {
                 }
                 HistoryKind::Decision(q) => {
                     let base = tree.infosets[q].offset[self.infoset[h] as usize] as usize;
-                    for (k, c) in self.children(h).enumerate() {
+                    let kids = self.children(h);
+                    let mine = own(kids.len());
+                    for (k, c) in kids.enumerate() {
                         r[c] = if q == p {
-                            r[h]
+                            r[h] * mine
                         } else {
                             r[h] * policy[q][base + k]
                         };
