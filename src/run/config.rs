@@ -91,6 +91,17 @@ fn default_updates() -> String {
     "alternating".into()
 }
 
+/// What `armac.polyak` averages (see [`ArmacConfig::polyak_scope`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolyakScope {
+    /// Every network the actors play and the run saves.
+    #[default]
+    All,
+    /// Only the mean-regret path (its own encoder and the `W̄` head).
+    Regret,
+}
+
 /// `[armac]`: ARMAC's hyper-parameters (defaults follow the paper where it states them).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -207,6 +218,12 @@ pub struct ArmacConfig {
     /// (Algorithm 1 as stated).
     #[serde(default)]
     pub polyak: f64,
+    /// What the Polyak average replaces: `"all"` (default; every network the actors play and
+    /// the run saves) or `"regret"` (only the mean-regret path, its own encoder and the `W̄`
+    /// head, so `π^t` is smoothed while the critics that evaluate it stay current; needs
+    /// `separate_regret_encoder = true` and `polyak > 0`).
+    #[serde(default)]
+    pub polyak_scope: PolyakScope,
     /// Adam's first-moment decay β1, in [0, 1): 0 (the paper's) normalises every step's own
     /// gradient; β1 > 0 averages the noisy gradients of about `1 / (1 − β1)` steps first.
     #[serde(default)]
@@ -388,6 +405,7 @@ pub struct ArmacSettings {
     pub memory_regret_power: f64,
     pub memory_policy_power: f64,
     pub polyak: f64,
+    pub polyak_scope: PolyakScope,
     pub adam_beta1: f64,
     pub lr_decay_epochs: f64,
     pub reward_scale: Option<f64>,
@@ -1239,6 +1257,17 @@ impl Config {
         if !(0.0..1.0).contains(&a.polyak) {
             return Err(bad("polyak", "must be in [0, 1)"));
         }
+        if a.polyak_scope == PolyakScope::Regret {
+            if !a.separate_regret_encoder {
+                return Err(bad(
+                    "polyak_scope",
+                    "\"regret\" needs separate_regret_encoder = true",
+                ));
+            }
+            if a.polyak == 0.0 {
+                return Err(bad("polyak_scope", "\"regret\" needs polyak > 0"));
+            }
+        }
         if !(0.0..1.0).contains(&a.adam_beta1) {
             return Err(bad("adam_beta1", "must be in [0, 1)"));
         }
@@ -1291,6 +1320,7 @@ impl Config {
             memory_regret_power: a.memory_regret_power,
             memory_policy_power: a.memory_policy_power,
             polyak: a.polyak,
+            polyak_scope: a.polyak_scope,
             adam_beta1: a.adam_beta1,
             lr_decay_epochs: a.lr_decay_epochs,
             reward_scale: a.reward_scale,

@@ -39,9 +39,16 @@ pub struct DiagnosticsRow {
     /// replay's per-infoset means: the error of the fit (NaN when not asked).
     pub w_fit_error: f64,
     /// Root mean square error of the next network's critic `q(h, a)` against the exact
-    /// `q_{π^{t+1}}(h, a)`, in the game's payoff units, weighted by the learning reach (see
-    /// [`critic_error`]; NaN when not asked or for recurrent networks).
+    /// `q_{π^t}(h, a)` of the policy it was trained towards in epoch `t` (and evaluates
+    /// advantages of for the actors), in the game's payoff units, weighted by the learning
+    /// reach (see [`critic_error`]; NaN when not asked or for recurrent networks).
     pub critic_rmse: f64,
+    /// The same for the critic's advantages (see [`CriticError::adv_rmse`]).
+    pub critic_adv_rmse: f64,
+    /// How far the critic's target moves in one epoch: the same weighted RMSE between the exact
+    /// `q_{π^{t+1}}` and `q_{π^t}` (NaN when not asked). A critic that trails its target by a
+    /// few epochs carries errors of this order times the lag.
+    pub critic_drift: f64,
     /// Weighted share of the critic's advantages `q(h, a) − Σ_b π(b) q(h, b)` whose sign
     /// differs from the exact advantage's (see [`critic_error`]).
     pub critic_wrong_sign: f64,
@@ -61,6 +68,8 @@ impl DiagnosticsRow {
             w_sampling_error: f64::NAN,
             w_fit_error: f64::NAN,
             critic_rmse: f64::NAN,
+            critic_adv_rmse: f64::NAN,
+            critic_drift: f64::NAN,
             critic_wrong_sign: f64::NAN,
             critic_wrong_mass: f64::NAN,
         }
@@ -73,12 +82,32 @@ pub struct CriticError {
     /// Weighted root mean square of `q̂(h, a) − q(h, a)` over decision histories and their
     /// actions.
     pub rmse: f64,
+    /// The same for the advantages `q̂(h, a) − Σ_b π(b) q̂(h, b)` against the exact ones: what
+    /// the mean-regret targets inherit (an error shared by every action of a history cancels).
+    pub adv_rmse: f64,
     /// Weighted share of the actions with a nonzero exact advantage whose estimated advantage
     /// has the other sign (or is zero).
     pub wrong_sign: f64,
     /// As `wrong_sign`, each action also weighted by its exact advantage's magnitude `|A(h, a)|`:
     /// near zero when only the small advantages are wrong.
     pub wrong_mass: f64,
+}
+
+/// The exact action values of `policy` laid out as [`critic_error`] reads a critic: at every
+/// child `c = (h a)` of a decision history `h` of player `p`, `q_p(h, a)` in `p`'s payoff.
+pub fn exact_critic(ht: &HistoryTree, tree: &PublicTree, policy: &TreePolicy) -> Vec<f64> {
+    let mut v = vec![0.0; ht.len()];
+    ht.values_into(tree, policy, &mut v);
+    let mut q = vec![0.0; ht.len()];
+    for h in 0..ht.len() {
+        if let HistoryKind::Decision(p) = ht.kind[h] {
+            let sign = if p == 0 { 1.0 } else { -1.0 };
+            for c in ht.children(h) {
+                q[c] = sign * v[c];
+            }
+        }
+    }
+    q
 }
 
 /// Compares a critic with the exact action values of `policy`. `q[c]` is the critic's
@@ -104,7 +133,7 @@ pub fn critic_error(
     let reach: [Vec<f64>; 2] =
         std::array::from_fn(|p| ht.reach_with_own(tree, policy, p, |n| 1.0 / n as f64));
     let (mut sq, mut n, mut wrong, mut signed) = (0.0, 0.0, 0.0, 0.0);
-    let (mut wrong_mass, mut mass) = (0.0, 0.0);
+    let (mut wrong_mass, mut mass, mut adv_sq) = (0.0, 0.0, 0.0);
     for h in 0..ht.len() {
         let HistoryKind::Decision(p) = ht.kind[h] else {
             continue;
@@ -123,6 +152,7 @@ pub fn critic_error(
             sq += w * (q[c] - exact).powi(2);
             n += w;
             let adv = exact - sign * v[h];
+            adv_sq += w * (q[c] - v_hat - adv).powi(2);
             if adv.abs() > 1e-9 {
                 signed += w;
                 mass += w * adv.abs();
@@ -135,6 +165,11 @@ pub fn critic_error(
     }
     CriticError {
         rmse: if n > 0.0 { (sq / n).sqrt() } else { f64::NAN },
+        adv_rmse: if n > 0.0 {
+            (adv_sq / n).sqrt()
+        } else {
+            f64::NAN
+        },
         wrong_sign: if signed > 0.0 {
             wrong / signed
         } else {
@@ -281,6 +316,12 @@ impl Diagnostics {
         }
     }
 
+    /// The policy recorded last (`π^t` while epoch `t` runs: the policy the critic trains
+    /// towards), if any.
+    pub fn last(&self) -> Option<&TreePolicy> {
+        self.last.as_ref()
+    }
+
     /// Number of policies recorded so far.
     pub fn recorded(&self) -> u64 {
         self.recorded
@@ -339,6 +380,8 @@ impl Diagnostics {
         let rm = regret_matching(tree, &self.regret_sum);
         DiagnosticsRow {
             critic_rmse: f64::NAN,
+            critic_adv_rmse: f64::NAN,
+            critic_drift: f64::NAN,
             critic_wrong_sign: f64::NAN,
             critic_wrong_mass: f64::NAN,
             w_sampling_error: sampled.map_or(f64::NAN, |s| mean_tv(tree, s, &rm)),
@@ -374,20 +417,6 @@ mod tests {
     }
 
     /// The exact `q_p(h, a)` of `pi` at every child of a decision history (in `p`'s payoff).
-    fn exact_q(ht: &HistoryTree, t: &PublicTree, pi: &TreePolicy) -> Vec<f64> {
-        let mut v = vec![0.0; ht.len()];
-        ht.values_into(t, pi, &mut v);
-        let mut q = vec![f64::NAN; ht.len()];
-        for h in 0..ht.len() {
-            if let HistoryKind::Decision(p) = ht.kind[h] {
-                for c in ht.children(h) {
-                    q[c] = if p == 0 { v[c] } else { -v[c] };
-                }
-            }
-        }
-        q
-    }
-
     #[test]
     fn critic_error_is_zero_for_the_exact_values_and_sees_shifts_and_flips() {
         let (g, t) = kuhn();
@@ -398,21 +427,34 @@ mod tests {
                 *x = if k % 2 == 0 { 0.7 } else { 0.3 };
             }
         }
-        let q = exact_q(&ht, &t, &pi);
+        let q = exact_critic(&ht, &t, &pi);
         let e = critic_error(&ht, &t, &pi, &q);
         assert!(
-            e.rmse < 1e-12 && e.wrong_sign == 0.0 && e.wrong_mass == 0.0,
+            e.rmse < 1e-12 && e.adv_rmse < 1e-12 && e.wrong_sign == 0.0 && e.wrong_mass == 0.0,
             "{e:?}"
         );
         // A constant shift moves every q but no advantage.
         let shifted: Vec<f64> = q.iter().map(|x| x + 0.5).collect();
         let e = critic_error(&ht, &t, &pi, &shifted);
-        assert!((e.rmse - 0.5).abs() < 1e-12 && e.wrong_sign == 0.0, "{e:?}");
+        assert!((e.rmse - 0.5).abs() < 1e-12 && e.adv_rmse < 1e-12, "{e:?}");
+        assert_eq!(e.wrong_sign, 0.0, "{e:?}");
         // Negated values flip every nonzero advantage.
         let flipped: Vec<f64> = q.iter().map(|x| -x).collect();
         let e = critic_error(&ht, &t, &pi, &flipped);
         assert_eq!((e.wrong_sign, e.wrong_mass), (1.0, 1.0), "{e:?}");
-        assert!(e.rmse > 0.1, "{e:?}");
+        assert!(e.rmse > 0.1 && e.adv_rmse > 0.1, "{e:?}");
+        // The drift diagnostic: another policy's exact values scored as a critic of `pi` are
+        // off by the change of the target, and a policy is no distance from itself.
+        let mut other = pi.clone();
+        for pi_p in other.iter_mut() {
+            for (k, x) in pi_p.iter_mut().enumerate() {
+                *x = if k % 2 == 0 { 0.2 } else { 0.8 };
+            }
+        }
+        let moved = critic_error(&ht, &t, &pi, &exact_critic(&ht, &t, &other));
+        assert!(moved.rmse > 0.05 && moved.adv_rmse > 0.05, "{moved:?}");
+        let still = critic_error(&ht, &t, &other, &exact_critic(&ht, &t, &other));
+        assert!(still.rmse < 1e-12, "{still:?}");
         // A critic that is right at player 0's histories and flipped at player 1's is wrong
         // on the share of the weight that player 1's actions carry.
         let mut half = q.clone();

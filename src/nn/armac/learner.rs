@@ -45,6 +45,9 @@ pub struct ArmacLearner {
     pub(super) lr: f64,
     pub(super) steps: u64,
     pub(super) ema: Option<Ema>,
+    /// With `ema`: the snapshot takes only the mean-regret path (its own encoder and head)
+    /// from the average and everything else from the current weights.
+    pub(super) ema_regret_only: bool,
     /// Weights of the critic, mean-regret, immediate-regret and policy losses in the sum
     /// that is differentiated (all 1 by default).
     pub(super) loss_weights: [f64; 4],
@@ -94,6 +97,7 @@ impl ArmacLearner {
             lr,
             steps: 0,
             ema: None,
+            ema_regret_only: false,
             loss_weights: [1.0; 4],
         })
     }
@@ -114,6 +118,23 @@ impl ArmacLearner {
                 model: self.model.valid(),
             });
         }
+    }
+
+    /// Restricts what [`Self::snapshot`] takes from the Polyak average to the mean-regret
+    /// path, the separate encoder of `separate_regret_encoder` and the `W̄` head: the policy
+    /// `π^t` the actors play is smoothed while the critic, the immediate-regret and the
+    /// average-policy heads stay the current weights (a critic averaged over past steps trails
+    /// the policy it evaluates). Errors if the net has no separate regret encoder (the head
+    /// would read features of the current shared encoder through averaged weights).
+    pub fn set_polyak_regret_only(&mut self, only: bool) -> Result<(), NnError> {
+        if only && !self.cfg.separate_regret_encoder {
+            return Err(NnError::Config(
+                "a Polyak average of the mean-regret head alone needs separate_regret_encoder"
+                    .into(),
+            ));
+        }
+        self.ema_regret_only = only;
+        Ok(())
     }
 
     /// Adam's first-moment decay β1 (0, the paper's, by default): `β1 > 0` averages the
@@ -311,6 +332,12 @@ impl ArmacLearner {
     pub fn snapshot(&self) -> ArmacPolicyNet {
         let device = cpu_device();
         let model = match &self.ema {
+            Some(e) if self.ema_regret_only => {
+                let mut m = self.model.valid();
+                m.regret_encoder = e.model.regret_encoder.clone();
+                m.mean_regret = e.model.mean_regret.clone();
+                m
+            }
             Some(e) => e.model.clone(),
             None => self.model.valid(),
         };
@@ -440,6 +467,7 @@ impl ArmacLearner {
             lr,
             steps: meta.steps,
             ema,
+            ema_regret_only: false,
             loss_weights: [1.0; 4],
         })
     }
