@@ -82,7 +82,7 @@ use crate::cfr::{
 };
 use crate::game::Game;
 use crate::tree::TreePolicy;
-use crate::tree::history::{HistoryKind, HistoryTree, Step};
+use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::tree::{NodeKind, PublicTree, TreeError};
 use crate::util::SplitMix64;
 use crossbeam::utils::CachePadded;
@@ -282,7 +282,7 @@ enum Slot {
 
 impl Tables {
     /// Feeds sample `x` to baseline `slot`.
-    #[inline]
+    #[inline(always)]
     fn learn(&mut self, slot: Slot, x: f64, opts: &PosOptions) {
         let (avg, alpha) = (opts.baseline_averaging, opts.baseline_alpha);
         match slot {
@@ -436,7 +436,7 @@ impl Sink for InPlace<'_> {
         &self.tab.current[p][r]
     }
 
-    #[inline]
+    #[inline(always)]
     fn learn(&mut self, slot: Slot, x: f64, opts: &PosOptions) {
         self.tab.learn(slot, x, opts);
     }
@@ -737,6 +737,29 @@ fn values_and_fill(
         })
         .sum();
     if decision && equal { first } else { dot }
+}
+
+/// Sets `reach[c]` for the histories `c` of `next_hs` to `step(reach[parent], g)`, where `g` is
+/// the global action index of the edge into `c`; clears `child_index` unless every `c` is the
+/// `child_index`-th child of its parent.
+#[inline(always)]
+fn propagate_reach(
+    ht: &HistoryTree,
+    next_hs: &[u32],
+    reach: &mut [[f64; 2]],
+    child_index: &mut u32,
+    step: impl Fn([f64; 2], usize) -> [f64; 2],
+) {
+    for &c in next_hs {
+        let c = c as usize;
+        let h = ht.parent[c] as usize;
+        let st = ht.steps[h];
+        let j = c - st.first_child as usize;
+        if j as u32 != *child_index {
+            *child_index = crate::tree::NONE;
+        }
+        reach[c] = step(reach[h], st.action_base as usize + j);
+    }
 }
 
 /// The generator of iteration `t` (or of a measurement stream): a function of `(seed, t)` only.
@@ -1113,21 +1136,20 @@ impl<S: Sink> Pass<'_, S> {
                 Some(&c) => c - ht.steps[ht.parent[c as usize] as usize].first_child,
                 None => crate::tree::NONE,
             };
-            for &c in next_hs {
-                let c = c as usize;
-                let h = ht.parent[c] as usize;
-                let st = ht.steps[h];
-                let [r0, r1] = reach[h];
-                let j = c - st.first_child as usize;
-                if j as u32 != child_index {
-                    child_index = crate::tree::NONE;
-                }
-                let g = st.action_base as usize + j;
-                reach[c] = match st.kind {
-                    Step::PLAYER0 => [r0 * current[0][g], r1],
-                    Step::PLAYER1 => [r0, r1 * current[1][g]],
-                    _ => [r0, r1],
-                };
+            // Every history of `node` has the node's kind (the tree build checks it), so the
+            // acting player is known once for all of them.
+            let actor = match pnode.kind {
+                NodeKind::Decision(p) => Some(p),
+                _ => None,
+            };
+            match actor {
+                Some(0) => propagate_reach(ht, next_hs, reach, &mut child_index, |[r0, r1], g| {
+                    [r0 * current[0][g], r1]
+                }),
+                Some(_) => propagate_reach(ht, next_hs, reach, &mut child_index, |[r0, r1], g| {
+                    [r0, r1 * current[1][g]]
+                }),
+                None => propagate_reach(ht, next_hs, reach, &mut child_index, |r, _| r),
             }
             if next_hs.len() != hs.len() {
                 child_index = crate::tree::NONE;
@@ -1240,12 +1262,9 @@ impl<S: Sink> Pass<'_, S> {
                 }
                 Baseline::Predictive if hit != NONE_USIZE => {
                     let bs = &tab.base_sum[kids.clone()];
+                    let x = bs[hit] + (vals[hit] - bs[hit]) / q;
                     Some(values_and_fill(weights, av, base.is_some(), |j| {
-                        if j == hit {
-                            bs[j] + (vals[j] - bs[j]) / q
-                        } else {
-                            bs[j]
-                        }
+                        if j == hit { x } else { bs[j] }
                     }))
                 }
                 Baseline::Predictive => {
