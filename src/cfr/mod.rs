@@ -46,6 +46,13 @@ pub fn regret_matching(tree: &PublicTree, p: usize, regrets: &[f64], out: &mut [
 #[inline]
 pub fn regret_match_infoset(regrets: &[f64], out: &mut [f64]) {
     let total: f64 = regrets.iter().map(|x| x.max(0.0)).sum();
+    regret_match_with_total(regrets, total, out);
+}
+
+/// [`regret_match_infoset`] given `total`, the sum of the positive regrets in action order
+/// (`Σ_a max(r_a, 0)`, as `Iterator::sum` adds), for callers that sum while they update.
+#[inline]
+pub fn regret_match_with_total(regrets: &[f64], total: f64, out: &mut [f64]) {
     let n = regrets.len() as f64;
     for (o, r) in out.iter_mut().zip(regrets) {
         *o = if total > 0.0 {

@@ -612,21 +612,31 @@ impl Store for InPlace<'_> {
         scale: f64,
         plus: bool,
     ) {
-        let regrets = &mut self.tab.regrets[p][base..base + n];
+        let Tables { regrets, cur, .. } = &mut *self.tab;
+        let regrets = &mut regrets[p][base..base + n];
+        // The update and regret matching's sum of the positive regrets in one pass: the same
+        // additions in the same order as `match_regrets` after the update (`Iterator::sum`
+        // starts from -0.0).
+        let mut total = -0.0;
         for (k, r) in regrets.iter_mut().enumerate() {
-            *r += scale * (value(k) - v);
-            if plus && *r < 0.0 {
-                *r = 0.0;
+            let mut x = *r + scale * (value(k) - v);
+            if plus && x < 0.0 {
+                x = 0.0;
             }
+            *r = x;
+            total += x.max(0.0);
         }
-        match_regrets(regrets, &mut self.tab.cur[p][base..base + n]);
+        crate::cfr::regret_match_with_total(regrets, total, &mut cur[p][base..base + n]);
     }
 
     #[inline]
     fn add_avg(&mut self, q: usize, base: usize, n: usize, w: f64) {
-        let tab = &mut *self.tab;
-        for k in base..base + n {
-            tab.avg[q][k] += w * tab.cur[q][k];
+        let Tables { avg, cur, .. } = &mut *self.tab;
+        for (a, s) in avg[q][base..base + n]
+            .iter_mut()
+            .zip(&cur[q][base..base + n])
+        {
+            *a += w * s;
         }
     }
 

@@ -82,7 +82,7 @@ use crate::cfr::{
 };
 use crate::game::Game;
 use crate::tree::TreePolicy;
-use crate::tree::history::{HistoryKind, HistoryTree, Step};
+use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::tree::{NodeKind, PublicTree, TreeError};
 use crate::util::SplitMix64;
 use crossbeam::utils::CachePadded;
@@ -282,7 +282,7 @@ enum Slot {
 
 impl Tables {
     /// Feeds sample `x` to baseline `slot`.
-    #[inline]
+    #[inline(always)]
     fn learn(&mut self, slot: Slot, x: f64, opts: &PosOptions) {
         let (avg, alpha) = (opts.baseline_averaging, opts.baseline_alpha);
         match slot {
@@ -436,7 +436,7 @@ impl Sink for InPlace<'_> {
         &self.tab.current[p][r]
     }
 
-    #[inline]
+    #[inline(always)]
     fn learn(&mut self, slot: Slot, x: f64, opts: &PosOptions) {
         self.tab.learn(slot, x, opts);
     }
@@ -737,6 +737,62 @@ fn values_and_fill(
         })
         .sum();
     if decision && equal { first } else { dot }
+}
+
+/// Sets `reach[c]` for the histories `c` of `next_hs` to `step(reach[parent], g)`, where `g` is
+/// the global action index of the edge into `c`; clears `child_index` unless every `c` is the
+/// `child_index`-th child of its parent.
+#[inline(always)]
+fn propagate_reach(
+    ht: &HistoryTree,
+    next_hs: &[u32],
+    reach: &mut [[f64; 2]],
+    child_index: &mut u32,
+    step: impl Fn([f64; 2], usize) -> [f64; 2],
+) {
+    for &c in next_hs {
+        let c = c as usize;
+        let h = ht.parent[c] as usize;
+        let st = ht.steps[h];
+        let j = c - st.first_child as usize;
+        if j as u32 != *child_index {
+            *child_index = crate::tree::NONE;
+        }
+        reach[c] = step(reach[h], st.action_base as usize + j);
+    }
+}
+
+/// [`values_and_fill`] for the predictive baseline when only the child `hit` lies in the
+/// sampled successor: `out[j] = x` at `hit` and `bs[j]` elsewhere, and the history value;
+/// with it, in the same loop, the value under σ_{t+1} = `weights` of the baselines after
+/// the sampled child's takes `xn` (as `learn_baselines` computes it: [`expected_value`] with
+/// `decision`, else `Σ_j weights[j] b_j`). Sums in action order from -0.0, as
+/// `Iterator::sum` does.
+#[inline]
+fn values_and_next(
+    weights: &[f64],
+    out: &mut [f64],
+    decision: bool,
+    hit: usize,
+    x: f64,
+    xn: f64,
+    bs: &[f64],
+) -> (f64, f64) {
+    let (first, first_n) = if hit == 0 { (x, xn) } else { (bs[0], bs[0]) };
+    let (mut equal, mut equal_n) = (true, true);
+    let (mut dot, mut dot_n) = (-0.0, -0.0);
+    for (j, ((o, &w), &b)) in out.iter_mut().zip(weights).zip(bs).enumerate() {
+        let (y, z) = if j == hit { (x, xn) } else { (b, b) };
+        *o = y;
+        equal &= y == first;
+        equal_n &= z == first_n;
+        dot += w * y;
+        dot_n += w * z;
+    }
+    (
+        if decision && equal { first } else { dot },
+        if decision && equal_n { first_n } else { dot_n },
+    )
 }
 
 /// The generator of iteration `t` (or of a measurement stream): a function of `(seed, t)` only.
@@ -1113,21 +1169,20 @@ impl<S: Sink> Pass<'_, S> {
                 Some(&c) => c - ht.steps[ht.parent[c as usize] as usize].first_child,
                 None => crate::tree::NONE,
             };
-            for &c in next_hs {
-                let c = c as usize;
-                let h = ht.parent[c] as usize;
-                let st = ht.steps[h];
-                let [r0, r1] = reach[h];
-                let j = c - st.first_child as usize;
-                if j as u32 != child_index {
-                    child_index = crate::tree::NONE;
-                }
-                let g = st.action_base as usize + j;
-                reach[c] = match st.kind {
-                    Step::PLAYER0 => [r0 * current[0][g], r1],
-                    Step::PLAYER1 => [r0, r1 * current[1][g]],
-                    _ => [r0, r1],
-                };
+            // Every history of `node` has the node's kind (the tree build checks it), so the
+            // acting player is known once for all of them.
+            let actor = match pnode.kind {
+                NodeKind::Decision(p) => Some(p),
+                _ => None,
+            };
+            match actor {
+                Some(0) => propagate_reach(ht, next_hs, reach, &mut child_index, |[r0, r1], g| {
+                    [r0 * current[0][g], r1]
+                }),
+                Some(_) => propagate_reach(ht, next_hs, reach, &mut child_index, |[r0, r1], g| {
+                    [r0, r1 * current[1][g]]
+                }),
+                None => propagate_reach(ht, next_hs, reach, &mut child_index, |r, _| r),
             }
             if next_hs.len() != hs.len() {
                 child_index = crate::tree::NONE;
@@ -1207,6 +1262,15 @@ impl<S: Sink> Pass<'_, S> {
             NodeKind::Decision(p) => Some(p),
             _ => None,
         };
+        // Where σ_{t+1} = σ_t at this node (chance, or a player this pass does not update) and
+        // a public action was sampled, the predictive baseline's value `û(h | σ_{t+1})` of step
+        // 4 is computed in step 1's loop over the children (in place only: a deferred pass
+        // reads its baselines differently).
+        let fuse_next = !S::DEFERRED
+            && learn
+            && opts.baseline == Baseline::Predictive
+            && step.child_index != crate::tree::NONE
+            && !actor.is_some_and(|p| players[p]);
         // 1. Baseline-corrected action values and history values under σ_t (Eq. 15/16).
         let tab = self.sink.tab();
         let sc = &mut *self.sc;
@@ -1240,13 +1304,17 @@ impl<S: Sink> Pass<'_, S> {
                 }
                 Baseline::Predictive if hit != NONE_USIZE => {
                     let bs = &tab.base_sum[kids.clone()];
-                    Some(values_and_fill(weights, av, base.is_some(), |j| {
-                        if j == hit {
-                            bs[j] + (vals[j] - bs[j]) / q
-                        } else {
-                            bs[j]
-                        }
-                    }))
+                    let x = bs[hit] + (vals[hit] - bs[hit]) / q;
+                    if fuse_next {
+                        let xn = sc.next_values[kids.start + hit];
+                        let (v, vn) = values_and_next(weights, av, base.is_some(), hit, x, xn, bs);
+                        sc.next_values[h] = vn;
+                        Some(v)
+                    } else {
+                        Some(values_and_fill(weights, av, base.is_some(), |j| {
+                            if j == hit { x } else { bs[j] }
+                        }))
+                    }
                 }
                 Baseline::Predictive => {
                     let bs = &tab.base_sum[kids.clone()];
@@ -1280,7 +1348,7 @@ impl<S: Sink> Pass<'_, S> {
         let Some(p) = actor else {
             // Chance node: only baselines learn.
             if learn {
-                self.learn_baselines(hs, next, None);
+                self.learn_baselines(hs, next, None, fuse_next);
             }
             return;
         };
@@ -1370,13 +1438,14 @@ impl<S: Sink> Pass<'_, S> {
         }
         // 4. Baselines.
         if learn {
-            self.learn_baselines(hs, next, Some(p));
+            self.learn_baselines(hs, next, Some(p), fuse_next);
         }
     }
 
     /// Baseline updates at a node whose successor `next` was sampled (`actor`: the acting
-    /// player, `None` at chance), and for the predictive baseline the values under σ_{t+1}.
-    fn learn_baselines(&mut self, hs: &[u32], next: u32, actor: Option<usize>) {
+    /// player, `None` at chance), and for the predictive baseline the values under σ_{t+1}
+    /// (unless `next_done`: the node update computed them).
+    fn learn_baselines(&mut self, hs: &[u32], next: u32, actor: Option<usize>, next_done: bool) {
         let (tree, ht) = (self.tree, self.ht);
         let opts = self.opts;
         let history_samples = |pass: &mut Self| {
@@ -1430,6 +1499,9 @@ impl<S: Sink> Pass<'_, S> {
                 for &c in ht.node_histories(next as usize) {
                     let x = self.sc.next_values[c as usize];
                     self.sink.learn(Slot::Predictive(c), x, &opts);
+                }
+                if next_done {
+                    return;
                 }
                 let sc = &mut *self.sc;
                 for &h in hs {
