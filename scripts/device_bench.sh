@@ -23,7 +23,11 @@
 #            wgpu against flex;
 #   lbr      LBR-FC hands/s against a tiny recurrent FCPA network on two pinned idle cores;
 #   ladder   the ARMAC Leduc ladder (scripts/armac_ladder.sh rungs, diagnostics on) on pinned
-#            core pairs, LADDER_CPU CPU-seconds each, in the background while the others run.
+#            core pairs, LADDER_CPU CPU-seconds each, in the background while the others run;
+#            LADDER_SPECS="name:cores[:key=value;...] ..." picks the runs (default: four rungs
+#            and two critic probes).
+#   openspiel  single-thread ratios against OpenSpiel (needs .whl), OS_ROUNDS rounds (3) on
+#            the cores OS_CORES (0,1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -132,17 +136,23 @@ fi
 if has ladder; then
   log "ladder: ${LADDER_CPU:=600} CPU-s (at most ${LADDER_WALL:-330} s) per rung, cores 4-15, in the background"
   mkdir -p /tmp/ladder
-  # rung:cores; two probes of a more accurate critic beside the four rungs.
-  for spec in tab_exact:6,7 tab_critic:8,9 exact_adv:10,11 armac:12,13 steps50:4,5 critic_w4:14,15; do
-    rung=${spec%%:*} cores=${spec#*:}
+  # LADDER_SPECS: space-separated "name:cores[:key=value;key=value...]"; the default is the
+  # four rungs and two probes of a more accurate critic. Known names need no keys.
+  LADDER_SPECS=${LADDER_SPECS:-"tab_exact:6,7 tab_critic:8,9 exact_adv:10,11 armac:12,13 steps50:4,5 critic_w4:14,15"}
+  for spec in $LADDER_SPECS; do
+    rung=${spec%%:*} rest=${spec#*:}
+    cores=${rest%%:*} extra=""
+    [ "$rest" != "$cores" ] && extra=${rest#*:}
     case $rung in
       tab_exact) keys=(--set armac.tabular_w=true --set armac.exact_advantages=true) ;;
       tab_critic) keys=(--set armac.tabular_w=true) ;;
       exact_adv) keys=(--set armac.exact_advantages=true) ;;
-      armac) keys=() ;;
       steps50) keys=(--set armac.learning_steps_per_epoch=50) ;;
       critic_w4) keys=(--set "armac.loss_weights=[4.0, 1.0, 1.0, 1.0]") ;;
+      *) keys=() ;;
     esac
+    IFS=';' read -ra kvs <<<"$extra"
+    for kv in "${kvs[@]}"; do [ -n "$kv" ] && keys+=(--set "$kv"); done
     pin $cores "$D/armac-train" --config leduc_armac.toml --quiet \
       --max-cpu-seconds "$LADDER_CPU" --max-seconds "${LADDER_WALL:-330}" --set armac.learner_threads=1 --set armac.diagnostics=true \
       --set eval.every=5 "${keys[@]}" --out /tmp/ladder/$rung --overwrite >/tmp/ladder/$rung.log 2>&1 &
@@ -237,10 +247,11 @@ done
 # --- 3. sampled solvers: the scaling stage above ("sampled" runs it too) and OpenSpiel ----------
 if { has sampled || has openspiel; } && [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl 2>/dev/null; then
   log "stage 3b: single thread against OpenSpiel's C++ outcome/external sampling (idle host)"
-  PYTHONPATH=/tmp/site timeout 120 python3 - "$B" <<'PY' | tee -a "$OUT/summary.txt"
-import json, statistics, subprocess, sys, time
+  PYTHONPATH=/tmp/site OS_ROUNDS=${OS_ROUNDS:-3} pin "${OS_CORES:-0,1}" timeout 300 python3 - "$B" <<'PY' | tee -a "$OUT/summary.txt"
+import json, os, statistics, subprocess, sys, time
 import pyspiel
 B = sys.argv[1]
+rounds = int(os.environ["OS_ROUNDS"])
 def ours(game, alg, its, *sets):
     cmd = [B, "solver", "--game", game, "--algorithm", alg, "--iterations", str(its), "--repeats", "1", "--set", "threads=1"]
     for s in sets: cmd += ["--set", s]
@@ -253,7 +264,7 @@ for g in ["leduc_poker", "liars_dice"]:
     game = pyspiel.load_game(g)
     os_s, es_s = pyspiel.OutcomeSamplingMCCFRSolver(game), pyspiel.ExternalSamplingMCCFRSolver(game)
     res = {k: [] for k in ["os", "es", "pos", "os_p", "es_p"]}
-    for _ in range(3):
+    for _ in range(rounds):
         res["os"].append(ours(g, "os-mccfr", 400000)); res["os_p"].append(theirs(os_s, 20000))
         res["es"].append(ours(g, "es-mccfr", 40000)); res["es_p"].append(theirs(es_s, 2000 if g == "leduc_poker" else 200))
         res["pos"].append(ours(g, "pos-mccfr", 40000, "baseline=predictive"))
@@ -262,7 +273,7 @@ for g in ["leduc_poker", "liars_dice"]:
     for name, k, peer, pk in [("OS", "os", "os_p", "os"), ("ES", "es", "es_p", "es"), ("POS", "pos", "os_p", "os")]:
         ours_n = med([r["nodes_touched_per_second"] for r in res[k]])
         peer_n = med(res[peer]) * npi[pk]
-        print(f"    {g:12} {name:4} armac {ours_n:10.4g} nodes/s  OpenSpiel {peer_n:10.4g}  ratio {ours_n / peer_n:5.1f}x (3 rounds, medians, wall time)", flush=True)
+        print(f"    {g:12} {name:4} armac {ours_n:10.4g} nodes/s  OpenSpiel {peer_n:10.4g}  ratio {ours_n / peer_n:5.1f}x ({rounds} rounds, medians, wall time)", flush=True)
 PY
 fi
 
@@ -277,7 +288,9 @@ if has ladder; then
   wait
   python3 - <<'PY' | tee -a "$OUT/summary.txt"
 import csv, math, os, statistics
-for rung in ["tab_exact", "tab_critic", "exact_adv", "armac", "steps50", "critic_w4"]:
+for rung in sorted(os.listdir("/tmp/ladder")):
+    if not os.path.isdir(f"/tmp/ladder/{rung}"):
+        continue
     p = f"/tmp/ladder/{rung}/metrics.csv"
     if not os.path.exists(p):
         print(f"    {rung}: no metrics"); continue
@@ -289,8 +302,13 @@ for rung in ["tab_exact", "tab_critic", "exact_adv", "armac", "steps50", "critic
         return statistics.median(v) if v else float("nan")
     last = rows[-1]
     wins = " ".join(f"{lo}-{lo+99}: {med('nash_conv', lo, lo+100):.3f}" for lo in range(0, int(last["epoch"]), 100))
-    print(f"    {rung:10} epochs {last['epoch']:>5} NashConv {float(last['nash_conv']):.3f}  windows {wins}  "
-          f"critic rmse {float(last['diag_critic_rmse']):.3f} wrong-sign {float(last['diag_critic_wrong_sign']):.3f}")
+    def mcol(col):
+        v = [float(r.get(col) or "nan") for r in rows[-10:]]
+        v = [x for x in v if not math.isnan(x)]
+        return statistics.median(v) if v else float("nan")
+    print(f"    {rung:10} epochs {last['epoch']:>5} NashConv {float(last['nash_conv']):.3f} (median of last 5 evals {statistics.median(float(r['nash_conv']) for r in rows[-5:]):.3f})  windows {wins}  "
+          f"last 10 evals, medians: critic rmse {mcol('diag_critic_rmse'):.3f} adv rmse {mcol('diag_critic_adv_rmse'):.3f} "
+          f"wrong-mass {mcol('diag_critic_wrong_mass'):.3f} drift {mcol('diag_critic_drift'):.3f} policy change {mcol('diag_policy_change'):.3f}")
 PY
   (cd /tmp/ladder && tar -czf "$OUT/ladder.tgz" */metrics.csv */summary.json *.log)
 fi

@@ -1540,8 +1540,18 @@ mod tests {
         ] {
             apply_override(&mut t, kv).unwrap();
         }
-        let s = Config::from_table(t, "x").unwrap().armac().unwrap();
+        let s = Config::from_table(t.clone(), "x").unwrap().armac().unwrap();
         assert_eq!(s.past_draw, PastDraw::Group);
+        assert_eq!(s.polyak_scope, PolyakScope::All);
+        let mut t2 = t;
+        for kv in [
+            "armac.polyak_scope=\"regret\"",
+            "armac.separate_regret_encoder=true",
+        ] {
+            apply_override(&mut t2, kv).unwrap();
+        }
+        let s2 = Config::from_table(t2, "x").unwrap().armac().unwrap();
+        assert_eq!(s2.polyak_scope, PolyakScope::Regret);
         assert_eq!(s.reward_scale, Some(2000.0));
         assert_eq!(s.adam_beta1, 0.9);
         assert!((s.learning_rate_at(9) - s.learning_rate / 2.0).abs() < 1e-15);
@@ -1555,6 +1565,8 @@ mod tests {
             ("armac.exact_advantages=true", "armac.exact_advantages"),
             ("armac.tabular_w=true", "armac.tabular_w"),
             ("armac.learner_threads=2000", "armac.learner_threads"),
+            // Without separate_regret_encoder.
+            ("armac.polyak_scope=\"regret\"", "armac.polyak_scope"),
         ] {
             let mut t = table(base);
             apply_override(&mut t, kv).unwrap();

@@ -776,3 +776,47 @@ fn separate_regret_encoder_isolates_the_mean_regret_head() {
         "recurrent nets refuse a separate regret encoder"
     );
 }
+
+/// `set_polyak_regret_only`: the snapshot's mean-regret head is the Polyak average's (equal to
+/// a full average's after the same steps, and not the current head), every other output is the
+/// current weights', and a net whose `W̄` reads the shared encoder refuses it.
+#[test]
+fn polyak_regret_only_averages_the_mean_regret_path_alone() {
+    let cfg = small_cfg().with_separate_regret_encoder(true);
+    let batch = synthetic_train_batch(&cfg, 16, 5);
+    let probe = synthetic_act_batch(&cfg, 8, 6);
+    let trained = |regret_only: bool| {
+        let mut l = ArmacLearner::new(cfg.clone(), &cpu(), 1e-2, 3);
+        l.set_polyak(0.99);
+        l.set_polyak_regret_only(regret_only).unwrap();
+        for _ in 0..20 {
+            l.train_step(&batch);
+        }
+        (l.snapshot().evaluate(&probe), l.evaluate(&probe))
+    };
+    let (all, _) = trained(false);
+    let (snap, cur) = trained(true);
+    assert_close(
+        &snap.mean_regret,
+        &all.mean_regret,
+        1e-6,
+        "W̄ is the average's",
+    );
+    let gap = snap
+        .mean_regret
+        .iter()
+        .zip(&cur.mean_regret)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max);
+    assert!(gap > 1e-3, "the average differs from the current W̄ ({gap})");
+    assert_close(&snap.q0, &cur.q0, 1e-6, "critic q0 is the current one");
+    assert_close(&snap.q1, &cur.q1, 1e-6, "critic q1 is the current one");
+    assert_close(
+        &snap.avg_policy,
+        &cur.avg_policy,
+        1e-6,
+        "π̄ is the current one",
+    );
+    let mut shared = ArmacLearner::new(small_cfg(), &cpu(), 1e-2, 3);
+    assert!(shared.set_polyak_regret_only(true).is_err());
+}
