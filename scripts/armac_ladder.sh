@@ -16,8 +16,10 @@
 #   - exact RM  : NashConv of regret matching on the exact regrets of the sequence,
 #   - W data : mean TV distance between regret matching on the reservoir's per-infoset means and
 #              exact RM; W fit : the played π^t against the former (0 for the tabular rungs);
-#   - critic RMSE, wrong sign (mass): the critic against the exact q of π^t (chips; share of
-#              wrong-sign advantages, and that share weighted by the advantages' magnitudes).
+#   - critic RMSE, adv. RMSE, wrong sign (mass): the critic against the exact q of π^t (chips:
+#              of q and of the advantages q − v; share of wrong-sign advantages, and that share
+#              weighted by the advantages' magnitudes); drift: how far the exact q moves from π^t
+#              to π^{t+1} (chips).
 # Usage: scripts/armac_ladder.sh [BUDGET=120] [GAME_PREFIX=leduc] [OUT=/tmp/armac_ladder]
 #   BUDGET_KIND=cpu: stop each rung after BUDGET CPU-seconds (`--max-cpu-seconds`, which the
 #   machine's load does not change) instead of BUDGET wall seconds; JOBS=2 runs two rungs at a
@@ -69,11 +71,11 @@ labels = {
     "exact_adv": "neural W, exact advantages",
     "armac": "ARMAC (neural W, learned critic)",
 }
-print(f"| rung ({budget} {kind} s each) | epochs | head π̄ (median last 5) | π^t | exact avg | exact RM | W data | W fit | critic RMSE | wrong sign (mass) |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print(f"| rung ({budget} {kind} s each) | epochs | head π̄ (median last 5) | π^t | exact avg | exact RM | W data | W fit | critic RMSE | adv. RMSE | drift | wrong sign (mass) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 if "cfr" in rungs and os.path.exists(f"{out}/cfr/summary.json"):
     cfr = json.load(open(f"{out}/cfr/summary.json"))
-    print(f"| tabular CFR ({cfr['iterations']} it, wall budget) | | {cfr['nash_conv']:.3f} | | | | | | | |")
+    print(f"| tabular CFR ({cfr['iterations']} it, wall budget) | | {cfr['nash_conv']:.3f} | | | | | | | | | |")
 for name in rungs:
     if name == "cfr":
         continue
@@ -85,5 +87,6 @@ for name in rungs:
     print(f"| {labels[name]} | {r['epoch']} | {f('nash_conv'):.3f} ({med:.3f}) | {f('nash_conv_current'):.3f} "
           f"| {f('diag_nash_conv_exact_avg'):.3f} | {f('diag_nash_conv_exact_rm'):.3f} "
           f"| {f('diag_w_sampling_error'):.3f} | {f('diag_w_fit_error'):.3f} "
-          f"| {f('diag_critic_rmse'):.3f} | {f('diag_critic_wrong_sign'):.3f} ({f('diag_critic_wrong_mass'):.3f}) |")
+          f"| {f('diag_critic_rmse'):.3f} | {f('diag_critic_adv_rmse'):.3f} | {f('diag_critic_drift'):.3f} "
+          f"| {f('diag_critic_wrong_sign'):.3f} ({f('diag_critic_wrong_mass'):.3f}) |")
 PY
