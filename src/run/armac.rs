@@ -629,12 +629,15 @@ impl ExactAdvantages {
 /// What returns are divided by: `armac.reward_scale`, or by default the largest absolute
 /// utility (networks learn values of order 1).
 pub(crate) fn reward_scale(game: &GameRef, s: &ArmacSettings) -> f64 {
-    s.reward_scale.unwrap_or_else(|| {
-        game.max_utility()
-            .abs()
-            .max(game.min_utility().abs())
-            .max(1e-9)
-    })
+    s.reward_scale.unwrap_or_else(|| default_reward_scale(game))
+}
+
+/// The reward scale when the config sets none: the game's largest absolute payoff.
+fn default_reward_scale(game: &GameRef) -> f64 {
+    game.max_utility()
+        .abs()
+        .max(game.min_utility().abs())
+        .max(1e-9)
 }
 
 fn reservoir_path(dir: &Path, id: u64) -> PathBuf {
@@ -1604,8 +1607,8 @@ fn run_in_pool(
                 && let Some(pi_t) = d.last()
                 && let Some(q) = ex.critic_q(&game, &net, na, reward_scale(&game, s))?
             {
-                let e =
-                    super::diagnostics::critic_error(&*ex.histories(&game)?, &ex.tree, pi_t, &q);
+                let ht = ex.histories(&game)?;
+                let e = super::diagnostics::critic_error(&ht, &ex.tree, pi_t, &q);
                 row.critic_rmse = e.rmse;
                 row.critic_wrong_sign = e.wrong_sign;
                 row.critic_wrong_mass = e.wrong_mass;
@@ -1614,7 +1617,6 @@ fn run_in_pool(
                 tb.scalar("diag/critic_rmse", e.rmse, it);
                 tb.scalar("diag/critic_wrong_sign", e.wrong_sign, it);
                 tb.scalar("diag/critic_wrong_mass", e.wrong_mass, it);
-                let ht = ex.histories(&game)?;
                 let moved = super::diagnostics::exact_critic(&ht, &ex.tree, &next);
                 row.critic_drift =
                     super::diagnostics::critic_error(&ht, &ex.tree, pi_t, &moved).rmse;
@@ -2060,7 +2062,7 @@ mod critic_fit {
                 }
             }
         };
-        let scale = game.max_utility().abs().max(game.min_utility().abs());
+        let scale = default_reward_scale(&game);
         let mut tensors: std::collections::HashMap<usize, [Vec<f32>; 2]> = Default::default();
         let mut rng = SplitMix64::new(o.seed);
         // One episode and the target policy's row (over all actions) at each of its steps.

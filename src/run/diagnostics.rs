@@ -416,7 +416,6 @@ mod tests {
         (g, t)
     }
 
-    /// The exact `q_p(h, a)` of `pi` at every child of a decision history (in `p`'s payoff).
     #[test]
     fn critic_error_is_zero_for_the_exact_values_and_sees_shifts_and_flips() {
         let (g, t) = kuhn();
