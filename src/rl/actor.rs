@@ -96,6 +96,13 @@ pub enum AdvantageTarget {
     /// That expectation itself: the advantages of every history `h'` the learning player cannot
     /// tell from `h`, averaged with the weights of chance and the opponent's policy `π^j`.
     Infoset,
+    /// `q_j(h, ·) − v_j(h)` plus the sampled episode's correction: the critic serves as a
+    /// control variate (Schmid et al.'s baseline-corrected values, Eq. 6-7 of the baselines
+    /// paper, with `π^j` as the target policy at both players' decisions and the behaviour
+    /// probability of each sampled action in the denominator), so the stored target's
+    /// expectation is `π^j`'s exact advantage at `h` whatever the critic's error; the critic
+    /// only lowers its variance. See [`corrected_advantages`].
+    Corrected,
 }
 
 /// The learning player's behaviour policy in learning episodes (`armac.behaviour`).
@@ -215,6 +222,12 @@ fn shadows_after_action(
     Some(next)
 }
 
+/// Row `cr` of the critic's `q_p` in `c`.
+fn q_of(c: &ActOutput, cr: usize, n: usize, p: usize) -> &[f32] {
+    let r = cr * n..(cr + 1) * n;
+    if p == 0 { &c.q0[r] } else { &c.q1[r] }
+}
+
 fn sample(probs: &[f32], rng: &mut SplitMix64) -> usize {
     let w: Vec<f64> = probs.iter().map(|&p| p.max(0.0) as f64).collect();
     rng.weighted(&w)
@@ -265,6 +278,60 @@ struct Live {
     /// [`AdvantageTarget::Infoset`] in learning episodes: the histories the learning player
     /// cannot tell from this one (`None` otherwise, or once there are too many).
     shadows: Option<Vec<Shadow>>,
+    /// [`AdvantageTarget::Corrected`] in learning episodes: every decision so far, for the
+    /// correction computed once the episode ends (`None` otherwise).
+    corrected: Option<Vec<CvStep>>,
+}
+
+/// One decision of a learning episode as [`corrected_advantages`] needs it.
+#[derive(Clone, Debug)]
+pub struct CvStep {
+    /// Index of the decision in the trajectory's steps.
+    pub step: usize,
+    /// Whether the learning player acted.
+    pub learner: bool,
+    /// The past critic's `q_j(h, ·)` for the learning player's utility (0 at illegal actions).
+    pub q: Vec<f32>,
+    /// `π^j` at this decision (0 at illegal actions).
+    pub pi: Vec<f32>,
+    /// The legal actions (advantages at the others are 0).
+    pub legal: Vec<bool>,
+    /// The action played and the probability the behaviour policy gave it.
+    pub action: usize,
+    pub behaviour: f32,
+}
+
+/// Baseline-corrected advantages of one episode, walking its decisions backwards from the
+/// learning player's (scaled) return `ret`: at a decision with sampled action `a*`,
+/// `ũ(h, a) = q(h, a) + 1[a = a*] (ũ(h a*) − q(h, a*)) / ξ(a*)` and
+/// `ũ(h) = Σ_a π(a) ũ(h, a)`, chance passing `ũ` through. Given the history, `ũ(h, a)` is an
+/// unbiased estimate of `q_π(h, a)` for any `q` (the baselines paper's Lemma: the correction has
+/// mean zero and the terminal values are exact), so `ũ(h, ·) − ũ(h)` at the learning player's
+/// decisions is an unbiased estimate of `π`'s advantages there. Returns those targets as
+/// `(step index, advantages)`.
+pub fn corrected_advantages(steps: &[CvStep], ret: f32) -> Vec<(usize, Vec<f32>)> {
+    let mut u = ret;
+    let mut out = Vec::new();
+    for c in steps.iter().rev() {
+        let v: f32 = c.pi.iter().zip(&c.q).map(|(p, q)| p * q).sum();
+        let corr = (u - c.q[c.action]) / c.behaviour;
+        let uh = v + c.pi[c.action] * corr;
+        if c.learner {
+            let adv =
+                c.q.iter()
+                    .enumerate()
+                    .zip(&c.legal)
+                    .map(|((a, &q), &ok)| match (ok, a == c.action) {
+                        (false, _) => 0.0,
+                        (true, true) => q + corr - uh,
+                        (true, false) => q - uh,
+                    })
+                    .collect();
+            out.push((c.step, adv));
+        }
+        u = uh;
+    }
+    out
 }
 
 /// The distinct networks of a group, each with the table that replaces its mean-regret head
@@ -475,9 +542,14 @@ pub fn play_group(
                     weight: 1.0,
                 }]
             });
+            let corrected = (settings.advantage_target == AdvantageTarget::Corrected
+                && roles.critic.is_some()
+                && roles.exact.is_none())
+            .then(Vec::new);
             Live {
                 state,
                 shadows,
+                corrected,
                 traj: Trajectory {
                     epoch: snaps.epoch,
                     learning_player: g % 2,
@@ -528,6 +600,12 @@ pub fn play_group(
                     let r = l.state.returns();
                     let k = settings.reward_scale;
                     l.traj.returns = [(r[0] / k) as f32, (r[1] / k) as f32];
+                    if let Some(cv) = l.corrected.take() {
+                        let ret = l.traj.returns[l.traj.learning_player];
+                        for (i, adv) in corrected_advantages(&cv, ret) {
+                            l.traj.steps[i].advantage = Some(adv);
+                        }
+                    }
                     done.push(l.traj);
                 }
                 Turn::Player(_) => k += 1,
@@ -572,6 +650,9 @@ pub fn play_group(
                     .into_iter()
                     .flatten()
                     .collect()
+            } else if l.corrected.is_some() {
+                // The correction needs the past critic at the opponent's decisions too.
+                [Some(r.opp), r.critic].into_iter().flatten().collect()
             } else {
                 vec![r.opp]
             };
@@ -667,10 +748,6 @@ pub fn play_group(
                                 .map(|(x, &ok)| if ok { x - v } else { 0.0 })
                                 .collect()
                         };
-                        fn q_of(c: &ActOutput, cr: usize, n: usize, p: usize) -> &[f32] {
-                            let r = cr * n..(cr + 1) * n;
-                            if p == 0 { &c.q0[r] } else { &c.q1[r] }
-                        }
                         match (&l.shadows, &shadow_out[g]) {
                             // Σ_h' π_{-i}(h') r(h') / Σ_h' π_{-i}(h') over the shadows.
                             (Some(sh), Some((out, first))) => {
@@ -710,6 +787,21 @@ pub fn play_group(
             };
             let action = sample(&probs, rng);
             debug_assert!(legal[action], "sampled an illegal action");
+            if let (Some(cv), Some(c)) = (&mut l.corrected, roles.critic) {
+                let lp = l.traj.learning_player;
+                let (co, cr) = at(c, g);
+                let (o, or) = at(roles.opp, g);
+                let r = or * num_actions..(or + 1) * num_actions;
+                cv.push(CvStep {
+                    step: l.traj.steps.len(),
+                    learner: learner_turn,
+                    q: q_of(co, cr, num_actions, lp).to_vec(),
+                    pi: normalized_relu(&o.mean_regret[r], &legal),
+                    legal: legal.clone(),
+                    action,
+                    behaviour: probs[action],
+                });
+            }
             l.traj.steps.push(Step {
                 player: p,
                 info,
@@ -1098,6 +1190,146 @@ mod tests {
             } else {
                 assert!(non_uniform > 0, "the candidates are not all uniform");
             }
+        }
+    }
+
+    /// `AdvantageTarget::Corrected`: with a critic far from the truth (random weights), the
+    /// stored targets average, at every learning history, to `π^j`'s exact advantages there
+    /// (within 4 standard errors), while the critic's own advantages (`History`) do not.
+    #[test]
+    fn corrected_targets_are_unbiased_whatever_the_critic() {
+        use crate::tree::PublicTree;
+        use crate::tree::history::{HistoryKind, HistoryTree};
+        let game = load_game("kuhn_poker").unwrap();
+        let na = game.num_distinct_actions();
+        let isz = game.information_state_tensor_size();
+        let tree = PublicTree::build(game.as_ref()).unwrap();
+        // π^j: a table passing with 0.3 / 0.8 at player 0's / 1's infosets.
+        let pass = [0.3f32, 0.8];
+        let mut table = PolicyTable::default();
+        let mut tp: crate::tree::TreePolicy = [Vec::new(), Vec::new()];
+        for p in 0..2 {
+            let inf = &tree.infosets[p];
+            tp[p] = vec![0.0; inf.offset[inf.len()] as usize];
+            for i in 0..inf.len() {
+                let st = crate::game::replay(game.as_ref(), &inf.history[i]).unwrap();
+                let mut own = vec![0.0; isz];
+                st.information_state_tensor(p, &mut own);
+                table.insert(p, &own, vec![pass[p], 1.0 - pass[p]]);
+                let o = inf.offset[i] as usize;
+                tp[p][o] = f64::from(pass[p]);
+                tp[p][o + 1] = 1.0 - f64::from(pass[p]);
+            }
+        }
+        let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree).unwrap());
+        let exact = ExactValues::new(ht.clone(), &tree, &tp, 2.0, AdvantageTarget::History);
+        // Decision histories by both players' information-state tensors.
+        let key = |i0: &[f32], i1: &[f32]| -> Vec<u32> {
+            i0.iter().chain(i1).map(|x| x.to_bits()).collect()
+        };
+        let mut want = std::collections::HashMap::new();
+        for h in 0..ht.len() {
+            if let HistoryKind::Decision(p) = ht.kind[h] {
+                let acts = ht.actions_to(h);
+                let st = crate::game::replay(game.as_ref(), &acts).unwrap();
+                let (mut i0, mut i1) = (vec![0.0; isz], vec![0.0; isz]);
+                st.information_state_tensor(0, &mut i0);
+                st.information_state_tensor(1, &mut i1);
+                want.insert(key(&i0, &i1), exact.advantages(&acts, p, na).unwrap());
+            }
+        }
+        let snaps = one_past_epoch(PastEpoch {
+            policy: kuhn_ff(101),
+            critic: kuhn_ff(20),
+            exact: None,
+            table: Some(Arc::new(table)),
+        });
+        // Per target kind: the worst deviation from the exact advantage in standard errors.
+        let mut worst = Vec::new();
+        for target in [AdvantageTarget::Corrected, AdvantageTarget::History] {
+            let settings = ActorSettings {
+                games_per_group: 64,
+                eval_fraction: 0.0,
+                reward_scale: 2.0,
+                past_draw: PastDraw::Latest,
+                advantage_target: target,
+                behaviour: Behaviour::Uniform,
+            };
+            let mut rng = SplitMix64::new(17);
+            // Per history: count, sums and sums of squares of the stored targets.
+            let mut acc: std::collections::HashMap<Vec<u32>, (f64, Vec<f64>, Vec<f64>)> =
+                Default::default();
+            for _ in 0..150 {
+                let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
+                for t in &trajs {
+                    for s in t.steps.iter().filter(|s| s.player == t.learning_player) {
+                        let adv = s.advantage.as_ref().unwrap();
+                        let e = acc.entry(key(&s.info[0], &s.info[1])).or_insert((
+                            0.0,
+                            vec![0.0; na],
+                            vec![0.0; na],
+                        ));
+                        e.0 += 1.0;
+                        for a in 0..na {
+                            e.1[a] += f64::from(adv[a]);
+                            e.2[a] += f64::from(adv[a]).powi(2);
+                        }
+                    }
+                }
+            }
+            assert_eq!(acc.len(), 24, "every learning history of Kuhn is sampled");
+            let mut w = 0.0f64;
+            for (k, (n, sum, sq)) in &acc {
+                let exact = &want[k];
+                for a in 0..na {
+                    let mean = sum[a] / n;
+                    let var = (sq[a] / n - mean * mean).max(0.0);
+                    let se = (var / n).sqrt() + 1e-4;
+                    w = w.max((mean - f64::from(exact[a])).abs() / se);
+                }
+            }
+            worst.push(w);
+        }
+        assert!(worst[0] < 4.5, "corrected targets off by {} s.e.", worst[0]);
+        assert!(
+            worst[1] > 20.0,
+            "a random critic is biased: {} s.e.",
+            worst[1]
+        );
+    }
+
+    /// The correction by hand on a two-decision episode.
+    #[test]
+    fn corrected_advantages_follow_the_recursion() {
+        let steps = [
+            CvStep {
+                step: 0,
+                learner: true,
+                q: vec![1.0, -1.0],
+                pi: vec![0.25, 0.75],
+                legal: vec![true, true],
+                action: 1,
+                behaviour: 0.5,
+            },
+            CvStep {
+                step: 1,
+                learner: false,
+                q: vec![2.0, 0.5],
+                pi: vec![0.5, 0.5],
+                legal: vec![true, true],
+                action: 0,
+                behaviour: 0.5,
+            },
+        ];
+        // Opponent: ũ = Σπq + (3 − q(a*)) = 1.25 + 1 = 2.25.
+        // Learner: corr = (2.25 − (−1)) / 0.5 = 6.5; ũ(h, ·) = (1, 5.5);
+        // ũ(h) = 0.25 + 0.75 · 5.5 = 4.375.
+        let out = corrected_advantages(&steps, 3.0);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0, 0);
+        let want = [1.0 - 4.375, 5.5 - 4.375];
+        for (g, w) in out[0].1.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "{:?}", out[0].1);
         }
     }
 }

@@ -259,7 +259,11 @@ pub struct ArmacConfig {
     /// The mean-regret target stored at a learning decision: `"history"` (Algorithm 1:
     /// `q_j(h, ·) − v_j(h)` at the sampled history) or `"infoset"` (its expectation over the
     /// histories the learning player cannot tell apart, weighted by chance and the opponent's
-    /// `π^j`: the opponent's private information stops being noise in the target).
+    /// `π^j`: the opponent's private information stops being noise in the target), or
+    /// `"corrected"` (the critic's advantages plus the sampled episode's importance-weighted
+    /// residual: the critic becomes a control variate and the target an unbiased estimate of
+    /// `π^j`'s advantages whatever the critic's error, at the price of variance; the actors
+    /// also query the past critic at the opponent's decisions). `exact_advantages` overrides it.
     #[serde(default)]
     pub advantage_target: AdvantageTarget,
     /// Actor threads.
@@ -1484,6 +1488,12 @@ mod tests {
                 MemorySampling::Weighted
             )
         );
+        // The corrected targets work with either network kind.
+        let mut t = table(base);
+        apply_override(&mut t, "armac.advantage_target=\"corrected\"").unwrap();
+        apply_override(&mut t, "armac.recurrent=true").unwrap();
+        let s = Config::from_table(t, "x").unwrap().armac().unwrap();
+        assert_eq!(s.advantage_target, AdvantageTarget::Corrected);
         // The shadow histories need information-state tensors: feed-forward networks only.
         let mut t = table(base);
         apply_override(&mut t, "armac.advantage_target=\"infoset\"").unwrap();
