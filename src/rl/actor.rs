@@ -309,7 +309,14 @@ pub struct CvStep {
 /// mean zero and the terminal values are exact), so `ũ(h, ·) − ũ(h)` at the learning player's
 /// decisions is an unbiased estimate of `π`'s advantages there. Returns those targets as
 /// `(step index, advantages)`.
-pub fn corrected_advantages(steps: &[CvStep], ret: f32) -> Vec<(usize, Vec<f32>)> {
+///
+/// The importance weights `1 / ξ` compound along the episode, so a rare sample can be far
+/// outside what any value can be. `range` is the learning player's utility range (in the
+/// stored units): each `ũ(h)` passed upwards is clipped to it and each advantage to
+/// `±(range[1] − range[0])`, the bounds of every true value and advantage. Clipping moves a
+/// sample towards the truth, never away from it, at the price of a small bias in the tails.
+pub fn corrected_advantages(steps: &[CvStep], ret: f32, range: [f32; 2]) -> Vec<(usize, Vec<f32>)> {
+    let width = range[1] - range[0];
     let mut u = ret;
     let mut out = Vec::new();
     for c in steps.iter().rev() {
@@ -323,13 +330,13 @@ pub fn corrected_advantages(steps: &[CvStep], ret: f32) -> Vec<(usize, Vec<f32>)
                     .zip(&c.legal)
                     .map(|((a, &q), &ok)| match (ok, a == c.action) {
                         (false, _) => 0.0,
-                        (true, true) => q + corr - uh,
-                        (true, false) => q - uh,
+                        (true, true) => (q + corr - uh).clamp(-width, width),
+                        (true, false) => (q - uh).clamp(-width, width),
                     })
                     .collect();
             out.push((c.step, adv));
         }
-        u = uh;
+        u = uh.clamp(range[0], range[1]);
     }
     out
 }
@@ -602,7 +609,8 @@ pub fn play_group(
                     l.traj.returns = [(r[0] / k) as f32, (r[1] / k) as f32];
                     if let Some(cv) = l.corrected.take() {
                         let ret = l.traj.returns[l.traj.learning_player];
-                        for (i, adv) in corrected_advantages(&cv, ret) {
+                        let range = [game.min_utility() / k, game.max_utility() / k];
+                        for (i, adv) in corrected_advantages(&cv, ret, range.map(|x| x as f32)) {
                             l.traj.steps[i].advantage = Some(adv);
                         }
                     }
@@ -1324,12 +1332,21 @@ mod tests {
         // Opponent: ũ = Σπq + (3 − q(a*)) = 1.25 + 1 = 2.25.
         // Learner: corr = (2.25 − (−1)) / 0.5 = 6.5; ũ(h, ·) = (1, 5.5);
         // ũ(h) = 0.25 + 0.75 · 5.5 = 4.375.
-        let out = corrected_advantages(&steps, 3.0);
+        let out = corrected_advantages(&steps, 3.0, [-10.0, 10.0]);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].0, 0);
         let want = [1.0 - 4.375, 5.5 - 4.375];
         for (g, w) in out[0].1.iter().zip(want) {
             assert!((g - w).abs() < 1e-6, "{:?}", out[0].1);
         }
+        // Utilities within [−2, 2]: the opponent's ũ = 2.25 is clipped to 2, so
+        // corr = (2 + 1) / 0.5 = 6, ũ(h, ·) = (1, 5), ũ(h) = 4, advantages (−3, 1).
+        let out = corrected_advantages(&steps, 3.0, [-2.0, 2.0]);
+        for (g, w) in out[0].1.iter().zip([-3.0, 1.0]) {
+            assert!((g - w).abs() < 1e-6, "{:?}", out[0].1);
+        }
+        // Advantages within ±1 once the range is [−0.5, 0.5].
+        let out = corrected_advantages(&steps, 3.0, [-0.5, 0.5]);
+        assert!(out[0].1.iter().all(|x| x.abs() <= 1.0), "{:?}", out[0].1);
     }
 }
