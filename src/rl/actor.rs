@@ -1278,9 +1278,9 @@ mod tests {
                             vec![0.0; na],
                         ));
                         e.0 += 1.0;
-                        for a in 0..na {
-                            e.1[a] += f64::from(adv[a]);
-                            e.2[a] += f64::from(adv[a]).powi(2);
+                        for (a, &x) in adv.iter().enumerate() {
+                            e.1[a] += f64::from(x);
+                            e.2[a] += f64::from(x).powi(2);
                         }
                     }
                 }
