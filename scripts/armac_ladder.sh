@@ -5,7 +5,9 @@
 #      reservoir's per-infoset mean targets instead of the W̄ head) and
 #      `armac.exact_advantages = true` (targets q_{π^j}(h,a) − v_{π^j}(h) from the game tree):
 #      what sampling alone loses;
-#   3. tabular W, learned critic: adds the critic's error;
+#   3. tabular W, learned critic: adds the critic's error (`advantage_target = "history"`, the
+#      critic's own advantages; `tab_corrected` instead: the critic as a control variate of the
+#      sampled return, `advantage_target = "corrected"`, what the shipped configs use);
 #   4. neural W, exact advantages: adds the W̄ head's fit, no critic error;
 #   5. ARMAC as configured: everything learned.
 # The ARMAC rungs run with `armac.diagnostics = true`; the table reads, at the last evaluation:
@@ -23,7 +25,7 @@
 # Usage: scripts/armac_ladder.sh [BUDGET=120] [GAME_PREFIX=leduc] [OUT=/tmp/armac_ladder]
 #   BUDGET_KIND=cpu: stop each rung after BUDGET CPU-seconds (`--max-cpu-seconds`, which the
 #   machine's load does not change) instead of BUDGET wall seconds; JOBS=2 runs two rungs at a
-#   time; RUNGS="cfr tab_exact tab_critic exact_adv armac" picks rungs; extra ARMAC keys in
+#   time; RUNGS="cfr tab_exact tab_critic tab_corrected exact_adv armac" picks rungs; extra ARMAC keys in
 #   ARMAC_SET, e.g. ARMAC_SET="armac.hidden=64".
 set -euo pipefail
 BUDGET=${1:-120}
@@ -31,7 +33,7 @@ PREFIX=${2:-leduc}
 OUT=${3:-/tmp/armac_ladder}
 BIN=${BIN:-target/release}
 JOBS=${JOBS:-1}
-RUNGS=${RUNGS:-cfr tab_exact tab_critic exact_adv armac}
+RUNGS=${RUNGS:-cfr tab_exact tab_critic tab_corrected exact_adv armac}
 STOP=(--max-seconds "$BUDGET")
 [ "${BUDGET_KIND:-wall}" = cpu ] && STOP=(--max-cpu-seconds "$BUDGET")
 mkdir -p "$OUT"
@@ -46,7 +48,8 @@ run_rung() {
         --out "$OUT/cfr" --overwrite > /dev/null
       return ;;
     tab_exact) keys=(--set armac.tabular_w=true --set armac.exact_advantages=true) ;;
-    tab_critic) keys=(--set armac.tabular_w=true) ;;
+    tab_critic) keys=(--set armac.tabular_w=true --set armac.advantage_target=\"history\") ;;
+    tab_corrected) keys=(--set armac.tabular_w=true --set armac.advantage_target=\"corrected\") ;;
     exact_adv) keys=(--set armac.exact_advantages=true) ;;
     armac) keys=() ;;
     *) echo "unknown rung $name" >&2; exit 2 ;;
@@ -68,8 +71,9 @@ out, budget, kind, rungs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].sp
 labels = {
     "tab_exact": "tabular W, exact advantages",
     "tab_critic": "tabular W, learned critic",
+    "tab_corrected": "tabular W, corrected targets",
     "exact_adv": "neural W, exact advantages",
-    "armac": "ARMAC (neural W, learned critic)",
+    "armac": "ARMAC as configured (neural W, learned critic)",
 }
 print(f"| rung ({budget} {kind} s each) | epochs | head π̄ (median last 5) | π^t | exact avg | exact RM | W data | W fit | critic RMSE | adv. RMSE | drift | wrong sign (mass) |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|")

@@ -145,7 +145,8 @@ if has ladder; then
     [ "$rest" != "$cores" ] && extra=${rest#*:}
     case $rung in
       tab_exact) keys=(--set armac.tabular_w=true --set armac.exact_advantages=true) ;;
-      tab_critic) keys=(--set armac.tabular_w=true) ;;
+      tab_critic) keys=(--set armac.tabular_w=true --set armac.advantage_target=\"history\") ;;
+      tab_corrected) keys=(--set armac.tabular_w=true --set armac.advantage_target=\"corrected\") ;;
       exact_adv) keys=(--set armac.exact_advantages=true) ;;
       steps50) keys=(--set armac.learning_steps_per_epoch=50) ;;
       critic_w4) keys=(--set "armac.loss_weights=[4.0, 1.0, 1.0, 1.0]") ;;

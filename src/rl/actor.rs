@@ -876,6 +876,18 @@ mod tests {
         }
     }
 
+    /// 64 learning episodes per group against the previous epoch, returns halved.
+    fn latest_settings(target: AdvantageTarget, behaviour: Behaviour) -> ActorSettings {
+        ActorSettings {
+            games_per_group: 64,
+            eval_fraction: 0.0,
+            reward_scale: 2.0,
+            past_draw: PastDraw::Latest,
+            advantage_target: target,
+            behaviour,
+        }
+    }
+
     fn kuhn_ff(seed: u64) -> Arc<ArmacPolicyNet> {
         let game = load_game("kuhn_poker").unwrap();
         let cfg = ArmacNetConfig::new(
@@ -1111,14 +1123,7 @@ mod tests {
             table: Some(table.clone()),
         };
         let snaps = one_past_epoch(past);
-        let settings = ActorSettings {
-            games_per_group: 64,
-            eval_fraction: 0.0,
-            reward_scale: 2.0,
-            past_draw: PastDraw::Latest,
-            advantage_target: AdvantageTarget::History,
-            behaviour: Behaviour::Uniform,
-        };
+        let settings = latest_settings(AdvantageTarget::History, Behaviour::Uniform);
         let mut rng = SplitMix64::new(9);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
         let (mut opp, mut own) = (0, 0);
@@ -1170,14 +1175,7 @@ mod tests {
             (Behaviour::Uniform, AdvantageTarget::History),
             (Behaviour::Candidates, AdvantageTarget::Infoset),
         ] {
-            let settings = ActorSettings {
-                games_per_group: 64,
-                eval_fraction: 0.0,
-                reward_scale: 2.0,
-                past_draw: PastDraw::Latest,
-                advantage_target: target,
-                behaviour,
-            };
+            let settings = latest_settings(target, behaviour);
             let mut rng = SplitMix64::new(3);
             let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
             // Steps whose recorded reach differs from the uniform policy's.
@@ -1255,14 +1253,7 @@ mod tests {
         // Per target kind: the worst deviation from the exact advantage in standard errors.
         let mut worst = Vec::new();
         for target in [AdvantageTarget::Corrected, AdvantageTarget::History] {
-            let settings = ActorSettings {
-                games_per_group: 64,
-                eval_fraction: 0.0,
-                reward_scale: 2.0,
-                past_draw: PastDraw::Latest,
-                advantage_target: target,
-                behaviour: Behaviour::Uniform,
-            };
+            let settings = latest_settings(target, Behaviour::Uniform);
             let mut rng = SplitMix64::new(17);
             // Per history: count, sums and sums of squares of the stored targets.
             let mut acc: std::collections::HashMap<Vec<u32>, (f64, Vec<f64>, Vec<f64>)> =
