@@ -97,8 +97,8 @@ pub enum AdvantageTarget {
     /// tell from `h`, averaged with the weights of chance and the opponent's policy `π^j`.
     Infoset,
     /// `q_j(h, ·) − v_j(h)` plus the sampled episode's correction: the critic serves as a
-    /// control variate (Schmid et al.'s baseline-corrected values, Eq. 6-7 of the baselines
-    /// paper, with `π^j` as the target policy at both players' decisions and the behaviour
+    /// control variate (the baseline-corrected values of Davis, Schmid and Bowling, Eq. 4-5 of
+    /// the baselines paper, with `π^j` as the target policy at both players' decisions and the behaviour
     /// probability of each sampled action in the denominator), so the stored target's
     /// expectation is `π^j`'s exact advantage at `h` whatever the critic's error; the critic
     /// only lowers its variance. See [`corrected_advantages`].
@@ -305,8 +305,8 @@ pub struct CvStep {
 /// learning player's (scaled) return `ret`: at a decision with sampled action `a*`,
 /// `ũ(h, a) = q(h, a) + 1[a = a*] (ũ(h a*) − q(h, a*)) / ξ(a*)` and
 /// `ũ(h) = Σ_a π(a) ũ(h, a)`, chance passing `ũ` through. Given the history, `ũ(h, a)` is an
-/// unbiased estimate of `q_π(h, a)` for any `q` (the baselines paper's Lemma: the correction has
-/// mean zero and the terminal values are exact), so `ũ(h, ·) − ũ(h)` at the learning player's
+/// unbiased estimate of `q_π(h, a)` for any `q` (the baselines paper's Theorem 1: each
+/// correction has mean zero and the terminal values are exact), so `ũ(h, ·) − ũ(h)` at the learning player's
 /// decisions is an unbiased estimate of `π`'s advantages there. Returns those targets as
 /// `(step index, advantages)`.
 ///
