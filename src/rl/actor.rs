@@ -736,6 +736,21 @@ pub fn play_group(
             let p = players[g];
             let roles = &l.roles;
             let learner_turn = p == l.traj.learning_player;
+            let correcting = l.corrected.is_some() && roles.critic.is_some();
+            // `π^j` here, computed once for every use below: the opponent's sampling policy,
+            // the critic's state value at the learner's turns and the correction.
+            let needs_pij = if learner_turn {
+                roles.exact.is_none() && roles.critic.is_some()
+            } else {
+                !evaluation || correcting
+            };
+            let pij = needs_pij.then(|| {
+                let (o, or) = at(roles.opp, g);
+                normalized_relu(
+                    &o.mean_regret[or * num_actions..(or + 1) * num_actions],
+                    &legal,
+                )
+            });
             let (probs, advantage, played) = if learner_turn {
                 let (beh, br) = at(roles.beh, g);
                 let mu = candidate_policy(roles.candidate, beh, br, &legal);
@@ -743,12 +758,11 @@ pub fn play_group(
                     e.advantages(l.state.history(), p, num_actions)
                         .expect("the exact tree holds every history the game reaches")
                 });
+                // With corrected targets the advantage is set when the episode ends.
                 let adv = exact.or_else(|| {
-                    roles.critic.map(|c| {
+                    roles.critic.filter(|_| !correcting).map(|c| {
                         // r = q_j(h, ·) − v_j(h), v_j(h) = Σ_a π^j(s, a) q_j(h, a).
-                        let (o, or) = at(roles.opp, g);
-                        let r = or * num_actions..(or + 1) * num_actions;
-                        let pij = normalized_relu(&o.mean_regret[r], &legal);
+                        let pij = pij.as_ref().expect("π^j at a critic's decision");
                         let advantage = |q: &[f32]| -> Vec<f32> {
                             let v: f32 = pij.iter().zip(q).map(|(a, b)| a * b).sum();
                             q.iter()
@@ -782,29 +796,25 @@ pub fn play_group(
                     })
                 });
                 (mu, adv, None)
-            } else {
+            } else if evaluation {
                 let (o, or) = at(roles.opp, g);
                 let r = or * num_actions..(or + 1) * num_actions;
-                if evaluation {
-                    (o.avg_policy[r].to_vec(), None, None)
-                } else {
-                    let pij = normalized_relu(&o.mean_regret[r], &legal);
-                    let learning = l.traj.learning;
-                    (pij.clone(), None, learning.then_some(pij))
-                }
+                (o.avg_policy[r].to_vec(), None, None)
+            } else {
+                let pij = pij.clone().expect("π^j at the opponent's decision");
+                let learning = l.traj.learning;
+                (pij.clone(), None, learning.then_some(pij))
             };
             let action = sample(&probs, rng);
             debug_assert!(legal[action], "sampled an illegal action");
             if let (Some(cv), Some(c)) = (&mut l.corrected, roles.critic) {
                 let lp = l.traj.learning_player;
                 let (co, cr) = at(c, g);
-                let (o, or) = at(roles.opp, g);
-                let r = or * num_actions..(or + 1) * num_actions;
                 cv.push(CvStep {
                     step: l.traj.steps.len(),
                     learner: learner_turn,
                     q: q_of(co, cr, num_actions, lp).to_vec(),
-                    pi: normalized_relu(&o.mean_regret[r], &legal),
+                    pi: pij.expect("π^j at a corrected decision"),
                     legal: legal.clone(),
                     action,
                     behaviour: probs[action],
@@ -1092,6 +1102,33 @@ mod tests {
         }
     }
 
+    /// A Kuhn policy passing with probability `pass[p]` at every infoset of player `p`, as a
+    /// [`PolicyTable`] keyed by information-state tensors and as a [`TreePolicy`] of the
+    /// game's public tree.
+    fn kuhn_table(
+        game: &dyn crate::game::Game,
+        pass: [f32; 2],
+    ) -> (PolicyTable, crate::tree::TreePolicy) {
+        let isz = game.information_state_tensor_size();
+        let tree = crate::tree::PublicTree::build(game).unwrap();
+        let mut table = PolicyTable::default();
+        let mut tp: crate::tree::TreePolicy = [Vec::new(), Vec::new()];
+        for p in 0..2 {
+            let inf = &tree.infosets[p];
+            tp[p] = vec![0.0; inf.offset[inf.len()] as usize];
+            for i in 0..inf.len() {
+                let st = crate::game::replay(game, &inf.history[i]).unwrap();
+                let mut own = vec![0.0; isz];
+                st.information_state_tensor(p, &mut own);
+                table.insert(p, &own, vec![pass[p], 1.0 - pass[p]]);
+                let o = inf.offset[i] as usize;
+                tp[p][o] = f64::from(pass[p]);
+                tp[p][o + 1] = 1.0 - f64::from(pass[p]);
+            }
+        }
+        (table, tp)
+    }
+
     /// The `tabular_w` ablation: with a table attached, the opponent plays the previous
     /// epoch's table (not its network's head), the stored average-policy targets are that
     /// table's policy, and the advantages' baseline `v_j` weighs the past critic's `q` by it.
@@ -1099,20 +1136,8 @@ mod tests {
     fn tables_replace_the_mean_regret_head_of_their_epoch() {
         let game = load_game("kuhn_poker").unwrap();
         let na = game.num_distinct_actions();
-        let isz = game.information_state_tensor_size();
         // A table over every Kuhn infoset: pass with 0.2 or 0.9 depending on the player.
-        let mut table = PolicyTable::default();
-        let tree = crate::tree::PublicTree::build(game.as_ref()).unwrap();
-        for p in 0..2 {
-            let inf = &tree.infosets[p];
-            for i in 0..inf.len() {
-                let st = crate::game::replay(game.as_ref(), &inf.history[i]).unwrap();
-                let mut own = vec![0.0; isz];
-                st.information_state_tensor(p, &mut own);
-                let pass = if p == 0 { 0.2 } else { 0.9 };
-                table.insert(p, &own, vec![pass, 1.0 - pass]);
-            }
-        }
+        let (table, _) = kuhn_table(game.as_ref(), [0.2, 0.9]);
         assert_eq!(table.len(), 12);
         let table = Arc::new(table);
         let critic = kuhn_ff(20);
@@ -1211,22 +1236,7 @@ mod tests {
         let isz = game.information_state_tensor_size();
         let tree = PublicTree::build(game.as_ref()).unwrap();
         // π^j: a table passing with 0.3 / 0.8 at player 0's / 1's infosets.
-        let pass = [0.3f32, 0.8];
-        let mut table = PolicyTable::default();
-        let mut tp: crate::tree::TreePolicy = [Vec::new(), Vec::new()];
-        for p in 0..2 {
-            let inf = &tree.infosets[p];
-            tp[p] = vec![0.0; inf.offset[inf.len()] as usize];
-            for i in 0..inf.len() {
-                let st = crate::game::replay(game.as_ref(), &inf.history[i]).unwrap();
-                let mut own = vec![0.0; isz];
-                st.information_state_tensor(p, &mut own);
-                table.insert(p, &own, vec![pass[p], 1.0 - pass[p]]);
-                let o = inf.offset[i] as usize;
-                tp[p][o] = f64::from(pass[p]);
-                tp[p][o + 1] = 1.0 - f64::from(pass[p]);
-            }
-        }
+        let (table, tp) = kuhn_table(game.as_ref(), [0.3, 0.8]);
         let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree).unwrap());
         let exact = ExactValues::new(ht.clone(), &tree, &tp, 2.0, AdvantageTarget::History);
         // Decision histories by both players' information-state tensors.
