@@ -203,6 +203,8 @@ pub struct Memory {
     means: Option<[MeanTable; 2]>,
     /// Keep the per-state sums even when rows regress on their own samples.
     keep_means: bool,
+    /// Regret rows regress on their targets times `(last_epoch + 1)^regret_growth`.
+    regret_growth: f64,
 }
 
 /// How [`Memory::push_rows`] draws rows (`armac.memory_sampling`).
@@ -232,6 +234,7 @@ impl Memory {
             targets: MemoryTargets::Sample,
             means: None,
             keep_means: false,
+            regret_growth: 0.0,
         }
     }
 
@@ -248,6 +251,18 @@ impl Memory {
     /// holds none there, or when no per-state sums are kept).
     pub fn regret_mean(&self, player: usize, own: &[f32], legal: &[bool]) -> Option<Vec<f32>> {
         self.means.as_ref()?[0].mean_at(key_of(player, own, legal))
+    }
+
+    /// Regret rows regress on their targets times `(t + 1)^growth`, `t` the latest epoch held
+    /// (`armac.regret_target_growth`; 0 leaves them unscaled).
+    pub fn with_regret_growth(mut self, growth: f64) -> Memory {
+        self.regret_growth = growth;
+        self
+    }
+
+    /// The factor [`Self::push_rows`] scales the mean-regret targets by now.
+    pub fn regret_scale(&self) -> f32 {
+        (f64::from(self.last_epoch) + 1.0).powf(self.regret_growth) as f32
     }
 
     /// Rows regress on `targets` (builds the per-state sums from the samples held).
@@ -357,6 +372,7 @@ impl Memory {
     /// Appends `n` rows drawn uniformly from each non-empty reservoir to `tb`: regret rows train
     /// only the mean-regret head, policy rows only the average-policy head.
     pub fn push_rows(&self, tb: &mut TrainBatch, n: usize, rng: &mut SplitMix64) {
+        let scale = self.regret_scale();
         for (res, is_regret) in [(&self.regret, true), (&self.policy, false)] {
             let bound = self.weight_bound(is_regret);
             // Rejection sampling gives up after this many draws per row (a memory whose
@@ -390,6 +406,13 @@ impl Memory {
                         s.advantage.as_deref().unwrap_or(&zeros),
                         s.played_policy.as_deref().unwrap_or(&zeros),
                     ),
+                };
+                let scaled: Vec<f32>;
+                let regret = if is_regret && scale != 1.0 {
+                    scaled = regret.iter().map(|x| x * scale).collect();
+                    scaled.as_slice()
+                } else {
+                    regret
                 };
                 // Only the acting player's tensor is kept; the critic's inputs (both
                 // players' tensors) are unused by these rows, whose critic weight is 0.
@@ -655,6 +678,26 @@ mod tests {
                 assert_eq!(&tb.policy_target[2 * r..2 * r + 2], &[0.25, 0.75]);
                 // The opponent's own tensor is its input.
                 assert_eq!(&tb.own[2 * r..2 * r + 2], &[2.0, 0.5]);
+            }
+        }
+    }
+
+    /// `regret_target_growth` scales the regret rows' targets by `(t + 1)^g` for the latest
+    /// epoch `t` held (3 here, so `4^0.5 = 2`) and leaves the policy rows alone.
+    #[test]
+    fn regret_growth_scales_only_the_regret_targets() {
+        let mut rng = SplitMix64::new(1);
+        let mut m = Memory::new(8, MemoryWeights::Reach, 3.0).with_regret_growth(0.5);
+        m.add(&episode(true), &mut rng);
+        assert_eq!(m.regret_scale(), 2.0);
+        let mut tb = TrainBatch::new();
+        m.push_rows(&mut tb, 4, &mut rng);
+        assert_eq!(tb.rows(), 8);
+        for r in 0..8 {
+            if r < 4 {
+                assert_eq!(&tb.regret_target[2 * r..2 * r + 2], &[1.0, -1.0]);
+            } else {
+                assert_eq!(&tb.policy_target[2 * r..2 * r + 2], &[0.25, 0.75]);
             }
         }
     }

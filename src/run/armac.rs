@@ -773,6 +773,7 @@ struct MemoryCounts {
 fn new_memory(s: &ArmacSettings) -> Memory {
     Memory::new(s.memory_capacity, s.memory_weights, s.memory_max_weight)
         .with_epoch_powers(s.memory_regret_power, s.memory_policy_power)
+        .with_regret_growth(s.regret_target_growth)
         .with_sampling(s.memory_sampling)
         .with_targets(s.memory_targets)
         .with_state_means(s.tabular_w)

@@ -212,6 +212,14 @@ pub struct ArmacConfig {
     /// The same for the average-policy samples (1: the linearly weighted average strategy).
     #[serde(default)]
     pub memory_policy_power: f64,
+    /// Growth exponent `g` of the mean-regret targets (reservoir memory only): when the latest
+    /// epoch held is `t`, every regret row regresses on its target times `(t + 1)^g`. Regret
+    /// matching ignores a positive scale, so the policies are unchanged in the tabular limit,
+    /// but the mean regret shrinks like `1/√t` while Adam's jitter in the head's outputs does
+    /// not; `g = 0.5` keeps the targets' size about constant. 0 (the default) leaves them as
+    /// they are.
+    #[serde(default)]
+    pub regret_target_growth: f64,
     /// Polyak averaging of the learner's weights, in [0, 1): the networks the actors play and
     /// the run evaluates and saves (`π^t`, the critics of past epochs, `π̄`) are the
     /// exponential moving average with this decay per learning step; 0 uses the raw weights
@@ -408,6 +416,7 @@ pub struct ArmacSettings {
     pub memory_max_weight: f64,
     pub memory_regret_power: f64,
     pub memory_policy_power: f64,
+    pub regret_target_growth: f64,
     pub polyak: f64,
     pub polyak_scope: PolyakScope,
     pub adam_beta1: f64,
@@ -1235,6 +1244,12 @@ impl Config {
                 ));
             }
         }
+        if a.memory != MemoryKind::Reservoir && a.regret_target_growth != 0.0 {
+            return Err(bad(
+                "regret_target_growth",
+                "needs armac.memory = \"reservoir\"",
+            ));
+        }
         if a.memory != MemoryKind::Reservoir && a.memory_targets != MemoryTargets::Sample {
             return Err(bad(
                 "memory_targets",
@@ -1253,6 +1268,7 @@ impl Config {
         for (key, v) in [
             ("memory_regret_power", a.memory_regret_power),
             ("memory_policy_power", a.memory_policy_power),
+            ("regret_target_growth", a.regret_target_growth),
         ] {
             if !(v.is_finite() && (0.0..=4.0).contains(&v)) {
                 return Err(bad(key, "must be a number in [0, 4]"));
@@ -1322,6 +1338,7 @@ impl Config {
             behaviour: a.behaviour,
             memory_max_weight: a.memory_max_weight,
             memory_regret_power: a.memory_regret_power,
+            regret_target_growth: a.regret_target_growth,
             memory_policy_power: a.memory_policy_power,
             polyak: a.polyak,
             polyak_scope: a.polyak_scope,
@@ -1423,6 +1440,7 @@ mod tests {
             ("armac.memory_max_weight=0.5", "armac.memory_max_weight"),
             ("armac.memory_regret_power=-1", "armac.memory_regret_power"),
             ("armac.memory_policy_power=nan", "armac.memory_policy_power"),
+            ("armac.regret_target_growth=5", "armac.regret_target_growth"),
         ] {
             let mut t = table(base);
             apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
