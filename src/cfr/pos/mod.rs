@@ -385,6 +385,13 @@ trait Sink {
     /// being updated).
     fn cur_next(&self, p: usize, r: Range<usize>) -> &[f64];
     fn learn(&mut self, slot: Slot, x: f64, opts: &PosOptions);
+    /// Sets the predictive baseline of each history `c` of `cs` to `values[c]`.
+    #[inline]
+    fn set_predictive(&mut self, cs: &[u32], values: &[f64], opts: &PosOptions) {
+        for &c in cs {
+            self.learn(Slot::Predictive(c), values[c as usize], opts);
+        }
+    }
 }
 
 /// Updates applied as the pass makes them.
@@ -403,8 +410,9 @@ impl Sink for InPlace<'_> {
     #[inline]
     fn add_avg(&mut self, p: usize, r: Range<usize>, w: f64) {
         let tab = &mut *self.tab;
-        for g in r {
-            tab.cumulative[p][g] += w * tab.current[p][g];
+        let cur = &tab.current[p][r.clone()];
+        for (c, &x) in tab.cumulative[p][r].iter_mut().zip(cur) {
+            *c += w * x;
         }
     }
 
@@ -439,6 +447,14 @@ impl Sink for InPlace<'_> {
     #[inline(always)]
     fn learn(&mut self, slot: Slot, x: f64, opts: &PosOptions) {
         self.tab.learn(slot, x, opts);
+    }
+
+    #[inline]
+    fn set_predictive(&mut self, cs: &[u32], values: &[f64], _opts: &PosOptions) {
+        let base_sum = &mut self.tab.base_sum[..];
+        for &c in cs {
+            base_sum[c as usize] = values[c as usize];
+        }
     }
 }
 
@@ -762,16 +778,93 @@ fn propagate_reach(
     }
 }
 
+/// What [`predictive_hit_values`] reads: the node's weights table (the acting player's
+/// current policy, or the chance probabilities indexed by child), the baselines, the sampled
+/// child index `hit` and its probability `q`.
+struct PredictiveHit<'a> {
+    ht: &'a HistoryTree,
+    weights: &'a [f64],
+    decision: bool,
+    base_sum: &'a [f64],
+    hit: usize,
+    q: f64,
+    /// Store each child's corrected action value in `action_values` (step 2 reads them).
+    write_actions: bool,
+    /// Also compute the values under σ_{t+1} into `next_values` (see `update_node`).
+    fuse_next: bool,
+}
+
+/// Step 1 of the node update for the predictive baseline when every history of the node has
+/// its `hit`-th child in the sampled successor: the same arithmetic as the general loop, with
+/// the tables borrowed once as slices for the whole node (so their headers are not reloaded
+/// per history) and the action values stored only where a later step reads them.
+#[inline(always)]
+fn predictive_hit_values(a: PredictiveHit<'_>, hs: &[u32], sc: &mut PassScratch) {
+    let PredictiveHit {
+        ht,
+        weights,
+        decision,
+        base_sum,
+        hit,
+        q,
+        write_actions,
+        fuse_next,
+    } = a;
+    let steps = &ht.steps[..];
+    let values = &mut sc.values[..];
+    let next_values = &mut sc.next_values[..];
+    let action_values = &mut sc.action_values[..];
+    for &h in hs {
+        let h = h as usize;
+        let st = steps[h];
+        let kids = st.children();
+        let w0 = if decision {
+            st.action_base as usize
+        } else {
+            kids.start
+        };
+        let w = &weights[w0..w0 + kids.len()];
+        let bs = &base_sum[kids.clone()];
+        let c = kids.start + hit;
+        let b = bs[hit];
+        let x = b + (values[c] - b) / q;
+        if fuse_next {
+            let xn = next_values[c];
+            let (v, vn) = values_and_next(w, decision, hit, x, xn, bs);
+            values[h] = v;
+            next_values[h] = vn;
+        } else if write_actions {
+            let av = &mut action_values[kids];
+            values[h] = values_and_fill(w, av, decision, |j| if j == hit { x } else { bs[j] });
+        } else {
+            values[h] = value_with_hit(w, decision, hit, x, bs);
+        }
+    }
+}
+
+/// [`values_and_fill`] with `value(j)` = `x` at `hit` and `bs[j]` elsewhere, storing nothing.
+#[inline(always)]
+fn value_with_hit(weights: &[f64], decision: bool, hit: usize, x: f64, bs: &[f64]) -> f64 {
+    let first = if hit == 0 { x } else { bs[0] };
+    let mut equal = true;
+    let mut dot = -0.0;
+    for (j, (&w, &b)) in weights.iter().zip(bs).enumerate() {
+        let y = if j == hit { x } else { b };
+        equal &= y == first;
+        dot += w * y;
+    }
+    if decision && equal { first } else { dot }
+}
+
 /// [`values_and_fill`] for the predictive baseline when only the child `hit` lies in the
-/// sampled successor: `out[j] = x` at `hit` and `bs[j]` elsewhere, and the history value;
-/// with it, in the same loop, the value under σ_{t+1} = `weights` of the baselines after
-/// the sampled child's takes `xn` (as `learn_baselines` computes it: [`expected_value`] with
+/// sampled successor (`value(j)` = `x` at `hit` and `bs[j]` elsewhere, nothing stored), and
+/// with it, in the same loop, the value under σ_{t+1} = `weights` of the baselines after the
+/// sampled child's takes `xn` (as `learn_baselines` computes it: [`expected_value`] with
 /// `decision`, else `Σ_j weights[j] b_j`). Sums in action order from -0.0, as
 /// `Iterator::sum` does.
-#[inline]
+#[inline(always)]
 fn values_and_next(
     weights: &[f64],
-    out: &mut [f64],
     decision: bool,
     hit: usize,
     x: f64,
@@ -781,9 +874,8 @@ fn values_and_next(
     let (first, first_n) = if hit == 0 { (x, xn) } else { (bs[0], bs[0]) };
     let (mut equal, mut equal_n) = (true, true);
     let (mut dot, mut dot_n) = (-0.0, -0.0);
-    for (j, ((o, &w), &b)) in out.iter_mut().zip(weights).zip(bs).enumerate() {
+    for (j, (&w, &b)) in weights.iter().zip(bs).enumerate() {
         let (y, z) = if j == hit { (x, xn) } else { (b, b) };
-        *o = y;
         equal &= y == first;
         equal_n &= z == first_n;
         dot += w * y;
@@ -1274,7 +1366,33 @@ impl<S: Sink> Pass<'_, S> {
         // 1. Baseline-corrected action values and history values under σ_t (Eq. 15/16).
         let tab = self.sink.tab();
         let sc = &mut *self.sc;
-        for &h in hs {
+        let hit = step.child_index as usize;
+        if opts.baseline == Baseline::Predictive && hit != NONE_USIZE {
+            predictive_hit_values(
+                PredictiveHit {
+                    ht,
+                    weights: match actor {
+                        Some(p) => &tab.current[p],
+                        None => &ht.chance_prob,
+                    },
+                    decision: actor.is_some(),
+                    base_sum: &tab.base_sum,
+                    hit,
+                    q,
+                    // Only the updating player's node update (step 2) reads the action values.
+                    write_actions: actor.is_some_and(|p| players[p]),
+                    fuse_next,
+                },
+                hs,
+                sc,
+            );
+        }
+        let hs_general = if opts.baseline == Baseline::Predictive && hit != NONE_USIZE {
+            &[][..]
+        } else {
+            hs
+        };
+        for &h in hs_general {
             let h = h as usize;
             let st = ht.steps[h];
             let kids = st.children();
@@ -1290,7 +1408,6 @@ impl<S: Sink> Pass<'_, S> {
             let vals = &sc.values[kids.clone()];
             let nodes = &ht.node[kids.clone()];
             let corrected = |b: f64, v: f64, nd: u32| if nd == next { b + (v - b) / q } else { b };
-            let hit = step.child_index as usize;
             let fused = match opts.baseline {
                 Baseline::None | Baseline::Static if hit != NONE_USIZE => {
                     Some(values_and_fill(weights, av, base.is_some(), |j| {
@@ -1302,20 +1419,7 @@ impl<S: Sink> Pass<'_, S> {
                         corrected(0.0, vals[j], nodes[j])
                     }))
                 }
-                Baseline::Predictive if hit != NONE_USIZE => {
-                    let bs = &tab.base_sum[kids.clone()];
-                    let x = bs[hit] + (vals[hit] - bs[hit]) / q;
-                    if fuse_next {
-                        let xn = sc.next_values[kids.start + hit];
-                        let (v, vn) = values_and_next(weights, av, base.is_some(), hit, x, xn, bs);
-                        sc.next_values[h] = vn;
-                        Some(v)
-                    } else {
-                        Some(values_and_fill(weights, av, base.is_some(), |j| {
-                            if j == hit { x } else { bs[j] }
-                        }))
-                    }
-                }
+                // (Predictive with a public action sampled: `predictive_hit_values` above.)
                 Baseline::Predictive => {
                     let bs = &tab.base_sum[kids.clone()];
                     Some(values_and_fill(weights, av, base.is_some(), |j| {
@@ -1373,18 +1477,25 @@ impl<S: Sink> Pass<'_, S> {
         zeroed(cf_reach, (hi - lo) as usize);
         zeroed(own_reach, (hi - lo) as usize);
         if updating {
+            // The tables as slices for the whole loop (their headers are read once).
+            let (cfq, cf_reach, own_reach) = (&mut cfq[..], &mut cf_reach[..], &mut own_reach[..]);
+            let (reach, action_values) = (&sc.reach[..], &sc.action_values[..]);
+            let (infoset, chance_reach, steps) =
+                (&ht.infoset[..], &ht.chance_reach[..], &ht.steps[..]);
             for &h in hs {
                 let h = h as usize;
-                let i = ht.infoset[h] as usize;
-                let w = sc.reach[h][1 - p] * ht.chance_reach[h];
-                own_reach[i - lo as usize] = sc.reach[h][p];
+                let i = infoset[h] as usize;
+                let w = reach[h][1 - p] * chance_reach[h];
+                own_reach[i - lo as usize] = reach[h][p];
                 cf_reach[i - lo as usize] += w;
                 if w == 0.0 {
                     continue;
                 }
-                let g = inf.offset[i] as usize - g0;
-                let kids = ht.steps[h].children();
-                let av = &sc.action_values[kids.clone()];
+                // A decision history's `action_base` is its infoset's offset.
+                let st = steps[h];
+                let g = st.action_base as usize - g0;
+                let kids = st.children();
+                let av = &action_values[kids.clone()];
                 for (q, &a) in cfq[g..g + av.len()].iter_mut().zip(av) {
                     *q += w * a;
                 }
@@ -1496,14 +1607,45 @@ impl<S: Sink> Pass<'_, S> {
             Baseline::Predictive => {
                 // b_{t+1}(h,a) = û((ha)|σ_{t+1}) for the sampled children, then
                 // û(h|σ_{t+1}) = Σ_a σ_{t+1}(h,a) b_{t+1}(h,a).
-                for &c in ht.node_histories(next as usize) {
-                    let x = self.sc.next_values[c as usize];
-                    self.sink.learn(Slot::Predictive(c), x, &opts);
-                }
+                self.sink.set_predictive(
+                    ht.node_histories(next as usize),
+                    &self.sc.next_values,
+                    &opts,
+                );
                 if next_done {
                     return;
                 }
                 let sc = &mut *self.sc;
+                if !S::DEFERRED {
+                    // In place: the policy is σ_{t+1} and `base_sum` holds the new values;
+                    // the tables as slices for the whole loop.
+                    let tab = self.sink.tab();
+                    let base_sum = &tab.base_sum[..];
+                    let cur: &[f64] = match actor {
+                        Some(p) => &tab.current[p],
+                        None => &[],
+                    };
+                    let next_values = &mut sc.next_values[..];
+                    let (steps, chance_prob) = (&ht.steps[..], &ht.chance_prob[..]);
+                    for &h in hs {
+                        let h = h as usize;
+                        let st = steps[h];
+                        let kids = st.children();
+                        let base = &base_sum[kids.clone()];
+                        next_values[h] = match actor {
+                            Some(_) => {
+                                let g = st.action_base as usize;
+                                expected_value(&cur[g..g + kids.len()], base)
+                            }
+                            None => chance_prob[kids]
+                                .iter()
+                                .zip(base)
+                                .map(|(&c, &b)| c * b)
+                                .sum(),
+                        };
+                    }
+                    return;
+                }
                 for &h in hs {
                     let h = h as usize;
                     let st = ht.steps[h];
