@@ -1367,7 +1367,8 @@ impl<S: Sink> Pass<'_, S> {
         let tab = self.sink.tab();
         let sc = &mut *self.sc;
         let hit = step.child_index as usize;
-        if opts.baseline == Baseline::Predictive && hit != NONE_USIZE {
+        let predictive_hit = opts.baseline == Baseline::Predictive && hit != NONE_USIZE;
+        if predictive_hit {
             predictive_hit_values(
                 PredictiveHit {
                     ht,
@@ -1387,11 +1388,7 @@ impl<S: Sink> Pass<'_, S> {
                 sc,
             );
         }
-        let hs_general = if opts.baseline == Baseline::Predictive && hit != NONE_USIZE {
-            &[][..]
-        } else {
-            hs
-        };
+        let hs_general = if predictive_hit { &[][..] } else { hs };
         for &h in hs_general {
             let h = h as usize;
             let st = ht.steps[h];
@@ -1650,9 +1647,9 @@ impl<S: Sink> Pass<'_, S> {
                     let h = h as usize;
                     let st = ht.steps[h];
                     let kids = st.children();
-                    // In place, `base_sum` already holds the new values; a deferred pass reads
-                    // them from `next_values` (the sampled children) and the fixed tables.
-                    let base = if S::DEFERRED {
+                    // Deferred (the in-place pass returned above): the new values of the
+                    // sampled children are in `next_values`, the others in the fixed tables.
+                    let base = {
                         let tab = self.sink.tab();
                         let b = &mut sc.node.kids;
                         b.clear();
@@ -1664,8 +1661,6 @@ impl<S: Sink> Pass<'_, S> {
                             }
                         }));
                         &b[..]
-                    } else {
-                        &self.sink.tab().base_sum[kids.clone()]
                     };
                     sc.next_values[h] = match actor {
                         Some(p) => {
