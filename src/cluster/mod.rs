@@ -539,6 +539,7 @@ pub fn actor_settings(game: &GameRef, s: &crate::run::config::ArmacSettings) -> 
         past_draw: s.past_draw,
         advantage_target: s.advantage_target,
         behaviour: s.behaviour,
+        chance_baseline: s.chance_baseline,
     }
 }
 

@@ -131,6 +131,9 @@ pub struct ActorSettings {
     pub advantage_target: AdvantageTarget,
     /// The learning player's behaviour policy.
     pub behaviour: Behaviour,
+    /// With [`AdvantageTarget::Corrected`] (feed-forward nets): a baseline at chance nodes
+    /// between decisions too (see [`CvStep::chance_value`]).
+    pub chance_baseline: bool,
 }
 
 /// Most histories a game tracks for [`AdvantageTarget::Infoset`]; a game whose learning player
@@ -281,6 +284,117 @@ struct Live {
     /// [`AdvantageTarget::Corrected`] in learning episodes: every decision so far, for the
     /// correction computed once the episode ends (`None` otherwise).
     corrected: Option<Vec<CvStep>>,
+    /// A chance node just passed whose value the next decision's step records: the
+    /// probability and state of each of its outcomes until they are evaluated, then the value.
+    chance: Option<ChanceNode>,
+}
+
+/// A chance node between two decisions of a corrected learning episode.
+enum ChanceNode {
+    /// Its outcomes, each with its probability (every outcome is a decision).
+    Pending(Vec<(f64, Box<dyn State>)>),
+    /// `Σ_o p(o) v(h_o)`.
+    Value(f32),
+}
+
+/// The outcomes of chance node `state` with their probabilities, if every outcome leads to a
+/// decision (`None` otherwise: no chance value is then used there).
+fn chance_children(state: &dyn State) -> Option<Vec<(f64, Box<dyn State>)>> {
+    state
+        .chance_outcomes()
+        .into_iter()
+        .map(|(o, p)| {
+            let mut c = state.clone_box();
+            c.apply_action(o);
+            matches!(c.turn(), Turn::Player(_)).then_some((p, c))
+        })
+        .collect()
+}
+
+/// Replaces every pending chance node of `live` by its value `Σ_o p(o) v(h_o)`, with one
+/// batched evaluation per network (the opponent's `π^j` and the past critic of each episode).
+fn evaluate_chance(live: &mut [Live], nets: &Nets, num_actions: usize, info_size: usize) {
+    // Per network: (game, outcome) of each row.
+    let mut rows_of: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nets.len()];
+    for (g, l) in live.iter().enumerate() {
+        if let (Some(ChanceNode::Pending(kids)), Some(c)) = (&l.chance, l.roles.critic) {
+            for o in 0..kids.len() {
+                rows_of[l.roles.opp].push((g, o));
+                if c != l.roles.opp {
+                    rows_of[c].push((g, o));
+                }
+            }
+        }
+    }
+    if rows_of.iter().all(Vec::is_empty) {
+        return;
+    }
+    let kid = |g: usize, o: usize| -> &dyn State {
+        match &live[g].chance {
+            Some(ChanceNode::Pending(kids)) => kids[o].1.as_ref(),
+            _ => unreachable!("rows are pending outcomes"),
+        }
+    };
+    let player = |s: &dyn State| match s.turn() {
+        Turn::Player(p) => p,
+        _ => unreachable!("chance values are taken over decisions"),
+    };
+    let outs: Vec<Option<ActOutput>> = rows_of
+        .iter()
+        .enumerate()
+        .map(|(k, rows)| {
+            if rows.is_empty() {
+                return None;
+            }
+            let mut batch = ActBatch {
+                own: Vec::with_capacity(rows.len() * info_size),
+                both0: Vec::with_capacity(rows.len() * info_size),
+                both1: Vec::with_capacity(rows.len() * info_size),
+                legal: Vec::with_capacity(rows.len() * num_actions),
+            };
+            let mut acting = Vec::with_capacity(rows.len());
+            for &(g, o) in rows {
+                let s = kid(g, o);
+                let p = player(s);
+                let i0 = view(s, 0, info_size);
+                let i1 = view(s, 1, info_size);
+                batch.own.extend_from_slice(if p == 0 { &i0 } else { &i1 });
+                batch.both0.extend(i0);
+                batch.both1.extend(i1);
+                batch
+                    .legal
+                    .extend(legal_mask(s, num_actions).iter().map(|&m| m as u8 as f32));
+                acting.push(p);
+            }
+            Some(evaluate_with_table(nets, k, &batch, &acting))
+        })
+        .collect();
+    let row = |k: usize, g: usize, o: usize| -> usize {
+        rows_of[k]
+            .binary_search(&(g, o))
+            .expect("network evaluated this outcome")
+    };
+    for (g, l) in live.iter_mut().enumerate() {
+        let (Some(ChanceNode::Pending(kids)), Some(c)) = (&l.chance, l.roles.critic) else {
+            continue;
+        };
+        let (opp, lp) = (l.roles.opp, l.traj.learning_player);
+        let mut value = 0.0f64;
+        for (o, (prob, s)) in kids.iter().enumerate() {
+            let legal = legal_mask(s.as_ref(), num_actions);
+            let po = outs[opp].as_ref().expect("evaluated");
+            let r = row(opp, g, o);
+            let pi = normalized_relu(
+                &po.mean_regret[r * num_actions..(r + 1) * num_actions],
+                &legal,
+            );
+            let co = outs[c].as_ref().expect("evaluated");
+            let q = q_of(co, row(c, g, o), num_actions, lp);
+            let v: f32 = pi.iter().zip(q).map(|(a, b)| a * b).sum();
+            value += prob * f64::from(v);
+        }
+        l.chance = Some(ChanceNode::Value(value as f32));
+    }
 }
 
 /// One decision of a learning episode as [`corrected_advantages`] needs it.
@@ -299,12 +413,21 @@ pub struct CvStep {
     /// The action played and the probability the behaviour policy gave it.
     pub action: usize,
     pub behaviour: f32,
+    /// With a chance baseline (`armac.chance_baseline`), when a chance node came between the
+    /// previous decision and this one: `Σ_o p(o) v(h_o)` over its outcomes `o`, where
+    /// `v(h_o) = Σ_a π^j(a) q(h_o, a)` at the decision each outcome leads to (this decision's
+    /// `v` for the outcome played).
+    pub chance_value: Option<f32>,
 }
 
 /// Baseline-corrected advantages of one episode, walking its decisions backwards from the
 /// learning player's (scaled) return `ret`: at a decision with sampled action `a*`,
 /// `ũ(h, a) = q(h, a) + 1[a = a*] (ũ(h a*) − q(h, a*)) / ξ(a*)` and
-/// `ũ(h) = Σ_a π(a) ũ(h, a)`, chance passing `ũ` through. Given the history, `ũ(h, a)` is an
+/// `ũ(h) = Σ_a π(a) ũ(h, a)`. Chance passes `ũ` through, or with a chance value
+/// ([`CvStep::chance_value`]) returns `Σ_o p(o) v(h_o) + ũ(h_{o*}) − v(h_{o*})`, which is
+/// corrected in the same way (the sampled outcome has its true probability, so no weight): its
+/// mean is the chance node's value and the luck of the draw cancels as far as `v` tracks it.
+/// Given the history, `ũ(h, a)` is an
 /// unbiased estimate of `q_π(h, a)` for any `q` (the baselines paper's Theorem 1: each
 /// correction has mean zero and the terminal values are exact), so `ũ(h, ·) − ũ(h)` at the learning player's
 /// decisions is an unbiased estimate of `π`'s advantages there. Returns those targets as
@@ -337,6 +460,9 @@ pub fn corrected_advantages(steps: &[CvStep], ret: f32, range: [f32; 2]) -> Vec<
             out.push((c.step, adv));
         }
         u = uh.clamp(range[0], range[1]);
+        if let Some(ev) = c.chance_value {
+            u = (ev + u - v).clamp(range[0], range[1]);
+        }
     }
     out
 }
@@ -567,6 +693,7 @@ pub fn play_group(
                 roles,
                 rnn: Vec::new(),
                 reach: 1.0,
+                chance: None,
             }
         })
         .collect();
@@ -593,6 +720,12 @@ pub fn play_group(
             let l = &mut live[k];
             match l.state.turn() {
                 Turn::Chance => {
+                    if settings.chance_baseline
+                        && !recurrent
+                        && l.corrected.as_ref().is_some_and(|cv| !cv.is_empty())
+                    {
+                        l.chance = chance_children(l.state.as_ref()).map(ChanceNode::Pending);
+                    }
                     let outcomes = l.state.chance_outcomes();
                     let w: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
                     let a = outcomes[rng.weighted(&w)].0;
@@ -619,6 +752,7 @@ pub fn play_group(
                 Turn::Player(_) => k += 1,
             }
         }
+        evaluate_chance(&mut live, &nets, num_actions, info_size);
         if live.iter().any(|l| l.state.is_chance()) || live.is_empty() {
             continue;
         }
@@ -818,6 +952,10 @@ pub fn play_group(
                     legal: legal.clone(),
                     action,
                     behaviour: probs[action],
+                    chance_value: match l.chance.take() {
+                        Some(ChanceNode::Value(v)) => Some(v),
+                        _ => None,
+                    },
                 });
             }
             l.traj.steps.push(Step {
@@ -895,6 +1033,7 @@ mod tests {
             past_draw: PastDraw::Latest,
             advantage_target: target,
             behaviour,
+            chance_baseline: false,
         }
     }
 
@@ -1061,6 +1200,7 @@ mod tests {
                 past_draw: draw,
                 advantage_target: Default::default(),
                 behaviour: Default::default(),
+                chance_baseline: false,
             };
             let mut rng = SplitMix64::new(5);
             let (trajs, eval) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -1307,6 +1447,189 @@ mod tests {
         );
     }
 
+    /// A feed-forward net for `game` with small random weights.
+    fn small_ff(game: &str, seed: u64) -> Arc<ArmacPolicyNet> {
+        let game = load_game(game).unwrap();
+        let cfg = ArmacNetConfig::new(
+            game.information_state_tensor_size(),
+            game.num_distinct_actions(),
+        )
+        .with_encoder_hidden(32)
+        .with_head_hidden(32)
+        .with_zero_init_heads(false);
+        Arc::new(ArmacPolicyNet::init(cfg, seed).unwrap())
+    }
+
+    /// A fixed mixed policy at every infoset of `game` (weights `1 + (i + 3k) mod 4` over
+    /// the `k`-th legal action of infoset `i`), as a table and as a tree policy.
+    fn mixed_table(game: &dyn crate::game::Game) -> (PolicyTable, crate::tree::TreePolicy) {
+        let isz = game.information_state_tensor_size();
+        let na = game.num_distinct_actions();
+        let tree = crate::tree::PublicTree::build(game).unwrap();
+        let mut table = PolicyTable::default();
+        let mut tp: crate::tree::TreePolicy = [Vec::new(), Vec::new()];
+        for (p, tp) in tp.iter_mut().enumerate() {
+            let inf = &tree.infosets[p];
+            *tp = vec![0.0; inf.offset[inf.len()] as usize];
+            for i in 0..inf.len() {
+                let st = crate::game::replay(game, &inf.history[i]).unwrap();
+                let mut own = vec![0.0; isz];
+                st.information_state_tensor(p, &mut own);
+                let (o, e) = (inf.offset[i] as usize, inf.offset[i + 1] as usize);
+                let w: Vec<f64> = (0..e - o).map(|k| 1.0 + ((i + 3 * k) % 4) as f64).collect();
+                let total: f64 = w.iter().sum();
+                let mut row = vec![0.0f32; na];
+                for (k, x) in w.iter().enumerate() {
+                    tp[o + k] = x / total;
+                    row[inf.actions[o + k]] = (x / total) as f32;
+                }
+                table.insert(p, &own, row);
+            }
+        }
+        (table, tp)
+    }
+
+    /// `armac.chance_baseline` on Leduc: the same episodes (the baseline draws nothing), the
+    /// same targets after the public card and different ones before it in episodes that reach
+    /// it, and first-round targets that still average to `π^j`'s exact advantages with a
+    /// random critic (within 4.5 standard errors).
+    #[test]
+    fn chance_baseline_keeps_first_round_targets_unbiased() {
+        const SCALE: f64 = 2.0;
+        use crate::tree::PublicTree;
+        use crate::tree::history::{HistoryKind, HistoryTree};
+        let game = load_game("leduc_poker").unwrap();
+        let na = game.num_distinct_actions();
+        let isz = game.information_state_tensor_size();
+        let tree = PublicTree::build(game.as_ref()).unwrap();
+        let (table, tp) = mixed_table(game.as_ref());
+        let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree).unwrap());
+        let exact = ExactValues::new(ht.clone(), &tree, &tp, SCALE, AdvantageTarget::History);
+        let key = |i0: &[f32], i1: &[f32]| -> Vec<u32> {
+            i0.iter().chain(i1).map(|x| x.to_bits()).collect()
+        };
+        // Exact advantages and chance nodes above, per decision history.
+        let mut want = std::collections::HashMap::new();
+        for h in 0..ht.len() {
+            if let HistoryKind::Decision(p) = ht.kind[h] {
+                let mut chances = 0;
+                let mut a = h;
+                while a != 0 {
+                    a = ht.parent[a] as usize;
+                    chances += usize::from(ht.kind[a] == HistoryKind::Chance);
+                }
+                let acts = ht.actions_to(h);
+                let st = crate::game::replay(game.as_ref(), &acts).unwrap();
+                let (mut i0, mut i1) = (vec![0.0; isz], vec![0.0; isz]);
+                st.information_state_tensor(0, &mut i0);
+                st.information_state_tensor(1, &mut i1);
+                let adv = exact.advantages(&acts, p, na).unwrap();
+                want.insert(key(&i0, &i1), (adv, chances));
+            }
+        }
+        // Two deal nodes above the first round's decisions, three above the second's.
+        assert!(want.values().all(|w| w.1 == 2 || w.1 == 3));
+        let past = PastEpoch {
+            policy: small_ff("leduc_poker", 101),
+            critic: small_ff("leduc_poker", 20),
+            exact: None,
+            table: Some(Arc::new(table)),
+        };
+        let snaps = Snapshots {
+            epoch: 3,
+            latest: small_ff("leduc_poker", 10),
+            latest_table: None,
+            past: vec![past.clone()],
+            previous: Some(past),
+            best: Candidate::Average,
+        };
+        let mut without = latest_settings(AdvantageTarget::Corrected, Behaviour::Uniform);
+        without.reward_scale = SCALE;
+        let mut with = without.clone();
+        with.chance_baseline = true;
+        let mut acc: std::collections::HashMap<Vec<u32>, (f64, Vec<f64>, Vec<f64>)> =
+            Default::default();
+        let (mut changed, mut second_round) = (0, 0);
+        for seed in 0..150 {
+            let (a, _) = play_group(
+                &game,
+                &snaps,
+                &with,
+                Candidate::all(),
+                &mut SplitMix64::new(seed),
+            );
+            let (b, _) = play_group(
+                &game,
+                &snaps,
+                &without,
+                Candidate::all(),
+                &mut SplitMix64::new(seed),
+            );
+            assert_eq!(a.len(), b.len());
+            for (t, u) in a.iter().zip(&b) {
+                assert_eq!(t.learning_player, u.learning_player);
+                assert_eq!(t.steps.len(), u.steps.len());
+                let reaches_second = t
+                    .steps
+                    .iter()
+                    .any(|s| want[&key(&s.info[0], &s.info[1])].1 == 3);
+                for (s, r) in t.steps.iter().zip(&u.steps) {
+                    assert_eq!(s.action, r.action, "the baseline changes no action");
+                    if s.player != t.learning_player {
+                        continue;
+                    }
+                    let chances = want[&key(&s.info[0], &s.info[1])].1;
+                    let got = s.advantage.as_ref().unwrap();
+                    if chances == 3 {
+                        assert_eq!(got, r.advantage.as_ref().unwrap(), "after the card");
+                        second_round += 1;
+                        continue;
+                    }
+                    if reaches_second && got != r.advantage.as_ref().unwrap() {
+                        changed += 1;
+                    }
+                    if !reaches_second {
+                        assert_eq!(got, r.advantage.as_ref().unwrap(), "no card dealt");
+                    }
+                    let e = acc.entry(key(&s.info[0], &s.info[1])).or_insert((
+                        0.0,
+                        vec![0.0; na],
+                        vec![0.0; na],
+                    ));
+                    e.0 += 1.0;
+                    for (a, &x) in got.iter().enumerate() {
+                        e.1[a] += f64::from(x);
+                        e.2[a] += f64::from(x).powi(2);
+                    }
+                }
+            }
+        }
+        assert!(
+            changed > 1000 && second_round > 1000,
+            "{changed} {second_round}"
+        );
+        // Nearly every first-round decision history (30 deals x 6 betting sequences) has
+        // stored targets.
+        let first_round = want.values().filter(|w| w.1 == 2).count();
+        assert_eq!(first_round, 180);
+        assert!(acc.len() + 5 >= first_round, "{} sampled", acc.len());
+        // Standard errors need samples: histories with at least 30 targets.
+        let mut worst = 0.0f64;
+        let mut judged = 0;
+        for (k, (n, sum, sq)) in acc.iter().filter(|(_, e)| e.0 >= 30.0) {
+            judged += 1;
+            let exact = &want[k].0;
+            for a in 0..na {
+                let mean = sum[a] / n;
+                let var = (sq[a] / n - mean * mean).max(0.0);
+                let se = (var / n).sqrt() + 1e-4;
+                worst = worst.max((mean - f64::from(exact[a])).abs() / se);
+            }
+        }
+        assert!(judged >= 100, "{judged} histories with 30 targets");
+        assert!(worst < 4.5, "chance-baseline targets off by {worst} s.e.");
+    }
+
     /// The correction by hand on a two-decision episode.
     #[test]
     fn corrected_advantages_follow_the_recursion() {
@@ -1319,6 +1642,7 @@ mod tests {
                 legal: vec![true, true],
                 action: 1,
                 behaviour: 0.5,
+                chance_value: None,
             },
             CvStep {
                 step: 1,
@@ -1328,6 +1652,7 @@ mod tests {
                 legal: vec![true, true],
                 action: 0,
                 behaviour: 0.5,
+                chance_value: None,
             },
         ];
         // Opponent: ũ = Σπq + (3 − q(a*)) = 1.25 + 1 = 2.25.
@@ -1338,6 +1663,15 @@ mod tests {
         assert_eq!(out[0].0, 0);
         let want = [1.0 - 4.375, 5.5 - 4.375];
         for (g, w) in out[0].1.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "{:?}", out[0].1);
+        }
+        // A chance node before the opponent's decision with Σ_o p(o) v(h_o) = 0.5: the
+        // opponent's ũ = 2.25 becomes 0.5 + 2.25 − v = 0.5 + 2.25 − 1.25 = 1.5, so
+        // corr = (1.5 + 1) / 0.5 = 5, ũ(h, ·) = (1, 4), ũ(h) = 3.25.
+        let mut with_chance = steps.clone();
+        with_chance[1].chance_value = Some(0.5);
+        let out = corrected_advantages(&with_chance, 3.0, [-10.0, 10.0]);
+        for (g, w) in out[0].1.iter().zip([1.0 - 3.25, 4.0 - 3.25]) {
             assert!((g - w).abs() < 1e-6, "{:?}", out[0].1);
         }
         // Utilities within [−2, 2]: the opponent's ũ = 2.25 is clipped to 2, so

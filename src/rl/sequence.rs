@@ -312,6 +312,7 @@ mod tests {
             past_draw: PastDraw::Episode,
             advantage_target: Default::default(),
             behaviour: Default::default(),
+            chance_baseline: false,
         };
         let mut rng = SplitMix64::new(9);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -370,6 +371,7 @@ mod tests {
             past_draw: PastDraw::Episode,
             advantage_target: Default::default(),
             behaviour: Default::default(),
+            chance_baseline: false,
         };
         let mut rng = SplitMix64::new(5);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -437,6 +439,7 @@ mod tests {
             past_draw: PastDraw::Episode,
             advantage_target: Default::default(),
             behaviour: Default::default(),
+            chance_baseline: false,
         };
         let mut rng = SplitMix64::new(8);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);

@@ -274,6 +274,14 @@ pub struct ArmacConfig {
     /// also query the past critic at the opponent's decisions). `exact_advantages` overrides it.
     #[serde(default)]
     pub advantage_target: AdvantageTarget,
+    /// With `advantage_target = "corrected"` and a feed-forward network: a baseline at the
+    /// chance nodes between decisions too (Leduc's public card, a poker street): the actors
+    /// evaluate `π^j` and the past critic at every outcome of the chance node and pass
+    /// `Σ_o p(o) v(h_o) + ũ(h_{o*}) − v(h_{o*})` upwards instead of `ũ(h_{o*})`, which removes
+    /// most of the luck of the draw from the targets of the decisions before it (still
+    /// unbiased). Chance nodes with an outcome that is not a decision keep no baseline.
+    #[serde(default)]
+    pub chance_baseline: bool,
     /// Actor threads.
     #[serde(default = "d_actors")]
     pub actors: usize,
@@ -426,6 +434,7 @@ pub struct ArmacSettings {
     pub exact_advantages: bool,
     pub tabular_w: bool,
     pub advantage_target: AdvantageTarget,
+    pub chance_baseline: bool,
     pub actors: usize,
     pub learner_threads: usize,
     pub games_per_group: usize,
@@ -1200,6 +1209,18 @@ impl Config {
                 return Err(bad("tabular_w", why));
             }
         }
+        if a.chance_baseline {
+            let why = if a.advantage_target != AdvantageTarget::Corrected {
+                Some("needs armac.advantage_target = \"corrected\"")
+            } else if a.recurrent {
+                Some("needs a feed-forward network (armac.recurrent = false)")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(bad("chance_baseline", why));
+            }
+        }
         if a.advantage_target == AdvantageTarget::Infoset && a.recurrent {
             return Err(bad(
                 "advantage_target",
@@ -1349,6 +1370,7 @@ impl Config {
             exact_advantages: a.exact_advantages,
             tabular_w: a.tabular_w,
             advantage_target: a.advantage_target,
+            chance_baseline: a.chance_baseline,
             actors: a.actors,
             learner_threads: a.learner_threads,
             games_per_group: a.games_per_group,
@@ -1522,6 +1544,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("advantage_target"), "{e}");
+        // The chance baseline corrects the corrected targets, with feed-forward networks.
+        let mut t = table(base);
+        apply_override(&mut t, "armac.advantage_target=\"corrected\"").unwrap();
+        apply_override(&mut t, "armac.chance_baseline=true").unwrap();
+        assert!(
+            Config::from_table(t, "x")
+                .unwrap()
+                .armac()
+                .unwrap()
+                .chance_baseline
+        );
+        for extra in ["armac.advantage_target=\"history\"", "armac.recurrent=true"] {
+            let mut t = table(base);
+            apply_override(&mut t, "armac.advantage_target=\"corrected\"").unwrap();
+            apply_override(&mut t, "armac.chance_baseline=true").unwrap();
+            apply_override(&mut t, extra).unwrap();
+            let e = Config::from_table(t, "x")
+                .unwrap()
+                .armac()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("chance_baseline"), "{extra}: {e}");
+        }
         for (o, key) in [
             ("armac.behaviour=\"greedy\"", "behaviour"),
             ("armac.memory_sampling=\"often\"", "memory_sampling"),
