@@ -154,6 +154,18 @@ fn view(state: &dyn State, player: usize, size: usize) -> Vec<f32> {
     v
 }
 
+/// Appends `state` as one row of `batch`, player `p` acting.
+fn push_row(batch: &mut ActBatch, state: &dyn State, p: usize, info_size: usize, na: usize) {
+    let i0 = view(state, 0, info_size);
+    let i1 = view(state, 1, info_size);
+    batch.own.extend_from_slice(if p == 0 { &i0 } else { &i1 });
+    batch.both0.extend(i0);
+    batch.both1.extend(i1);
+    batch
+        .legal
+        .extend(legal_mask(state, na).iter().map(|&m| m as u8 as f32));
+}
+
 /// The shadows after a chance node whose played outcome leads to `played`: every outcome of
 /// every shadow that leaves the learning player's view as the played one does, weighted by
 /// its probability. `None` past [`MAX_SHADOWS`].
@@ -356,14 +368,7 @@ fn evaluate_chance(live: &mut [Live], nets: &Nets, num_actions: usize, info_size
             for &(g, o) in rows {
                 let s = kid(g, o);
                 let p = player(s);
-                let i0 = view(s, 0, info_size);
-                let i1 = view(s, 1, info_size);
-                batch.own.extend_from_slice(if p == 0 { &i0 } else { &i1 });
-                batch.both0.extend(i0);
-                batch.both1.extend(i1);
-                batch
-                    .legal
-                    .extend(legal_mask(s, num_actions).iter().map(|&m| m as u8 as f32));
+                push_row(&mut batch, s, p, info_size, num_actions);
                 acting.push(p);
             }
             Some(evaluate_with_table(nets, k, &batch, &acting))
@@ -588,17 +593,7 @@ fn evaluate_shadows(
         let (batch, games) = &mut batches[net];
         first[g] = Some((net, games.len()));
         for x in sh {
-            let st = x.state.as_ref();
-            let i0 = view(st, 0, info_size);
-            let i1 = view(st, 1, info_size);
-            batch
-                .own
-                .extend_from_slice(if players[g] == 0 { &i0 } else { &i1 });
-            batch.both0.extend(i0);
-            batch.both1.extend(i1);
-            batch
-                .legal
-                .extend(legal_mask(st, num_actions).iter().map(|&m| m as u8 as f32));
+            push_row(batch, x.state.as_ref(), players[g], info_size, num_actions);
             games.push(g);
             actors[net].push(players[g]);
         }
@@ -1038,15 +1033,7 @@ mod tests {
     }
 
     fn kuhn_ff(seed: u64) -> Arc<ArmacPolicyNet> {
-        let game = load_game("kuhn_poker").unwrap();
-        let cfg = ArmacNetConfig::new(
-            game.information_state_tensor_size(),
-            game.num_distinct_actions(),
-        )
-        .with_encoder_hidden(32)
-        .with_head_hidden(32)
-        .with_zero_init_heads(false);
-        Arc::new(ArmacPolicyNet::init(cfg, seed).unwrap())
+        small_ff("kuhn_poker", seed)
     }
 
     /// The past networks whose policy is the one an opponent decision played.
@@ -1364,6 +1351,44 @@ mod tests {
         }
     }
 
+    /// Per history key: count, sums and sums of squares of the stored targets.
+    type Moments = std::collections::HashMap<Vec<u32>, (f64, Vec<f64>, Vec<f64>)>;
+
+    /// Adds one stored target to `acc`.
+    fn add_target(acc: &mut Moments, key: Vec<u32>, adv: &[f32]) {
+        let na = adv.len();
+        let e = acc
+            .entry(key)
+            .or_insert((0.0, vec![0.0; na], vec![0.0; na]));
+        e.0 += 1.0;
+        for (a, &x) in adv.iter().enumerate() {
+            e.1[a] += f64::from(x);
+            e.2[a] += f64::from(x).powi(2);
+        }
+    }
+
+    /// The largest distance, in standard errors, between a mean target and `exact` over the
+    /// histories with at least `min_n` targets, and the number of those histories.
+    fn worst_deviation(
+        acc: &Moments,
+        exact: impl Fn(&[u32]) -> Vec<f32>,
+        min_n: f64,
+    ) -> (f64, usize) {
+        let mut worst = 0.0f64;
+        let mut judged = 0;
+        for (k, (n, sum, sq)) in acc.iter().filter(|(_, e)| e.0 >= min_n) {
+            judged += 1;
+            let exact = exact(k);
+            for (a, x) in exact.iter().enumerate() {
+                let mean = sum[a] / n;
+                let var = (sq[a] / n - mean * mean).max(0.0);
+                let se = (var / n).sqrt() + 1e-4;
+                worst = worst.max((mean - f64::from(*x)).abs() / se);
+            }
+        }
+        (worst, judged)
+    }
+
     /// `AdvantageTarget::Corrected`: with a critic far from the truth (random weights), the
     /// stored targets average, at every learning history, to `π^j`'s exact advantages there
     /// (within 4 standard errors), while the critic's own advantages (`History`) do not.
@@ -1405,39 +1430,18 @@ mod tests {
         for target in [AdvantageTarget::Corrected, AdvantageTarget::History] {
             let settings = latest_settings(target, Behaviour::Uniform);
             let mut rng = SplitMix64::new(17);
-            // Per history: count, sums and sums of squares of the stored targets.
-            let mut acc: std::collections::HashMap<Vec<u32>, (f64, Vec<f64>, Vec<f64>)> =
-                Default::default();
+            let mut acc = Moments::default();
             for _ in 0..150 {
                 let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
                 for t in &trajs {
                     for s in t.steps.iter().filter(|s| s.player == t.learning_player) {
                         let adv = s.advantage.as_ref().unwrap();
-                        let e = acc.entry(key(&s.info[0], &s.info[1])).or_insert((
-                            0.0,
-                            vec![0.0; na],
-                            vec![0.0; na],
-                        ));
-                        e.0 += 1.0;
-                        for (a, &x) in adv.iter().enumerate() {
-                            e.1[a] += f64::from(x);
-                            e.2[a] += f64::from(x).powi(2);
-                        }
+                        add_target(&mut acc, key(&s.info[0], &s.info[1]), adv);
                     }
                 }
             }
             assert_eq!(acc.len(), 24, "every learning history of Kuhn is sampled");
-            let mut w = 0.0f64;
-            for (k, (n, sum, sq)) in &acc {
-                let exact = &want[k];
-                for a in 0..na {
-                    let mean = sum[a] / n;
-                    let var = (sq[a] / n - mean * mean).max(0.0);
-                    let se = (var / n).sqrt() + 1e-4;
-                    w = w.max((mean - f64::from(exact[a])).abs() / se);
-                }
-            }
-            worst.push(w);
+            worst.push(worst_deviation(&acc, |k| want[k].clone(), 0.0).0);
         }
         assert!(worst[0] < 4.5, "corrected targets off by {} s.e.", worst[0]);
         assert!(
@@ -1547,8 +1551,7 @@ mod tests {
         without.reward_scale = SCALE;
         let mut with = without.clone();
         with.chance_baseline = true;
-        let mut acc: std::collections::HashMap<Vec<u32>, (f64, Vec<f64>, Vec<f64>)> =
-            Default::default();
+        let mut acc = Moments::default();
         let (mut changed, mut second_round) = (0, 0);
         for seed in 0..150 {
             let (a, _) = play_group(
@@ -1591,16 +1594,7 @@ mod tests {
                     if !reaches_second {
                         assert_eq!(got, r.advantage.as_ref().unwrap(), "no card dealt");
                     }
-                    let e = acc.entry(key(&s.info[0], &s.info[1])).or_insert((
-                        0.0,
-                        vec![0.0; na],
-                        vec![0.0; na],
-                    ));
-                    e.0 += 1.0;
-                    for (a, &x) in got.iter().enumerate() {
-                        e.1[a] += f64::from(x);
-                        e.2[a] += f64::from(x).powi(2);
-                    }
+                    add_target(&mut acc, key(&s.info[0], &s.info[1]), got);
                 }
             }
         }
@@ -1614,18 +1608,7 @@ mod tests {
         assert_eq!(first_round, 180);
         assert!(acc.len() + 5 >= first_round, "{} sampled", acc.len());
         // Standard errors need samples: histories with at least 30 targets.
-        let mut worst = 0.0f64;
-        let mut judged = 0;
-        for (k, (n, sum, sq)) in acc.iter().filter(|(_, e)| e.0 >= 30.0) {
-            judged += 1;
-            let exact = &want[k].0;
-            for a in 0..na {
-                let mean = sum[a] / n;
-                let var = (sq[a] / n - mean * mean).max(0.0);
-                let se = (var / n).sqrt() + 1e-4;
-                worst = worst.max((mean - f64::from(exact[a])).abs() / se);
-            }
-        }
+        let (worst, judged) = worst_deviation(&acc, |k| want[k].0.clone(), 30.0);
         assert!(judged >= 100, "{judged} histories with 30 targets");
         assert!(worst < 4.5, "chance-baseline targets off by {worst} s.e.");
     }

@@ -1545,26 +1545,18 @@ mod tests {
             .to_string();
         assert!(e.contains("advantage_target"), "{e}");
         // The chance baseline corrects the corrected targets, with feed-forward networks.
-        let mut t = table(base);
-        apply_override(&mut t, "armac.advantage_target=\"corrected\"").unwrap();
-        apply_override(&mut t, "armac.chance_baseline=true").unwrap();
-        assert!(
-            Config::from_table(t, "x")
-                .unwrap()
-                .armac()
-                .unwrap()
-                .chance_baseline
-        );
-        for extra in ["armac.advantage_target=\"history\"", "armac.recurrent=true"] {
+        let with = |extra: &[&str]| {
             let mut t = table(base);
             apply_override(&mut t, "armac.advantage_target=\"corrected\"").unwrap();
             apply_override(&mut t, "armac.chance_baseline=true").unwrap();
-            apply_override(&mut t, extra).unwrap();
-            let e = Config::from_table(t, "x")
-                .unwrap()
-                .armac()
-                .unwrap_err()
-                .to_string();
+            for o in extra {
+                apply_override(&mut t, o).unwrap();
+            }
+            Config::from_table(t, "x").unwrap().armac()
+        };
+        assert!(with(&[]).unwrap().chance_baseline);
+        for extra in ["armac.advantage_target=\"history\"", "armac.recurrent=true"] {
+            let e = with(&[extra]).unwrap_err().to_string();
             assert!(e.contains("chance_baseline"), "{extra}: {e}");
         }
         for (o, key) in [
