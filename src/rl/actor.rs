@@ -154,16 +154,19 @@ fn view(state: &dyn State, player: usize, size: usize) -> Vec<f32> {
     v
 }
 
-/// Appends `state` as one row of `batch`, player `p` acting.
-fn push_row(batch: &mut ActBatch, state: &dyn State, p: usize, info_size: usize, na: usize) {
+/// Appends `state` as one row of `batch`, player `p` acting, `legal` its legal actions.
+fn push_row(batch: &mut ActBatch, state: &dyn State, p: usize, info_size: usize, legal: &[bool]) {
     let i0 = view(state, 0, info_size);
     let i1 = view(state, 1, info_size);
     batch.own.extend_from_slice(if p == 0 { &i0 } else { &i1 });
     batch.both0.extend(i0);
     batch.both1.extend(i1);
-    batch
-        .legal
-        .extend(legal_mask(state, na).iter().map(|&m| m as u8 as f32));
+    batch.legal.extend(legal.iter().map(|&m| m as u8 as f32));
+}
+
+/// `v(h) = Σ_a π(a) q(h, a)`: the value of a decision under policy `pi` and action values `q`.
+fn state_value(pi: &[f32], q: &[f32]) -> f32 {
+    pi.iter().zip(q).map(|(a, b)| a * b).sum()
 }
 
 /// The shadows after a chance node whose played outcome leads to `played`: every outcome of
@@ -303,22 +306,40 @@ struct Live {
 
 /// A chance node between two decisions of a corrected learning episode.
 enum ChanceNode {
-    /// Its outcomes, each with its probability (every outcome is a decision).
-    Pending(Vec<(f64, Box<dyn State>)>),
+    /// Its outcomes (every outcome is a decision).
+    Pending(Vec<Outcome>),
     /// `Σ_o p(o) v(h_o)`.
     Value(f32),
 }
 
-/// The outcomes of chance node `state` with their probabilities, if every outcome leads to a
-/// decision (`None` otherwise: no chance value is then used there).
-fn chance_children(state: &dyn State) -> Option<Vec<(f64, Box<dyn State>)>> {
+/// One outcome of a pending [`ChanceNode`]: the decision it leads to.
+struct Outcome {
+    prob: f64,
+    state: Box<dyn State>,
+    /// The player to act there, and the legal actions.
+    player: usize,
+    legal: Vec<bool>,
+}
+
+/// The outcomes of chance node `state`, if every outcome leads to a decision (`None`
+/// otherwise: no chance value is then used there).
+fn chance_children(state: &dyn State, num_actions: usize) -> Option<Vec<Outcome>> {
     state
         .chance_outcomes()
         .into_iter()
-        .map(|(o, p)| {
+        .map(|(o, prob)| {
             let mut c = state.clone_box();
             c.apply_action(o);
-            matches!(c.turn(), Turn::Player(_)).then_some((p, c))
+            let Turn::Player(player) = c.turn() else {
+                return None;
+            };
+            let legal = legal_mask(c.as_ref(), num_actions);
+            Some(Outcome {
+                prob,
+                state: c,
+                player,
+                legal,
+            })
         })
         .collect()
 }
@@ -341,15 +362,11 @@ fn evaluate_chance(live: &mut [Live], nets: &Nets, num_actions: usize, info_size
     if rows_of.iter().all(Vec::is_empty) {
         return;
     }
-    let kid = |g: usize, o: usize| -> &dyn State {
+    let kid = |g: usize, o: usize| -> &Outcome {
         match &live[g].chance {
-            Some(ChanceNode::Pending(kids)) => kids[o].1.as_ref(),
+            Some(ChanceNode::Pending(kids)) => &kids[o],
             _ => unreachable!("rows are pending outcomes"),
         }
-    };
-    let player = |s: &dyn State| match s.turn() {
-        Turn::Player(p) => p,
-        _ => unreachable!("chance values are taken over decisions"),
     };
     let outs: Vec<Option<ActOutput>> = rows_of
         .iter()
@@ -358,18 +375,12 @@ fn evaluate_chance(live: &mut [Live], nets: &Nets, num_actions: usize, info_size
             if rows.is_empty() {
                 return None;
             }
-            let mut batch = ActBatch {
-                own: Vec::with_capacity(rows.len() * info_size),
-                both0: Vec::with_capacity(rows.len() * info_size),
-                both1: Vec::with_capacity(rows.len() * info_size),
-                legal: Vec::with_capacity(rows.len() * num_actions),
-            };
+            let mut batch = ActBatch::default();
             let mut acting = Vec::with_capacity(rows.len());
             for &(g, o) in rows {
-                let s = kid(g, o);
-                let p = player(s);
-                push_row(&mut batch, s, p, info_size, num_actions);
-                acting.push(p);
+                let k = kid(g, o);
+                push_row(&mut batch, k.state.as_ref(), k.player, info_size, &k.legal);
+                acting.push(k.player);
             }
             Some(evaluate_with_table(nets, k, &batch, &acting))
         })
@@ -385,18 +396,16 @@ fn evaluate_chance(live: &mut [Live], nets: &Nets, num_actions: usize, info_size
         };
         let (opp, lp) = (l.roles.opp, l.traj.learning_player);
         let mut value = 0.0f64;
-        for (o, (prob, s)) in kids.iter().enumerate() {
-            let legal = legal_mask(s.as_ref(), num_actions);
+        for (o, kid) in kids.iter().enumerate() {
             let po = outs[opp].as_ref().expect("evaluated");
             let r = row(opp, g, o);
             let pi = normalized_relu(
                 &po.mean_regret[r * num_actions..(r + 1) * num_actions],
-                &legal,
+                &kid.legal,
             );
             let co = outs[c].as_ref().expect("evaluated");
             let q = q_of(co, row(c, g, o), num_actions, lp);
-            let v: f32 = pi.iter().zip(q).map(|(a, b)| a * b).sum();
-            value += prob * f64::from(v);
+            value += kid.prob * f64::from(state_value(&pi, q));
         }
         l.chance = Some(ChanceNode::Value(value as f32));
     }
@@ -448,7 +457,7 @@ pub fn corrected_advantages(steps: &[CvStep], ret: f32, range: [f32; 2]) -> Vec<
     let mut u = ret;
     let mut out = Vec::new();
     for c in steps.iter().rev() {
-        let v: f32 = c.pi.iter().zip(&c.q).map(|(p, q)| p * q).sum();
+        let v = state_value(&c.pi, &c.q);
         let corr = (u - c.q[c.action]) / c.behaviour;
         let uh = v + c.pi[c.action] * corr;
         if c.learner {
@@ -593,7 +602,8 @@ fn evaluate_shadows(
         let (batch, games) = &mut batches[net];
         first[g] = Some((net, games.len()));
         for x in sh {
-            push_row(batch, x.state.as_ref(), players[g], info_size, num_actions);
+            let legal = legal_mask(x.state.as_ref(), num_actions);
+            push_row(batch, x.state.as_ref(), players[g], info_size, &legal);
             games.push(g);
             actors[net].push(players[g]);
         }
@@ -719,7 +729,8 @@ pub fn play_group(
                         && !recurrent
                         && l.corrected.as_ref().is_some_and(|cv| !cv.is_empty())
                     {
-                        l.chance = chance_children(l.state.as_ref()).map(ChanceNode::Pending);
+                        l.chance =
+                            chance_children(l.state.as_ref(), num_actions).map(ChanceNode::Pending);
                     }
                     let outcomes = l.state.chance_outcomes();
                     let w: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
@@ -893,7 +904,7 @@ pub fn play_group(
                         // r = q_j(h, ·) − v_j(h), v_j(h) = Σ_a π^j(s, a) q_j(h, a).
                         let pij = pij.as_ref().expect("π^j at a critic's decision");
                         let advantage = |q: &[f32]| -> Vec<f32> {
-                            let v: f32 = pij.iter().zip(q).map(|(a, b)| a * b).sum();
+                            let v = state_value(pij, q);
                             q.iter()
                                 .zip(&legal)
                                 .map(|(x, &ok)| if ok { x - v } else { 0.0 })
