@@ -150,7 +150,8 @@ enum Command {
         game: String,
         /// `uniform`, `always-call`, `always-fold`, an OpenSpiel-format policy JSON file, or an
         /// ARMAC run directory / checkpoint directory (its average-policy network, queried for
-        /// whole ranges in one batch).
+        /// whole ranges in one batch; `current:DIR`: its current policy pi^t, regret matching
+        /// on the mean-regret head, feed-forward networks only).
         #[arg(long, required_unless_present = "watch", conflicts_with = "watch")]
         policy: Option<String>,
         /// Follow an ARMAC run directory (training or finished): evaluate its newest checkpoint,
@@ -651,11 +652,6 @@ fn lbr_policy(
 ) -> Result<Box<dyn RangePolicy>> {
     Ok(match name {
         "uniform" => Box::new(UniformPolicy),
-        current if current.starts_with("current:") => bail!(
-            "--policy `{current}`: the current policy (mean-regret head) plays matches only \
-             (`armac-eval match`); LBR evaluates the average-policy head, so give the directory \
-             without `current:`"
-        ),
         sog if sog.starts_with("sog:") => {
             // Continual re-solving answers every hand of a public state from one search.
             let poker = UniversalPokerGame::from_string(game_string)?;
@@ -674,15 +670,20 @@ fn lbr_policy(
         }
         "always-call" => Box::new(AlwaysCall),
         "always-fold" => Box::new(AlwaysFold),
-        path if Path::new(path).is_dir() => {
-            let (trained_on, p) = armac::run::armac::load_checkpoint_policy(Path::new(path))?;
+        path if Path::new(path.strip_prefix("current:").unwrap_or(path)).is_dir() => {
+            let current = path.starts_with("current:");
+            let dir = Path::new(path.strip_prefix("current:").unwrap_or(path));
+            let (trained_on, p) = armac::run::armac::load_checkpoint_policy(dir)?;
             if trained_on.load_string() != game_string {
                 bail!(
                     "--policy {path}: the checkpoint was trained on {}, not on {game_string}",
                     trained_on.load_string()
                 );
             }
-            Box::new(p.with_incremental_ranges(!replay))
+            Box::new(
+                p.with_incremental_ranges(!replay)
+                    .with_current_policy(current),
+            )
         }
         path => {
             if !Path::new(path).is_file() {

@@ -307,7 +307,7 @@ pub struct ArmacAveragePolicy {
     plain: OnceLock<PlainRangeNet>,
     cache: RangeCache,
     /// `true`: play the epoch's current policy pi^t (regret matching on the mean-regret head)
-    /// instead of the average-policy head; matches only, not range queries.
+    /// instead of the average-policy head (range queries: feed-forward nets only).
     current: bool,
 }
 
@@ -329,7 +329,8 @@ impl ArmacAveragePolicy {
 
     /// `true` plays the network's current policy pi^t (the normalised-ReLU policy of its
     /// mean-regret head, Eq. 3's regret matching) instead of its average-policy head: the
-    /// diagnostic view of what the run plays at that epoch. Range queries (LBR) refuse it.
+    /// diagnostic view of what the run plays at that epoch. Range queries (LBR) support it for
+    /// feed-forward nets only.
     pub fn with_current_policy(mut self, current: bool) -> Self {
         self.current = current;
         self
@@ -479,6 +480,20 @@ impl ArmacAveragePolicy {
         rows_for_hands(&base, &all, &mut info);
         let legal_rows: Vec<f32> = legal.repeat(NUM_HOLE_HANDS);
         RangeCounters::add(&self.cache.counters.head_passes, 1);
+        if self.current {
+            // pi^t: the mean-regret head through burn (the plain kernels hold the encoder and
+            // the average-policy head only), then regret matching per hand.
+            let n_in = self.net.config().input_size;
+            let mask: Vec<bool> = legal.iter().map(|&l| l > 0.0).collect();
+            let mut batch = ActBatch::default();
+            for row in info.chunks(n_in) {
+                batch.push(row, row, row, &mask);
+            }
+            let out = self.net.evaluate(&batch);
+            return Ok((0..NUM_HOLE_HANDS)
+                .flat_map(|i| out.current_policy(i, &mask))
+                .collect());
+        }
         match self.plain_net() {
             Some(k) => k.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
             None => self.net.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
@@ -699,11 +714,11 @@ impl crate::eval::lbr::RangePolicy for ArmacAveragePolicy {
             crate::game::Turn::Player(p) => p,
             _ => return Err(PolicyError::NotADecision),
         };
-        if self.current {
+        if self.current && self.net.config().recurrent {
             return Err(PolicyError::BadEntry {
                 key: "current:".into(),
-                reason: "the current policy (mean-regret head) plays matches only; range \
-                         queries (LBR) use the average-policy head"
+                reason: "range queries (LBR) of the current policy (mean-regret head) need a \
+                         feed-forward network; this checkpoint's is recurrent"
                     .into(),
             });
         }
@@ -762,7 +777,11 @@ impl crate::eval::lbr::RangePolicy for ArmacAveragePolicy {
         };
         Ok((0..hands.len())
             .map(|r| {
-                let row = &out.avg_policy[r * n_actions..(r + 1) * n_actions];
+                let row = if self.current {
+                    out.current_policy(r, &legal)
+                } else {
+                    out.avg_policy[r * n_actions..(r + 1) * n_actions].to_vec()
+                };
                 let total: f64 = row.iter().map(|&x| x as f64).sum();
                 let n_legal = legal.iter().filter(|&&l| l).count().max(1) as f64;
                 let mut probs = [0.0; 4];
@@ -962,6 +981,77 @@ mod tests {
             fast.reset_range_cache();
             assert_eq!(fast.range_stats(), RangeStats::default());
         }
+    }
+
+    /// `current:` range queries (LBR of pi^t) on a feed-forward net: the fast path equals the
+    /// replay path, each hand's answer is the per-state current policy of that hand, and it
+    /// is not the average policy's; a recurrent net refuses them, naming `current:`.
+    #[test]
+    fn current_policy_range_queries_are_the_mean_regret_policy() {
+        // A random net whose mean-regret head is not negative everywhere at the first
+        // decision (where it is, pi^t is uniform for every hand).
+        let spread = |net: &ArmacPolicyNet, game: &GameRef| {
+            let p = ArmacAveragePolicy::new(net.clone(), game.clone(), 0).with_current_policy(true);
+            let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
+            for c in parse_cards("AsKd2c3d").unwrap() {
+                s.apply(c as Action);
+            }
+            let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16).step_by(37).skip(1).collect();
+            let r = p.hand_action_probabilities(&s, &hands).unwrap();
+            r.iter().map(|x| (x[1] - r[0][1]).abs()).fold(0.0, f64::max)
+        };
+        let (game, net) = (1..=16)
+            .map(|seed| small_net(false, seed))
+            .find(|(g, n)| spread(n, g) > 1e-3)
+            .expect("a seed with a hand-dependent pi^t");
+        let fast = ArmacAveragePolicy::new(net.clone(), game.clone(), 0).with_current_policy(true);
+        let slow = ArmacAveragePolicy::new(net.clone(), game.clone(), 0)
+            .with_current_policy(true)
+            .with_incremental_ranges(false);
+        let avg = ArmacAveragePolicy::new(net, game, 0);
+        walk_two_deals(&fast, &slow);
+        let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
+        for c in parse_cards("AsKd2c3d").unwrap() {
+            s.apply(c as Action);
+        }
+        s.apply(1);
+        let Turn::Player(p) = s.turn() else {
+            panic!("not a decision")
+        };
+        let dead = CardSet::from_cards(s.hole_cards(1 - p)).0;
+        let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
+            .filter(|&h| HOLE_MASKS[h as usize] & dead == 0)
+            .step_by(97)
+            .collect();
+        let ranges = fast.hand_action_probabilities(&s, &hands).unwrap();
+        let avg_ranges = avg.hand_action_probabilities(&s, &hands).unwrap();
+        let mut gap = 0.0f64;
+        for ((&h, r), a) in hands.iter().zip(&ranges).zip(&avg_ranges) {
+            let with = crate::eval::lbr::with_hole_cards(&s, p, h as usize).unwrap();
+            let per_state = crate::policy::Policy::action_probabilities(&fast, &with).unwrap();
+            let legal = with.legal_actions();
+            for (&action, &x) in legal.iter().zip(&per_state) {
+                assert!(
+                    (r[action] - x).abs() < 1e-5,
+                    "hand {h}: {r:?} vs {per_state:?}"
+                );
+            }
+            gap = gap.max(
+                r.iter()
+                    .zip(a)
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(0.0, f64::max),
+            );
+        }
+        assert!(gap > 1e-3, "current and average ranges coincide");
+        let (game, net) = small_net(true, 7);
+        let rec = ArmacAveragePolicy::new(net, game, 0).with_current_policy(true);
+        let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
+        for c in parse_cards("AsKd2c3d").unwrap() {
+            s.apply(c as Action);
+        }
+        let err = rec.hand_action_probabilities(&s, &hands).unwrap_err();
+        assert!(err.to_string().contains("current:"), "{err}");
     }
 
     /// Threads that ask for the same public state at once compute it once: the others wait
