@@ -2,7 +2,9 @@
 # Turns the last checkpoint of an ARMAC Hold'em run (FCPA) into a shipped model directory and
 # scores it: duplicate matches against uniform and always-call, LBR-FCPA against the model and
 # against uniform (same seed, same hands), and the small seeded match that tests/models.rs
-# replays. Everything goes into <OUT>/score.json.
+# replays; the same match against uniform and LBR-FCPA for the checkpoint's current policy pi^t
+# (`current:`, feed-forward networks; set CURRENT=0 to skip). Everything goes into
+# <OUT>/score.json.
 #
 #   scripts/ship_hunl_model.sh RUN_DIR [OUT_DIR] [MACHINE_TEXT]
 #   HANDS=100000 LBR_HANDS=20000 scripts/ship_hunl_model.sh runs/hunl models/hunl_fcpa_armac
@@ -34,6 +36,10 @@ m="$tmp/model"
 "$eval" match --a "$m" --b uniform --hands "$check_hands" --seed 1 --json >"$tmp/check.json"
 "$eval" lbr --variant fcpa --policy "$m" --hands "$lbr_hands" --seed 13 --json >"$tmp/lbr_model.json"
 "$eval" lbr --variant fcpa --policy uniform --hands "$lbr_hands" --seed 13 --json >"$tmp/lbr_uniform.json"
+if [ "${CURRENT:-1}" = 1 ]; then
+  "$eval" match --a "current:$m" --b uniform --hands "$hands" --seed 11 --json >"$tmp/current_vs_uniform.json"
+  "$eval" lbr --variant fcpa --policy "current:$m" --hands "$lbr_hands" --seed 13 --json >"$tmp/lbr_current.json"
+fi
 
 python3 - "$tmp" "$run" "$epoch" "$machine" "$check_hands" "$config_text" <<'EOF'
 import json, sys, os
@@ -61,6 +67,11 @@ score = {
     "cpu_seconds": summary.get("cpu_seconds"),
     "machine": machine,
 }
+if os.path.exists(os.path.join(tmp, "lbr_current.json")):
+    score["current_policy"] = {
+        "vs_uniform": pick(rd("current_vs_uniform.json"), "mean_mbb", "ci95_mbb", "hands", "seed"),
+        "lbr_fcpa": pick(rd("lbr_current.json"), "mean", "ci95", "hands", "seed"),
+    }
 json.dump(score, open(os.path.join(tmp, "model", "score.json"), "w"), indent=2)
 print(json.dumps(score, indent=2))
 EOF
