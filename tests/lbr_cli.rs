@@ -157,18 +157,38 @@ fn bad_input_fails_cleanly() {
             .args(["--variant", "fc", "--threads", "x"]),
         "--threads",
     );
-    // The current-policy view of a checkpoint is for matches only.
+    // The current-policy view of a (feed-forward) checkpoint is scored too, and names its
+    // head; a `current:` path that is no directory is refused, naming it.
+    let out = run_ok(eval().args([
+        "lbr",
+        "--policy",
+        "current:models/hunl_fcpa_armac",
+        "--variant",
+        "fc",
+        "--hands",
+        "8",
+        "--json",
+    ]));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["policy"]
+            .as_str()
+            .unwrap()
+            .starts_with("armac-current-policy"),
+        "{v}"
+    );
+    assert!(v["mean"].as_f64().unwrap().is_finite(), "{v}");
     run_err(
         eval().args([
             "lbr",
             "--policy",
-            "current:models/hunl_fcpa_armac",
+            "current:no/such/run",
             "--variant",
             "fc",
             "--hands",
             "8",
         ]),
-        "matches only",
+        "current:no/such/run",
     );
     // An FC-only game cannot host a raising LBR.
     let fc_game = "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=20000 20000,bettingAbstraction=fc)";
