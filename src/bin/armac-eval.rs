@@ -370,6 +370,15 @@ fn replay(game_name: &str, actions: &str, as_json: bool) -> Result<()> {
     Ok(())
 }
 
+/// A run-directory policy argument: `current:DIR` asks for the checkpoint's current policy
+/// (`true`), a plain `DIR` for its average policy. Returns the flag and the directory.
+fn checkpoint_arg(arg: &str) -> (bool, &Path) {
+    match arg.strip_prefix("current:") {
+        Some(dir) => (true, Path::new(dir)),
+        None => (false, Path::new(arg)),
+    }
+}
+
 /// A policy for `game` by name: `uniform`, `first-legal`, `always-call`, `always-fold`, an
 /// ARMAC run/checkpoint directory, `sog:DIR` (the search policy of a Student of Games run with
 /// its CVPN, small games; for Hold'em, continual re-solving with the CVPN checkpoint directory
@@ -413,9 +422,8 @@ fn load_policy(
             }
             Box::new(p)
         }
-        path if Path::new(path.strip_prefix("current:").unwrap_or(path)).is_dir() => {
-            let current = path.starts_with("current:");
-            let dir = Path::new(path.strip_prefix("current:").unwrap_or(path));
+        path if checkpoint_arg(path).1.is_dir() => {
+            let (current, dir) = checkpoint_arg(path);
             let (trained_on, p) = armac::run::armac::load_checkpoint_policy(dir)
                 .with_context(|| format!("{flag} {path}"))?;
             let p = p.with_current_policy(current);
@@ -670,9 +678,8 @@ fn lbr_policy(
         }
         "always-call" => Box::new(AlwaysCall),
         "always-fold" => Box::new(AlwaysFold),
-        path if Path::new(path.strip_prefix("current:").unwrap_or(path)).is_dir() => {
-            let current = path.starts_with("current:");
-            let dir = Path::new(path.strip_prefix("current:").unwrap_or(path));
+        path if checkpoint_arg(path).1.is_dir() => {
+            let (current, dir) = checkpoint_arg(path);
             let (trained_on, p) = armac::run::armac::load_checkpoint_policy(dir)?;
             if trained_on.load_string() != game_string {
                 bail!(

@@ -480,25 +480,29 @@ impl ArmacAveragePolicy {
         rows_for_hands(&base, &all, &mut info);
         let legal_rows: Vec<f32> = legal.repeat(NUM_HOLE_HANDS);
         RangeCounters::add(&self.cache.counters.head_passes, 1);
-        if self.current {
-            // pi^t: the mean-regret head through burn (the plain kernels hold the encoder and
-            // the average-policy head only), then regret matching per hand.
-            let n_in = self.net.config().input_size;
-            let mask: Vec<bool> = legal.iter().map(|&l| l > 0.0).collect();
-            let mut batch = ActBatch::default();
-            for row in info.chunks(n_in) {
-                batch.push(row, row, row, &mask);
-            }
-            let out = self.net.evaluate(&batch);
-            return Ok((0..NUM_HOLE_HANDS)
-                .flat_map(|i| out.current_policy(i, &mask))
-                .collect());
-        }
-        match self.plain_net() {
-            Some(k) => k.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
-            None => self.net.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
+        // pi^t: regret matching on the mean-regret head; pi-bar: the average-policy head.
+        match (self.plain_net(), self.current) {
+            (Some(k), true) => k.current_policy(&info, &legal_rows, NUM_HOLE_HANDS),
+            (Some(k), false) => k.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
+            (None, true) => Ok(self.net_current_policy(&info, legal)),
+            (None, false) => self.net.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
         }
         .map_err(|e| self.bad(e.to_string()))
+    }
+
+    /// The current policy of every row of `info` (one legal mask for all) through burn's
+    /// forward pass (the path without plain kernels).
+    fn net_current_policy(&self, info: &[f32], legal: &[f32]) -> Vec<f32> {
+        let n_in = self.net.config().input_size;
+        let mask: Vec<bool> = legal.iter().map(|&l| l > 0.0).collect();
+        let mut batch = ActBatch::default();
+        for row in info.chunks(n_in) {
+            batch.push(row, row, row, &mask);
+        }
+        let out = self.net.evaluate(&batch);
+        (0..info.len() / n_in)
+            .flat_map(|i| out.current_policy(i, &mask))
+            .collect()
     }
 
     /// Recurrent nets: `1326 × A` probabilities at `state` for every hand of player `p`. One
@@ -826,10 +830,7 @@ mod tests {
             .with_recurrent(true);
         let policy =
             ArmacAveragePolicy::new(ArmacPolicyNet::init(cfg, 11).unwrap(), game.clone(), 0);
-        let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
-        for c in parse_cards("AsKd2c3d").unwrap() {
-            s.apply(c as Action);
-        }
+        let mut s = dealt_fcpa();
         s.apply(1); // the small blind calls; the big blind acts at its second decision step
         assert_eq!(s.turn(), Turn::Player(0));
         let dead = CardSet::from_cards(&parse_cards("2c3d").unwrap());
@@ -865,6 +866,32 @@ mod tests {
             direct.avg_policy,
             fresh.avg_policy
         );
+    }
+
+    /// Hold'em FCPA after the deal of AsKd (player 0) and 2c3d (player 1).
+    fn dealt_fcpa() -> crate::games::universal_poker::UniversalPokerState {
+        let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
+        for c in parse_cards("AsKd2c3d").unwrap() {
+            s.apply(c as Action);
+        }
+        s
+    }
+
+    /// The player to act at `s` and every `step`-th of its hands that avoid the opponent's
+    /// cards.
+    fn live_hands(
+        s: &crate::games::universal_poker::UniversalPokerState,
+        step: usize,
+    ) -> (usize, Vec<u16>) {
+        let Turn::Player(p) = s.turn() else {
+            panic!("not a decision")
+        };
+        let dead = CardSet::from_cards(s.hole_cards(1 - p)).0;
+        let hands = (0..NUM_HOLE_HANDS as u16)
+            .filter(|&h| HOLE_MASKS[h as usize] & dead == 0)
+            .step_by(step)
+            .collect();
+        (p, hands)
     }
 
     /// A small Hold'em FCPA network, recurrent or feed-forward.
@@ -992,10 +1019,7 @@ mod tests {
         // decision (where it is, pi^t is uniform for every hand).
         let spread = |net: &ArmacPolicyNet, game: &GameRef| {
             let p = ArmacAveragePolicy::new(net.clone(), game.clone(), 0).with_current_policy(true);
-            let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
-            for c in parse_cards("AsKd2c3d").unwrap() {
-                s.apply(c as Action);
-            }
+            let s = dealt_fcpa();
             let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16).step_by(37).skip(1).collect();
             let r = p.hand_action_probabilities(&s, &hands).unwrap();
             r.iter().map(|x| (x[1] - r[0][1]).abs()).fold(0.0, f64::max)
@@ -1010,19 +1034,9 @@ mod tests {
             .with_incremental_ranges(false);
         let avg = ArmacAveragePolicy::new(net, game, 0);
         walk_two_deals(&fast, &slow);
-        let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
-        for c in parse_cards("AsKd2c3d").unwrap() {
-            s.apply(c as Action);
-        }
+        let mut s = dealt_fcpa();
         s.apply(1);
-        let Turn::Player(p) = s.turn() else {
-            panic!("not a decision")
-        };
-        let dead = CardSet::from_cards(s.hole_cards(1 - p)).0;
-        let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
-            .filter(|&h| HOLE_MASKS[h as usize] & dead == 0)
-            .step_by(97)
-            .collect();
+        let (p, hands) = live_hands(&s, 97);
         let ranges = fast.hand_action_probabilities(&s, &hands).unwrap();
         let avg_ranges = avg.hand_action_probabilities(&s, &hands).unwrap();
         let mut gap = 0.0f64;
@@ -1046,10 +1060,7 @@ mod tests {
         assert!(gap > 1e-3, "current and average ranges coincide");
         let (game, net) = small_net(true, 7);
         let rec = ArmacAveragePolicy::new(net, game, 0).with_current_policy(true);
-        let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
-        for c in parse_cards("AsKd2c3d").unwrap() {
-            s.apply(c as Action);
-        }
+        let s = dealt_fcpa();
         let err = rec.hand_action_probabilities(&s, &hands).unwrap_err();
         assert!(err.to_string().contains("current:"), "{err}");
     }
@@ -1061,18 +1072,8 @@ mod tests {
         for recurrent in [true, false] {
             let (game, net) = small_net(recurrent, 3);
             let policy = ArmacAveragePolicy::new(net, game, 0);
-            let mut s = UniversalPokerGame::hunl_fcpa().initial_state();
-            for c in parse_cards("AsKd2c3d").unwrap() {
-                s.apply(c as Action);
-            }
-            let Turn::Player(p) = s.turn() else {
-                panic!("not a decision")
-            };
-            let dead = CardSet::from_cards(s.hole_cards(1 - p)).0;
-            let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
-                .filter(|&h| HOLE_MASKS[h as usize] & dead == 0)
-                .step_by(301)
-                .collect();
+            let s = dealt_fcpa();
+            let (_, hands) = live_hands(&s, 301);
             let barrier = std::sync::Barrier::new(4);
             let answers: Vec<_> = std::thread::scope(|scope| {
                 let handles: Vec<_> = (0..4)

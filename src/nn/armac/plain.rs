@@ -1,5 +1,6 @@
-//! Plain-Rust inference of the two pieces a range query needs: the encoder (one recurrent step,
-//! or the feed-forward stack) and the average-policy head ([`PlainRangeNet`]).
+//! Plain-Rust inference of the pieces a range query needs: the encoder (one recurrent step, or
+//! the feed-forward stack), the average-policy head and, for feed-forward nets, the mean-regret
+//! head behind the current policy ([`PlainRangeNet`]).
 //!
 //! A range query of LBR pushes the same public history through the network once per hole-card
 //! hand: about 1,100-1,326 rows per step, a few steps per query, thousands of queries per
@@ -31,6 +32,7 @@
 //! query per worker thread.
 
 use super::*;
+use crate::policy::probs::normalized_relu_into;
 
 /// A `Linear` layer as plain data: `y = x · w + b`.
 #[derive(Clone, Debug)]
@@ -208,9 +210,9 @@ impl PlainLstm {
     }
 }
 
-/// The encoder and the average-policy head of an [`ArmacPolicyNet`], copied out of burn once,
-/// with plain CPU kernels (see the module docs). Immutable and `Sync`: one value serves every
-/// thread of an evaluation.
+/// The encoder, the average-policy head and the mean-regret head of an [`ArmacPolicyNet`],
+/// copied out of burn once, with plain CPU kernels (see the module docs). Immutable and `Sync`:
+/// one value serves every thread of an evaluation.
 #[derive(Clone, Debug)]
 pub struct PlainRangeNet {
     cfg: ArmacNetConfig,
@@ -220,11 +222,16 @@ pub struct PlainRangeNet {
     lstm: Option<PlainLstm>,
     policy_block: PlainBlock,
     policy_out: PlainLinear,
+    /// The mean-regret head's own feed-forward encoder (`separate_regret_encoder`); empty when
+    /// the head reads the shared representation.
+    regret_encoder: Vec<PlainLinear>,
+    regret_block: PlainBlock,
+    regret_out: PlainLinear,
 }
 
 impl PlainRangeNet {
-    /// Copies the weights of `net`'s encoder and average-policy head (the net itself is left
-    /// as it is; later changes to it are not seen).
+    /// Copies the weights of `net`'s encoder, average-policy head and mean-regret head (the
+    /// net itself is left as it is; later changes to it are not seen).
     pub fn new(net: &ArmacPolicyNet) -> Self {
         let m = net.model();
         let encoder: Vec<PlainLinear> = m.encoder.iter().map(PlainLinear::from_burn).collect();
@@ -242,6 +249,13 @@ impl PlainRangeNet {
             lstm,
             policy_block: PlainBlock::from_burn(&m.avg_policy.block),
             policy_out: PlainLinear::from_burn(&m.avg_policy.out),
+            regret_encoder: m
+                .regret_encoder
+                .iter()
+                .map(PlainLinear::from_burn)
+                .collect(),
+            regret_block: PlainBlock::from_burn(&m.mean_regret.block),
+            regret_out: PlainLinear::from_burn(&m.mean_regret.out),
         }
     }
 
@@ -348,27 +362,83 @@ impl PlainRangeNet {
         legal: &[f32],
         rows: usize,
     ) -> Result<Vec<f32>, NnError> {
-        if self.lstm.is_some() {
-            return Err(NnError::WrongEncoder(
-                "`avg_policy` needs a feed-forward ARMAC net (config `recurrent = false`)".into(),
-            ));
-        }
-        let (n_in, a) = (self.cfg.input_size, self.cfg.num_actions);
-        check_len("info", info.len(), rows * n_in)?;
-        check_len("legal", legal.len(), rows * a)?;
-        let mut x = info.to_vec();
-        let (mut y, mut e) = (Vec::new(), Vec::new());
-        for (k, layer) in self.encoder.iter().enumerate() {
-            if k == 0 {
-                layer.forward_sparse(&x, rows, &mut e);
-            } else {
-                layer.forward(&x, rows, &mut e);
-            }
-            double_relu_rows(&e, layer.d_out, &mut y);
-            std::mem::swap(&mut x, &mut y);
-        }
-        self.avg_policy_head(&x, legal, rows)
+        self.check_feed_forward("avg_policy", info, legal, rows)?;
+        let rep = feed_forward_plain(&self.encoder, info, rows);
+        self.avg_policy_head(&rep, legal, rows)
     }
+
+    /// The current policy `π^t` on the plain kernels (feed-forward nets): regret matching
+    /// ([`normalized_relu_into`]) on the mean-regret head, as [`ActOutput::current_policy`] of
+    /// [`ArmacPolicyNet::evaluate`] computes it, for `rows` information-state tensors `info`
+    /// (`rows × input`) with legal masks `legal` (`rows × A`). Only the encoder the head reads
+    /// and the head itself run (no critic). Returns `rows × A` probabilities.
+    pub fn current_policy(
+        &self,
+        info: &[f32],
+        legal: &[f32],
+        rows: usize,
+    ) -> Result<Vec<f32>, NnError> {
+        self.check_feed_forward("current_policy", info, legal, rows)?;
+        let a = self.cfg.num_actions;
+        let encoder = if self.regret_encoder.is_empty() {
+            &self.encoder
+        } else {
+            &self.regret_encoder
+        };
+        let rep = feed_forward_plain(encoder, info, rows);
+        let mut s = BlockScratch::default();
+        let mut hb = Vec::new();
+        self.regret_block.forward(&rep, rows, &mut s, &mut hb); // [rows, 2·hh]
+        let mut w = Vec::new();
+        self.regret_out.forward(&hb, rows, &mut w); // [rows, A]
+        let mut out = vec![0.0; rows * a];
+        let mut mask = vec![false; a];
+        for ((wr, lr), or) in w
+            .chunks_exact(a)
+            .zip(legal.chunks_exact(a))
+            .zip(out.chunks_exact_mut(a))
+        {
+            for (m, &l) in mask.iter_mut().zip(lr) {
+                *m = l > 0.0;
+            }
+            normalized_relu_into(wr, &mask, or);
+        }
+        Ok(out)
+    }
+
+    /// Refuses a recurrent net or inputs of the wrong length for the feed-forward queries.
+    fn check_feed_forward(
+        &self,
+        what: &str,
+        info: &[f32],
+        legal: &[f32],
+        rows: usize,
+    ) -> Result<(), NnError> {
+        if self.lstm.is_some() {
+            return Err(NnError::WrongEncoder(format!(
+                "`{what}` needs a feed-forward ARMAC net (config `recurrent = false`)"
+            )));
+        }
+        check_len("info", info.len(), rows * self.cfg.input_size)?;
+        check_len("legal", legal.len(), rows * self.cfg.num_actions)
+    }
+}
+
+/// A feed-forward stack of `Linear → DoubleReLU` layers on `rows` rows of `x` (the first layer
+/// read sparsely: information-state tensors are mostly zeros).
+fn feed_forward_plain(layers: &[PlainLinear], x: &[f32], rows: usize) -> Vec<f32> {
+    let mut x = x.to_vec();
+    let (mut y, mut e) = (Vec::new(), Vec::new());
+    for (k, layer) in layers.iter().enumerate() {
+        if k == 0 {
+            layer.forward_sparse(&x, rows, &mut e);
+        } else {
+            layer.forward(&x, rows, &mut e);
+        }
+        double_relu_rows(&e, layer.d_out, &mut y);
+        std::mem::swap(&mut x, &mut y);
+    }
+    x
 }
 
 /// Reused buffers of [`PlainRangeNet::encoder_step`] (one per thread): the rows `[relu(e) | h]`
@@ -835,27 +905,70 @@ mod unit {
         assert!(plain.avg_policy(&[0.0; 2 * 108], &[1.0; 8], 2).is_err());
     }
 
+    /// Feed-forward nets, shared and separate mean-regret encoders: the plain average policy
+    /// and current policy against burn's `avg_policy` and `evaluate` (`current_policy` per row).
     #[test]
     fn plain_feed_forward_policy_matches_burn() {
         let (n_in, a) = (60, 3);
-        let cfg = ArmacNetConfig::new(n_in, a)
-            .with_encoder_hidden(48)
-            .with_encoder_layers(2)
-            .with_head_hidden(32);
-        let net = ArmacPolicyNet::init(cfg, 2).unwrap();
-        let plain = PlainRangeNet::new(&net);
-        let mut rng = SplitMix64::new(9);
-        for rows in [1usize, 50] {
-            let info = sparse_rows(&mut rng, rows, n_in);
-            let legal = legal_rows(&mut rng, rows, a);
-            let pb = net.avg_policy(&info, &legal, rows).unwrap();
-            let pp = plain.avg_policy(&info, &legal, rows).unwrap();
-            assert!(max_diff(&pb, &pp) < 1e-5, "{}", max_diff(&pb, &pp));
+        for separate in [false, true] {
+            let cfg = ArmacNetConfig::new(n_in, a)
+                .with_encoder_hidden(48)
+                .with_encoder_layers(2)
+                .with_head_hidden(32)
+                .with_separate_regret_encoder(separate);
+            let net = ArmacPolicyNet::init(cfg, 2).unwrap();
+            let plain = PlainRangeNet::new(&net);
+            let mut rng = SplitMix64::new(9);
+            let mut gap = 0.0f32;
+            for rows in [1usize, 50] {
+                let info = sparse_rows(&mut rng, rows, n_in);
+                let legal = legal_rows(&mut rng, rows, a);
+                let pb = net.avg_policy(&info, &legal, rows).unwrap();
+                let pp = plain.avg_policy(&info, &legal, rows).unwrap();
+                assert!(max_diff(&pb, &pp) < 1e-5, "{}", max_diff(&pb, &pp));
+
+                let cp = plain.current_policy(&info, &legal, rows).unwrap();
+                let mut batch = ActBatch::default();
+                let masks: Vec<Vec<bool>> = legal
+                    .chunks(a)
+                    .map(|l| l.iter().map(|&x| x > 0.0).collect())
+                    .collect();
+                for (row, mask) in info.chunks(n_in).zip(&masks) {
+                    batch.push(row, row, row, mask);
+                }
+                let out = net.evaluate(&batch);
+                let cb: Vec<f32> = (0..rows)
+                    .flat_map(|i| out.current_policy(i, &masks[i]))
+                    .collect();
+                let d = max_diff(&cb, &cp);
+                assert!(d < 1e-5, "separate {separate} rows {rows}: current {d}");
+                // A distribution over the legal actions, different from the average policy.
+                for (row, l) in cp.chunks(a).zip(legal.chunks(a)) {
+                    let sum: f32 = row.iter().sum();
+                    assert!((sum - 1.0).abs() < 1e-5, "{sum}");
+                    for (p, l) in row.iter().zip(l) {
+                        assert!(*l > 0.0 || *p == 0.0);
+                    }
+                }
+                gap = gap.max(max_diff(&cp, &pp));
+            }
+            assert!(gap > 1e-3, "current equals average");
+            let st = RecurrentState::default();
+            assert!(
+                plain.encoder_step(&[], &st).is_err(),
+                "feed-forward nets refuse steps"
+            );
+            assert!(plain.current_policy(&[0.0; 5], &[1.0; 3], 1).is_err());
         }
-        let st = RecurrentState::default();
-        assert!(
-            plain.encoder_step(&[], &st).is_err(),
-            "feed-forward nets refuse steps"
-        );
+        let rec = ArmacNetConfig::new(n_in, a)
+            .with_encoder_hidden(16)
+            .with_head_hidden(16)
+            .with_recurrent(true);
+        let plain = PlainRangeNet::new(&ArmacPolicyNet::init(rec, 1).unwrap());
+        let err = plain
+            .current_policy(&[0.0; 60], &[1.0; 3], 1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("feed-forward"), "{err}");
     }
 }
