@@ -1011,8 +1011,9 @@ mod tests {
     }
 
     /// `current:` range queries (LBR of pi^t) on a feed-forward net: the fast path equals the
-    /// replay path, each hand's answer is the per-state current policy of that hand, and it
-    /// is not the average policy's; a recurrent net refuses them, naming `current:`.
+    /// replay path and burn's forward pass (without the plain kernels), each hand's answer is
+    /// the per-state current policy of that hand, and it is not the average policy's; a
+    /// recurrent net refuses them, naming `current:`.
     #[test]
     fn current_policy_range_queries_are_the_mean_regret_policy() {
         // A random net whose mean-regret head is not negative everywhere at the first
@@ -1032,8 +1033,12 @@ mod tests {
         let slow = ArmacAveragePolicy::new(net.clone(), game.clone(), 0)
             .with_current_policy(true)
             .with_incremental_ranges(false);
+        let burn = ArmacAveragePolicy::new(net.clone(), game.clone(), 0)
+            .with_current_policy(true)
+            .with_plain_kernels(false);
         let avg = ArmacAveragePolicy::new(net, game, 0);
         walk_two_deals(&fast, &slow);
+        walk_two_deals(&fast, &burn);
         let mut s = dealt_fcpa();
         s.apply(1);
         let (p, hands) = live_hands(&s, 97);
