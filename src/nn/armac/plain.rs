@@ -135,6 +135,32 @@ impl PlainBlock {
     }
 }
 
+/// A [`Head`] as plain data: its block, then `Linear(2·head_hidden → A)`.
+#[derive(Clone, Debug)]
+struct PlainHead {
+    block: PlainBlock,
+    out: PlainLinear,
+}
+
+impl PlainHead {
+    fn from_burn(head: &Head) -> Self {
+        PlainHead {
+            block: PlainBlock::from_burn(&head.block),
+            out: PlainLinear::from_burn(&head.out),
+        }
+    }
+
+    /// The head's raw outputs (`rows × A`) for `rows` representations `rep`.
+    fn forward(&self, rep: &[f32], rows: usize) -> Vec<f32> {
+        let mut hb = Vec::new();
+        self.block
+            .forward(rep, rows, &mut BlockScratch::default(), &mut hb); // [rows, 2·hh]
+        let mut out = Vec::new();
+        self.out.forward(&hb, rows, &mut out); // [rows, A]
+        out
+    }
+}
+
 /// The recurrent encoder's LSTM as plain data (gate order `i, f, g, o`), folded with the input
 /// layer before it.
 ///
@@ -220,13 +246,11 @@ pub struct PlainRangeNet {
     /// LSTM.
     encoder: Vec<PlainLinear>,
     lstm: Option<PlainLstm>,
-    policy_block: PlainBlock,
-    policy_out: PlainLinear,
+    policy: PlainHead,
     /// The mean-regret head's own feed-forward encoder (`separate_regret_encoder`); empty when
     /// the head reads the shared representation.
     regret_encoder: Vec<PlainLinear>,
-    regret_block: PlainBlock,
-    regret_out: PlainLinear,
+    regret: PlainHead,
 }
 
 impl PlainRangeNet {
@@ -247,15 +271,13 @@ impl PlainRangeNet {
             cfg: net.config().clone(),
             encoder,
             lstm,
-            policy_block: PlainBlock::from_burn(&m.avg_policy.block),
-            policy_out: PlainLinear::from_burn(&m.avg_policy.out),
+            policy: PlainHead::from_burn(&m.avg_policy),
             regret_encoder: m
                 .regret_encoder
                 .iter()
                 .map(PlainLinear::from_burn)
                 .collect(),
-            regret_block: PlainBlock::from_burn(&m.mean_regret.block),
-            regret_out: PlainLinear::from_burn(&m.mean_regret.out),
+            regret: PlainHead::from_burn(&m.mean_regret),
         }
     }
 
@@ -341,12 +363,7 @@ impl PlainRangeNet {
         let (a, r) = (self.cfg.num_actions, self.cfg.representation_size());
         check_len("rep", rep.len(), rows * r)?;
         check_len("legal", legal.len(), rows * a)?;
-        let mut s = BlockScratch::default();
-        let mut hb = Vec::new();
-        self.policy_block.forward(rep, rows, &mut s, &mut hb); // [rows, 2·hh]
-        drop(s);
-        let mut logits = Vec::new();
-        self.policy_out.forward(&hb, rows, &mut logits); // [rows, A]
+        let mut logits = self.policy.forward(rep, rows); // [rows, A]
         for (lr, mask) in logits.chunks_exact_mut(a).zip(legal.chunks_exact(a)) {
             masked_softmax(lr, mask);
         }
@@ -386,11 +403,7 @@ impl PlainRangeNet {
             &self.regret_encoder
         };
         let rep = feed_forward_plain(encoder, info, rows);
-        let mut s = BlockScratch::default();
-        let mut hb = Vec::new();
-        self.regret_block.forward(&rep, rows, &mut s, &mut hb); // [rows, 2·hh]
-        let mut w = Vec::new();
-        self.regret_out.forward(&hb, rows, &mut w); // [rows, A]
+        let w = self.regret.forward(&rep, rows); // [rows, A]
         let mut out = vec![0.0; rows * a];
         let mut mask = vec![false; a];
         for ((wr, lr), or) in w
