@@ -61,6 +61,25 @@ impl SplitMix64 {
         (i, weight(i))
     }
 
+    /// [`SplitMix64::weighted_by`] for weights that form a probability vector (they sum to 1
+    /// up to rounding): the draw is scaled by 1, not by the weights' sum, which saves the pass
+    /// that adds them up. Should rounding leave the draw past the last weight, the last
+    /// positive weight is taken, as in [`SplitMix64::weighted_by`]. Returns the index and its
+    /// weight.
+    #[inline]
+    pub fn unit_weighted_by(&mut self, n: usize, weight: impl Fn(usize) -> f64) -> (usize, f64) {
+        let mut x = self.next_f64();
+        for i in 0..n {
+            let w = weight(i);
+            if x < w {
+                return (i, w);
+            }
+            x -= w;
+        }
+        let i = (0..n).rposition(|i| weight(i) > 0.0).unwrap_or(0);
+        (i, weight(i))
+    }
+
     /// Index drawn from non-negative `weights` (need not be normalised; not all zero).
     pub fn weighted(&mut self, weights: &[f64]) -> usize {
         let total: f64 = weights.iter().sum();

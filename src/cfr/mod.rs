@@ -52,14 +52,16 @@ pub fn regret_match_infoset(regrets: &[f64], out: &mut [f64]) {
 /// [`regret_match_infoset`] given `total`, the sum of the positive regrets in action order
 /// (`Σ_a max(r_a, 0)`, as `Iterator::sum` adds), for callers that sum while they update.
 #[inline]
+/// One division per infoset: each positive regret is multiplied by `1 / total` (which may
+/// differ from `r / total` in the last bit; every solver and restore path shares this rule).
 pub fn regret_match_with_total(regrets: &[f64], total: f64, out: &mut [f64]) {
-    let n = regrets.len() as f64;
-    for (o, r) in out.iter_mut().zip(regrets) {
-        *o = if total > 0.0 {
-            r.max(0.0) / total
-        } else {
-            1.0 / n
-        };
+    if total > 0.0 {
+        let inv = 1.0 / total;
+        for (o, r) in out.iter_mut().zip(regrets) {
+            *o = r.max(0.0) * inv;
+        }
+    } else {
+        out.fill(1.0 / regrets.len() as f64);
     }
 }
 

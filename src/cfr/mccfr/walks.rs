@@ -382,13 +382,13 @@ impl<'a, S: Store> Walk<'a, S> {
                 let cur = &self.st.tab().cur[q][base..base + n];
                 let eps = self.spec.epsilon;
                 let (k, sk) = match (q == p, self.spec.sampling) {
-                    (true, OsSampling::Epsilon) => {
-                        self.rng.weighted_by(n, |j| eps / nf + (1.0 - eps) * cur[j])
-                    }
+                    (true, OsSampling::Epsilon) => self
+                        .rng
+                        .unit_weighted_by(n, |j| eps / nf + (1.0 - eps) * cur[j]),
                     (true, _) | (false, OsSampling::Uniform) => {
-                        self.rng.weighted_by(n, |_| 1.0 / nf)
+                        self.rng.unit_weighted_by(n, |_| 1.0 / nf)
                     }
-                    (false, _) => self.rng.weighted_by(n, |j| cur[j]),
+                    (false, _) => self.rng.unit_weighted_by(n, |j| cur[j]),
                 };
                 // Its utility too, should the child be terminal.
                 prefetch(ht.utility.as_ptr().wrapping_add(c0 + k));
@@ -473,8 +473,10 @@ impl<'a, S: Store> Walk<'a, S> {
                     };
                     self.stack.push(s);
                 }
-                let k = self.rng.weighted(&self.stack[off..off + n]);
-                let sk = self.stack[off + k];
+                let (k, sk) = {
+                    let w = &self.stack[off..off + n];
+                    self.rng.unit_weighted_by(n, |j| w[j])
+                };
                 let sigma_k = self.st.tab().cur[q][base + k];
                 let c = first + k;
                 let (my2, opp2) = if q == p {
