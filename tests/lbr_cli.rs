@@ -72,6 +72,55 @@ fn uniform_random_is_deterministic_and_rounds_hands_up() {
 }
 
 #[test]
+fn reference_reports_the_paired_ratio() {
+    let v = lbr_json("always-call", "fcpa", 64, &["--reference", "uniform"]);
+    let alone = lbr_json("uniform", "fcpa", 64, &[]);
+    let r = &v["reference"];
+    assert_eq!(r["policy"], "uniform");
+    // The reference is played on the same deals as a plain run with the same seed.
+    assert_eq!(r["mean"], alone["mean"], "{v}");
+    let ratio = num(r, "ratio");
+    assert!(
+        (ratio - num(&v, "mean") / num(&alone, "mean")).abs() < 1e-9,
+        "{v}"
+    );
+    assert!(num(r, "ratio_ci95") > 0.0, "{v}");
+    // Without --reference the field is null; the text report adds a line.
+    assert!(alone["reference"].is_null());
+    let out = run_ok(eval().args([
+        "lbr",
+        "--policy",
+        "always-call",
+        "--reference",
+        "uniform",
+        "--variant",
+        "fcpa",
+        "--hands",
+        "16",
+    ]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("reference uniform") && text.contains("(paired)"),
+        "{text}"
+    );
+    // A bad reference is named.
+    run_err(
+        eval().args([
+            "lbr",
+            "--policy",
+            "uniform",
+            "--reference",
+            "no-such-policy",
+            "--variant",
+            "fc",
+            "--hands",
+            "8",
+        ]),
+        "--reference",
+    );
+}
+
+#[test]
 fn logdir_gets_a_tensorboard_event_file() {
     let dir = common::tmp("lbr-cli", "tb");
     let d = dir.to_str().unwrap();
@@ -287,6 +336,8 @@ fn watch_follows_a_training_run_to_its_last_checkpoint() {
         "4",
         "--poll-seconds",
         "0.2",
+        "--reference",
+        "always-call",
         "--json",
     ]));
     assert!(trainer.wait().unwrap().success());
@@ -311,6 +362,16 @@ fn watch_follows_a_training_run_to_its_last_checkpoint() {
     for (l, s) in lines.iter().zip(&steps) {
         assert_eq!(l["step"].as_u64(), Some(*s));
         assert!(num(l, "mean").is_finite());
+        // The reference is played once and every checkpoint is compared with it.
+        let r = &l["reference"];
+        assert_eq!(r["policy"], "always-call");
+        assert_eq!(r["mean"], lines[0]["reference"]["mean"]);
+        if let Some(ratio) = r["ratio"].as_f64() {
+            assert!(
+                (ratio - num(l, "mean") / num(r, "mean")).abs() < 1e-9,
+                "{l}"
+            );
+        }
     }
     let events = std::fs::read_dir(&dir)
         .unwrap()

@@ -5,7 +5,8 @@
 //!   --variant <fc|fcpa|fc12-fcpa34> --hands N [--seed S] [--threads T] [--json]
 //!   [--logdir DIR --step N]`: local best response (Lisý & Bowling 2017) in chips and mbb per
 //!   hand with a 95% confidence interval; `--logdir` adds the result to TensorBoard as
-//!   `lbr/<variant>` (mbb/hand) at step `--step`.
+//!   `lbr/<variant>` (mbb/hand) at step `--step`; `--reference uniform` also plays LBR
+//!   against the reference on the same deals and reports the ratio with a paired 95% interval.
 //! * `match --game G --a <policy> --b <policy> [--hands N] [--seed S] [--json]`: head-to-head,
 //!   both seats: exact expected payoff on games whose tree compiles, otherwise N hands as
 //!   duplicate deals (mean and 95% CI, in chips and, for poker, mbb/hand).
@@ -17,7 +18,8 @@
 
 use anyhow::{Context, Result, bail};
 use armac::eval::lbr::{
-    AlwaysCall, AlwaysFold, LbrOptions, LbrVariant, PerHand, RangePolicy, check_game, run_lbr,
+    AlwaysCall, AlwaysFold, LbrOptions, LbrResult, LbrVariant, PerHand, RangePolicy, check_game,
+    paired_ratio, run_lbr,
 };
 use armac::eval::{nash_conv, tree_policy};
 use armac::game::{Action, Game};
@@ -198,6 +200,12 @@ enum Command {
         /// all 1326 hands and keeping it.
         #[arg(long)]
         replay_ranges: bool,
+        /// Also run LBR against this policy (same forms as --policy, e.g. `uniform`) on the
+        /// same deals, once, and report LBR(policy) / LBR(reference) with a 95% confidence
+        /// interval from the paired deals (with --watch: for every checkpoint, also written
+        /// to TensorBoard as `lbr/<variant>_ratio`).
+        #[arg(long, value_name = "POLICY")]
+        reference: Option<String>,
         /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default 200).
         #[arg(long)]
         search_iterations: Option<usize>,
@@ -305,6 +313,7 @@ fn run(args: Args) -> Result<()> {
             logdir,
             step,
             replay_ranges,
+            reference,
             search_iterations,
         } => lbr(LbrArgs {
             game,
@@ -321,6 +330,7 @@ fn run(args: Args) -> Result<()> {
             logdir,
             step,
             replay_ranges,
+            reference,
             search_iterations,
         }),
     }
@@ -649,6 +659,7 @@ struct LbrArgs {
     logdir: Option<PathBuf>,
     step: u64,
     replay_ranges: bool,
+    reference: Option<String>,
     search_iterations: Option<usize>,
 }
 
@@ -737,6 +748,20 @@ fn lbr(args: LbrArgs) -> Result<()> {
         bail!("--poll-seconds must be a positive number of seconds");
     }
     let game_string = game.load_string();
+    let reference = match &args.reference {
+        Some(name) => {
+            let policy = lbr_policy(
+                name,
+                &game_string,
+                args.replay_ranges,
+                args.search_iterations,
+            )
+            .with_context(|| format!("--reference {name}"))?;
+            Some(lbr_with_bar(&game, policy.as_ref(), &opts).context("--reference")?)
+        }
+        None => None,
+    };
+    let reference = reference.as_ref();
     let Some(run) = args.watch.clone() else {
         let name = args.policy.clone().unwrap_or_default();
         let policy = lbr_policy(
@@ -751,7 +776,12 @@ fn lbr(args: LbrArgs) -> Result<()> {
             })?),
             None => None,
         };
-        return lbr_once(&game, policy.as_ref(), &opts, tb.as_mut(), args.step, &args).map(drop);
+        let report = Report {
+            tb: tb.as_mut(),
+            step: args.step,
+            reference,
+        };
+        return lbr_once(&game, policy.as_ref(), &opts, report, &args).map(drop);
     };
     if args.logdir.is_some() {
         bail!("--watch writes into the run's own TensorBoard; drop --logdir");
@@ -771,7 +801,12 @@ fn lbr(args: LbrArgs) -> Result<()> {
             args.replay_ranges,
             args.search_iterations,
         )?;
-        let r = lbr_once(&game, policy.as_ref(), &opts, Some(&mut tb), step, &args)?;
+        let report = Report {
+            tb: Some(&mut tb),
+            step,
+            reference,
+        };
+        let r = lbr_once(&game, policy.as_ref(), &opts, report, &args)?;
         let new = !csv.exists();
         let mut f = std::fs::OpenOptions::new()
             .create(true)
@@ -797,29 +832,69 @@ fn lbr(args: LbrArgs) -> Result<()> {
     Ok(())
 }
 
-/// One LBR evaluation of `policy`: progress bar, TensorBoard scalars at `step` when `tb` is
-/// given, and the report on stdout (one JSON object with `--json`).
+/// LBR against `policy` with a progress bar.
+fn lbr_with_bar(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+) -> Result<LbrResult> {
+    let bar = armac::run::progress_bar(opts.hands.div_ceil(4) * 4, "hands");
+    let tick = |n: u64| bar.inc(n);
+    let result = run_lbr(game, policy, opts, Some(&tick));
+    bar.finish_and_clear();
+    result.with_context(|| format!("LBR against policy {}", policy.name()))
+}
+
+/// Where [`lbr_once`] reports besides stdout.
+struct Report<'a> {
+    /// TensorBoard scalars at `step`.
+    tb: Option<&'a mut TbWriter>,
+    step: u64,
+    /// LBR against the reference policy on the same deals (`--reference`).
+    reference: Option<&'a LbrResult>,
+}
+
+/// One LBR evaluation of `policy`: progress bar, TensorBoard scalars when `report.tb` is
+/// given, the ratio to the reference when there is one, and the report on stdout (one JSON
+/// object with `--json`).
 fn lbr_once(
     game: &UniversalPokerGame,
     policy: &dyn RangePolicy,
     opts: &LbrOptions,
-    tb: Option<&mut TbWriter>,
-    step: u64,
+    report: Report<'_>,
     args: &LbrArgs,
-) -> Result<armac::eval::lbr::LbrResult> {
+) -> Result<LbrResult> {
     let variant = opts.variant;
-    let bar = armac::run::progress_bar(args.hands.div_ceil(4) * 4, "hands");
-    let tick = |n: u64| bar.inc(n);
-    let result = run_lbr(game, policy, opts, Some(&tick));
-    bar.finish_and_clear();
-    let r = result.with_context(|| format!("LBR against policy {}", policy.name()))?;
-    if let Some(tb) = tb {
+    let step = report.step;
+    let r = lbr_with_bar(game, policy, opts)?;
+    // Both runs share the options, so they always pair up; the ratio is undefined only when
+    // LBR won exactly nothing against the reference.
+    let ratio = report
+        .reference
+        .and_then(|reference| paired_ratio(&r, reference));
+    if let Some(tb) = report.tb {
         tb.scalar(&format!("lbr/{variant}"), r.mean_mbb, step);
         if r.ci95_mbb.is_finite() {
             tb.scalar(&format!("lbr/{variant}_ci95"), r.ci95_mbb, step);
         }
+        if let Some(q) = &ratio {
+            tb.scalar(&format!("lbr/{variant}_ratio"), q.ratio, step);
+            if q.ci95.is_finite() {
+                tb.scalar(&format!("lbr/{variant}_ratio_ci95"), q.ci95, step);
+            }
+        }
         tb.flush();
     }
+    let reference_json = match report.reference {
+        Some(reference) => json!({
+            "policy": reference.policy,
+            "mean": reference.mean_mbb,
+            "ci95": reference.ci95_mbb,
+            "ratio": ratio.as_ref().map(|q| q.ratio),
+            "ratio_ci95": ratio.as_ref().map(|q| q.ci95),
+        }),
+        None => serde_json::Value::Null,
+    };
     if args.json {
         println!(
             "{}",
@@ -839,6 +914,7 @@ fn lbr_once(
                 "seed": r.seed,
                 "preflop_samples": args.preflop_samples,
                 "step": step,
+                "reference": reference_json,
             })
         );
     } else {
@@ -855,6 +931,16 @@ fn lbr_once(
             r.hands,
             r.seconds
         );
+        if let Some(reference) = report.reference {
+            let ratio = match &ratio {
+                Some(q) => format!("ratio {:.3} ± {:.3} (paired)", q.ratio, q.ci95),
+                None => "no ratio (LBR won nothing against the reference)".to_string(),
+            };
+            println!(
+                "reference {}: {:.1} ± {:.1} mbb/hand on the same deals; {ratio}",
+                reference.policy, reference.mean_mbb, reference.ci95_mbb
+            );
+        }
     }
     Ok(r)
 }

@@ -961,6 +961,59 @@ pub struct LbrResult {
     pub seconds: f64,
     /// The run seed.
     pub seed: u64,
+    /// LBR's mean winnings in chips over the four hands of each deal, in deal order (deal `d`
+    /// is the same cards for every policy evaluated with the same seed).
+    #[serde(skip)]
+    pub deal_means: Vec<f64>,
+}
+
+/// LBR against one policy relative to LBR against a reference policy on the same deals (see
+/// [`paired_ratio`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LbrRatio {
+    /// `mean(policy) / mean(reference)`.
+    pub ratio: f64,
+    /// Half-width of its 95% confidence interval (delta method over the paired deals).
+    pub ci95: f64,
+}
+
+/// The ratio of two LBR results obtained with the same variant, seed and number of hands, so
+/// that deal `d` holds the same cards in both, with a 95% confidence interval that uses the
+/// pairing: with `x_d`, `y_d` the per-deal means against the policy and the reference and
+/// `r = x̄ / ȳ`, the delta method gives `se(r) = sd(x_d − r y_d) / (sqrt(n) |ȳ|)`. Deals that
+/// are good for LBR against one policy tend to be good against the other, so this interval is
+/// narrower than one built from the two results' own intervals (NaN with a single deal).
+/// `None` when the two results do not pair up (other seed, variant or deals) or the
+/// reference's mean is 0.
+pub fn paired_ratio(result: &LbrResult, reference: &LbrResult) -> Option<LbrRatio> {
+    let (x, y) = (&result.deal_means, &reference.deal_means);
+    if result.seed != reference.seed
+        || result.variant != reference.variant
+        || x.len() != y.len()
+        || x.is_empty()
+    {
+        return None;
+    }
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    if my == 0.0 {
+        return None;
+    }
+    let ratio = mx / my;
+    let var = x
+        .iter()
+        .zip(y)
+        .map(|(a, b)| (a - ratio * b).powi(2))
+        .sum::<f64>()
+        / (n - 1.0);
+    Some(LbrRatio {
+        ratio,
+        ci95: if x.len() > 1 {
+            1.96 * var.sqrt() / (n.sqrt() * my.abs())
+        } else {
+            f64::NAN
+        },
+    })
 }
 
 /// Checks that LBR can play `game` with `variant`.
@@ -1093,6 +1146,7 @@ pub fn run_lbr(
         seat_mean_chips: [seat(0), seat(1)],
         seconds: start.elapsed().as_secs_f64(),
         seed: opts.seed,
+        deal_means,
     })
 }
 
@@ -1416,6 +1470,55 @@ mod tests {
             assert!(r.ci95_mbb.abs() < 1e-9, "{variant}: {r:?}");
             assert_eq!(r.seat_mean_chips, seats, "{variant}");
         }
+    }
+
+    #[test]
+    fn paired_ratio_delta_method() {
+        let result = |seed, deal_means: Vec<f64>| LbrResult {
+            variant: "fcpa".into(),
+            policy: "p".into(),
+            hands: 4 * deal_means.len() as u64,
+            mean_chips: 0.0,
+            ci95_chips: 0.0,
+            mean_mbb: 0.0,
+            ci95_mbb: 0.0,
+            seat_mean_chips: [0.0; 2],
+            seconds: 0.0,
+            seed,
+            deal_means,
+        };
+        // By hand: r = 2 / 2, x − r y = (−1, 1), sd = sqrt(2), se = sqrt(2) / (sqrt(2) · 2).
+        let r = paired_ratio(&result(1, vec![1.0, 3.0]), &result(1, vec![2.0, 2.0])).unwrap();
+        assert_eq!(r.ratio, 1.0);
+        assert!((r.ci95 - 1.96 * 0.5).abs() < 1e-12, "{r:?}");
+        // A policy worth exactly half the reference on every deal: no uncertainty at all,
+        // however much the deals themselves vary.
+        let y = vec![10.0, -4.0, 30.0, 7.0];
+        let x: Vec<f64> = y.iter().map(|v| 0.5 * v).collect();
+        let r = paired_ratio(&result(1, x.clone()), &result(1, y.clone())).unwrap();
+        assert!((r.ratio - 0.5).abs() < 1e-15 && r.ci95 < 1e-12, "{r:?}");
+        // Results that do not pair up.
+        assert!(paired_ratio(&result(1, x.clone()), &result(2, y.clone())).is_none());
+        assert!(paired_ratio(&result(1, x[..3].to_vec()), &result(1, y)).is_none());
+        assert!(paired_ratio(&result(1, vec![1.0, 2.0]), &result(1, vec![1.0, -1.0])).is_none());
+        // One deal: a ratio without an interval.
+        let r = paired_ratio(&result(1, vec![3.0]), &result(1, vec![4.0])).unwrap();
+        assert!(r.ratio == 0.75 && r.ci95.is_nan(), "{r:?}");
+    }
+
+    #[test]
+    fn paired_ratio_of_real_runs_is_the_ratio_of_their_means() {
+        let a = run(&AlwaysCall, LbrVariant::Fcpa, 64, 2);
+        let b = run(&UniformPolicy, LbrVariant::Fcpa, 64, 2);
+        assert_eq!(a.deal_means.len(), 16);
+        let mean = |r: &LbrResult| r.deal_means.iter().sum::<f64>() / 16.0;
+        assert!((mean(&a) - a.mean_chips).abs() < 1e-9);
+        let r = paired_ratio(&a, &b).unwrap();
+        assert!(
+            (r.ratio - a.mean_chips / b.mean_chips).abs() < 1e-12,
+            "{r:?}"
+        );
+        assert!(r.ci95.is_finite() && r.ci95 > 0.0, "{r:?}");
     }
 
     #[test]
