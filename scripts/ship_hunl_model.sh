@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Turns the last checkpoint of an ARMAC Hold'em run (FCPA) into a shipped model directory and
 # scores it: duplicate matches against uniform and always-call, LBR-FCPA against the model and
-# against uniform (same seed, same hands), and the small seeded match that tests/models.rs
+# against uniform on the same deals (`--reference uniform`: the ratio of the two with a paired
+# 95% interval), and the small seeded match that tests/models.rs
 # replays; the same match against uniform and LBR-FCPA for the checkpoint's current policy pi^t
 # (`current:`, feed-forward networks; set CURRENT=0 to skip). Everything goes into
 # <OUT>/score.json.
 #
 #   scripts/ship_hunl_model.sh RUN_DIR [OUT_DIR] [MACHINE_TEXT]
-#   HANDS=100000 LBR_HANDS=20000 scripts/ship_hunl_model.sh runs/hunl models/hunl_fcpa_armac
+#   HANDS=100000 LBR_HANDS=20000 LBR_SEED=13 scripts/ship_hunl_model.sh runs/hunl models/hunl_fcpa_armac
 set -euo pipefail
 run=${1:?usage: ship_hunl_model.sh RUN_DIR [OUT_DIR] [MACHINE_TEXT]}
 out=${2:-models/hunl_fcpa_armac}
 machine=${3:-"2-core x86-64 VM, no GPU"}
 hands=${HANDS:-100000}
 lbr_hands=${LBR_HANDS:-20000}
+lbr_seed=${LBR_SEED:-13}
 check_hands=${CHECK_HANDS:-2000}
 config_text=${CONFIG_TEXT:-"checkpoint/config.toml"}
 eval=${EVAL:-target/release/armac-eval}
@@ -34,11 +36,11 @@ m="$tmp/model"
 "$eval" match --a "$m" --b always-call --hands "$hands" --seed 12 --json >"$tmp/vs_always_call.json"
 "$eval" match --a always-call --b uniform --hands "$hands" --seed 11 --json >"$tmp/call_vs_uniform.json"
 "$eval" match --a "$m" --b uniform --hands "$check_hands" --seed 1 --json >"$tmp/check.json"
-"$eval" lbr --variant fcpa --policy "$m" --hands "$lbr_hands" --seed 13 --json >"$tmp/lbr_model.json"
-"$eval" lbr --variant fcpa --policy uniform --hands "$lbr_hands" --seed 13 --json >"$tmp/lbr_uniform.json"
+lbr=(lbr --variant fcpa --reference uniform --hands "$lbr_hands" --seed "$lbr_seed" --json)
+"$eval" "${lbr[@]}" --policy "$m" >"$tmp/lbr_model.json"
 if [ "${CURRENT:-1}" = 1 ]; then
   "$eval" match --a "current:$m" --b uniform --hands "$hands" --seed 11 --json >"$tmp/current_vs_uniform.json"
-  "$eval" lbr --variant fcpa --policy "current:$m" --hands "$lbr_hands" --seed 13 --json >"$tmp/lbr_current.json"
+  "$eval" "${lbr[@]}" --policy "current:$m" >"$tmp/lbr_current.json"
 fi
 
 python3 - "$tmp" "$run" "$epoch" "$machine" "$check_hands" "$config_text" <<'EOF'
@@ -60,7 +62,9 @@ score = {
     "vs_always_call": pick(rd("vs_always_call.json"), "mean_mbb", "ci95_mbb", "hands", "seed"),
     "always_call_vs_uniform": pick(rd("call_vs_uniform.json"), "mean_mbb", "ci95_mbb", "hands", "seed"),
     "lbr_fcpa": pick(rd("lbr_model.json"), "mean", "ci95", "hands", "seed"),
-    "lbr_fcpa_uniform": pick(rd("lbr_uniform.json"), "mean", "ci95", "hands", "seed"),
+    "lbr_fcpa_uniform": dict(pick(rd("lbr_model.json")["reference"], "mean", "ci95"),
+                             **pick(rd("lbr_model.json"), "hands", "seed")),
+    "lbr_fcpa_ratio": pick(rd("lbr_model.json")["reference"], "ratio", "ratio_ci95"),
     "epoch": int(epoch),
     "config": config,
     "elapsed_seconds": state.get("elapsed_seconds"),
@@ -71,6 +75,7 @@ if os.path.exists(os.path.join(tmp, "lbr_current.json")):
     score["current_policy"] = {
         "vs_uniform": pick(rd("current_vs_uniform.json"), "mean_mbb", "ci95_mbb", "hands", "seed"),
         "lbr_fcpa": pick(rd("lbr_current.json"), "mean", "ci95", "hands", "seed"),
+        "lbr_fcpa_ratio": pick(rd("lbr_current.json")["reference"], "ratio", "ratio_ci95"),
     }
 json.dump(score, open(os.path.join(tmp, "model", "score.json"), "w"), indent=2)
 print(json.dumps(score, indent=2))

@@ -49,7 +49,14 @@ impl SplitMix64 {
     #[inline]
     pub fn weighted_by(&mut self, n: usize, weight: impl Fn(usize) -> f64) -> (usize, f64) {
         let total: f64 = (0..n).map(&weight).sum();
-        let mut x = self.next_f64() * total;
+        let x = self.next_f64() * total;
+        Self::scan(x, n, weight)
+    }
+
+    /// The index whose cumulative weight interval holds `x` (the last positive weight should
+    /// rounding leave `x` past the end), and its weight.
+    #[inline]
+    fn scan(mut x: f64, n: usize, weight: impl Fn(usize) -> f64) -> (usize, f64) {
         for i in 0..n {
             let w = weight(i);
             if x < w {
@@ -68,16 +75,8 @@ impl SplitMix64 {
     /// weight.
     #[inline]
     pub fn unit_weighted_by(&mut self, n: usize, weight: impl Fn(usize) -> f64) -> (usize, f64) {
-        let mut x = self.next_f64();
-        for i in 0..n {
-            let w = weight(i);
-            if x < w {
-                return (i, w);
-            }
-            x -= w;
-        }
-        let i = (0..n).rposition(|i| weight(i) > 0.0).unwrap_or(0);
-        (i, weight(i))
+        let x = self.next_f64();
+        Self::scan(x, n, weight)
     }
 
     /// Index drawn from non-negative `weights` (need not be normalised; not all zero).
