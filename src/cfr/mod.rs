@@ -51,9 +51,9 @@ pub fn regret_match_infoset(regrets: &[f64], out: &mut [f64]) {
 
 /// [`regret_match_infoset`] given `total`, the sum of the positive regrets in action order
 /// (`Σ_a max(r_a, 0)`, as `Iterator::sum` adds), for callers that sum while they update.
-#[inline]
 /// One division per infoset: each positive regret is multiplied by `1 / total` (which may
 /// differ from `r / total` in the last bit; every solver and restore path shares this rule).
+#[inline]
 pub fn regret_match_with_total(regrets: &[f64], total: f64, out: &mut [f64]) {
     if total > 0.0 {
         let inv = 1.0 / total;
