@@ -279,7 +279,9 @@ impl Exact {
     /// The network's outputs at every infoset of player `p` (row `i`: infoset `i`).
     fn outputs(&self, net: &ArmacPolicyNet, p: usize) -> crate::nn::armac::ActOutput {
         match &self.sequences {
-            None => net.evaluate(&self.batches[p]),
+            None => net
+                .evaluate_policies(&self.batches[p])
+                .expect("the exact evaluator's batches match the feed-forward network"),
             Some(seqs) => {
                 let (inputs, last) = &seqs[p];
                 let (out, _) = net

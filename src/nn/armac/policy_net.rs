@@ -210,6 +210,49 @@ impl ArmacPolicyNet {
         evaluate_on(&self.model, &self.device, batch)
     }
 
+    /// Feed-forward nets: the two policy outputs alone, `mean_regret` and `avg_policy`, on a
+    /// batch whose `own` rows are the acting players' information-state tensors (`both0` and
+    /// `both1` are not read); the critic and immediate-regret fields come back empty. Each row
+    /// is encoded once and only the two heads run, so this costs well under half of
+    /// [`Self::evaluate`], whose two fields it reproduces. What exact evaluations over every
+    /// information state of a game need.
+    pub fn evaluate_policies(&self, batch: &ActBatch) -> Result<ActOutput, NnError> {
+        if self.cfg.recurrent {
+            return Err(NnError::WrongEncoder(
+                "`evaluate_policies` needs a feed-forward ARMAC net (config `recurrent = false`)"
+                    .into(),
+            ));
+        }
+        let (n_in, a) = (self.cfg.input_size, self.cfg.num_actions);
+        let rows = batch.legal.len() / a.max(1);
+        check_len("own", batch.own.len(), rows * n_in)?;
+        check_len("legal", batch.legal.len(), rows * a)?;
+        if rows == 0 {
+            return Ok(ActOutput {
+                rows: 0,
+                num_actions: a,
+                ..Default::default()
+            });
+        }
+        let d = &self.device;
+        let out = self.model.forward_heads(
+            tensor2(batch.own.clone(), rows, n_in, d),
+            tensor2(batch.legal.clone(), rows, a, d),
+            true,
+            true,
+        );
+        let both = Tensor::cat(vec![out.mean_regret, softmax(out.avg_logits, 1)], 1); // [B, 2A]
+        // `split_output` fills the first two fields, `q0` and `q1`: move them where they belong.
+        let two = split_output(to_vec(both), rows, a, 2);
+        Ok(ActOutput {
+            rows,
+            num_actions: a,
+            mean_regret: two.q0,
+            avg_policy: two.q1,
+            ..Default::default()
+        })
+    }
+
     /// The zero recurrent state of both players' encoders for `rows` sequences.
     pub fn initial_state(&self, rows: usize) -> Result<[RecurrentState; 2], NnError> {
         self.require_recurrent("initial_state")?;

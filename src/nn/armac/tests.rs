@@ -820,3 +820,28 @@ fn polyak_regret_only_averages_the_mean_regret_path_alone() {
     let mut shared = ArmacLearner::new(small_cfg(), &cpu(), 1e-2, 3);
     assert!(shared.set_polyak_regret_only(true).is_err());
 }
+
+#[test]
+fn policy_outputs_alone_equal_the_full_evaluation() {
+    for separate in [false, true] {
+        let cfg = small_cfg().with_separate_regret_encoder(separate);
+        let mut learner = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 5);
+        let train = synthetic_train_batch(&cfg, 16, 1);
+        for _ in 0..3 {
+            learner.train_step(&train);
+        }
+        let snap = learner.snapshot();
+        let batch = synthetic_act_batch(&cfg, 37, 4);
+        let full = snap.evaluate(&batch);
+        let two = snap.evaluate_policies(&batch).unwrap();
+        assert_eq!((two.rows, two.num_actions), (37, cfg.num_actions));
+        assert_eq!(two.mean_regret, full.mean_regret, "separate = {separate}");
+        assert_eq!(two.avg_policy, full.avg_policy, "separate = {separate}");
+        assert!(two.q0.is_empty() && two.q1.is_empty() && two.immediate_regret.is_empty());
+        let empty = snap.evaluate_policies(&ActBatch::default()).unwrap();
+        assert_eq!(empty.rows, 0);
+    }
+    let rec = ArmacPolicyNet::init(small_recurrent(), 1).unwrap();
+    let e = rec.evaluate_policies(&ActBatch::default()).unwrap_err();
+    assert!(e.to_string().contains("feed-forward"), "{e}");
+}
