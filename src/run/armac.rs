@@ -1158,8 +1158,12 @@ fn act_and_learn(
                 }
             } else {
                 let inputs = act_batch(&picks);
-                let current = learner.evaluate(&inputs);
-                let mut snap_out = snaps.latest.evaluate(&inputs);
+                // Only what the targets read: the learner's critic and the snapshot's `π^t`.
+                let current = learner.evaluate_critic(&inputs);
+                let mut snap_out = snaps
+                    .latest
+                    .evaluate_mean_regret(&inputs)
+                    .expect("the learner's batches match the feed-forward network");
                 if let Some(t) = &snaps.latest_table {
                     // `tabular_w`: the critic learns the value of the table's π^t, the policy
                     // the actors play and evaluate advantages with.

@@ -317,6 +317,17 @@ impl ArmacLearner {
         evaluate_on(&self.model.valid(), &device, batch)
     }
 
+    /// The critic of the current weights alone (`q0`, `q1`; no gradient tracking), equal to
+    /// those fields of [`Self::evaluate`] at a fraction of its cost. Feed-forward nets.
+    ///
+    /// # Panics
+    /// If the batch does not match the config.
+    pub fn evaluate_critic(&self, batch: &ActBatch) -> ActOutput {
+        let device = self.device.clone().without_autodiff();
+        evaluate_critic_on(&self.model.valid(), &device, batch)
+            .unwrap_or_else(|e| panic!("ArmacLearner evaluate_critic: {e}"))
+    }
+
     /// [`ArmacPolicyNet::evaluate_sequences`] with the current weights (no gradient tracking).
     pub fn evaluate_sequences(
         &self,
@@ -570,6 +581,18 @@ fn grouped_terms(
                 let both1 = gather(&batch.both1, &idx, n_in);
                 forward_plain(model, d, [&own, &both0, &both1], n, n_in, legal)
             }
+            RowKind::Critic => {
+                let both0 = gather(&batch.both0, &idx, n_in);
+                let both1 = gather(&batch.both1, &idx, n_in);
+                match acting_players(&own, &both0, &both1, n_in) {
+                    Some(acting) => model.forward_acting_critic(
+                        [tensor2(both0, n, n_in, d), tensor2(both1, n, n_in, d)],
+                        tensor2(acting, n, 1, d),
+                        legal,
+                    ),
+                    None => forward_plain(model, d, [&own, &both0, &both1], n, n_in, legal),
+                }
+            }
             RowKind::Heads { regret, policy } => {
                 model.forward_heads(tensor2(own, n, n_in, d), legal, regret, policy)
             }
@@ -583,8 +606,12 @@ fn grouped_terms(
 /// What a training row needs from the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RowKind {
-    /// Critic or immediate-regret targets: the full forward pass.
+    /// Critic or immediate-regret targets and a mean-regret or average-policy target too: the
+    /// full forward pass.
     Full,
+    /// Critic or immediate-regret targets only (the replay's rows when the reservoirs train the
+    /// other two heads): the full pass without those two heads.
+    Critic,
     /// Only the mean-regret and/or average-policy heads.
     Heads { regret: bool, policy: bool },
 }
@@ -594,6 +621,7 @@ enum RowKind {
 fn row_groups(t: &TrainBatch) -> Option<Vec<(RowKind, Vec<usize>)>> {
     let kinds = [
         RowKind::Full,
+        RowKind::Critic,
         RowKind::Heads {
             regret: true,
             policy: false,
@@ -610,7 +638,11 @@ fn row_groups(t: &TrainBatch) -> Option<Vec<(RowKind, Vec<usize>)>> {
     let mut groups: Vec<(RowKind, Vec<usize>)> = kinds.iter().map(|&k| (k, Vec::new())).collect();
     for i in 0..t.rows() {
         let kind = if t.critic_weight[i] != 0.0 || t.immediate_weight[i] != 0.0 {
-            RowKind::Full
+            if t.regret_weight[i] != 0.0 || t.policy_weight[i] != 0.0 {
+                RowKind::Full
+            } else {
+                RowKind::Critic
+            }
         } else {
             match (t.regret_weight[i] != 0.0, t.policy_weight[i] != 0.0) {
                 (false, false) => continue,

@@ -207,20 +207,35 @@ impl ArmacNet {
         let immediate_regret = self.immediate_regret.forward(own.clone()) * legal.clone(); // [B, A]
         let logits = self.avg_policy.forward(own); // [B, A]
         let avg_logits = mask_logits(logits, legal.clone()); // [B, A]
+        ArmacOutput {
+            q: self.critic(s0, s1, legal),
+            mean_regret,
+            immediate_regret,
+            avg_logits,
+        }
+    }
 
-        // Critic. (Separate products rather than one over `cat(s0, s1)`: slicing a tracked
-        // tensor costs a full-size zero gradient per slice in burn's autodiff.)
+    /// The critic `[q_0, q_1]` (`[B, A]` each, zero at illegal actions) on both players'
+    /// representations `s0`, `s1` (`[B, R]` each).
+    fn critic(&self, s0: Tensor<2>, s1: Tensor<2>, legal: Tensor<2>) -> [Tensor<2>; 2] {
+        // Separate products rather than one over `cat(s0, s1)`: slicing a tracked tensor costs
+        // a full-size zero gradient per slice in burn's autodiff.
         let a0 = self.critic_a.forward(s0.clone()) + self.critic_b.forward(s1.clone()); // [B, hh]
         let a1 = self.critic_b.forward(s0) + self.critic_a.forward(s1); // [B, hh]
         let h = self.critic_block.forward(Tensor::cat(vec![a0, a1], 1)); // [B, 2hh]
         let q0 = self.critic_q0.forward(h.clone()) * legal.clone(); // [B, A]
         let q1 = self.critic_q1.forward(h) * legal; // [B, A]
-        ArmacOutput {
-            q: [q0, q1],
-            mean_regret,
-            immediate_regret,
-            avg_logits,
-        }
+        [q0, q1]
+    }
+
+    /// The critic alone, as [`Self::forward`] computes it: both players' tensors encoded by
+    /// the shared encoder, no policy head. What the learner's Tree-Backup targets read.
+    ///
+    /// # Shapes
+    /// - `both`: `[B, input]` each, `legal`: `[B, A]` → `[q_0, q_1]`, `[B, A]` each
+    pub fn forward_critic(&self, both: [Tensor<2>; 2], legal: Tensor<2>) -> [Tensor<2>; 2] {
+        let [both0, both1] = both;
+        self.critic(self.encode(both0), self.encode(both1), legal)
     }
 
     /// The information-state heads a row without critic or immediate-regret targets needs:
@@ -308,6 +323,33 @@ impl ArmacNet {
             None => own.clone(),
         }; // [B, R]
         self.heads_split(own, regret_rep, s0, s1, legal)
+    }
+
+    /// [`Self::forward_acting`] for rows that train only the critic and the immediate-regret
+    /// head: the mean-regret and average-policy heads are skipped (`mean_regret` is zero,
+    /// `avg_logits` the masked zeros), the other outputs are the same.
+    ///
+    /// # Shapes
+    /// As [`Self::forward_acting`].
+    pub fn forward_acting_critic(
+        &self,
+        both: [Tensor<2>; 2],
+        acting: Tensor<2>,
+        legal: Tensor<2>,
+    ) -> ArmacOutput {
+        let [both0, both1] = both;
+        let [b, a] = legal.dims();
+        let zeros = Tensor::<2>::zeros([b, a], &legal.device());
+        let s0 = self.encode(both0); // [B, R]
+        let s1 = self.encode(both1); // [B, R]
+        let own = select_acting(s0.clone(), s1.clone(), acting); // [B, R]
+        let immediate_regret = self.immediate_regret.forward(own) * legal.clone(); // [B, A]
+        ArmacOutput {
+            q: self.critic(s0, s1, legal.clone()),
+            mean_regret: zeros.clone(),
+            immediate_regret,
+            avg_logits: mask_logits(zeros, legal),
+        }
     }
 
     /// Forward over `S` sequences of `T` steps: both players' encoders unrolled from `state`

@@ -217,40 +217,25 @@ impl ArmacPolicyNet {
     /// [`Self::evaluate`], whose two fields it reproduces. What exact evaluations over every
     /// information state of a game need.
     pub fn evaluate_policies(&self, batch: &ActBatch) -> Result<ActOutput, NnError> {
+        self.require_feed_forward("evaluate_policies")?;
+        evaluate_heads_on(&self.model, &self.device, batch, true, true)
+    }
+
+    /// Feed-forward nets: [`Self::evaluate_policies`] with the mean-regret head alone (what
+    /// `π^t` needs); only `mean_regret` is filled.
+    pub fn evaluate_mean_regret(&self, batch: &ActBatch) -> Result<ActOutput, NnError> {
+        self.require_feed_forward("evaluate_mean_regret")?;
+        evaluate_heads_on(&self.model, &self.device, batch, true, false)
+    }
+
+    fn require_feed_forward(&self, what: &str) -> Result<(), NnError> {
         if self.cfg.recurrent {
-            return Err(NnError::WrongEncoder(
-                "`evaluate_policies` needs a feed-forward ARMAC net (config `recurrent = false`)"
-                    .into(),
-            ));
+            Err(NnError::WrongEncoder(format!(
+                "`{what}` needs a feed-forward ARMAC net (config `recurrent = false`)"
+            )))
+        } else {
+            Ok(())
         }
-        let (n_in, a) = (self.cfg.input_size, self.cfg.num_actions);
-        let rows = batch.legal.len() / a.max(1);
-        check_len("own", batch.own.len(), rows * n_in)?;
-        check_len("legal", batch.legal.len(), rows * a)?;
-        if rows == 0 {
-            return Ok(ActOutput {
-                rows: 0,
-                num_actions: a,
-                ..Default::default()
-            });
-        }
-        let d = &self.device;
-        let out = self.model.forward_heads(
-            tensor2(batch.own.clone(), rows, n_in, d),
-            tensor2(batch.legal.clone(), rows, a, d),
-            true,
-            true,
-        );
-        let both = Tensor::cat(vec![out.mean_regret, softmax(out.avg_logits, 1)], 1); // [B, 2A]
-        // `split_output` fills the first two fields, `q0` and `q1`: move them where they belong.
-        let two = split_output(to_vec(both), rows, a, 2);
-        Ok(ActOutput {
-            rows,
-            num_actions: a,
-            mean_regret: two.q0,
-            avg_policy: two.q1,
-            ..Default::default()
-        })
     }
 
     /// The zero recurrent state of both players' encoders for `rows` sequences.

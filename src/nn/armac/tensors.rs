@@ -42,6 +42,84 @@ pub(super) fn evaluate_on(model: &ArmacNet, device: &Device, batch: &ActBatch) -
     split_output(to_vec(all), b, a, 5)
 }
 
+/// Feed-forward nets: the mean-regret head (`regret`) and/or the average policy (`policy`) on
+/// the batch's `own` rows, each row encoded once ([`ArmacNet::forward_heads`]); the fields not
+/// asked for come back empty. Equal, field for field, to [`evaluate_on`].
+pub(super) fn evaluate_heads_on(
+    model: &ArmacNet,
+    device: &Device,
+    batch: &ActBatch,
+    regret: bool,
+    policy: bool,
+) -> Result<ActOutput, NnError> {
+    let (n_in, a) = (model.input_size(), model.num_actions());
+    let rows = batch.legal.len() / a.max(1);
+    check_len("own", batch.own.len(), rows * n_in)?;
+    check_len("legal", batch.legal.len(), rows * a)?;
+    let mut out = ActOutput {
+        rows,
+        num_actions: a,
+        ..Default::default()
+    };
+    if rows == 0 || !(regret || policy) {
+        return Ok(out);
+    }
+    let heads = model.forward_heads(
+        tensor2(batch.own.clone(), rows, n_in, device),
+        tensor2(batch.legal.clone(), rows, a, device),
+        regret,
+        policy,
+    );
+    let mut parts = Vec::new();
+    if regret {
+        parts.push(heads.mean_regret);
+    }
+    if policy {
+        parts.push(softmax(heads.avg_logits, 1));
+    }
+    let k = parts.len();
+    // `split_output` fills the first `k` fields (`q0`, then `q1`): move them where they belong.
+    let got = split_output(to_vec(Tensor::cat(parts, 1)), rows, a, k);
+    match (regret, policy) {
+        (true, true) => (out.mean_regret, out.avg_policy) = (got.q0, got.q1),
+        (true, false) => out.mean_regret = got.q0,
+        _ => out.avg_policy = got.q0,
+    }
+    Ok(out)
+}
+
+/// The critic alone (`q0`, `q1`; every other field empty) on the batch's `both0`/`both1` rows
+/// ([`ArmacNet::forward_critic`]). Equal, field for field, to [`evaluate_on`].
+pub(super) fn evaluate_critic_on(
+    model: &ArmacNet,
+    device: &Device,
+    batch: &ActBatch,
+) -> Result<ActOutput, NnError> {
+    let (n_in, a) = (model.input_size(), model.num_actions());
+    let rows = batch.legal.len() / a.max(1);
+    check_len("both0", batch.both0.len(), rows * n_in)?;
+    check_len("both1", batch.both1.len(), rows * n_in)?;
+    check_len("legal", batch.legal.len(), rows * a)?;
+    let mut out = ActOutput {
+        rows,
+        num_actions: a,
+        ..Default::default()
+    };
+    if rows == 0 {
+        return Ok(out);
+    }
+    let [q0, q1] = model.forward_critic(
+        [
+            tensor2(batch.both0.clone(), rows, n_in, device),
+            tensor2(batch.both1.clone(), rows, n_in, device),
+        ],
+        tensor2(batch.legal.clone(), rows, a, device),
+    );
+    let got = split_output(to_vec(Tensor::cat(vec![q0, q1], 1)), rows, a, 2);
+    (out.q0, out.q1) = (got.q0, got.q1);
+    Ok(out)
+}
+
 /// For each row, which entry of `both` its `own` tensor equals (0 or 1); `None` if some row's
 /// `own` equals neither (then the net must encode `own` separately).
 pub(super) fn acting_players(

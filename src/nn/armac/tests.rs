@@ -731,6 +731,43 @@ fn grouped_pass_equals_the_full_pass() {
     );
 }
 
+/// With the reservoirs, the replay's rows train only the critic and the immediate-regret head:
+/// they skip the other two heads (`RowKind::Critic`), with the same losses and the same Adam
+/// steps as the full pass, with a shared or a separate mean-regret encoder.
+#[test]
+fn critic_rows_skip_the_memory_heads_and_equal_the_full_pass() {
+    for separate in [false, true] {
+        let cfg = small_cfg().with_separate_regret_encoder(separate);
+        let mut batch = synthetic_train_batch(&cfg, 12, 3);
+        batch.regret_weight.iter_mut().for_each(|w| *w = 0.0);
+        batch.policy_weight.iter_mut().for_each(|w| *w = 0.0);
+        push_synthetic_memory_rows(&cfg, &mut batch, 5, 4);
+        assert_eq!(row_groups_len(&batch), 3, "critic, regret and policy rows");
+        let mut grouped = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 9);
+        let mut full = ArmacLearner::new(cfg, &cpu(), 1e-3, 9);
+        for step in 0..3 {
+            let (g, f) = (grouped.train_step(&batch), full.train_step_full(&batch));
+            for (name, x, y) in [
+                ("critic", g.critic, f.critic),
+                ("mean_regret", g.mean_regret, f.mean_regret),
+                ("immediate", g.immediate_regret, f.immediate_regret),
+                ("policy", g.policy, f.policy),
+            ] {
+                assert!(
+                    (x - y).abs() <= 1e-5 * (1.0 + y.abs()),
+                    "separate = {separate}, step {step} {name}: grouped {x}, full {y}"
+                );
+            }
+        }
+        assert_close(
+            &flat_weights(grouped.model()),
+            &flat_weights(full.model()),
+            1e-4,
+            "weights after three steps",
+        );
+    }
+}
+
 /// With its own encoder the mean-regret head reads features no other loss moves: a step on
 /// critic, immediate-regret and policy losses alone leaves `W̄`'s outputs unchanged, while the
 /// shared encoder lets them move. The grouped pass still equals the full pass.
@@ -822,7 +859,7 @@ fn polyak_regret_only_averages_the_mean_regret_path_alone() {
 }
 
 #[test]
-fn policy_outputs_alone_equal_the_full_evaluation() {
+fn partial_evaluations_equal_the_full_one() {
     for separate in [false, true] {
         let cfg = small_cfg().with_separate_regret_encoder(separate);
         let mut learner = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 5);
@@ -838,10 +875,24 @@ fn policy_outputs_alone_equal_the_full_evaluation() {
         assert_eq!(two.mean_regret, full.mean_regret, "separate = {separate}");
         assert_eq!(two.avg_policy, full.avg_policy, "separate = {separate}");
         assert!(two.q0.is_empty() && two.q1.is_empty() && two.immediate_regret.is_empty());
+        // The learner's targets: the snapshot's mean-regret head and the learner's critic.
+        let w = snap.evaluate_mean_regret(&batch).unwrap();
+        assert_eq!(w.mean_regret, full.mean_regret, "separate = {separate}");
+        assert!(w.avg_policy.is_empty() && w.q0.is_empty());
+        let learner_full = learner.evaluate(&batch);
+        let critic = learner.evaluate_critic(&batch);
+        assert_eq!(critic.q0, learner_full.q0, "separate = {separate}");
+        assert_eq!(critic.q1, learner_full.q1, "separate = {separate}");
+        assert!(critic.mean_regret.is_empty() && critic.avg_policy.is_empty());
+        assert_eq!(learner.evaluate_critic(&ActBatch::default()).rows, 0);
         let empty = snap.evaluate_policies(&ActBatch::default()).unwrap();
         assert_eq!(empty.rows, 0);
     }
     let rec = ArmacPolicyNet::init(small_recurrent(), 1).unwrap();
-    let e = rec.evaluate_policies(&ActBatch::default()).unwrap_err();
-    assert!(e.to_string().contains("feed-forward"), "{e}");
+    for e in [
+        rec.evaluate_policies(&ActBatch::default()).unwrap_err(),
+        rec.evaluate_mean_regret(&ActBatch::default()).unwrap_err(),
+    ] {
+        assert!(e.to_string().contains("feed-forward"), "{e}");
+    }
 }
