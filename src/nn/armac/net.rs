@@ -315,14 +315,25 @@ impl ArmacNet {
         let [both0, both1] = both;
         let own_input = (!self.regret_encoder.is_empty())
             .then(|| select_acting(both0.clone(), both1.clone(), acting.clone())); // [B, input]
-        let s0 = self.encode(both0); // [B, R]
-        let s1 = self.encode(both1); // [B, R]
-        let own = select_acting(s0.clone(), s1.clone(), acting); // [B, R]
+        let (s0, s1, own) = self.encode_acting(both0, both1, acting);
         let regret_rep = match own_input {
             Some(x) => self.regret_representation(x, own.clone()),
             None => own.clone(),
         }; // [B, R]
         self.heads_split(own, regret_rep, s0, s1, legal)
+    }
+
+    /// Both players' representations `s0`, `s1` and the acting player's (`[B, R]` each).
+    fn encode_acting(
+        &self,
+        both0: Tensor<2>,
+        both1: Tensor<2>,
+        acting: Tensor<2>,
+    ) -> (Tensor<2>, Tensor<2>, Tensor<2>) {
+        let s0 = self.encode(both0);
+        let s1 = self.encode(both1);
+        let own = select_acting(s0.clone(), s1.clone(), acting);
+        (s0, s1, own)
     }
 
     /// [`Self::forward_acting`] for rows that train only the critic and the immediate-regret
@@ -340,9 +351,7 @@ impl ArmacNet {
         let [both0, both1] = both;
         let [b, a] = legal.dims();
         let zeros = Tensor::<2>::zeros([b, a], &legal.device());
-        let s0 = self.encode(both0); // [B, R]
-        let s1 = self.encode(both1); // [B, R]
-        let own = select_acting(s0.clone(), s1.clone(), acting); // [B, R]
+        let (s0, s1, own) = self.encode_acting(both0, both1, acting);
         let immediate_regret = self.immediate_regret.forward(own) * legal.clone(); // [B, A]
         ArmacOutput {
             q: self.critic(s0, s1, legal.clone()),

@@ -706,11 +706,17 @@ fn grouped_pass_equals_the_full_pass() {
         row_groups_len(&batch) >= 3,
         "the batch must exercise several groups"
     );
+    grouped_steps_equal_full_steps(cfg, &batch, "");
+}
+
+/// Three steps of the grouped pass and of the full pass from the same weights: the same
+/// losses and the same weights after them.
+fn grouped_steps_equal_full_steps(cfg: ArmacNetConfig, batch: &TrainBatch, what: &str) {
     let mut grouped = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 9);
     let mut full = ArmacLearner::new(cfg, &cpu(), 1e-3, 9);
     for step in 0..3 {
-        let g = grouped.train_step(&batch);
-        let f = full.train_step_full(&batch);
+        let g = grouped.train_step(batch);
+        let f = full.train_step_full(batch);
         for (name, x, y) in [
             ("critic", g.critic, f.critic),
             ("mean_regret", g.mean_regret, f.mean_regret),
@@ -719,7 +725,7 @@ fn grouped_pass_equals_the_full_pass() {
         ] {
             assert!(
                 (x - y).abs() <= 1e-5 * (1.0 + y.abs()),
-                "step {step} {name}: grouped {x}, full {y}"
+                "{what} step {step} {name}: grouped {x}, full {y}"
             );
         }
     }
@@ -727,7 +733,7 @@ fn grouped_pass_equals_the_full_pass() {
         &flat_weights(grouped.model()),
         &flat_weights(full.model()),
         1e-4,
-        "weights after three steps",
+        &format!("{what} weights after three steps"),
     );
 }
 
@@ -743,28 +749,7 @@ fn critic_rows_skip_the_memory_heads_and_equal_the_full_pass() {
         batch.policy_weight.iter_mut().for_each(|w| *w = 0.0);
         push_synthetic_memory_rows(&cfg, &mut batch, 5, 4);
         assert_eq!(row_groups_len(&batch), 3, "critic, regret and policy rows");
-        let mut grouped = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 9);
-        let mut full = ArmacLearner::new(cfg, &cpu(), 1e-3, 9);
-        for step in 0..3 {
-            let (g, f) = (grouped.train_step(&batch), full.train_step_full(&batch));
-            for (name, x, y) in [
-                ("critic", g.critic, f.critic),
-                ("mean_regret", g.mean_regret, f.mean_regret),
-                ("immediate", g.immediate_regret, f.immediate_regret),
-                ("policy", g.policy, f.policy),
-            ] {
-                assert!(
-                    (x - y).abs() <= 1e-5 * (1.0 + y.abs()),
-                    "separate = {separate}, step {step} {name}: grouped {x}, full {y}"
-                );
-            }
-        }
-        assert_close(
-            &flat_weights(grouped.model()),
-            &flat_weights(full.model()),
-            1e-4,
-            "weights after three steps",
-        );
+        grouped_steps_equal_full_steps(cfg, &batch, &format!("separate = {separate}"));
     }
 }
 
