@@ -554,8 +554,9 @@ pub(super) fn loss_terms(out: ArmacOutput, t: &TrainBatch, a: usize, d: &Device)
 }
 
 /// The four loss terms of a non-empty batch. Rows that train only information-state heads
-/// (reservoir-memory rows) skip the critic's inputs and the heads they do not train; the losses
-/// are the same sums over a permutation of the rows.
+/// (reservoir-memory rows) skip the critic's inputs and the heads they do not train, rows that
+/// train only the critic and the immediate-regret head skip the other two heads; the losses are
+/// the same sums over a permutation of the rows.
 fn grouped_terms(
     model: &ArmacNet,
     d: &Device,
