@@ -20,7 +20,7 @@ use super::exact::ExactValues;
 use super::table::PolicyTable;
 use super::trajectory::{Step, Trajectory};
 use crate::game::{GameRef, State, Turn};
-use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet, RecurrentState, StepBatch};
+use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet, Heads, RecurrentState, StepBatch};
 use crate::policy::probs::{mix_epsilon, normalized_relu};
 use crate::util::SplitMix64;
 use std::sync::Arc;
@@ -271,6 +271,20 @@ pub fn candidate_policy(c: Candidate, out: &ActOutput, row: usize, legal: &[bool
     }
 }
 
+/// The output of the exploring network that [`candidate_policy`] reads for `c` (none for the
+/// uniform candidate).
+fn candidate_heads(c: Candidate) -> Heads {
+    match c {
+        Candidate::Uniform => Heads::NONE,
+        Candidate::Immediate(_) => Heads {
+            immediate_regret: true,
+            ..Heads::NONE
+        },
+        Candidate::MeanRegret(_) => Heads::MEAN_REGRET,
+        Candidate::Average => Heads::AVG_POLICY,
+    }
+}
+
 /// What one episode of a group plays with: indices into the group's network list.
 #[derive(Clone)]
 struct Roles {
@@ -349,11 +363,15 @@ fn chance_children(state: &dyn State, num_actions: usize) -> Option<Vec<Outcome>
 fn evaluate_chance(live: &mut [Live], nets: &Nets, num_actions: usize, info_size: usize) {
     // Per network: (game, outcome) of each row.
     let mut rows_of: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nets.len()];
+    let mut heads = vec![Heads::NONE; nets.len()];
     for (g, l) in live.iter().enumerate() {
         if let (Some(ChanceNode::Pending(kids)), Some(c)) = (&l.chance, l.roles.critic) {
+            let opp = l.roles.opp;
+            heads[opp] = heads[opp].union(Heads::MEAN_REGRET);
+            heads[c] = heads[c].union(Heads::CRITIC);
             for o in 0..kids.len() {
-                rows_of[l.roles.opp].push((g, o));
-                if c != l.roles.opp {
+                rows_of[opp].push((g, o));
+                if c != opp {
                     rows_of[c].push((g, o));
                 }
             }
@@ -382,7 +400,7 @@ fn evaluate_chance(live: &mut [Live], nets: &Nets, num_actions: usize, info_size
                 push_row(&mut batch, k.state.as_ref(), k.player, info_size, &k.legal);
                 acting.push(k.player);
             }
-            Some(evaluate_with_table(nets, k, &batch, &acting))
+            Some(evaluate_with_table(nets, k, &batch, &acting, heads[k]))
         })
         .collect();
     let row = |k: usize, g: usize, o: usize| -> usize {
@@ -500,12 +518,26 @@ fn slot(nets: &mut Nets, net: &Arc<ArmacPolicyNet>, table: Option<&Arc<PolicyTab
     k
 }
 
-/// Evaluates `batch` with network `k` of `nets`, its table (if any) replacing the
-/// mean-regret rows; `players[r]` acts at row `r`.
-fn evaluate_with_table(nets: &Nets, k: usize, batch: &ActBatch, players: &[usize]) -> ActOutput {
+/// Evaluates the outputs `heads` of `batch` with network `k` of `nets` (the other fields come
+/// back empty), its table (if any) giving the mean-regret rows; `players[r]` acts at row `r`.
+fn evaluate_with_table(
+    nets: &Nets,
+    k: usize,
+    batch: &ActBatch,
+    players: &[usize],
+    heads: Heads,
+) -> ActOutput {
     let (net, table) = &nets[k];
-    let mut out = net.evaluate(batch);
-    if let Some(t) = table {
+    // A table replaces the mean-regret head, which then need not run.
+    let from_net = Heads {
+        mean_regret: heads.mean_regret && table.is_none(),
+        ..heads
+    };
+    let mut out = net
+        .evaluate_heads(batch, from_net)
+        .expect("actor batches match the network");
+    if let (Some(t), true) = (table, heads.mean_regret) {
+        out.mean_regret = vec![0.0; out.rows * out.num_actions];
         t.overlay(&mut out, &batch.own, players);
     }
     out
@@ -589,16 +621,19 @@ fn evaluate_shadows(
     let mut batches: Vec<(ActBatch, Vec<usize>)> = (0..nets.len())
         .map(|_| (ActBatch::default(), Vec::new()))
         .collect();
-    // The acting player at each row of each network's batch.
+    // The acting player at each row of each network's batch, and what each network computes.
     let mut actors: Vec<Vec<usize>> = vec![Vec::new(); nets.len()];
+    let mut heads = vec![Heads::NONE; nets.len()];
     let mut first = vec![None; live.len()];
     for (g, l) in live.iter().enumerate() {
         let Some(sh) = &l.shadows else { continue };
-        let net = if players[g] == l.traj.learning_player {
-            l.roles.critic.expect("shadows only in learning episodes")
+        let (net, needs) = if players[g] == l.traj.learning_player {
+            let critic = l.roles.critic.expect("shadows only in learning episodes");
+            (critic, Heads::CRITIC)
         } else {
-            l.roles.opp
+            (l.roles.opp, Heads::MEAN_REGRET)
         };
+        heads[net] = heads[net].union(needs);
         let (batch, games) = &mut batches[net];
         first[g] = Some((net, games.len()));
         for x in sh {
@@ -612,7 +647,8 @@ fn evaluate_shadows(
         .iter()
         .enumerate()
         .map(|(k, (b, games))| {
-            (!games.is_empty()).then(|| Arc::new(evaluate_with_table(nets, k, b, &actors[k])))
+            (!games.is_empty())
+                .then(|| Arc::new(evaluate_with_table(nets, k, b, &actors[k], heads[k])))
         })
         .collect();
     first
@@ -786,25 +822,39 @@ pub fn play_group(
             infos.push([i0, i1]);
             legals.push(legal_mask(l.state.as_ref(), num_actions));
         }
-        // Rows of each network: (game, position in that network's batch).
+        // Rows of each network: (game, position in that network's batch), and the outputs each
+        // network computes for its rows (the union of what its games read below).
         let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); nets.len()];
+        let mut heads_of = vec![Heads::NONE; nets.len()];
         for (g, l) in live.iter().enumerate() {
             let r = &l.roles;
             let learner_turn = players[g] == l.traj.learning_player;
-            let needed: Vec<usize> = if recurrent {
-                l.rnn.iter().map(|(k, _)| *k).collect()
+            // The critic's values (advantages, corrections) unless exact values replace them.
+            let critic = r.critic.filter(|_| r.exact.is_none());
+            let needed: Vec<(usize, Heads)> = if recurrent {
+                l.rnn.iter().map(|(k, _)| (*k, Heads::ALL)).collect()
             } else if learner_turn {
-                [Some(r.beh), Some(r.opp), r.critic]
-                    .into_iter()
-                    .flatten()
-                    .collect()
-            } else if l.corrected.is_some() {
-                // The correction needs the past critic at the opponent's decisions too.
-                [Some(r.opp), r.critic].into_iter().flatten().collect()
+                // The behaviour candidate, and `π^j` with the critic for the advantages.
+                let mut v = vec![(r.beh, candidate_heads(r.candidate))];
+                if let Some(c) = critic {
+                    v.extend([(r.opp, Heads::MEAN_REGRET), (c, Heads::CRITIC)]);
+                }
+                v
+            } else if evaluation {
+                vec![(r.opp, Heads::AVG_POLICY)]
             } else {
-                vec![r.opp]
+                // `π^j`, and the past critic for the correction at the opponent's decisions.
+                let mut v = vec![(r.opp, Heads::MEAN_REGRET)];
+                if let (Some(c), true) = (critic, l.corrected.is_some()) {
+                    v.push((c, Heads::CRITIC));
+                }
+                v
             };
-            for k in needed {
+            for (k, h) in needed {
+                if !h.any() {
+                    continue;
+                }
+                heads_of[k] = heads_of[k].union(h);
                 if rows_of[k].last() != Some(&g) {
                     rows_of[k].push(g);
                 }
@@ -857,7 +907,13 @@ pub fn play_group(
                     legal,
                 };
                 let acting: Vec<usize> = rows.iter().map(|&g| players[g]).collect();
-                outs.push(Some(evaluate_with_table(&nets, k, &batch, &acting)));
+                outs.push(Some(evaluate_with_table(
+                    &nets,
+                    k,
+                    &batch,
+                    &acting,
+                    heads_of[k],
+                )));
             }
         }
         // Output row of network `k` for game `g`.
@@ -892,8 +948,12 @@ pub fn play_group(
                 )
             });
             let (probs, advantage, played) = if learner_turn {
-                let (beh, br) = at(roles.beh, g);
-                let mu = candidate_policy(roles.candidate, beh, br, &legal);
+                let mu = if candidate_heads(roles.candidate).any() {
+                    let (beh, br) = at(roles.beh, g);
+                    candidate_policy(roles.candidate, beh, br, &legal)
+                } else {
+                    normalized_relu(&vec![0.0; num_actions], &legal)
+                };
                 let exact = roles.exact.as_ref().map(|e| {
                     e.advantages(l.state.history(), p, num_actions)
                         .expect("the exact tree holds every history the game reaches")

@@ -58,6 +58,74 @@ pub(super) fn check_len(name: &str, got: usize, want: usize) -> Result<(), NnErr
     }
 }
 
+/// Which outputs of the network a forward pass computes: a pass that leaves some out skips
+/// their work (the critic needs both players' encodings, the information-state heads only the
+/// acting player's), and the outputs it leaves out are zeros in an [`ArmacOutput`] and empty
+/// in an [`ActOutput`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Heads {
+    /// The critic `q_0`, `q_1`.
+    pub critic: bool,
+    /// The mean-regret head `W̄`.
+    pub mean_regret: bool,
+    /// The immediate-regret head.
+    pub immediate_regret: bool,
+    /// The average-policy head `π̄`.
+    pub avg_policy: bool,
+}
+
+impl Heads {
+    /// Every output.
+    pub const ALL: Heads = Heads {
+        critic: true,
+        mean_regret: true,
+        immediate_regret: true,
+        avg_policy: true,
+    };
+    /// No output.
+    pub const NONE: Heads = Heads {
+        critic: false,
+        mean_regret: false,
+        immediate_regret: false,
+        avg_policy: false,
+    };
+    /// The critic alone.
+    pub const CRITIC: Heads = Heads {
+        critic: true,
+        ..Heads::NONE
+    };
+    /// The mean-regret head alone (what `π^t` reads).
+    pub const MEAN_REGRET: Heads = Heads {
+        mean_regret: true,
+        ..Heads::NONE
+    };
+    /// The average-policy head alone.
+    pub const AVG_POLICY: Heads = Heads {
+        avg_policy: true,
+        ..Heads::NONE
+    };
+
+    /// The outputs either set asks for.
+    pub fn union(self, other: Heads) -> Heads {
+        Heads {
+            critic: self.critic || other.critic,
+            mean_regret: self.mean_regret || other.mean_regret,
+            immediate_regret: self.immediate_regret || other.immediate_regret,
+            avg_policy: self.avg_policy || other.avg_policy,
+        }
+    }
+
+    /// Whether any output is asked for.
+    pub fn any(self) -> bool {
+        self != Heads::NONE
+    }
+
+    /// Whether an information-state head (any but the critic) is asked for.
+    pub fn any_infostate(self) -> bool {
+        self.mean_regret || self.immediate_regret || self.avg_policy
+    }
+}
+
 /// Head outputs for an [`ActBatch`], row-major `B × A` each.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ActOutput {

@@ -219,7 +219,7 @@ impl ArmacLearner {
         let (b, n_in, a) = (batch.rows(), self.cfg.input_size, self.cfg.num_actions);
         let inputs = [&batch.own, &batch.both0, &batch.both1];
         let legal = tensor2(batch.legal.clone(), b, a, d);
-        let out = forward_plain(&self.model, d, inputs, b, n_in, legal);
+        let out = forward_plain(&self.model, d, inputs, b, n_in, legal, Heads::ALL);
         let terms = loss_terms(out, batch, a, d);
         self.apply(terms)
     }
@@ -324,7 +324,7 @@ impl ArmacLearner {
     /// If the batch does not match the config.
     pub fn evaluate_critic(&self, batch: &ActBatch) -> ActOutput {
         let device = self.device.clone().without_autodiff();
-        evaluate_critic_on(&self.model.valid(), &device, batch)
+        evaluate_select_on(&self.model.valid(), &device, batch, Heads::CRITIC)
             .unwrap_or_else(|e| panic!("ArmacLearner evaluate_critic: {e}"))
     }
 
@@ -567,90 +567,77 @@ fn grouped_terms(
     let Some(groups) = row_groups(batch) else {
         let inputs = [&batch.own, &batch.both0, &batch.both1];
         let legal = tensor2(batch.legal.clone(), b, a, d);
-        let out = forward_plain(model, d, inputs, b, n_in, legal);
+        let out = forward_plain(model, d, inputs, b, n_in, legal, Heads::ALL);
         return loss_terms(out, batch, a, d);
     };
     let mut parts = Vec::new();
     let mut order = Vec::with_capacity(b);
-    for (kind, idx) in groups {
+    for (heads, idx) in groups {
         let n = idx.len();
         let legal = tensor2(gather(&batch.legal, &idx, a), n, a, d);
         let own = gather(&batch.own, &idx, n_in);
-        parts.push(match kind {
-            RowKind::Full => {
-                let both0 = gather(&batch.both0, &idx, n_in);
-                let both1 = gather(&batch.both1, &idx, n_in);
-                forward_plain(model, d, [&own, &both0, &both1], n, n_in, legal)
-            }
-            RowKind::Critic => {
-                let both0 = gather(&batch.both0, &idx, n_in);
-                let both1 = gather(&batch.both1, &idx, n_in);
-                match acting_players(&own, &both0, &both1, n_in) {
-                    Some(acting) => model.forward_acting_critic(
-                        [tensor2(both0, n, n_in, d), tensor2(both1, n, n_in, d)],
-                        tensor2(acting, n, 1, d),
-                        legal,
-                    ),
-                    None => forward_plain(model, d, [&own, &both0, &both1], n, n_in, legal),
-                }
-            }
-            RowKind::Heads { regret, policy } => {
-                model.forward_heads(tensor2(own, n, n_in, d), legal, regret, policy)
-            }
-        });
+        // Without the critic only `own` is read.
+        let (both0, both1) = if heads.critic {
+            (
+                gather(&batch.both0, &idx, n_in),
+                gather(&batch.both1, &idx, n_in),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        parts.push(forward_plain(
+            model,
+            d,
+            [&own, &both0, &both1],
+            n,
+            n_in,
+            legal,
+            heads,
+        ));
         order.extend(idx);
     }
     let out = ArmacOutput::cat(parts);
     loss_terms(out, &batch.select_targets(&order, a), a, d)
 }
 
-/// What a training row needs from the network.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RowKind {
-    /// Critic or immediate-regret targets and a mean-regret or average-policy target too: the
-    /// full forward pass.
-    Full,
-    /// Critic or immediate-regret targets only (the replay's rows when the reservoirs train the
-    /// other two heads): the full pass without those two heads.
-    Critic,
-    /// Only the mean-regret and/or average-policy heads.
-    Heads { regret: bool, policy: bool },
-}
+/// What the rows of one group need from the network: every output when a row has a critic
+/// or immediate-regret target and a mean-regret or average-policy target too; the critic and
+/// the immediate-regret head for the rows with only those targets (the replay's rows when the
+/// reservoirs train the other two heads); the mean-regret and/or average-policy heads alone for
+/// the others.
+const ROW_GROUPS: [Heads; 5] = [
+    Heads::ALL,
+    Heads {
+        critic: true,
+        immediate_regret: true,
+        ..Heads::NONE
+    },
+    Heads::MEAN_REGRET,
+    Heads::AVG_POLICY,
+    Heads {
+        mean_regret: true,
+        avg_policy: true,
+        ..Heads::NONE
+    },
+];
 
-/// The batch's rows grouped by [`RowKind`] (rows without any weight are left out), or `None`
-/// when every row needs the full pass (or none needs anything).
-fn row_groups(t: &TrainBatch) -> Option<Vec<(RowKind, Vec<usize>)>> {
-    let kinds = [
-        RowKind::Full,
-        RowKind::Critic,
-        RowKind::Heads {
-            regret: true,
-            policy: false,
-        },
-        RowKind::Heads {
-            regret: false,
-            policy: true,
-        },
-        RowKind::Heads {
-            regret: true,
-            policy: true,
-        },
-    ];
-    let mut groups: Vec<(RowKind, Vec<usize>)> = kinds.iter().map(|&k| (k, Vec::new())).collect();
+/// The batch's rows grouped by what they need ([`ROW_GROUPS`]; rows without any weight are
+/// left out), or `None` when every row needs the full pass (or none needs anything).
+fn row_groups(t: &TrainBatch) -> Option<Vec<(Heads, Vec<usize>)>> {
+    let mut groups: Vec<(Heads, Vec<usize>)> =
+        ROW_GROUPS.iter().map(|&h| (h, Vec::new())).collect();
     for i in 0..t.rows() {
-        let kind = if t.critic_weight[i] != 0.0 || t.immediate_weight[i] != 0.0 {
-            if t.regret_weight[i] != 0.0 || t.policy_weight[i] != 0.0 {
-                RowKind::Full
-            } else {
-                RowKind::Critic
-            }
-        } else {
-            match (t.regret_weight[i] != 0.0, t.policy_weight[i] != 0.0) {
-                (false, false) => continue,
-                (regret, policy) => RowKind::Heads { regret, policy },
-            }
+        let critic = t.critic_weight[i] != 0.0 || t.immediate_weight[i] != 0.0;
+        let regret = t.regret_weight[i] != 0.0;
+        let policy = t.policy_weight[i] != 0.0;
+        let g = match (critic, regret, policy) {
+            (false, false, false) => continue,
+            (true, false, false) => 1,
+            (true, _, _) => 0,
+            (false, true, false) => 2,
+            (false, false, true) => 3,
+            (false, true, true) => 4,
         };
-        let g = kinds.iter().position(|&k| k == kind).expect("listed kind");
         groups[g].1.push(i);
     }
     let partial: usize = groups[1..].iter().map(|(_, v)| v.len()).sum();

@@ -177,7 +177,13 @@ impl ArmacNet {
         s1: Tensor<2>,
         legal: Tensor<2>,
     ) -> ArmacOutput {
-        self.heads_split(own.clone(), own, s0, s1, legal)
+        self.assemble(
+            Some(own.clone()),
+            Some(own),
+            Some([s0, s1]),
+            legal,
+            Heads::ALL,
+        )
     }
 
     /// The representation the mean-regret head reads: its own encoder's output on
@@ -193,25 +199,52 @@ impl ArmacNet {
         }
     }
 
-    /// [`Self::heads`] with the mean-regret head reading `regret_rep` (see
-    /// [`Self::regret_representation`]) instead of `own`.
-    pub fn heads_split(
+    /// The outputs `heads` asks for, from the representations they read: `own` (the acting
+    /// player's, for the immediate-regret and average-policy heads), `regret_rep` (the
+    /// mean-regret head's, see [`Self::regret_representation`]) and `s` (both players', for
+    /// the critic). Every other output is a constant zero (`avg_logits`: the masked zeros).
+    ///
+    /// # Panics
+    /// If an output is asked for without the representation it reads.
+    fn assemble(
         &self,
-        own: Tensor<2>,
-        regret_rep: Tensor<2>,
-        s0: Tensor<2>,
-        s1: Tensor<2>,
+        own: Option<Tensor<2>>,
+        regret_rep: Option<Tensor<2>>,
+        s: Option<[Tensor<2>; 2]>,
         legal: Tensor<2>,
+        heads: Heads,
     ) -> ArmacOutput {
-        let mean_regret = self.mean_regret.forward(regret_rep) * legal.clone(); // [B, A]
-        let immediate_regret = self.immediate_regret.forward(own.clone()) * legal.clone(); // [B, A]
-        let logits = self.avg_policy.forward(own); // [B, A]
-        let avg_logits = mask_logits(logits, legal.clone()); // [B, A]
+        let [b, a] = legal.dims();
+        let device = legal.device();
+        let zeros = || Tensor::<2>::zeros([b, a], &device);
+        let own_rep = || own.clone().expect("the acting player's representation");
+        let mean_regret = if heads.mean_regret {
+            let rep = regret_rep.expect("the mean-regret head's representation");
+            self.mean_regret.forward(rep) * legal.clone()
+        } else {
+            zeros()
+        }; // [B, A]
+        let immediate_regret = if heads.immediate_regret {
+            self.immediate_regret.forward(own_rep()) * legal.clone()
+        } else {
+            zeros()
+        }; // [B, A]
+        let logits = if heads.avg_policy {
+            self.avg_policy.forward(own_rep())
+        } else {
+            zeros()
+        }; // [B, A]
+        let q = if heads.critic {
+            let [s0, s1] = s.expect("both players' representations");
+            self.critic(s0, s1, legal.clone())
+        } else {
+            [zeros(), zeros()]
+        };
         ArmacOutput {
-            q: self.critic(s0, s1, legal),
+            q,
             mean_regret,
             immediate_regret,
-            avg_logits,
+            avg_logits: mask_logits(logits, legal),
         }
     }
 
@@ -228,55 +261,34 @@ impl ArmacNet {
         [q0, q1]
     }
 
-    /// The critic alone, as [`Self::forward`] computes it: both players' tensors encoded by
-    /// the shared encoder, no policy head. What the learner's Tree-Backup targets read.
-    ///
-    /// # Shapes
-    /// - `both`: `[B, input]` each, `legal`: `[B, A]` → `[q_0, q_1]`, `[B, A]` each
-    pub fn forward_critic(&self, both: [Tensor<2>; 2], legal: Tensor<2>) -> [Tensor<2>; 2] {
-        let [both0, both1] = both;
-        self.critic(self.encode(both0), self.encode(both1), legal)
-    }
-
-    /// The information-state heads a row without critic or immediate-regret targets needs:
-    /// `regret` computes the mean-regret head, `policy` the average-policy head; every other
-    /// output is a constant zero (`avg_logits` of a skipped policy head are the masked zeros).
-    /// A reservoir-memory row costs one encoder pass and one head this way, against two encoder
+    /// The information-state heads `heads` asks for on the acting player's tensors `own` alone
+    /// (no critic: it reads both players' tensors, see [`Self::forward_select`]); every other
+    /// output is a constant zero. A reservoir-memory row, or a past network that only plays
+    /// `π^j`, costs one encoder pass and the heads it reads this way, against two encoder
     /// passes, three heads and the critic through [`Self::forward_acting`].
     ///
     /// # Shapes
     /// - `own`: `[B, input]`, `legal`: `[B, A]` → [`ArmacOutput`] with `[B, A]` tensors
-    pub fn forward_heads(
-        &self,
-        own: Tensor<2>,
-        legal: Tensor<2>,
-        regret: bool,
-        policy: bool,
-    ) -> ArmacOutput {
-        let [b, a] = legal.dims();
-        let device = legal.device();
-        let zeros = || Tensor::<2>::zeros([b, a], &device);
-        let shared = (policy || (regret && self.regret_encoder.is_empty()))
-            .then(|| self.encode(own.clone())); // [B, R]
-        let mean_regret = if regret {
-            let rep = match &shared {
-                Some(s) if self.regret_encoder.is_empty() => s.clone(),
-                _ => feed_forward(&self.regret_encoder, own),
-            };
-            self.mean_regret.forward(rep) * legal.clone()
-        } else {
-            zeros()
-        }; // [B, A]
-        let logits = match shared {
-            Some(s) if policy => self.avg_policy.forward(s),
-            _ => zeros(),
-        }; // [B, A]
-        ArmacOutput {
-            q: [zeros(), zeros()],
-            mean_regret,
-            immediate_regret: zeros(),
-            avg_logits: mask_logits(logits, legal),
-        }
+    ///
+    /// # Panics
+    /// If `heads` asks for the critic.
+    pub fn forward_heads(&self, own: Tensor<2>, legal: Tensor<2>, heads: Heads) -> ArmacOutput {
+        assert!(
+            !heads.critic,
+            "forward_heads: the critic needs both players' tensors (forward_select)"
+        );
+        let shared_regret = self.regret_encoder.is_empty();
+        let shared =
+            (heads.immediate_regret || heads.avg_policy || (heads.mean_regret && shared_regret))
+                .then(|| self.encode(own.clone())); // [B, R]
+        let regret_rep = heads.mean_regret.then(|| {
+            if shared_regret {
+                shared.clone().expect("encoded above")
+            } else {
+                feed_forward(&self.regret_encoder, own)
+            }
+        }); // [B, R]
+        self.assemble(shared, regret_rep, None, legal, heads)
     }
 
     /// The full forward pass for `B` decision points.
@@ -294,7 +306,13 @@ impl ArmacNet {
         let regret_rep = self.regret_representation(own, own_s.clone()); // [B, R]
         let s0 = self.encode(both0); // [B, R]
         let s1 = self.encode(both1); // [B, R]
-        self.heads_split(own_s, regret_rep, s0, s1, legal)
+        self.assemble(
+            Some(own_s),
+            Some(regret_rep),
+            Some([s0, s1]),
+            legal,
+            Heads::ALL,
+        )
     }
 
     /// [`Self::forward`] for the common case where each row's `own` tensor *is* the acting
@@ -312,53 +330,41 @@ impl ArmacNet {
         acting: Tensor<2>,
         legal: Tensor<2>,
     ) -> ArmacOutput {
-        let [both0, both1] = both;
-        let own_input = (!self.regret_encoder.is_empty())
-            .then(|| select_acting(both0.clone(), both1.clone(), acting.clone())); // [B, input]
-        let (s0, s1, own) = self.encode_acting(both0, both1, acting);
-        let regret_rep = match own_input {
-            Some(x) => self.regret_representation(x, own.clone()),
-            None => own.clone(),
-        }; // [B, R]
-        self.heads_split(own, regret_rep, s0, s1, legal)
+        self.forward_select(both, acting, legal, Heads::ALL)
     }
 
-    /// Both players' representations `s0`, `s1` and the acting player's (`[B, R]` each).
-    fn encode_acting(
-        &self,
-        both0: Tensor<2>,
-        both1: Tensor<2>,
-        acting: Tensor<2>,
-    ) -> (Tensor<2>, Tensor<2>, Tensor<2>) {
-        let s0 = self.encode(both0);
-        let s1 = self.encode(both1);
-        let own = select_acting(s0.clone(), s1.clone(), acting);
-        (s0, s1, own)
-    }
-
-    /// [`Self::forward_acting`] for rows that train only the critic and the immediate-regret
-    /// head: the mean-regret and average-policy heads are skipped (`mean_regret` is zero,
-    /// `avg_logits` the masked zeros), the other outputs are the same.
+    /// [`Self::forward_acting`] computing only the outputs `heads` asks for (the others are
+    /// constant zeros, `avg_logits` the masked zeros); the ones it computes are the same.
+    /// Without the critic, only the acting player's tensors are encoded
+    /// ([`Self::forward_heads`]); with it, both players' are, and the heads read the acting
+    /// player's representation among them.
     ///
     /// # Shapes
     /// As [`Self::forward_acting`].
-    pub fn forward_acting_critic(
+    pub fn forward_select(
         &self,
         both: [Tensor<2>; 2],
         acting: Tensor<2>,
         legal: Tensor<2>,
+        heads: Heads,
     ) -> ArmacOutput {
         let [both0, both1] = both;
-        let [b, a] = legal.dims();
-        let zeros = Tensor::<2>::zeros([b, a], &legal.device());
-        let (s0, s1, own) = self.encode_acting(both0, both1, acting);
-        let immediate_regret = self.immediate_regret.forward(own) * legal.clone(); // [B, A]
-        ArmacOutput {
-            q: self.critic(s0, s1, legal.clone()),
-            mean_regret: zeros.clone(),
-            immediate_regret,
-            avg_logits: mask_logits(zeros, legal),
+        if !heads.critic {
+            // `acting` is exactly 0 or 1, so the selected inputs equal the acting player's.
+            return self.forward_heads(select_acting(both0, both1, acting), legal, heads);
         }
+        let own_input = (heads.mean_regret && !self.regret_encoder.is_empty())
+            .then(|| select_acting(both0.clone(), both1.clone(), acting.clone())); // [B, input]
+        let s0 = self.encode(both0); // [B, R]
+        let s1 = self.encode(both1); // [B, R]
+        let own = heads
+            .any_infostate()
+            .then(|| select_acting(s0.clone(), s1.clone(), acting)); // [B, R]
+        let regret_rep = heads.mean_regret.then(|| match own_input {
+            Some(x) => feed_forward(&self.regret_encoder, x),
+            None => own.clone().expect("selected above"),
+        }); // [B, R]
+        self.assemble(own, regret_rep, Some([s0, s1]), legal, heads)
     }
 
     /// Forward over `S` sequences of `T` steps: both players' encoders unrolled from `state`

@@ -210,6 +210,16 @@ impl ArmacPolicyNet {
         evaluate_on(&self.model, &self.device, batch)
     }
 
+    /// The outputs `heads` asks for on a batch (see [`Heads`]); the fields not asked for come
+    /// back empty, the others equal [`Self::evaluate`]'s bit for bit. Without the critic only
+    /// the `own` rows are read and encoded (`both0`/`both1` may be empty); with it, both
+    /// players' rows are encoded as in [`Self::evaluate`], and the heads not asked for are
+    /// skipped. What an actor needs from each network it plays with (a past `π^j`: the
+    /// mean-regret head; a past critic: the critic).
+    pub fn evaluate_heads(&self, batch: &ActBatch, heads: Heads) -> Result<ActOutput, NnError> {
+        evaluate_select_on(&self.model, &self.device, batch, heads)
+    }
+
     /// Feed-forward nets: the two policy outputs alone, `mean_regret` and `avg_policy`, on a
     /// batch whose `own` rows are the acting players' information-state tensors (`both0` and
     /// `both1` are not read); the critic and immediate-regret fields come back empty. Each row
@@ -218,14 +228,21 @@ impl ArmacPolicyNet {
     /// information state of a game need.
     pub fn evaluate_policies(&self, batch: &ActBatch) -> Result<ActOutput, NnError> {
         self.require_feed_forward("evaluate_policies")?;
-        evaluate_heads_on(&self.model, &self.device, batch, true, true)
+        self.evaluate_heads(
+            batch,
+            Heads {
+                mean_regret: true,
+                avg_policy: true,
+                ..Heads::NONE
+            },
+        )
     }
 
     /// Feed-forward nets: [`Self::evaluate_policies`] with the mean-regret head alone (what
     /// `π^t` needs); only `mean_regret` is filled.
     pub fn evaluate_mean_regret(&self, batch: &ActBatch) -> Result<ActOutput, NnError> {
         self.require_feed_forward("evaluate_mean_regret")?;
-        evaluate_heads_on(&self.model, &self.device, batch, true, false)
+        self.evaluate_heads(batch, Heads::MEAN_REGRET)
     }
 
     fn require_feed_forward(&self, what: &str) -> Result<(), NnError> {
@@ -389,24 +406,15 @@ impl ArmacPolicyNet {
         legal: &[f32],
         rows: usize,
     ) -> Result<Vec<f32>, NnError> {
-        if self.cfg.recurrent {
-            return Err(NnError::WrongEncoder(
-                "`avg_policy` needs a feed-forward ARMAC net (config `recurrent = false`)".into(),
-            ));
-        }
-        let (n_in, a) = (self.cfg.input_size, self.cfg.num_actions);
-        check_len("info", info.len(), rows * n_in)?;
-        check_len("legal", legal.len(), rows * a)?;
-        if rows == 0 {
-            return Ok(Vec::new());
-        }
-        let d = &self.device;
-        let rep = self.model.encode(tensor2(info.to_vec(), rows, n_in, d));
-        let logits = self.model.avg_policy.forward(rep);
-        Ok(to_vec(softmax(
-            mask_logits(logits, tensor2(legal.to_vec(), rows, a, d)),
-            1,
-        )))
+        self.require_feed_forward("avg_policy")?;
+        check_len("info", info.len(), rows * self.cfg.input_size)?;
+        check_len("legal", legal.len(), rows * self.cfg.num_actions)?;
+        let batch = ActBatch {
+            own: info.to_vec(),
+            legal: legal.to_vec(),
+            ..ActBatch::default()
+        };
+        Ok(self.evaluate_heads(&batch, Heads::AVG_POLICY)?.avg_policy)
     }
 
     /// Runs the recurrent encoders over whole sequences from the zero state, in consecutive

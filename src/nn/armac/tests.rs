@@ -738,7 +738,7 @@ fn grouped_steps_equal_full_steps(cfg: ArmacNetConfig, batch: &TrainBatch, what:
 }
 
 /// With the reservoirs, the replay's rows train only the critic and the immediate-regret head:
-/// they skip the other two heads (`RowKind::Critic`), with the same losses and the same Adam
+/// they skip the other two heads (the second of `ROW_GROUPS`), with the same losses and the same Adam
 /// steps as the full pass, with a shared or a separate mean-regret encoder.
 #[test]
 fn critic_rows_skip_the_memory_heads_and_equal_the_full_pass() {
@@ -879,5 +879,71 @@ fn partial_evaluations_equal_the_full_one() {
         rec.evaluate_mean_regret(&ActBatch::default()).unwrap_err(),
     ] {
         assert!(e.to_string().contains("feed-forward"), "{e}");
+    }
+}
+
+/// Every subset of outputs through `evaluate_heads` equals those fields of `evaluate` bit for
+/// bit and leaves the others empty: rows where either player acts, with a shared and a separate
+/// regret encoder, and rows whose `own` tensor is neither player's (the full pass's fallback).
+#[test]
+fn selected_heads_equal_the_full_evaluation() {
+    let subsets = (0..16u8).map(|m| Heads {
+        critic: m & 1 != 0,
+        mean_regret: m & 2 != 0,
+        immediate_regret: m & 4 != 0,
+        avg_policy: m & 8 != 0,
+    });
+    for separate in [false, true] {
+        let cfg = small_cfg().with_separate_regret_encoder(separate);
+        let mut learner = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 5);
+        let train = synthetic_train_batch(&cfg, 16, 1);
+        for _ in 0..3 {
+            learner.train_step(&train);
+        }
+        let snap = learner.snapshot();
+        let n = cfg.input_size;
+        let mut mixed = synthetic_act_batch(&cfg, 23, 4);
+        // Player 1 acts at the odd rows: `own` is then `both1`.
+        for r in (1..23).step_by(2) {
+            let rows = r * n..(r + 1) * n;
+            let b0 = mixed.both0[rows.clone()].to_vec();
+            mixed.both0[rows.clone()].copy_from_slice(&mixed.both1[rows.clone()]);
+            mixed.both1[rows].copy_from_slice(&b0);
+        }
+        let mut foreign = mixed.clone();
+        foreign.own.iter_mut().for_each(|x| *x += 0.25);
+        for batch in [&mixed, &foreign] {
+            let full = snap.evaluate(batch);
+            for heads in subsets.clone() {
+                let got = snap.evaluate_heads(batch, heads).unwrap();
+                assert_eq!((got.rows, got.num_actions), (23, cfg.num_actions));
+                let pick = |on: bool, v: &Vec<f32>| if on { v.clone() } else { Vec::new() };
+                let ctx = format!("separate = {separate}, {heads:?}");
+                assert_eq!(got.q0, pick(heads.critic, &full.q0), "{ctx}");
+                assert_eq!(got.q1, pick(heads.critic, &full.q1), "{ctx}");
+                assert_eq!(
+                    got.mean_regret,
+                    pick(heads.mean_regret, &full.mean_regret),
+                    "{ctx}"
+                );
+                let imm = pick(heads.immediate_regret, &full.immediate_regret);
+                assert_eq!(got.immediate_regret, imm, "{ctx}");
+                assert_eq!(
+                    got.avg_policy,
+                    pick(heads.avg_policy, &full.avg_policy),
+                    "{ctx}"
+                );
+            }
+        }
+        // Without the critic the other players' tensors are not read.
+        let own_only = ActBatch {
+            own: mixed.own.clone(),
+            legal: mixed.legal.clone(),
+            ..ActBatch::default()
+        };
+        let w = snap.evaluate_heads(&own_only, Heads::MEAN_REGRET).unwrap();
+        assert_eq!(w.mean_regret, snap.evaluate(&mixed).mean_regret);
+        let e = snap.evaluate_heads(&own_only, Heads::CRITIC).unwrap_err();
+        assert!(e.to_string().contains("both0"), "{e}");
     }
 }
