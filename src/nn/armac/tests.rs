@@ -843,15 +843,22 @@ fn polyak_regret_only_averages_the_mean_regret_path_alone() {
     assert!(shared.set_polyak_regret_only(true).is_err());
 }
 
+/// `small_cfg` with a shared or separate regret encoder after three learning steps (so no head
+/// is at its initial weights).
+fn trained_small(separate: bool) -> (ArmacNetConfig, ArmacLearner) {
+    let cfg = small_cfg().with_separate_regret_encoder(separate);
+    let mut learner = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 5);
+    let train = synthetic_train_batch(&cfg, 16, 1);
+    for _ in 0..3 {
+        learner.train_step(&train);
+    }
+    (cfg, learner)
+}
+
 #[test]
 fn partial_evaluations_equal_the_full_one() {
     for separate in [false, true] {
-        let cfg = small_cfg().with_separate_regret_encoder(separate);
-        let mut learner = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 5);
-        let train = synthetic_train_batch(&cfg, 16, 1);
-        for _ in 0..3 {
-            learner.train_step(&train);
-        }
+        let (cfg, learner) = trained_small(separate);
         let snap = learner.snapshot();
         let batch = synthetic_act_batch(&cfg, 37, 4);
         let full = snap.evaluate(&batch);
@@ -894,12 +901,7 @@ fn selected_heads_equal_the_full_evaluation() {
         avg_policy: m & 8 != 0,
     });
     for separate in [false, true] {
-        let cfg = small_cfg().with_separate_regret_encoder(separate);
-        let mut learner = ArmacLearner::new(cfg.clone(), &cpu(), 1e-3, 5);
-        let train = synthetic_train_batch(&cfg, 16, 1);
-        for _ in 0..3 {
-            learner.train_step(&train);
-        }
+        let (cfg, learner) = trained_small(separate);
         let snap = learner.snapshot();
         let n = cfg.input_size;
         let mut mixed = synthetic_act_batch(&cfg, 23, 4);
