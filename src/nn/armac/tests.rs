@@ -891,20 +891,26 @@ fn partial_evaluations_equal_the_full_one() {
 
 /// Every subset of outputs through `evaluate_heads` equals those fields of `evaluate` bit for
 /// bit and leaves the others empty: rows where either player acts, with a shared and a separate
-/// regret encoder, and rows whose `own` tensor is neither player's (the full pass's fallback).
+/// regret encoder and on a recurrent net (one-step sequences), and rows whose `own` tensor is
+/// neither player's (the full pass's fallback).
 #[test]
 fn selected_heads_equal_the_full_evaluation() {
-    let subsets = (0..16u8).map(|m| Heads {
-        critic: m & 1 != 0,
-        mean_regret: m & 2 != 0,
-        immediate_regret: m & 4 != 0,
-        avg_policy: m & 8 != 0,
-    });
-    for separate in [false, true] {
-        let (cfg, learner) = trained_small(separate);
-        let snap = learner.snapshot();
+    let mut nets: Vec<(String, ArmacNetConfig, ArmacPolicyNet)> = [false, true]
+        .into_iter()
+        .map(|separate| {
+            let (cfg, learner) = trained_small(separate);
+            (format!("separate = {separate}"), cfg, learner.snapshot())
+        })
+        .collect();
+    let rec = small_recurrent().with_zero_init_heads(false);
+    nets.push((
+        "recurrent".into(),
+        rec.clone(),
+        ArmacPolicyNet::init(rec, 2).unwrap(),
+    ));
+    for (name, cfg, snap) in &nets {
         let n = cfg.input_size;
-        let mut mixed = synthetic_act_batch(&cfg, 23, 4);
+        let mut mixed = synthetic_act_batch(cfg, 23, 4);
         // Player 1 acts at the odd rows: `own` is then `both1`.
         for r in (1..23).step_by(2) {
             let rows = r * n..(r + 1) * n;
@@ -916,25 +922,30 @@ fn selected_heads_equal_the_full_evaluation() {
         foreign.own.iter_mut().for_each(|x| *x += 0.25);
         for batch in [&mixed, &foreign] {
             let full = snap.evaluate(batch);
-            for heads in subsets.clone() {
+            assert!(
+                full.avg_policy.iter().any(|&p| p > 0.0 && p < 1.0),
+                "{name}"
+            );
+            assert!(full.immediate_regret.iter().any(|&x| x != 0.0), "{name}");
+            for m in 0..16u8 {
+                let heads = Heads {
+                    critic: m & 1 != 0,
+                    mean_regret: m & 2 != 0,
+                    immediate_regret: m & 4 != 0,
+                    avg_policy: m & 8 != 0,
+                };
                 let got = snap.evaluate_heads(batch, heads).unwrap();
                 assert_eq!((got.rows, got.num_actions), (23, cfg.num_actions));
-                let pick = |on: bool, v: &Vec<f32>| if on { v.clone() } else { Vec::new() };
-                let ctx = format!("separate = {separate}, {heads:?}");
+                let pick = |on: bool, v: &[f32]| if on { v.to_vec() } else { Vec::new() };
+                let ctx = format!("{name}, {heads:?}");
                 assert_eq!(got.q0, pick(heads.critic, &full.q0), "{ctx}");
                 assert_eq!(got.q1, pick(heads.critic, &full.q1), "{ctx}");
-                assert_eq!(
-                    got.mean_regret,
-                    pick(heads.mean_regret, &full.mean_regret),
-                    "{ctx}"
-                );
+                let w = pick(heads.mean_regret, &full.mean_regret);
+                assert_eq!(got.mean_regret, w, "{ctx}");
                 let imm = pick(heads.immediate_regret, &full.immediate_regret);
                 assert_eq!(got.immediate_regret, imm, "{ctx}");
-                assert_eq!(
-                    got.avg_policy,
-                    pick(heads.avg_policy, &full.avg_policy),
-                    "{ctx}"
-                );
+                let pi = pick(heads.avg_policy, &full.avg_policy);
+                assert_eq!(got.avg_policy, pi, "{ctx}");
             }
         }
         // Without the critic the other players' tensors are not read.
@@ -944,7 +955,7 @@ fn selected_heads_equal_the_full_evaluation() {
             ..ActBatch::default()
         };
         let w = snap.evaluate_heads(&own_only, Heads::MEAN_REGRET).unwrap();
-        assert_eq!(w.mean_regret, snap.evaluate(&mixed).mean_regret);
+        assert_eq!(w.mean_regret, snap.evaluate(&mixed).mean_regret, "{name}");
         let e = snap.evaluate_heads(&own_only, Heads::CRITIC).unwrap_err();
         assert!(e.to_string().contains("both0"), "{e}");
     }
