@@ -39,12 +39,20 @@ impl ActBatch {
 
     /// Checks every length against `cfg` (the row count comes from `legal`).
     pub fn validate(&self, cfg: &ArmacNetConfig) -> Result<(), NnError> {
-        let rows = self.rows(cfg.num_actions);
-        check_len("legal", self.legal.len(), rows * cfg.num_actions)?;
-        let n_in = rows * cfg.input_size;
-        check_len("own", self.own.len(), n_in)?;
-        check_len("both0", self.both0.len(), n_in)?;
-        check_len("both1", self.both1.len(), n_in)
+        self.check(cfg.input_size, cfg.num_actions, true)
+    }
+
+    /// Checks the lengths a forward pass reads: `legal` and `own` always, `both0` and `both1`
+    /// only when `critic` (the critic is the one output that reads both players' tensors).
+    pub(super) fn check(&self, n_in: usize, a: usize, critic: bool) -> Result<(), NnError> {
+        let rows = self.rows(a);
+        check_len("legal", self.legal.len(), rows * a)?;
+        check_len("own", self.own.len(), rows * n_in)?;
+        if critic {
+            check_len("both0", self.both0.len(), rows * n_in)?;
+            check_len("both1", self.both1.len(), rows * n_in)?;
+        }
+        Ok(())
     }
 }
 

@@ -33,13 +33,8 @@ pub(super) fn evaluate_select_on(
     heads: Heads,
 ) -> Result<ActOutput, NnError> {
     let (n_in, a) = (model.input_size(), model.num_actions());
+    batch.check(n_in, a, heads.critic)?;
     let rows = batch.rows(a);
-    check_len("legal", batch.legal.len(), rows * a)?;
-    check_len("own", batch.own.len(), rows * n_in)?;
-    if heads.critic {
-        check_len("both0", batch.both0.len(), rows * n_in)?;
-        check_len("both1", batch.both1.len(), rows * n_in)?;
-    }
     if rows == 0 || !heads.any() {
         return Ok(ActOutput {
             rows,

@@ -958,5 +958,9 @@ fn selected_heads_equal_the_full_evaluation() {
         assert_eq!(w.mean_regret, snap.evaluate(&mixed).mean_regret, "{name}");
         let e = snap.evaluate_heads(&own_only, Heads::CRITIC).unwrap_err();
         assert!(e.to_string().contains("both0"), "{e}");
+        let mut short = own_only.clone();
+        short.own.pop();
+        let e = snap.evaluate_heads(&short, Heads::MEAN_REGRET).unwrap_err();
+        assert!(e.to_string().contains("`own`"), "{e}");
     }
 }
