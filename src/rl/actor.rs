@@ -831,9 +831,7 @@ pub fn play_group(
             let learner_turn = players[g] == l.traj.learning_player;
             // The critic's values (advantages, corrections) unless exact values replace them.
             let critic = r.critic.filter(|_| r.exact.is_none());
-            let needed: Vec<(usize, Heads)> = if recurrent {
-                l.rnn.iter().map(|(k, _)| (*k, Heads::ALL)).collect()
-            } else if learner_turn {
+            let mut needed: Vec<(usize, Heads)> = if learner_turn {
                 // The behaviour candidate, and `π^j` with the critic for the advantages.
                 let mut v = vec![(r.beh, candidate_heads(r.candidate))];
                 if let Some(c) = critic {
@@ -850,8 +848,13 @@ pub fn play_group(
                 }
                 v
             };
+            if recurrent {
+                // Every network that carries this game's LSTM states advances them, whether
+                // or not an output of it is read.
+                needed.extend(l.rnn.iter().map(|(k, _)| (*k, Heads::NONE)));
+            }
             for (k, h) in needed {
-                if !h.any() {
+                if !h.any() && !recurrent {
                     continue;
                 }
                 heads_of[k] = heads_of[k].union(h);
@@ -890,7 +893,9 @@ pub fn play_group(
                 let st: [RecurrentState; 2] = std::array::from_fn(|p| {
                     RecurrentState::stack(rows.iter().map(|&g| &state_of(g)[p]))
                 });
-                let (out, next) = net.step(&step, &st).expect("recurrent step batch");
+                let (out, next) = net
+                    .step_heads(&step, &st, heads_of[k])
+                    .expect("recurrent step batch");
                 for (i, &g) in rows.iter().enumerate() {
                     let e = live[g].rnn.iter_mut().find(|(j, _)| *j == k).unwrap();
                     e.1 = [next[0].row(i), next[1].row(i)];

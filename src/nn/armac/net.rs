@@ -177,13 +177,22 @@ impl ArmacNet {
         s1: Tensor<2>,
         legal: Tensor<2>,
     ) -> ArmacOutput {
-        self.assemble(
-            Some(own.clone()),
-            Some(own),
-            Some([s0, s1]),
-            legal,
-            Heads::ALL,
-        )
+        self.select_heads(own, s0, s1, legal, Heads::ALL)
+    }
+
+    /// The heads `heads` asks for from already-encoded representations (shapes as in
+    /// [`Self::heads`]); the others are zeros. The mean-regret head reads `own`, so this is
+    /// for nets without a separate regret encoder (the recurrent net has none).
+    pub fn select_heads(
+        &self,
+        own: Tensor<2>,
+        s0: Tensor<2>,
+        s1: Tensor<2>,
+        legal: Tensor<2>,
+        heads: Heads,
+    ) -> ArmacOutput {
+        debug_assert!(self.regret_encoder.is_empty() || !heads.mean_regret);
+        self.assemble(Some(own.clone()), Some(own), Some([s0, s1]), legal, heads)
     }
 
     /// The representation the mean-regret head reads: its own encoder's output on

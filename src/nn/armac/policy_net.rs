@@ -275,6 +275,18 @@ impl ArmacPolicyNet {
         batch: &StepBatch,
         state: &[RecurrentState; 2],
     ) -> Result<(ActOutput, [RecurrentState; 2]), NnError> {
+        self.step_heads(batch, state, Heads::ALL)
+    }
+
+    /// [`Self::step`] computing only the outputs `heads` asks for (the others come back
+    /// empty, as in [`Self::evaluate_heads`]); the encoders advance whatever `heads` is, so
+    /// the next state is [`Self::step`]'s.
+    pub fn step_heads(
+        &self,
+        batch: &StepBatch,
+        state: &[RecurrentState; 2],
+        heads: Heads,
+    ) -> Result<(ActOutput, [RecurrentState; 2]), NnError> {
         self.require_recurrent("step")?;
         let (b, n_in, a) = (batch.rows, self.cfg.input_size, self.cfg.num_actions);
         let h = self.cfg.representation_size();
@@ -314,17 +326,23 @@ impl ArmacPolicyNet {
             .iter()
             .map(|&p| if p == 1 { 1.0 } else { 0.0 })
             .collect();
-        let acting = tensor2(acting, b, 1, d);
-        let own = select_acting(s0.clone(), s1.clone(), acting);
-        let legal = tensor2(batch.legal.clone(), b, a, d);
-        let out = self.model.heads(own, s0, s1, legal);
-        let [q0, q1] = out.q;
-        let policy = softmax(out.avg_logits, 1);
-        let all = Tensor::cat(
-            vec![q0, q1, out.mean_regret, out.immediate_regret, policy],
-            1,
-        ); // [B, 5A]
-        let out = split_output(to_vec(all), b, a, 5);
+        let out = if heads.any() {
+            let acting = tensor2(acting, b, 1, d);
+            let own = select_acting(s0.clone(), s1.clone(), acting);
+            let legal = tensor2(batch.legal.clone(), b, a, d);
+            read_selected(
+                self.model.select_heads(own, s0, s1, legal, heads),
+                heads,
+                b,
+                a,
+            )
+        } else {
+            ActOutput {
+                rows: b,
+                num_actions: a,
+                ..Default::default()
+            }
+        };
         let hc = to_vec(Tensor::cat(vec![next.hidden, next.cell], 1)); // [2B, 2H]
         let mut next_state = [RecurrentState::default(), RecurrentState::default()];
         for (p, st) in next_state.iter_mut().enumerate() {

@@ -45,6 +45,19 @@ pub(super) fn evaluate_select_on(
     let legal = tensor2(batch.legal.clone(), rows, a, device);
     let inputs = [&batch.own, &batch.both0, &batch.both1];
     let out = forward_plain(model, device, inputs, rows, n_in, legal, heads);
+    Ok(read_selected(out, heads, rows, a))
+}
+
+/// Reads back, in one transfer, the outputs `heads` asks for (`rows × a` each); the fields not
+/// asked for come back empty.
+pub(super) fn read_selected(out: ArmacOutput, heads: Heads, rows: usize, a: usize) -> ActOutput {
+    if rows == 0 || !heads.any() {
+        return ActOutput {
+            rows,
+            num_actions: a,
+            ..Default::default()
+        };
+    }
     let [q0, q1] = out.q;
     // The five fields in `ActOutput`'s order; `None` where not asked for.
     let fields = [
@@ -68,7 +81,7 @@ pub(super) fn evaluate_select_on(
             }
         })
         .collect();
-    Ok(ActOutput::from_fields(rows, a, placed))
+    ActOutput::from_fields(rows, a, placed)
 }
 
 /// For each row, which entry of `both` its `own` tensor equals (0 or 1); `None` if some row's
@@ -118,11 +131,6 @@ pub(super) fn forward_plain(
         Some(acting) => model.forward_select(both, tensor2(acting, b, 1, device), legal, heads),
         None => model.forward(tensor2(own.clone(), b, n_in, device), both, legal),
     }
-}
-
-/// Splits a row-major `[B, k·A]` read-back into the `k` first `ActOutput` fields.
-pub(super) fn split_output(all: Vec<f32>, b: usize, a: usize, k: usize) -> ActOutput {
-    ActOutput::from_fields(b, a, split_fields(all, a, k))
 }
 
 /// Splits a row-major `[B, k·A]` read-back into its `k` column blocks (`B × A` each).

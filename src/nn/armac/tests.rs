@@ -484,6 +484,25 @@ fn recurrent_step_matches_the_unroll() {
             legal: rows(&seq.targets.legal, a),
         };
         let (out, next) = net.step(&batch, &state).unwrap();
+        // Every subset of the outputs equals the full step's, and the state advances the same.
+        for m in 0..16u8 {
+            let heads = Heads {
+                critic: m & 1 != 0,
+                mean_regret: m & 2 != 0,
+                immediate_regret: m & 4 != 0,
+                avg_policy: m & 8 != 0,
+            };
+            let (got, got_next) = net.step_heads(&batch, &state, heads).unwrap();
+            assert_eq!(got_next, next, "{heads:?}");
+            assert_eq!((got.rows, got.num_actions), (s, a));
+            let pick = |on: bool, v: &[f32]| if on { v.to_vec() } else { Vec::new() };
+            assert_eq!(got.q0, pick(heads.critic, &out.q0), "{heads:?}");
+            assert_eq!(got.q1, pick(heads.critic, &out.q1), "{heads:?}");
+            assert_eq!(got.mean_regret, pick(heads.mean_regret, &out.mean_regret));
+            let imm = pick(heads.immediate_regret, &out.immediate_regret);
+            assert_eq!(got.immediate_regret, imm, "{heads:?}");
+            assert_eq!(got.avg_policy, pick(heads.avg_policy, &out.avg_policy));
+        }
         state = next;
         for i in 0..s {
             let r = (i * t + step) * a..(i * t + step + 1) * a;
