@@ -2,6 +2,7 @@
 //! subcommand into one of the `*Args` structs here and prints what the matching function
 //! returns, one JSON object per line; the scripts in `scripts/` compare them with their peers.
 
+pub mod actor;
 pub mod batched;
 pub mod learner;
 pub mod poker;

@@ -18,12 +18,14 @@
 //!   `scripts/h100_estimate.py` turns its layout sizes into an H100 estimate.
 //! * `search --game G --batch B --simulations S --repeats R`: SoG searches/s at B = 1 and B
 //!   in lock-step (ratio), query re-solves/s, CVPN learner steps/s; `scripts/bench_search.sh`.
+//! * `actor --config C [--groups N] [--repeats R] [--past P]`: acting steps/s of one actor
+//!   thread with the config's networks, only the outputs read against all outputs (ratio).
 //! * `reservoir --config nlhe_fcpa.toml --snapshots N --seconds S`: peak memory, disk and
 //!   acting steps/s of an ARMAC run resumed from a synthetic reservoir of N past networks;
 //!   `scripts/bench_reservoir.sh` compares N = 1024 with N = 8.
 
 use anyhow::{Result, anyhow};
-use armac::bench::{batched, learner, poker, reservoir, search, solvers};
+use armac::bench::{actor, batched, learner, poker, reservoir, search, solvers};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
@@ -59,6 +61,10 @@ enum Command {
     /// count: equivalent full-width CFR iterations/s), the layout sizes and the bytes of
     /// solver state per element (median of --repeats timed blocks after one warm-up iteration).
     Batched(batched::BatchedArgs),
+    /// ARMAC actor: acting steps per second of one actor thread's lock-step groups with a
+    /// config's networks, computing only the outputs its games read against computing all of
+    /// them (the same episodes, checked), interleaved, medians and ratio.
+    Actor(actor::ActorArgs),
     /// ARMAC with a synthetic reservoir of --snapshots past networks: resumes it, trains for
     /// --seconds, and reports peak memory, disk use and acting steps per second.
     Reservoir(reservoir::ReservoirArgs),
@@ -80,6 +86,7 @@ fn main() -> Result<()> {
         Command::Learner(a) => learner::learner(&a),
         Command::Batched(a) => batched::batched(&a),
         Command::Reservoir(a) => reservoir::reservoir(&a),
+        Command::Actor(a) => actor::actor(&a),
         Command::Search(a) => search::search(&a),
     }
     .map_err(|e| anyhow!(e))?;

@@ -666,6 +666,31 @@ pub fn play_group(
     candidates: &[Candidate],
     rng: &mut SplitMix64,
 ) -> (Vec<Trajectory>, Option<(Candidate, f64)>) {
+    play_group_with(game, snaps, settings, candidates, rng, false)
+}
+
+/// [`play_group`] with every network computing all of its outputs (critic and three heads)
+/// on the rows it evaluates at a decision, where [`play_group`] computes only the ones its
+/// games read. The same episodes, at more cost: the reference that tests and
+/// `armac-bench actor` compare [`play_group`] with.
+pub fn play_group_all_heads(
+    game: &GameRef,
+    snaps: &Snapshots,
+    settings: &ActorSettings,
+    candidates: &[Candidate],
+    rng: &mut SplitMix64,
+) -> (Vec<Trajectory>, Option<(Candidate, f64)>) {
+    play_group_with(game, snaps, settings, candidates, rng, true)
+}
+
+fn play_group_with(
+    game: &GameRef,
+    snaps: &Snapshots,
+    settings: &ActorSettings,
+    candidates: &[Candidate],
+    rng: &mut SplitMix64,
+    all_heads: bool,
+) -> (Vec<Trajectory>, Option<(Candidate, f64)>) {
     let num_actions = game.num_distinct_actions();
     // Recurrent nets read per-step observation tensors, feed-forward ones information states.
     let recurrent = snaps.latest.config().recurrent;
@@ -854,7 +879,7 @@ pub fn play_group(
                 needed.extend(l.rnn.iter().map(|(k, _)| (*k, Heads::NONE)));
             }
             for (k, h) in needed {
-                if !h.any() && !recurrent {
+                if !h.any() && !recurrent && !all_heads {
                     continue;
                 }
                 heads_of[k] = heads_of[k].union(h);
@@ -870,6 +895,7 @@ pub fn play_group(
                 outs.push(None);
                 continue;
             }
+            let heads = if all_heads { Heads::ALL } else { heads_of[k] };
             let legal: Vec<f32> = rows
                 .iter()
                 .flat_map(|&g| legals[g].iter().map(|&m| m as u8 as f32))
@@ -894,7 +920,7 @@ pub fn play_group(
                     RecurrentState::stack(rows.iter().map(|&g| &state_of(g)[p]))
                 });
                 let (out, next) = net
-                    .step_heads(&step, &st, heads_of[k])
+                    .step_heads(&step, &st, heads)
                     .expect("recurrent step batch");
                 for (i, &g) in rows.iter().enumerate() {
                     let e = live[g].rnn.iter_mut().find(|(j, _)| *j == k).unwrap();
@@ -912,13 +938,7 @@ pub fn play_group(
                     legal,
                 };
                 let acting: Vec<usize> = rows.iter().map(|&g| players[g]).collect();
-                outs.push(Some(evaluate_with_table(
-                    &nets,
-                    k,
-                    &batch,
-                    &acting,
-                    heads_of[k],
-                )));
+                outs.push(Some(evaluate_with_table(&nets, k, &batch, &acting, heads)));
             }
         }
         // Output row of network `k` for game `g`.
@@ -1742,5 +1762,88 @@ mod tests {
         // Advantages within ±1 once the range is [−0.5, 0.5].
         let out = corrected_advantages(&steps, 3.0, [-0.5, 0.5]);
         assert!(out[0].1.iter().all(|x| x.abs() <= 1.0), "{:?}", out[0].1);
+    }
+
+    /// [`play_group`] computes only the outputs its games read; it plays the same episodes
+    /// (targets, policies, candidate returns) as the reference that computes every output of
+    /// every network, for feed-forward and recurrent networks, every behaviour, past draw and
+    /// advantage target, with evaluation groups.
+    #[test]
+    fn selected_heads_play_the_same_episodes() {
+        let recurrent = |game: &str, seed: u64| {
+            let g = load_game(game).unwrap();
+            let cfg = ArmacNetConfig::new(g.observation_tensor_size(), g.num_distinct_actions())
+                .with_encoder_hidden(16)
+                .with_head_hidden(16)
+                .with_recurrent(true)
+                .with_zero_init_heads(false);
+            Arc::new(ArmacPolicyNet::init(cfg, seed).unwrap())
+        };
+        let mut compared = 0;
+        for game in ["kuhn_poker", "leduc_poker", "liars_dice"] {
+            let g = load_game(game).unwrap();
+            for rec in [false, true] {
+                let net = |seed: u64| {
+                    if rec {
+                        recurrent(game, seed)
+                    } else {
+                        small_ff(game, seed)
+                    }
+                };
+                let past: Vec<PastEpoch> = (0..3)
+                    .map(|i| PastEpoch {
+                        policy: net(100 + i),
+                        critic: net(200 + i),
+                        exact: None,
+                        table: None,
+                    })
+                    .collect();
+                let snaps = Snapshots {
+                    epoch: 3,
+                    latest: net(7),
+                    latest_table: None,
+                    past: past.clone(),
+                    previous: Some(past[2].clone()),
+                    best: Candidate::all()[2],
+                };
+                let mut targets = vec![AdvantageTarget::History, AdvantageTarget::Corrected];
+                if !rec {
+                    targets.push(AdvantageTarget::Infoset);
+                }
+                for draw in [PastDraw::Episode, PastDraw::Group] {
+                    for behaviour in [Behaviour::Candidates, Behaviour::Uniform] {
+                        for &target in &targets {
+                            for eval_fraction in [0.0, 1.0] {
+                                let settings = ActorSettings {
+                                    games_per_group: 12,
+                                    eval_fraction,
+                                    reward_scale: 2.0,
+                                    past_draw: draw,
+                                    advantage_target: target,
+                                    behaviour,
+                                    chance_baseline: !rec && target == AdvantageTarget::Corrected,
+                                };
+                                let ctx = format!("{game} rec={rec} {settings:?}");
+                                let play = |all: bool| {
+                                    let mut rng = SplitMix64::new(9);
+                                    let f = if all {
+                                        play_group_all_heads
+                                    } else {
+                                        play_group
+                                    };
+                                    format!(
+                                        "{:?}",
+                                        f(&g, &snaps, &settings, Candidate::all(), &mut rng)
+                                    )
+                                };
+                                assert_eq!(play(false), play(true), "{ctx}");
+                                compared += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, 3 * (24 + 16));
     }
 }
