@@ -103,6 +103,30 @@ pub enum AdvantageTarget {
     /// expectation is `π^j`'s exact advantage at `h` whatever the critic's error; the critic
     /// only lowers its variance. See [`corrected_advantages`].
     Corrected,
+    /// [`Self::Corrected`] with the critic's advantage at the sampled history replaced, as
+    /// the control variate's mean, by its average over the learning player's information state
+    /// (the histories and weights of [`Self::Infoset`]): the target is
+    /// `ũ(h, ·) − ũ(h) − A_c(h) + Σ_h' w(h') A_c(h')` with `A_c = q_j − v_j` the past critic's
+    /// advantages. Given the information state the sampled `h` has probability `w(h)`, so the
+    /// two critic terms cancel in expectation and the target keeps [`Self::Corrected`]'s
+    /// expectation; what the opponent's private information does to the critic's advantages no
+    /// longer varies the target (feed-forward networks; a game with more than
+    /// [`MAX_SHADOWS`] histories per information state falls back to [`Self::Corrected`]).
+    #[serde(rename = "corrected_infoset")]
+    CorrectedInfoset,
+}
+
+impl AdvantageTarget {
+    /// Whether the targets are corrected at the end of the episode (the critic as a control
+    /// variate).
+    pub fn is_corrected(self) -> bool {
+        matches!(self, Self::Corrected | Self::CorrectedInfoset)
+    }
+
+    /// Whether the actors track the histories of the learning player's information state.
+    pub fn uses_infoset(self) -> bool {
+        matches!(self, Self::Infoset | Self::CorrectedInfoset)
+    }
 }
 
 /// The learning player's behaviour policy in learning episodes (`armac.behaviour`).
@@ -313,6 +337,9 @@ struct Live {
     /// [`AdvantageTarget::Corrected`] in learning episodes: every decision so far, for the
     /// correction computed once the episode ends (`None` otherwise).
     corrected: Option<Vec<CvStep>>,
+    /// [`AdvantageTarget::CorrectedInfoset`]: per learning decision (step index), what its
+    /// corrected target adds, `Σ_h' w(h') A_c(h') − A_c(h)`.
+    offsets: Vec<(usize, Vec<f32>)>,
     /// A chance node just passed whose value the next decision's step records: the
     /// probability and state of each of its outcomes until they are evaluated, then the value.
     chance: Option<ChanceNode>,
@@ -731,7 +758,7 @@ fn play_group_with(
                 )
             });
             let state = game.new_initial_state();
-            let shadows = (settings.advantage_target == AdvantageTarget::Infoset
+            let shadows = (settings.advantage_target.uses_infoset()
                 && !recurrent
                 && roles.critic.is_some()
                 && roles.exact.is_none())
@@ -741,7 +768,7 @@ fn play_group_with(
                     weight: 1.0,
                 }]
             });
-            let corrected = (settings.advantage_target == AdvantageTarget::Corrected
+            let corrected = (settings.advantage_target.is_corrected()
                 && roles.critic.is_some()
                 && roles.exact.is_none())
             .then(Vec::new);
@@ -749,6 +776,7 @@ fn play_group_with(
                 state,
                 shadows,
                 corrected,
+                offsets: Vec::new(),
                 traj: Trajectory {
                     epoch: snaps.epoch,
                     learning_player: g % 2,
@@ -810,7 +838,14 @@ fn play_group_with(
                     if let Some(cv) = l.corrected.take() {
                         let ret = l.traj.returns[l.traj.learning_player];
                         let range = [game.min_utility() / k, game.max_utility() / k];
-                        for (i, adv) in corrected_advantages(&cv, ret, range.map(|x| x as f32)) {
+                        let range = range.map(|x| x as f32);
+                        let width = range[1] - range[0];
+                        for (i, mut adv) in corrected_advantages(&cv, ret, range) {
+                            if let Some((_, off)) = l.offsets.iter().find(|(j, _)| *j == i) {
+                                for (a, o) in adv.iter_mut().zip(off) {
+                                    *a = (*a + o).clamp(-width, width);
+                                }
+                            }
                             l.traj.steps[i].advantage = Some(adv);
                         }
                     }
@@ -983,43 +1018,53 @@ fn play_group_with(
                     e.advantages(l.state.history(), p, num_actions)
                         .expect("the exact tree holds every history the game reaches")
                 });
+                // The past critic's advantages r = q_j(h, ·) − v_j(h), v_j(h) = Σ_a π^j(s, a)
+                // q_j(h, a): at the sampled history, or with `over_shadows` (where the game
+                // tracks them) Σ_h' π_{-i}(h') r(h') / Σ_h' π_{-i}(h') over the information
+                // state's histories.
+                let critic_advantage = |c: usize, over_shadows: bool| -> Vec<f32> {
+                    let pij = pij.as_ref().expect("π^j at a critic's decision");
+                    let advantage = |q: &[f32]| -> Vec<f32> {
+                        let v = state_value(pij, q);
+                        q.iter()
+                            .zip(&legal)
+                            .map(|(x, &ok)| if ok { x - v } else { 0.0 })
+                            .collect()
+                    };
+                    match (over_shadows, &l.shadows, &shadow_out[g]) {
+                        (true, Some(sh), Some((out, first))) => {
+                            let total: f64 = sh.iter().map(|x| x.weight).sum();
+                            let mut mean = vec![0.0f64; num_actions];
+                            for (k, x) in sh.iter().enumerate() {
+                                let w = x.weight / total;
+                                let q = q_of(out, first + k, num_actions, p);
+                                for (m, a) in mean.iter_mut().zip(advantage(q)) {
+                                    *m += w * f64::from(a);
+                                }
+                            }
+                            mean.into_iter().map(|m| m as f32).collect()
+                        }
+                        _ => {
+                            let (co, cr) = at(c, g);
+                            advantage(q_of(co, cr, num_actions, p))
+                        }
+                    }
+                };
                 // With corrected targets the advantage is set when the episode ends.
                 let adv = exact.or_else(|| {
-                    roles.critic.filter(|_| !correcting).map(|c| {
-                        // r = q_j(h, ·) − v_j(h), v_j(h) = Σ_a π^j(s, a) q_j(h, a).
-                        let pij = pij.as_ref().expect("π^j at a critic's decision");
-                        let advantage = |q: &[f32]| -> Vec<f32> {
-                            let v = state_value(pij, q);
-                            q.iter()
-                                .zip(&legal)
-                                .map(|(x, &ok)| if ok { x - v } else { 0.0 })
-                                .collect()
-                        };
-                        match (&l.shadows, &shadow_out[g]) {
-                            // Σ_h' π_{-i}(h') r(h') / Σ_h' π_{-i}(h') over the shadows.
-                            (Some(sh), Some((out, first))) => {
-                                let total: f64 = sh.iter().map(|x| x.weight).sum();
-                                let mut mean = vec![0.0f64; num_actions];
-                                for (k, x) in sh.iter().enumerate() {
-                                    let w = x.weight / total;
-                                    for (m, a) in mean.iter_mut().zip(advantage(q_of(
-                                        out,
-                                        first + k,
-                                        num_actions,
-                                        p,
-                                    ))) {
-                                        *m += w * f64::from(a);
-                                    }
-                                }
-                                mean.into_iter().map(|m| m as f32).collect()
-                            }
-                            _ => {
-                                let (c, cr) = at(c, g);
-                                advantage(q_of(c, cr, num_actions, p))
-                            }
-                        }
-                    })
+                    roles
+                        .critic
+                        .filter(|_| !correcting)
+                        .map(|c| critic_advantage(c, true))
                 });
+                if let (true, Some(c), Some(_)) = (correcting, roles.critic, &l.shadows) {
+                    // `CorrectedInfoset`: the control variate's mean moves from the sampled
+                    // history to the information state.
+                    let mean = critic_advantage(c, true);
+                    let here = critic_advantage(c, false);
+                    let off = mean.iter().zip(&here).map(|(m, h)| m - h).collect();
+                    l.offsets.push((l.traj.steps.len(), off));
+                }
                 (mu, adv, None)
             } else if evaluation {
                 let (o, or) = at(roles.opp, g);
@@ -1547,6 +1592,97 @@ mod tests {
         );
     }
 
+    /// `AdvantageTarget::CorrectedInfoset` on Leduc (the opponent's card is private): with a
+    /// random critic, the stored targets average, per information state of the learning
+    /// player, to `π^j`'s exact advantages averaged over that state's histories, as the plain
+    /// corrected targets do; both are unbiased there, and the two differ sample by sample.
+    #[test]
+    fn corrected_infoset_targets_are_unbiased_per_information_state() {
+        use crate::tree::PublicTree;
+        use crate::tree::history::{HistoryKind, HistoryTree};
+        let game = load_game("leduc_poker").unwrap();
+        let na = game.num_distinct_actions();
+        let isz = game.information_state_tensor_size();
+        let tree = PublicTree::build(game.as_ref()).unwrap();
+        let (table, tp) = mixed_table(game.as_ref());
+        let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree).unwrap());
+        let exact = ExactValues::new(ht.clone(), &tree, &tp, 26.0, AdvantageTarget::Infoset);
+        let key = |p: usize, info: &[f32]| -> Vec<u32> {
+            std::iter::once(p as u32)
+                .chain(info.iter().map(|x| x.to_bits()))
+                .collect()
+        };
+        let mut want = std::collections::HashMap::new();
+        for h in 0..ht.len() {
+            if let HistoryKind::Decision(p) = ht.kind[h] {
+                let acts = ht.actions_to(h);
+                let st = crate::game::replay(game.as_ref(), &acts).unwrap();
+                let mut info = vec![0.0; isz];
+                st.information_state_tensor(p, &mut info);
+                want.insert(key(p, &info), exact.advantages(&acts, p, na).unwrap());
+            }
+        }
+        let snaps = Snapshots {
+            epoch: 3,
+            latest: small_ff("leduc_poker", 10),
+            latest_table: None,
+            past: Vec::new(),
+            previous: Some(PastEpoch {
+                policy: small_ff("leduc_poker", 101),
+                critic: small_ff("leduc_poker", 20),
+                exact: None,
+                table: Some(Arc::new(table)),
+            }),
+            best: Candidate::Average,
+        };
+        let mut worst = Vec::new();
+        let mut firsts = Vec::new();
+        for target in [
+            AdvantageTarget::Corrected,
+            AdvantageTarget::CorrectedInfoset,
+        ] {
+            // Returns divided by 26, as the exact values above: the random critic's outputs
+            // are then as large as the true values, so a wrong offset would show.
+            let settings = ActorSettings {
+                reward_scale: 26.0,
+                ..latest_settings(target, Behaviour::Uniform)
+            };
+            let mut rng = SplitMix64::new(23);
+            let mut acc = Moments::default();
+            let mut first = Vec::new();
+            for _ in 0..400 {
+                let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
+                for t in &trajs {
+                    let lp = t.learning_player;
+                    for s in t.steps.iter().filter(|s| s.player == lp) {
+                        let adv = s.advantage.as_ref().unwrap();
+                        first.push(adv.clone());
+                        add_target(&mut acc, key(lp, &s.info[lp]), adv);
+                    }
+                }
+            }
+            let (w, judged) = worst_deviation(&acc, |k| want[k].clone(), 30.0);
+            assert!(
+                judged > 100,
+                "{target:?}: {judged} information states judged"
+            );
+            worst.push(w);
+            firsts.push(first);
+        }
+        // The same episodes (targets are computed after the actions are drawn).
+        assert_eq!(firsts[0].len(), firsts[1].len());
+        assert_ne!(
+            firsts[0], firsts[1],
+            "the information-state mean changes the targets"
+        );
+        assert!(worst[0] < 4.5, "corrected targets off by {} s.e.", worst[0]);
+        assert!(
+            worst[1] < 4.5,
+            "corrected_infoset targets off by {} s.e.",
+            worst[1]
+        );
+    }
+
     /// A feed-forward net for `game` with small random weights.
     fn small_ff(game: &str, seed: u64) -> Arc<ArmacPolicyNet> {
         let game = load_game(game).unwrap();
@@ -1809,6 +1945,7 @@ mod tests {
                 let mut targets = vec![AdvantageTarget::History, AdvantageTarget::Corrected];
                 if !rec {
                     targets.push(AdvantageTarget::Infoset);
+                    targets.push(AdvantageTarget::CorrectedInfoset);
                 }
                 for draw in [PastDraw::Episode, PastDraw::Group] {
                     for behaviour in [Behaviour::Candidates, Behaviour::Uniform] {
@@ -1821,7 +1958,7 @@ mod tests {
                                     past_draw: draw,
                                     advantage_target: target,
                                     behaviour,
-                                    chance_baseline: !rec && target == AdvantageTarget::Corrected,
+                                    chance_baseline: !rec && target.is_corrected(),
                                 };
                                 let ctx = format!("{game} rec={rec} {settings:?}");
                                 let play = |all: bool| {
@@ -1844,6 +1981,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(compared, 3 * (24 + 16));
+        assert_eq!(compared, 3 * (32 + 16));
     }
 }

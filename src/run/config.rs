@@ -271,7 +271,12 @@ pub struct ArmacConfig {
     /// `"corrected"` (the critic's advantages plus the sampled episode's importance-weighted
     /// residual: the critic becomes a control variate and the target an unbiased estimate of
     /// `π^j`'s advantages whatever the critic's error, at the price of variance; the actors
-    /// also query the past critic at the opponent's decisions). `exact_advantages` overrides it.
+    /// also query the past critic at the opponent's decisions), or `"corrected_infoset"`
+    /// (`"corrected"` whose control variate's mean is the critic's advantage averaged over
+    /// the information state's histories as with `"infoset"`, instead of the one at the
+    /// sampled history: same expectation, and the opponent's private information no longer
+    /// moves the critic's part of the target; feed-forward networks). `exact_advantages`
+    /// overrides it.
     #[serde(default)]
     pub advantage_target: AdvantageTarget,
     /// With `advantage_target = "corrected"` and a feed-forward network: a baseline at the
@@ -1210,8 +1215,8 @@ impl Config {
             }
         }
         if a.chance_baseline {
-            let why = if a.advantage_target != AdvantageTarget::Corrected {
-                Some("needs armac.advantage_target = \"corrected\"")
+            let why = if !a.advantage_target.is_corrected() {
+                Some("needs armac.advantage_target = \"corrected\" or \"corrected_infoset\"")
             } else if a.recurrent {
                 Some("needs a feed-forward network (armac.recurrent = false)")
             } else {
@@ -1221,10 +1226,11 @@ impl Config {
                 return Err(bad("chance_baseline", why));
             }
         }
-        if a.advantage_target == AdvantageTarget::Infoset && a.recurrent {
+        if a.advantage_target.uses_infoset() && a.recurrent {
             return Err(bad(
                 "advantage_target",
-                "\"infoset\" needs a feed-forward network (armac.recurrent = false)",
+                "\"infoset\" and \"corrected_infoset\" need a feed-forward network \
+                 (armac.recurrent = false)",
             ));
         }
         if a.reward_scale.is_some_and(|x| !(x.is_finite() && x > 0.0)) {
@@ -1537,6 +1543,17 @@ mod tests {
         // The shadow histories need information-state tensors: feed-forward networks only.
         let mut t = table(base);
         apply_override(&mut t, "armac.advantage_target=\"infoset\"").unwrap();
+        apply_override(&mut t, "armac.recurrent=true").unwrap();
+        let e = Config::from_table(t, "x")
+            .unwrap()
+            .armac()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("advantage_target"), "{e}");
+        let mut t = table(base);
+        apply_override(&mut t, "armac.advantage_target=\"corrected_infoset\"").unwrap();
+        let s = Config::from_table(t.clone(), "x").unwrap().armac().unwrap();
+        assert_eq!(s.advantage_target, AdvantageTarget::CorrectedInfoset);
         apply_override(&mut t, "armac.recurrent=true").unwrap();
         let e = Config::from_table(t, "x")
             .unwrap()
