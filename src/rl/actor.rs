@@ -1492,6 +1492,38 @@ mod tests {
         }
     }
 
+    /// The exact advantages of `π^j` = `tp` (returns divided by `scale`, averaged per
+    /// information state with `AdvantageTarget::Infoset`) at every decision history of `game`,
+    /// keyed by `key(acting player, player 0's and player 1's information-state tensors)`.
+    fn exact_targets(
+        game: &dyn crate::game::Game,
+        tp: &crate::tree::TreePolicy,
+        scale: f64,
+        target: AdvantageTarget,
+        key: impl Fn(usize, &[f32], &[f32]) -> Vec<u32>,
+    ) -> std::collections::HashMap<Vec<u32>, Vec<f32>> {
+        use crate::tree::history::{HistoryKind, HistoryTree};
+        let (na, isz) = (
+            game.num_distinct_actions(),
+            game.information_state_tensor_size(),
+        );
+        let tree = crate::tree::PublicTree::build(game).unwrap();
+        let ht = Arc::new(HistoryTree::build(game, &tree).unwrap());
+        let exact = ExactValues::new(ht.clone(), &tree, tp, scale, target);
+        let mut want = std::collections::HashMap::new();
+        for h in 0..ht.len() {
+            if let HistoryKind::Decision(p) = ht.kind[h] {
+                let acts = ht.actions_to(h);
+                let st = crate::game::replay(game, &acts).unwrap();
+                let (mut i0, mut i1) = (vec![0.0; isz], vec![0.0; isz]);
+                st.information_state_tensor(0, &mut i0);
+                st.information_state_tensor(1, &mut i1);
+                want.insert(key(p, &i0, &i1), exact.advantages(&acts, p, na).unwrap());
+            }
+        }
+        want
+    }
+
     /// Per history key: count, sums and sums of squares of the stored targets.
     type Moments = std::collections::HashMap<Vec<u32>, (f64, Vec<f64>, Vec<f64>)>;
 
@@ -1535,31 +1567,14 @@ mod tests {
     /// (within 4 standard errors), while the critic's own advantages (`History`) do not.
     #[test]
     fn corrected_targets_are_unbiased_whatever_the_critic() {
-        use crate::tree::PublicTree;
-        use crate::tree::history::{HistoryKind, HistoryTree};
         let game = load_game("kuhn_poker").unwrap();
-        let na = game.num_distinct_actions();
-        let isz = game.information_state_tensor_size();
-        let tree = PublicTree::build(game.as_ref()).unwrap();
         // π^j: a table passing with 0.3 / 0.8 at player 0's / 1's infosets.
         let (table, tp) = kuhn_table(game.as_ref(), [0.3, 0.8]);
-        let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree).unwrap());
-        let exact = ExactValues::new(ht.clone(), &tree, &tp, 2.0, AdvantageTarget::History);
         // Decision histories by both players' information-state tensors.
-        let key = |i0: &[f32], i1: &[f32]| -> Vec<u32> {
+        let key = |_: usize, i0: &[f32], i1: &[f32]| -> Vec<u32> {
             i0.iter().chain(i1).map(|x| x.to_bits()).collect()
         };
-        let mut want = std::collections::HashMap::new();
-        for h in 0..ht.len() {
-            if let HistoryKind::Decision(p) = ht.kind[h] {
-                let acts = ht.actions_to(h);
-                let st = crate::game::replay(game.as_ref(), &acts).unwrap();
-                let (mut i0, mut i1) = (vec![0.0; isz], vec![0.0; isz]);
-                st.information_state_tensor(0, &mut i0);
-                st.information_state_tensor(1, &mut i1);
-                want.insert(key(&i0, &i1), exact.advantages(&acts, p, na).unwrap());
-            }
-        }
+        let want = exact_targets(game.as_ref(), &tp, 2.0, AdvantageTarget::History, key);
         let snaps = one_past_epoch(PastEpoch {
             policy: kuhn_ff(101),
             critic: kuhn_ff(20),
@@ -1577,7 +1592,7 @@ mod tests {
                 for t in &trajs {
                     for s in t.steps.iter().filter(|s| s.player == t.learning_player) {
                         let adv = s.advantage.as_ref().unwrap();
-                        add_target(&mut acc, key(&s.info[0], &s.info[1]), adv);
+                        add_target(&mut acc, key(0, &s.info[0], &s.info[1]), adv);
                     }
                 }
             }
@@ -1598,30 +1613,16 @@ mod tests {
     /// corrected targets do; both are unbiased there, and the two differ sample by sample.
     #[test]
     fn corrected_infoset_targets_are_unbiased_per_information_state() {
-        use crate::tree::PublicTree;
-        use crate::tree::history::{HistoryKind, HistoryTree};
         let game = load_game("leduc_poker").unwrap();
-        let na = game.num_distinct_actions();
-        let isz = game.information_state_tensor_size();
-        let tree = PublicTree::build(game.as_ref()).unwrap();
         let (table, tp) = mixed_table(game.as_ref());
-        let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree).unwrap());
-        let exact = ExactValues::new(ht.clone(), &tree, &tp, 26.0, AdvantageTarget::Infoset);
-        let key = |p: usize, info: &[f32]| -> Vec<u32> {
+        // Decision histories by the acting player and its information-state tensor.
+        let key = |p: usize, i0: &[f32], i1: &[f32]| -> Vec<u32> {
+            let info = if p == 0 { i0 } else { i1 };
             std::iter::once(p as u32)
                 .chain(info.iter().map(|x| x.to_bits()))
                 .collect()
         };
-        let mut want = std::collections::HashMap::new();
-        for h in 0..ht.len() {
-            if let HistoryKind::Decision(p) = ht.kind[h] {
-                let acts = ht.actions_to(h);
-                let st = crate::game::replay(game.as_ref(), &acts).unwrap();
-                let mut info = vec![0.0; isz];
-                st.information_state_tensor(p, &mut info);
-                want.insert(key(p, &info), exact.advantages(&acts, p, na).unwrap());
-            }
-        }
+        let want = exact_targets(game.as_ref(), &tp, 26.0, AdvantageTarget::Infoset, key);
         let snaps = Snapshots {
             epoch: 3,
             latest: small_ff("leduc_poker", 10),
@@ -1657,7 +1658,7 @@ mod tests {
                     for s in t.steps.iter().filter(|s| s.player == lp) {
                         let adv = s.advantage.as_ref().unwrap();
                         first.push(adv.clone());
-                        add_target(&mut acc, key(lp, &s.info[lp]), adv);
+                        add_target(&mut acc, key(lp, &s.info[0], &s.info[1]), adv);
                     }
                 }
             }

@@ -1540,27 +1540,23 @@ mod tests {
         apply_override(&mut t, "armac.recurrent=true").unwrap();
         let s = Config::from_table(t, "x").unwrap().armac().unwrap();
         assert_eq!(s.advantage_target, AdvantageTarget::Corrected);
-        // The shadow histories need information-state tensors: feed-forward networks only.
-        let mut t = table(base);
-        apply_override(&mut t, "armac.advantage_target=\"infoset\"").unwrap();
-        apply_override(&mut t, "armac.recurrent=true").unwrap();
-        let e = Config::from_table(t, "x")
-            .unwrap()
-            .armac()
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("advantage_target"), "{e}");
         let mut t = table(base);
         apply_override(&mut t, "armac.advantage_target=\"corrected_infoset\"").unwrap();
-        let s = Config::from_table(t.clone(), "x").unwrap().armac().unwrap();
+        let s = Config::from_table(t, "x").unwrap().armac().unwrap();
         assert_eq!(s.advantage_target, AdvantageTarget::CorrectedInfoset);
-        apply_override(&mut t, "armac.recurrent=true").unwrap();
-        let e = Config::from_table(t, "x")
-            .unwrap()
-            .armac()
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("advantage_target"), "{e}");
+        // The shadow histories need information-state tensors: feed-forward networks only.
+        for target in ["infoset", "corrected_infoset"] {
+            let mut t = table(base);
+            let o = format!("armac.advantage_target=\"{target}\"");
+            apply_override(&mut t, &o).unwrap();
+            apply_override(&mut t, "armac.recurrent=true").unwrap();
+            let e = Config::from_table(t, "x")
+                .unwrap()
+                .armac()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("advantage_target"), "{target}: {e}");
+        }
         // The chance baseline corrects the corrected targets, with feed-forward networks.
         let with = |extra: &[&str]| {
             let mut t = table(base);

@@ -440,6 +440,31 @@ fn learner_on_wgpu_snapshots_to_the_cpu() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// All sixteen subsets of the outputs.
+fn head_subsets() -> impl Iterator<Item = Heads> {
+    (0..16u8).map(|m| Heads {
+        critic: m & 1 != 0,
+        mean_regret: m & 2 != 0,
+        immediate_regret: m & 4 != 0,
+        avg_policy: m & 8 != 0,
+    })
+}
+
+/// `got`, computed for `heads`, holds `full`'s fields where `heads` asks for them and empty
+/// ones elsewhere.
+fn assert_selected(got: &ActOutput, full: &ActOutput, heads: Heads, name: &str) {
+    let pick = |on: bool, v: &[f32]| if on { v.to_vec() } else { Vec::new() };
+    let ctx = format!("{name}, {heads:?}");
+    assert_eq!(got.q0, pick(heads.critic, &full.q0), "{ctx}");
+    assert_eq!(got.q1, pick(heads.critic, &full.q1), "{ctx}");
+    let w = pick(heads.mean_regret, &full.mean_regret);
+    assert_eq!(got.mean_regret, w, "{ctx}");
+    let imm = pick(heads.immediate_regret, &full.immediate_regret);
+    assert_eq!(got.immediate_regret, imm, "{ctx}");
+    let pi = pick(heads.avg_policy, &full.avg_policy);
+    assert_eq!(got.avg_policy, pi, "{ctx}");
+}
+
 fn small_recurrent() -> ArmacNetConfig {
     ArmacNetConfig::new(5, 3)
         .with_encoder_hidden(8)
@@ -485,23 +510,11 @@ fn recurrent_step_matches_the_unroll() {
         };
         let (out, next) = net.step(&batch, &state).unwrap();
         // Every subset of the outputs equals the full step's, and the state advances the same.
-        for m in 0..16u8 {
-            let heads = Heads {
-                critic: m & 1 != 0,
-                mean_regret: m & 2 != 0,
-                immediate_regret: m & 4 != 0,
-                avg_policy: m & 8 != 0,
-            };
+        for heads in head_subsets() {
             let (got, got_next) = net.step_heads(&batch, &state, heads).unwrap();
             assert_eq!(got_next, next, "{heads:?}");
             assert_eq!((got.rows, got.num_actions), (s, a));
-            let pick = |on: bool, v: &[f32]| if on { v.to_vec() } else { Vec::new() };
-            assert_eq!(got.q0, pick(heads.critic, &out.q0), "{heads:?}");
-            assert_eq!(got.q1, pick(heads.critic, &out.q1), "{heads:?}");
-            assert_eq!(got.mean_regret, pick(heads.mean_regret, &out.mean_regret));
-            let imm = pick(heads.immediate_regret, &out.immediate_regret);
-            assert_eq!(got.immediate_regret, imm, "{heads:?}");
-            assert_eq!(got.avg_policy, pick(heads.avg_policy, &out.avg_policy));
+            assert_selected(&got, &out, heads, "recurrent step");
         }
         state = next;
         for i in 0..s {
@@ -946,25 +959,10 @@ fn selected_heads_equal_the_full_evaluation() {
                 "{name}"
             );
             assert!(full.immediate_regret.iter().any(|&x| x != 0.0), "{name}");
-            for m in 0..16u8 {
-                let heads = Heads {
-                    critic: m & 1 != 0,
-                    mean_regret: m & 2 != 0,
-                    immediate_regret: m & 4 != 0,
-                    avg_policy: m & 8 != 0,
-                };
+            for heads in head_subsets() {
                 let got = snap.evaluate_heads(batch, heads).unwrap();
                 assert_eq!((got.rows, got.num_actions), (23, cfg.num_actions));
-                let pick = |on: bool, v: &[f32]| if on { v.to_vec() } else { Vec::new() };
-                let ctx = format!("{name}, {heads:?}");
-                assert_eq!(got.q0, pick(heads.critic, &full.q0), "{ctx}");
-                assert_eq!(got.q1, pick(heads.critic, &full.q1), "{ctx}");
-                let w = pick(heads.mean_regret, &full.mean_regret);
-                assert_eq!(got.mean_regret, w, "{ctx}");
-                let imm = pick(heads.immediate_regret, &full.immediate_regret);
-                assert_eq!(got.immediate_regret, imm, "{ctx}");
-                let pi = pick(heads.avg_policy, &full.avg_policy);
-                assert_eq!(got.avg_policy, pi, "{ctx}");
+                assert_selected(&got, &full, heads, name);
             }
         }
         // Without the critic the other players' tensors are not read.
