@@ -154,6 +154,15 @@ pub struct ActOutput {
 }
 
 impl ActOutput {
+    /// An output of `rows` rows with every field empty (no output asked for, or no rows).
+    pub(super) fn empty(rows: usize, num_actions: usize) -> Self {
+        ActOutput {
+            rows,
+            num_actions,
+            ..Default::default()
+        }
+    }
+
     /// Assembles an output of `rows` rows from its fields in declaration order (`q0`, `q1`,
     /// `mean_regret`, `immediate_regret`, `avg_policy`); missing trailing fields are empty.
     pub(super) fn from_fields(rows: usize, num_actions: usize, fields: Vec<Vec<f32>>) -> Self {

@@ -299,13 +299,7 @@ impl ArmacPolicyNet {
             check_len(&format!("state[{p}].cell"), st.cell.len(), b * h)?;
         }
         if b == 0 {
-            return Ok((
-                ActOutput {
-                    num_actions: a,
-                    ..Default::default()
-                },
-                state.clone(),
-            ));
+            return Ok((ActOutput::empty(0, a), state.clone()));
         }
         let d = &self.device;
         let mut obs = batch.obs0.clone();
@@ -321,12 +315,12 @@ impl ArmacPolicyNet {
         let (rep, next) = self.model.encode_step(tensor2(obs, 2 * b, n_in, d), st); // [2B, H]
         let s0 = rep.clone().narrow(0, 0, b);
         let s1 = rep.narrow(0, b, b);
-        let acting: Vec<f32> = batch
-            .acting_player
-            .iter()
-            .map(|&p| if p == 1 { 1.0 } else { 0.0 })
-            .collect();
         let out = if heads.any() {
+            let acting: Vec<f32> = batch
+                .acting_player
+                .iter()
+                .map(|&p| if p == 1 { 1.0 } else { 0.0 })
+                .collect();
             let acting = tensor2(acting, b, 1, d);
             let own = select_acting(s0.clone(), s1.clone(), acting);
             let legal = tensor2(batch.legal.clone(), b, a, d);
@@ -337,11 +331,7 @@ impl ArmacPolicyNet {
                 a,
             )
         } else {
-            ActOutput {
-                rows: b,
-                num_actions: a,
-                ..Default::default()
-            }
+            ActOutput::empty(b, a)
         };
         let hc = to_vec(Tensor::cat(vec![next.hidden, next.cell], 1)); // [2B, 2H]
         let mut next_state = [RecurrentState::default(), RecurrentState::default()];

@@ -36,11 +36,7 @@ pub(super) fn evaluate_select_on(
     batch.check(n_in, a, heads.critic)?;
     let rows = batch.rows(a);
     if rows == 0 || !heads.any() {
-        return Ok(ActOutput {
-            rows,
-            num_actions: a,
-            ..Default::default()
-        });
+        return Ok(ActOutput::empty(rows, a));
     }
     let legal = tensor2(batch.legal.clone(), rows, a, device);
     let inputs = [&batch.own, &batch.both0, &batch.both1];
@@ -52,11 +48,7 @@ pub(super) fn evaluate_select_on(
 /// asked for come back empty.
 pub(super) fn read_selected(out: ArmacOutput, heads: Heads, rows: usize, a: usize) -> ActOutput {
     if rows == 0 || !heads.any() {
-        return ActOutput {
-            rows,
-            num_actions: a,
-            ..Default::default()
-        };
+        return ActOutput::empty(rows, a);
     }
     let [q0, q1] = out.q;
     // The five fields in `ActOutput`'s order; `None` where not asked for.
