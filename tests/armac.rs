@@ -365,3 +365,59 @@ fn reservoir_memory_survives_a_resume_and_corruption_is_named() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `armac.memory_targets = "infoset_mean_all"`: the checkpoint keeps the per-state sums the
+/// samples held cannot rebuild (`memory_means.bin`), a resumed run reads them back, and a
+/// corrupt sums file stops the resume with the file named and the run directory untouched.
+#[test]
+fn all_seen_mean_targets_survive_a_resume_and_corruption_is_named() {
+    let dir = common::tmp("e2e", "means");
+    let common = [
+        "--quiet",
+        "--set",
+        "armac.episodes_per_epoch=64",
+        "--set",
+        "armac.learning_steps_per_epoch=5",
+        "--set",
+        "armac.replay_capacity=128",
+        "--set",
+        "armac.memory=\"reservoir\"",
+        "--set",
+        "armac.memory_capacity=40",
+        "--set",
+        "armac.memory_targets=\"infoset_mean_all\"",
+    ];
+    let mut first = vec!["--config", "kuhn_armac.toml", "--set", "armac.epochs=3"];
+    first.extend_from_slice(&common);
+    first.push("--out");
+    train(&first, &dir);
+    let means_file = dir.join("checkpoint/memory_means.bin");
+    let bytes = std::fs::read(&means_file).expect("the sums are checkpointed");
+    assert_eq!(&bytes[..8], b"ARMACMS1");
+    let mut second = vec!["--set", "armac.epochs=5"];
+    second.extend_from_slice(&common);
+    second.push("--resume");
+    train(&second, &dir);
+    let st = common::json(&dir.join("checkpoint/state.json"));
+    assert_eq!(st["epoch"], 5);
+    let bytes = std::fs::read(&means_file).unwrap();
+    let mut bad = bytes.clone();
+    let k = bad.len() / 2;
+    bad[k] ^= 0x10;
+    std::fs::write(&means_file, &bad).unwrap();
+    let before = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
+    let mut third = vec!["--set", "armac.epochs=7"];
+    third.extend_from_slice(&common);
+    third.push("--resume");
+    third.push(dir.to_str().unwrap());
+    let out = common::train().args(&third).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("memory_means.bin"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("metrics.csv")).unwrap(),
+        before,
+        "a failed resume leaves the run directory as it was"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

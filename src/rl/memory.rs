@@ -84,6 +84,20 @@ pub enum MemoryTargets {
     Sample,
     /// The weighted mean over the samples held at its information state.
     InfosetMean,
+    /// The weighted mean over every sample ever offered at its information state since the
+    /// reservoir last held none there: the same estimate of Eq. 3's mean regret (and of the
+    /// average policy) as [`Self::InfosetMean`] from all the data instead of the reservoir's
+    /// uniform subsample of it, so its noise keeps falling after the reservoir fills. The
+    /// sums cannot be rebuilt from the samples held; checkpoints keep them
+    /// ([`Memory::encode_means`]).
+    InfosetMeanAll,
+}
+
+impl MemoryTargets {
+    /// Rows regress on per-state means (either kind).
+    pub fn is_mean(self) -> bool {
+        self != MemoryTargets::Sample
+    }
 }
 
 /// Fixed-point scale of [`MeanTable`]'s sums.
@@ -166,6 +180,77 @@ impl MeanTable {
                 self.map.remove(&key);
             }
         }
+    }
+
+    /// A sample at `s`'s state left the reservoir but its target stays in the sums
+    /// ([`MemoryTargets::InfosetMeanAll`]); the entry goes when the last sample held there
+    /// does.
+    fn release(&mut self, s: &Step) {
+        let key = state_key(s);
+        if let Some(e) = self.map.get_mut(&key) {
+            e.count -= 1;
+            if e.count == 0 {
+                self.map.remove(&key);
+            }
+        }
+    }
+
+    /// Appends the table to `buf`: entry count, then per entry (in key order, so equal
+    /// tables give equal bytes) its key, weight, sample count, target length and sums.
+    fn encode_into(&self, buf: &mut Vec<u8>) {
+        let mut keys: Vec<&u128> = self.map.keys().collect();
+        keys.sort_unstable();
+        buf.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+        for k in keys {
+            let e = &self.map[k];
+            buf.extend_from_slice(&k.to_le_bytes());
+            buf.extend_from_slice(&e.weight.to_le_bytes());
+            buf.extend_from_slice(&e.count.to_le_bytes());
+            buf.extend_from_slice(&(e.sums.len() as u32).to_le_bytes());
+            for x in &e.sums {
+                buf.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+    }
+
+    /// Reads a table written by [`Self::encode_into`] from the front of `b`, advancing it.
+    fn decode_from(b: &mut &[u8]) -> Result<MeanTable, String> {
+        fn take<'a>(b: &mut &'a [u8], n: usize) -> Result<&'a [u8], String> {
+            if b.len() < n {
+                return Err("truncated".into());
+            }
+            let (head, rest) = b.split_at(n);
+            *b = rest;
+            Ok(head)
+        }
+        let n = u64::from_le_bytes(take(b, 8)?.try_into().unwrap());
+        let mut map = HashMap::new();
+        for _ in 0..n {
+            let key = u128::from_le_bytes(take(b, 16)?.try_into().unwrap());
+            let weight = i128::from_le_bytes(take(b, 16)?.try_into().unwrap());
+            let count = u32::from_le_bytes(take(b, 4)?.try_into().unwrap());
+            let len = u32::from_le_bytes(take(b, 4)?.try_into().unwrap()) as usize;
+            let raw = take(b, 16 * len)?;
+            let sums = raw
+                .chunks_exact(16)
+                .map(|c| i128::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            if count == 0
+                || map
+                    .insert(
+                        key,
+                        MeanEntry {
+                            sums,
+                            weight,
+                            count,
+                        },
+                    )
+                    .is_some()
+            {
+                return Err("an entry without samples or a repeated state".into());
+            }
+        }
+        Ok(MeanTable { map })
     }
 
     /// The weighted mean target at `s`'s information state (`None` if none is held).
@@ -274,7 +359,7 @@ impl Memory {
 
     /// Recomputes the per-state sums from the samples held (or drops them).
     fn rebuild_means(&mut self) {
-        self.means = (self.targets == MemoryTargets::InfosetMean || self.keep_means).then(|| {
+        self.means = (self.targets.is_mean() || self.keep_means).then(|| {
             [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
                 let mut table = MeanTable::default();
                 for s in res.items() {
@@ -348,6 +433,11 @@ impl Memory {
             table.change(&sample.step, w, 1);
             match res.offer(sample, rng) {
                 Offer::Added => {}
+                Offer::Replaced(old) | Offer::Dropped(old)
+                    if self.targets == MemoryTargets::InfosetMeanAll =>
+                {
+                    table.release(&old.step);
+                }
                 Offer::Replaced(old) | Offer::Dropped(old) => {
                     // `weight` depends on the sample and the settings only, so the weight it
                     // was added with.
@@ -397,7 +487,7 @@ impl Memory {
                 let mean = self
                     .means
                     .as_ref()
-                    .filter(|_| self.targets == MemoryTargets::InfosetMean)
+                    .filter(|_| self.targets.is_mean())
                     .and_then(|m| m[usize::from(!is_regret)].mean(s));
                 let (regret, policy) = match (&mean, is_regret) {
                     (Some(m), true) => (m.as_slice(), zeros.as_slice()),
@@ -465,6 +555,65 @@ impl Memory {
         Ok(())
     }
 }
+
+impl Memory {
+    /// The per-state sums of both reservoirs as bytes (a magic tag, the two tables, an FNV-1a
+    /// checksum) when rows regress on [`MemoryTargets::InfosetMeanAll`], whose sums the
+    /// samples held cannot rebuild; `None` for the other targets.
+    pub fn encode_means(&self) -> Option<Vec<u8>> {
+        if self.targets != MemoryTargets::InfosetMeanAll {
+            return None;
+        }
+        let tables = self.means.as_ref().expect("mean targets keep sums");
+        let mut buf = MEANS_MAGIC.to_vec();
+        for t in tables {
+            t.encode_into(&mut buf);
+        }
+        let sum = crate::util::fnv1a(&buf);
+        buf.extend_from_slice(&sum.to_le_bytes());
+        Some(buf)
+    }
+
+    /// Replaces the sums with [`Self::encode_means`]'s, after [`Self::decode`] restored the
+    /// samples: every state must be held exactly as often as the file says (the error says
+    /// what is wrong).
+    pub fn decode_means(&mut self, bytes: &[u8]) -> Result<(), String> {
+        if bytes.len() < 16 || &bytes[..8] != MEANS_MAGIC {
+            return Err("not an armac mean-target file (bad magic)".into());
+        }
+        let (body, tail) = bytes.split_at(bytes.len() - 8);
+        if crate::util::fnv1a(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
+            return Err("checksum mismatch (truncated or modified file)".into());
+        }
+        let mut rest = &body[8..];
+        let mut tables = Vec::with_capacity(2);
+        for _ in 0..2 {
+            tables.push(MeanTable::decode_from(&mut rest)?);
+        }
+        if !rest.is_empty() {
+            return Err(format!("{} bytes after the tables", rest.len()));
+        }
+        let held = self.means.as_ref().ok_or("these settings keep no sums")?;
+        for ((got, held), name) in tables.iter().zip(held).zip(["regret", "average-policy"]) {
+            let agree = got.map.len() == held.map.len()
+                && held
+                    .map
+                    .iter()
+                    .all(|(k, e)| got.map.get(k).is_some_and(|g| g.count == e.count));
+            if !agree {
+                return Err(format!(
+                    "its {name} sums do not match the samples the {name} memory holds"
+                ));
+            }
+        }
+        let [r, p]: [MeanTable; 2] = tables.try_into().expect("two tables");
+        self.means = Some([r, p]);
+        Ok(())
+    }
+}
+
+/// Tag of [`Memory::encode_means`]'s bytes.
+const MEANS_MAGIC: &[u8; 8] = b"ARMACMS1";
 
 /// [`Memory::weight`] from the settings it depends on.
 fn weight_of(
@@ -864,6 +1013,104 @@ mod tests {
         // Sample targets leave the rows alone.
         let plain = Memory::new(16, MemoryWeights::Reach, 3.0);
         assert_eq!(plain.distinct_states(), None);
+    }
+
+    /// `infoset_mean_all`: each row carries the weighted mean of every target offered at its
+    /// state since the reservoir last held none there (checked by brute force while a
+    /// 16-sample reservoir evicts most of them), the sums survive a checkpoint round trip bit
+    /// for bit, and a corrupt or mismatched sums file is refused with the reason.
+    #[test]
+    fn all_seen_mean_targets_keep_evicted_samples_and_survive_a_round_trip() {
+        let make = || {
+            Memory::new(16, MemoryWeights::Reach, 3.0)
+                .with_epoch_powers(1.0, 1.0)
+                .with_targets(MemoryTargets::InfosetMeanAll)
+        };
+        let mut rng = SplitMix64::new(11);
+        let mut m = make();
+        // (regret?, tensor) -> (weight, target) of every sample offered since the state was
+        // last held nowhere.
+        let mut offered: HashMap<(bool, Vec<u32>), Vec<(f64, Vec<f64>)>> = HashMap::new();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+        for e in 0..300u64 {
+            let mut ep = episode(true);
+            ep.epoch = e % 5;
+            for (k, s) in ep.steps.iter_mut().enumerate() {
+                let state = (e as usize * 7 + k) % 4;
+                s.info[s.player] = vec![state as f32, 1.0];
+                let x = rng.next_f64() as f32 * 2.0 - 1.0;
+                if let Some(a) = &mut s.advantage {
+                    *a = vec![x, -0.5 * x];
+                }
+                if let Some(p) = &mut s.played_policy {
+                    *p = vec![(x + 1.0) / 2.0, (1.0 - x) / 2.0];
+                }
+                let is_regret = s.advantage.is_some();
+                let sample = slim(s, ep.epoch as u32);
+                let w = f64::from(m.weight(&sample, is_regret));
+                let t = target(&sample.step).iter().map(|&y| f64::from(y)).collect();
+                offered
+                    .entry((is_regret, bits(&s.info[s.player])))
+                    .or_default()
+                    .push((w, t));
+            }
+            m.add(&ep, &mut rng);
+            offered.retain(|(is_regret, own), _| {
+                let res = if *is_regret { &m.regret } else { &m.policy };
+                res.items()
+                    .iter()
+                    .any(|o| bits(&o.step.info[o.step.player]) == *own)
+            });
+        }
+        assert_eq!((m.regret.seen(), m.policy.seen()), (600, 300));
+        let kept: usize = offered.values().map(Vec::len).sum();
+        assert!(
+            kept > 400,
+            "most offered samples count ({kept}), 32 are held"
+        );
+        let mut tb = TrainBatch::new();
+        m.push_rows(&mut tb, 64, &mut rng);
+        assert_eq!(tb.rows(), 128);
+        for r in 0..tb.rows() {
+            let own = &tb.own[2 * r..2 * r + 2];
+            let is_regret = tb.regret_weight[r] > 0.0;
+            let got = if is_regret {
+                &tb.regret_target[2 * r..2 * r + 2]
+            } else {
+                &tb.policy_target[2 * r..2 * r + 2]
+            };
+            let all = &offered[&(is_regret, bits(own))];
+            let w: f64 = all.iter().map(|(w, _)| w).sum();
+            for (a, g) in got.iter().enumerate() {
+                let want = all.iter().map(|(w, t)| w * t[a]).sum::<f64>() / w;
+                assert!((f64::from(*g) - want).abs() < 1e-6, "row {r}: {got:?}");
+            }
+        }
+
+        let [(rb, rs), (pb, ps)] = m.encode(2, 2);
+        let means = m.encode_means().expect("all-seen means are saved");
+        let mut back = make();
+        back.decode([(&rb, rs), (&pb, ps)], 2, 2).unwrap();
+        back.decode_means(&means).unwrap();
+        assert_eq!(back.encode_means().unwrap(), means);
+        let (mut ta, mut tb2) = (TrainBatch::new(), TrainBatch::new());
+        m.push_rows(&mut ta, 32, &mut SplitMix64::new(5));
+        back.push_rows(&mut tb2, 32, &mut SplitMix64::new(5));
+        assert_eq!(ta.regret_target, tb2.regret_target);
+        assert_eq!(ta.policy_target, tb2.policy_target);
+        // The other targets save nothing.
+        let held =
+            Memory::new(16, MemoryWeights::Reach, 3.0).with_targets(MemoryTargets::InfosetMean);
+        assert_eq!(held.encode_means(), None);
+        // Corrupt bytes, and sums that belong to other samples.
+        let mut bad = means.clone();
+        bad[20] ^= 1;
+        let e = back.decode_means(&bad).unwrap_err();
+        assert!(e.contains("checksum"), "{e}");
+        let e = make().decode_means(&means).unwrap_err();
+        assert!(e.contains("do not match"), "{e}");
+        let e = back.decode_means(&rb).unwrap_err();
+        assert!(e.contains("bad magic"), "{e}");
     }
 
     /// Files of the first format (no epochs) still load, with epoch 0.

@@ -724,6 +724,9 @@ fn save_checkpoint(
             m.encode(replay.info_len, replay.num_actions);
         generation.add(MEMORY_REGRET_FILE, &regret).map_err(ctx())?;
         generation.add(MEMORY_POLICY_FILE, &policy).map_err(ctx())?;
+        if let Some(means) = m.encode_means() {
+            generation.add(MEMORY_MEANS_FILE, &means).map_err(ctx())?;
+        }
         let counts = MemoryCounts {
             regret_seen,
             policy_seen,
@@ -763,6 +766,8 @@ const REPLAY_FILE: &str = "replay.bin";
 const MEMORY_REGRET_FILE: &str = "memory_regret.bin";
 const MEMORY_POLICY_FILE: &str = "memory_policy.bin";
 const MEMORY_COUNTS_FILE: &str = "memory.json";
+/// The per-state sums of `memory_targets = "infoset_mean_all"`.
+const MEMORY_MEANS_FILE: &str = "memory_means.bin";
 
 /// How many samples each reservoir memory has been offered (`memory.json` of a checkpoint).
 #[derive(Serialize, Deserialize)]
@@ -827,6 +832,24 @@ fn load_memory(
             ckpt.display()
         ))
     })?;
+    if s.memory_targets == crate::rl::memory::MemoryTargets::InfosetMeanAll {
+        let path = ckpt.join(MEMORY_MEANS_FILE);
+        if path.exists() {
+            let bytes = std::fs::read(&path).map_err(io_err("reservoir mean targets", &path))?;
+            m.decode_means(&bytes).map_err(|e| {
+                RunError::Usage(format!(
+                    "reservoir mean targets {} are unusable: {e}",
+                    path.display()
+                ))
+            })?;
+        } else {
+            eprintln!(
+                "note: checkpoint {} has no {MEMORY_MEANS_FILE}; the mean targets of \
+                 memory_targets = \"infoset_mean_all\" start from the samples held",
+                ckpt.display()
+            );
+        }
+    }
     Ok(Some(m))
 }
 

@@ -191,7 +191,11 @@ pub struct ArmacConfig {
     /// What reservoir rows regress on: `"sample"` (default; each row its own advantages or
     /// played policy, as Algorithm 1's rows) or `"infoset_mean"` (the weighted mean target of
     /// every sample held at the row's information state: the same objective and expected
-    /// gradient, without the targets' spread within a state; `rl::memory` module docs).
+    /// gradient, without the targets' spread within a state; `rl::memory` module docs) or
+    /// `"infoset_mean_all"` (the weighted mean of every sample ever offered at the state while
+    /// the reservoir holds one there: the same estimate from all the data, not the reservoir's
+    /// subsample, so its noise keeps falling once the reservoir is full; checkpoints keep the
+    /// sums in `memory_means.bin`).
     #[serde(default)]
     pub memory_targets: MemoryTargets,
     /// The learning player's behaviour policy in learning episodes: `"candidates"` (default;
@@ -1280,7 +1284,7 @@ impl Config {
         if a.memory != MemoryKind::Reservoir && a.memory_targets != MemoryTargets::Sample {
             return Err(bad(
                 "memory_targets",
-                "\"infoset_mean\" needs armac.memory = \"reservoir\"",
+                "mean targets need armac.memory = \"reservoir\"",
             ));
         }
         if a.recurrent && a.separate_regret_encoder {
@@ -1485,17 +1489,22 @@ mod tests {
         let e = Config::from_table(t, "x").unwrap_err().to_string();
         assert!(e.contains("memory"), "{e}");
         // Mean targets: parsed with the reservoir, refused (naming the key) without it.
-        let mut t = table(base);
-        apply_override(&mut t, "armac.memory_targets=\"infoset_mean\"").unwrap();
-        let e = Config::from_table(t.clone(), "x")
-            .unwrap()
-            .armac()
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("armac.memory_targets"), "{e}");
-        apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
-        let s = Config::from_table(t, "x").unwrap().armac().unwrap();
-        assert_eq!(s.memory_targets, MemoryTargets::InfosetMean);
+        for (name, want) in [
+            ("infoset_mean", MemoryTargets::InfosetMean),
+            ("infoset_mean_all", MemoryTargets::InfosetMeanAll),
+        ] {
+            let mut t = table(base);
+            apply_override(&mut t, &format!("armac.memory_targets=\"{name}\"")).unwrap();
+            let e = Config::from_table(t.clone(), "x")
+                .unwrap()
+                .armac()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("armac.memory_targets"), "{e}");
+            apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
+            let s = Config::from_table(t, "x").unwrap().armac().unwrap();
+            assert_eq!(s.memory_targets, want);
+        }
         let mut t = table(base);
         apply_override(&mut t, "armac.memory_targets=\"median\"").unwrap();
         let e = Config::from_table(t, "x").unwrap_err().to_string();
