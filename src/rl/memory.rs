@@ -1030,7 +1030,8 @@ mod tests {
         let mut m = make();
         // (regret?, tensor) -> (weight, target) of every sample offered since the state was
         // last held nowhere.
-        let mut offered: HashMap<(bool, Vec<u32>), Vec<(f64, Vec<f64>)>> = HashMap::new();
+        type Offered = Vec<(f64, Vec<f64>)>;
+        let mut offered: HashMap<(bool, Vec<u32>), Offered> = HashMap::new();
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
         for e in 0..300u64 {
             let mut ep = episode(true);
