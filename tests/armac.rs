@@ -345,25 +345,33 @@ fn reservoir_memory_survives_a_resume_and_corruption_is_named() {
     // magic and the two sizes, as in the replay file).
     let held = u64::from_le_bytes(bytes[24..32].try_into().unwrap());
     assert_eq!(held, p2.min(300));
-    let mut bad = bytes.clone();
-    let k = bad.len() / 2;
-    bad[k] ^= 0x10;
-    std::fs::write(&memory_file, &bad).unwrap();
-    let before = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
     let mut third = vec!["--set", "armac.epochs=8"];
     third.extend_from_slice(&common);
-    third.push("--resume");
-    third.push(dir.to_str().unwrap());
-    let out = common::train().args(&third).output().unwrap();
+    corrupt_resume_is_refused(&dir, "memory_policy.bin", &third);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Flips a byte in the middle of checkpoint file `file` of run `dir`, then checks that
+/// resuming it with `args` fails naming the file and leaves `metrics.csv` as it was.
+fn corrupt_resume_is_refused(dir: &Path, file: &str, args: &[&str]) {
+    let path = dir.join("checkpoint").join(file);
+    let mut bad = std::fs::read(&path).unwrap();
+    let k = bad.len() / 2;
+    bad[k] ^= 0x10;
+    std::fs::write(&path, &bad).unwrap();
+    let before = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
+    let mut resume = args.to_vec();
+    resume.push("--resume");
+    resume.push(dir.to_str().unwrap());
+    let out = common::train().args(&resume).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("memory_policy.bin"), "{err}");
+    assert!(err.contains(file), "{err}");
     assert_eq!(
         std::fs::read_to_string(dir.join("metrics.csv")).unwrap(),
         before,
         "a failed resume leaves the run directory as it was"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `armac.memory_targets = "infoset_mean_all"`: the checkpoint keeps the per-state sums the
@@ -400,24 +408,8 @@ fn all_seen_mean_targets_survive_a_resume_and_corruption_is_named() {
     train(&second, &dir);
     let st = common::json(&dir.join("checkpoint/state.json"));
     assert_eq!(st["epoch"], 5);
-    let bytes = std::fs::read(&means_file).unwrap();
-    let mut bad = bytes.clone();
-    let k = bad.len() / 2;
-    bad[k] ^= 0x10;
-    std::fs::write(&means_file, &bad).unwrap();
-    let before = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
     let mut third = vec!["--set", "armac.epochs=7"];
     third.extend_from_slice(&common);
-    third.push("--resume");
-    third.push(dir.to_str().unwrap());
-    let out = common::train().args(&third).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("memory_means.bin"), "{err}");
-    assert_eq!(
-        std::fs::read_to_string(dir.join("metrics.csv")).unwrap(),
-        before,
-        "a failed resume leaves the run directory as it was"
-    );
+    corrupt_resume_is_refused(&dir, "memory_means.bin", &third);
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -791,6 +791,28 @@ mod tests {
         }
     }
 
+    /// A learning episode of epoch `epoch` whose `k`-th decision sits at state `state(k)` (its
+    /// tensor `[state, 1]`) with a random target.
+    fn noisy_episode(
+        epoch: u64,
+        state: impl Fn(usize) -> usize,
+        rng: &mut SplitMix64,
+    ) -> Trajectory {
+        let mut ep = episode(true);
+        ep.epoch = epoch;
+        for (k, s) in ep.steps.iter_mut().enumerate() {
+            s.info[s.player] = vec![state(k) as f32, 1.0];
+            let x = rng.next_f64() as f32 * 2.0 - 1.0;
+            if let Some(a) = &mut s.advantage {
+                *a = vec![x, -0.5 * x];
+            }
+            if let Some(p) = &mut s.played_policy {
+                *p = vec![(x + 1.0) / 2.0, (1.0 - x) / 2.0];
+            }
+        }
+        ep
+    }
+
     #[test]
     fn learning_decisions_split_into_the_two_reservoirs_with_reach_weights() {
         let mut rng = SplitMix64::new(1);
@@ -933,19 +955,7 @@ mod tests {
         let mut rng = SplitMix64::new(9);
         let mut m = make();
         for e in 0..200u64 {
-            let mut ep = episode(true);
-            ep.epoch = e % 7;
-            for (k, s) in ep.steps.iter_mut().enumerate() {
-                let state = (e as usize + k) % 3;
-                s.info[s.player] = vec![state as f32, 1.0];
-                let x = rng.next_f64() as f32 * 2.0 - 1.0;
-                if let Some(a) = &mut s.advantage {
-                    *a = vec![x, -0.5 * x];
-                }
-                if let Some(p) = &mut s.played_policy {
-                    *p = vec![(x + 1.0) / 2.0, (1.0 - x) / 2.0];
-                }
-            }
+            let ep = noisy_episode(e % 7, |k| (e as usize + k) % 3, &mut rng);
             m.add(&ep, &mut rng);
         }
         assert_eq!((m.regret.seen(), m.policy.seen()), (400, 200));
@@ -1034,18 +1044,8 @@ mod tests {
         let mut offered: HashMap<(bool, Vec<u32>), Offered> = HashMap::new();
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
         for e in 0..300u64 {
-            let mut ep = episode(true);
-            ep.epoch = e % 5;
-            for (k, s) in ep.steps.iter_mut().enumerate() {
-                let state = (e as usize * 7 + k) % 4;
-                s.info[s.player] = vec![state as f32, 1.0];
-                let x = rng.next_f64() as f32 * 2.0 - 1.0;
-                if let Some(a) = &mut s.advantage {
-                    *a = vec![x, -0.5 * x];
-                }
-                if let Some(p) = &mut s.played_policy {
-                    *p = vec![(x + 1.0) / 2.0, (1.0 - x) / 2.0];
-                }
+            let ep = noisy_episode(e % 5, |k| (e as usize * 7 + k) % 4, &mut rng);
+            for s in &ep.steps {
                 let is_regret = s.advantage.is_some();
                 let sample = slim(s, ep.epoch as u32);
                 let w = f64::from(m.weight(&sample, is_regret));
