@@ -791,6 +791,29 @@ mod tests {
         }
     }
 
+    /// A 16-sample memory with linear epoch weights whose rows regress on `targets`.
+    fn small_mean_memory(targets: MemoryTargets) -> Memory {
+        Memory::new(16, MemoryWeights::Reach, 3.0)
+            .with_epoch_powers(1.0, 1.0)
+            .with_targets(targets)
+    }
+
+    /// Row `r` of a batch of two-action memory rows: its tensor, whether it is a regret row,
+    /// and the target it regresses on.
+    fn memory_row(tb: &TrainBatch, r: usize) -> (&[f32], bool, &[f32]) {
+        let is_regret = tb.regret_weight[r] > 0.0;
+        let targets = if is_regret {
+            &tb.regret_target
+        } else {
+            &tb.policy_target
+        };
+        (
+            &tb.own[2 * r..2 * r + 2],
+            is_regret,
+            &targets[2 * r..2 * r + 2],
+        )
+    }
+
     /// A learning episode of epoch `epoch` whose `k`-th decision sits at state `state(k)` (its
     /// tensor `[state, 1]`) with a random target.
     fn noisy_episode(
@@ -947,11 +970,7 @@ mod tests {
     /// samples equal the ones kept incrementally, bit for bit.
     #[test]
     fn mean_targets_follow_the_samples_held_and_survive_a_round_trip() {
-        let make = || {
-            Memory::new(16, MemoryWeights::Reach, 3.0)
-                .with_epoch_powers(1.0, 1.0)
-                .with_targets(MemoryTargets::InfosetMean)
-        };
+        let make = || small_mean_memory(MemoryTargets::InfosetMean);
         let mut rng = SplitMix64::new(9);
         let mut m = make();
         for e in 0..200u64 {
@@ -981,13 +1000,7 @@ mod tests {
         assert_eq!(tb.rows(), 128);
         let mut differs = 0;
         for r in 0..tb.rows() {
-            let own = &tb.own[2 * r..2 * r + 2];
-            let is_regret = tb.regret_weight[r] > 0.0;
-            let got = if is_regret {
-                &tb.regret_target[2 * r..2 * r + 2]
-            } else {
-                &tb.policy_target[2 * r..2 * r + 2]
-            };
+            let (own, is_regret, got) = memory_row(&tb, r);
             for (g, w) in got.iter().zip(brute(is_regret, own)) {
                 assert!((f64::from(*g) - w).abs() < 1e-6, "row {r}: {got:?}");
             }
@@ -1031,11 +1044,7 @@ mod tests {
     /// for bit, and a corrupt or mismatched sums file is refused with the reason.
     #[test]
     fn all_seen_mean_targets_keep_evicted_samples_and_survive_a_round_trip() {
-        let make = || {
-            Memory::new(16, MemoryWeights::Reach, 3.0)
-                .with_epoch_powers(1.0, 1.0)
-                .with_targets(MemoryTargets::InfosetMeanAll)
-        };
+        let make = || small_mean_memory(MemoryTargets::InfosetMeanAll);
         let mut rng = SplitMix64::new(11);
         let mut m = make();
         // (regret?, tensor) -> (weight, target) of every sample offered since the state was
@@ -1073,13 +1082,7 @@ mod tests {
         m.push_rows(&mut tb, 64, &mut rng);
         assert_eq!(tb.rows(), 128);
         for r in 0..tb.rows() {
-            let own = &tb.own[2 * r..2 * r + 2];
-            let is_regret = tb.regret_weight[r] > 0.0;
-            let got = if is_regret {
-                &tb.regret_target[2 * r..2 * r + 2]
-            } else {
-                &tb.policy_target[2 * r..2 * r + 2]
-            };
+            let (own, is_regret, got) = memory_row(&tb, r);
             let all = &offered[&(is_regret, bits(own))];
             let w: f64 = all.iter().map(|(w, _)| w).sum();
             for (a, g) in got.iter().enumerate() {
