@@ -38,7 +38,7 @@
 //! samples equals the one kept incrementally, bit for bit.
 
 use super::reservoir::{Offer, Reservoir};
-use super::trajectory::{Step, Trajectory};
+use super::trajectory::{Reader, Step, Trajectory};
 use crate::nn::armac::{TrainBatch, TrainRow};
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
@@ -213,40 +213,26 @@ impl MeanTable {
         }
     }
 
-    /// Reads a table written by [`Self::encode_into`] from the front of `b`, advancing it.
-    fn decode_from(b: &mut &[u8]) -> Result<MeanTable, String> {
-        fn take<'a>(b: &mut &'a [u8], n: usize) -> Result<&'a [u8], String> {
-            if b.len() < n {
-                return Err("truncated".into());
-            }
-            let (head, rest) = b.split_at(n);
-            *b = rest;
-            Ok(head)
-        }
-        let n = u64::from_le_bytes(take(b, 8)?.try_into().unwrap());
+    /// Reads a table written by [`Self::encode_into`] at `r`'s position, advancing it.
+    fn decode_from(r: &mut Reader) -> Result<MeanTable, String> {
+        let n = u64::from_le_bytes(r.take(8)?.try_into().unwrap());
         let mut map = HashMap::new();
         for _ in 0..n {
-            let key = u128::from_le_bytes(take(b, 16)?.try_into().unwrap());
-            let weight = i128::from_le_bytes(take(b, 16)?.try_into().unwrap());
-            let count = u32::from_le_bytes(take(b, 4)?.try_into().unwrap());
-            let len = u32::from_le_bytes(take(b, 4)?.try_into().unwrap()) as usize;
-            let raw = take(b, 16 * len)?;
-            let sums = raw
+            let key = u128::from_le_bytes(r.take(16)?.try_into().unwrap());
+            let weight = i128::from_le_bytes(r.take(16)?.try_into().unwrap());
+            let count = u32::from_le_bytes(r.take(4)?.try_into().unwrap());
+            let len = u32::from_le_bytes(r.take(4)?.try_into().unwrap()) as usize;
+            let sums = r
+                .take(16 * len)?
                 .chunks_exact(16)
                 .map(|c| i128::from_le_bytes(c.try_into().unwrap()))
                 .collect();
-            if count == 0
-                || map
-                    .insert(
-                        key,
-                        MeanEntry {
-                            sums,
-                            weight,
-                            count,
-                        },
-                    )
-                    .is_some()
-            {
+            let entry = MeanEntry {
+                sums,
+                weight,
+                count,
+            };
+            if count == 0 || map.insert(key, entry).is_some() {
                 return Err("an entry without samples or a repeated state".into());
             }
         }
@@ -585,13 +571,13 @@ impl Memory {
         if crate::util::fnv1a(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
             return Err("checksum mismatch (truncated or modified file)".into());
         }
-        let mut rest = &body[8..];
+        let mut r = Reader { buf: body, pos: 8 };
         let mut tables = Vec::with_capacity(2);
         for _ in 0..2 {
-            tables.push(MeanTable::decode_from(&mut rest)?);
+            tables.push(MeanTable::decode_from(&mut r)?);
         }
-        if !rest.is_empty() {
-            return Err(format!("{} bytes after the tables", rest.len()));
+        if r.pos != body.len() {
+            return Err(format!("{} bytes after the tables", body.len() - r.pos));
         }
         let held = self.means.as_ref().ok_or("these settings keep no sums")?;
         for ((got, held), name) in tables.iter().zip(held).zip(["regret", "average-policy"]) {

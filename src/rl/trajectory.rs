@@ -141,13 +141,15 @@ fn finish_replay(mut buf: Vec<u8>) -> Vec<u8> {
     buf
 }
 
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+/// Reads little-endian fields from the front of a byte buffer (the replay and memory files).
+pub(super) struct Reader<'a> {
+    pub(super) buf: &'a [u8],
+    pub(super) pos: usize,
 }
 
 impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+    /// The next `n` bytes, or "truncated".
+    pub(super) fn take(&mut self, n: usize) -> Result<&[u8], String> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
         let end = end.ok_or("truncated")?;
         let s = &self.buf[self.pos..end];
