@@ -125,6 +125,40 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
+/// Appends the FNV-1a checksum of `buf` (magic tag and body) as an 8-byte little-endian
+/// trailer: the last step of writing each of armac's binary files.
+pub fn seal(buf: &mut Vec<u8>) {
+    let sum = fnv1a(buf);
+    buf.extend_from_slice(&sum.to_le_bytes());
+}
+
+/// Checks a file written with [`seal`]: it starts with one of the 8-byte `magics`, is at least
+/// `min_len` bytes long (trailer included) and its trailer is the checksum of the rest. Returns
+/// which magic it carries and the bytes before the trailer (magic included); the error names
+/// the kind of file (`what`, e.g. "replay") and what is wrong with it.
+pub fn unseal<'a>(
+    bytes: &'a [u8],
+    magics: &[&[u8; 8]],
+    min_len: usize,
+    what: &str,
+) -> Result<(usize, &'a [u8]), String> {
+    let tag = bytes.get(..8);
+    let Some(which) = magics.iter().position(|m| tag == Some(&m[..])) else {
+        return Err(format!("not an armac {what} file (bad magic)"));
+    };
+    if bytes.len() < min_len.max(16) {
+        return Err(format!(
+            "truncated armac {what} file ({} bytes)",
+            bytes.len()
+        ));
+    }
+    let (body, tail) = bytes.split_at(bytes.len() - 8);
+    if fnv1a(body).to_le_bytes() != tail {
+        return Err("checksum mismatch (truncated or modified file)".into());
+    }
+    Ok((which, body))
+}
+
 /// A failed file operation of [`write_atomic`] / [`write_all_atomic`]: what was attempted, on
 /// which path, and the OS error.
 #[derive(Debug, thiserror::Error)]
@@ -252,4 +286,39 @@ pub fn dir_size(dir: &std::path::Path) -> u64 {
             _ => 0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealed_files_round_trip_and_name_what_is_wrong() {
+        let mut buf = b"ARMACXX2".to_vec();
+        buf.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        seal(&mut buf);
+        assert_eq!(buf.len(), 8 + 9 + 8);
+        let magics: [&[u8; 8]; 2] = [b"ARMACXX2", b"ARMACXX1"];
+        let (which, body) = unseal(&buf, &magics, 16, "test").unwrap();
+        assert_eq!((which, body), (0, &buf[..17]));
+        // The older tag is recognised as such.
+        let mut old = b"ARMACXX1".to_vec();
+        seal(&mut old);
+        assert_eq!(unseal(&old, &magics, 16, "test").unwrap().0, 1);
+        // Every single-byte change after the tag breaks the checksum.
+        for i in 8..buf.len() {
+            let mut bad = buf.clone();
+            bad[i] ^= 0x40;
+            let e = unseal(&bad, &magics, 16, "test").unwrap_err();
+            assert!(e.contains("checksum"), "byte {i}: {e}");
+        }
+        let e = unseal(&buf[..buf.len() - 1], &magics, 16, "test").unwrap_err();
+        assert!(e.contains("checksum"), "{e}");
+        let e = unseal(b"ARMACYY2rest of it", &magics, 16, "test").unwrap_err();
+        assert!(e.contains("not an armac test file (bad magic)"), "{e}");
+        let e = unseal(b"ARM", &magics, 16, "test").unwrap_err();
+        assert!(e.contains("bad magic"), "{e}");
+        let e = unseal(&buf, &magics, 40, "test").unwrap_err();
+        assert!(e.contains("truncated armac test file (25 bytes)"), "{e}");
+    }
 }

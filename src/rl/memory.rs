@@ -555,8 +555,7 @@ impl Memory {
         for t in tables {
             t.encode_into(&mut buf);
         }
-        let sum = crate::util::fnv1a(&buf);
-        buf.extend_from_slice(&sum.to_le_bytes());
+        crate::util::seal(&mut buf);
         Some(buf)
     }
 
@@ -564,13 +563,7 @@ impl Memory {
     /// samples: every state must be held exactly as often as the file says (the error says
     /// what is wrong).
     pub fn decode_means(&mut self, bytes: &[u8]) -> Result<(), String> {
-        if bytes.len() < 16 || &bytes[..8] != MEANS_MAGIC {
-            return Err("not an armac mean-target file (bad magic)".into());
-        }
-        let (body, tail) = bytes.split_at(bytes.len() - 8);
-        if crate::util::fnv1a(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
-            return Err("checksum mismatch (truncated or modified file)".into());
-        }
+        let (_, body) = crate::util::unseal(bytes, &[MEANS_MAGIC], 16, "mean-target")?;
         let mut r = Reader { buf: body, pos: 8 };
         let mut tables = Vec::with_capacity(2);
         for _ in 0..2 {
@@ -666,8 +659,7 @@ pub fn encode_samples(samples: &[Sample], info_len: usize, num_actions: usize) -
         f32s(&mut buf, target);
         buf.extend_from_slice(&sample.epoch.to_le_bytes());
     }
-    let sum = crate::util::fnv1a(&buf);
-    buf.extend_from_slice(&sum.to_le_bytes());
+    crate::util::seal(&mut buf);
     buf
 }
 
@@ -677,18 +669,8 @@ pub fn decode_samples(
     info_len: usize,
     num_actions: usize,
 ) -> Result<Vec<Sample>, String> {
-    let with_epochs = match bytes.get(..8) {
-        Some(m) if m == MEMORY_MAGIC => true,
-        Some(m) if m == MEMORY_MAGIC_V1 => false,
-        _ => return Err("not an armac memory file (bad magic)".into()),
-    };
-    if bytes.len() < 40 {
-        return Err("truncated armac memory file".into());
-    }
-    let (body, tail) = bytes.split_at(bytes.len() - 8);
-    if crate::util::fnv1a(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
-        return Err("checksum mismatch (truncated or modified file)".into());
-    }
+    let (which, body) = crate::util::unseal(bytes, &[MEMORY_MAGIC, MEMORY_MAGIC_V1], 40, "memory")?;
+    let with_epochs = which == 0;
     let u64_at = |k: usize| u64::from_le_bytes(body[8 + 8 * k..16 + 8 * k].try_into().unwrap());
     let (il, na, n) = (u64_at(0) as usize, u64_at(1) as usize, u64_at(2) as usize);
     if (il, na) != (info_len, num_actions) {

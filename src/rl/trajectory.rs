@@ -136,8 +136,7 @@ fn put_step(buf: &mut Vec<u8>, s: &Step, info_len: usize, num_actions: usize) {
 
 /// Appends the checksum.
 fn finish_replay(mut buf: Vec<u8>) -> Vec<u8> {
-    let sum = crate::util::fnv1a(&buf);
-    buf.extend_from_slice(&sum.to_le_bytes());
+    crate::util::seal(&mut buf);
     buf
 }
 
@@ -188,14 +187,8 @@ pub fn decode_replay(
     info_len: usize,
     num_actions: usize,
 ) -> Result<Vec<Trajectory>, String> {
-    if bytes.len() < 40 || (&bytes[..8] != REPLAY_MAGIC && &bytes[..8] != REPLAY_MAGIC_V1) {
-        return Err("not an armac replay file (bad magic)".into());
-    }
-    let with_reach = &bytes[..8] == REPLAY_MAGIC;
-    let (body, tail) = bytes.split_at(bytes.len() - 8);
-    if crate::util::fnv1a(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
-        return Err("checksum mismatch (truncated or modified file)".into());
-    }
+    let (which, body) = crate::util::unseal(bytes, &[REPLAY_MAGIC, REPLAY_MAGIC_V1], 40, "replay")?;
+    let with_reach = which == 0;
     let mut r = Reader { buf: body, pos: 8 };
     let (il, na, n) = (r.u64()? as usize, r.u64()? as usize, r.u64()? as usize);
     if (il, na) != (info_len, num_actions) {

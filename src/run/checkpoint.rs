@@ -2,7 +2,6 @@
 //! written atomically. Reading validates everything and names the file in every error.
 
 use crate::cfr::SolverSnapshot;
-use crate::util::fnv1a;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -67,8 +66,7 @@ pub fn encode_solver(header: &SolverHeader, snapshot: &SolverSnapshot) -> Vec<u8
             buf.extend_from_slice(&x.to_le_bytes());
         }
     }
-    let sum = fnv1a(&buf);
-    buf.extend_from_slice(&sum.to_le_bytes());
+    crate::util::seal(&mut buf);
     buf
 }
 
@@ -91,13 +89,8 @@ pub fn decode_solver(
         path: p.clone(),
         reason: reason.to_string(),
     };
-    if buf.len() < 24 || &buf[..8] != MAGIC {
-        return Err(corrupt("bad magic"));
-    }
-    let (body, tail) = buf.split_at(buf.len() - 8);
-    if fnv1a(body) != u64::from_le_bytes(tail.try_into().unwrap()) {
-        return Err(corrupt("checksum mismatch (truncated or modified file)"));
-    }
+    let (_, body) =
+        crate::util::unseal(buf, &[MAGIC], 24, "solver checkpoint").map_err(|e| corrupt(&e))?;
     let hlen = u64::from_le_bytes(body[8..16].try_into().unwrap()) as usize;
     if 16 + hlen > body.len() {
         return Err(corrupt("header length out of range"));
