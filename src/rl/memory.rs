@@ -215,13 +215,13 @@ impl MeanTable {
 
     /// Reads a table written by [`Self::encode_into`] at `r`'s position, advancing it.
     fn decode_from(r: &mut Reader) -> Result<MeanTable, String> {
-        let n = u64::from_le_bytes(r.take(8)?.try_into().unwrap());
+        let n = r.u64()?;
         let mut map = HashMap::new();
         for _ in 0..n {
             let key = u128::from_le_bytes(r.take(16)?.try_into().unwrap());
             let weight = i128::from_le_bytes(r.take(16)?.try_into().unwrap());
-            let count = u32::from_le_bytes(r.take(4)?.try_into().unwrap());
-            let len = u32::from_le_bytes(r.take(4)?.try_into().unwrap()) as usize;
+            let count = r.u32()?;
+            let len = r.u32()? as usize;
             let sums = r
                 .take(16 * len)?
                 .chunks_exact(16)
@@ -671,8 +671,8 @@ pub fn decode_samples(
 ) -> Result<Vec<Sample>, String> {
     let (which, body) = crate::util::unseal(bytes, &[MEMORY_MAGIC, MEMORY_MAGIC_V1], 40, "memory")?;
     let with_epochs = which == 0;
-    let u64_at = |k: usize| u64::from_le_bytes(body[8 + 8 * k..16 + 8 * k].try_into().unwrap());
-    let (il, na, n) = (u64_at(0) as usize, u64_at(1) as usize, u64_at(2) as usize);
+    let mut r = Reader { buf: body, pos: 8 };
+    let (il, na, n) = (r.u64()? as usize, r.u64()? as usize, r.u64()? as usize);
     if (il, na) != (info_len, num_actions) {
         return Err(format!(
             "it holds tensors of length {il} with {na} actions; the game has {info_len} and \
@@ -687,29 +687,16 @@ pub fn decode_samples(
             32 + per * n
         ));
     }
-    let f32s = |b: &[u8]| -> Vec<f32> {
-        b.chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-            .collect()
-    };
     let mut out = Vec::with_capacity(n);
-    for rec in body[32..].chunks_exact(per) {
-        let player = rec[0] as usize;
-        let action = u32::from_le_bytes(rec[1..5].try_into().unwrap()) as usize;
-        let legal: Vec<bool> = rec[5..5 + na].iter().map(|&b| b != 0).collect();
-        let mut k = 5 + na;
-        let own = f32s(&rec[k..k + 4 * il]);
-        k += 4 * il;
-        let reach = f32s(&rec[k..k + 4])[0];
-        k += 4;
-        let flag = rec[k];
-        let target = f32s(&rec[k + 1..k + 1 + 4 * na]);
-        let epoch = if with_epochs {
-            let at = k + 1 + 4 * na;
-            u32::from_le_bytes(rec[at..at + 4].try_into().unwrap())
-        } else {
-            0
-        };
+    for _ in 0..n {
+        let player = r.u8()? as usize;
+        let action = r.u32()? as usize;
+        let legal: Vec<bool> = r.take(na)?.iter().map(|&b| b != 0).collect();
+        let own = r.f32s(il)?;
+        let reach = r.f32s(1)?[0];
+        let flag = r.u8()?;
+        let target = r.f32s(na)?;
+        let epoch = if with_epochs { r.u32()? } else { 0 };
         if player > 1 || action >= na || !(1..=2).contains(&flag) {
             return Err(format!(
                 "bad sample (player {player}, action {action}, flag {flag})"

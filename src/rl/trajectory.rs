@@ -155,16 +155,16 @@ impl Reader<'_> {
         self.pos = end;
         Ok(s)
     }
-    fn u8(&mut self) -> Result<u8, String> {
+    pub(super) fn u8(&mut self) -> Result<u8, String> {
         Ok(self.take(1)?[0])
     }
-    fn u32(&mut self) -> Result<u32, String> {
+    pub(super) fn u32(&mut self) -> Result<u32, String> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
     }
-    fn u64(&mut self) -> Result<u64, String> {
+    pub(super) fn u64(&mut self) -> Result<u64, String> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
     }
-    fn f32s(&mut self, n: usize) -> Result<Vec<f32>, String> {
+    pub(super) fn f32s(&mut self, n: usize) -> Result<Vec<f32>, String> {
         Ok(self
             .take(4 * n)?
             .chunks_exact(4)
