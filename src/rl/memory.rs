@@ -117,6 +117,18 @@ struct MeanEntry {
     weight: i128,
     /// Samples held at this information state.
     count: u32,
+    /// The state's row (acting player's tensor, legal actions, an action played there), kept
+    /// from the first sample added ([`MemorySampling::States`] trains on it); empty in a table
+    /// read from bytes until [`Memory::decode_means`] copies it from the samples' own table.
+    row: Option<StateRow>,
+}
+
+/// What a training row needs of an information state (any of its samples gives the same).
+#[derive(Clone, Debug)]
+struct StateRow {
+    own: Vec<f32>,
+    legal: Vec<bool>,
+    action: usize,
 }
 
 /// A 128-bit key of the acting player's information state: player, legal actions and tensor
@@ -167,6 +179,11 @@ impl MeanTable {
             sums: vec![0; t.len()],
             weight: 0,
             count: 0,
+            row: Some(StateRow {
+                own: s.info[s.player].clone(),
+                legal: s.legal.clone(),
+                action: s.action,
+            }),
         });
         for (sum, &y) in e.sums.iter_mut().zip(t) {
             *sum += sign * (wf * f64::from(y) * MEAN_SCALE).round() as i128;
@@ -231,6 +248,7 @@ impl MeanTable {
                 sums,
                 weight,
                 count,
+                row: None,
             };
             if count == 0 || map.insert(key, entry).is_some() {
                 return Err("an entry without samples or a repeated state".into());
@@ -289,6 +307,13 @@ pub enum MemorySampling {
     /// largest possible weight), every row weighing the same in the loss: the same expected
     /// gradient without the spread that weights of 1 to `max_weight · (t + 1)^γ` add to it.
     Weighted,
+    /// No draw: every step trains on one row per information state held, weighted by the sum
+    /// of its samples' weights, with mean targets ([`MemoryTargets::is_mean`]). The loss is the
+    /// expectation of the weighted draw's ([`Self::Weighted`] with `n` rows averages
+    /// `Σ_s W_s ℓ_s / Σ_s W_s` in expectation; this computes that sum), so the heads' gradient
+    /// loses its sampling noise; `memory_batch` is unused. Its cost is the number of distinct
+    /// states held per step: for games with a few thousand information states (Leduc: 936).
+    States,
 }
 
 impl Memory {
@@ -449,6 +474,14 @@ impl Memory {
     /// only the mean-regret head, policy rows only the average-policy head.
     pub fn push_rows(&self, tb: &mut TrainBatch, n: usize, rng: &mut SplitMix64) {
         let scale = self.regret_scale();
+        if self.sampling == MemorySampling::States
+            && let Some(means) = self.means.as_ref().filter(|_| self.targets.is_mean())
+        {
+            for (table, is_regret) in means.iter().zip([true, false]) {
+                push_state_rows(table, is_regret, scale, tb);
+            }
+            return;
+        }
         for (res, is_regret) in [(&self.regret, true), (&self.policy, false)] {
             let bound = self.weight_bound(is_regret);
             // Rejection sampling gives up after this many draws per row (a memory whose
@@ -585,9 +618,57 @@ impl Memory {
                 ));
             }
         }
+        // The file keeps sums, not tensors: each state's row comes from the table the samples
+        // held rebuilt (the same keys, checked above).
+        for (got, held) in tables.iter_mut().zip(held) {
+            for (k, e) in got.map.iter_mut() {
+                e.row.clone_from(&held.map[k].row);
+            }
+        }
         let [r, p]: [MeanTable; 2] = tables.try_into().expect("two tables");
         self.means = Some([r, p]);
         Ok(())
+    }
+}
+
+/// [`MemorySampling::States`]: one row per information state of `table`, in key order (so
+/// a step's rows do not depend on the hash map's), regressing on the state's weighted mean
+/// target (times `scale` for regret rows) with the state's summed weight.
+fn push_state_rows(table: &MeanTable, is_regret: bool, scale: f32, tb: &mut TrainBatch) {
+    let mut keys: Vec<&u128> = table.map.keys().collect();
+    keys.sort_unstable();
+    for key in keys {
+        let e = &table.map[key];
+        let (Some(row), Some(mean)) = (e.row.as_ref(), table.mean_at(*key)) else {
+            continue;
+        };
+        let w = (e.weight as f64 / MEAN_SCALE) as f32;
+        let zeros = vec![0.0; row.legal.len()];
+        let target: Vec<f32> = if is_regret {
+            mean.iter().map(|x| x * scale).collect()
+        } else {
+            mean
+        };
+        let (regret, policy) = if is_regret {
+            (target.as_slice(), zeros.as_slice())
+        } else {
+            (zeros.as_slice(), target.as_slice())
+        };
+        tb.push(&TrainRow {
+            own: &row.own,
+            both0: &row.own,
+            both1: &row.own,
+            legal: &row.legal,
+            action: row.action,
+            critic_target: [0.0; 2],
+            critic_weight: 0.0,
+            regret_target: regret,
+            regret_weight: if is_regret { w } else { 0.0 },
+            immediate_target: &zeros,
+            immediate_weight: 0.0,
+            policy_target: policy,
+            policy_weight: if is_regret { 0.0 } else { w },
+        });
     }
 }
 
@@ -897,6 +978,118 @@ mod tests {
                 "{counts:?} {want:?}"
             );
         }
+    }
+
+    /// `"states"`: one row per information state held, its target the state's weighted mean
+    /// and its weight the state's summed weight, so its normalised weights are the shares in
+    /// which the weighted draw picks the states (checked against 40,000 weighted rows); a
+    /// memory with sample targets ignores it; after a round trip of `infoset_mean_all`'s sums
+    /// the same rows come out.
+    #[test]
+    fn state_rows_carry_each_state_once_with_its_summed_weight() {
+        let mut rng = SplitMix64::new(12);
+        let make = |targets, sampling| {
+            Memory::new(64, MemoryWeights::Reach, 3.0)
+                .with_epoch_powers(1.0, 1.0)
+                .with_targets(targets)
+                .with_sampling(sampling)
+        };
+        let mut m = make(MemoryTargets::InfosetMean, MemorySampling::States);
+        let mut weighted = make(MemoryTargets::InfosetMean, MemorySampling::Weighted);
+        let mut all = make(MemoryTargets::InfosetMeanAll, MemorySampling::States);
+        for e in 0..40u64 {
+            let ep = noisy_episode(e, |k| (e as usize * 7 + k * 3) % 5, &mut rng);
+            for mem in [&mut m, &mut weighted, &mut all] {
+                mem.add(&ep, &mut SplitMix64::new(e));
+            }
+        }
+        let [n_regret, n_policy] = m.distinct_states().unwrap();
+        let mut tb = TrainBatch::new();
+        m.push_rows(&mut tb, 3, &mut rng);
+        assert_eq!(tb.rows(), n_regret + n_policy);
+        // Brute force over the samples held: per (is_regret, tensor), summed weight and mean.
+        let mut want: HashMap<(bool, Vec<u32>), (f64, Vec<f64>)> = HashMap::new();
+        for (res, is_regret) in [(&m.regret, true), (&m.policy, false)] {
+            for smp in res.items() {
+                let w = f64::from(m.weight(smp, is_regret));
+                let key = (
+                    is_regret,
+                    smp.step.info[smp.step.player]
+                        .iter()
+                        .map(|x| x.to_bits())
+                        .collect(),
+                );
+                let e = want.entry(key).or_insert((0.0, vec![0.0; 2]));
+                e.0 += w;
+                for (a, &y) in e.1.iter_mut().zip(target(&smp.step)) {
+                    *a += w * f64::from(y);
+                }
+            }
+        }
+        assert_eq!(want.len(), tb.rows());
+        let mut share = HashMap::new();
+        for r in 0..tb.rows() {
+            let (own, is_regret, y) = memory_row(&tb, r);
+            let w = if is_regret {
+                tb.regret_weight[r]
+            } else {
+                tb.policy_weight[r]
+            };
+            let key = (
+                is_regret,
+                own.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            );
+            let (ws, sums) = &want[&key];
+            assert!(
+                (f64::from(w) - ws).abs() < 1e-4 * ws,
+                "weight {w} against {ws}"
+            );
+            for (got, sum) in y.iter().zip(sums) {
+                assert!((f64::from(*got) - sum / ws).abs() < 1e-5, "target {y:?}");
+            }
+            share.insert(key, f64::from(w));
+        }
+        // The weighted draw picks states in the proportions of the summed weights.
+        let mut drawn = TrainBatch::new();
+        weighted.push_rows(&mut drawn, 40_000, &mut rng);
+        let mut counts: HashMap<(bool, Vec<u32>), f64> = HashMap::new();
+        for r in 0..drawn.rows() {
+            let (own, is_regret, _) = memory_row(&drawn, r);
+            *counts
+                .entry((is_regret, own.iter().map(|x| x.to_bits()).collect()))
+                .or_default() += 1.0;
+        }
+        for is_regret in [true, false] {
+            let total: f64 = share
+                .iter()
+                .filter(|(k, _)| k.0 == is_regret)
+                .map(|(_, w)| w)
+                .sum();
+            for (k, w) in share.iter().filter(|(k, _)| k.0 == is_regret) {
+                let got = counts.get(k).copied().unwrap_or(0.0) / 40_000.0;
+                assert!(
+                    (got - w / total).abs() < 0.015,
+                    "{k:?}: drawn {got}, weight share {}",
+                    w / total
+                );
+            }
+        }
+        // Sample targets keep drawing `n` rows per reservoir.
+        let mut plain = make(MemoryTargets::Sample, MemorySampling::States);
+        plain.add(&episode(true), &mut rng);
+        let mut tp = TrainBatch::new();
+        plain.push_rows(&mut tp, 3, &mut rng);
+        assert_eq!(tp.rows(), 6);
+        // `infoset_mean_all`: the rows survive a round trip of the sums.
+        let [(rb, rs), (pb, ps)] = all.encode(2, 2);
+        let mut back = make(MemoryTargets::InfosetMeanAll, MemorySampling::States);
+        back.decode([(&rb, rs), (&pb, ps)], 2, 2).unwrap();
+        back.decode_means(&all.encode_means().unwrap()).unwrap();
+        let (mut ta, mut tb2) = (TrainBatch::new(), TrainBatch::new());
+        all.push_rows(&mut ta, 3, &mut SplitMix64::new(1));
+        back.push_rows(&mut tb2, 3, &mut SplitMix64::new(1));
+        assert!(ta.rows() > 0);
+        assert_eq!(ta, tb2);
     }
 
     #[test]

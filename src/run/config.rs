@@ -185,7 +185,11 @@ pub struct ArmacConfig {
     pub memory_weights: MemoryWeights,
     /// How rows are drawn from the reservoirs: `"uniform"` (default; each row's loss weighted
     /// by its sample's weight) or `"weighted"` (drawn with probability proportional to that
-    /// weight, every row weighing the same: the same expected gradient, less spread).
+    /// weight, every row weighing the same: the same expected gradient, less spread) or
+    /// `"states"` (no draw: one row per information state held, weighted by its samples'
+    /// summed weight, which is the weighted draw's expected loss without its noise; needs mean
+    /// `memory_targets`, ignores `memory_batch`, and costs a row per distinct state per step,
+    /// so it suits games of a few thousand states).
     #[serde(default)]
     pub memory_sampling: MemorySampling,
     /// What reservoir rows regress on: `"sample"` (default; each row its own advantages or
@@ -1281,6 +1285,13 @@ impl Config {
                 "needs armac.memory = \"reservoir\"",
             ));
         }
+        if a.memory_sampling == MemorySampling::States && !a.memory_targets.is_mean() {
+            return Err(bad(
+                "memory_sampling",
+                "\"states\" trains on each state's mean target: it needs armac.memory_targets = \
+                 \"infoset_mean\" or \"infoset_mean_all\"",
+            ));
+        }
         if a.memory != MemoryKind::Reservoir && a.memory_targets != MemoryTargets::Sample {
             return Err(bad(
                 "memory_targets",
@@ -1581,6 +1592,23 @@ mod tests {
             let e = with(&[extra]).unwrap_err().to_string();
             assert!(e.contains("chance_baseline"), "{extra}: {e}");
         }
+        // One row per state trains on the states' mean targets, so it needs them.
+        let states = |targets: &str| {
+            let mut t = table(base);
+            apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
+            apply_override(&mut t, "armac.memory_sampling=\"states\"").unwrap();
+            apply_override(&mut t, &format!("armac.memory_targets=\"{targets}\"")).unwrap();
+            Config::from_table(t, "x").unwrap().armac()
+        };
+        assert_eq!(
+            states("infoset_mean").unwrap().memory_sampling,
+            MemorySampling::States
+        );
+        let e = states("sample").unwrap_err().to_string();
+        assert!(
+            e.contains("memory_sampling") && e.contains("memory_targets"),
+            "{e}"
+        );
         for (o, key) in [
             ("armac.behaviour=\"greedy\"", "behaviour"),
             ("armac.memory_sampling=\"often\"", "memory_sampling"),
