@@ -501,46 +501,14 @@ impl Memory {
                     w = 1.0;
                 }
                 let s = &sample.step;
-                let na = s.legal.len();
-                let zeros = vec![0.0; na];
                 let mean = self
                     .means
                     .as_ref()
                     .filter(|_| self.targets.is_mean())
                     .and_then(|m| m[usize::from(!is_regret)].mean(s));
-                let (regret, policy) = match (&mean, is_regret) {
-                    (Some(m), true) => (m.as_slice(), zeros.as_slice()),
-                    (Some(m), false) => (zeros.as_slice(), m.as_slice()),
-                    (None, _) => (
-                        s.advantage.as_deref().unwrap_or(&zeros),
-                        s.played_policy.as_deref().unwrap_or(&zeros),
-                    ),
-                };
-                let scaled: Vec<f32>;
-                let regret = if is_regret && scale != 1.0 {
-                    scaled = regret.iter().map(|x| x * scale).collect();
-                    scaled.as_slice()
-                } else {
-                    regret
-                };
-                // Only the acting player's tensor is kept; the critic's inputs (both
-                // players' tensors) are unused by these rows, whose critic weight is 0.
-                let own = &s.info[s.player];
-                tb.push(&TrainRow {
-                    own,
-                    both0: own,
-                    both1: own,
-                    legal: &s.legal,
-                    action: s.action,
-                    critic_target: [0.0; 2],
-                    critic_weight: 0.0,
-                    regret_target: regret,
-                    regret_weight: if is_regret { w } else { 0.0 },
-                    immediate_target: &zeros,
-                    immediate_weight: 0.0,
-                    policy_target: policy,
-                    policy_weight: if is_regret { 0.0 } else { w },
-                });
+                let target = mean.unwrap_or_else(|| target(s).to_vec());
+                let (own, legal) = (&s.info[s.player][..], &s.legal[..]);
+                push_head_row(tb, (own, legal, s.action), is_regret, target, scale, w);
             }
         }
     }
@@ -643,33 +611,49 @@ fn push_state_rows(table: &MeanTable, is_regret: bool, scale: f32, tb: &mut Trai
             continue;
         };
         let w = (e.weight as f64 / MEAN_SCALE) as f32;
-        let zeros = vec![0.0; row.legal.len()];
-        let target: Vec<f32> = if is_regret {
-            mean.iter().map(|x| x * scale).collect()
-        } else {
-            mean
-        };
-        let (regret, policy) = if is_regret {
-            (target.as_slice(), zeros.as_slice())
-        } else {
-            (zeros.as_slice(), target.as_slice())
-        };
-        tb.push(&TrainRow {
-            own: &row.own,
-            both0: &row.own,
-            both1: &row.own,
-            legal: &row.legal,
-            action: row.action,
-            critic_target: [0.0; 2],
-            critic_weight: 0.0,
-            regret_target: regret,
-            regret_weight: if is_regret { w } else { 0.0 },
-            immediate_target: &zeros,
-            immediate_weight: 0.0,
-            policy_target: policy,
-            policy_weight: if is_regret { 0.0 } else { w },
-        });
+        let parts = (&row.own[..], &row.legal[..], row.action);
+        push_head_row(tb, parts, is_regret, mean, scale, w);
     }
+}
+
+/// Appends a row at a state (the acting player's tensor, legal actions, an action) that
+/// trains only the mean-regret head (`is_regret`, on `target` times `scale`) or only the
+/// average-policy head (on `target`), with loss weight `w`. Only the acting player's tensor is
+/// kept; the critic's inputs (both players' tensors) are unused by these rows, whose critic
+/// weight is 0.
+fn push_head_row(
+    tb: &mut TrainBatch,
+    (own, legal, action): (&[f32], &[bool], usize),
+    is_regret: bool,
+    mut target: Vec<f32>,
+    scale: f32,
+    w: f32,
+) {
+    let zeros = vec![0.0; legal.len()];
+    target.resize(legal.len(), 0.0);
+    if is_regret && scale != 1.0 {
+        target.iter_mut().for_each(|x| *x *= scale);
+    }
+    let (regret, policy) = if is_regret {
+        (target.as_slice(), zeros.as_slice())
+    } else {
+        (zeros.as_slice(), target.as_slice())
+    };
+    tb.push(&TrainRow {
+        own,
+        both0: own,
+        both1: own,
+        legal,
+        action,
+        critic_target: [0.0; 2],
+        critic_weight: 0.0,
+        regret_target: regret,
+        regret_weight: if is_regret { w } else { 0.0 },
+        immediate_target: &zeros,
+        immediate_weight: 0.0,
+        policy_target: policy,
+        policy_weight: if is_regret { 0.0 } else { w },
+    });
 }
 
 /// Tag of [`Memory::encode_means`]'s bytes.
