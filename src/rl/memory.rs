@@ -107,6 +107,8 @@ const MEAN_SCALE: f64 = (1u64 << 30) as f64;
 #[derive(Clone, Debug, Default)]
 struct MeanTable {
     map: HashMap<u128, MeanEntry>,
+    /// Keep each state's row ([`MemorySampling::States`] only: other settings never read it).
+    keep_rows: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -118,8 +120,9 @@ struct MeanEntry {
     /// Samples held at this information state.
     count: u32,
     /// The state's row (acting player's tensor, legal actions, an action played there), kept
-    /// from the first sample added ([`MemorySampling::States`] trains on it); empty in a table
-    /// read from bytes until [`Memory::decode_means`] copies it from the samples' own table.
+    /// from the first sample added when the table keeps rows ([`MemorySampling::States`]
+    /// trains on it); empty in a table read from bytes until [`Memory::decode_means`] copies
+    /// it from the samples' own table.
     row: Option<StateRow>,
 }
 
@@ -175,11 +178,12 @@ impl MeanTable {
         let key = state_key(s);
         let t = target(s);
         let wf = f64::from(w);
+        let keep_rows = self.keep_rows;
         let e = self.map.entry(key).or_insert_with(|| MeanEntry {
             sums: vec![0; t.len()],
             weight: 0,
             count: 0,
-            row: Some(StateRow {
+            row: keep_rows.then(|| StateRow {
                 own: s.info[s.player].clone(),
                 legal: s.legal.clone(),
                 action: s.action,
@@ -254,7 +258,10 @@ impl MeanTable {
                 return Err("an entry without samples or a repeated state".into());
             }
         }
-        Ok(MeanTable { map })
+        Ok(MeanTable {
+            map,
+            keep_rows: false,
+        })
     }
 
     /// The weighted mean target at `s`'s information state (`None` if none is held).
@@ -372,7 +379,10 @@ impl Memory {
     fn rebuild_means(&mut self) {
         self.means = (self.targets.is_mean() || self.keep_means).then(|| {
             [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
-                let mut table = MeanTable::default();
+                let mut table = MeanTable {
+                    keep_rows: self.sampling == MemorySampling::States,
+                    ..MeanTable::default()
+                };
                 for s in res.items() {
                     table.change(&s.step, self.weight(s, is_regret), 1);
                 }
@@ -387,9 +397,11 @@ impl Memory {
         self.means.as_ref().map(|[r, p]| [r.map.len(), p.map.len()])
     }
 
-    /// Draws rows as `sampling` says.
+    /// Draws rows as `sampling` says (rebuilds the per-state sums, which keep each state's row
+    /// only for [`MemorySampling::States`]).
     pub fn with_sampling(mut self, sampling: MemorySampling) -> Memory {
         self.sampling = sampling;
+        self.rebuild_means();
         self
     }
 
@@ -589,6 +601,7 @@ impl Memory {
         // The file keeps sums, not tensors: each state's row comes from the table the samples
         // held rebuilt (the same keys, checked above).
         for (got, held) in tables.iter_mut().zip(held) {
+            got.keep_rows = held.keep_rows;
             for (k, e) in got.map.iter_mut() {
                 e.row.clone_from(&held.map[k].row);
             }
@@ -1033,6 +1046,17 @@ mod tests {
             }
             share.insert(key, f64::from(w));
         }
+        // Only `"states"` keeps the states' rows.
+        let rows_kept = |mem: &Memory| {
+            mem.means
+                .as_ref()
+                .unwrap()
+                .iter()
+                .all(|t| t.map.values().all(|e| e.row.is_some()) && t.keep_rows)
+        };
+        assert!(rows_kept(&m) && rows_kept(&all));
+        let none = weighted.means.as_ref().unwrap().iter();
+        assert!(none.flat_map(|t| t.map.values()).all(|e| e.row.is_none()));
         // The weighted draw picks states in the proportions of the summed weights.
         let mut drawn = TrainBatch::new();
         weighted.push_rows(&mut drawn, 40_000, &mut rng);
