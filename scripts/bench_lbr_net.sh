@@ -4,7 +4,9 @@
 # against a peer on the same deals, interleaved in one process (armac-bench lbr-net), with wall
 # and CPU time, the ratio, the load average and whether both paths gave the same results.
 # PEER `replay` (default): the replay-every-hand reference path; `burn`: the same cached range
-# path with its forward passes run by burn's tensors (the path before the plain kernels).
+# path with its forward passes run by burn's tensors (the path before the plain kernels);
+# `eager`: the same path with the opponent's range updated at every one of its decisions (the
+# path before deferred updates; same hands, same results).
 # Usage: scripts/bench_lbr_net.sh [RUN_DIR] [HANDS_PER_ROUND] [ROUNDS] [VARIANT] [PEER] [THREADS]
 # Without RUN_DIR a tiny recurrent FCPA run (configs/nlhe_fcpa.toml, default widths, one short
 # epoch) is trained first: the cost of a range query depends on the widths, not on training.

@@ -162,8 +162,10 @@ pub struct LbrNetArgs {
     #[arg(long, default_value_t = crate::eval::lbr::DEFAULT_PREFLOP_SAMPLES)]
     pub preflop_samples: usize,
     /// The path the fast one is measured against: `replay` (every hand replayed from the root
-    /// through burn, the reference) or `burn` (the same cached range path with its forward
-    /// passes run by burn's tensors instead of the plain kernels).
+    /// through burn, the reference), `burn` (the same cached range path with its forward
+    /// passes run by burn's tensors instead of the plain kernels) or `eager` (the same path
+    /// with the range updated at every opponent decision instead of only where LBR reads it:
+    /// the same hands, so the same results).
     #[arg(long, default_value = "replay")]
     pub peer: String,
     /// Memory budget of the kept recurrent states of each path, in MiB (the library's default
@@ -210,17 +212,16 @@ pub fn lbr_net(args: &LbrNetArgs) -> Result<Vec<Value>> {
     if args.hands == 0 || args.rounds == 0 {
         return Err("--hands and --rounds must be positive".into());
     }
-    let replay = match args.peer.as_str() {
-        "replay" => true,
-        "burn" => false,
-        other => return Err(format!("--peer `{other}` is not one of replay, burn").into()),
-    };
+    let peer = ["replay", "burn", "eager"]
+        .into_iter()
+        .find(|&p| p == args.peer)
+        .ok_or_else(|| format!("--peer `{}` is not one of replay, burn, eager", args.peer))?;
     let (game, fast) = crate::run::armac::load_checkpoint_policy(&args.policy)?;
     let (_, reference) = crate::run::armac::load_checkpoint_policy(&args.policy)?;
-    let mut reference = if replay {
-        reference.with_incremental_ranges(false)
-    } else {
-        reference.with_plain_kernels(false)
+    let mut reference = match peer {
+        "replay" => reference.with_incremental_ranges(false),
+        "burn" => reference.with_plain_kernels(false),
+        _ => reference,
     };
     let mut fast = fast;
     if let Some(mib) = args.range_cache_mib {
@@ -245,6 +246,11 @@ pub fn lbr_net(args: &LbrNetArgs) -> Result<Vec<Value>> {
         opts.seed = args.seed + round;
         opts.threads = args.threads;
         opts.preflop_samples = args.preflop_samples;
+        // The eager peer: the fast path with the range updated at every opponent decision.
+        let peer_opts = LbrOptions {
+            defer_range_updates: peer != "eager",
+            ..opts.clone()
+        };
         fast.reset_range_cache();
         reference.reset_range_cache();
         let mut round_cpu = [f64::NAN; 2];
@@ -253,7 +259,7 @@ pub fn lbr_net(args: &LbrNetArgs) -> Result<Vec<Value>> {
         // Odd rounds run the peer first, so that neither path always has the warmer start.
         for k in if round % 2 == 0 { [0, 1] } else { [1, 0] } {
             let c0 = process_cpu_seconds();
-            let r = run_lbr(&game, paths[k], &opts, None)?;
+            let r = run_lbr(&game, paths[k], [&opts, &peer_opts][k], None)?;
             let c = c0.zip(process_cpu_seconds()).map(|(a, b)| b - a);
             wall[k] += r.seconds;
             cpu[k] += c.unwrap_or(f64::NAN);

@@ -4,10 +4,11 @@
 //! * `nashconv --game G --repeats N`: time of one exact NashConv evaluation.
 //! * `lbr --hands N [--threads T] [--seed S] [--per-hand]`: LBR hands per second against
 //!   uniform random, one line per variant (LBR-FC, LBR-FCPA, LBR-FC12-FCPA34) on `hunl_fcpa`.
-//! * `lbr-net --policy RUN [--hands N] [--rounds R] [--peer replay|burn]`: LBR hands per second
-//!   against an ARMAC checkpoint, fast range path against the replay reference path or against
-//!   the same path on burn's kernels, on the same deals (ratio, CPU seconds per hand, load
-//!   average); `scripts/bench_lbr_net.sh` wraps it.
+//! * `lbr-net --policy RUN [--hands N] [--rounds R] [--peer replay|burn|eager]`: LBR hands per
+//!   second against an ARMAC checkpoint, fast range path against the replay reference path,
+//!   the same path on burn's kernels, or the same path with range updates at every opponent
+//!   decision, on the same deals (ratio, CPU seconds per hand, load average);
+//!   `scripts/bench_lbr_net.sh` wraps it.
 //! * `learner --batch B --input N --actions A --hidden H --layers L [--time T] [--device D]`:
 //!   ARMAC learner optimizer steps per second (feed-forward, or recurrent on B sequences of T
 //!   steps; flex by default, wgpu/cuda when compiled in); `scripts/bench_learner.sh` runs the

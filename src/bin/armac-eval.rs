@@ -743,6 +743,7 @@ fn lbr(args: LbrArgs) -> Result<()> {
         seed: args.seed,
         threads: args.threads,
         preflop_samples: args.preflop_samples,
+        defer_range_updates: true,
     };
     if !(args.poll_seconds.is_finite() && args.poll_seconds > 0.0) {
         bail!("--poll-seconds must be a positive number of seconds");

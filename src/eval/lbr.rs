@@ -19,12 +19,18 @@
 //! r'(h) = r(h) * π(a | s, h) / Σ_g r(g) * π(a | s, g)        (Bayes' rule)
 //! ```
 //!
+//! The range is read only by LBR's decisions that can fold or raise, so these updates are
+//! deferred until such a decision comes (in order; the product is the same). The opponent's
+//! decisions after the last of them in a hand (all of them when LBR-FC never faces a bet)
+//! cost one query for the opponent's actual hand and none for the range.
+//!
 //! # The decision (Lisý & Bowling 2017, Algorithm 1)
 //!
 //! Let `pot = c_me + c_opp` be the chips both players have put in, `asked = c_opp − c_me`
 //! what LBR must add to call, and `wp` LBR's probability of winning at a showdown (ties count
 //! one half) against the current range when no more chips go in ("checked down"). Values are
-//! measured relative to folding now, whose value is 0:
+//! measured relative to folding now, whose value is 0 (a decision where LBR can neither fold
+//! nor raise is a call, with no `wp` computed):
 //!
 //! ```text
 //! U(fold)  = 0
@@ -745,6 +751,8 @@ struct HandCtx<'a> {
     policy: &'a dyn RangePolicy,
     variant: LbrVariant,
     preflop_samples: usize,
+    /// [`LbrOptions::defer_range_updates`].
+    defer: bool,
 }
 
 /// LBR's action at `state` (LBR = `me` to move, holding `hole`, opponent range `range`).
@@ -818,30 +826,31 @@ fn check_len(
     })
 }
 
-/// The opponent's move: one batched query for the range (and its actual hand), Bayes'
-/// update of the range, and a sampled action for the actual hand.
+/// Whether LBR's decision at `state` reads the opponent's range: it does when LBR may fold
+/// (it faces a bet) or its variant lets it raise; otherwise LBR calls (checks).
+fn needs_range(variant: LbrVariant, state: &UniversalPokerState) -> bool {
+    let legal = state.legal_mask();
+    let round = state.betting().round as usize;
+    legal & (1 << FOLD) != 0
+        || legal & variant.action_mask(round) & ((1 << BET) | (1 << ALL_IN)) != 0
+}
+
+/// The opponent's move: its action sampled from the policy's probabilities for its actual
+/// hand `actual` (a query for that hand alone; the range's update waits, see [`update_range`]).
 fn opponent_action(
     ctx: &HandCtx,
     state: &UniversalPokerState,
     actual: u16,
-    range: &mut Range,
     rng: &mut SplitMix64,
 ) -> Result<Action, LbrError> {
-    let mut hands = range.support();
-    let pos = match hands.binary_search(&actual) {
-        Ok(i) => i,
-        Err(i) => {
-            hands.insert(i, actual);
-            i
-        }
-    };
+    let hands = [actual];
     let probs = ctx.policy.hand_action_probabilities(state, &hands)?;
     check_len(ctx, state, &hands, &probs)?;
     let legal = state.legal_mask();
-    let mut own = probs[pos];
+    let mut own = probs[0];
     let bad = |reason: &str| LbrError::BadProbabilities {
         policy: ctx.policy.name(),
-        probs: probs[pos],
+        probs: probs[0],
         history: crate::game::history_string(state.history()),
         reason: reason.to_string(),
     };
@@ -856,7 +865,21 @@ fn opponent_action(
     if own.iter().sum::<f64>() <= 0.0 {
         return Err(bad("no probability on a legal action"));
     }
-    let action = rng.weighted(&own);
+    Ok(rng.weighted(&own))
+}
+
+/// Bayes' update of the opponent's range for its action `action` at `state` (one batched
+/// query for the range's hands), `actual` being the hand it holds.
+fn update_range(
+    ctx: &HandCtx,
+    state: &UniversalPokerState,
+    action: Action,
+    actual: u16,
+    range: &mut Range,
+) -> Result<(), LbrError> {
+    let hands = range.support();
+    let probs = ctx.policy.hand_action_probabilities(state, &hands)?;
+    check_len(ctx, state, &hands, &probs)?;
     let likelihood: Vec<f64> = probs.iter().map(|p| p[action].max(0.0)).collect();
     if range.update(&hands, &likelihood) <= 0.0 {
         // Only the actual hand can have taken the action with positive probability, but the
@@ -864,7 +887,7 @@ fn opponent_action(
         range.weights.fill(0.0);
         range.weights[actual as usize] = 1.0;
     }
-    Ok(action)
+    Ok(())
 }
 
 /// Plays one hand with the dealt cards `cards` (P0's two hole cards, P1's two, then the five
@@ -881,6 +904,8 @@ fn play_hand(
     let hole = (cards[2 * seat], cards[2 * seat + 1]);
     let opp_hand = crate::games::cards::hole_index(cards[2 * opp], cards[2 * opp + 1]) as u16;
     let mut range = Range::uniform(CardSet::EMPTY.with(hole.0).with(hole.1));
+    // The opponent's decisions (state, action) not yet folded into the range.
+    let mut pending: Vec<(UniversalPokerState, Action)> = Vec::new();
     let mut dealt = 0usize;
     loop {
         match state.turn() {
@@ -894,11 +919,23 @@ fn play_hand(
                 }
             }
             Turn::Player(p) if p == seat => {
-                let a = lbr_action(ctx, &state, seat, hole, &range, rng)?;
+                let a = if needs_range(ctx.variant, &state) {
+                    for (s, a) in pending.drain(..) {
+                        update_range(ctx, &s, a, opp_hand, &mut range)?;
+                    }
+                    lbr_action(ctx, &state, seat, hole, &range, rng)?
+                } else {
+                    CALL
+                };
                 state.apply(a);
             }
             Turn::Player(_) => {
-                let a = opponent_action(ctx, &state, opp_hand, &mut range, rng)?;
+                let a = opponent_action(ctx, &state, opp_hand, rng)?;
+                if ctx.defer {
+                    pending.push((state.clone(), a));
+                } else {
+                    update_range(ctx, &state, a, opp_hand, &mut range)?;
+                }
                 state.apply(a);
             }
         }
@@ -922,6 +959,10 @@ pub struct LbrOptions {
     pub threads: usize,
     /// Sampled (hand, board) pairs per pre-flop equity.
     pub preflop_samples: usize,
+    /// Fold the opponent's decisions into the range only when an LBR decision reads it (the
+    /// default; see the module docs). `false` updates it at every opponent decision (the
+    /// benchmark's peer): the same hands are played, with more range queries.
+    pub defer_range_updates: bool,
 }
 
 impl LbrOptions {
@@ -933,6 +974,7 @@ impl LbrOptions {
             seed: 0,
             threads: 0,
             preflop_samples: DEFAULT_PREFLOP_SAMPLES,
+            defer_range_updates: true,
         }
     }
 }
@@ -1076,6 +1118,7 @@ pub fn play_deal(
         policy,
         variant: opts.variant,
         preflop_samples: opts.preflop_samples,
+        defer: opts.defer_range_updates,
     };
     let mut rng = SplitMix64::new(derive_seed(&[opts.seed, deal]));
     let cards = deal_cards(&mut rng);
@@ -1412,6 +1455,7 @@ mod tests {
             policy: &policy,
             variant: LbrVariant::Fc,
             preflop_samples: 100,
+            defer: true,
         };
         let mut s = g.initial_state();
         for c in cards("KsKd2c3d") {
@@ -1420,8 +1464,9 @@ mod tests {
         let mut range = Range::uniform(CardSet::from_cards(&cards("KsKd")));
         let mut rng = SplitMix64::new(0);
         let actual = hole_index(cards("2c")[0], cards("3d")[0]) as u16;
-        let a = opponent_action(&ctx, &s, actual, &mut range, &mut rng).unwrap();
+        let a = opponent_action(&ctx, &s, actual, &mut rng).unwrap();
         assert_eq!(a, CALL);
+        update_range(&ctx, &s, a, actual, &mut range).unwrap();
         let support = range.support();
         let no_ace = |h: &u16| HOLE_CARDS[*h as usize].1 < 48;
         assert!(support.iter().all(no_ace));
@@ -1433,6 +1478,83 @@ mod tests {
                 .iter()
                 .all(|&h| (range.weights()[h as usize] - w).abs() < 1e-15)
         );
+    }
+
+    /// Hand- and history-dependent probabilities with folds and raises (a hash of the hand,
+    /// the public history and the action); counts the rows it is asked for.
+    #[derive(Default)]
+    struct Hashed {
+        rows: std::sync::atomic::AtomicU64,
+    }
+
+    impl RangePolicy for Hashed {
+        fn hand_action_probabilities(
+            &self,
+            state: &UniversalPokerState,
+            hands: &[u16],
+        ) -> Result<Vec<ActionProbs>, PolicyError> {
+            self.rows
+                .fetch_add(hands.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            let legal = state.legal_mask();
+            // The public history: everything after the four hole-card deals.
+            let history: Vec<u64> = state.history()[4..].iter().map(|&a| a as u64).collect();
+            let public = derive_seed(&history);
+            Ok(hands
+                .iter()
+                .map(|&h| {
+                    let mut row = [0.0; 4];
+                    for (a, x) in row.iter_mut().enumerate() {
+                        if legal >> a & 1 != 0 {
+                            *x = 1.0 + (derive_seed(&[public, h as u64, a as u64]) % 9) as f64;
+                        }
+                    }
+                    let total: f64 = row.iter().sum();
+                    row.map(|x| x / total)
+                })
+                .collect())
+        }
+        fn name(&self) -> String {
+            "hashed".into()
+        }
+    }
+
+    /// Deferring the range's updates to LBR's next decision that reads it changes no hand's
+    /// result (every variant, both seats), and asks the policy for fewer rows.
+    #[test]
+    fn deferred_range_updates_play_the_same_hands() {
+        let g = game();
+        for variant in LbrVariant::ALL {
+            let (lazy, eager) = (Hashed::default(), Hashed::default());
+            let mut outcomes = std::collections::HashSet::new();
+            for deal in 0..24u64 {
+                let mut rng = SplitMix64::new(derive_seed(&[7, deal]));
+                let cards = deal_cards(&mut rng);
+                for seat in 0..2 {
+                    let seed = derive_seed(&[deal, seat as u64]);
+                    let play = |policy: &Hashed, defer: bool| {
+                        let ctx = HandCtx {
+                            policy,
+                            variant,
+                            preflop_samples: 200,
+                            defer,
+                        };
+                        play_hand(&ctx, &g, seat, &cards, &mut SplitMix64::new(seed)).unwrap()
+                    };
+                    let (x, y) = (play(&lazy, true), play(&eager, false));
+                    assert_eq!(x, y, "{variant}, deal {deal}, seat {seat}");
+                    outcomes.insert(x.to_bits());
+                }
+            }
+            // The hands are not all alike (folds, showdowns, different pots).
+            assert!(outcomes.len() > 5, "{variant}: {outcomes:?}");
+            let rows = |p: &Hashed| p.rows.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(
+                rows(&lazy) < rows(&eager),
+                "{variant}: {} rows vs {}",
+                rows(&lazy),
+                rows(&eager)
+            );
+        }
     }
 
     #[test]

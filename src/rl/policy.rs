@@ -23,7 +23,12 @@
 //! * the forward passes of these queries run on [`PlainRangeNet`]'s plain-Rust kernels (weights
 //!   copied out of burn on the first query; [`ArmacAveragePolicy::with_plain_kernels`]`(false)`
 //!   keeps burn's tensors);
-//! * a key asked for by several threads at once is computed by the first, the others wait.
+//! * a key asked for by several threads at once is computed by the first, the others wait;
+//! * a query for a few hands (at most [`FEW_HANDS`]: LBR asks for the opponent's actual hand
+//!   alone to sample its move) at a key with no kept probabilities runs only those hands' rows,
+//!   from the longest kept prefix, and keeps nothing: LBR asks for the whole range only where
+//!   its own decision needs it, so the opponent's decisions after the last such decision of a
+//!   hand never cost a pass over the range.
 //!
 //! The reference path ([`ArmacAveragePolicy::with_incremental_ranges`]`(false)`) replays every
 //! hand's history from the root, hand by hand; the paths agree to f32 rounding (tests below).
@@ -42,6 +47,10 @@ pub const DEFAULT_RANGE_CACHE_BYTES: usize = 192 << 20;
 
 /// Kept probability tables (all rows of one key, `1326 × A × 4` bytes each).
 const PROB_CACHE_ENTRIES: usize = 2048;
+
+/// Range queries for at most this many hands, at a public state whose probabilities are not
+/// kept, run only those hands' rows (see the module docs).
+pub const FEW_HANDS: usize = 16;
 
 /// A map shared by the threads of an evaluation that holds at most `capacity` entries and
 /// drops the least recently used one when full.
@@ -126,6 +135,11 @@ pub struct RangeStats {
     pub preflop_steps: u64,
     /// Forward passes of the average-policy head over 1326 rows.
     pub head_passes: u64,
+    /// Queries for a few hands ([`FEW_HANDS`]) answered from those hands' rows alone (not
+    /// counted in `queries`).
+    pub few_queries: u64,
+    /// Rows those queries stepped through the recurrent encoder, all steps together.
+    pub few_rows: u64,
 }
 
 #[derive(Default)]
@@ -137,6 +151,8 @@ struct RangeCounters {
     encoder_rows: AtomicU64,
     preflop_steps: AtomicU64,
     head_passes: AtomicU64,
+    few_queries: AtomicU64,
+    few_rows: AtomicU64,
 }
 
 impl RangeCounters {
@@ -153,6 +169,8 @@ impl RangeCounters {
             encoder_rows: self.encoder_rows.load(Ordering::Relaxed),
             preflop_steps: self.preflop_steps.load(Ordering::Relaxed),
             head_passes: self.head_passes.load(Ordering::Relaxed),
+            few_queries: self.few_queries.load(Ordering::Relaxed),
+            few_rows: self.few_rows.load(Ordering::Relaxed),
         }
     }
 }
@@ -289,6 +307,27 @@ fn rows_for_hands(base: &[f32], hands: &[u16], out: &mut Vec<f32>) {
     }
 }
 
+/// One decision along a history: the history's length there, the acting player's observation
+/// and the board (a card mask).
+type Decision = (usize, Vec<f32>, u64);
+
+/// A network's action probabilities `row` (one per action id) as LBR's [`ActionProbs`]:
+/// renormalised, or uniform over `legal` (`n_legal` of them) when they sum to 0.
+///
+/// [`ActionProbs`]: crate::eval::lbr::ActionProbs
+fn normalised_row(row: &[f32], legal: &[f32], n_legal: f64) -> crate::eval::lbr::ActionProbs {
+    let total: f64 = row.iter().map(|&x| x as f64).sum();
+    let mut out = [0.0; 4];
+    for a in 0..row.len().min(4) {
+        out[a] = if total > 0.0 {
+            row[a] as f64 / total
+        } else {
+            legal[a] as f64 / n_legal
+        };
+    }
+    out
+}
+
 /// The average-policy head `π̄` of an ARMAC checkpoint as a [`Policy`]: the acting player's
 /// information-state tensor goes through the network; probabilities are renormalised over the
 /// legal actions.
@@ -389,6 +428,8 @@ impl ArmacAveragePolicy {
             &c.encoder_rows,
             &c.preflop_steps,
             &c.head_passes,
+            &c.few_queries,
+            &c.few_rows,
         ] {
             x.store(0, Ordering::Relaxed);
         }
@@ -421,8 +462,21 @@ impl ArmacAveragePolicy {
                 legal[a] = 1.0;
             }
         }
-        RangeCounters::add(&self.cache.counters.queries, 1);
+        let n_legal = legal.iter().filter(|&&l| l > 0.0).count().max(1) as f64;
         let key = public_key(p, state.history());
+        if hands.len() <= FEW_HANDS && self.cache.probs.get(&key).is_none() {
+            RangeCounters::add(&self.cache.counters.few_queries, 1);
+            let rows = if self.net.config().recurrent {
+                self.recurrent_rows(state, p, hands, &legal)?
+            } else {
+                self.feed_forward_rows(state, p, hands, &legal)?
+            };
+            return Ok(rows
+                .chunks_exact(na)
+                .map(|row| normalised_row(row, &legal, n_legal))
+                .collect());
+        }
+        RangeCounters::add(&self.cache.counters.queries, 1);
         let probs = loop {
             if let Some(x) = self.cache.probs.get(&key) {
                 RangeCounters::add(&self.cache.counters.prob_hits, 1);
@@ -445,21 +499,11 @@ impl ArmacAveragePolicy {
             self.cache.probs.put(key, x.clone());
             break x;
         };
-        let n_legal = legal.iter().filter(|&&l| l > 0.0).count().max(1) as f64;
         Ok(hands
             .iter()
             .map(|&hand| {
                 let row = &probs[hand as usize * na..(hand as usize + 1) * na];
-                let total: f64 = row.iter().map(|&x| x as f64).sum();
-                let mut out = [0.0; 4];
-                for a in 0..na.min(4) {
-                    out[a] = if total > 0.0 {
-                        row[a] as f64 / total
-                    } else {
-                        legal[a] as f64 / n_legal
-                    };
-                }
-                out
+                normalised_row(row, &legal, n_legal)
             })
             .collect())
     }
@@ -472,20 +516,33 @@ impl ArmacAveragePolicy {
         p: usize,
         legal: &[f32],
     ) -> Result<Vec<f32>, crate::policy::PolicyError> {
+        RangeCounters::add(&self.cache.counters.head_passes, 1);
+        let all: Vec<u16> = (0..NUM_HOLE_HANDS as u16).collect();
+        self.feed_forward_rows(state, p, &all, legal)
+    }
+
+    /// Feed-forward nets: `hands.len() × A` probabilities at `state` for the hands `hands` of
+    /// player `p`.
+    fn feed_forward_rows(
+        &self,
+        state: &crate::games::universal_poker::UniversalPokerState,
+        p: usize,
+        hands: &[u16],
+        legal: &[f32],
+    ) -> Result<Vec<f32>, crate::policy::PolicyError> {
         use crate::game::State as _;
         let mut base = vec![0.0; self.net.config().input_size];
         state.information_state_tensor(p, &mut base);
         let mut info = Vec::new();
-        let all: Vec<u16> = (0..NUM_HOLE_HANDS as u16).collect();
-        rows_for_hands(&base, &all, &mut info);
-        let legal_rows: Vec<f32> = legal.repeat(NUM_HOLE_HANDS);
-        RangeCounters::add(&self.cache.counters.head_passes, 1);
+        rows_for_hands(&base, hands, &mut info);
+        let n = hands.len();
+        let legal_rows: Vec<f32> = legal.repeat(n);
         // pi^t: regret matching on the mean-regret head; pi-bar: the average-policy head.
         match (self.plain_net(), self.current) {
-            (Some(k), true) => k.current_policy(&info, &legal_rows, NUM_HOLE_HANDS),
-            (Some(k), false) => k.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
+            (Some(k), true) => k.current_policy(&info, &legal_rows, n),
+            (Some(k), false) => k.avg_policy(&info, &legal_rows, n),
             (None, true) => Ok(self.net_current_policy(&info, legal)),
-            (None, false) => self.net.avg_policy(&info, &legal_rows, NUM_HOLE_HANDS),
+            (None, false) => self.net.avg_policy(&info, &legal_rows, n),
         }
         .map_err(|e| self.bad(e.to_string()))
     }
@@ -517,43 +574,11 @@ impl ArmacAveragePolicy {
         p: usize,
         legal: &[f32],
     ) -> Result<Vec<f32>, crate::policy::PolicyError> {
-        use crate::game::{State as _, Turn};
-        use crate::policy::PolicyError;
-        let n_in = self.net.config().input_size;
+        use crate::game::State as _;
         let history = state.history();
-        // Player p's observation, the history length and the board at each decision.
-        let mut walk = state.clone();
-        walk.reset();
-        let mut decisions: Vec<(usize, Vec<f32>, u64)> = Vec::new();
-        for i in 0..=history.len() {
-            if let Turn::Player(_) = walk.turn() {
-                let mut obs = vec![0.0; n_in];
-                walk.observation_tensor(p, &mut obs);
-                decisions.push((i, obs, CardSet::from_cards(walk.board_cards()).0));
-            }
-            if let Some(&x) = history.get(i) {
-                walk.try_apply(x)
-                    .map_err(|e| self.bad(format!("replaying the history: {e}")))?;
-            }
-        }
+        let decisions = self.decisions_of(state, p)?;
         let n = decisions.len();
-        if n == 0 || decisions[n - 1].0 != history.len() {
-            return Err(PolicyError::NotADecision);
-        }
-        // The longest kept prefix (the current decision's own state included).
-        let mut start = 0;
-        let mut st = None;
-        for j in (0..n).rev() {
-            if let Some(x) = self
-                .cache
-                .states
-                .get(&public_key(p, &history[..decisions[j].0]))
-            {
-                st = Some(x);
-                start = j + 1;
-                break;
-            }
-        }
+        let (start, st) = self.longest_kept(p, history, &decisions);
         let c = &self.cache.counters;
         RangeCounters::add(&c.reused_steps, start as u64);
         RangeCounters::add(&c.encoder_steps, (n - start) as u64);
@@ -609,6 +634,102 @@ impl ArmacAveragePolicy {
             all[hand as usize * na..(hand as usize + 1) * na].copy_from_slice(row);
         }
         Ok(all)
+    }
+
+    /// Player `p`'s observation, the history length and the board (a card mask) at each
+    /// decision along `state`'s history, `state`'s own decision last.
+    fn decisions_of(
+        &self,
+        state: &crate::games::universal_poker::UniversalPokerState,
+        p: usize,
+    ) -> Result<Vec<Decision>, crate::policy::PolicyError> {
+        use crate::game::{State as _, Turn};
+        let n_in = self.net.config().input_size;
+        let history = state.history();
+        let mut walk = state.clone();
+        walk.reset();
+        let mut decisions = Vec::new();
+        for i in 0..=history.len() {
+            if let Turn::Player(_) = walk.turn() {
+                let mut obs = vec![0.0; n_in];
+                walk.observation_tensor(p, &mut obs);
+                decisions.push((i, obs, CardSet::from_cards(walk.board_cards()).0));
+            }
+            if let Some(&x) = history.get(i) {
+                walk.try_apply(x)
+                    .map_err(|e| self.bad(format!("replaying the history: {e}")))?;
+            }
+        }
+        match decisions.last() {
+            Some(d) if d.0 == history.len() => Ok(decisions),
+            _ => Err(crate::policy::PolicyError::NotADecision),
+        }
+    }
+
+    /// The longest prefix of `decisions` (along `history`) whose encoder state is kept: how
+    /// many decisions it covers (0 with none) and the state.
+    fn longest_kept(
+        &self,
+        p: usize,
+        history: &[Action],
+        decisions: &[Decision],
+    ) -> (usize, Option<Arc<KeptState>>) {
+        for j in (0..decisions.len()).rev() {
+            let key = public_key(p, &history[..decisions[j].0]);
+            if let Some(x) = self.cache.states.get(&key) {
+                return (j + 1, Some(x));
+            }
+        }
+        (0, None)
+    }
+
+    /// Recurrent nets: `hands.len() × A` probabilities at `state` for the hands `hands` of
+    /// player `p`, stepping only their rows from the longest kept prefix (nothing is kept).
+    fn recurrent_rows(
+        &self,
+        state: &crate::games::universal_poker::UniversalPokerState,
+        p: usize,
+        hands: &[u16],
+        legal: &[f32],
+    ) -> Result<Vec<f32>, crate::policy::PolicyError> {
+        use crate::game::State as _;
+        let decisions = self.decisions_of(state, p)?;
+        let (start, kept) = self.longest_kept(p, state.history(), &decisions);
+        let h = self.net.config().representation_size();
+        let n = hands.len();
+        let mut cur = RecurrentState {
+            rows: n,
+            hidden: vec![0.0; n * h],
+            cell: vec![0.0; n * h],
+        };
+        if let Some(k) = kept {
+            for (i, &hand) in hands.iter().enumerate() {
+                let r = k.hands.binary_search(&hand).map_err(|_| {
+                    self.bad(format!("hand {hand} has no row in the kept encoder state"))
+                })?;
+                cur.hidden[i * h..(i + 1) * h].copy_from_slice(&k.state.hidden[r * h..(r + 1) * h]);
+                cur.cell[i * h..(i + 1) * h].copy_from_slice(&k.state.cell[r * h..(r + 1) * h]);
+            }
+        }
+        RangeCounters::add(
+            &self.cache.counters.few_rows,
+            (n * (decisions.len() - start)) as u64,
+        );
+        let mut obs = Vec::new();
+        for (_, base, _) in &decisions[start..] {
+            rows_for_hands(base, hands, &mut obs);
+            cur = match self.plain_net() {
+                Some(k) => k.encoder_step(&obs, &cur),
+                None => self.net.encoder_step(&obs, &cur),
+            }
+            .map_err(|e| self.bad(e.to_string()))?;
+        }
+        let legal_rows = legal.repeat(n);
+        match self.plain_net() {
+            Some(k) => k.avg_policy_head(&cur.hidden, &legal_rows, n),
+            None => self.net.avg_policy_head(&cur.hidden, &legal_rows, n),
+        }
+        .map_err(|e| self.bad(e.to_string()))
     }
 
     /// A bad-entry error naming the game.
@@ -1078,7 +1199,9 @@ mod tests {
             let (game, net) = small_net(recurrent, 3);
             let policy = ArmacAveragePolicy::new(net, game, 0);
             let s = dealt_fcpa();
-            let (_, hands) = live_hands(&s, 301);
+            // More than FEW_HANDS hands: a whole-range query.
+            let (_, hands) = live_hands(&s, 61);
+            assert!(hands.len() > FEW_HANDS);
             let barrier = std::sync::Barrier::new(4);
             let answers: Vec<_> = std::thread::scope(|scope| {
                 let handles: Vec<_> = (0..4)
@@ -1095,6 +1218,67 @@ mod tests {
             let st = policy.range_stats();
             assert_eq!((st.queries, st.head_passes), (4, 1), "{st:?}");
             assert_eq!(st.prob_hits, 3, "{st:?}");
+        }
+    }
+
+    /// Queries for a few hands (LBR's opponent acting on its actual hand) give the
+    /// replay-every-hand path's answers without a pass over the whole range, from the root
+    /// and from a kept prefix, and a later whole-range query at the same state still computes
+    /// and keeps it.
+    #[test]
+    fn few_hand_queries_match_replayed_ones_without_whole_range_passes() {
+        for recurrent in [true, false] {
+            let (game, net) = small_net(recurrent, 4);
+            let fast = ArmacAveragePolicy::new(net.clone(), game.clone(), 0);
+            let slow = ArmacAveragePolicy::new(net, game, 0).with_incremental_ranges(false);
+            // Asks for a few hands at `s`; returns how many.
+            let few = |s: &crate::games::universal_poker::UniversalPokerState| {
+                let (_, hands) = live_hands(s, 1);
+                let board = CardSet::from_cards(s.board_cards()).0;
+                let picked: Vec<u16> = hands
+                    .iter()
+                    .filter(|&&h| HOLE_MASKS[h as usize] & board == 0)
+                    .step_by(400)
+                    .copied()
+                    .collect();
+                assert!((2..=FEW_HANDS).contains(&picked.len()));
+                let a = fast.hand_action_probabilities(s, &picked).unwrap();
+                let b = slow.hand_action_probabilities(s, &picked).unwrap();
+                for (x, y) in a.iter().zip(&b) {
+                    assert!(
+                        x.iter().zip(y).all(|(u, v)| (u - v).abs() < 1e-5),
+                        "{x:?} vs {y:?}"
+                    );
+                }
+                picked.len() as u64
+            };
+            let mut s = dealt_fcpa();
+            let n0 = few(&s);
+            s.apply(1); // call
+            let n1 = few(&s);
+            let st = fast.range_stats();
+            assert_eq!(
+                (st.few_queries, st.queries, st.head_passes),
+                (2, 0, 0),
+                "{st:?}"
+            );
+            // Recurrent: from the root, one step for the first query and two for the second.
+            let stepped = if recurrent { n0 + 2 * n1 } else { 0 };
+            assert_eq!(st.few_rows, stepped, "{st:?}");
+            // A whole-range query keeps this state; a few-hand query one decision later starts
+            // from it (one step).
+            same_ranges(&fast, &slow, &s);
+            s.apply(1); // check: the flop
+            for c in parse_cards("Qh8d4s").unwrap() {
+                s.apply(c as Action);
+            }
+            let n2 = few(&s);
+            let st2 = fast.range_stats();
+            assert_eq!((st2.queries, st2.few_queries), (1, 3), "{st2:?}");
+            assert_eq!(st2.few_rows - st.few_rows, if recurrent { n2 } else { 0 });
+            // The few-hand query kept nothing: a whole-range query here computes the state.
+            same_ranges(&fast, &slow, &s);
+            assert_eq!(fast.range_stats().head_passes, 2);
         }
     }
 
