@@ -3,8 +3,9 @@
 //!
 //! # Fast range queries
 //!
-//! LBR asks, at every opponent decision (and, for the raising variants, after each of its own
-//! raises), for the opponent's policy with every one of the 1326 hole-card hands. On 52-card
+//! LBR asks, at the opponent's decisions before each of its own decisions that read the range
+//! (and, for the raising variants, after each of its own raises), for the opponent's policy
+//! with every one of the 1326 hole-card hands. On 52-card
 //! Hold'em the answers for all hands depend only on the acting player and the *public*
 //! history (betting and board): the player's observation and information-state tensors hold
 //! the player's own hole cards, the board and the betting, never the other player's cards.
