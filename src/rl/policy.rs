@@ -605,11 +605,7 @@ impl ArmacAveragePolicy {
             rows_for_hands(base, &kept.hands, &mut obs);
             RangeCounters::add(&c.encoder_rows, kept.hands.len() as u64);
             RangeCounters::add(&c.preflop_steps, (*board == 0) as u64);
-            let next = match self.plain_net() {
-                Some(k) => k.encoder_step(&obs, &kept.state),
-                None => self.net.encoder_step(&obs, &kept.state),
-            }
-            .map_err(|e| self.bad(e.to_string()))?;
+            let next = self.encoder_step(&obs, &kept.state)?;
             st = Arc::new(KeptState {
                 hands: kept.hands.clone(),
                 state: next,
@@ -621,13 +617,7 @@ impl ArmacAveragePolicy {
         RangeCounters::add(&c.head_passes, 1);
         let rows = st.hands.len();
         let legal_rows = legal.repeat(rows);
-        let probs = match self.plain_net() {
-            Some(k) => k.avg_policy_head(&st.state.hidden, &legal_rows, rows),
-            None => self
-                .net
-                .avg_policy_head(&st.state.hidden, &legal_rows, rows),
-        }
-        .map_err(|e| self.bad(e.to_string()))?;
+        let probs = self.avg_policy_head(&st.state.hidden, &legal_rows, rows)?;
         // Back to one row per hole-card hand (0 for hands that hold a board card).
         let na = legal.len();
         let mut all = vec![0.0f32; NUM_HOLE_HANDS * na];
@@ -719,16 +709,34 @@ impl ArmacAveragePolicy {
         let mut obs = Vec::new();
         for (_, base, _) in &decisions[start..] {
             rows_for_hands(base, hands, &mut obs);
-            cur = match self.plain_net() {
-                Some(k) => k.encoder_step(&obs, &cur),
-                None => self.net.encoder_step(&obs, &cur),
-            }
-            .map_err(|e| self.bad(e.to_string()))?;
+            cur = self.encoder_step(&obs, &cur)?;
         }
-        let legal_rows = legal.repeat(n);
+        self.avg_policy_head(&cur.hidden, &legal.repeat(n), n)
+    }
+
+    /// The recurrent encoder advanced by one observation per row (plain kernels or burn).
+    fn encoder_step(
+        &self,
+        obs: &[f32],
+        state: &RecurrentState,
+    ) -> Result<RecurrentState, crate::policy::PolicyError> {
         match self.plain_net() {
-            Some(k) => k.avg_policy_head(&cur.hidden, &legal_rows, n),
-            None => self.net.avg_policy_head(&cur.hidden, &legal_rows, n),
+            Some(k) => k.encoder_step(obs, state),
+            None => self.net.encoder_step(obs, state),
+        }
+        .map_err(|e| self.bad(e.to_string()))
+    }
+
+    /// The average-policy head on `rows` representations (plain kernels or burn).
+    fn avg_policy_head(
+        &self,
+        rep: &[f32],
+        legal_rows: &[f32],
+        rows: usize,
+    ) -> Result<Vec<f32>, crate::policy::PolicyError> {
+        match self.plain_net() {
+            Some(k) => k.avg_policy_head(rep, legal_rows, rows),
+            None => self.net.avg_policy_head(rep, legal_rows, rows),
         }
         .map_err(|e| self.bad(e.to_string()))
     }
