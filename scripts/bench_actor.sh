@@ -10,7 +10,7 @@ groups=${1:-8}
 repeats=${2:-7}
 shift 2 || shift $# || true
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(nlhe_fcpa.toml nlhe_fcpa_ff.toml leduc_armac.toml liars_dice_armac.toml)
+[ ${#configs[@]} -gt 0 ] || configs=(nlhe_fcpa_recurrent.toml nlhe_fcpa.toml leduc_armac.toml liars_dice_armac.toml)
 cargo build --release --bins -q
 printf '%-24s %10s %16s %16s %7s\n' config decisions "selected steps/s" "all-heads steps/s" ratio
 for c in "${configs[@]}"; do

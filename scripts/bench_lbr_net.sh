@@ -8,7 +8,7 @@
 # `eager`: the same path with the opponent's range updated at every one of its decisions (the
 # path before deferred updates; same hands, same results).
 # Usage: scripts/bench_lbr_net.sh [RUN_DIR] [HANDS_PER_ROUND] [ROUNDS] [VARIANT] [PEER] [THREADS]
-# Without RUN_DIR a tiny recurrent FCPA run (configs/nlhe_fcpa.toml, default widths, one short
+# Without RUN_DIR a tiny recurrent FCPA run (configs/nlhe_fcpa_recurrent.toml, default widths, one short
 # epoch) is trained first: the cost of a range query depends on the widths, not on training.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ threads=${6:-2}
 cargo build --release --bins -q
 if [ -z "$run" ]; then
     run=$(mktemp -d)/fcpa
-    ./target/release/armac-train --config configs/nlhe_fcpa.toml --out "$run" --quiet \
+    ./target/release/armac-train --config configs/nlhe_fcpa_recurrent.toml --out "$run" --quiet \
         --set armac.epochs=1 --set armac.episodes_per_epoch=32 \
         --set armac.learning_steps_per_epoch=2 --set armac.batch_trajectories=8
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Memory, disk and acting speed of a long Hold'em ARMAC run (issue: bounded reservoir memory).
-# Resumes configs/nlhe_fcpa.toml from a synthetic reservoir of 1,024 past networks (copies of
+# Resumes configs/nlhe_fcpa_recurrent.toml from a synthetic reservoir of 1,024 past networks (copies of
 # θ^0, written in seconds) and, as the peer, from a reservoir of 8, trains each for SECONDS
 # and prints peak RSS, disk use and acting steps/s with their ratios.
 # Usage: scripts/bench_reservoir.sh [SECONDS] [extra --set overrides...]
@@ -13,7 +13,7 @@ for s in "$@"; do sets+=(--set "$s"); done
 cargo build --release --bins -q
 out=$(mktemp -d)
 for n in 1024 8; do
-    ./target/release/armac-bench reservoir --config configs/nlhe_fcpa.toml --snapshots "$n" \
+    ./target/release/armac-bench reservoir --config configs/nlhe_fcpa_recurrent.toml --snapshots "$n" \
         --seconds "$secs" "${sets[@]}" | tee "$out/$n.json"
 done
 python3 - "$out" <<'PY'

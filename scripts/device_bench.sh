@@ -175,7 +175,7 @@ fi
 if has lbr; then
   log "lbr: LBR-FC against a tiny recurrent FCPA net, 2 pinned cores (2-3)"
   (
-    pin 2,3 "$D/armac-train" --config nlhe_fcpa.toml --out /tmp/fcpa --quiet --overwrite \
+    pin 2,3 "$D/armac-train" --config nlhe_fcpa_recurrent.toml --out /tmp/fcpa --quiet --overwrite \
       --set armac.epochs=1 --set armac.episodes_per_epoch=32 --set armac.learning_steps_per_epoch=2 \
       --set armac.batch_trajectories=8 >/dev/null 2>>/tmp/lbr_err.txt
     for peer in burn; do

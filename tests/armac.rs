@@ -236,11 +236,18 @@ fn recurrent_kuhn_armac_learns_below_uniform() {
 /// report; a checkpoint of another game is refused with an error naming both games.
 #[test]
 fn fcpa_checkpoint_is_evaluated_by_lbr() {
-    let dir = common::tmp("e2e", "fcpa-lbr");
+    // The feed-forward config that learns on a CPU, and the paper's recurrent one.
+    for (config, recurrent) in [("nlhe_fcpa", false), ("nlhe_fcpa_recurrent", true)] {
+        fcpa_checkpoint_of_config_is_evaluated_by_lbr(config, recurrent);
+    }
+}
+
+fn fcpa_checkpoint_of_config_is_evaluated_by_lbr(config_name: &str, recurrent: bool) {
+    let dir = common::tmp("e2e", &format!("fcpa-lbr-{config_name}"));
     train(
         &[
             "--config",
-            "nlhe_fcpa",
+            config_name,
             "--quiet",
             "--set",
             "armac.epochs=1",
@@ -257,7 +264,10 @@ fn fcpa_checkpoint_is_evaluated_by_lbr() {
         &dir,
     );
     let config = std::fs::read_to_string(dir.join("checkpoint/config.toml")).unwrap();
-    assert!(config.contains("recurrent = true"), "{config}");
+    assert!(
+        config.contains(&format!("recurrent = {recurrent}")),
+        "{config}"
+    );
     let o = common::eval()
         .args(["lbr", "--policy"])
         .arg(&dir)

@@ -12,7 +12,10 @@ fn run(args: &[&str]) -> std::process::Output {
 #[test]
 fn actor_bench_reports_both_paths_and_their_ratio() {
     // Leduc with its shipped feed-forward settings; Hold'em's recurrent config.
-    for (config, recurrent) in [("leduc_armac.toml", false), ("nlhe_fcpa.toml", true)] {
+    for (config, recurrent) in [
+        ("leduc_armac.toml", false),
+        ("nlhe_fcpa_recurrent.toml", true),
+    ] {
         let out = run(&[
             "--config",
             config,

@@ -288,7 +288,7 @@ fn watch_follows_a_training_run_to_its_last_checkpoint() {
     let mut trainer = train()
         .args([
             "--config",
-            "nlhe_fcpa.toml",
+            "nlhe_fcpa_recurrent.toml",
             "--quiet",
             "--max-seconds",
             "6",

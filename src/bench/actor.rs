@@ -18,7 +18,7 @@ use std::sync::Arc;
 #[derive(clap::Args, Debug, Clone)]
 pub struct ActorArgs {
     /// ARMAC config (path, or name in `configs/`): game, network sizes and actor settings.
-    #[arg(long, default_value = "nlhe_fcpa.toml")]
+    #[arg(long, default_value = "nlhe_fcpa_recurrent.toml")]
     pub config: String,
     /// Groups (of `armac.games_per_group` episodes) per timed block.
     #[arg(long, default_value_t = 4)]

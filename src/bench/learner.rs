@@ -102,7 +102,7 @@ pub struct LearnerArgs {
     #[arg(long, default_value_t = 2)]
     pub layers: usize,
     /// Recurrent network (Appendix F) trained on `--batch` sequences of this many steps each
-    /// (`nlhe_fcpa.toml`: 64 sequences of 32 steps, input 108); 0 = feed-forward.
+    /// (`nlhe_fcpa_recurrent.toml`: 64 sequences of 32 steps, input 108); 0 = feed-forward.
     #[arg(long, default_value_t = 0)]
     pub time: usize,
     /// Burn device: flex (CPU), wgpu or cuda (when compiled in), or default.

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReservoirArgs {
     /// ARMAC config (path, or name in `configs/`).
-    #[arg(long, default_value = "nlhe_fcpa.toml")]
+    #[arg(long, default_value = "nlhe_fcpa_recurrent.toml")]
     pub config: String,
     /// Past epochs in the synthetic reservoir (also its capacity).
     #[arg(long, default_value_t = 1024)]

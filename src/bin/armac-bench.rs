@@ -21,7 +21,7 @@
 //!   in lock-step (ratio), query re-solves/s, CVPN learner steps/s; `scripts/bench_search.sh`.
 //! * `actor --config C [--groups N] [--repeats R] [--past P]`: acting steps/s of one actor
 //!   thread with the config's networks, only the outputs read against all outputs (ratio).
-//! * `reservoir --config nlhe_fcpa.toml --snapshots N --seconds S`: peak memory, disk and
+//! * `reservoir --config nlhe_fcpa_recurrent.toml --snapshots N --seconds S`: peak memory, disk and
 //!   acting steps/s of an ARMAC run resumed from a synthetic reservoir of N past networks;
 //!   `scripts/bench_reservoir.sh` compares N = 1024 with N = 8.
 
