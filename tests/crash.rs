@@ -281,9 +281,8 @@ fn a_sampling_solver_survives_random_crashes_with_identical_outputs() {
             "leduc_os_mccfr.toml",
             "--quiet",
             "--set",
-            // Long enough that most trials are stopped before they finish (the sampler got
-            // about 2x faster in session 8: 400k iterations ended before most kills; 5M take
-            // about 1.6 s on an idle core).
+            // Long enough that most trials are stopped before they finish (5M iterations
+            // take about 1.6 s on an idle core; 400k end before most kills).
             "solver.iterations=5000000",
             "--set",
             "eval.every=500000",
