@@ -37,10 +37,10 @@ use super::cfr::{Tables, apply_regret_rule, take};
 use super::{Ctx, floats, instant_regrets, ints, range_times, regret_match, to_f64};
 use crate::cfr::{SolverSpec, Updates};
 use crate::game::Player;
+use crate::search::engine::{average_blocks, live_rows, row_span, slot_means, weighted_means};
 use crate::search::{
     EngineBuilder, Gadget, LeafValues, Pbs, RegretEngine, ScalarEngine, SearchError,
 };
-use crate::tree::NONE;
 use crate::tree::tensor::TensorTree;
 use burn::tensor::{IndexingUpdateOp, Int, Tensor};
 use std::cell::OnceCell;
@@ -247,11 +247,8 @@ impl TensorEngine {
                     continue;
                 }
                 let na = l.num_actions[i][di] as usize;
-                for x in 0..p {
-                    if l.infoset[i][di * p + x] == NONE {
-                        continue;
-                    }
-                    m[(di * p + x) * a..(di * p + x) * a + na].fill(1.0);
+                for (_, row) in live_rows(l, i, di) {
+                    m[row..row + na].fill(1.0);
                 }
             }
             floats(&m, [1, d.max(1) * p, a], ctx)
@@ -569,15 +566,11 @@ impl RegretEngine for TensorEngine {
     }
 
     fn current_row(&self, p: Player, d: usize, x: usize) -> &[f64] {
-        let l = &*self.layout;
-        let row = (d * l.p + x) * l.a;
-        &self.mirror().current[p][row..row + l.num_actions[p][d] as usize]
+        &self.mirror().current[p][row_span(&self.layout, p, d, x)]
     }
 
     fn action_values(&self, p: Player, d: usize, x: usize) -> &[f64] {
-        let l = &*self.layout;
-        let row = (d * l.p + x) * l.a;
-        &self.mirror().q[p][row..row + l.num_actions[p][d] as usize]
+        &self.mirror().q[p][row_span(&self.layout, p, d, x)]
     }
 
     fn reach(&self, p: Player) -> &[f64] {
@@ -593,38 +586,13 @@ impl RegretEngine for TensorEngine {
     }
 
     fn average_root_cfvs(&self, p: Player) -> Vec<f64> {
-        let w = self.cfv_weight[p];
-        to_f64(self.cfv_sum[p].clone())
-            .iter()
-            .map(|s| if w > 0.0 { s / w } else { 0.0 })
-            .collect()
+        weighted_means(&to_f64(self.cfv_sum[p].clone()), self.cfv_weight[p])
     }
 
     fn average_blocks(&self) -> [Vec<f64>; 2] {
-        let l = &*self.layout;
-        let (pp, a) = (l.p, l.a);
         std::array::from_fn(|i| {
             let cum = self.blocks_of(&self.cumulative[i], i);
-            let mut out = self.mirror().current[i].clone();
-            for d in 0..l.decisions[i].len() {
-                let na = l.num_actions[i][d] as usize;
-                for x in 0..pp {
-                    if l.infoset[i][d * pp + x] == NONE {
-                        continue;
-                    }
-                    let row = (d * pp + x) * a;
-                    let c = &cum[row..row + na];
-                    let total: f64 = c.iter().sum();
-                    for k in 0..na {
-                        out[row + k] = if total > 0.0 {
-                            c[k] / total
-                        } else {
-                            1.0 / na as f64
-                        };
-                    }
-                }
-            }
-            out
+            average_blocks(&self.layout, i, &cum, self.mirror().current[i].clone())
         })
     }
 
@@ -676,16 +644,9 @@ impl RegretEngine for TensorEngine {
     }
 
     fn average_cfvs(&self, p: Player) -> Vec<f64> {
-        let pp = self.layout.p;
         let sum = to_f64(self.slot_cfv_sum[p].clone());
         let w = to_f64(self.slot_cfv_weight[p].clone());
-        sum.iter()
-            .enumerate()
-            .map(|(s, x)| {
-                let w = w[s / pp];
-                if w > 0.0 { x / w } else { 0.0 }
-            })
-            .collect()
+        slot_means(&sum, &w, self.layout.p)
     }
 
     fn reaches_under(&mut self, blocks: &[Vec<f64>; 2]) -> [Vec<f64>; 2] {

@@ -1,338 +1,8 @@
-//! The regret engine of search: CFR-family updates on a public subtree whose expanded part
-//! grows (GT-CFR), with frontier values from a [`LeafValues`] evaluator and an optional CFR-D
-//! re-solving gadget at the root.
-//!
-//! The engine works on a *union layout*: a [`TensorTree`] of the whole subtree below the search
-//! root, plus a mask of expanded nodes. A node is *in the tree* if it is a root or its parent is
-//! expanded; an in-tree node that is neither expanded nor terminal is a *frontier* node whose
-//! counterfactual values the evaluator supplies for the current ranges. Expanding a node keeps
-//! every regret and average accumulated so far (they are indexed by layout infoset rows, which
-//! do not move), so the tree can grow between iterations.
-//!
-//! Per player the strategy data are `[decision x P x A]` rows, exactly the blocks of
-//! [`TensorTree::scatter_blocks`]; ranges and counterfactual values are `[node x P]` slots. The
-//! arithmetic and update order are those of [`crate::cfr::TabularSolver`], so with every node
-//! expanded one iteration here is one iteration there (to rounding).
-//!
-//! # Gadget
-//! Re-solving a subgame from (the re-solver's range, the opponent's counterfactual values `w`)
-//! uses the CFR-D gadget (Burch, Johanson & Bowling 2014; DeepStack): per opponent private state
-//! `y` the opponent chooses *follow* (enter the subgame) or *terminate* (take `w(y)`), with
-//! regret matching+ over the two. The opponent's root range is then
-//! `α · follow(y) + (1 − α) · r_prev(y)` (Student of Games uses α = 0.5; α = 1 is the plain
-//! gadget).
+//! The scalar `f64` regret engine: sweeps over the in-tree nodes of the union layout.
 
-use super::{LeafValues, Pbs, SearchError, check_range};
-use crate::cfr::{ROUNDING_NOISE, RegretRule, SolverSpec, Updates, regret_match_infoset};
-use crate::game::Player;
-use crate::tree::tensor::{TensorKind, TensorTree};
-use crate::tree::{NONE, PublicTree, TreePolicy, expected_value};
-use std::sync::Arc;
+use super::*;
 
-/// What GT-CFR needs from a regret engine: the scalar `f64` implementation lives here, the
-/// tensor one (burn) in `crate::nn::public::engine`.
-pub trait RegretEngine {
-    /// The union layout the engine runs on.
-    fn layout(&self) -> &Arc<TensorTree>;
-    /// Whether layout node `n` is expanded (its children are in the tree).
-    fn is_expanded(&self, n: usize) -> bool;
-    /// Whether layout node `n` is in the tree (a root, or the child of an expanded node).
-    fn in_tree(&self, n: usize) -> bool;
-    /// Expands in-tree chance or decision node `n`; `false` (and no change) otherwise.
-    fn expand(&mut self, n: usize) -> bool;
-    /// One iteration for both players.
-    fn iterate(&mut self, leaves: &mut dyn LeafValues) -> Result<(), SearchError>;
-    /// Iterations done.
-    fn iteration(&self) -> u64;
-    /// Current strategy of player `p` at decision `d` (index into `layout.decisions[p]`),
-    /// private state `x`: one probability per action.
-    fn current_row(&self, p: Player, d: usize, x: usize) -> &[f64];
-    /// Action values of that row from `p`'s latest sweep (counterfactual, opponent reach and
-    /// chance included).
-    fn action_values(&self, p: Player, d: usize, x: usize) -> &[f64];
-    /// Player `p`'s reach at every slot from the latest sweep (`[node x P]`).
-    fn reach(&self, p: Player) -> &[f64];
-    /// Player `p`'s range at the root slots (what the next sweep starts from).
-    fn root_range(&self, p: Player) -> &[f64];
-    /// Player `p`'s counterfactual values at the root slots from its latest sweep.
-    fn root_cfvs(&self, p: Player) -> &[f64];
-    /// Player `p`'s root counterfactual values averaged over iterations with the solver's
-    /// averaging weights.
-    fn average_root_cfvs(&self, p: Player) -> Vec<f64>;
-    /// Average strategy blocks (`[decision x P x A]` per player), uniform where nothing was
-    /// accumulated.
-    fn average_blocks(&self) -> [Vec<f64>; 2];
-    /// Current strategy blocks.
-    fn current_blocks(&self) -> [Vec<f64>; 2];
-    /// Installs the re-solving gadget: from now on the gadget sets its player's root range.
-    fn set_gadget(&mut self, gadget: Gadget) -> Result<(), SearchError>;
-    /// Expands every node of the layout (a full-depth solve).
-    fn expand_all(&mut self);
-    /// Frontier nodes (layout ids): in the tree, not expanded, not terminal.
-    fn frontier(&self) -> Vec<usize>;
-    /// Whether the engine alternates the players' updates (the lock-step batch needs it).
-    fn alternating(&self) -> bool;
-    /// Player `p`'s single update (half an alternating iteration); advances the iteration
-    /// counter when `p == 0`.
-    fn update_player(&mut self, p: Player, leaves: &mut dyn LeafValues) -> Result<(), SearchError>;
-    /// The frontier queries the next single update will ask its evaluator, in order.
-    fn pending_queries(&mut self) -> Vec<Pbs>;
-    /// Player `p`'s counterfactual values at every slot averaged over the iterations its node
-    /// spent in the tree (see [`ScalarEngine::average_cfvs`]).
-    fn average_cfvs(&self, p: Player) -> Vec<f64>;
-    /// Both players' reaches at every slot under `blocks` (see [`ScalarEngine::reaches_under`]).
-    fn reaches_under(&mut self, blocks: &[Vec<f64>; 2]) -> [Vec<f64>; 2];
-    /// Both players' values at every slot under `blocks` (see [`ScalarEngine::values_under`]).
-    fn values_under(
-        &mut self,
-        blocks: &[Vec<f64>; 2],
-        leaves: &mut dyn LeafValues,
-    ) -> Result<[Vec<f64>; 2], SearchError>;
-    /// Player `p`'s best-response values at every slot against `blocks` (see
-    /// [`ScalarEngine::best_response_values`]).
-    fn best_response_values(
-        &mut self,
-        p: Player,
-        blocks: &[Vec<f64>; 2],
-        leaves: &mut dyn LeafValues,
-    ) -> Result<Vec<f64>, SearchError>;
-}
-
-/// Builds regret engines of another kind than [`ScalarEngine`] (the tensor engine of
-/// `nn::public::engine`), so that search code that creates engines per search (the re-solving
-/// chains of Student of Games) can run on it without knowing the backend.
-pub trait EngineBuilder: Send + Sync + std::fmt::Debug {
-    /// A short name (`tensor`).
-    fn name(&self) -> &str;
-    /// An engine at iteration 0 on `layout` with root ranges `root_range` (as
-    /// [`ScalarEngine::new`]).
-    fn build(
-        &self,
-        layout: Arc<TensorTree>,
-        spec: SolverSpec,
-        root_range: [Vec<f64>; 2],
-    ) -> Result<Box<dyn RegretEngine + Send>, SearchError>;
-}
-
-/// The scalar engine, or an engine from an [`EngineBuilder`]: what re-solving chains run on.
-// The scalar engine stays inline (its search is boxed once in `Begun::Search` already), so the
-// default path keeps its one allocation per search.
-#[allow(clippy::large_enum_variant)]
-pub enum AnyEngine {
-    Scalar(ScalarEngine),
-    Boxed(Box<dyn RegretEngine + Send>),
-}
-
-impl AnyEngine {
-    /// A scalar engine, or one from `builder` when given.
-    pub fn build(
-        builder: Option<&dyn EngineBuilder>,
-        layout: Arc<TensorTree>,
-        spec: SolverSpec,
-        root_range: [Vec<f64>; 2],
-    ) -> Result<AnyEngine, SearchError> {
-        Ok(match builder {
-            None => AnyEngine::Scalar(ScalarEngine::new(layout, spec, root_range)?),
-            Some(b) => AnyEngine::Boxed(b.build(layout, spec, root_range)?),
-        })
-    }
-}
-
-macro_rules! any_engine {
-    ($self:ident, $e:ident => $body:expr) => {
-        match $self {
-            AnyEngine::Scalar($e) => $body,
-            AnyEngine::Boxed($e) => $body,
-        }
-    };
-}
-
-impl RegretEngine for AnyEngine {
-    fn layout(&self) -> &Arc<TensorTree> {
-        any_engine!(self, e => e.layout())
-    }
-    fn is_expanded(&self, n: usize) -> bool {
-        any_engine!(self, e => e.is_expanded(n))
-    }
-    fn in_tree(&self, n: usize) -> bool {
-        any_engine!(self, e => e.in_tree(n))
-    }
-    fn expand(&mut self, n: usize) -> bool {
-        any_engine!(self, e => e.expand(n))
-    }
-    fn iterate(&mut self, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
-        any_engine!(self, e => e.iterate(leaves))
-    }
-    fn iteration(&self) -> u64 {
-        any_engine!(self, e => e.iteration())
-    }
-    fn current_row(&self, p: Player, d: usize, x: usize) -> &[f64] {
-        any_engine!(self, e => e.current_row(p, d, x))
-    }
-    fn action_values(&self, p: Player, d: usize, x: usize) -> &[f64] {
-        any_engine!(self, e => e.action_values(p, d, x))
-    }
-    fn reach(&self, p: Player) -> &[f64] {
-        any_engine!(self, e => e.reach(p))
-    }
-    fn root_range(&self, p: Player) -> &[f64] {
-        any_engine!(self, e => e.root_range(p))
-    }
-    fn root_cfvs(&self, p: Player) -> &[f64] {
-        any_engine!(self, e => e.root_cfvs(p))
-    }
-    fn average_root_cfvs(&self, p: Player) -> Vec<f64> {
-        any_engine!(self, e => e.average_root_cfvs(p))
-    }
-    fn average_blocks(&self) -> [Vec<f64>; 2] {
-        any_engine!(self, e => e.average_blocks())
-    }
-    fn current_blocks(&self) -> [Vec<f64>; 2] {
-        any_engine!(self, e => e.current_blocks())
-    }
-    fn set_gadget(&mut self, gadget: Gadget) -> Result<(), SearchError> {
-        any_engine!(self, e => e.set_gadget(gadget))
-    }
-    fn expand_all(&mut self) {
-        any_engine!(self, e => e.expand_all())
-    }
-    fn frontier(&self) -> Vec<usize> {
-        any_engine!(self, e => e.frontier())
-    }
-    fn alternating(&self) -> bool {
-        any_engine!(self, e => e.alternating())
-    }
-    fn update_player(&mut self, p: Player, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
-        any_engine!(self, e => e.update_player(p, leaves))
-    }
-    fn pending_queries(&mut self) -> Vec<Pbs> {
-        any_engine!(self, e => e.pending_queries())
-    }
-    fn average_cfvs(&self, p: Player) -> Vec<f64> {
-        any_engine!(self, e => e.average_cfvs(p))
-    }
-    fn reaches_under(&mut self, blocks: &[Vec<f64>; 2]) -> [Vec<f64>; 2] {
-        any_engine!(self, e => e.reaches_under(blocks))
-    }
-    fn values_under(
-        &mut self,
-        blocks: &[Vec<f64>; 2],
-        leaves: &mut dyn LeafValues,
-    ) -> Result<[Vec<f64>; 2], SearchError> {
-        any_engine!(self, e => e.values_under(blocks, leaves))
-    }
-    fn best_response_values(
-        &mut self,
-        p: Player,
-        blocks: &[Vec<f64>; 2],
-        leaves: &mut dyn LeafValues,
-    ) -> Result<Vec<f64>, SearchError> {
-        any_engine!(self, e => e.best_response_values(p, blocks, leaves))
-    }
-}
-
-/// An evaluator for trees without a frontier: any query is an error.
-pub struct NoLeaves;
-
-impl LeafValues for NoLeaves {
-    fn evaluate(&mut self, queries: &[Pbs]) -> Result<Vec<[Vec<f64>; 2]>, SearchError> {
-        Err(SearchError::Leaf(format!(
-            "{} frontier node(s) but no leaf evaluator",
-            queries.len()
-        )))
-    }
-}
-
-/// The CFR-D re-solving gadget at the root (see the module docs).
-#[derive(Clone, Debug)]
-pub struct Gadget {
-    player: Player,
-    cfvs: Vec<f64>,
-    prev: Vec<f64>,
-    alpha: f64,
-    /// Per root slot: regrets of (follow, terminate).
-    regrets: Vec<[f64; 2]>,
-}
-
-impl Gadget {
-    /// A gadget for opponent `player` with terminate values `cfvs` and previous range `prev`
-    /// (both one entry per root slot), mixing weight `alpha` in `[0, 1]`.
-    pub fn new(
-        player: Player,
-        cfvs: Vec<f64>,
-        prev: Vec<f64>,
-        alpha: f64,
-    ) -> Result<Gadget, SearchError> {
-        if !(0.0..=1.0).contains(&alpha) {
-            return Err(SearchError::BadSetting {
-                key: "alpha",
-                value: alpha.to_string(),
-                reason: "must lie in [0, 1]".into(),
-            });
-        }
-        if player > 1 || cfvs.len() != prev.len() || cfvs.iter().any(|v| !v.is_finite()) {
-            return Err(SearchError::BadRange {
-                player,
-                reason: format!(
-                    "gadget needs finite values and a previous range of equal length ({} vs {})",
-                    cfvs.len(),
-                    prev.len()
-                ),
-            });
-        }
-        let n = cfvs.len();
-        Ok(Gadget {
-            player,
-            cfvs,
-            prev,
-            alpha,
-            regrets: vec![[0.0; 2]; n],
-        })
-    }
-
-    /// The terminate values, one per root slot.
-    pub fn terminate_values(&self) -> &[f64] {
-        &self.cfvs
-    }
-
-    /// The opponent whose range the gadget sets.
-    pub fn player(&self) -> Player {
-        self.player
-    }
-
-    /// Probability of *follow* per root slot (½ where neither option has positive regret).
-    pub fn follow(&self) -> Vec<f64> {
-        self.regrets
-            .iter()
-            .map(|r| {
-                let (f, t) = (r[0].max(0.0), r[1].max(0.0));
-                if f + t > 0.0 { f / (f + t) } else { 0.5 }
-            })
-            .collect()
-    }
-
-    /// The opponent's root range: `α · follow + (1 − α) · r_prev`.
-    pub fn range(&self) -> Vec<f64> {
-        self.follow()
-            .iter()
-            .zip(&self.prev)
-            .map(|(f, r)| self.alpha * f + (1.0 - self.alpha) * r)
-            .collect()
-    }
-
-    /// Regret-matching+ step from the opponent's root counterfactual values of following.
-    pub fn update(&mut self, follow_values: &[f64]) {
-        let pf = self.follow();
-        for (k, r) in self.regrets.iter_mut().enumerate() {
-            let (vf, vt) = (follow_values[k], self.cfvs[k]);
-            let u = pf[k] * vf + (1.0 - pf[k]) * vt;
-            r[0] = (r[0] + vf - u).max(0.0);
-            r[1] = (r[1] + vt - u).max(0.0);
-        }
-    }
-}
-
-/// The scalar `f64` regret engine (see the module docs).
+/// The scalar `f64` regret engine (see the [`crate::search::engine`] docs).
 #[derive(Clone, Debug)]
 pub struct ScalarEngine {
     layout: Arc<TensorTree>,
@@ -397,11 +67,8 @@ impl ScalarEngine {
         for (i, cur) in current.iter_mut().enumerate() {
             for d in 0..layout.decisions[i].len() {
                 let na = layout.num_actions[i][d] as usize;
-                for x in 0..p {
-                    if layout.infoset[i][d * p + x] != NONE {
-                        let row = (d * p + x) * a;
-                        cur[row..row + na].fill(1.0 / na as f64);
-                    }
+                for (_, row) in live_rows(&layout, i, d) {
+                    cur[row..row + na].fill(1.0 / na as f64);
                 }
             }
         }
@@ -644,15 +311,11 @@ impl ScalarEngine {
     /// iterations its node spent in the tree, with the solver's averaging weights (0 for nodes
     /// never in the tree): DeepStack's carried opponent values.
     pub fn average_cfvs(&self, p: Player) -> Vec<f64> {
-        let pp = self.layout.p;
-        self.slot_cfv_sum[p]
-            .iter()
-            .enumerate()
-            .map(|(s, x)| {
-                let w = self.slot_cfv_weight[p][s / pp];
-                if w > 0.0 { x / w } else { 0.0 }
-            })
-            .collect()
+        slot_means(
+            &self.slot_cfv_sum[p],
+            &self.slot_cfv_weight[p],
+            self.layout.p,
+        )
     }
 
     /// Player `p`'s cumulative regrets as blocks.
@@ -802,11 +465,7 @@ impl ScalarEngine {
                         }
                     }
                     let na = l.num_actions[p][d] as usize;
-                    for x in 0..pp {
-                        if l.infoset[p][d * pp + x] == NONE {
-                            continue;
-                        }
-                        let row = (d * pp + x) * a;
+                    for (x, row) in live_rows(l, p, d) {
                         let qr = &q[row..row + na];
                         v[n * pp + x] = if best_response {
                             qr.iter().copied().fold(f64::NEG_INFINITY, f64::max)
@@ -833,16 +492,12 @@ impl ScalarEngine {
     /// Regret and average-strategy accumulation of player `p` (expanded decisions only).
     fn accumulate(&mut self, p: Player, q: &[f64], weight: f64) {
         let l = &*self.layout;
-        let (pp, a) = (l.p, l.a);
+        let pp = l.p;
         for &d in &self.active_decisions[p] {
             let d = d as usize;
             let n = l.decisions[p][d] as usize;
             let na = l.num_actions[p][d] as usize;
-            for x in 0..pp {
-                if l.infoset[p][d * pp + x] == NONE {
-                    continue;
-                }
-                let row = (d * pp + x) * a;
+            for (x, row) in live_rows(l, p, d) {
                 let sigma = &self.current[p][row..row + na];
                 let qr = &q[row..row + na];
                 let v = expected_value(sigma, qr);
@@ -865,7 +520,6 @@ impl ScalarEngine {
         // uniform strategies (what regret matching of zeros gives): only the expanded
         // decisions' rows need the work.
         let l = &*self.layout;
-        let (pp, a) = (l.p, l.a);
         let rule = self.spec.regrets;
         let (dp, dn) = match rule {
             RegretRule::Discounted { alpha, beta } => {
@@ -877,11 +531,7 @@ impl ScalarEngine {
         for &d in &self.active_decisions[p] {
             let d = d as usize;
             let na = l.num_actions[p][d] as usize;
-            for x in 0..pp {
-                if l.infoset[p][d * pp + x] == NONE {
-                    continue;
-                }
-                let row = (d * pp + x) * a;
+            for (_, row) in live_rows(l, p, d) {
                 let r = &mut self.regrets[p][row..row + na];
                 match rule {
                     RegretRule::Plain => {}
@@ -919,31 +569,6 @@ impl ScalarEngine {
         }
         self.spare_v = std::mem::replace(&mut self.values[p], v);
         self.spare_q[p] = std::mem::replace(&mut self.q[p], q);
-    }
-
-    fn blocks_average(&self, i: Player) -> Vec<f64> {
-        let l = &*self.layout;
-        let (pp, a) = (l.p, l.a);
-        let mut out = self.current[i].clone();
-        for d in 0..l.decisions[i].len() {
-            let na = l.num_actions[i][d] as usize;
-            for x in 0..pp {
-                if l.infoset[i][d * pp + x] == NONE {
-                    continue;
-                }
-                let row = (d * pp + x) * a;
-                let c = &self.cumulative[i][row..row + na];
-                let total: f64 = c.iter().sum();
-                for k in 0..na {
-                    out[row + k] = if total > 0.0 {
-                        c[k] / total
-                    } else {
-                        1.0 / na as f64
-                    };
-                }
-            }
-        }
-        out
     }
 }
 
@@ -1020,15 +645,11 @@ impl RegretEngine for ScalarEngine {
     }
 
     fn current_row(&self, p: Player, d: usize, x: usize) -> &[f64] {
-        let l = &*self.layout;
-        let row = (d * l.p + x) * l.a;
-        &self.current[p][row..row + l.num_actions[p][d] as usize]
+        &self.current[p][row_span(&self.layout, p, d, x)]
     }
 
     fn action_values(&self, p: Player, d: usize, x: usize) -> &[f64] {
-        let l = &*self.layout;
-        let row = (d * l.p + x) * l.a;
-        &self.q[p][row..row + l.num_actions[p][d] as usize]
+        &self.q[p][row_span(&self.layout, p, d, x)]
     }
 
     fn reach(&self, p: Player) -> &[f64] {
@@ -1044,15 +665,18 @@ impl RegretEngine for ScalarEngine {
     }
 
     fn average_root_cfvs(&self, p: Player) -> Vec<f64> {
-        let w = self.cfv_weight[p];
-        self.cfv_sum[p]
-            .iter()
-            .map(|s| if w > 0.0 { s / w } else { 0.0 })
-            .collect()
+        weighted_means(&self.cfv_sum[p], self.cfv_weight[p])
     }
 
     fn average_blocks(&self) -> [Vec<f64>; 2] {
-        [self.blocks_average(0), self.blocks_average(1)]
+        std::array::from_fn(|i| {
+            average_blocks(
+                &self.layout,
+                i,
+                &self.cumulative[i],
+                self.current[i].clone(),
+            )
+        })
     }
 
     fn current_blocks(&self) -> [Vec<f64>; 2] {

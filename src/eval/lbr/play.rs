@@ -1,0 +1,251 @@
+//! Whole LBR runs: options, results, paired ratios, deals and the parallel driver.
+
+use super::decision::{HandCtx, play_hand};
+use super::*;
+
+/// Options of an LBR evaluation.
+#[derive(Clone, Debug)]
+pub struct LbrOptions {
+    /// Which actions LBR may take.
+    pub variant: LbrVariant,
+    /// Number of hands (rounded up to a multiple of 4).
+    pub hands: u64,
+    /// Run seed; every deal's seed is derived from it.
+    pub seed: u64,
+    /// Worker threads; 0 = one per core.
+    pub threads: usize,
+    /// Sampled (hand, board) pairs per pre-flop equity.
+    pub preflop_samples: usize,
+    /// Fold the opponent's decisions into the range only when an LBR decision reads it (the
+    /// default; see the module docs). `false` updates it at every opponent decision (the
+    /// benchmark's peer): the same hands are played, with more range queries.
+    pub defer_range_updates: bool,
+}
+
+impl LbrOptions {
+    /// Defaults: [`DEFAULT_PREFLOP_SAMPLES`] pre-flop samples, seed 0, all cores.
+    pub fn new(variant: LbrVariant, hands: u64) -> LbrOptions {
+        LbrOptions {
+            variant,
+            hands,
+            seed: 0,
+            threads: 0,
+            preflop_samples: DEFAULT_PREFLOP_SAMPLES,
+            defer_range_updates: true,
+        }
+    }
+}
+
+/// The outcome of [`run_lbr`]: LBR's winnings against the policy, averaged over both seats.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LbrResult {
+    /// The LBR variant.
+    pub variant: String,
+    /// The policy's name.
+    pub policy: String,
+    /// Hands played (a multiple of 4).
+    pub hands: u64,
+    /// Mean winnings of LBR in chips per hand.
+    pub mean_chips: f64,
+    /// Half-width of the 95% confidence interval of `mean_chips` (NaN with a single deal).
+    pub ci95_chips: f64,
+    /// Mean winnings in milli-big-blinds per hand.
+    pub mean_mbb: f64,
+    /// Half-width of the 95% confidence interval in mbb per hand.
+    pub ci95_mbb: f64,
+    /// Mean winnings in chips per hand with LBR as player 0 and as player 1.
+    pub seat_mean_chips: [f64; 2],
+    /// Wall-clock seconds, including building the hand-evaluation tables if this is their
+    /// first use in the process (about a second).
+    pub seconds: f64,
+    /// The run seed.
+    pub seed: u64,
+    /// LBR's mean winnings in chips over the four hands of each deal, in deal order (deal `d`
+    /// is the same cards for every policy evaluated with the same seed).
+    #[serde(skip)]
+    pub deal_means: Vec<f64>,
+}
+
+/// LBR against one policy relative to LBR against a reference policy on the same deals (see
+/// [`paired_ratio`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LbrRatio {
+    /// `mean(policy) / mean(reference)`.
+    pub ratio: f64,
+    /// Half-width of its 95% confidence interval (delta method over the paired deals).
+    pub ci95: f64,
+}
+
+/// The ratio of two LBR results obtained with the same variant, seed and number of hands, so
+/// that deal `d` holds the same cards in both, with a 95% confidence interval that uses the
+/// pairing: with `x_d`, `y_d` the per-deal means against the policy and the reference and
+/// `r = x̄ / ȳ`, the delta method gives `se(r) = sd(x_d − r y_d) / (sqrt(n) |ȳ|)`. Deals that
+/// are good for LBR against one policy tend to be good against the other, so this interval is
+/// narrower than one built from the two results' own intervals (NaN with a single deal).
+/// `None` when the two results do not pair up (other seed, variant or deals) or the
+/// reference's mean is 0.
+pub fn paired_ratio(result: &LbrResult, reference: &LbrResult) -> Option<LbrRatio> {
+    let (x, y) = (&result.deal_means, &reference.deal_means);
+    if result.seed != reference.seed
+        || result.variant != reference.variant
+        || x.len() != y.len()
+        || x.is_empty()
+    {
+        return None;
+    }
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    if my == 0.0 {
+        return None;
+    }
+    let ratio = mx / my;
+    let var = x
+        .iter()
+        .zip(y)
+        .map(|(a, b)| (a - ratio * b).powi(2))
+        .sum::<f64>()
+        / (n - 1.0);
+    Some(LbrRatio {
+        ratio,
+        ci95: if x.len() > 1 {
+            1.96 * var.sqrt() / (n.sqrt() * my.abs())
+        } else {
+            f64::NAN
+        },
+    })
+}
+
+/// Checks that LBR can play `game` with `variant`.
+pub fn check_game(cfg: &Config, variant: LbrVariant) -> Result<(), LbrError> {
+    let holdem = cfg.num_suits == 4
+        && cfg.num_ranks == 13
+        && cfg.num_hole == 2
+        && cfg.num_rounds == 4
+        && cfg.num_board == [0, 3, 1, 1]
+        && cfg.deck_size == NUM_CARDS
+        && cfg.deck.iter().enumerate().all(|(i, &c)| c as usize == i);
+    if !holdem {
+        return Err(LbrError::UnsupportedGame(cfg.load_string.clone()));
+    }
+    match cfg.abstraction {
+        Abstraction::Fcpa => Ok(()),
+        Abstraction::Fc if !variant.raises() => Ok(()),
+        Abstraction::Fc => Err(LbrError::UnsupportedGame(format!(
+            "variant lbr-{variant} raises, but {} has only fold and call",
+            cfg.load_string
+        ))),
+        Abstraction::FullGame => Err(LbrError::UnsupportedGame(format!(
+            "{} uses the fullgame abstraction",
+            cfg.load_string
+        ))),
+    }
+}
+
+/// A seed derived from `parts` (SplitMix64 chained over the parts).
+pub(super) fn derive_seed(parts: &[u64]) -> u64 {
+    parts.iter().fold(0x243F_6A88_85A3_08D3u64, |acc, &p| {
+        SplitMix64::new(acc ^ p.wrapping_mul(0x9E37_79B9_7F4A_7C15)).next_u64()
+    })
+}
+
+/// Nine distinct cards for a deal: two hole pairs and a board.
+pub(super) fn deal_cards(rng: &mut SplitMix64) -> [u8; 9] {
+    let mut used = CardSet::EMPTY;
+    std::array::from_fn(|_| {
+        loop {
+            let c = rng.below(NUM_CARDS) as u8;
+            if !used.contains(c) {
+                used.insert(c);
+                break c;
+            }
+        }
+    })
+}
+
+/// Plays deal `deal` of a run (four hands, see the module docs); returns LBR's winnings in
+/// chips of the hands (LBR as P0, LBR as P1) with cards as dealt, then the same with the two
+/// hole pairs swapped.
+pub fn play_deal(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    deal: u64,
+) -> Result<[f64; 4], LbrError> {
+    let ctx = HandCtx {
+        policy,
+        variant: opts.variant,
+        preflop_samples: opts.preflop_samples,
+        defer: opts.defer_range_updates,
+    };
+    let mut rng = SplitMix64::new(derive_seed(&[opts.seed, deal]));
+    let cards = deal_cards(&mut rng);
+    let mut swapped = cards;
+    swapped[..2].copy_from_slice(&cards[2..4]);
+    swapped[2..4].copy_from_slice(&cards[..2]);
+    let mut out = [0.0; 4];
+    for (k, v) in out.iter_mut().enumerate() {
+        let deck = if k < 2 { &cards } else { &swapped };
+        let mut hand_rng = SplitMix64::new(derive_seed(&[opts.seed, deal, k as u64 + 1]));
+        *v = play_hand(&ctx, game, k % 2, deck, &mut hand_rng)?;
+    }
+    Ok(out)
+}
+
+/// Runs LBR against `policy` on `game` (see the module docs). `progress`, if given, is called
+/// with the number of hands just finished (from worker threads).
+pub fn run_lbr(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<LbrResult, LbrError> {
+    check_game(game.config(), opts.variant)?;
+    if opts.hands == 0 {
+        return Err(LbrError::Options(
+            "the number of hands must be positive".into(),
+        ));
+    }
+    let start = Instant::now();
+    HandStateMachine::get();
+    let deals = opts.hands.div_ceil(4);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .build()
+        .map_err(|e| LbrError::Options(format!("cannot start the thread pool: {e}")))?;
+    let values: Vec<[f64; 4]> = pool.install(|| {
+        (0..deals)
+            .into_par_iter()
+            .map(|d| {
+                let v = play_deal(game, policy, opts, d);
+                if let Some(f) = progress {
+                    f(4);
+                }
+                v
+            })
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let n = deals as f64;
+    let deal_means: Vec<f64> = values.iter().map(|v| v.iter().sum::<f64>() / 4.0).collect();
+    let mean = deal_means.iter().sum::<f64>() / n;
+    let ci = if deals > 1 {
+        let var = deal_means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        1.96 * var.sqrt() / n.sqrt()
+    } else {
+        f64::NAN
+    };
+    let seat = |s: usize| values.iter().map(|v| v[s] + v[s + 2]).sum::<f64>() / (2.0 * n);
+    let to_mbb = 1000.0 / game.config().big_blind as f64;
+    Ok(LbrResult {
+        variant: opts.variant.name().to_string(),
+        policy: policy.name(),
+        hands: 4 * deals,
+        mean_chips: mean,
+        ci95_chips: ci,
+        mean_mbb: mean * to_mbb,
+        ci95_mbb: ci * to_mbb,
+        seat_mean_chips: [seat(0), seat(1)],
+        seconds: start.elapsed().as_secs_f64(),
+        seed: opts.seed,
+        deal_means,
+    })
+}

@@ -1,0 +1,517 @@
+use super::decision::{HandCtx, opponent_action, play_hand, update_range};
+use super::equity::AliasTable;
+use super::play::{deal_cards, derive_seed};
+use super::*;
+use crate::games::cards::{hole_index, parse_cards};
+use crate::games::hand_eval::evaluate7;
+
+fn game() -> UniversalPokerGame {
+    UniversalPokerGame::hunl_fcpa()
+}
+
+fn cards(s: &str) -> Vec<u8> {
+    parse_cards(s).unwrap()
+}
+
+fn hole(s: &str) -> (u8, u8) {
+    let c = cards(s);
+    (c[0], c[1])
+}
+
+/// A non-uniform range: weight depends on the hand index, some hands zero.
+fn skewed_range(seed: u64) -> Vec<f64> {
+    let mut rng = SplitMix64::new(seed);
+    (0..NUM_HOLE_HANDS)
+        .map(|_| {
+            let x = rng.next_f64();
+            if x < 0.2 { 0.0 } else { x * x }
+        })
+        .collect()
+}
+
+/// Brute force: every compatible opponent hand, every completion of the board, evaluate7.
+fn brute_force_wp(hole: (u8, u8), board: &[u8], range: &[f64]) -> f64 {
+    let dead = CardSet::from_cards(board).with(hole.0).with(hole.1);
+    let (mut num, mut den) = (0.0, 0.0);
+    for h in 0..NUM_HOLE_HANDS {
+        if range[h] == 0.0 || HOLE_MASKS[h] & dead.0 != 0 {
+            continue;
+        }
+        let (a, b) = HOLE_CARDS[h];
+        let left: Vec<u8> = (0..52u8)
+            .filter(|&c| !dead.contains(c) && c != a && c != b)
+            .collect();
+        let mut completions: Vec<Vec<u8>> = vec![vec![]];
+        for _ in board.len()..5 {
+            completions = completions
+                .into_iter()
+                .flat_map(|v| {
+                    let start = v.last().map_or(0, |&l| l + 1);
+                    left.iter()
+                        .filter(move |&&c| c >= start)
+                        .map(move |&c| {
+                            let mut w = v.clone();
+                            w.push(c);
+                            w
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+        }
+        let mut score = 0.0;
+        for extra in &completions {
+            let mut full = board.to_vec();
+            full.extend(extra);
+            let mut ours = [0u8; 7];
+            let mut theirs = [0u8; 7];
+            ours[..5].copy_from_slice(&full);
+            theirs[..5].copy_from_slice(&full);
+            (ours[5], ours[6]) = hole;
+            (theirs[5], theirs[6]) = (a, b);
+            let (x, y) = (evaluate7(&ours), evaluate7(&theirs));
+            score += if x > y {
+                1.0
+            } else if x == y {
+                0.5
+            } else {
+                0.0
+            };
+        }
+        num += range[h] * score / completions.len() as f64;
+        den += range[h];
+    }
+    num / den
+}
+
+#[test]
+fn equity_matches_brute_force_river_turn_flop() {
+    let mut rng = SplitMix64::new(1);
+    let spots = [
+        ("AsKd", "2c7h9dTsJc", 3),
+        ("7c7d", "2c7h9dTs", 4),
+        ("Qh2h", "3h8hKc", 5),
+    ];
+    for (h, b, seed) in spots {
+        let range = skewed_range(seed);
+        let fast = win_probability(hole(h), &cards(b), &range, 0, &mut rng);
+        let slow = brute_force_wp(hole(h), &cards(b), &range);
+        assert!((fast - slow).abs() < 1e-12, "{h} on {b}: {fast} vs {slow}");
+    }
+    // A river tie: the board plays for everyone.
+    let uniform = vec![1.0; NUM_HOLE_HANDS];
+    let wp = win_probability(hole("2c3d"), &cards("AsKsQsJsTs"), &uniform, 0, &mut rng);
+    assert_eq!(wp, 0.5);
+}
+
+#[test]
+fn preflop_equity_is_close_to_known_values() {
+    let mut rng = SplitMix64::new(7);
+    let uniform = vec![1.0; NUM_HOLE_HANDS];
+    // AA vs a random hand: 85.2%; 72o: 34.6%; AA vs KK (no shared suits): about 82%.
+    let aa = win_probability(hole("AsAh"), &[], &uniform, 40_000, &mut rng);
+    assert!((aa - 0.852).abs() < 0.01, "{aa}");
+    let trash = win_probability(hole("7c2d"), &[], &uniform, 40_000, &mut rng);
+    assert!((trash - 0.346).abs() < 0.01, "{trash}");
+    let mut kk = vec![0.0; NUM_HOLE_HANDS];
+    kk[hole_index(cards("Kc")[0], cards("Kd")[0])] = 1.0;
+    let aa_kk = win_probability(hole("AsAh"), &[], &kk, 40_000, &mut rng);
+    assert!((aa_kk - 0.823).abs() < 0.012, "{aa_kk}");
+    // Seeded: the same generator state gives the same estimate.
+    let a = win_probability(hole("9s8s"), &[], &uniform, 1000, &mut SplitMix64::new(3));
+    let b = win_probability(hole("9s8s"), &[], &uniform, 1000, &mut SplitMix64::new(3));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn alias_table_draws_in_proportion() {
+    let weights = [0.5, 0.0, 3.0, 1.5, 1e-3, 5.0];
+    let table = AliasTable::new(&weights);
+    let mut rng = SplitMix64::new(11);
+    let n = 400_000;
+    let mut counts = [0usize; 6];
+    for _ in 0..n {
+        counts[table.sample(&mut rng)] += 1;
+    }
+    let total: f64 = weights.iter().sum();
+    for (c, w) in counts.iter().zip(weights) {
+        let p = w / total;
+        let sd = (p * (1.0 - p) / n as f64).sqrt();
+        assert!(
+            (*c as f64 / n as f64 - p).abs() <= 5.0 * sd + 1e-12,
+            "{counts:?}"
+        );
+    }
+    assert_eq!(counts[1], 0);
+}
+
+#[test]
+fn card_removal_and_bayes() {
+    let mine = CardSet::from_cards(&cards("AsKd"));
+    let mut r = Range::uniform(mine);
+    assert_eq!(r.support().len(), 1225); // C(50, 2)
+    assert!((r.weights().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    r.remove_cards(CardSet::from_cards(&cards("2c7h9d")));
+    assert_eq!(r.support().len(), 1081); // C(47, 2)
+    for h in r.support() {
+        assert_eq!(
+            HOLE_MASKS[h as usize] & CardSet::from_cards(&cards("AsKd2c7h9d")).0,
+            0
+        );
+    }
+    // Posterior ∝ prior × likelihood.
+    let prior = r.clone();
+    let hands = r.support();
+    let like: Vec<f64> = hands.iter().map(|&h| (h % 7) as f64 / 6.0).collect();
+    let evidence = r.update(&hands, &like);
+    let expected_evidence: f64 = hands
+        .iter()
+        .zip(&like)
+        .map(|(&h, &l)| prior.weights()[h as usize] * l)
+        .sum();
+    assert!((evidence - expected_evidence).abs() < 1e-15);
+    for (&h, &l) in hands.iter().zip(&like) {
+        let want = prior.weights()[h as usize] * l / expected_evidence;
+        assert!((r.weights()[h as usize] - want).abs() < 1e-15);
+    }
+    assert!(r.weights().iter().all(|&w| w >= 0.0));
+    // Impossible observation: unchanged.
+    let before = r.clone();
+    assert_eq!(r.update(&hands, &vec![0.0; hands.len()]), 0.0);
+    assert_eq!(r, before);
+}
+
+/// Folds with probability 1 holding an ace, else calls; reads its cards from the state.
+struct FoldAces;
+impl Policy for FoldAces {
+    fn action_probabilities(&self, state: &dyn State) -> Result<Vec<f64>, PolicyError> {
+        let Turn::Player(p) = state.turn() else {
+            return Err(PolicyError::NotADecision);
+        };
+        let (a, b) = HOLE_CARDS[state.private_state(p)];
+        let ace = a >= 48 || b >= 48;
+        let legal = state.legal_actions();
+        let target = if ace && legal.contains(&FOLD) {
+            FOLD
+        } else {
+            CALL
+        };
+        Ok(legal.iter().map(|&x| (x == target) as u8 as f64).collect())
+    }
+    fn name(&self) -> String {
+        "fold-aces".into()
+    }
+}
+
+#[test]
+fn per_hand_adapter_substitutes_hole_cards() {
+    let g = game();
+    let mut s = g.initial_state();
+    for c in cards("AsKd2c3d") {
+        s.apply(c as Action);
+    }
+    // P1 (small blind) to act, facing the big blind.
+    assert_eq!(s.turn(), Turn::Player(1));
+    let same = with_hole_cards(&s, 1, hole_index(cards("2c")[0], cards("3d")[0])).unwrap();
+    assert_eq!(
+        same.information_state_string(1),
+        s.information_state_string(1)
+    );
+    assert_eq!(
+        same.information_state_string(0),
+        s.information_state_string(0)
+    );
+    assert!(with_hole_cards(&s, 1, hole_index(cards("As")[0], cards("4d")[0])).is_none());
+    let hands: Vec<u16> = (0..NUM_HOLE_HANDS as u16)
+        .filter(|&h| HOLE_MASKS[h as usize] & CardSet::from_cards(&cards("AsKd")).0 == 0)
+        .collect();
+    let probs = PerHand(FoldAces)
+        .hand_action_probabilities(&s, &hands)
+        .unwrap();
+    for (&h, p) in hands.iter().zip(&probs) {
+        let (a, b) = HOLE_CARDS[h as usize];
+        let want = if a >= 48 || b >= 48 {
+            [1.0, 0.0, 0.0, 0.0]
+        } else {
+            [0.0, 1.0, 0.0, 0.0]
+        };
+        assert_eq!(*p, want, "hand {h}");
+    }
+    // The hand-independent policies agree with their per-hand adapters.
+    for (direct, adapted) in [
+        (
+            &UniformPolicy as &dyn RangePolicy,
+            &PerHand(UniformPolicy) as &dyn RangePolicy,
+        ),
+        (&AlwaysFold, &PerHand(AlwaysFold)),
+        (&AlwaysCall, &PerHand(AlwaysCall)),
+    ] {
+        let x = direct.hand_action_probabilities(&s, &hands[..50]).unwrap();
+        let y = adapted.hand_action_probabilities(&s, &hands[..50]).unwrap();
+        assert_eq!(x, y, "{}", direct.name());
+    }
+}
+
+#[test]
+fn opponent_range_follows_bayes_in_play() {
+    // LBR (P0, big blind) watches P1 call pre-flop with FoldAces: afterwards no hand
+    // with an ace is left in the range.
+    let g = game();
+    let policy = PerHand(FoldAces);
+    let ctx = HandCtx {
+        policy: &policy,
+        variant: LbrVariant::Fc,
+        preflop_samples: 100,
+        defer: true,
+    };
+    let mut s = g.initial_state();
+    for c in cards("KsKd2c3d") {
+        s.apply(c as Action);
+    }
+    let mut range = Range::uniform(CardSet::from_cards(&cards("KsKd")));
+    let mut rng = SplitMix64::new(0);
+    let actual = hole_index(cards("2c")[0], cards("3d")[0]) as u16;
+    let a = opponent_action(&ctx, &s, actual, &mut rng).unwrap();
+    assert_eq!(a, CALL);
+    update_range(&ctx, &s, a, actual, &mut range).unwrap();
+    let support = range.support();
+    let no_ace = |h: &u16| HOLE_CARDS[*h as usize].1 < 48;
+    assert!(support.iter().all(no_ace));
+    // 50 cards left, 46 of them not aces: C(46, 2) hands, uniform.
+    assert_eq!(support.len(), 1035);
+    let w = range.weights()[actual as usize];
+    assert!(
+        support
+            .iter()
+            .all(|&h| (range.weights()[h as usize] - w).abs() < 1e-15)
+    );
+}
+
+/// Hand- and history-dependent probabilities with folds and raises (a hash of the hand,
+/// the public history and the action); counts the rows it is asked for.
+#[derive(Default)]
+struct Hashed {
+    rows: std::sync::atomic::AtomicU64,
+}
+
+impl RangePolicy for Hashed {
+    fn hand_action_probabilities(
+        &self,
+        state: &UniversalPokerState,
+        hands: &[u16],
+    ) -> Result<Vec<ActionProbs>, PolicyError> {
+        self.rows
+            .fetch_add(hands.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let legal = state.legal_mask();
+        // The public history: everything after the four hole-card deals.
+        let history: Vec<u64> = state.history()[4..].iter().map(|&a| a as u64).collect();
+        let public = derive_seed(&history);
+        Ok(hands
+            .iter()
+            .map(|&h| {
+                let mut row = [0.0; 4];
+                for (a, x) in row.iter_mut().enumerate() {
+                    if legal >> a & 1 != 0 {
+                        *x = 1.0 + (derive_seed(&[public, h as u64, a as u64]) % 9) as f64;
+                    }
+                }
+                let total: f64 = row.iter().sum();
+                row.map(|x| x / total)
+            })
+            .collect())
+    }
+    fn name(&self) -> String {
+        "hashed".into()
+    }
+}
+
+/// Deferring the range's updates to LBR's next decision that reads it changes no hand's
+/// result (every variant, both seats), and asks the policy for fewer rows.
+#[test]
+fn deferred_range_updates_play_the_same_hands() {
+    let g = game();
+    for variant in LbrVariant::ALL {
+        let (lazy, eager) = (Hashed::default(), Hashed::default());
+        let mut outcomes = std::collections::HashSet::new();
+        for deal in 0..24u64 {
+            let mut rng = SplitMix64::new(derive_seed(&[7, deal]));
+            let cards = deal_cards(&mut rng);
+            for seat in 0..2 {
+                let seed = derive_seed(&[deal, seat as u64]);
+                let play = |policy: &Hashed, defer: bool| {
+                    let ctx = HandCtx {
+                        policy,
+                        variant,
+                        preflop_samples: 200,
+                        defer,
+                    };
+                    play_hand(&ctx, &g, seat, &cards, &mut SplitMix64::new(seed)).unwrap()
+                };
+                let (x, y) = (play(&lazy, true), play(&eager, false));
+                assert_eq!(x, y, "{variant}, deal {deal}, seat {seat}");
+                outcomes.insert(x.to_bits());
+            }
+        }
+        // The hands are not all alike (folds, showdowns, different pots).
+        assert!(outcomes.len() > 5, "{variant}: {outcomes:?}");
+        let rows = |p: &Hashed| p.rows.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            rows(&lazy) < rows(&eager),
+            "{variant}: {} rows vs {}",
+            rows(&lazy),
+            rows(&eager)
+        );
+    }
+}
+
+#[test]
+fn utilities_follow_lisy_bowling() {
+    // Pot 300 (150 each), nothing asked, wp 0.6; a pot bet x = 300 folded to half the time.
+    let (call, raises) = lbr_utilities(300.0, 0.0, 0.6, &[(300.0, 0.5)]);
+    assert!((call - 180.0).abs() < 1e-12);
+    let want = 0.5 * 300.0 + 0.5 * (0.6 * 600.0 - 0.4 * 300.0);
+    assert!((raises[0] - want).abs() < 1e-12);
+    // Facing a bet: pot 400 (100 vs 300), asked 200: calling needs wp > 1/3.
+    let (call, _) = lbr_utilities(400.0, 200.0, 1.0 / 3.0, &[]);
+    assert!(call.abs() < 1e-12);
+}
+
+fn run(policy: &dyn RangePolicy, variant: LbrVariant, hands: u64, threads: usize) -> LbrResult {
+    let mut opts = LbrOptions::new(variant, hands);
+    opts.seed = 42;
+    opts.threads = threads;
+    opts.preflop_samples = 5000;
+    run_lbr(&game(), policy, &opts, None).unwrap()
+}
+
+#[test]
+fn always_fold_exact_values() {
+    // LBR-FC: +50 as big blind, 0 as small blind (checked down, the swapped deal
+    // cancels): 25 chips = 250 mbb per hand. Raising variants: +50 and +100: 750 mbb.
+    for (variant, mbb, seats) in [
+        (LbrVariant::Fc, 250.0, [50.0, 0.0]),
+        (LbrVariant::Fcpa, 750.0, [50.0, 100.0]),
+        (LbrVariant::Fc12Fcpa34, 750.0, [50.0, 100.0]),
+    ] {
+        let r = run(&AlwaysFold, variant, 40, 2);
+        assert_eq!(r.hands, 40);
+        assert!((r.mean_mbb - mbb).abs() < 1e-9, "{variant}: {r:?}");
+        assert!(r.ci95_mbb.abs() < 1e-9, "{variant}: {r:?}");
+        assert_eq!(r.seat_mean_chips, seats, "{variant}");
+    }
+}
+
+#[test]
+fn paired_ratio_delta_method() {
+    let result = |seed, deal_means: Vec<f64>| LbrResult {
+        variant: "fcpa".into(),
+        policy: "p".into(),
+        hands: 4 * deal_means.len() as u64,
+        mean_chips: 0.0,
+        ci95_chips: 0.0,
+        mean_mbb: 0.0,
+        ci95_mbb: 0.0,
+        seat_mean_chips: [0.0; 2],
+        seconds: 0.0,
+        seed,
+        deal_means,
+    };
+    // By hand: r = 2 / 2, x − r y = (−1, 1), sd = sqrt(2), se = sqrt(2) / (sqrt(2) · 2).
+    let r = paired_ratio(&result(1, vec![1.0, 3.0]), &result(1, vec![2.0, 2.0])).unwrap();
+    assert_eq!(r.ratio, 1.0);
+    assert!((r.ci95 - 1.96 * 0.5).abs() < 1e-12, "{r:?}");
+    // A policy worth exactly half the reference on every deal: no uncertainty at all,
+    // however much the deals themselves vary.
+    let y = vec![10.0, -4.0, 30.0, 7.0];
+    let x: Vec<f64> = y.iter().map(|v| 0.5 * v).collect();
+    let r = paired_ratio(&result(1, x.clone()), &result(1, y.clone())).unwrap();
+    assert!((r.ratio - 0.5).abs() < 1e-15 && r.ci95 < 1e-12, "{r:?}");
+    // Results that do not pair up.
+    assert!(paired_ratio(&result(1, x.clone()), &result(2, y.clone())).is_none());
+    assert!(paired_ratio(&result(1, x[..3].to_vec()), &result(1, y)).is_none());
+    assert!(paired_ratio(&result(1, vec![1.0, 2.0]), &result(1, vec![1.0, -1.0])).is_none());
+    // One deal: a ratio without an interval.
+    let r = paired_ratio(&result(1, vec![3.0]), &result(1, vec![4.0])).unwrap();
+    assert!(r.ratio == 0.75 && r.ci95.is_nan(), "{r:?}");
+}
+
+#[test]
+fn paired_ratio_of_real_runs_is_the_ratio_of_their_means() {
+    let a = run(&AlwaysCall, LbrVariant::Fcpa, 64, 2);
+    let b = run(&UniformPolicy, LbrVariant::Fcpa, 64, 2);
+    assert_eq!(a.deal_means.len(), 16);
+    let mean = |r: &LbrResult| r.deal_means.iter().sum::<f64>() / 16.0;
+    assert!((mean(&a) - a.mean_chips).abs() < 1e-9);
+    let r = paired_ratio(&a, &b).unwrap();
+    assert!(
+        (r.ratio - a.mean_chips / b.mean_chips).abs() < 1e-12,
+        "{r:?}"
+    );
+    assert!(r.ci95.is_finite() && r.ci95 > 0.0, "{r:?}");
+}
+
+#[test]
+fn deterministic_across_threads_and_rounds_hands_up() {
+    let a = run(&UniformPolicy, LbrVariant::Fcpa, 22, 1);
+    let b = run(&UniformPolicy, LbrVariant::Fcpa, 24, 2);
+    assert_eq!(a.hands, 24);
+    assert_eq!(
+        (a.mean_chips, a.ci95_chips, a.seat_mean_chips),
+        (b.mean_chips, b.ci95_chips, b.seat_mean_chips)
+    );
+    let c = LbrOptions {
+        seed: 43,
+        ..LbrOptions::new(LbrVariant::Fcpa, 24)
+    };
+    let c = run_lbr(&game(), &UniformPolicy, &c, None).unwrap();
+    assert_ne!(a.mean_chips, c.mean_chips);
+}
+
+#[test]
+fn beats_uniform_random() {
+    for variant in LbrVariant::ALL {
+        let r = run(&UniformPolicy, variant, 400, 0);
+        assert!(r.mean_mbb - r.ci95_mbb > 0.0, "{variant}: {r:?}");
+    }
+}
+
+#[test]
+fn rejects_games_it_cannot_play() {
+    let leduc_like = UniversalPokerGame::from_string(
+        "universal_poker(betting=nolimit,numPlayers=2,numRounds=2,blind=100 100,numSuits=2,numRanks=6,numHoleCards=1,numBoardCards=0 1,stack=1200 1200)",
+    );
+    if let Ok(g) = leduc_like {
+        let e = run_lbr(
+            &g,
+            &UniformPolicy,
+            &LbrOptions::new(LbrVariant::Fc, 4),
+            None,
+        )
+        .unwrap_err();
+        assert!(matches!(e, LbrError::UnsupportedGame(_)), "{e}");
+    }
+    let fc = UniversalPokerGame::from_string(
+        &crate::games::universal_poker::HUNL_FCPA.replace("fcpa", "fc"),
+    )
+    .unwrap();
+    assert!(check_game(fc.config(), LbrVariant::Fc).is_ok());
+    assert!(check_game(fc.config(), LbrVariant::Fcpa).is_err());
+    let e = run_lbr(
+        &game(),
+        &UniformPolicy,
+        &LbrOptions::new(LbrVariant::Fc, 0),
+        None,
+    );
+    assert!(matches!(e, Err(LbrError::Options(_))));
+}
+
+#[test]
+fn missing_infostate_is_an_error() {
+    let p = PerHand(crate::policy::TabularPolicy::new(
+        crate::games::universal_poker::HUNL_FCPA,
+    ));
+    let e = run_lbr(&game(), &p, &LbrOptions::new(LbrVariant::Fc, 4), None).unwrap_err();
+    assert!(
+        e.to_string().contains("no entry for information state"),
+        "{e}"
+    );
+}
