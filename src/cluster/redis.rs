@@ -43,9 +43,8 @@ use crate::nn::armac::ArmacPolicyNet;
 use crate::rl::actor::{ActorMsg, PastEpoch, Snapshots};
 use crate::rl::candidates::Candidate;
 use crate::rl::trajectory::{decode_replay, encode_replay};
-use crate::run::RunError;
-use crate::run::generation::FileSum;
-use crate::util::SplitMix64;
+use crate::rl::armac::{ArmacSettings, TrainError, net_config};
+use crate::util::{FileSum, SplitMix64};
 use ::redis::{Connection, Value};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -321,8 +320,8 @@ fn redis_err(broker: &str, what: &str) -> impl FnOnce(::redis::RedisError) -> Cl
     }
 }
 
-fn run_err(e: ClusterError) -> RunError {
-    RunError::context("the broker")(e)
+fn run_err(e: ClusterError) -> TrainError {
+    TrainError::context("the broker")(e)
 }
 
 /// A stream id `ms-seq` as a pair that orders like Redis orders ids.
@@ -925,15 +924,15 @@ impl RedisLearner {
 }
 
 impl LearnerLink for RedisLearner {
-    fn recv_timeout(&mut self, timeout: Duration) -> Result<Option<ActorMsg>, RunError> {
+    fn recv_timeout(&mut self, timeout: Duration) -> Result<Option<ActorMsg>, TrainError> {
         self.next(Some(timeout)).map_err(run_err)
     }
 
-    fn try_recv(&mut self) -> Result<Option<ActorMsg>, RunError> {
+    fn try_recv(&mut self) -> Result<Option<ActorMsg>, TrainError> {
         self.next(None).map_err(run_err)
     }
 
-    fn top_up(&mut self, epoch: u64, n: i64) -> Result<(), RunError> {
+    fn top_up(&mut self, epoch: u64, n: i64) -> Result<(), TrainError> {
         let key = self.keys.quota(epoch);
         let left: Option<i64> = self
             .b
@@ -947,7 +946,7 @@ impl LearnerLink for RedisLearner {
         Ok(())
     }
 
-    fn begin_epoch(&mut self, plan: &EpochPlan, episodes: i64) -> Result<(), RunError> {
+    fn begin_epoch(&mut self, plan: &EpochPlan, episodes: i64) -> Result<(), TrainError> {
         self.begin(plan, episodes).map_err(run_err)
     }
 
@@ -963,14 +962,14 @@ impl LearnerLink for RedisLearner {
         2 * self.handed.len() >= self.cap
     }
 
-    fn committed(&mut self) -> Result<(), RunError> {
+    fn committed(&mut self) -> Result<(), TrainError> {
         self.audit.line("commit");
         self.audit.flush();
         let ids = std::mem::take(&mut self.handed);
         self.ack(&ids).map_err(run_err)
     }
 
-    fn close(&mut self) -> Result<(), RunError> {
+    fn close(&mut self) -> Result<(), TrainError> {
         self.audit.flush();
         if let Some(mut p) = self.published.take() {
             p.done = true;
@@ -1102,6 +1101,8 @@ impl RemoteActor {
 }
 
 impl ActorLink for RemoteActor {
+    type Error = ClusterError;
+
     fn next_group(&mut self, games: usize) -> Result<Next, ClusterError> {
         let mut pipe = ::redis::pipe();
         pipe.cmd("GET")
@@ -1171,6 +1172,18 @@ impl ActorLink for RemoteActor {
     }
 }
 
+/// What an actor needs of its run's config: the ARMAC settings and the `[cluster]` section.
+#[derive(Clone, Debug)]
+pub struct ActorConfig {
+    pub settings: ArmacSettings,
+    pub cluster: Option<super::ClusterConfig>,
+}
+
+/// Reads the config a learner published (parsed TOML; the second argument names where it came
+/// from, for errors). The config layer supplies it (`crate::run::armac::actor_config`).
+pub type ConfigReader =
+    fn(toml::Table, &str) -> Result<ActorConfig, Box<dyn std::error::Error + Send + Sync>>;
+
 /// Options of an `armac-actor` process.
 #[derive(Clone, Debug)]
 pub struct ActorOptions {
@@ -1185,6 +1198,8 @@ pub struct ActorOptions {
     /// How long a lost broker connection is retried (default: the run's
     /// `cluster.reconnect_secs`).
     pub reconnect_secs: Option<u64>,
+    /// Reads the run's config fetched from the broker.
+    pub read_config: ConfigReader,
 }
 
 /// What an `armac-actor` process did.
@@ -1260,12 +1275,12 @@ pub fn run_actors(opts: &ActorOptions) -> Result<ActorReport, ClusterError> {
             opts.run
         ))
     })?;
-    let config =
-        crate::run::config::Config::from_table(table, &format!("{} on {broker}", keys.config()))?;
-    let s = config.armac()?;
+    let config = (opts.read_config)(table, &format!("{} on {broker}", keys.config()))
+        .map_err(ClusterError::Config)?;
+    let s = config.settings;
     let game = load_game(&s.game)
         .map_err(|e| ClusterError::Usage(format!("game of run `{}`: {e}", opts.run)))?;
-    let net_cfg = crate::run::armac::net_config(&game, &s);
+    let net_cfg = net_config(&game, &s);
     let settings = actor_settings(&game, &s);
     let cap = config
         .cluster

@@ -53,6 +53,22 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+pub use crate::rl::armac::{net_config, reward_scale};
+
+/// The part of a run's config an `armac-actor` needs, read from the config a learner published
+/// on its broker (`origin` names it in errors).
+pub fn actor_config(
+    table: toml::Table,
+    origin: &str,
+) -> Result<crate::cluster::redis::ActorConfig, Box<dyn std::error::Error + Send + Sync>> {
+    let config = Config::from_table(table, origin)?;
+    let settings = config.armac()?;
+    Ok(crate::cluster::redis::ActorConfig {
+        settings,
+        cluster: config.cluster,
+    })
+}
+
 /// Columns of `metrics.csv` for ARMAC runs.
 pub const METRICS_HEADER: &[&str] = &[
     "epoch",
@@ -420,25 +436,6 @@ impl Exact {
     }
 }
 
-/// The network of a run: feed-forward over information-state tensors, or (`armac.recurrent`)
-/// recurrent over per-step observation tensors.
-pub(crate) fn net_config(game: &GameRef, s: &ArmacSettings) -> ArmacNetConfig {
-    ArmacNetConfig {
-        input_size: if s.recurrent {
-            game.observation_tensor_size()
-        } else {
-            game.information_state_tensor_size()
-        },
-        num_actions: game.num_distinct_actions(),
-        encoder_hidden: s.hidden,
-        encoder_layers: s.layers,
-        head_hidden: s.hidden,
-        recurrent: s.recurrent,
-        zero_init_heads: s.zero_init_heads,
-        separate_regret_encoder: s.separate_regret_encoder,
-    }
-}
-
 /// The networks of past epochs `epochs` (`θ^j`, their policies, and `θ^{j+1}`, their critics),
 /// the latest `θ^latest` and the one before it.
 fn snapshot_ids(
@@ -626,20 +623,6 @@ impl ExactAdvantages {
             }
         }
     }
-}
-
-/// What returns are divided by: `armac.reward_scale`, or by default the largest absolute
-/// utility (networks learn values of order 1).
-pub(crate) fn reward_scale(game: &GameRef, s: &ArmacSettings) -> f64 {
-    s.reward_scale.unwrap_or_else(|| default_reward_scale(game))
-}
-
-/// The reward scale when the config sets none: the game's largest absolute payoff.
-fn default_reward_scale(game: &GameRef) -> f64 {
-    game.max_utility()
-        .abs()
-        .max(game.min_utility().abs())
-        .max(1e-9)
 }
 
 fn reservoir_path(dir: &Path, id: u64) -> PathBuf {
@@ -1419,7 +1402,7 @@ fn run_in_pool(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let (handles, mut link): (_, Box<dyn LearnerLink>) =
-        match crate::cluster::LearnerSettings::of(config, s, &dir_name)? {
+        match crate::cluster::LearnerSettings::of(config.cluster.as_ref(), s, &dir_name)? {
             None => {
                 let (handles, rx) = spawn_actors(
                     &game,
@@ -1736,7 +1719,7 @@ fn run_in_pool(
     if let Err(e) = link.close()
         && result.is_ok()
     {
-        result = Err(e);
+        result = Err(e.into());
     }
     for h in handles {
         if h.join().is_err() && result.is_ok() {
@@ -2092,7 +2075,7 @@ mod critic_fit {
                 }
             }
         };
-        let scale = default_reward_scale(&game);
+        let scale = crate::rl::armac::default_reward_scale(&game);
         let mut tensors: std::collections::HashMap<usize, [Vec<f32>; 2]> = Default::default();
         let mut rng = SplitMix64::new(o.seed);
         // One episode and the target policy's row (over all actions) at each of its steps.
