@@ -41,9 +41,9 @@ use super::{
 use crate::games::load_game;
 use crate::nn::armac::ArmacPolicyNet;
 use crate::rl::actor::{ActorMsg, PastEpoch, Snapshots};
+use crate::rl::armac::{ArmacSettings, TrainError, net_config};
 use crate::rl::candidates::Candidate;
 use crate::rl::trajectory::{decode_replay, encode_replay};
-use crate::rl::armac::{ArmacSettings, TrainError, net_config};
 use crate::util::{FileSum, SplitMix64};
 use ::redis::{Connection, Value};
 use serde::{Deserialize, Serialize};

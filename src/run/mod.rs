@@ -510,7 +510,9 @@ fn broker_preflight(config: &config::Config, dir: &Path, resumed: bool) -> Resul
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if let Some(ls) = crate::cluster::LearnerSettings::of(config.cluster.as_ref(), &config.armac()?, &dir_name)? {
+    if let Some(ls) =
+        crate::cluster::LearnerSettings::of(config.cluster.as_ref(), &config.armac()?, &dir_name)?
+    {
         crate::cluster::redis::preflight(&ls, resumed)
             .map_err(RunError::context("connecting the learner to its broker"))?;
     }

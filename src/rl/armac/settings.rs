@@ -117,4 +117,3 @@ pub fn default_reward_scale(game: &GameRef) -> f64 {
         .max(game.min_utility().abs())
         .max(1e-9)
 }
-

@@ -246,4 +246,3 @@ pub fn actor_settings(game: &GameRef, s: &ArmacSettings) -> ActorSettings {
         chance_baseline: s.chance_baseline,
     }
 }
-
