@@ -131,42 +131,7 @@ fn run_in_pool(
     // Past networks in memory: as many epochs as `armac.snapshot_memory_mb` holds (f32 weights
     // in memory whatever the file precision); a small share of them rotates every epoch.
     let ws_capacity = working_set_capacity(s.snapshot_memory_mb, network_bytes(&net_cfg)?);
-    let (start, mut metrics) = if let Some(r) = resumed {
-        let g = &r.generation;
-        let start = resume_state(
-            dir,
-            &g.dir,
-            g.manifest.step,
-            &g.manifest.shared,
-            &game,
-            &net_cfg,
-            &device,
-            s,
-            ws_capacity,
-        )?;
-        // Everything loaded and verified: only now does the run directory change.
-        let (metrics, _) =
-            super::resume::commit_resume(dir, &r.generation, config, &r.changed, METRICS_HEADER)?;
-        // Networks written after the checkpoint are rewritten by this run.
-        collect_reservoir(dir, &needed_snapshots(&start.state));
-        (start, metrics)
-    } else {
-        write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
-            .map_err(io_err("config", dir))?;
-        let (learner, state, nets) = fresh_state(dir, &game, &net_cfg, &device, s, config.seed)?;
-        let metrics = MetricsCsv::create(&metrics_path, METRICS_HEADER)
-            .map_err(io_err("metrics", &metrics_path))?;
-        let memory = (s.memory == MemoryKind::Reservoir).then(|| new_memory(s));
-        let start = Start {
-            learner,
-            state,
-            nets,
-            replay_items: Vec::new(),
-            sums: Default::default(),
-            memory,
-        };
-        (start, metrics)
-    };
+    let (start, mut metrics) = start_of(config, s, dir, resumed, &game, &device, ws_capacity)?;
     let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
     let mut trainer = ArmacTrainer::new(dir, game.clone(), s, net_cfg.clone(), ws_capacity, start)?;
     let interrupted = crate::run::interrupt_flag();
@@ -271,6 +236,57 @@ fn run_in_pool(
     )
     .map_err(io_err("summary", dir))?;
     Ok(summary)
+}
+
+/// What the trainer of a run starts from, and the run's open metrics file: the checkpoint of a
+/// resumed run (the directory changes only once all of it is loaded), or a new run's `θ^0`.
+fn start_of(
+    config: &Config,
+    s: &ArmacSettings,
+    dir: &Path,
+    resumed: Option<&super::Resumed>,
+    game: &GameRef,
+    device: &burn::tensor::Device,
+    ws_capacity: usize,
+) -> Result<(Start, MetricsCsv), RunError> {
+    let metrics_path = dir.join("metrics.csv");
+    let net_cfg = crate::rl::armac::net_config(game, s);
+    Ok(if let Some(r) = resumed {
+        let g = &r.generation;
+        let start = resume_state(
+            dir,
+            &g.dir,
+            g.manifest.step,
+            &g.manifest.shared,
+            game,
+            &net_cfg,
+            device,
+            s,
+            ws_capacity,
+        )?;
+        // Everything loaded and verified: only now does the run directory change.
+        let (metrics, _) =
+            super::resume::commit_resume(dir, &r.generation, config, &r.changed, METRICS_HEADER)?;
+        // Networks written after the checkpoint are rewritten by this run.
+        collect_reservoir(dir, &needed_snapshots(&start.state));
+        (start, metrics)
+    } else {
+        write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
+            .map_err(io_err("config", dir))?;
+        let (learner, state, nets) = fresh_state(dir, game, &net_cfg, device, s, config.seed)?;
+        let metrics = MetricsCsv::create(&metrics_path, METRICS_HEADER)
+            .map_err(io_err("metrics", &metrics_path))?;
+        let memory = (s.memory == MemoryKind::Reservoir).then(|| new_memory(s));
+        let start = Start {
+            learner,
+            state,
+            nets,
+            replay_items: Vec::new(),
+            sums: Default::default(),
+            memory,
+        };
+        (start, metrics)
+    })
 }
 
 /// The actors of a run: threads of this process (the default), or `armac-actor` processes
