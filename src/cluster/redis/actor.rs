@@ -185,7 +185,8 @@ pub struct ActorConfig {
 }
 
 /// Reads the config a learner published (parsed TOML; the second argument names where it came
-/// from, for errors). The config layer supplies it (`armac-actor` passes `run::armac::actor_config`).
+/// from, for errors). The config layer supplies it: `armac-actor` passes
+/// `run::armac::actor_config`.
 pub type ConfigReader =
     fn(toml::Table, &str) -> Result<ActorConfig, Box<dyn std::error::Error + Send + Sync>>;
 
