@@ -288,6 +288,24 @@ pub fn dir_size(dir: &std::path::Path) -> u64 {
         .sum()
 }
 
+/// Length and FNV-1a hash of a file (what checkpoint manifests and the broker's content ids
+/// record).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct FileSum {
+    pub len: u64,
+    pub fnv1a: String,
+}
+
+impl FileSum {
+    /// The sum of `bytes`.
+    pub fn of(bytes: &[u8]) -> FileSum {
+        FileSum {
+            len: bytes.len() as u64,
+            fnv1a: format!("{:016x}", fnv1a(bytes)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,24 +71,13 @@ impl Redis {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server starts");
-        let t0 = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(10),
-                "redis-server did not listen on port {port}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_listening(port, || false);
         child
     }
 
     /// `kill -9` of the server.
     fn kill(&mut self) {
-        let status = Command::new("kill")
-            .args(["-9", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        kill9(self.child.id());
         self.child.wait().unwrap();
     }
 
@@ -183,16 +172,153 @@ fn wait_for_run(url: &str, run: &str, learner: &mut Child) {
     }
 }
 
+/// Epochs run `dir` has logged in its `metrics.csv` so far.
+fn epochs_done(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("metrics.csv"))
+        .map(|t| t.lines().count().saturating_sub(1))
+        .unwrap_or(0)
+}
+
+/// Waits, polling every `poll`, until run `dir` has logged `epochs` epochs, at most `limit`
+/// after `t0` ("run too slow"); with a `learner`, asserts all along that it still runs
+/// (`ended`: the message when it does not).
+fn wait_epochs(
+    dir: &Path,
+    epochs: usize,
+    mut learner: Option<(&mut Child, &str)>,
+    t0: Instant,
+    limit: Duration,
+    poll: Duration,
+) {
+    while epochs_done(dir) < epochs {
+        if let Some((l, ended)) = learner.as_mut() {
+            assert!(l.try_wait().unwrap().is_none(), "{ended}");
+        }
+        assert!(t0.elapsed() < limit, "run too slow");
+        std::thread::sleep(poll);
+    }
+}
+
+/// A server for test `name` ([`Redis::start`]), the test's run directory and its audit
+/// directory (created).
+fn with_run_dirs(name: &str, extra: &[&str]) -> Option<(Redis, PathBuf, PathBuf)> {
+    let redis = Redis::start(name, extra)?;
+    let dir = common::tmp("cluster", name);
+    let audit = common::tmp("cluster", &format!("{name}-audit"));
+    std::fs::create_dir_all(&audit).unwrap();
+    Some((redis, dir, audit))
+}
+
+/// `kill -9` of process `pid`.
+fn kill9(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Waits until something listens on loopback port `port` (at most 10 s); `exited` is asked
+/// between tries whether the server gave up (then the wait ends, `false`).
+fn wait_listening(port: u16, mut exited: impl FnMut() -> bool) -> bool {
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if exited() {
+            return false;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "redis-server did not listen on port {port}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// `armac-train` as a quiet learner (`--role learner`) of the shipped Kuhn config.
+fn kuhn_learner() -> Command {
+    let mut c = common::train();
+    c.args([
+        "--config",
+        "kuhn_armac.toml",
+        "--quiet",
+        "--role",
+        "learner",
+    ]);
+    c
+}
+
+/// `--set` of each `key=value` of `sets`.
+fn with_sets<'a>(cmd: &'a mut Command, sets: &[&str]) -> &'a mut Command {
+    for kv in sets {
+        cmd.args(["--set", kv]);
+    }
+    cmd
+}
+
+/// A quiet Kuhn learner on broker `url` writing run directory `dir`, with `sets` (see
+/// [`with_sets`]).
+fn learner_cmd(url: &str, sets: &[&str], dir: &Path) -> Command {
+    let mut c = kuhn_learner();
+    c.args(["--broker", url]);
+    with_sets(&mut c, sets).arg("--out").arg(dir);
+    c
+}
+
+/// The settings of the 30-epoch runs that a learner or broker is killed in.
+const SHORT_RUN: [&str; 4] = [
+    "cluster.stream_cap=1024",
+    "armac.epochs=30",
+    "armac.episodes_per_epoch=256",
+    "armac.learning_steps_per_epoch=10",
+];
+
+/// Asserts that process `what` exited successfully, showing its output when it did not.
+fn assert_success(out: &std::process::Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `count` actor processes of run `run` (actor `a` with `--seed a` and `extra` arguments), with
+/// audit files in `audit`, stdout piped when `keep_stdout`, stderr piped.
+fn spawn_actors(
+    count: usize,
+    run: &str,
+    url: &str,
+    extra: &[&str],
+    audit: &Path,
+    keep_stdout: bool,
+) -> Vec<Child> {
+    (0..count)
+        .map(|a| {
+            actor()
+                .args(["--run", run, "--broker", url])
+                .args(extra)
+                .args(["--seed", &a.to_string()])
+                .env("ARMAC_BROKER_AUDIT", audit)
+                .stdout(if keep_stdout {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                })
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect()
+}
+
 use common::{KUHN_ARMAC_CI as KUHN, UNIFORM_KUHN_NASH_CONV};
 
 #[test]
 fn learner_and_three_actor_processes_train_kuhn_and_survive_a_killed_actor() {
-    let Some(redis) = Redis::start("kuhn", &[]) else {
+    let Some((redis, dir, audit)) = with_run_dirs("kuhn", &[]) else {
         return;
     };
-    let dir = common::tmp("cluster", "kuhn");
-    let audit = common::tmp("cluster", "kuhn-audit");
-    std::fs::create_dir_all(&audit).unwrap();
     let url = redis.url();
     let t0 = Instant::now();
     // A small stream cap (4 epochs of episodes) so that back-pressure and the early
@@ -214,55 +340,24 @@ fn learner_and_three_actor_processes_train_kuhn_and_survive_a_killed_actor() {
         .spawn()
         .unwrap();
     wait_for_run(&url, "kuhn", &mut learner);
-    let mut actors: Vec<Child> = (0..3)
-        .map(|a| {
-            actor()
-                .args(["--run", "kuhn", "--broker", &url, "--threads", "1"])
-                .args(["--seed", &a.to_string()])
-                .env("ARMAC_BROKER_AUDIT", &audit)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let mut actors = spawn_actors(3, "kuhn", &url, &["--threads", "1"], &audit, true);
     let actors_pids: Vec<u32> = actors.iter().map(Child::id).collect();
     // kill -9 of the first actor once the run is under way (a fifth of its epochs done).
-    let epochs_done = || {
-        std::fs::read_to_string(dir.join("metrics.csv"))
-            .map(|t| t.lines().count().saturating_sub(1))
-            .unwrap_or(0)
-    };
-    while epochs_done() < 20 {
-        assert!(
-            learner.try_wait().unwrap().is_none(),
-            "learner ended before the kill"
-        );
-        assert!(t0.elapsed() < Duration::from_secs(240), "run too slow");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let killed_at = epochs_done();
-    let status = Command::new("kill")
-        .args(["-9", &actors[0].id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert!(!actors[0].wait().unwrap().success(), "the actor was killed");
-    let out = learner.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "learner failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    wait_epochs(
+        &dir,
+        20,
+        Some((&mut learner, "learner ended before the kill")),
+        t0,
+        Duration::from_secs(240),
+        Duration::from_millis(50),
     );
+    let killed_at = epochs_done(&dir);
+    kill9(actors[0].id());
+    assert!(!actors[0].wait().unwrap().success(), "the actor was killed");
+    assert_success(&learner.wait_with_output().unwrap(), "learner");
     // The survivors see the run end and exit cleanly.
     for a in actors.drain(1..) {
-        let o = a.wait_with_output().unwrap();
-        assert!(
-            o.status.success(),
-            "actor failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert_success(&a.wait_with_output().unwrap(), "actor");
     }
     let seconds = t0.elapsed().as_secs_f64();
 
@@ -395,14 +490,7 @@ fn password_stays_out_of_files_and_bad_brokers_and_runs_are_named() {
     assert!(!err.contains("wr0ngpw"), "the password is shown: {err}");
     let dir = common::tmp("cluster", "badpw");
     common::run_err(
-        common::train()
-            .args([
-                "--config",
-                "kuhn_armac.toml",
-                "--quiet",
-                "--role",
-                "learner",
-            ])
+        kuhn_learner()
             .args(["--broker", &bad, "--out"])
             .arg(&dir)
             .env_remove("ARMAC_REDIS_PASSWORD"),
@@ -450,14 +538,7 @@ fn password_stays_out_of_files_and_bad_brokers_and_runs_are_named() {
 
     // A bad URL names the config key.
     common::run_err(
-        common::train()
-            .args([
-                "--config",
-                "kuhn_armac.toml",
-                "--quiet",
-                "--role",
-                "learner",
-            ])
+        kuhn_learner()
             .args(["--set", "cluster.broker=\"http://nowhere\"", "--out"])
             .arg(common::tmp("cluster", "badurl")),
         "cluster.broker",
@@ -465,40 +546,30 @@ fn password_stays_out_of_files_and_bad_brokers_and_runs_are_named() {
 
     // A short run with the password in the URL: nothing the run writes holds it.
     let dir = common::tmp("cluster", "pw");
-    let mut learner = common::train()
-        .args([
-            "--config",
-            "kuhn_armac.toml",
-            "--quiet",
-            "--role",
-            "learner",
-        ])
-        .args(["--broker", &good, "--set", "cluster.run=\"pw\""])
-        .args([
-            "--set",
+    let mut learner = with_sets(
+        kuhn_learner().args(["--broker", &good]),
+        &[
+            "cluster.run=\"pw\"",
             "armac.epochs=3",
-            "--set",
             "armac.episodes_per_epoch=128",
-        ])
-        .args(["--set", "armac.learning_steps_per_epoch=5", "--out"])
-        .arg(&dir)
-        .env_remove("ARMAC_REDIS_PASSWORD")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+            "armac.learning_steps_per_epoch=5",
+        ],
+    )
+    .arg("--out")
+    .arg(&dir)
+    .env_remove("ARMAC_REDIS_PASSWORD")
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     wait_for_run(&good, "pw", &mut learner);
     let a = actor()
         .args(["--run", "pw", "--broker", &good, "--threads", "2"])
         .output()
         .unwrap();
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_success(&a, "actor");
     let out = learner.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "learner");
     let mut files = vec![dir.clone()];
     while let Some(p) = files.pop() {
         if p.is_dir() {
@@ -552,88 +623,42 @@ fn ids_of(lines: &[String]) -> Vec<String> {
 
 #[test]
 fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
-    let Some(redis) = Redis::start("resume", &[]) else {
+    let Some((redis, dir, audit)) = with_run_dirs("resume", &[]) else {
         return;
     };
-    let dir = common::tmp("cluster", "resume");
-    let audit = common::tmp("cluster", "resume-audit");
-    std::fs::create_dir_all(&audit).unwrap();
     let url = redis.url();
-    let args = [
-        "--config",
-        "kuhn_armac.toml",
-        "--quiet",
-        "--role",
-        "learner",
-        "--broker",
-        &url,
-        "--set",
-        "cluster.run=\"resume\"",
-        "--set",
-        "cluster.stream_cap=1024",
-        "--set",
-        "armac.epochs=30",
-        "--set",
-        "armac.episodes_per_epoch=256",
-        "--set",
-        "armac.learning_steps_per_epoch=10",
-        "--set",
-        "armac.memory=\"reservoir\"",
-    ];
-    let mut learner = common::train()
-        .args(args)
-        .arg("--out")
-        .arg(&dir)
+    let sets = [
+        &SHORT_RUN[..],
+        &["cluster.run=\"resume\"", "armac.memory=\"reservoir\""],
+    ]
+    .concat();
+    let mut learner = learner_cmd(&url, &sets, &dir)
         .env("ARMAC_BROKER_AUDIT", &audit)
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     wait_for_run(&url, "resume", &mut learner);
-    let actors: Vec<Child> = (0..2)
-        .map(|a| {
-            actor()
-                .args([
-                    "--run",
-                    "resume",
-                    "--broker",
-                    &url,
-                    "--seed",
-                    &a.to_string(),
-                ])
-                .env("ARMAC_BROKER_AUDIT", &audit)
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let actors = spawn_actors(2, "resume", &url, &[], &audit, false);
     let t0 = Instant::now();
-    let epochs_done = || {
-        std::fs::read_to_string(dir.join("metrics.csv"))
-            .map(|t| t.lines().count().saturating_sub(1))
-            .unwrap_or(0)
+    let wait = |learner: &mut Child, epochs: usize| {
+        wait_epochs(
+            &dir,
+            epochs,
+            Some((learner, "learner ended early")),
+            t0,
+            Duration::from_secs(120),
+            Duration::from_millis(20),
+        )
     };
     // An entry of a token no actor uses (malformed: skipped, but read and acknowledged).
-    while epochs_done() < 3 {
-        assert!(learner.try_wait().unwrap().is_none(), "learner ended early");
-        assert!(t0.elapsed() < Duration::from_secs(120), "run too slow");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait(&mut learner, 3);
     let forged = xadd_forged(&url);
     // Killed between checkpoints (they come every 2 epochs here), in the middle of an epoch.
-    while epochs_done() < 11 {
-        assert!(learner.try_wait().unwrap().is_none(), "learner ended early");
-        assert!(t0.elapsed() < Duration::from_secs(120), "run too slow");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait(&mut learner, 11);
     std::thread::sleep(Duration::from_millis(150));
-    let status = Command::new("kill")
-        .args(["-9", &learner.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    kill9(learner.id());
     learner.wait().unwrap();
-    let killed_at = epochs_done();
+    let killed_at = epochs_done(&dir);
     // A late copy of the test's early entry, as a retried `XADD` could write it: the original
     // is in a checkpoint, acknowledged and deleted, and no later entry of its token exists, so
     // only the tracker the checkpoint carries can tell the resumed learner it is a copy.
@@ -646,14 +671,9 @@ fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
         .env("ARMAC_BROKER_AUDIT", &audit)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "resume failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "resume");
     for a in actors {
-        let o = a.wait_with_output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_success(&a.wait_with_output().unwrap(), "actor");
     }
     assert_eq!(common::json(&dir.join("summary.json"))["iterations"], 30);
 
@@ -769,70 +789,31 @@ fn stream_tokens(url: &str, run: &str) -> Vec<String> {
 
 #[test]
 fn redis_killed_and_restarted_with_aof_mid_run_loses_and_repeats_nothing() {
-    let Some(mut redis) = Redis::start("aof", &["--appendonly", "yes", "--appendfsync", "always"])
+    let Some((mut redis, dir, audit)) =
+        with_run_dirs("aof", &["--appendonly", "yes", "--appendfsync", "always"])
     else {
         return;
     };
-    let dir = common::tmp("cluster", "aof");
-    let audit = common::tmp("cluster", "aof-audit");
-    std::fs::create_dir_all(&audit).unwrap();
     let url = redis.url();
     // The actors start first and wait for their run (--wait).
-    let actors: Vec<Child> = (0..2)
-        .map(|a| {
-            actor()
-                .args(["--run", "aof", "--broker", &url, "--wait", "60"])
-                .args(["--seed", &a.to_string()])
-                .env("ARMAC_BROKER_AUDIT", &audit)
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let actors = spawn_actors(2, "aof", &url, &["--wait", "60"], &audit, false);
     std::thread::sleep(Duration::from_millis(500));
-    let mut learner = common::train()
-        .args([
-            "--config",
-            "kuhn_armac.toml",
-            "--quiet",
-            "--role",
-            "learner",
-            "--broker",
-            &url,
-        ])
-        .args([
-            "--set",
-            "cluster.run=\"aof\"",
-            "--set",
-            "cluster.stream_cap=1024",
-        ])
-        .args([
-            "--set",
-            "armac.epochs=30",
-            "--set",
-            "armac.episodes_per_epoch=256",
-        ])
-        .args(["--set", "armac.learning_steps_per_epoch=10"])
-        .arg("--out")
-        .arg(&dir)
+    let sets = [&SHORT_RUN[..], &["cluster.run=\"aof\""]].concat();
+    let mut learner = learner_cmd(&url, &sets, &dir)
         .env("ARMAC_BROKER_AUDIT", &audit)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    let epochs_done = || {
-        std::fs::read_to_string(dir.join("metrics.csv"))
-            .map(|t| t.lines().count().saturating_sub(1))
-            .unwrap_or(0)
-    };
-    while epochs_done() < 8 {
-        assert!(learner.try_wait().unwrap().is_none(), "learner ended early");
-        assert!(t0.elapsed() < Duration::from_secs(120), "run too slow");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let killed_at = epochs_done();
+    wait_epochs(
+        &dir,
+        8,
+        Some((&mut learner, "learner ended early")),
+        Instant::now(),
+        Duration::from_secs(120),
+        Duration::from_millis(20),
+    );
+    let killed_at = epochs_done(&dir);
     // Down for a second and a half: every process meets a dropped connection and retries.
     redis.kill_and_restart(Duration::from_millis(1500));
     let out = learner.wait_with_output().unwrap();
@@ -891,28 +872,15 @@ fn a_broker_that_stays_away_stops_learner_and_actor_after_reconnect_secs() {
     };
     let dir = common::tmp("cluster", "gone");
     let url = redis.url();
-    let mut learner = common::train()
-        .args([
-            "--config",
-            "kuhn_armac.toml",
-            "--quiet",
-            "--role",
-            "learner",
-            "--broker",
-            &url,
-        ])
-        .args([
-            "--set",
-            "cluster.run=\"gone\"",
-            "--set",
-            "cluster.reconnect_secs=2",
-        ])
-        .arg("--out")
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut learner = learner_cmd(
+        &url,
+        &["cluster.run=\"gone\"", "cluster.reconnect_secs=2"],
+        &dir,
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     wait_for_run(&url, "gone", &mut learner);
     // The actor takes the run's reconnect_secs.
     let a = actor()
@@ -921,17 +889,15 @@ fn a_broker_that_stays_away_stops_learner_and_actor_after_reconnect_secs() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
     // Two epochs done: the actor is connected and playing.
-    let epochs_done = || {
-        std::fs::read_to_string(dir.join("metrics.csv"))
-            .map(|t| t.lines().count().saturating_sub(1))
-            .unwrap_or(0)
-    };
-    while epochs_done() < 2 {
-        assert!(t0.elapsed() < Duration::from_secs(60), "run too slow");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_epochs(
+        &dir,
+        2,
+        None,
+        Instant::now(),
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+    );
     redis.kill();
     let t = Instant::now();
     for (who, out) in [
@@ -1092,21 +1058,13 @@ fn a_tls_broker_trains_with_a_private_ca_and_refuses_certificates_it_cannot_chec
         .stderr(Stdio::null())
         .spawn()
         .expect("redis-server starts");
-    let t0 = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if child.try_wait().unwrap().is_some() {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if text.contains("Bad directive") {
-                eprintln!("skipping the TLS test: this redis-server has no TLS support");
-                return;
-            }
-            panic!("redis-server with TLS exited: {text}");
+    if !wait_listening(port, || child.try_wait().unwrap().is_some()) {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("Bad directive") {
+            eprintln!("skipping the TLS test: this redis-server has no TLS support");
+            return;
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "redis-server did not listen on port {port}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+        panic!("redis-server with TLS exited: {text}");
     }
     let redis = Redis {
         child,
@@ -1170,18 +1128,8 @@ fn a_tls_broker_trains_with_a_private_ca_and_refuses_certificates_it_cannot_chec
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = learner.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "learner over TLS failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let o = a.wait_with_output().unwrap();
-    assert!(
-        o.status.success(),
-        "actor over TLS failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_success(&learner.wait_with_output().unwrap(), "learner over TLS");
+    assert_success(&a.wait_with_output().unwrap(), "actor over TLS");
     let s = common::json(&run.join("summary.json"));
     assert_eq!(s["iterations"], 20);
     let curve = nash_convs(&run);

@@ -54,6 +54,7 @@ fn run(args: Args) -> Result<()> {
         seed: args.seed,
         wait: args.wait.map(std::time::Duration::from_secs),
         reconnect_secs: args.reconnect_secs,
+        read_config: armac::run::armac::actor_config,
     };
     let r = run_actors(&opts)?;
     println!(

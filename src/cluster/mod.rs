@@ -1,10 +1,11 @@
 //! How ARMAC's actors and learner talk: a [`LearnerLink`] on the learner's side, an
-//! [`ActorLink`] on each actor's, with two implementations.
+//! [`ActorLink`] on each actor's (both defined in [`crate::rl::armac::transport`] and
+//! re-exported here), with two implementations.
 //!
 //! * **In-process** ([`LocalLearner`], [`LocalActor`]): actor threads of the `armac-train`
 //!   process, a bounded crossbeam channel for their messages, the epoch's networks behind an
 //!   `RwLock` and an atomic episode quota. This is the embedded default: a config without a
-//!   `[cluster]` section (or with `role = "embedded"`) runs exactly as before.
+//!   `[cluster]` section (or with `role = "embedded"`) runs its actors in-process.
 //! * **Redis** ([`redis`]): `cluster.role = "learner"` (`armac-train --role learner`) starts no
 //!   actor threads; the learner publishes every epoch's networks to a Redis broker and reads
 //!   trajectories from a Redis stream, filled by `armac-actor` processes on any machine.
@@ -15,16 +16,14 @@
 
 pub mod redis;
 
-use crate::game::GameRef;
-use crate::rl::actor::{ActorMsg, ActorSettings, Snapshots, play_group};
-use crate::rl::candidates::Candidate;
-use crate::run::RunError;
-use crate::run::config::ConfigError;
-use crate::util::SplitMix64;
+pub use crate::rl::armac::transport::{
+    ActorLink, ActorTotals, EpochPlan, LearnerLink, LocalActor, LocalLearner, Next, actor_loop,
+    actor_settings,
+};
+
+use crate::rl::armac::ArmacSettings;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::sync::Mutex;
 
 /// `[cluster]`: where the actors are.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -87,8 +86,12 @@ pub enum ClusterError {
         #[source]
         source: ::redis::RedisError,
     },
+    /// A config value the cluster cannot use (reads like the config error of that key).
+    #[error("config key `{key}`: {reason}")]
+    Key { key: String, reason: String },
+    /// The run's config, as fetched from the broker, is unusable.
     #[error(transparent)]
-    Config(#[from] ConfigError),
+    Config(Box<dyn std::error::Error + Send + Sync>),
     #[error("{0}")]
     Usage(String),
 }
@@ -177,26 +180,21 @@ pub fn remember_password(url: &str) -> String {
     redact_url(url)
 }
 
-/// Checks `cluster.broker` and moves a password out of it into this process's memory, so
-/// that the config saved in the run directory, in checkpoints and on the broker holds none.
-/// Configs without `[cluster]` are returned unchanged.
-pub fn redact_config(
-    mut config: crate::run::config::Config,
-) -> Result<crate::run::config::Config, ConfigError> {
-    if let Some(c) = config.cluster.as_mut() {
-        let info = parse_broker(&c.broker)?;
-        if let Some(p) = info.redis_settings().password() {
-            *PASSWORD.lock().expect("password lock") = Some(p.to_string());
-        }
-        c.broker = redact_url(&c.broker);
+/// Checks broker URL `url` (`cluster.broker`) and moves its password into this process's
+/// memory, so that the config saved in the run directory, in checkpoints and on the broker
+/// holds none; returns the URL without it.
+pub fn redact_broker(url: &str) -> Result<String, ClusterError> {
+    let info = parse_broker(url)?;
+    if let Some(p) = info.redis_settings().password() {
+        *PASSWORD.lock().expect("password lock") = Some(p.to_string());
     }
-    Ok(config)
+    Ok(redact_url(url))
 }
 
 /// Parses a broker URL; errors name the key `cluster.broker` and never show a password.
-fn parse_broker(url: &str) -> Result<::redis::ConnectionInfo, ConfigError> {
+fn parse_broker(url: &str) -> Result<::redis::ConnectionInfo, ClusterError> {
     use ::redis::IntoConnectionInfo;
-    let bad = |reason: String| ConfigError::Value {
+    let bad = |reason: String| ClusterError::Key {
         key: "cluster.broker".into(),
         reason,
     };
@@ -234,26 +232,26 @@ pub struct LearnerSettings {
 }
 
 impl LearnerSettings {
-    /// The learner role's settings, or `None` when the actors are threads of this process.
-    /// `dir_name` is the default run id.
+    /// The learner role's settings from a config's `[cluster]` section, or `None` when the
+    /// actors are threads of this process. `dir_name` is the default run id.
     pub fn of(
-        config: &crate::run::config::Config,
-        s: &crate::run::config::ArmacSettings,
+        cluster: Option<&ClusterConfig>,
+        s: &ArmacSettings,
         dir_name: &str,
-    ) -> Result<Option<LearnerSettings>, ConfigError> {
-        let Some(c) = config.cluster.as_ref().filter(|c| c.role == Role::Learner) else {
+    ) -> Result<Option<LearnerSettings>, ClusterError> {
+        let Some(c) = cluster.filter(|c| c.role == Role::Learner) else {
             return Ok(None);
         };
         parse_broker(&c.broker)?;
         let run = c.run.clone().unwrap_or_else(|| dir_name.to_string());
         if run.is_empty() || run.contains(|ch: char| ch.is_whitespace() || ch == ':') {
-            return Err(ConfigError::Value {
+            return Err(ClusterError::Key {
                 key: "cluster.run".into(),
                 reason: format!("`{run}`: a run id has no spaces or colons"),
             });
         }
         if c.stream_cap < 4 * s.episodes_per_epoch.max(1) {
-            return Err(ConfigError::Value {
+            return Err(ClusterError::Key {
                 key: "cluster.stream_cap".into(),
                 reason: format!(
                     "{} is below 4 × armac.episodes_per_epoch = {}",
@@ -263,7 +261,7 @@ impl LearnerSettings {
             });
         }
         if s.exact_advantages {
-            return Err(ConfigError::Value {
+            return Err(ClusterError::Key {
                 key: "armac.exact_advantages".into(),
                 reason: "not available with cluster.role = \"learner\" (remote actors have no \
                          exact values)"
@@ -271,7 +269,7 @@ impl LearnerSettings {
             });
         }
         if s.tabular_w {
-            return Err(ConfigError::Value {
+            return Err(ClusterError::Key {
                 key: "armac.tabular_w".into(),
                 reason: "not available with cluster.role = \"learner\" (remote actors get \
                          networks, not the learner's tables)"
@@ -320,253 +318,5 @@ pub(crate) fn client(url: &str) -> Result<::redis::Client, ClusterError> {
     })
 }
 
-/// The networks of one epoch by snapshot id, as [`Snapshots`] arranges them (the learner's
-/// view, published to remote actors).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct EpochPlan {
-    pub epoch: u64,
-    /// `θ^t`.
-    pub latest: u64,
-    /// Past epochs as (policy id, critic id).
-    pub past: Vec<(u64, u64)>,
-    /// The previous epoch (policy id, critic id), for `past_draw = "latest"`.
-    pub previous: Option<(u64, u64)>,
-    pub best: Candidate,
-}
-
-/// The learner's end of the transport.
-pub trait LearnerLink {
-    /// The next message, waiting at most `timeout`; `None` when nothing arrived.
-    fn recv_timeout(&mut self, timeout: Duration) -> Result<Option<ActorMsg>, RunError>;
-    /// The next message if one is there.
-    fn try_recv(&mut self) -> Result<Option<ActorMsg>, RunError>;
-    /// Grants `n` more episodes of `epoch` if the actors' quota is used up (evaluation groups
-    /// consume quota without producing the epoch's learning episodes).
-    fn top_up(&mut self, epoch: u64, n: i64) -> Result<(), RunError>;
-    /// Opens epoch `plan.epoch` with a quota of `episodes` (the networks are already in the
-    /// in-process snapshots; a broker publishes them).
-    fn begin_epoch(&mut self, plan: &EpochPlan, episodes: i64) -> Result<(), RunError>;
-    /// The position in the message stream that a checkpoint records (`None` in-process).
-    fn cursor(&self) -> Option<String>;
-    /// The highest sequence number handed to the training loop per actor-thread token, which
-    /// a checkpoint records beside [`LearnerLink::cursor`] so that a resumed learner still
-    /// recognises copies of entries it acknowledged before (empty in-process).
-    fn seen(&self) -> std::collections::BTreeMap<String, u64> {
-        std::collections::BTreeMap::new()
-    }
-    /// Whether the learner should checkpoint now to acknowledge what it has read.
-    fn wants_checkpoint(&self) -> bool;
-    /// A checkpoint recording [`LearnerLink::cursor`] is committed: everything read up to it
-    /// can be acknowledged.
-    fn committed(&mut self) -> Result<(), RunError>;
-    /// Tells the actors to stop.
-    fn close(&mut self) -> Result<(), RunError>;
-    /// Messages sent but not read yet, when the transport can tell.
-    fn queue_depth(&mut self) -> Option<u64>;
-    /// Acting steps and trajectories handed to the training loop since the last call, per
-    /// named remote actor (empty in-process: the actor threads are not told apart).
-    fn actor_counts(&mut self) -> Vec<(String, u64, u64)> {
-        Vec::new()
-    }
-}
-
-/// What an actor does next.
-pub enum Next {
-    /// Play one group with these networks.
-    Play(Arc<Snapshots>),
-    /// Nothing to do now; ask again after this long.
-    Wait(Duration),
-    /// The run is over.
-    Stop,
-}
-
-/// The actor's end of the transport.
-pub trait ActorLink {
-    /// Takes the quota for a group of `games` episodes and returns the networks to play it
-    /// with, or says to wait or stop.
-    fn next_group(&mut self, games: usize) -> Result<Next, ClusterError>;
-    /// Sends a group's messages in order; `false` when the learner is gone.
-    fn send(&mut self, msgs: Vec<ActorMsg>) -> Result<bool, ClusterError>;
-}
-
-/// What one actor loop did.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ActorTotals {
-    pub groups: u64,
-    pub trajectories: u64,
-    pub steps: u64,
-}
-
-/// Plays groups for as long as `link` hands out quota, until it says stop or the learner is
-/// gone.
-pub fn actor_loop(
-    link: &mut dyn ActorLink,
-    game: &GameRef,
-    settings: &ActorSettings,
-    rng: &mut SplitMix64,
-) -> Result<ActorTotals, ClusterError> {
-    let candidates = Candidate::all().to_vec();
-    let mut totals = ActorTotals::default();
-    loop {
-        let snaps = match link.next_group(settings.games_per_group)? {
-            Next::Stop => return Ok(totals),
-            Next::Wait(d) => {
-                std::thread::sleep(d);
-                continue;
-            }
-            Next::Play(s) => s,
-        };
-        let (trajs, eval) = play_group(game, &snaps, settings, &candidates, rng);
-        totals.groups += 1;
-        totals.trajectories += trajs.len() as u64;
-        totals.steps += trajs.iter().map(|t| t.len() as u64).sum::<u64>();
-        let mut msgs: Vec<ActorMsg> = trajs
-            .into_iter()
-            .map(|t| ActorMsg::Trajectory(Box::new(t)))
-            .collect();
-        if let Some((candidate, total)) = eval {
-            msgs.push(ActorMsg::CandidateReturn {
-                epoch: snaps.epoch,
-                candidate,
-                total,
-                count: settings.games_per_group as u64,
-            });
-        }
-        if !link.send(msgs)? {
-            return Ok(totals);
-        }
-    }
-}
-
-/// An actor thread's end of the in-process transport.
-pub struct LocalActor {
-    pub snapshots: Arc<RwLock<Arc<Snapshots>>>,
-    pub stop: Arc<AtomicBool>,
-    pub quota: Arc<AtomicI64>,
-    pub tx: crossbeam::channel::Sender<ActorMsg>,
-}
-
-impl ActorLink for LocalActor {
-    fn next_group(&mut self, games: usize) -> Result<Next, ClusterError> {
-        if self.stop.load(Ordering::Relaxed) {
-            return Ok(Next::Stop);
-        }
-        if self.quota.load(Ordering::Relaxed) <= 0 {
-            return Ok(Next::Wait(Duration::from_millis(1)));
-        }
-        self.quota.fetch_sub(games as i64, Ordering::Relaxed);
-        Ok(Next::Play(
-            self.snapshots.read().expect("snapshot lock").clone(),
-        ))
-    }
-
-    fn send(&mut self, msgs: Vec<ActorMsg>) -> Result<bool, ClusterError> {
-        for m in msgs {
-            if self.tx.send(m).is_err() {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-}
-
-/// The learner's end of the in-process transport.
-pub struct LocalLearner {
-    /// `None` once closed (the actors then see a disconnected channel).
-    pub rx: Option<crossbeam::channel::Receiver<ActorMsg>>,
-    pub quota: Arc<AtomicI64>,
-}
-
-fn actors_gone() -> RunError {
-    RunError::Usage("all actor threads stopped (an actor panicked); see the message above".into())
-}
-
-impl LearnerLink for LocalLearner {
-    fn recv_timeout(&mut self, timeout: Duration) -> Result<Option<ActorMsg>, RunError> {
-        let rx = self.rx.as_ref().ok_or_else(actors_gone)?;
-        match rx.recv_timeout(timeout) {
-            Ok(m) => Ok(Some(m)),
-            Err(crossbeam::channel::RecvTimeoutError::Timeout) => Ok(None),
-            Err(crossbeam::channel::RecvTimeoutError::Disconnected) => Err(actors_gone()),
-        }
-    }
-
-    fn try_recv(&mut self) -> Result<Option<ActorMsg>, RunError> {
-        Ok(self.rx.as_ref().and_then(|rx| rx.try_recv().ok()))
-    }
-
-    fn top_up(&mut self, _epoch: u64, n: i64) -> Result<(), RunError> {
-        if self.quota.load(Ordering::Relaxed) <= 0 {
-            self.quota.fetch_add(n, Ordering::Relaxed);
-        }
-        Ok(())
-    }
-
-    fn begin_epoch(&mut self, _plan: &EpochPlan, episodes: i64) -> Result<(), RunError> {
-        self.quota.store(episodes, Ordering::Relaxed);
-        Ok(())
-    }
-
-    fn cursor(&self) -> Option<String> {
-        None
-    }
-
-    fn wants_checkpoint(&self) -> bool {
-        false
-    }
-
-    fn committed(&mut self) -> Result<(), RunError> {
-        Ok(())
-    }
-
-    fn close(&mut self) -> Result<(), RunError> {
-        self.rx = None;
-        Ok(())
-    }
-
-    fn queue_depth(&mut self) -> Option<u64> {
-        // Not logged in-process (the channel is short and TensorBoard stays as it was).
-        None
-    }
-}
-
-/// The actor settings of a run's ARMAC settings (`reward_scale` as the learner computes it).
-pub fn actor_settings(game: &GameRef, s: &crate::run::config::ArmacSettings) -> ActorSettings {
-    ActorSettings {
-        games_per_group: s.games_per_group,
-        eval_fraction: s.eval_fraction,
-        reward_scale: crate::run::armac::reward_scale(game, s),
-        past_draw: s.past_draw,
-        advantage_target: s.advantage_target,
-        behaviour: s.behaviour,
-        chance_baseline: s.chance_baseline,
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn redact_url_drops_only_the_password() {
-        assert_eq!(redact_url("redis://:pw@h:1/0"), "redis://h:1/0");
-        assert_eq!(redact_url("redis://me:pw@h:1/0"), "redis://me@h:1/0");
-        assert_eq!(redact_url("redis://h:1/0"), "redis://h:1/0");
-        assert_eq!(redact_url("redis://me@h"), "redis://me@h");
-    }
-
-    #[test]
-    fn broker_errors_name_the_key_and_hide_the_password() {
-        for url in [
-            "http://:pw@h:1",
-            "rediss://:pw@h:1/0#insecure",
-            "redis://:pw@h:notaport/0",
-        ] {
-            let e = parse_broker(url).unwrap_err().to_string();
-            assert!(e.contains("cluster.broker"), "{e}");
-            assert!(!e.contains("pw"), "{e}");
-        }
-        assert!(parse_broker("redis://127.0.0.1:6379/0").is_ok());
-        assert!(parse_broker("rediss://:pw@127.0.0.1:6380/0").is_ok());
-    }
-}
+mod tests;

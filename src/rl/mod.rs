@@ -31,6 +31,7 @@
 //! buffer and the CVPN's example replay.
 
 pub mod actor;
+pub mod armac;
 pub mod candidates;
 pub mod exact;
 pub mod holdem_sog;

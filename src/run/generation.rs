@@ -15,7 +15,7 @@
 //! (counted from 1 over the life of the process), so tests can stop a run between any two
 //! file operations.
 
-use crate::util::{fnv1a, write_synced};
+use crate::util::write_synced;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,22 +50,9 @@ pub enum GenerationError {
     NoCheckpoint { dir: PathBuf },
 }
 
-/// Length and FNV-1a hash of a file.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct FileSum {
-    pub len: u64,
-    pub fnv1a: String,
-}
+pub use crate::util::FileSum;
 
 impl FileSum {
-    /// The sum of `bytes`.
-    pub fn of(bytes: &[u8]) -> FileSum {
-        FileSum {
-            len: bytes.len() as u64,
-            fnv1a: format!("{:016x}", fnv1a(bytes)),
-        }
-    }
-
     /// Reads `path` and checks it against `self`.
     pub fn verify(&self, path: &Path) -> Result<(), GenerationError> {
         let bytes = std::fs::read(path).map_err(|source| GenerationError::Io {

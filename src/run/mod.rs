@@ -259,6 +259,48 @@ pub enum RunError {
     Solver(String),
 }
 
+impl From<crate::cluster::ClusterError> for RunError {
+    /// A bad config value reads as the config error of its key; the rest as broker errors.
+    fn from(e: crate::cluster::ClusterError) -> RunError {
+        use crate::cluster::ClusterError;
+        match e {
+            ClusterError::Key { key, reason } => {
+                RunError::Config(config::ConfigError::Value { key, reason })
+            }
+            ClusterError::Usage(s) => RunError::Usage(s),
+            e => RunError::context("the broker")(e),
+        }
+    }
+}
+
+impl From<crate::rl::armac::TrainError> for RunError {
+    /// Variant by variant; an error of the run layer carried through the trainer comes out as
+    /// it went in.
+    fn from(e: crate::rl::armac::TrainError) -> RunError {
+        use crate::rl::armac::TrainError;
+        match e {
+            TrainError::Game(e) => RunError::Game(e),
+            TrainError::Tree(e) => RunError::Tree(e),
+            TrainError::Io { what, path, source } => RunError::Io { what, path, source },
+            TrainError::Usage(s) => RunError::Usage(s),
+            TrainError::Failed { context, source } => RunError::Failed { context, source },
+            TrainError::Driver(e) => match e.downcast::<RunError>() {
+                Ok(e) => *e,
+                Err(source) => RunError::Failed {
+                    context: "the run".into(),
+                    source,
+                },
+            },
+        }
+    }
+}
+
+impl From<RunError> for crate::rl::armac::TrainError {
+    fn from(e: RunError) -> crate::rl::armac::TrainError {
+        crate::rl::armac::TrainError::Driver(Box::new(e))
+    }
+}
+
 impl RunError {
     /// Wraps an error of a step of the run with what was being done (for `map_err`).
     pub fn context<E: std::error::Error + Send + Sync + 'static>(
@@ -447,6 +489,16 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
 
 /// Entry point of `armac-train`: loads the config (by path or name in `configs/`, or from the
 /// run directory when resuming), applies overrides, and runs the algorithm it names.
+/// Checks `cluster.broker` and moves a password out of it into this process's memory, so
+/// that the config saved in the run directory, in checkpoints and on the broker holds none.
+/// Configs without `[cluster]` are returned unchanged.
+fn redact_config(mut config: config::Config) -> Result<config::Config, RunError> {
+    if let Some(c) = config.cluster.as_mut() {
+        c.broker = crate::cluster::redact_broker(&c.broker)?;
+    }
+    Ok(config)
+}
+
 /// A learner with a broker (`cluster.role = "learner"`) checks it before the run directory
 /// is created or changed: an unreachable broker, a wrong password or a taken run id leave the
 /// directory untouched.
@@ -458,7 +510,9 @@ fn broker_preflight(config: &config::Config, dir: &Path, resumed: bool) -> Resul
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if let Some(ls) = crate::cluster::LearnerSettings::of(config, &config.armac()?, &dir_name)? {
+    if let Some(ls) =
+        crate::cluster::LearnerSettings::of(config.cluster.as_ref(), &config.armac()?, &dir_name)?
+    {
         crate::cluster::redis::preflight(&ls, resumed)
             .map_err(RunError::context("connecting the learner to its broker"))?;
     }
@@ -494,7 +548,7 @@ pub fn train(
         let path = generation.dir.join("config.toml");
         let stored = resume::generation_config(&generation)?;
         let (config, _) = config::Config::load(&path.display().to_string(), overrides)?;
-        let config = crate::cluster::redact_config(config)?;
+        let config = redact_config(config)?;
         validate(&config)?;
         let changed = resume::check_config(&stored, &config)?;
         broker_preflight(&config, &dir, true)?;
@@ -529,7 +583,7 @@ pub fn train(
     let name = config_name.ok_or_else(|| RunError::Usage("--config is required".into()))?;
     let (config, path) = config::Config::load(name, overrides)?;
     // A broker password leaves the config before it is validated, printed or saved.
-    let config = crate::cluster::redact_config(config)?;
+    let config = redact_config(config)?;
     let dir = opts.out.clone().unwrap_or_else(|| default_run_dir(&path));
     // Everything is validated before the run directory is touched.
     validate(&config)?;

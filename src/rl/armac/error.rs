@@ -1,0 +1,52 @@
+//! Errors of the ARMAC trainer. Each variant reads like the [`crate::run::RunError`] variant of
+//! the same name, into which the run layer converts it.
+
+use std::path::Path;
+
+/// What stopped an ARMAC trainer.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error(transparent)]
+    Game(#[from] crate::game::GameError),
+    #[error(transparent)]
+    Tree(#[from] crate::tree::TreeError),
+    #[error("cannot write {what} at {path}: {source}")]
+    Io {
+        what: String,
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Usage(String),
+    /// A step failed; `context` says which, `source` why (printed as a chain).
+    #[error("{context}")]
+    Failed {
+        context: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// An error of the layer that drives the trainer (its checkpoint or metrics writer),
+    /// carried through unchanged.
+    #[error(transparent)]
+    Driver(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl TrainError {
+    /// Wraps an error of a step with what was being done (for `map_err`).
+    pub fn context<E: std::error::Error + Send + Sync + 'static>(
+        context: impl Into<String>,
+    ) -> impl FnOnce(E) -> TrainError {
+        let context = context.into();
+        move |e| TrainError::Failed {
+            context,
+            source: Box::new(e),
+        }
+    }
+}
+
+/// `map_err` for file operations: names `what` and the path.
+pub fn io_err(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> TrainError {
+    let what = what.to_string();
+    let path = p.display().to_string();
+    move |source| TrainError::Io { what, path, source }
+}

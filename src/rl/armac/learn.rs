@@ -1,0 +1,192 @@
+//! The body of one epoch (Algorithm 1): the actors' fresh trajectories go into the replay
+//! memory while the learner takes its steps on batches drawn from it, in pace with acting.
+
+use super::error::TrainError;
+use super::settings::ArmacSettings;
+use super::state::ArmacState;
+use super::transport::{EpochPlan, LearnerLink};
+use crate::nn::armac::{ArmacLearner, ArmacPolicyNet};
+use crate::rl::actor::{ActorMsg, Snapshots};
+use crate::rl::candidates::CandidateStats;
+use crate::rl::learner::{act_batch, train_batch};
+use crate::rl::memory::Memory;
+use crate::rl::replay::Replay;
+use crate::rl::sequence::{seq_inputs, seq_time, seq_train_batch};
+use crate::rl::trajectory::Trajectory;
+use crate::util::SplitMix64;
+use std::time::Duration;
+
+/// One learning step of the recurrent network on `picks`: every episode is unrolled from the
+/// zero state (in unrolls of `armac.unroll_length` steps whose states carry over); targets are
+/// the feed-forward path's.
+pub(crate) fn recurrent_step(
+    learner: &mut ArmacLearner,
+    snapshot: &ArmacPolicyNet,
+    picks: &[&Trajectory],
+    s: &ArmacSettings,
+) -> Result<crate::nn::armac::Losses, crate::nn::armac::NnError> {
+    let cfg = learner.config().clone();
+    let max_len = picks.iter().map(|t| t.len()).max().unwrap_or(0);
+    let time = seq_time(max_len, s.unroll_length);
+    let seqs: Vec<&[crate::rl::trajectory::Step]> = picks.iter().map(|t| &t.steps[..]).collect();
+    let inputs = seq_inputs(&seqs, time, cfg.input_size, cfg.num_actions);
+    let (current, starts) = learner.evaluate_sequences(&inputs, s.unroll_length)?;
+    let (snap_out, _) = snapshot.evaluate_sequences(&inputs, time.max(1))?;
+    let batch = seq_train_batch(
+        picks,
+        &inputs,
+        &current,
+        &starts,
+        &snap_out,
+        cfg.num_actions,
+        s.lambda,
+        s.unroll_length,
+    );
+    learner.train_step_seq(&batch)
+}
+
+/// What one epoch's acting and learning produced.
+pub struct EpochWork {
+    /// Candidate returns reported by the actors' evaluation groups.
+    pub stats: CandidateStats,
+    /// Learning steps taken.
+    pub steps_done: usize,
+    /// Sums over the steps of the critic, mean-regret, immediate-regret and policy losses.
+    pub losses_sum: [f64; 4],
+}
+
+/// The body of one epoch: takes the actors' messages (the epoch's fresh trajectories into the
+/// replay memory, candidate returns into the statistics) and interleaves `s.learning_steps`
+/// learning steps on batches drawn from the replay memory, keeping learning in pace with acting.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn act_and_learn(
+    s: &ArmacSettings,
+    epoch: u64,
+    link: &mut dyn LearnerLink,
+    snaps: &Snapshots,
+    learner: &mut ArmacLearner,
+    replay: &mut Replay,
+    mut memory: Option<&mut Memory>,
+    st: &mut ArmacState,
+    rng: &mut SplitMix64,
+    na: usize,
+) -> Result<EpochWork, TrainError> {
+    let mut fresh = 0usize;
+    let mut stats = CandidateStats::default();
+    let mut steps_done = 0usize;
+    let mut losses_sum = [0.0f64; 4];
+    while steps_done < s.learning_steps || fresh < s.episodes_per_epoch {
+        // Take what the actors sent; block briefly when there is nothing to do. Learning
+        // keeps pace with acting: step k of the epoch waits for k/K of its episodes.
+        let need_more = fresh < s.episodes_per_epoch
+            && (fresh * s.learning_steps) < (steps_done + 1) * s.episodes_per_epoch;
+        let msg = if need_more || steps_done >= s.learning_steps {
+            match link.recv_timeout(Duration::from_millis(20))? {
+                Some(m) => Some(m),
+                None => {
+                    // Evaluation groups used part of the quota: let the actors play more.
+                    if fresh < s.episodes_per_epoch {
+                        link.top_up(epoch, s.games_per_group as i64)?;
+                    }
+                    None
+                }
+            }
+        } else {
+            link.try_recv()?
+        };
+        if let Some(m) = msg {
+            match m {
+                ActorMsg::Trajectory(t) if t.epoch == epoch => {
+                    st.acting_steps += t.len() as u64;
+                    st.episodes += 1;
+                    if fresh < s.episodes_per_epoch {
+                        fresh += 1;
+                        if let Some(m) = memory.as_deref_mut() {
+                            m.add(&t, rng);
+                        }
+                        replay.push(*t);
+                    }
+                }
+                ActorMsg::CandidateReturn {
+                    epoch: e,
+                    candidate,
+                    total,
+                    count,
+                } if e == epoch => {
+                    stats.add(candidate, total, count);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if steps_done < s.learning_steps && !replay.items.is_empty() && !need_more {
+            let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
+                .map(|_| &replay.items[rng.below(replay.items.len())])
+                .collect();
+            let l = if s.recurrent {
+                match recurrent_step(learner, &snaps.latest, &picks, s) {
+                    Ok(l) => l,
+                    Err(e) => return Err(TrainError::context("recurrent learner")(e)),
+                }
+            } else {
+                let inputs = act_batch(&picks);
+                // Only what the targets read: the learner's critic and the snapshot's `π^t`.
+                let current = learner.evaluate_critic(&inputs);
+                let mut snap_out = snaps
+                    .latest
+                    .evaluate_mean_regret(&inputs)
+                    .expect("the learner's batches match the feed-forward network");
+                if let Some(t) = &snaps.latest_table {
+                    // `tabular_w`: the critic learns the value of the table's π^t, the policy
+                    // the actors play and evaluate advantages with.
+                    let players: Vec<usize> = picks
+                        .iter()
+                        .flat_map(|t| t.steps.iter().map(|s| s.player))
+                        .collect();
+                    t.overlay(&mut snap_out, &inputs.own, &players);
+                }
+                let mut batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
+                if let Some(m) = memory.as_deref() {
+                    // The heads of W̄ and π̄ learn from the reservoirs; the replay's rows train
+                    // the critic and the immediate-regret head.
+                    batch.regret_weight.iter_mut().for_each(|w| *w = 0.0);
+                    batch.policy_weight.iter_mut().for_each(|w| *w = 0.0);
+                    m.push_rows(&mut batch, s.memory_batch, rng);
+                }
+                learner.train_step(&batch)
+            };
+            losses_sum[0] += l.critic;
+            losses_sum[1] += l.mean_regret;
+            losses_sum[2] += l.immediate_regret;
+            losses_sum[3] += l.policy;
+            steps_done += 1;
+            st.learning_steps += 1;
+        }
+    }
+    Ok(EpochWork {
+        stats,
+        steps_done,
+        losses_sum,
+    })
+}
+
+/// The networks of epoch `st.epoch` by snapshot id, as [`super::residency::past_epochs`] and
+/// [`super::residency::previous_epoch`] arrange them (what a broker publishes to remote actors).
+pub(crate) fn epoch_plan(st: &ArmacState) -> EpochPlan {
+    EpochPlan {
+        epoch: st.epoch,
+        latest: st.epoch,
+        past: st
+            .working_set
+            .epochs()
+            .iter()
+            .map(|&j| (j, j + 1))
+            .collect(),
+        previous: st
+            .epoch
+            .checked_sub(1)
+            .filter(|_| st.keep_previous)
+            .map(|j| (j, st.epoch)),
+        best: st.best,
+    }
+}
