@@ -31,8 +31,8 @@ pub enum AdvantageTarget {
     Infoset,
     /// `q_j(h, ·) − v_j(h)` plus the sampled episode's correction: the critic serves as a
     /// control variate (the baseline-corrected values of Davis, Schmid and Bowling, Eq. 4-5 of
-    /// the baselines paper, with `π^j` as the target policy at both players' decisions and the behaviour
-    /// probability of each sampled action in the denominator), so the stored target's
+    /// the baselines paper, with `π^j` as the target policy at both players' decisions and the
+    /// behaviour probability of each sampled action in the denominator), so the stored target's
     /// expectation is `π^j`'s exact advantage at `h` whatever the critic's error; the critic
     /// only lowers its variance. See
     /// [`corrected_advantages`](super::actor::corrected_advantages).
@@ -45,7 +45,8 @@ pub enum AdvantageTarget {
     /// two critic terms cancel in expectation and the target keeps [`Self::Corrected`]'s
     /// expectation; what the opponent's private information does to the critic's advantages no
     /// longer varies the target (feed-forward networks; a game with more than
-    /// [`MAX_SHADOWS`](super::actor::MAX_SHADOWS) histories per information state falls back to [`Self::Corrected`]).
+    /// [`MAX_SHADOWS`](super::actor::MAX_SHADOWS) histories per information state falls back
+    /// to [`Self::Corrected`]).
     #[serde(rename = "corrected_infoset")]
     CorrectedInfoset,
 }

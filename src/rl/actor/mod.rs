@@ -16,14 +16,14 @@
 //!   trajectories train only the critic.
 //!
 //! The modules, by concern:
-//! * [`play`] — the lock-step group: drawing each episode's networks, chance moves, one
+//! * `play` — the lock-step group: drawing each episode's networks, chance moves, one
 //!   batched forward pass per network at every decision, and the finished trajectories;
-//! * [`roles`] — which networks an episode plays with and the exploration candidates' policies;
-//! * [`nets`] — the group's distinct networks and the batches they evaluate;
-//! * [`shadow`] — the histories the learning player cannot tell from the played one
+//! * `roles` — which networks an episode plays with and the exploration candidates' policies;
+//! * `nets` — the group's distinct networks and the batches they evaluate;
+//! * `shadow` — the histories the learning player cannot tell from the played one
 //!   ([`AdvantageTarget::Infoset`]);
-//! * [`chance`] — chance-node values between decisions (`armac.chance_baseline`);
-//! * [`cv`] — the baseline-corrected advantage targets ([`AdvantageTarget::Corrected`]).
+//! * `chance` — chance-node values between decisions (`armac.chance_baseline`);
+//! * `cv` — the baseline-corrected advantage targets ([`AdvantageTarget::Corrected`]).
 
 mod chance;
 mod cv;

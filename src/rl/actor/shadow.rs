@@ -10,7 +10,8 @@ use crate::game::State;
 use crate::nn::armac::{ActBatch, ActOutput, Heads};
 use std::sync::Arc;
 
-/// Most histories a game tracks for [`AdvantageTarget::Infoset`](super::AdvantageTarget::Infoset); a game whose learning player
+/// Most histories a game tracks for
+/// [`AdvantageTarget::Infoset`](super::AdvantageTarget::Infoset); a game whose learning player
 /// cannot tell more histories apart stores single-history targets from then on.
 pub const MAX_SHADOWS: usize = 512;
 
