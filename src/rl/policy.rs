@@ -329,9 +329,9 @@ fn normalised_row(row: &[f32], legal: &[f32], n_legal: f64) -> crate::eval::lbr:
     out
 }
 
-/// The average-policy head `π̄` of an ARMAC checkpoint as a [`Policy`](crate::policy::Policy): the acting player's
-/// information-state tensor goes through the network; probabilities are renormalised over the
-/// legal actions.
+/// The average-policy head `π̄` of an ARMAC checkpoint as a
+/// [`Policy`](crate::policy::Policy): the acting player's information-state tensor goes
+/// through the network; probabilities are renormalised over the legal actions.
 pub struct ArmacAveragePolicy {
     net: ArmacPolicyNet,
     game: GameRef,
