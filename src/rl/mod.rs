@@ -42,6 +42,7 @@ pub mod regret;
 pub mod replay;
 pub mod reservoir;
 pub mod sequence;
+pub mod settings;
 pub mod sog;
 pub mod table;
 pub mod targets;
