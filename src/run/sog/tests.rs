@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::run::config::apply_override;
 
