@@ -518,41 +518,8 @@ mod tests {
     use super::*;
     use crate::game::conformance::check_game;
     use crate::games::load_game;
-    use std::collections::{BTreeSet, HashMap};
-
-    fn golden_infostates(file: &str) -> [Vec<String>; 2] {
-        let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let list = |p: usize| -> Vec<String> {
-            v["infostates"][p]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s.as_str().unwrap().to_string())
-                .collect()
-        };
-        [list(0), list(1)]
-    }
-
-    /// Walks the whole tree: (histories, decision infostates per player).
-    fn walk(game: &dyn Game) -> (usize, [BTreeSet<String>; 2]) {
-        let mut infos = [BTreeSet::new(), BTreeSet::new()];
-        let mut count = 0;
-        let mut stack = vec![game.new_initial_state()];
-        while let Some(s) = stack.pop() {
-            count += 1;
-            if let Turn::Player(p) = s.turn() {
-                infos[p].insert(s.information_state_string(p));
-            }
-            for a in s.legal_actions() {
-                let mut c = s.clone();
-                c.apply_action(a);
-                stack.push(c);
-            }
-        }
-        (count, infos)
-    }
+    use crate::games::test_support::{golden_infostates, walk};
+    use std::collections::HashMap;
 
     #[test]
     fn conformance_for_every_supported_variant() {

@@ -79,7 +79,7 @@ pub(crate) fn drive<R: SogRounds>(
         let seconds = elapsed_before + deadline.elapsed();
         r.record(round, out, seconds, &bar)?;
         if round == first_round + 1
-            || round % s.checkpoint_every == 0
+            || round.is_multiple_of(s.checkpoint_every)
             || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds
         {
             r.set_elapsed_seconds(seconds);

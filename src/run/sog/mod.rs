@@ -504,7 +504,7 @@ impl driver::SogRounds for SogRun<'_> {
         self.log_round(it, &out, fraction);
         let mut nc = f64::NAN;
         let mut eval_fraction = f64::NAN;
-        if s.exact_eval && (it % s.eval_every == 0 || it == s.rounds) {
+        if s.exact_eval && (it.is_multiple_of(s.eval_every) || it == s.rounds) {
             let (v, stats) = self.nash_conv()?;
             nc = v;
             eval_fraction = frontier_fraction(&stats);
