@@ -772,24 +772,20 @@ impl crate::run::sog::SogRounds for HoldemRun<'_> {
         tb.scalar("selfplay/off_policy_actions", o.off as f64, it);
         tb.scalar("queries/generated", o.generated as f64, it);
         tb.scalar("queries/solved", st.queries_solved as f64, it);
-        tb.scalar("queries/buffer", self.queries.items.len() as f64, it);
-        tb.scalar("queries/dropped", self.queries.dropped as f64, it);
-        tb.scalar("replay", self.replay.items.len() as f64, it);
-        tb.scalar(
-            "searches_per_second",
-            o.searches as f64 / o.play_secs.max(1e-9),
-            it,
-        );
-        tb.scalar(
-            "queries_solved_per_second",
-            o.solved as f64 / o.solve_secs.max(1e-9),
-            it,
-        );
-        tb.scalar(
-            "learner_steps_per_second",
-            o.steps as f64 / o.learn_secs.max(1e-9),
-            it,
-        );
+        let sizes = [
+            self.queries.items.len() as f64,
+            self.queries.dropped as f64,
+            self.replay.items.len() as f64,
+        ];
+        let rates = crate::run::sog::PhaseRates {
+            searches: o.searches,
+            solved: o.solved,
+            steps: o.steps,
+            play_secs: o.play_secs,
+            solve_secs: o.solve_secs,
+            learn_secs: o.learn_secs,
+        };
+        crate::run::sog::log_buffers_and_rates(tb, it, sizes, &rates);
         tb.scalar(
             "rounds_per_second",
             1.0 / o.t_round.elapsed().as_secs_f64().max(1e-9),

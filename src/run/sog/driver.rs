@@ -9,6 +9,7 @@
 
 use super::super::config::{Config, SogSettings};
 use super::super::generation::GenerationWriter;
+use super::super::tensorboard::TbWriter;
 use super::super::{Deadline, RunError, RunSummary, TrainOptions, io_err};
 use super::CVPN_DIR;
 use crate::nn::cvpn::Cvpn;
@@ -179,4 +180,42 @@ pub(crate) fn load_net(
 ) -> Result<Cvpn, RunError> {
     Cvpn::load(&gen_dir.join(CVPN_DIR), net_cfg, device, s.learning_rate)
         .map_err(RunError::context("loading the CVPN checkpoint"))
+}
+
+/// How much each phase of a round did and how long it took.
+pub(crate) struct PhaseRates {
+    pub searches: u64,
+    pub solved: u64,
+    pub steps: usize,
+    pub play_secs: f64,
+    pub solve_secs: f64,
+    pub learn_secs: f64,
+}
+
+/// The TensorBoard scalars of round `it` both trainers log: the sizes of the query buffer
+/// (and what it dropped) and of the replay, then the rate of each phase.
+pub(crate) fn log_buffers_and_rates(
+    tb: &mut TbWriter,
+    it: u64,
+    [buffer, dropped, replay]: [f64; 3],
+    r: &PhaseRates,
+) {
+    tb.scalar("queries/buffer", buffer, it);
+    tb.scalar("queries/dropped", dropped, it);
+    tb.scalar("replay", replay, it);
+    tb.scalar(
+        "searches_per_second",
+        r.searches as f64 / r.play_secs.max(1e-9),
+        it,
+    );
+    tb.scalar(
+        "queries_solved_per_second",
+        r.solved as f64 / r.solve_secs.max(1e-9),
+        it,
+    );
+    tb.scalar(
+        "learner_steps_per_second",
+        r.steps as f64 / r.learn_secs.max(1e-9),
+        it,
+    );
 }

@@ -29,7 +29,9 @@
 mod driver;
 mod threaded;
 
-pub(crate) use driver::{SogRounds, drive, load_net, save_generation, start_fresh};
+pub(crate) use driver::{
+    PhaseRates, SogRounds, drive, load_net, log_buffers_and_rates, save_generation, start_fresh,
+};
 
 use super::config::{Config, SogSettings};
 use super::tensorboard::TbWriter;
@@ -416,24 +418,20 @@ impl<'a> SogRun<'a> {
                 it,
             );
         }
-        tb.scalar("queries/buffer", self.queries.items.len() as f64, it);
-        tb.scalar("queries/dropped", self.queries.dropped as f64, it);
-        tb.scalar("replay", self.replay.items.len() as f64, it);
-        tb.scalar(
-            "searches_per_second",
-            rs.searches as f64 / out.play_secs.max(1e-9),
-            it,
-        );
-        tb.scalar(
-            "queries_solved_per_second",
-            rs.solved as f64 / out.solve_secs.max(1e-9),
-            it,
-        );
-        tb.scalar(
-            "learner_steps_per_second",
-            out.steps as f64 / out.learn_secs.max(1e-9),
-            it,
-        );
+        let sizes = [
+            self.queries.items.len() as f64,
+            self.queries.dropped as f64,
+            self.replay.items.len() as f64,
+        ];
+        let rates = driver::PhaseRates {
+            searches: rs.searches,
+            solved: rs.solved,
+            steps: out.steps,
+            play_secs: out.play_secs,
+            solve_secs: out.solve_secs,
+            learn_secs: out.learn_secs,
+        };
+        driver::log_buffers_and_rates(tb, it, sizes, &rates);
     }
 }
 
