@@ -16,8 +16,8 @@
 //! tensor/scalar ratio of searches per second. The `grown_update` lines time one iteration of
 //! each engine on a grown tree (the game's whole tree, every node expanded, so no frontier)
 //! against one [`crate::nn::public::cfr::BatchedCfr`] iteration (B = 1, the same layout and
-//! rule, on the tensor engine's device): issue 13's "a grown-tree update at most 2x a
-//! BatchedCfr iteration". `--device` puts the CVPN on a backend of its own (flex by default).
+//! rule, on the tensor engine's device), the ratio a grown-tree update is meant to keep
+//! under 2. `--device` puts the CVPN on a backend of its own (flex by default).
 
 use super::poker::{load_average, process_cpu_seconds};
 use super::{Result, median};

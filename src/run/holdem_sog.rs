@@ -459,8 +459,8 @@ fn round_seed(seed: u64, round: u64, salt: u64) -> u64 {
     .next_u64()
 }
 
-/// Runs (or resumes) a Student of Games run on a `universal_poker` game in `dir` (see the
-/// README's "Student of Games" section): rounds of self-play with continual re-solving
+/// Runs (or resumes) a Student of Games run on a `universal_poker` game in `dir` (see
+/// `docs/student-of-games.md`): rounds of self-play with continual re-solving
 /// (the current CVPN at every depth limit), re-solves of the oldest queries as value
 /// targets ([`crate::rl::holdem_sog`]), and learner steps on a FIFO replay. Sequential and
 /// deterministic for a seed: each round and game draws from streams seeded by
