@@ -741,44 +741,10 @@ mod tests {
     use super::*;
     use crate::game::conformance::check_game;
     use crate::games::load_game;
-    use std::collections::{BTreeSet, HashMap};
+    use crate::games::test_support::{assert_golden_infostates, check_factorisation, walk};
 
     fn tb(inner: &str) -> String {
         format!("turn_based_simultaneous_game(game=goofspiel({inner}))")
-    }
-
-    fn golden_infostates(file: &str) -> [Vec<String>; 2] {
-        let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let list = |p: usize| -> Vec<String> {
-            v["infostates"][p]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s.as_str().unwrap().to_string())
-                .collect()
-        };
-        [list(0), list(1)]
-    }
-
-    /// Walks the whole tree: (histories, decision infostates per player).
-    fn walk(game: &dyn Game) -> (usize, [BTreeSet<String>; 2]) {
-        let mut infos = [BTreeSet::new(), BTreeSet::new()];
-        let mut count = 0;
-        let mut stack = vec![game.new_initial_state()];
-        while let Some(s) = stack.pop() {
-            count += 1;
-            if let Turn::Player(p) = s.turn() {
-                infos[p].insert(s.information_state_string(p));
-            }
-            for a in s.legal_actions() {
-                let mut c = s.clone();
-                c.apply_action(a);
-                stack.push(c);
-            }
-        }
-        (count, infos)
     }
 
     #[test]
@@ -821,42 +787,21 @@ mod tests {
             if infostates > 0 {
                 assert_eq!([infos[0].len(), infos[1].len()], [infostates; 2], "{text}");
             }
-            let want = golden_infostates(file);
-            for p in 0..2 {
-                let got: Vec<String> = infos[p].iter().cloned().collect();
-                assert_eq!(got, want[p], "{text}: infostates of player {p}");
-            }
+            assert_golden_infostates(&infos, file, text);
         }
     }
 
-    /// Checks on every node of the tree what `check_game` checks on samples (the information
-    /// state determines public and private state; for the player to act, also conversely), and
-    /// on every edge that a private state changes only with the player's own bids, as a
-    /// function of the old index and the bid.
-    fn check_factorisation(root: GoofspielState) {
-        let mut factorisation = crate::game::conformance::FactorisationCheck::default();
-        let mut step = HashMap::new();
-        let mut stack = vec![root];
-        while let Some(s) = stack.pop() {
-            factorisation.observe(&s).unwrap();
-            for a in s.legal_actions() {
-                let mut c = s.clone();
-                c.apply_action(a);
-                for p in 0..2 {
-                    let (before, after) = (s.private_state(p), c.private_state(p));
-                    if s.turn() == Turn::Player(p) {
-                        let key = (p, s.num_private_states(p), before, a);
-                        assert_eq!(step.entry(key).or_insert(after), &after);
-                    } else {
-                        assert_eq!(before, after, "{:?} -> {a}", s.history());
-                        assert_eq!(s.num_private_states(p), c.num_private_states(p));
-                    }
-                }
-                stack.push(c);
-            }
+    /// The player whose own bid an edge of `s` is.
+    fn goofspiel_bidder(s: &GoofspielState) -> Option<Player> {
+        match s.turn() {
+            Turn::Player(p) => Some(p),
+            _ => None,
         }
     }
 
+    /// On every node of whole trees, the information state determines public and private
+    /// state, and a private state changes only with the player's own bids, as a function of
+    /// the old index and the bid.
     #[test]
     fn factorisation_holds_on_whole_trees() {
         for inner in [
@@ -867,7 +812,9 @@ mod tests {
         ] {
             let inner = GameParams::parse(&format!("goofspiel({inner})")).unwrap();
             let game = GoofspielGame::from_goofspiel_params(&inner).unwrap();
-            check_factorisation(game.initial_state());
+            check_factorisation(game.initial_state(), goofspiel_bidder, |s, p| {
+                s.num_private_states(p)
+            });
         }
     }
 

@@ -40,18 +40,12 @@ const NUM_CARDS: usize = 3;
 /// Two deals plus at most three betting actions.
 const MAX_HISTORY: usize = 5;
 /// Marker for "not set" in the small `u8` fields below.
-const NONE: u8 = u8::MAX;
+const NONE: u8 = super::common::NO_CARD;
 
 /// Loads `kuhn_poker`; the only accepted parameter is `players=2`.
 pub fn load(params: &GameParams) -> Result<GameRef, GameError> {
     params.check_known(&["players"])?;
-    let players = params.int("players", 2)?;
-    if players != 2 {
-        return Err(params.bad(
-            "players",
-            &format!("only 2 players are supported, got {players}"),
-        ));
-    }
+    super::common::require_two_players(params)?;
     Ok(Arc::new(KuhnGame))
 }
 
@@ -333,18 +327,11 @@ impl State for KuhnState {
     }
 
     fn private_state(&self, player: Player) -> usize {
-        match self.cards[player] {
-            NONE => 0,
-            c => c as usize,
-        }
+        super::common::dealt_card_state(self.cards[player])
     }
 
     fn num_private_states(&self, player: Player) -> usize {
-        if self.cards[player] == NONE {
-            1
-        } else {
-            NUM_CARDS
-        }
+        super::common::dealt_card_states(self.cards[player], NUM_CARDS)
     }
 
     fn clone_box(&self) -> Box<dyn State> {
@@ -358,29 +345,8 @@ mod tests {
     use crate::game::conformance::check_game;
     use crate::game::replay;
     use crate::games::load_game;
+    use crate::games::test_support::walk_counts as walk;
     use std::collections::BTreeSet;
-
-    /// Walks the whole tree: (histories, terminals, chance, decision) and the set of
-    /// information-state strings at each player's decision nodes.
-    fn walk(state: &dyn State, counts: &mut [usize; 4], infos: &mut [BTreeSet<String>; 2]) {
-        counts[0] += 1;
-        match state.turn() {
-            Turn::Terminal => {
-                counts[1] += 1;
-                return;
-            }
-            Turn::Chance => counts[2] += 1,
-            Turn::Player(p) => {
-                counts[3] += 1;
-                infos[p].insert(state.information_state_string(p));
-            }
-        }
-        for a in state.legal_actions() {
-            let mut child = state.clone_box();
-            child.apply_action(a);
-            walk(child.as_ref(), counts, infos);
-        }
-    }
 
     #[test]
     fn conformance() {

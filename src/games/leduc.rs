@@ -74,7 +74,7 @@ const MAX_HISTORY: usize = 3 + 2 * MAX_BETS_PER_ROUND;
 /// OpenSpiel's rendering of a card not dealt yet.
 const INVALID_CARD: i32 = -10000;
 /// Marker for "not set" in the small `u8` fields below.
-const NONE: u8 = u8::MAX;
+const NONE: u8 = super::common::NO_CARD;
 
 /// Fold.
 pub const FOLD: Action = 0;
@@ -93,13 +93,7 @@ pub fn load(params: &GameParams) -> Result<GameRef, GameError> {
         "num_ranks",
         "transfer",
     ])?;
-    let players = params.int("players", 2)?;
-    if players != 2 {
-        return Err(params.bad(
-            "players",
-            &format!("only 2 players are supported, got {players}"),
-        ));
-    }
+    super::common::require_two_players(params)?;
     if params.bool("action_mapping", false)? {
         return Err(params.bad("action_mapping", "only action_mapping=false is supported"));
     }
@@ -657,18 +651,11 @@ impl State for LeducState {
     }
 
     fn private_state(&self, player: Player) -> usize {
-        match self.cards[player] {
-            NONE => 0,
-            c => c as usize,
-        }
+        super::common::dealt_card_state(self.cards[player])
     }
 
     fn num_private_states(&self, player: Player) -> usize {
-        if self.cards[player] == NONE {
-            1
-        } else {
-            self.num_cards()
-        }
+        super::common::dealt_card_states(self.cards[player], self.num_cards())
     }
 
     fn clone_box(&self) -> Box<dyn State> {
@@ -682,29 +669,8 @@ mod tests {
     use crate::game::conformance::check_game;
     use crate::game::replay;
     use crate::games::load_game;
+    use crate::games::test_support::walk_counts as walk;
     use std::collections::BTreeSet;
-
-    /// Walks the whole tree: (histories, terminals, chance, decision) and the set of
-    /// information-state strings at each player's decision nodes.
-    fn walk(state: &dyn State, counts: &mut [usize; 4], infos: &mut [BTreeSet<String>; 2]) {
-        counts[0] += 1;
-        match state.turn() {
-            Turn::Terminal => {
-                counts[1] += 1;
-                return;
-            }
-            Turn::Chance => counts[2] += 1,
-            Turn::Player(p) => {
-                counts[3] += 1;
-                infos[p].insert(state.information_state_string(p));
-            }
-        }
-        for a in state.legal_actions() {
-            let mut child = state.clone_box();
-            child.apply_action(a);
-            walk(child.as_ref(), counts, infos);
-        }
-    }
 
     /// Player 0's expected return when both players play uniformly at random.
     fn uniform_value(s: &dyn State) -> f64 {

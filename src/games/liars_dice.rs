@@ -518,41 +518,7 @@ mod tests {
     use super::*;
     use crate::game::conformance::check_game;
     use crate::games::load_game;
-    use std::collections::{BTreeSet, HashMap};
-
-    fn golden_infostates(file: &str) -> [Vec<String>; 2] {
-        let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let list = |p: usize| -> Vec<String> {
-            v["infostates"][p]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s.as_str().unwrap().to_string())
-                .collect()
-        };
-        [list(0), list(1)]
-    }
-
-    /// Walks the whole tree: (histories, decision infostates per player).
-    fn walk(game: &dyn Game) -> (usize, [BTreeSet<String>; 2]) {
-        let mut infos = [BTreeSet::new(), BTreeSet::new()];
-        let mut count = 0;
-        let mut stack = vec![game.new_initial_state()];
-        while let Some(s) = stack.pop() {
-            count += 1;
-            if let Turn::Player(p) = s.turn() {
-                infos[p].insert(s.information_state_string(p));
-            }
-            for a in s.legal_actions() {
-                let mut c = s.clone();
-                c.apply_action(a);
-                stack.push(c);
-            }
-        }
-        (count, infos)
-    }
+    use crate::games::test_support::{assert_golden_infostates, check_factorisation, walk};
 
     #[test]
     fn conformance_for_every_supported_variant() {
@@ -591,42 +557,18 @@ mod tests {
                 assert_eq!(infos[0].len(), 12_288, "{text}");
                 assert_eq!(infos[1].len(), 12_288, "{text}");
             }
-            let want = golden_infostates(file);
-            for p in 0..2 {
-                let got: Vec<String> = infos[p].iter().cloned().collect();
-                assert_eq!(got, want[p], "{text}: infostates of player {p}");
-            }
+            assert_golden_infostates(&infos, file, text);
         }
     }
 
-    /// Checks on every node of the tree what `check_game` checks on samples (the information
-    /// state determines public and private state; for the player to act, also conversely), and
-    /// on every edge that a private state changes only with the player's own rolls, as a
-    /// function of the old index and the roll.
-    fn check_factorisation(root: LiarsDiceState) {
-        let mut factorisation = crate::game::conformance::FactorisationCheck::default();
-        let mut step = HashMap::new();
-        let mut stack = vec![root];
-        while let Some(s) = stack.pop() {
-            factorisation.observe(&s).unwrap();
-            let roller = s.is_chance().then(|| s.roller());
-            for a in s.legal_actions() {
-                let mut c = s.clone();
-                c.apply_action(a);
-                for p in 0..2 {
-                    let (before, after) = (s.private_state(p), c.private_state(p));
-                    if roller == Some(p) {
-                        assert_eq!(step.entry((p, before, a)).or_insert(after), &after);
-                    } else {
-                        assert_eq!(before, after, "{:?} -> {a}", s.history());
-                        assert_eq!(s.num_private_states(p), c.num_private_states(p));
-                    }
-                }
-                stack.push(c);
-            }
-        }
+    /// The player whose own roll an edge of `s` is.
+    fn liars_roller(s: &LiarsDiceState) -> Option<Player> {
+        s.is_chance().then(|| s.roller())
     }
 
+    /// On every node of whole trees, the information state determines public and private
+    /// state, and a private state changes only with the player's own rolls, as a function of
+    /// the old index and the roll.
     #[test]
     fn factorisation_holds_on_whole_trees() {
         for text in [
@@ -636,7 +578,7 @@ mod tests {
             "liars_dice(numdice_p0=3,numdice_p1=1,dice_sides=2,bidding_rule=reset-quantity)",
         ] {
             let game = LiarsDiceGame::from_params(&GameParams::parse(text).unwrap()).unwrap();
-            check_factorisation(game.initial_state());
+            check_factorisation(game.initial_state(), liars_roller, |_, _| 0);
         }
     }
 

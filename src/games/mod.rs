@@ -2,6 +2,7 @@
 //! by its OpenSpiel short name in [`CONSTRUCTORS`].
 
 pub mod cards;
+pub(crate) mod common;
 pub mod goofspiel;
 pub mod hand_eval;
 pub mod kuhn;
@@ -9,6 +10,9 @@ pub mod leduc;
 pub mod liars_dice;
 pub mod registry;
 pub mod universal_poker;
+
+#[cfg(test)]
+pub(crate) mod test_support;
 
 pub use registry::{load_game, load_params, registered_games};
 

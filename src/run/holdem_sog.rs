@@ -459,51 +459,8 @@ fn round_seed(seed: u64, round: u64, salt: u64) -> u64 {
     .next_u64()
 }
 
-fn save_holdem_checkpoint(
-    dir: &Path,
-    net: &Cvpn,
-    st: &HoldemState,
-    config: &crate::run::config::Config,
-    queries: &crate::rl::holdem_sog::HoldemQueries,
-    replay: &crate::rl::sog::ExampleReplay,
-) -> Result<(), RunError> {
-    use crate::run::sog::CVPN_DIR;
-    let ctx = || RunError::context("writing a checkpoint");
-    let mut generation = super::generation::GenerationWriter::begin(dir, st.round).map_err(ctx())?;
-    net.save(&generation.dir().join(CVPN_DIR))
-        .map_err(RunError::context("saving the CVPN"))?;
-    generation.record(CVPN_DIR).map_err(ctx())?;
-    generation
-        .add(
-            HOLDEM_STATE_FILE,
-            serde_json::to_string_pretty(st)
-                .expect("state serialises")
-                .as_bytes(),
-        )
-        .map_err(ctx())?;
-    generation
-        .add("config.toml", config.to_toml().as_bytes())
-        .map_err(ctx())?;
-    generation
-        .add(
-            HOLDEM_QUERIES_FILE,
-            &crate::rl::holdem_sog::encode_queries(queries),
-        )
-        .map_err(ctx())?;
-    generation
-        .add(
-            HOLDEM_REPLAY_FILE,
-            &crate::rl::sog::encode_buffers(&crate::rl::sog::QueryBuffer::new(1), replay),
-        )
-        .map_err(ctx())?;
-    generation
-        .commit()
-        .map_err(RunError::context("committing a checkpoint"))?;
-    Ok(())
-}
-
-/// Runs (or resumes) a Student of Games run on a `universal_poker` game in `dir` (see the
-/// README's "Student of Games" section): rounds of self-play with continual re-solving
+/// Runs (or resumes) a Student of Games run on a `universal_poker` game in `dir` (see
+/// `docs/student-of-games.md`): rounds of self-play with continual re-solving
 /// (the current CVPN at every depth limit), re-solves of the oldest queries as value
 /// targets ([`crate::rl::holdem_sog`]), and learner steps on a FIFO replay. Sequential and
 /// deterministic for a seed: each round and game draws from streams seeded by
@@ -515,115 +472,193 @@ pub fn train(
     opts: &crate::run::TrainOptions,
     resumed: Option<&crate::run::Resumed>,
 ) -> Result<crate::run::RunSummary, RunError> {
-    use crate::rl::holdem_sog::{
-        HoldemQueries, HoldemSelfPlay, decode_queries, hand_positions, play_game, solve_query,
-    };
-    use crate::rl::sog::{ExampleReplay, decode_buffers};
-    use crate::run::sog::CVPN_DIR;
-    use crate::run::{Deadline, MetricsCsv, read_checkpoint_file};
-    use crate::util::{SplitMix64, write_atomic};
-    use std::sync::atomic::Ordering;
-    use std::time::Instant;
-
+    use crate::run::sog::SogRounds;
     check_settings(s)?;
-    let load_string = crate::games::load_game(&s.game)?.load_string();
-    let game = UniversalPokerGame::from_string(&load_string)?;
-    let gcfg = game.config();
-    let mut hole_dealt = game.initial_state();
-    for o in 0..2 * gcfg.num_hole {
-        hole_dealt.try_apply(o)?;
-    }
-    let root_layout =
-        PokerLayout::from_state_limited(&hole_dealt, s.max_nodes.unwrap_or(200_000), true)
-            .map_err(|e| {
-                RunError::Usage(format!(
-                    "the game's first betting round (sog.search.max_nodes): {e}"
-                ))
-            })?;
-    let np = root_layout.num_hands();
-    let positions = hand_positions(&root_layout);
-    let net_cfg = crate::nn::cvpn::CvpnConfig {
-        game: load_string.clone(),
-        input_size: gcfg.public_state_tensor_size() + 2 * np,
-        private_states: np,
-        num_actions: crate::game::Game::num_distinct_actions(&game),
-        hidden: s.hidden,
-        layers: s.layers,
-    };
-    let device = crate::nn::select_device(&s.device).map_err(RunError::context("sog.device"))?;
-    let play = HoldemSelfPlay {
-        search: holdem_search_config(s, s.simulations),
-        epsilon: s.epsilon,
-        queries_per_search: s.queries_per_search,
-    };
-    let solve_cfg = holdem_search_config(s, s.solver_simulations);
-    let metrics_path = dir.join("metrics.csv");
-
-    let (mut net, mut st, mut queries, mut replay, mut metrics) = if let Some(r) = resumed {
-        let g = &r.generation;
-        let net = Cvpn::load(&g.dir.join(CVPN_DIR), &net_cfg, &device, s.learning_rate)
-            .map_err(RunError::context("loading the CVPN checkpoint"))?;
-        let st: HoldemState =
-            read_checkpoint_file(&g.dir.join(HOLDEM_STATE_FILE), "checkpoint state", |b| {
-                serde_json::from_slice(b)
-            })?;
-        let queries = read_checkpoint_file(
-            &g.dir.join(HOLDEM_QUERIES_FILE),
-            "checkpoint queries",
-            decode_queries,
-        )?;
-        let (_, replay) = read_checkpoint_file(
-            &g.dir.join(HOLDEM_REPLAY_FILE),
-            "checkpoint replay",
-            decode_buffers,
-        )?;
-        let (metrics, _) =
-            super::resume::commit_resume(dir, g, config, &r.changed, HOLDEM_METRICS_HEADER)?;
-        (net, st, queries, replay, metrics)
-    } else {
-        write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
-            .map_err(io_err("config", dir))?;
-        let net = Cvpn::new(net_cfg.clone(), &device, s.learning_rate, s.seed)
-            .map_err(RunError::context("creating the CVPN"))?;
-        let metrics = MetricsCsv::create(&metrics_path, HOLDEM_METRICS_HEADER)
-            .map_err(io_err("metrics", &metrics_path))?;
-        (
-            net,
-            HoldemState::default(),
-            HoldemQueries::new(s.buffer),
-            ExampleReplay::new(s.replay),
-            metrics,
-        )
-    };
-    queries.capacity = s.buffer.max(1);
-    replay.capacity = s.replay.max(1);
-    let mut tb =
-        super::tensorboard::TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
+    let mut r = HoldemRun::open(config, s, dir, resumed)?;
     if resumed.is_none() {
-        save_holdem_checkpoint(dir, &net, &st, config, &queries, &replay)?;
+        r.checkpoint()?;
     }
-    let interrupted = crate::run::interrupt_flag();
-    let deadline = Deadline::of(opts);
-    let bar = super::progress_bar(s.rounds, "rounds");
-    if opts.quiet {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    bar.set_position(st.round);
-    let elapsed_before = st.elapsed_seconds;
-    let first_round = st.round;
-    let mut last_ckpt = Instant::now();
-    let mut stopped_early = false;
-    let na = |x: f64| format!("{x:.6e}");
-    let search_err =
-        |what: &'static str| move |e: HoldemSearchError| RunError::Usage(format!("{what}: {e}"));
-    while st.round < s.rounds {
-        if deadline.expired() || interrupted.load(Ordering::Relaxed) {
-            stopped_early = true;
-            break;
+    let game = r.load_string.clone();
+    crate::run::sog::drive(&mut r, s, dir, game, opts)
+}
+
+/// The state of a Hold'em SoG run between rounds.
+struct HoldemRun<'a> {
+    config: &'a crate::run::config::Config,
+    s: &'a crate::run::config::SogSettings,
+    dir: &'a Path,
+    /// The game's load string, as the summary reports it.
+    load_string: String,
+    game: UniversalPokerGame,
+    /// Hands of the first betting round's layout, and their positions.
+    np: usize,
+    positions: HashMap<u32, usize>,
+    num_actions: usize,
+    play: crate::rl::holdem_sog::HoldemSelfPlay,
+    solve_cfg: HoldemSearchConfig,
+    net: Cvpn,
+    st: HoldemState,
+    queries: crate::rl::holdem_sog::HoldemQueries,
+    replay: crate::rl::sog::ExampleReplay,
+    metrics: crate::run::MetricsCsv,
+    metrics_path: std::path::PathBuf,
+    tb: super::tensorboard::TbWriter,
+}
+
+/// What one Hold'em round did.
+struct HoldemRoundOut {
+    t_round: std::time::Instant,
+    games: u64,
+    searches: u64,
+    unsearched: u64,
+    off: u64,
+    generated: u64,
+    ret0: f64,
+    solved: u64,
+    steps: usize,
+    value_loss: f64,
+    play_secs: f64,
+    solve_secs: f64,
+    learn_secs: f64,
+}
+
+fn search_err(what: &'static str) -> impl Fn(HoldemSearchError) -> RunError {
+    move |e: HoldemSearchError| RunError::Usage(format!("{what}: {e}"))
+}
+
+impl<'a> HoldemRun<'a> {
+    /// Builds the game's first betting round and creates (or loads from `resumed`) the
+    /// network, counters and buffers of the run in `dir`.
+    fn open(
+        config: &'a crate::run::config::Config,
+        s: &'a crate::run::config::SogSettings,
+        dir: &'a Path,
+        resumed: Option<&crate::run::Resumed>,
+    ) -> Result<Self, RunError> {
+        use crate::rl::holdem_sog::{
+            HoldemQueries, HoldemSelfPlay, decode_queries, hand_positions,
+        };
+        use crate::rl::sog::{ExampleReplay, decode_buffers};
+        use crate::run::read_checkpoint_file;
+        let load_string = crate::games::load_game(&s.game)?.load_string();
+        let game = UniversalPokerGame::from_string(&load_string)?;
+        let gcfg = game.config();
+        let mut hole_dealt = game.initial_state();
+        for o in 0..2 * gcfg.num_hole {
+            hole_dealt.try_apply(o)?;
         }
-        let round = st.round + 1;
+        let root_layout =
+            PokerLayout::from_state_limited(&hole_dealt, s.max_nodes.unwrap_or(200_000), true)
+                .map_err(|e| {
+                    RunError::Usage(format!(
+                        "the game's first betting round (sog.search.max_nodes): {e}"
+                    ))
+                })?;
+        let np = root_layout.num_hands();
+        let positions = hand_positions(&root_layout);
+        let net_cfg = crate::nn::cvpn::CvpnConfig {
+            game: load_string.clone(),
+            input_size: gcfg.public_state_tensor_size() + 2 * np,
+            private_states: np,
+            num_actions: crate::game::Game::num_distinct_actions(&game),
+            hidden: s.hidden,
+            layers: s.layers,
+        };
+        let device =
+            crate::nn::select_device(&s.device).map_err(RunError::context("sog.device"))?;
+        let play = HoldemSelfPlay {
+            search: holdem_search_config(s, s.simulations),
+            epsilon: s.epsilon,
+            queries_per_search: s.queries_per_search,
+        };
+        let solve_cfg = holdem_search_config(s, s.solver_simulations);
+        let metrics_path = dir.join("metrics.csv");
+
+        let (net, st, mut queries, mut replay, metrics) = if let Some(r) = resumed {
+            let g = &r.generation;
+            let net = crate::run::sog::load_net(&g.dir, &net_cfg, &device, s)?;
+            let st: HoldemState =
+                read_checkpoint_file(&g.dir.join(HOLDEM_STATE_FILE), "checkpoint state", |b| {
+                    serde_json::from_slice(b)
+                })?;
+            let queries = read_checkpoint_file(
+                &g.dir.join(HOLDEM_QUERIES_FILE),
+                "checkpoint queries",
+                decode_queries,
+            )?;
+            let (_, replay) = read_checkpoint_file(
+                &g.dir.join(HOLDEM_REPLAY_FILE),
+                "checkpoint replay",
+                decode_buffers,
+            )?;
+            let (metrics, _) =
+                super::resume::commit_resume(dir, g, config, &r.changed, HOLDEM_METRICS_HEADER)?;
+            (net, st, queries, replay, metrics)
+        } else {
+            let (net, metrics) = crate::run::sog::start_fresh(
+                dir,
+                config,
+                &net_cfg,
+                &device,
+                s,
+                HOLDEM_METRICS_HEADER,
+            )?;
+            (
+                net,
+                HoldemState::default(),
+                HoldemQueries::new(s.buffer),
+                ExampleReplay::new(s.replay),
+                metrics,
+            )
+        };
+        queries.capacity = s.buffer.max(1);
+        replay.capacity = s.replay.max(1);
+        let tb =
+            super::tensorboard::TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
+        Ok(HoldemRun {
+            config,
+            s,
+            dir,
+            load_string,
+            game,
+            np,
+            positions,
+            num_actions: net_cfg.num_actions,
+            play,
+            solve_cfg,
+            net,
+            st,
+            queries,
+            replay,
+            metrics,
+            metrics_path,
+            tb,
+        })
+    }
+}
+
+impl crate::run::sog::SogRounds for HoldemRun<'_> {
+    type Out = HoldemRoundOut;
+
+    fn round(&self) -> u64 {
+        self.st.round
+    }
+
+    fn elapsed_seconds(&self) -> f64 {
+        self.st.elapsed_seconds
+    }
+
+    fn set_elapsed_seconds(&mut self, seconds: f64) {
+        self.st.elapsed_seconds = seconds;
+    }
+
+    fn play(&mut self, round: u64) -> Result<HoldemRoundOut, RunError> {
+        use crate::rl::holdem_sog::{play_game, solve_query};
+        use crate::util::SplitMix64;
+        use std::time::Instant;
+        let s = self.s;
         let t_round = Instant::now();
-        let snap = Arc::new(net.snapshot());
+        let snap = Arc::new(self.net.snapshot());
         let mut leaves = CvpnHoldemLeaves::new(snap.clone());
         // 1. Self-play.
         let (mut games, mut decisions, mut searches, mut unsearched, mut off) = (0u64, 0, 0, 0, 0);
@@ -631,11 +666,11 @@ pub fn train(
         for g in 0..s.games_per_round {
             let mut rng = SplitMix64::new(round_seed(s.seed, round, 1 + g as u64));
             let rec = play_game(
-                &game.initial_state(),
-                &play,
+                &self.game.initial_state(),
+                &self.play,
                 &mut leaves,
                 &snap,
-                &positions,
+                &self.positions,
                 &mut rng,
             )
             .map_err(search_err("self-play"))?;
@@ -648,22 +683,22 @@ pub fn train(
             generated += rec.queries.len() as u64;
             ret0 += rec.return0;
             for q in rec.queries {
-                queries.push(q);
+                self.queries.push(q);
             }
         }
         let play_secs = t_round.elapsed().as_secs_f64();
         // 2. Solving: the oldest queries, with the current network.
         let t_solve = Instant::now();
         let mut solved = 0u64;
-        let template = game.initial_state();
+        let template = self.game.initial_state();
         while solved < s.solves_per_round as u64 {
-            let Some(q) = queries.items.pop_front() else {
+            let Some(q) = self.queries.items.pop_front() else {
                 break;
             };
-            let [post, pre] = solve_query(&template, &q, &solve_cfg, &mut leaves, &snap)
+            let [post, pre] = solve_query(&template, &q, &self.solve_cfg, &mut leaves, &snap)
                 .map_err(search_err("re-solving a query"))?;
-            replay.push(post);
-            replay.push(pre);
+            self.replay.push(post);
+            self.replay.push(pre);
             solved += 1;
         }
         let solve_secs = t_solve.elapsed().as_secs_f64();
@@ -671,12 +706,15 @@ pub fn train(
         let t_learn = Instant::now();
         let mut rng = SplitMix64::new(round_seed(s.seed, round, 0));
         let (mut loss, mut steps) = (0.0, 0usize);
-        if !replay.items.is_empty() {
+        if !self.replay.items.is_empty() {
             for _ in 0..s.steps_per_round {
-                let mut b = replay.sample(&mut rng, s.batch, np, net_cfg.num_actions);
+                let mut b = self
+                    .replay
+                    .sample(&mut rng, s.batch, self.np, self.num_actions);
                 b.policy.clear();
                 b.policy_mask.clear();
-                loss += net
+                loss += self
+                    .net
                     .train_step(&b)
                     .map_err(RunError::context("a CVPN learner step"))?
                     .value;
@@ -689,6 +727,7 @@ pub fn train(
         } else {
             f64::NAN
         };
+        let st = &mut self.st;
         st.round = round;
         st.games += games;
         st.decisions += decisions;
@@ -699,42 +738,61 @@ pub fn train(
         st.queries_skipped += skipped;
         st.queries_solved += solved;
         st.learner_steps += steps as u64;
-        bar.inc(1);
-        bar.set_message(format!("value loss {value_loss:.4}"));
-        let seconds = elapsed_before + deadline.elapsed();
-        let it = round;
-        tb.scalar("loss/value", value_loss, it);
+        Ok(HoldemRoundOut {
+            t_round,
+            games,
+            searches,
+            unsearched,
+            off,
+            generated,
+            ret0,
+            solved,
+            steps,
+            value_loss,
+            play_secs,
+            solve_secs,
+            learn_secs,
+        })
+    }
+
+    fn record(
+        &mut self,
+        it: u64,
+        o: HoldemRoundOut,
+        seconds: f64,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(), RunError> {
+        let na = |x: f64| format!("{x:.6e}");
+        bar.set_message(format!("value loss {:.4}", o.value_loss));
+        let (st, tb) = (&self.st, &mut self.tb);
+        tb.scalar("loss/value", o.value_loss, it);
         tb.scalar("selfplay/games", st.games as f64, it);
         tb.scalar("selfplay/searches", st.searches as f64, it);
-        tb.scalar("selfplay/unsearched", unsearched as f64, it);
-        tb.scalar("selfplay/off_policy_actions", off as f64, it);
-        tb.scalar("queries/generated", generated as f64, it);
+        tb.scalar("selfplay/unsearched", o.unsearched as f64, it);
+        tb.scalar("selfplay/off_policy_actions", o.off as f64, it);
+        tb.scalar("queries/generated", o.generated as f64, it);
         tb.scalar("queries/solved", st.queries_solved as f64, it);
-        tb.scalar("queries/buffer", queries.items.len() as f64, it);
-        tb.scalar("queries/dropped", queries.dropped as f64, it);
-        tb.scalar("replay", replay.items.len() as f64, it);
-        tb.scalar(
-            "searches_per_second",
-            searches as f64 / play_secs.max(1e-9),
-            it,
-        );
-        tb.scalar(
-            "queries_solved_per_second",
-            solved as f64 / solve_secs.max(1e-9),
-            it,
-        );
-        tb.scalar(
-            "learner_steps_per_second",
-            steps as f64 / learn_secs.max(1e-9),
-            it,
-        );
+        let sizes = [
+            self.queries.items.len() as f64,
+            self.queries.dropped as f64,
+            self.replay.items.len() as f64,
+        ];
+        let rates = crate::run::sog::PhaseRates {
+            searches: o.searches,
+            solved: o.solved,
+            steps: o.steps,
+            play_secs: o.play_secs,
+            solve_secs: o.solve_secs,
+            learn_secs: o.learn_secs,
+        };
+        crate::run::sog::log_buffers_and_rates(tb, it, sizes, &rates);
         tb.scalar(
             "rounds_per_second",
-            1.0 / t_round.elapsed().as_secs_f64().max(1e-9),
+            1.0 / o.t_round.elapsed().as_secs_f64().max(1e-9),
             it,
         );
         tb.flush();
-        metrics
+        self.metrics
             .row(&[
                 it.to_string(),
                 format!("{seconds:.3}"),
@@ -746,45 +804,35 @@ pub fn train(
                 st.queries_generated.to_string(),
                 st.queries_skipped.to_string(),
                 st.queries_solved.to_string(),
-                queries.dropped.to_string(),
-                queries.items.len().to_string(),
-                replay.items.len().to_string(),
+                self.queries.dropped.to_string(),
+                self.queries.items.len().to_string(),
+                self.replay.items.len().to_string(),
                 st.learner_steps.to_string(),
-                na(value_loss),
-                na(ret0 / games.max(1) as f64),
+                na(o.value_loss),
+                na(o.ret0 / o.games.max(1) as f64),
             ])
-            .map_err(io_err("metrics", &metrics_path))?;
-        if it == first_round + 1
-            || it % s.checkpoint_every == 0
-            || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds
-        {
-            st.elapsed_seconds = seconds;
-            save_holdem_checkpoint(dir, &net, &st, config, &queries, &replay)?;
-            last_ckpt = Instant::now();
-        }
+            .map_err(io_err("metrics", &self.metrics_path))
     }
-    bar.finish_and_clear();
-    let seconds = elapsed_before + deadline.elapsed();
-    st.elapsed_seconds = seconds;
-    save_holdem_checkpoint(dir, &net, &st, config, &queries, &replay)?;
-    let summary = crate::run::RunSummary {
-        run_dir: dir.to_path_buf(),
-        game: load_string,
-        algorithm: "sog".into(),
-        iterations: st.round,
-        nash_conv: f64::NAN,
-        seconds,
-        stopped_early,
-        acting_steps_per_second: None,
-        peak_memory_mb: crate::util::peak_memory_mb(),
-        cpu_seconds: Some(deadline.cpu_seconds()),
-    };
-    write_atomic(
-        &dir.join("summary.json"),
-        serde_json::to_string_pretty(&summary)
-            .expect("summary serialises")
-            .as_bytes(),
-    )
-    .map_err(io_err("summary", dir))?;
-    Ok(summary)
+
+    fn checkpoint(&mut self) -> Result<(), RunError> {
+        let queries = crate::rl::holdem_sog::encode_queries(&self.queries);
+        let replay =
+            crate::rl::sog::encode_buffers(&crate::rl::sog::QueryBuffer::new(1), &self.replay);
+        crate::run::sog::save_generation(
+            self.dir,
+            self.st.round,
+            &self.net,
+            HOLDEM_STATE_FILE,
+            &self.st,
+            self.config,
+            &[
+                (HOLDEM_QUERIES_FILE, &queries),
+                (HOLDEM_REPLAY_FILE, &replay),
+            ],
+        )
+    }
+
+    fn final_nash_conv(&mut self) -> Result<f64, RunError> {
+        Ok(f64::NAN)
+    }
 }

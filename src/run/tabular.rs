@@ -52,6 +52,143 @@ pub fn to_tabular_policy(tree: &PublicTree, game: &dyn Game, policy: &TreePolicy
     out
 }
 
+/// The error of an I/O step `what` on `p`.
+fn io(what: &str, p: &Path) -> impl FnOnce(std::io::Error) -> RunError {
+    let path = p.display().to_string();
+    let what = what.to_string();
+    move |source| RunError::Io { what, path, source }
+}
+
+/// Restores `solver` from the checkpoint of `resumed` and commits the resume: the seconds
+/// the run trained before, the iteration of the last NashConv row (when it is the
+/// checkpoint's), and the reopened `metrics.csv`.
+fn restore(
+    solver: &mut dyn TreeSolver,
+    resumed: &super::Resumed,
+    game: &dyn Game,
+    settings: &TabularSettings,
+    config: &Config,
+    dir: &Path,
+) -> Result<(f64, Option<u64>, MetricsCsv), RunError> {
+    let ckpt_path = resumed.generation.dir.join(CHECKPOINT_FILE);
+    let (header, state) = checkpoint::load_solver(&ckpt_path)?;
+    if header.game != game.load_string() || header.solver != settings.fingerprint {
+        return Err(RunError::Checkpoint(
+            checkpoint::CheckpointError::Mismatch {
+                path: ckpt_path.display().to_string(),
+                reason: format!(
+                    "it holds {} with solver {}, the config asks for {} with solver {}",
+                    header.game,
+                    header.solver,
+                    game.load_string(),
+                    settings.fingerprint
+                ),
+            },
+        ));
+    }
+    if header.iteration != resumed.generation.manifest.step {
+        return Err(RunError::Checkpoint(checkpoint::CheckpointError::Corrupt {
+            path: ckpt_path.display().to_string(),
+            reason: "its iteration differs from the generation's manifest".into(),
+        }));
+    }
+    solver.restore(state).map_err(|reason| {
+        RunError::Checkpoint(checkpoint::CheckpointError::Mismatch {
+            path: ckpt_path.display().to_string(),
+            reason,
+        })
+    })?;
+    // Everything loaded: only now does the run directory change.
+    let (metrics, last_row) = super::resume::commit_resume(
+        dir,
+        &resumed.generation,
+        config,
+        &resumed.changed,
+        METRICS_HEADER,
+    )?;
+    let last_eval = if last_row == Some(header.iteration) {
+        last_row
+    } else {
+        None
+    };
+    Ok((header.elapsed_seconds, last_eval, metrics))
+}
+
+/// Commits a checkpoint generation of `solver` (trained `elapsed` seconds) in `dir`.
+fn save(
+    dir: &Path,
+    config: &Config,
+    game: &dyn Game,
+    settings: &TabularSettings,
+    solver: &dyn TreeSolver,
+    elapsed: f64,
+) -> Result<(), RunError> {
+    let header = SolverHeader {
+        kind: String::new(),
+        game: game.load_string(),
+        solver: settings.fingerprint.clone(),
+        iteration: solver.iteration(),
+        elapsed_seconds: elapsed,
+        counters: Vec::new(),
+        lengths: Vec::new(),
+    };
+    let bytes = checkpoint::encode_solver(&header, &solver.snapshot());
+    let mut generation = GenerationWriter::begin(dir, solver.iteration())
+        .map_err(RunError::context("writing a checkpoint"))?;
+    generation
+        .add(CHECKPOINT_FILE, &bytes)
+        .and_then(|()| generation.add("config.toml", config.to_toml().as_bytes()))
+        .map_err(RunError::context("writing a checkpoint"))?;
+    generation
+        .commit()
+        .map_err(RunError::context("committing a checkpoint"))?;
+    Ok(())
+}
+
+/// NashConv of the average and current policies of `solver`, logged to TensorBoard and
+/// `metrics.csv` at `seconds` into the run; returns the average policy's.
+fn evaluate(
+    tree: &PublicTree,
+    solver: &dyn TreeSolver,
+    tb: &mut TbWriter,
+    metrics: &mut MetricsCsv,
+    seconds: f64,
+) -> Result<f64, RunError> {
+    let it = solver.iteration();
+    let avg = nash_conv(tree, &solver.average_policy());
+    let cur = nash_conv(tree, &solver.current_policy());
+    let touched = solver.nodes_touched();
+    tb.scalar("nash_conv", avg.nash_conv, it);
+    tb.scalar("exploitability", avg.nash_conv / 2.0, it);
+    tb.scalar("nash_conv_current", cur.nash_conv, it);
+    tb.scalar("br_value/p0", avg.best_response_values[0], it);
+    tb.scalar("br_value/p1", avg.best_response_values[1], it);
+    tb.scalar("value/p0", avg.on_policy_values[0], it);
+    tb.scalar("nodes_touched", touched as f64, it);
+    for (name, value) in solver.scalars() {
+        tb.scalar(&name, value, it);
+    }
+    if seconds > 0.0 {
+        tb.scalar("iterations_per_second", it as f64 / seconds, it);
+        tb.scalar("nodes_touched_per_second", touched as f64 / seconds, it);
+    }
+    tb.flush();
+    let path = metrics.path().to_path_buf();
+    metrics
+        .row(&[
+            it.to_string(),
+            format!("{seconds:.3}"),
+            format!("{:.12e}", avg.nash_conv),
+            format!("{:.12e}", cur.nash_conv),
+            format!("{:.12e}", avg.best_response_values[0]),
+            format!("{:.12e}", avg.best_response_values[1]),
+            format!("{:.12e}", avg.on_policy_values[0]),
+            touched.to_string(),
+        ])
+        .map_err(io("metrics", &path))?;
+    Ok(avg.nash_conv)
+}
+
 /// Runs (or resumes) a tabular run in `dir`.
 pub fn run(
     config: &Config,
@@ -60,11 +197,6 @@ pub fn run(
     opts: &TrainOptions,
     resumed: Option<&super::Resumed>,
 ) -> Result<RunSummary, RunError> {
-    let io = |what: &str, p: &Path| {
-        let path = p.display().to_string();
-        let what = what.to_string();
-        move |source| RunError::Io { what, path, source }
-    };
     let game = load_game(&settings.game)?;
     let start = Instant::now();
     let tree = Arc::new(PublicTree::build(game.as_ref())?);
@@ -82,55 +214,22 @@ pub fn run(
     let mut solver =
         super::solvers::build(&settings.choice, settings.seed, game.as_ref(), tree.clone())?;
     let metrics_path = dir.join("metrics.csv");
-    let mut elapsed_before = 0.0;
-    let mut last_eval = None;
-    let mut metrics = if let Some(resumed) = resumed {
-        let ckpt_path = resumed.generation.dir.join(CHECKPOINT_FILE);
-        let (header, state) = checkpoint::load_solver(&ckpt_path)?;
-        if header.game != game.load_string() || header.solver != settings.fingerprint {
-            return Err(RunError::Checkpoint(
-                checkpoint::CheckpointError::Mismatch {
-                    path: ckpt_path.display().to_string(),
-                    reason: format!(
-                        "it holds {} with solver {}, the config asks for {} with solver {}",
-                        header.game,
-                        header.solver,
-                        game.load_string(),
-                        settings.fingerprint
-                    ),
-                },
-            ));
-        }
-        if header.iteration != resumed.generation.manifest.step {
-            return Err(RunError::Checkpoint(checkpoint::CheckpointError::Corrupt {
-                path: ckpt_path.display().to_string(),
-                reason: "its iteration differs from the generation's manifest".into(),
-            }));
-        }
-        solver.restore(state).map_err(|reason| {
-            RunError::Checkpoint(checkpoint::CheckpointError::Mismatch {
-                path: ckpt_path.display().to_string(),
-                reason,
-            })
-        })?;
-        elapsed_before = header.elapsed_seconds;
-        // Everything loaded: only now does the run directory change.
-        let (metrics, last_row) = super::resume::commit_resume(
-            dir,
-            &resumed.generation,
+    let (elapsed_before, mut last_eval, mut metrics) = if let Some(resumed) = resumed {
+        restore(
+            solver.as_mut(),
+            resumed,
+            game.as_ref(),
+            settings,
             config,
-            &resumed.changed,
-            METRICS_HEADER,
-        )?;
-        if last_row == Some(header.iteration) {
-            last_eval = last_row;
-        }
-        metrics
+            dir,
+        )?
     } else {
         let config_path = dir.join("config.toml");
         write_atomic(&config_path, config.to_toml().as_bytes())
             .map_err(io("config", &config_path))?;
-        MetricsCsv::create(&metrics_path, METRICS_HEADER).map_err(io("metrics", &metrics_path))?
+        let metrics = MetricsCsv::create(&metrics_path, METRICS_HEADER)
+            .map_err(io("metrics", &metrics_path))?;
+        (0.0, None, metrics)
     };
     let mut tb = TbWriter::create(dir).map_err(io("TensorBoard events", dir))?;
     let deadline = Deadline::of(opts);
@@ -144,65 +243,8 @@ pub fn run(
     // The first checkpoint comes early (a stop soon after the start loses little), then the
     // configured cadence.
     let mut ckpt_every = settings.checkpoint_seconds.min(FIRST_CHECKPOINT_SECONDS);
-    let save = |solver: &dyn TreeSolver, elapsed: f64| -> Result<(), RunError> {
-        let header = SolverHeader {
-            kind: String::new(),
-            game: game.load_string(),
-            solver: settings.fingerprint.clone(),
-            iteration: solver.iteration(),
-            elapsed_seconds: elapsed,
-            counters: Vec::new(),
-            lengths: Vec::new(),
-        };
-        let bytes = checkpoint::encode_solver(&header, &solver.snapshot());
-        let mut generation = GenerationWriter::begin(dir, solver.iteration())
-            .map_err(RunError::context("writing a checkpoint"))?;
-        generation
-            .add(CHECKPOINT_FILE, &bytes)
-            .and_then(|()| generation.add("config.toml", config.to_toml().as_bytes()))
-            .map_err(RunError::context("writing a checkpoint"))?;
-        generation
-            .commit()
-            .map_err(RunError::context("committing a checkpoint"))?;
-        Ok(())
-    };
-    let evaluate = |solver: &dyn TreeSolver,
-                    tb: &mut TbWriter,
-                    metrics: &mut MetricsCsv,
-                    seconds: f64|
-     -> Result<f64, RunError> {
-        let it = solver.iteration();
-        let avg = nash_conv(&tree, &solver.average_policy());
-        let cur = nash_conv(&tree, &solver.current_policy());
-        let touched = solver.nodes_touched();
-        tb.scalar("nash_conv", avg.nash_conv, it);
-        tb.scalar("exploitability", avg.nash_conv / 2.0, it);
-        tb.scalar("nash_conv_current", cur.nash_conv, it);
-        tb.scalar("br_value/p0", avg.best_response_values[0], it);
-        tb.scalar("br_value/p1", avg.best_response_values[1], it);
-        tb.scalar("value/p0", avg.on_policy_values[0], it);
-        tb.scalar("nodes_touched", touched as f64, it);
-        for (name, value) in solver.scalars() {
-            tb.scalar(&name, value, it);
-        }
-        if seconds > 0.0 {
-            tb.scalar("iterations_per_second", it as f64 / seconds, it);
-            tb.scalar("nodes_touched_per_second", touched as f64 / seconds, it);
-        }
-        tb.flush();
-        metrics
-            .row(&[
-                it.to_string(),
-                format!("{seconds:.3}"),
-                format!("{:.12e}", avg.nash_conv),
-                format!("{:.12e}", cur.nash_conv),
-                format!("{:.12e}", avg.best_response_values[0]),
-                format!("{:.12e}", avg.best_response_values[1]),
-                format!("{:.12e}", avg.on_policy_values[0]),
-                touched.to_string(),
-            ])
-            .map_err(io("metrics", metrics.path()))?;
-        Ok(avg.nash_conv)
+    let save = |solver: &dyn TreeSolver, elapsed: f64| {
+        save(dir, config, game.as_ref(), settings, solver, elapsed)
     };
     let mut stopped_early = false;
     let interrupted = super::interrupt_flag();
@@ -216,6 +258,7 @@ pub fn run(
         let it = solver.iteration();
         if it.is_multiple_of(settings.eval_every) || it == settings.iterations {
             last_nash_conv = evaluate(
+                &tree,
                 solver.as_ref(),
                 &mut tb,
                 &mut metrics,
@@ -232,6 +275,7 @@ pub fn run(
     }
     if last_eval != Some(solver.iteration()) && solver.iteration() > 0 {
         last_nash_conv = evaluate(
+            &tree,
             solver.as_ref(),
             &mut tb,
             &mut metrics,

@@ -324,7 +324,7 @@ impl HoldemResolver {
         state: &UniversalPokerState,
         source: &mut dyn HoldemLeaves,
     ) -> Result<HoldemDecision, HoldemSearchError> {
-        let (me, opp) = (self.player, 1 - self.player);
+        let me = self.player;
         if state.turn() != Turn::Player(me) {
             return Err(HoldemSearchError::NotToAct {
                 player: me,
@@ -332,75 +332,7 @@ impl HoldemResolver {
             });
         }
         let edges = public_edges(state)?;
-        // The restart: root edges, and (own range, opponent range, opponent values, scale
-        // node weight or values already on the new root's scale).
-        enum Carry {
-            Fresh,
-            Inside {
-                own: Vec<f64>,
-                prev: Vec<f64>,
-                cfvs: Vec<f64>,
-                weight: f64,
-            },
-            NewRound {
-                own: Vec<f64>,
-                prev: Vec<f64>,
-            },
-        }
-        let (root_edges, carry) = match &self.last {
-            None => {
-                // Start of the hand: the public edges of the first round.
-                let first_deal = edges
-                    .iter()
-                    .position(|e| matches!(e, PokerEdge::Deal(_)))
-                    .unwrap_or(edges.len());
-                if first_deal < edges.len() {
-                    return Err(HoldemSearchError::NotInChain(
-                        "a chain must start in the hand's first betting round".into(),
-                    ));
-                }
-                (Vec::new(), Carry::Fresh)
-            }
-            Some(sum) => {
-                let k = sum.root_edges.len();
-                if edges.len() < k || edges[..k] != sum.root_edges[..] {
-                    return Err(HoldemSearchError::NotInChain(
-                        "the state does not continue the previous search's root".into(),
-                    ));
-                }
-                let np = sum.layout.num_hands();
-                let slot = |v: &[f64], n: usize| v[n * np..(n + 1) * np].to_vec();
-                match descend(&sum.layout, 0, &edges[k..]) {
-                    Ok(n) => (
-                        edges.clone(),
-                        Carry::Inside {
-                            own: slot(&sum.own_reach, n),
-                            prev: slot(&sum.opp_reach, n),
-                            cfvs: slot(&sum.opp_cfvs, n),
-                            weight: sum.layout.nodes[n].weight,
-                        },
-                    ),
-                    Err((j, n))
-                        if sum.layout.nodes[n].kind == PokerKind::Leaf
-                            && matches!(edges[k + j], PokerEdge::Deal(_)) =>
-                    {
-                        (
-                            edges[..k + j + 1].to_vec(),
-                            Carry::NewRound {
-                                own: slot(&sum.own_reach, n),
-                                prev: slot(&sum.opp_reach, n),
-                            },
-                        )
-                    }
-                    Err((j, _)) => {
-                        return Err(HoldemSearchError::NotInChain(format!(
-                            "edge {:?} is not in the previous search tree",
-                            edges[k + j]
-                        )));
-                    }
-                }
-            }
-        };
+        let (root_edges, carry) = self.restart(&edges)?;
         let root_state = state_at(state, &root_edges)?;
         let layout = Arc::new(PokerLayout::from_state_limited(
             &root_state,
@@ -414,13 +346,106 @@ impl HoldemResolver {
                 edges[root_edges.len() + j]
             ))
         })?;
-        let d = layout.nodes[here].decision as usize;
         let actions = layout.nodes[here].actions.clone();
         let na = actions.len();
-        let uniform_rows = vec![vec![1.0 / na as f64; na]; np];
-        let uniform = layout.uniform_root_range();
-        let (own, gadget_parts) = match carry {
-            Carry::Fresh => (uniform.clone(), None),
+        let (own, gadget_parts) = self.start_ranges(carry, &layout, &root_state, source)?;
+        let mass: f64 = (0..np)
+            .filter(|&x| layout.possible(0, x))
+            .map(|x| own[x])
+            .sum();
+        if mass <= 0.0 {
+            // Our chain never reaches here: any policy will do; keep the summary.
+            return Ok(HoldemDecision {
+                actions,
+                rows: vec![vec![1.0 / na as f64; na]; np],
+                gadget: gadget_parts.is_some(),
+                searched: false,
+                nodes: layout.len(),
+                leaves: layout.leaves().len(),
+                root_edges,
+                root_cfvs: [Vec::new(), Vec::new()],
+                root_ranges: [Vec::new(), Vec::new()],
+            });
+        }
+        self.search(
+            layout,
+            &root_state,
+            root_edges,
+            here,
+            actions,
+            own,
+            gadget_parts,
+            source,
+        )
+    }
+
+    /// Where the next search starts given the public `edges` of the decision: the search
+    /// root's public edges, and what the previous search carries to it.
+    fn restart(&self, edges: &[PokerEdge]) -> Result<(Vec<PokerEdge>, Carry), HoldemSearchError> {
+        let Some(sum) = &self.last else {
+            // Start of the hand: the public edges of the first round.
+            let first_deal = edges
+                .iter()
+                .position(|e| matches!(e, PokerEdge::Deal(_)))
+                .unwrap_or(edges.len());
+            if first_deal < edges.len() {
+                return Err(HoldemSearchError::NotInChain(
+                    "a chain must start in the hand's first betting round".into(),
+                ));
+            }
+            return Ok((Vec::new(), Carry::Fresh));
+        };
+        let k = sum.root_edges.len();
+        if edges.len() < k || edges[..k] != sum.root_edges[..] {
+            return Err(HoldemSearchError::NotInChain(
+                "the state does not continue the previous search's root".into(),
+            ));
+        }
+        let np = sum.layout.num_hands();
+        let slot = |v: &[f64], n: usize| v[n * np..(n + 1) * np].to_vec();
+        match descend(&sum.layout, 0, &edges[k..]) {
+            Ok(n) => Ok((
+                edges.to_vec(),
+                Carry::Inside {
+                    own: slot(&sum.own_reach, n),
+                    prev: slot(&sum.opp_reach, n),
+                    cfvs: slot(&sum.opp_cfvs, n),
+                    weight: sum.layout.nodes[n].weight,
+                },
+            )),
+            Err((j, n))
+                if sum.layout.nodes[n].kind == PokerKind::Leaf
+                    && matches!(edges[k + j], PokerEdge::Deal(_)) =>
+            {
+                Ok((
+                    edges[..k + j + 1].to_vec(),
+                    Carry::NewRound {
+                        own: slot(&sum.own_reach, n),
+                        prev: slot(&sum.opp_reach, n),
+                    },
+                ))
+            }
+            Err((j, _)) => Err(HoldemSearchError::NotInChain(format!(
+                "edge {:?} is not in the previous search tree",
+                edges[k + j]
+            ))),
+        }
+    }
+
+    /// Our range at the search root of `layout` (at `root_state`), and the gadget's opponent
+    /// range and values (`None` at the start of the hand).
+    #[allow(clippy::type_complexity)]
+    fn start_ranges(
+        &self,
+        carry: Carry,
+        layout: &Arc<PokerLayout>,
+        root_state: &UniversalPokerState,
+        source: &mut dyn HoldemLeaves,
+    ) -> Result<(Vec<f64>, Option<(Vec<f64>, Vec<f64>)>), HoldemSearchError> {
+        let (me, opp) = (self.player, 1 - self.player);
+        let np = layout.num_hands();
+        Ok(match carry {
+            Carry::Fresh => (layout.uniform_root_range(), None),
             Carry::Inside {
                 own,
                 prev,
@@ -443,7 +468,7 @@ impl HoldemResolver {
                 } else {
                     [prev.as_slice(), own.as_slice()]
                 };
-                let [v0, v1] = source.root_values(&layout, &root_state, ranges)?;
+                let [v0, v1] = source.root_values(layout, root_state, ranges)?;
                 let w = if opp == 0 { v0 } else { v1 };
                 if w.len() != np || w.iter().any(|v| !v.is_finite()) {
                     return Err(HoldemSearchError::Leaf(format!(
@@ -453,31 +478,34 @@ impl HoldemResolver {
                 }
                 (own, Some((prev, w)))
             }
-        };
-        let mass: f64 = (0..np)
-            .filter(|&x| layout.possible(0, x))
-            .map(|x| own[x])
-            .sum();
+        })
+    }
+
+    /// Runs the search on `layout` from our range `own` (the gadget's parts when given) and
+    /// answers the decision at layout node `here`; keeps the search's summary.
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &mut self,
+        layout: Arc<PokerLayout>,
+        root_state: &UniversalPokerState,
+        root_edges: Vec<PokerEdge>,
+        here: usize,
+        actions: Vec<Action>,
+        own: Vec<f64>,
+        gadget_parts: Option<(Vec<f64>, Vec<f64>)>,
+        source: &mut dyn HoldemLeaves,
+    ) -> Result<HoldemDecision, HoldemSearchError> {
+        let (me, opp) = (self.player, 1 - self.player);
+        let np = layout.num_hands();
+        let na = actions.len();
+        let d = layout.nodes[here].decision as usize;
         let with_gadget = gadget_parts.is_some();
-        if mass <= 0.0 {
-            // Our chain never reaches here: any policy will do; keep the summary.
-            return Ok(HoldemDecision {
-                actions,
-                rows: uniform_rows,
-                gadget: with_gadget,
-                searched: false,
-                nodes: layout.len(),
-                leaves: layout.leaves().len(),
-                root_edges,
-                root_cfvs: [Vec::new(), Vec::new()],
-                root_ranges: [Vec::new(), Vec::new()],
-            });
-        }
         let evaluator = if layout.leaves().is_empty() {
             None
         } else {
-            Some(source.leaves_for(&layout, &root_state)?)
+            Some(source.leaves_for(&layout, root_state)?)
         };
+        let uniform = layout.uniform_root_range();
         let mut ranges = [uniform.clone(), uniform];
         ranges[me] = own;
         let mut solver =
@@ -536,6 +564,23 @@ impl HoldemResolver {
             root_ranges,
         })
     }
+}
+
+/// What the previous search of a chain carries to the next search's root.
+enum Carry {
+    /// The hand's first search.
+    Fresh,
+    /// The new root lies inside the previous search tree: our range, the opponent's range
+    /// and values there, and that node's weight (values are rescaled to the new root's).
+    Inside {
+        own: Vec<f64>,
+        prev: Vec<f64>,
+        cfvs: Vec<f64>,
+        weight: f64,
+    },
+    /// The new root starts a betting round below a depth-limit leaf of the previous search:
+    /// the ranges there (the opponent's values come from the leaf evaluator).
+    NewRound { own: Vec<f64>, prev: Vec<f64> },
 }
 
 /// A search layout and the evaluator of its depth-limit leaves.

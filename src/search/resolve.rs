@@ -255,25 +255,15 @@ impl Resolver {
         }
     }
 
-    /// The first half of [`Self::act`]: sets the search at `node` up without running it (or
-    /// answers at once where the player has no range left). Run the returned search to its
-    /// budget (alone, or with others in [`super::run_lockstep`]) and pass it to
-    /// [`Self::finish`]; `act` is `begin`, `run`, `finish`.
-    pub fn begin(&mut self, node: u32, seed: u64) -> Result<Begun, SearchError> {
-        let (me, opp) = (self.player, 1 - self.player);
-        let tree = self.tree.clone();
-        if node as usize >= tree.nodes.len()
-            || tree.nodes[node as usize].kind != NodeKind::Decision(me)
-        {
-            return Err(SearchError::BadSetting {
-                key: "node",
-                value: node.to_string(),
-                reason: format!("not a decision node of player {me}"),
-            });
-        }
-        // The restart node and what is carried into it: (root, own range, opponent's range,
-        // gadget values).
-        let (root, own, opp_range, cfvs) = match &self.last {
+    /// The restart node of a search at `node` and what the chain carries into it: (root, own
+    /// range, opponent's range, gadget values), the ranges `None` on the chain's first search.
+    #[allow(clippy::type_complexity)]
+    fn restart(
+        &self,
+        node: u32,
+    ) -> Result<(u32, Option<Vec<f64>>, Option<Vec<f64>>, Option<Vec<f64>>), SearchError> {
+        let tree = &self.tree;
+        Ok(match &self.last {
             None => {
                 let mut root = node;
                 while tree.nodes[root as usize].parent != NONE {
@@ -307,7 +297,26 @@ impl Resolver {
                     Some(s.opp_cfvs[slots].to_vec()),
                 )
             }
-        };
+        })
+    }
+
+    /// The first half of [`Self::act`]: sets the search at `node` up without running it (or
+    /// answers at once where the player has no range left). Run the returned search to its
+    /// budget (alone, or with others in [`super::run_lockstep`]) and pass it to
+    /// [`Self::finish`]; `act` is `begin`, `run`, `finish`.
+    pub fn begin(&mut self, node: u32, seed: u64) -> Result<Begun, SearchError> {
+        let (me, opp) = (self.player, 1 - self.player);
+        let tree = self.tree.clone();
+        if node as usize >= tree.nodes.len()
+            || tree.nodes[node as usize].kind != NodeKind::Decision(me)
+        {
+            return Err(SearchError::BadSetting {
+                key: "node",
+                value: node.to_string(),
+                reason: format!("not a decision node of player {me}"),
+            });
+        }
+        let (root, own, opp_range, cfvs) = self.restart(node)?;
         // Ranges given to the engine: carried or full; the gadget replaces the opponent's.
         let mut pbs = Pbs {
             node: root,
@@ -322,22 +331,7 @@ impl Resolver {
         };
         pbs.ranges[me] = own.as_deref().map_or_else(|| full(me), |r| fit(r, p));
         pbs.ranges[opp] = full(opp);
-        // The path from the restart node to the current state, as layout nodes.
-        let mut public_path = vec![node];
-        while *public_path.last().unwrap() != root {
-            let up = tree.nodes[*public_path.last().unwrap() as usize].parent;
-            public_path.push(up);
-        }
-        public_path.reverse();
-        let mut path = vec![0usize];
-        for &next in &public_path[1..] {
-            let cur = *path.last().unwrap();
-            let c0 = layout.first_child[cur] as usize;
-            let c = (c0..c0 + layout.num_children[cur] as usize)
-                .find(|&c| layout.public_node[c] == next)
-                .expect("the path lies in the restart node's subtree");
-            path.push(c);
-        }
+        let path = layout_path(&tree, &layout, root, node);
         let here = *path.last().unwrap();
         let d = layout.decision_index[here] as usize;
         let own_mass: f64 = pbs.ranges[me]
@@ -500,4 +494,24 @@ impl Resolver {
             beliefs,
         })
     }
+}
+
+/// The path from the restart node `root` to `node`, as nodes of `layout` (rooted at `root`).
+fn layout_path(tree: &PublicTree, layout: &TensorTree, root: u32, node: u32) -> Vec<usize> {
+    let mut public_path = vec![node];
+    while *public_path.last().unwrap() != root {
+        let up = tree.nodes[*public_path.last().unwrap() as usize].parent;
+        public_path.push(up);
+    }
+    public_path.reverse();
+    let mut path = vec![0usize];
+    for &next in &public_path[1..] {
+        let cur = *path.last().unwrap();
+        let c0 = layout.first_child[cur] as usize;
+        let c = (c0..c0 + layout.num_children[cur] as usize)
+            .find(|&c| layout.public_node[c] == next)
+            .expect("the path lies in the restart node's subtree");
+        path.push(c);
+    }
+    path
 }

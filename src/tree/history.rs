@@ -235,18 +235,25 @@ impl HistoryTree {
             }
             std::mem::swap(&mut level, &mut next_level);
         }
-        t.steps = (0..t.kind.len())
+        t.index(tree);
+        Ok(t)
+    }
+
+    /// The per-history steps of the walks and the histories of each public node (counting
+    /// sort by node, ascending ids within a node).
+    fn index(&mut self, tree: &PublicTree) {
+        self.steps = (0..self.kind.len())
             .map(|h| {
-                let (kind, action_base) = match t.kind[h] {
+                let (kind, action_base) = match self.kind[h] {
                     HistoryKind::Decision(p) => {
-                        (p as u8, tree.infosets[p].offset[t.infoset[h] as usize])
+                        (p as u8, tree.infosets[p].offset[self.infoset[h] as usize])
                     }
                     HistoryKind::Chance => (Step::CHANCE, 0),
                     HistoryKind::Terminal => (Step::TERMINAL, 0),
                 };
                 Step {
-                    first_child: t.first_child[h],
-                    num_children: t.num_children[h],
+                    first_child: self.first_child[h],
+                    num_children: self.num_children[h],
                     action_base,
                     kind,
                 }
@@ -255,20 +262,19 @@ impl HistoryTree {
         // Group histories by public node (counting sort keeps them ascending).
         let n_nodes = tree.nodes.len();
         let mut count = vec![0u32; n_nodes + 1];
-        for &n in &t.node {
+        for &n in &self.node {
             count[n as usize + 1] += 1;
         }
         for k in 0..n_nodes {
             count[k + 1] += count[k];
         }
-        t.node_start = count.clone();
-        t.node_list = vec![0; t.kind.len()];
-        for (h, &n) in t.node.iter().enumerate() {
+        self.node_start = count.clone();
+        self.node_list = vec![0; self.kind.len()];
+        for (h, &n) in self.node.iter().enumerate() {
             let slot = &mut count[n as usize];
-            t.node_list[*slot as usize] = h as u32;
+            self.node_list[*slot as usize] = h as u32;
             *slot += 1;
         }
-        Ok(t)
     }
 
     fn push(&mut self, parent: u32, a: Action, prob: f64, reach: f64, node: u32, seq: [u32; 2]) {

@@ -121,114 +121,23 @@ impl TensorTree {
         roots: &[u32],
         depth_limit: Option<usize>,
     ) -> Result<TensorTree, TreeError> {
-        let err = |what: String| TreeError::Factorisation {
-            game: tree.game.clone(),
-            history: String::new(),
-            what,
-        };
-        if roots.is_empty() {
-            return Err(err("a tensor layout needs at least one root".into()));
-        }
-        for (i, &r) in roots.iter().enumerate() {
-            if r as usize >= tree.nodes.len() {
-                return Err(err(format!("root {r} is not a public node")));
-            }
-            let mut a = r;
-            while a != NONE {
-                if roots
-                    .iter()
-                    .enumerate()
-                    .any(|(j, &o)| o == a && (j != i || a != r))
-                {
-                    return Err(err(format!(
-                        "root {r} lies below (or repeats) root {a}; forest roots must be disjoint subtrees"
-                    )));
-                }
-                a = tree.nodes[a as usize].parent;
-            }
-        }
-        // Breadth-first order from the roots.
-        let mut order: Vec<u32> = roots.to_vec();
-        let mut parent = vec![NONE; roots.len()];
-        let mut levels = vec![(0u32, roots.len() as u32)];
-        let mut first_child = Vec::new();
-        let mut num_children = Vec::new();
-        let mut kind = Vec::new();
-        let mut i = 0usize;
-        let mut depth = 0usize;
-        while i < order.len() {
-            if i as u32 == levels[depth].1 {
-                depth += 1;
-                levels.push((i as u32, order.len() as u32));
-            }
-            let n = order[i] as usize;
-            let node = &tree.nodes[n];
-            let at_limit = depth_limit.is_some_and(|d| depth >= d);
-            let k = match node.kind {
-                NodeKind::Terminal => TensorKind::Terminal,
-                _ if at_limit => TensorKind::Leaf,
-                NodeKind::Chance => TensorKind::Chance,
-                NodeKind::Decision(p) => TensorKind::Decision(p),
-            };
-            kind.push(k);
-            first_child.push(order.len() as u32);
-            if matches!(k, TensorKind::Chance | TensorKind::Decision(_)) {
-                for &c in &node.children {
-                    order.push(c);
-                    parent.push(i as u32);
-                }
-                num_children.push(node.children.len() as u32);
-            } else {
-                num_children.push(0);
-            }
-            i += 1;
-        }
-        if levels.last().is_some_and(|l| l.0 == l.1) {
-            levels.pop();
-        }
+        check_roots(tree, roots)?;
+        let bfs = breadth_first(tree, roots, depth_limit);
+        let order = bfs.order;
         let n = order.len();
-        // Private-state padding.
-        let mut p = 1usize;
-        for &pn in &order {
-            for &h in ht.node_histories(pn as usize) {
-                for x in ht.private[h as usize] {
-                    p = p.max(x as usize + 1);
-                }
-            }
-        }
+        let p = check_joint_layout(tree, ht, &order)?;
         let pp = p * p;
-        // Refuse before allocating `n * P²` joint slots: games whose private states do not
-        // name the history (poker's hole cards dealt in either order, a flop in any order)
-        // or whose joint layout is too large (P = 1326 for two hole cards).
-        let mut seen = std::collections::HashSet::new();
-        for &pn in &order {
-            seen.clear();
-            for &h in ht.node_histories(pn as usize) {
-                let [x0, x1] = ht.private[h as usize];
-                if !seen.insert((x0, x1)) {
-                    return Err(err(format!(
-                        "public node {pn} holds two histories with private states ({x0}, {x1}); \
-                         the tensor layout needs the private states to identify the history"
-                    )));
-                }
-            }
-        }
-        if n.saturating_mul(pp) > MAX_JOINT_SLOTS {
-            return Err(err(format!(
-                "the dense layout needs {n} nodes x {p}² joint slots, more than {MAX_JOINT_SLOTS}"
-            )));
-        }
         let mut t = TensorTree {
             p,
             a: 1,
-            k: num_children.iter().copied().max().unwrap_or(0).max(1) as usize,
+            k: bfs.num_children.iter().copied().max().unwrap_or(0).max(1) as usize,
             public_node: order.clone(),
-            kind,
-            parent,
-            first_child,
-            num_children,
+            kind: bfs.kind,
+            parent: bfs.parent,
+            first_child: bfs.first_child,
+            num_children: bfs.num_children,
             action_index: vec![NONE; n],
-            levels,
+            levels: bfs.levels,
             valid: [vec![false; n * p], vec![false; n * p]],
             up: [vec![NONE; n * p], vec![NONE; n * p]],
             joint_valid: vec![false; n * pp],
@@ -245,102 +154,125 @@ impl TensorTree {
             own_seq: [vec![NONE; n * p], vec![NONE; n * p]],
         };
         for (l, &pn) in order.iter().enumerate() {
-            let pn = pn as usize;
-            let lp = t.parent[l];
-            for &h in ht.node_histories(pn) {
-                let h = h as usize;
-                let [x0, x1] = ht.private[h].map(|x| x as usize);
-                let js = l * pp + x0 * p + x1;
-                debug_assert!(!t.joint_valid[js], "checked before allocating");
-                t.joint_valid[js] = true;
-                t.chance_reach[js] = ht.chance_reach[h];
-                t.edge_prob[js] = 1.0;
-                if ht.kind[h] == HistoryKind::Terminal {
-                    t.utility[js] = ht.utility[h];
-                }
-                for (pl, x) in [x0, x1].into_iter().enumerate() {
-                    let s = l * p + x;
-                    let seq = ht.seq[h][pl];
-                    if t.valid[pl][s] && t.own_seq[pl][s] != seq {
-                        return Err(err(format!(
-                            "player {pl}'s private state {x} at public node {pn} follows two \
-                             different own sequences (imperfect recall)"
-                        )));
-                    }
-                    t.valid[pl][s] = true;
-                    t.own_seq[pl][s] = seq;
-                }
-                if lp == NONE {
-                    continue;
-                }
-                let ph = ht.parent[h] as usize;
-                let [y0, y1] = ht.private[ph].map(|x| x as usize);
-                let lp = lp as usize;
-                t.up_joint[js] = (lp * pp + y0 * p + y1) as u32;
-                t.edge_prob[js] = ht.chance_prob[h];
-                for (pl, (x, y)) in [(x0, y0), (x1, y1)].into_iter().enumerate() {
-                    let s = l * p + x;
-                    let up = (lp * p + y) as u32;
-                    if t.up[pl][s] != NONE && t.up[pl][s] != up {
-                        return Err(err(format!(
-                            "player {pl}'s private state {x} at public node {pn} comes from two \
-                             private states of the parent node"
-                        )));
-                    }
-                    t.up[pl][s] = up;
-                }
-                if let TensorKind::Decision(_) = t.kind[lp] {
-                    // The k-th action of every history must lead to the k-th child node.
-                    let k = ht.children(ph).position(|c| c == h).unwrap() as u32;
-                    if t.action_index[l] != NONE && t.action_index[l] != k {
-                        return Err(err(format!(
-                            "public node {pn} is reached by different actions from its parent; \
-                             the tensor layout needs public actions"
-                        )));
-                    }
-                    t.action_index[l] = k;
-                }
-            }
+            t.fill_histories(tree, ht, l, pn as usize)?;
         }
-        // Decisions and infosets.
         for (l, &pn) in order.iter().enumerate() {
-            match t.kind[l] {
-                TensorKind::Decision(pl) => {
-                    let pn = pn as usize;
-                    t.decision_index[l] = t.decisions[pl].len() as u32;
-                    t.decisions[pl].push(l as u32);
-                    let inf = &tree.infosets[pl];
-                    let (lo, hi) = tree.nodes[pn].infoset_range;
-                    let mut row = vec![NONE; p];
-                    let mut na = 0u32;
-                    for i in lo..hi {
-                        row[inf.private[i as usize] as usize] = i;
-                        let len = inf.range(i as usize).len() as u32;
-                        if na != 0 && na != len {
-                            return Err(err(format!(
-                                "infosets of public node {pn} have different action counts"
-                            )));
-                        }
-                        na = len;
-                    }
-                    let c0 = t.first_child[l] as usize;
-                    for c in c0..c0 + t.num_children[l] as usize {
-                        if t.action_index[c] >= na {
-                            return Err(err(format!(
-                                "a child of public node {pn} follows no action of its {na}"
-                            )));
-                        }
-                    }
-                    t.a = t.a.max(na as usize);
-                    t.infoset[pl].extend(row);
-                    t.num_actions[pl].push(na);
-                }
-                TensorKind::Terminal => t.terminals.push(l as u32),
-                TensorKind::Leaf => t.leaves.push(l as u32),
-                TensorKind::Chance => {}
-            }
+            t.fill_node(tree, l, pn as usize)?;
         }
         Ok(t)
+    }
+
+    /// Fills the slots of layout node `l` (public node `pn`) from its histories: validity,
+    /// reach, utilities, own sequences, and the links to the parent node's slots.
+    fn fill_histories(
+        &mut self,
+        tree: &PublicTree,
+        ht: &HistoryTree,
+        l: usize,
+        pn: usize,
+    ) -> Result<(), TreeError> {
+        let err = |what: String| layout_err(tree, what);
+        let (p, pp) = (self.p, self.p * self.p);
+        let t = self;
+        let lp = t.parent[l];
+        for &h in ht.node_histories(pn) {
+            let h = h as usize;
+            let [x0, x1] = ht.private[h].map(|x| x as usize);
+            let js = l * pp + x0 * p + x1;
+            debug_assert!(!t.joint_valid[js], "checked before allocating");
+            t.joint_valid[js] = true;
+            t.chance_reach[js] = ht.chance_reach[h];
+            t.edge_prob[js] = 1.0;
+            if ht.kind[h] == HistoryKind::Terminal {
+                t.utility[js] = ht.utility[h];
+            }
+            for (pl, x) in [x0, x1].into_iter().enumerate() {
+                let s = l * p + x;
+                let seq = ht.seq[h][pl];
+                if t.valid[pl][s] && t.own_seq[pl][s] != seq {
+                    return Err(err(format!(
+                        "player {pl}'s private state {x} at public node {pn} follows two \
+                         different own sequences (imperfect recall)"
+                    )));
+                }
+                t.valid[pl][s] = true;
+                t.own_seq[pl][s] = seq;
+            }
+            if lp == NONE {
+                continue;
+            }
+            let ph = ht.parent[h] as usize;
+            let [y0, y1] = ht.private[ph].map(|x| x as usize);
+            let lp = lp as usize;
+            t.up_joint[js] = (lp * pp + y0 * p + y1) as u32;
+            t.edge_prob[js] = ht.chance_prob[h];
+            for (pl, (x, y)) in [(x0, y0), (x1, y1)].into_iter().enumerate() {
+                let s = l * p + x;
+                let up = (lp * p + y) as u32;
+                if t.up[pl][s] != NONE && t.up[pl][s] != up {
+                    return Err(err(format!(
+                        "player {pl}'s private state {x} at public node {pn} comes from two \
+                         private states of the parent node"
+                    )));
+                }
+                t.up[pl][s] = up;
+            }
+            if let TensorKind::Decision(_) = t.kind[lp] {
+                // The k-th action of every history must lead to the k-th child node.
+                let k = ht.children(ph).position(|c| c == h).unwrap() as u32;
+                if t.action_index[l] != NONE && t.action_index[l] != k {
+                    return Err(err(format!(
+                        "public node {pn} is reached by different actions from its parent; \
+                         the tensor layout needs public actions"
+                    )));
+                }
+                t.action_index[l] = k;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records layout node `l` (public node `pn`) in the decision, infoset, terminal and leaf
+    /// tables.
+    fn fill_node(&mut self, tree: &PublicTree, l: usize, pn: usize) -> Result<(), TreeError> {
+        let err = |what: String| layout_err(tree, what);
+        let p = self.p;
+        let t = self;
+        match t.kind[l] {
+            TensorKind::Decision(pl) => {
+                t.decision_index[l] = t.decisions[pl].len() as u32;
+                t.decisions[pl].push(l as u32);
+                let inf = &tree.infosets[pl];
+                let (lo, hi) = tree.nodes[pn].infoset_range;
+                let mut row = vec![NONE; p];
+                let mut na = 0u32;
+                for i in lo..hi {
+                    row[inf.private[i as usize] as usize] = i;
+                    let len = inf.range(i as usize).len() as u32;
+                    if na != 0 && na != len {
+                        return Err(err(format!(
+                            "infosets of public node {pn} have different action counts"
+                        )));
+                    }
+                    na = len;
+                }
+                let c0 = t.first_child[l] as usize;
+                for c in c0..c0 + t.num_children[l] as usize {
+                    if t.action_index[c] >= na {
+                        return Err(err(format!(
+                            "a child of public node {pn} follows no action of its {na}"
+                        )));
+                    }
+                }
+                t.a = t.a.max(na as usize);
+                t.infoset[pl].extend(row);
+                t.num_actions[pl].push(na);
+            }
+            TensorKind::Terminal => t.terminals.push(l as u32),
+            TensorKind::Leaf => t.leaves.push(l as u32),
+            TensorKind::Chance => {}
+        }
+        Ok(())
     }
 
     /// Number of nodes.
@@ -424,6 +356,145 @@ impl TensorTree {
         }
         out
     }
+}
+
+/// The error of a layout `tree` refuses.
+fn layout_err(tree: &PublicTree, what: String) -> TreeError {
+    TreeError::Factorisation {
+        game: tree.game.clone(),
+        history: String::new(),
+        what,
+    }
+}
+
+/// Refuses an empty forest, roots that are no public node, and roots below (or equal to)
+/// another root.
+fn check_roots(tree: &PublicTree, roots: &[u32]) -> Result<(), TreeError> {
+    let err = |what: String| layout_err(tree, what);
+    if roots.is_empty() {
+        return Err(err("a tensor layout needs at least one root".into()));
+    }
+    for (i, &r) in roots.iter().enumerate() {
+        if r as usize >= tree.nodes.len() {
+            return Err(err(format!("root {r} is not a public node")));
+        }
+        let mut a = r;
+        while a != NONE {
+            if roots
+                .iter()
+                .enumerate()
+                .any(|(j, &o)| o == a && (j != i || a != r))
+            {
+                return Err(err(format!(
+                    "root {r} lies below (or repeats) root {a}; forest roots must be disjoint subtrees"
+                )));
+            }
+            a = tree.nodes[a as usize].parent;
+        }
+    }
+    Ok(())
+}
+
+/// The nodes of a forest in breadth-first order, with their links and kinds.
+struct BreadthFirst {
+    /// Public node of each layout node.
+    order: Vec<u32>,
+    parent: Vec<u32>,
+    levels: Vec<(u32, u32)>,
+    first_child: Vec<u32>,
+    num_children: Vec<u32>,
+    kind: Vec<TensorKind>,
+}
+
+/// Orders the subtrees below `roots` breadth-first, cutting at `depth_limit`.
+fn breadth_first(tree: &PublicTree, roots: &[u32], depth_limit: Option<usize>) -> BreadthFirst {
+    let mut order: Vec<u32> = roots.to_vec();
+    let mut parent = vec![NONE; roots.len()];
+    let mut levels = vec![(0u32, roots.len() as u32)];
+    let mut first_child = Vec::new();
+    let mut num_children = Vec::new();
+    let mut kind = Vec::new();
+    let mut i = 0usize;
+    let mut depth = 0usize;
+    while i < order.len() {
+        if i as u32 == levels[depth].1 {
+            depth += 1;
+            levels.push((i as u32, order.len() as u32));
+        }
+        let n = order[i] as usize;
+        let node = &tree.nodes[n];
+        let at_limit = depth_limit.is_some_and(|d| depth >= d);
+        let k = match node.kind {
+            NodeKind::Terminal => TensorKind::Terminal,
+            _ if at_limit => TensorKind::Leaf,
+            NodeKind::Chance => TensorKind::Chance,
+            NodeKind::Decision(p) => TensorKind::Decision(p),
+        };
+        kind.push(k);
+        first_child.push(order.len() as u32);
+        if matches!(k, TensorKind::Chance | TensorKind::Decision(_)) {
+            for &c in &node.children {
+                order.push(c);
+                parent.push(i as u32);
+            }
+            num_children.push(node.children.len() as u32);
+        } else {
+            num_children.push(0);
+        }
+        i += 1;
+    }
+    if levels.last().is_some_and(|l| l.0 == l.1) {
+        levels.pop();
+    }
+    BreadthFirst {
+        order,
+        parent,
+        levels,
+        first_child,
+        num_children,
+        kind,
+    }
+}
+
+/// The private-state padding `P` of the layout of `order`, after refusing, before any
+/// `n * P²` joint slots are allocated, games whose private states do not name the history
+/// (poker's hole cards dealt in either order, a flop in any order) and joint layouts that
+/// are too large (P = 1326 for two hole cards).
+fn check_joint_layout(
+    tree: &PublicTree,
+    ht: &HistoryTree,
+    order: &[u32],
+) -> Result<usize, TreeError> {
+    let err = |what: String| layout_err(tree, what);
+    let n = order.len();
+    let mut p = 1usize;
+    for &pn in order {
+        for &h in ht.node_histories(pn as usize) {
+            for x in ht.private[h as usize] {
+                p = p.max(x as usize + 1);
+            }
+        }
+    }
+    let pp = p * p;
+    let mut seen = std::collections::HashSet::new();
+    for &pn in order {
+        seen.clear();
+        for &h in ht.node_histories(pn as usize) {
+            let [x0, x1] = ht.private[h as usize];
+            if !seen.insert((x0, x1)) {
+                return Err(err(format!(
+                    "public node {pn} holds two histories with private states ({x0}, {x1}); \
+                     the tensor layout needs the private states to identify the history"
+                )));
+            }
+        }
+    }
+    if n.saturating_mul(pp) > MAX_JOINT_SLOTS {
+        return Err(err(format!(
+            "the dense layout needs {n} nodes x {p}² joint slots, more than {MAX_JOINT_SLOTS}"
+        )));
+    }
+    Ok(p)
 }
 
 #[cfg(test)]

@@ -149,6 +149,194 @@ fn in_range(params: &GameParams, key: &str, v: i64, lo: i64, hi: i64) -> Result<
     Ok(())
 }
 
+/// `betting` and `bettingAbstraction`, and the subgame parameters (only their neutral values).
+fn parse_betting(params: &GameParams) -> Result<(BettingType, Abstraction), GameError> {
+    let betting = match params.string("betting", "nolimit")?.as_str() {
+        "nolimit" => BettingType::NoLimit,
+        "limit" => BettingType::Limit,
+        other => {
+            return Err(params.bad(
+                "betting",
+                &format!("`{other}` is not supported; use `limit` or `nolimit`"),
+            ));
+        }
+    };
+    let abstraction = match params.string("bettingAbstraction", "fcpa")?.as_str() {
+        "fc" => Abstraction::Fc,
+        "fcpa" => Abstraction::Fcpa,
+        "fullgame" => Abstraction::FullGame,
+        other => {
+            return Err(params.bad(
+                "bettingAbstraction",
+                &format!("`{other}` is not supported; use `fc`, `fcpa` or `fullgame`"),
+            ));
+        }
+    };
+    if betting == BettingType::Limit && abstraction == Abstraction::FullGame {
+        return Err(params.bad(
+            "bettingAbstraction",
+            "`fullgame` is only supported with `betting=nolimit`",
+        ));
+    }
+    // Subgame parameters: only their neutral values are supported.
+    if params.int("potSize", 0)? != 0 {
+        return Err(params.bad("potSize", "subgames are not supported; only 0"));
+    }
+    if !params.string("boardCards", "")?.is_empty() {
+        return Err(params.bad("boardCards", "subgames are not supported; only empty"));
+    }
+    if !params.string("handReaches", "")?.is_empty() {
+        return Err(params.bad("handReaches", "subgames are not supported; only empty"));
+    }
+    Ok((betting, abstraction))
+}
+
+/// The chips of a game: `blind` and `stack`.
+struct Chips {
+    blind: [i32; 2],
+    big_blind: i32,
+    /// The stacks the betting plays with (unbounded in limit games).
+    stack: [i32; 2],
+    /// The largest `stack` parameter.
+    max_stack_param: i32,
+}
+
+/// `blind` and `stack`.
+fn parse_chips(params: &GameParams, betting: BettingType) -> Result<Chips, GameError> {
+    let blinds = int_list(params, "blind", "100 100")?;
+    if blinds.len() != 2 {
+        return Err(params.bad("blind", "expected exactly 2 blinds (one per player)"));
+    }
+    let mut blind = [0i32; 2];
+    for (b, &v) in blind.iter_mut().zip(&blinds) {
+        in_range(params, "blind", v, 0, i32::MAX as i64)?;
+        *b = v as i32;
+    }
+    let big_blind = blind[0].max(blind[1]);
+    if big_blind < 1 {
+        return Err(params.bad("blind", "the largest blind must be at least one chip"));
+    }
+
+    let stacks = int_list(params, "stack", "1200 1200")?;
+    if stacks.len() != 2 {
+        return Err(params.bad("stack", "expected exactly 2 stacks (one per player)"));
+    }
+    let mut stack_param = [0i32; 2];
+    for (s, &v) in stack_param.iter_mut().zip(&stacks) {
+        in_range(params, "stack", v, 1, i32::MAX as i64)?;
+        *s = v as i32;
+    }
+    let max_stack_param = stack_param[0].max(stack_param[1]);
+    let stack = match betting {
+        BettingType::NoLimit => stack_param,
+        BettingType::Limit => [i32::MAX; 2],
+    };
+    for p in 0..2 {
+        if blind[p] > stack[p] {
+            return Err(params.bad("blind", &format!("blind of player {p} exceeds its stack")));
+        }
+    }
+    Ok(Chips {
+        blind,
+        big_blind,
+        stack,
+        max_stack_param,
+    })
+}
+
+/// The per-round betting rules: `raiseSize` (limit games), `firstPlayer` and `maxRaises`.
+#[allow(clippy::type_complexity)]
+fn parse_round_rules(
+    params: &GameParams,
+    betting: BettingType,
+    num_rounds: usize,
+) -> Result<([i32; MAX_ROUNDS], [u8; MAX_ROUNDS], [u8; MAX_ROUNDS]), GameError> {
+    let mut raise_size = [0i32; MAX_ROUNDS];
+    if betting == BettingType::Limit {
+        let sizes = int_list(params, "raiseSize", "100 100")?;
+        if sizes.len() < num_rounds {
+            return Err(params.bad("raiseSize", "expected one raise size per round"));
+        }
+        for (r, &v) in sizes.iter().take(num_rounds).enumerate() {
+            in_range(params, "raiseSize", v, 1, i32::MAX as i64)?;
+            raise_size[r] = v as i32;
+        }
+    }
+
+    let firsts = int_list(params, "firstPlayer", "1 1")?;
+    if firsts.len() > MAX_ROUNDS {
+        return Err(params.bad("firstPlayer", "at most 4 entries (one per round)"));
+    }
+    // ACPC: rounds without an entry start with the first player.
+    let mut first_player = [0u8; MAX_ROUNDS];
+    for (r, &v) in firsts.iter().enumerate() {
+        in_range(params, "firstPlayer", v, 1, 2)?;
+        first_player[r] = (v - 1) as u8;
+    }
+
+    let mut max_raises = [u8::MAX; MAX_ROUNDS];
+    let raises = int_list(params, "maxRaises", "")?;
+    if raises.len() > MAX_ROUNDS {
+        return Err(params.bad("maxRaises", "at most 4 entries (one per round)"));
+    }
+    for (r, &v) in raises.iter().enumerate() {
+        in_range(params, "maxRaises", v, 0, u8::MAX as i64)?;
+        max_raises[r] = v as u8;
+    }
+    Ok((raise_size, first_player, max_raises))
+}
+
+/// `numBoardCards`: the board cards dealt in each round, the count dealt up to each round, and
+/// their total, checked against the deck and the hand evaluator.
+#[allow(clippy::type_complexity)]
+fn parse_board(
+    params: &GameParams,
+    num_rounds: usize,
+    num_hole: usize,
+    deck_size: usize,
+) -> Result<([u8; MAX_ROUNDS], [u8; MAX_ROUNDS], usize), GameError> {
+    let boards = int_list(params, "numBoardCards", "0 1")?;
+    if boards.len() < num_rounds {
+        return Err(params.bad("numBoardCards", "expected one entry per round"));
+    }
+    let mut num_board = [0u8; MAX_ROUNDS];
+    let mut board_upto = [0u8; MAX_ROUNDS];
+    let mut total = 0usize;
+    for r in 0..num_rounds {
+        in_range(
+            params,
+            "numBoardCards",
+            boards[r],
+            0,
+            MAX_BOARD_CARDS as i64,
+        )?;
+        num_board[r] = boards[r] as u8;
+        total += boards[r] as usize;
+        if total > MAX_BOARD_CARDS {
+            return Err(params.bad("numBoardCards", "at most 7 board cards in all"));
+        }
+        board_upto[r] = total as u8;
+    }
+    board_upto[num_rounds..].fill(total as u8);
+    if 2 * num_hole + total > deck_size {
+        return Err(params.bad(
+            "numBoardCards",
+            "more hole and board cards than the deck holds",
+        ));
+    }
+    if !(5..=7).contains(&(num_hole + total)) {
+        return Err(params.bad(
+            "numBoardCards",
+            &format!(
+                "showdowns of {} cards (numHoleCards + board) are not supported; the hand \
+                 evaluator ranks 5 to 7 cards",
+                num_hole + total
+            ),
+        ));
+    }
+    Ok((num_board, board_upto, total))
+}
+
 impl Config {
     /// Validates `params` (unknown or unsupported parameters are errors naming the parameter)
     /// and derives every static fact of the game.
@@ -158,43 +346,7 @@ impl Config {
         if num_players != 2 {
             return Err(params.bad("numPlayers", "only 2 players are supported"));
         }
-        let betting = match params.string("betting", "nolimit")?.as_str() {
-            "nolimit" => BettingType::NoLimit,
-            "limit" => BettingType::Limit,
-            other => {
-                return Err(params.bad(
-                    "betting",
-                    &format!("`{other}` is not supported; use `limit` or `nolimit`"),
-                ));
-            }
-        };
-        let abstraction = match params.string("bettingAbstraction", "fcpa")?.as_str() {
-            "fc" => Abstraction::Fc,
-            "fcpa" => Abstraction::Fcpa,
-            "fullgame" => Abstraction::FullGame,
-            other => {
-                return Err(params.bad(
-                    "bettingAbstraction",
-                    &format!("`{other}` is not supported; use `fc`, `fcpa` or `fullgame`"),
-                ));
-            }
-        };
-        if betting == BettingType::Limit && abstraction == Abstraction::FullGame {
-            return Err(params.bad(
-                "bettingAbstraction",
-                "`fullgame` is only supported with `betting=nolimit`",
-            ));
-        }
-        // Subgame parameters: only their neutral values are supported.
-        if params.int("potSize", 0)? != 0 {
-            return Err(params.bad("potSize", "subgames are not supported; only 0"));
-        }
-        if !params.string("boardCards", "")?.is_empty() {
-            return Err(params.bad("boardCards", "subgames are not supported; only empty"));
-        }
-        if !params.string("handReaches", "")?.is_empty() {
-            return Err(params.bad("handReaches", "subgames are not supported; only empty"));
-        }
+        let (betting, abstraction) = parse_betting(params)?;
         // Only affects OpenSpiel's state struct, never strings, tensors or returns.
         let odds = params.int("calcOddsNumSims", 0)?;
         in_range(params, "calcOddsNumSims", odds, 0, i32::MAX as i64)?;
@@ -211,113 +363,11 @@ impl Config {
         let (num_suits, num_ranks, num_hole) =
             (num_suits as usize, num_ranks as usize, num_hole as usize);
 
-        let blinds = int_list(params, "blind", "100 100")?;
-        if blinds.len() != 2 {
-            return Err(params.bad("blind", "expected exactly 2 blinds (one per player)"));
-        }
-        let mut blind = [0i32; 2];
-        for (b, &v) in blind.iter_mut().zip(&blinds) {
-            in_range(params, "blind", v, 0, i32::MAX as i64)?;
-            *b = v as i32;
-        }
-        let big_blind = blind[0].max(blind[1]);
-        if big_blind < 1 {
-            return Err(params.bad("blind", "the largest blind must be at least one chip"));
-        }
-
-        let stacks = int_list(params, "stack", "1200 1200")?;
-        if stacks.len() != 2 {
-            return Err(params.bad("stack", "expected exactly 2 stacks (one per player)"));
-        }
-        let mut stack_param = [0i32; 2];
-        for (s, &v) in stack_param.iter_mut().zip(&stacks) {
-            in_range(params, "stack", v, 1, i32::MAX as i64)?;
-            *s = v as i32;
-        }
-        let max_stack_param = stack_param[0].max(stack_param[1]);
-        let stack = match betting {
-            BettingType::NoLimit => stack_param,
-            BettingType::Limit => [i32::MAX; 2],
-        };
-        for p in 0..2 {
-            if blind[p] > stack[p] {
-                return Err(params.bad("blind", &format!("blind of player {p} exceeds its stack")));
-            }
-        }
-
-        let mut raise_size = [0i32; MAX_ROUNDS];
-        if betting == BettingType::Limit {
-            let sizes = int_list(params, "raiseSize", "100 100")?;
-            if sizes.len() < num_rounds {
-                return Err(params.bad("raiseSize", "expected one raise size per round"));
-            }
-            for (r, &v) in sizes.iter().take(num_rounds).enumerate() {
-                in_range(params, "raiseSize", v, 1, i32::MAX as i64)?;
-                raise_size[r] = v as i32;
-            }
-        }
-
-        let firsts = int_list(params, "firstPlayer", "1 1")?;
-        if firsts.len() > MAX_ROUNDS {
-            return Err(params.bad("firstPlayer", "at most 4 entries (one per round)"));
-        }
-        // ACPC: rounds without an entry start with the first player.
-        let mut first_player = [0u8; MAX_ROUNDS];
-        for (r, &v) in firsts.iter().enumerate() {
-            in_range(params, "firstPlayer", v, 1, 2)?;
-            first_player[r] = (v - 1) as u8;
-        }
-
-        let mut max_raises = [u8::MAX; MAX_ROUNDS];
-        let raises = int_list(params, "maxRaises", "")?;
-        if raises.len() > MAX_ROUNDS {
-            return Err(params.bad("maxRaises", "at most 4 entries (one per round)"));
-        }
-        for (r, &v) in raises.iter().enumerate() {
-            in_range(params, "maxRaises", v, 0, u8::MAX as i64)?;
-            max_raises[r] = v as u8;
-        }
-
-        let boards = int_list(params, "numBoardCards", "0 1")?;
-        if boards.len() < num_rounds {
-            return Err(params.bad("numBoardCards", "expected one entry per round"));
-        }
-        let mut num_board = [0u8; MAX_ROUNDS];
-        let mut board_upto = [0u8; MAX_ROUNDS];
-        let mut total = 0usize;
-        for r in 0..num_rounds {
-            in_range(
-                params,
-                "numBoardCards",
-                boards[r],
-                0,
-                MAX_BOARD_CARDS as i64,
-            )?;
-            num_board[r] = boards[r] as u8;
-            total += boards[r] as usize;
-            if total > MAX_BOARD_CARDS {
-                return Err(params.bad("numBoardCards", "at most 7 board cards in all"));
-            }
-            board_upto[r] = total as u8;
-        }
-        board_upto[num_rounds..].fill(total as u8);
+        let chips = parse_chips(params, betting)?;
+        let (raise_size, first_player, max_raises) =
+            parse_round_rules(params, betting, num_rounds)?;
         let deck_size = num_suits * num_ranks;
-        if 2 * num_hole + total > deck_size {
-            return Err(params.bad(
-                "numBoardCards",
-                "more hole and board cards than the deck holds",
-            ));
-        }
-        if !(5..=7).contains(&(num_hole + total)) {
-            return Err(params.bad(
-                "numBoardCards",
-                &format!(
-                    "showdowns of {} cards (numHoleCards + board) are not supported; the hand \
-                     evaluator ranks 5 to 7 cards",
-                    num_hole + total
-                ),
-            ));
-        }
+        let (num_board, board_upto, total) = parse_board(params, num_rounds, num_hole, deck_size)?;
 
         // OpenSpiel's deck: ranks 0..num_ranks, suits 0..num_suits, ordered by rank then suit.
         let mut deck = [0u8; 52];
@@ -329,12 +379,13 @@ impl Config {
             }
         }
 
+        let max_stack_param = chips.max_stack_param;
         let mut cfg = Config {
             betting,
             abstraction,
             num_rounds,
-            blind,
-            stack,
+            blind: chips.blind,
+            stack: chips.stack,
             raise_size,
             first_player,
             max_raises,
@@ -346,7 +397,7 @@ impl Config {
             total_board: total,
             deck,
             deck_size,
-            big_blind,
+            big_blind: chips.big_blind,
             max_stack_param,
             max_game_length: 0,
             num_distinct_actions: 0,
