@@ -108,5 +108,43 @@ fn run(args: Args) -> Result<()> {
         },
         summary.run_dir.display()
     );
+    if summary.algorithm == "armac" {
+        print_next_steps(&summary);
+    }
     Ok(())
+}
+
+/// After an ARMAC run: its final exact NashConv (small games) and the two commands that look
+/// at the run next.
+fn print_next_steps(summary: &armac::run::RunSummary) {
+    let dir = shell_word(&summary.run_dir.display().to_string());
+    let game = shell_word(&summary.game);
+    if summary.nash_conv.is_finite() {
+        println!(
+            "final NashConv of the average policy: {:.4}",
+            summary.nash_conv
+        );
+    }
+    println!("next:");
+    println!("  tensorboard --logdir {dir}");
+    if summary.nash_conv.is_finite() {
+        println!("  cargo run --release --bin armac-eval -- nashconv --game {game} --policy {dir}");
+    } else {
+        println!(
+            "  cargo run --release --bin armac-eval -- lbr --game {game} --policy {dir} --variant fc --hands 2000"
+        );
+    }
+}
+
+/// `s` as one shell word: as it is when it holds no character a shell treats specially,
+/// otherwise in single quotes.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=+,".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
