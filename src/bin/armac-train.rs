@@ -130,8 +130,15 @@ fn print_next_steps(summary: &armac::run::RunSummary) {
     if summary.nash_conv.is_finite() {
         println!("  cargo run --release --bin armac-eval -- nashconv --game {game} --policy {dir}");
     } else {
+        // `armac-eval lbr` plays FCPA unless told otherwise.
+        let fcpa = armac::games::load_game("hunl_fcpa").map(|g| g.load_string());
+        let game_arg = if fcpa.is_ok_and(|s| s == summary.game) {
+            String::new()
+        } else {
+            format!(" --game {game}")
+        };
         println!(
-            "  cargo run --release --bin armac-eval -- lbr --game {game} --policy {dir} --variant fc --hands 2000"
+            "  cargo run --release --bin armac-eval -- lbr{game_arg} --policy {dir} --variant fc --hands 2000 --reference uniform"
         );
     }
 }
