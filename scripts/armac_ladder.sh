@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ARMAC ablation ladder on a small game at an equal budget per rung (issue 12):
+# ARMAC ablation ladder on a small game at an equal budget per rung:
 #   1. tabular CFR: full-width CFR (configs/<game>_cfr.toml), exact regrets and an exact average;
 #   2. tabular W, exact advantages: `armac.tabular_w = true` (π^t is regret matching on the
 #      reservoir's per-infoset mean targets instead of the W̄ head) and

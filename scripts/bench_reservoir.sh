@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory, disk and acting speed of a long Hold'em ARMAC run (issue: bounded reservoir memory).
+# Memory, disk and acting speed of a long Hold'em ARMAC run with a full reservoir of past networks.
 # Resumes configs/nlhe_fcpa_recurrent.toml from a synthetic reservoir of 1,024 past networks (copies of
 # θ^0, written in seconds) and, as the peer, from a reservoir of 8, trains each for SECONDS
 # and prints peak RSS, disk use and acting steps/s with their ratios.

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# One call's worth of measurements on a lent GPU machine (the `device` tool: an NVIDIA H100/H200
-# with 16 CPU cores, no Rust toolchain, no network). Everything it runs is built here first:
+# One run's worth of measurements on a GPU machine (for example an NVIDIA H100/H200 with 16 CPU
+# cores, no Rust toolchain and no network). Everything it runs is built here first:
 #
 #   CARGO_TARGET_DIR=/work/tgt-wgpu cargo build --release --features wgpu --bin armac-bench
 #   scripts/device_bench.sh --pack      # strips and packs the binaries into .devbin/ (ignored)
 #
-# and the call carries `.devbin` (plus `.gl`, the Vulkan/EGL loader packages of the device
-# README, and optionally `.whl` with an open_spiel wheel) and runs `scripts/device_bench.sh`.
+# and the GPU machine gets `.devbin` (plus `.gl`, the Vulkan/EGL loader packages, and optionally
+# `.whl` with an open_spiel wheel) and runs `scripts/device_bench.sh`.
 # Stages, each under its own time limit, each writing JSON lines / tables to $OUT (or /tmp):
 #   1. ARMAC learner steps/s, wgpu (the GPU through Vulkan) against flex (all CPU cores), for the
 #      shipped small-game, Hold'em feed-forward and Hold'em recurrent shapes and one large batch;

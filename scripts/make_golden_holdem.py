@@ -19,7 +19,7 @@ import time
 
 import pyspiel
 
-# The acceptance game of issue 13 Part B: 2 suits x 5 ranks, 2 hole cards, a 3-card flop,
+# The tiny Hold'em of the tests: 2 suits x 5 ranks, 2 hole cards, a 3-card flop,
 # limit betting (no preflop raise, one flop raise). Blinds 5/2 and raise 7: with 2/1 and 4,
 # some action values tie exactly after one CFR iteration (a pair's fold and call are both
 # worth -1), and OpenSpiel's rounding residue there makes its curve rounding-driven (see

@@ -108,5 +108,50 @@ fn run(args: Args) -> Result<()> {
         },
         summary.run_dir.display()
     );
+    if summary.algorithm == "armac" {
+        print_next_steps(&summary);
+    }
     Ok(())
+}
+
+/// After an ARMAC run: its final exact NashConv (small games) and the two commands that look
+/// at the run next.
+fn print_next_steps(summary: &armac::run::RunSummary) {
+    let dir = shell_word(&summary.run_dir.display().to_string());
+    let game = shell_word(&summary.game);
+    if summary.nash_conv.is_finite() {
+        println!(
+            "final NashConv of the average policy: {:.4}",
+            summary.nash_conv
+        );
+    }
+    println!("next:");
+    println!("  tensorboard --logdir {dir}");
+    if summary.nash_conv.is_finite() {
+        println!("  cargo run --release --bin armac-eval -- nashconv --game {game} --policy {dir}");
+    } else {
+        // `armac-eval lbr` plays FCPA unless told otherwise.
+        let fcpa = armac::games::load_game("hunl_fcpa").map(|g| g.load_string());
+        let game_arg = if fcpa.is_ok_and(|s| s == summary.game) {
+            String::new()
+        } else {
+            format!(" --game {game}")
+        };
+        println!(
+            "  cargo run --release --bin armac-eval -- lbr{game_arg} --policy {dir} --variant fc --hands 2000 --reference uniform"
+        );
+    }
+}
+
+/// `s` as one shell word: as it is when it holds no character a shell treats specially,
+/// otherwise in single quotes.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=+,".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
