@@ -1,0 +1,72 @@
+//! The validated settings of an ARMAC run, as [`super::Config::armac`] returns them.
+
+use super::PolyakScope;
+use crate::nn::armac::SnapshotPrecision;
+use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
+use crate::rl::memory::{MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
+
+/// Validated settings of an ARMAC run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArmacSettings {
+    pub game: String,
+    pub epochs: u64,
+    pub episodes_per_epoch: usize,
+    pub learning_steps: usize,
+    pub batch_trajectories: usize,
+    pub learning_rate: f64,
+    pub lambda: f64,
+    pub reservoir_capacity: usize,
+    pub replay_capacity: usize,
+    pub snapshot_memory_mb: usize,
+    pub snapshot_precision: SnapshotPrecision,
+    pub candidate_decay: f64,
+    pub past_draw: PastDraw,
+    pub memory: MemoryKind,
+    pub memory_capacity: usize,
+    pub memory_batch: usize,
+    pub memory_weights: MemoryWeights,
+    pub memory_sampling: MemorySampling,
+    pub memory_targets: MemoryTargets,
+    pub behaviour: Behaviour,
+    pub memory_max_weight: f64,
+    pub memory_regret_power: f64,
+    pub memory_policy_power: f64,
+    pub regret_target_growth: f64,
+    pub polyak: f64,
+    pub polyak_scope: PolyakScope,
+    pub adam_beta1: f64,
+    pub lr_decay_epochs: f64,
+    pub reward_scale: Option<f64>,
+    pub loss_weights: [f64; 4],
+    pub exact_advantages: bool,
+    pub tabular_w: bool,
+    pub advantage_target: AdvantageTarget,
+    pub chance_baseline: bool,
+    pub actors: usize,
+    pub learner_threads: usize,
+    pub games_per_group: usize,
+    pub eval_fraction: f64,
+    pub hidden: usize,
+    pub layers: usize,
+    pub recurrent: bool,
+    pub zero_init_heads: bool,
+    pub separate_regret_encoder: bool,
+    pub unroll_length: usize,
+    pub device: String,
+    pub exact_eval: bool,
+    pub diagnostics: bool,
+    pub eval_every: u64,
+    pub checkpoint_every: u64,
+    pub checkpoint_seconds: f64,
+}
+
+impl ArmacSettings {
+    /// Adam's step size in epoch `t` (see `armac.lr_decay_epochs`).
+    pub fn learning_rate_at(&self, epoch: u64) -> f64 {
+        if self.lr_decay_epochs > 0.0 {
+            self.learning_rate / (1.0 + epoch as f64 / self.lr_decay_epochs).sqrt()
+        } else {
+            self.learning_rate
+        }
+    }
+}
