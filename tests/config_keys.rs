@@ -34,8 +34,14 @@ fn every_config_key_is_documented() {
             .filter(|k| !text.contains(&format!("`{k}`")))
             .collect();
         if !absent.is_empty() {
+            let file = root.join(page);
+            let state = if file.is_file() {
+                ""
+            } else {
+                " (the file does not exist)"
+            };
             missing.push(format!(
-                "{page} does not mention {} key(s), each wanted as `key` in backticks: {}",
+                "{page}{state} does not mention {} key(s), each wanted as `key` in backticks: {}",
                 absent.len(),
                 absent.join(", ")
             ));

@@ -65,7 +65,7 @@ pub struct ArmacConfig {
     pub candidate_decay: f64,
     /// How often actors draw the past epoch `j` the opponent plays (and the exploring network
     /// and candidate): `"episode"` (Algorithm 1, default) or `"group"` (one draw per lock-step
-    /// group of `games_per_group` episodes, as the first version did: measured on Leduc, far
+    /// group of `games_per_group` episodes; on Leduc it gives far
     /// fewer distinct `π^j` per epoch and a noisier mean-regret target).
     ///
     /// `"latest"` always plays the previous epoch `j = t − 1` (each epoch then contributes the
@@ -239,8 +239,8 @@ pub struct ArmacConfig {
     #[serde(default)]
     pub recurrent: bool,
     /// Zero-initialise the regret and average-policy output layers (uniform `π^0` and `π̄^0`;
-    /// default); `false` starts them at random weights like every other layer, as the first
-    /// version did (measured on Kuhn, 30 epochs, seeds 1-3: final NashConv of π̄ 0.215 on
+    /// default); `false` starts them at random weights like every other layer
+    /// (measured on Kuhn, 30 epochs, seeds 1-3: final NashConv of π̄ 0.215 on
     /// average with zero heads against 0.280 without, and a monotone curve).
     #[serde(default = "d_true")]
     pub zero_init_heads: bool,

@@ -516,17 +516,15 @@ fn key_reference_lists_every_key_of_the_structs_once() {
 
 /// Dotted keys of the leaves (non-table values) of `v`.
 fn leaf_keys(prefix: &str, v: &toml::Value, out: &mut Vec<String>) {
-    match v {
-        toml::Value::Table(t) => {
-            for (k, v) in t {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                leaf_keys(&key, v, out);
-            }
-        }
-        _ => out.push(prefix.to_string()),
+    let mut stack = vec![(prefix.to_string(), v)];
+    while let Some((path, value)) = stack.pop() {
+        let Some(t) = value.as_table() else {
+            out.push(path);
+            continue;
+        };
+        stack.extend(t.iter().map(|(k, v)| match path.as_str() {
+            "" => (k.clone(), v),
+            p => (format!("{p}.{k}"), v),
+        }));
     }
 }
