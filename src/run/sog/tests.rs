@@ -22,7 +22,9 @@ fn the_tensor_engine_is_accepted_and_its_device_checked() {
     for dev in ["tpu", "gpu"] {
         let mut t = t.clone();
         apply_override(&mut t, &format!("sog.search.device=\"{dev}\"")).unwrap();
-        let e = Config::from_table(t, "x").unwrap().sog().unwrap_err();
+        let e = Config::from_table(t, "x")
+            .and_then(|c| c.sog())
+            .unwrap_err();
         assert!(e.to_string().contains("sog.search.device"), "{dev}: {e}");
     }
 }
@@ -61,7 +63,9 @@ fn bad_sog_values_name_the_key() {
     ] {
         let mut t = base();
         apply_override(&mut t, kv).unwrap();
-        let e = Config::from_table(t, "x").unwrap().sog().unwrap_err();
+        let e = Config::from_table(t, "x")
+            .and_then(|c| c.sog())
+            .unwrap_err();
         assert!(e.to_string().contains(key), "{kv}: {e}");
     }
     // Unknown keys and wrong types are refused while typing the table.

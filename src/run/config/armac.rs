@@ -1,0 +1,565 @@
+//! `[armac]`: ARMAC's raw keys, their defaults, and their validation into [`ArmacSettings`].
+
+use super::validate::Section;
+use super::{ArmacSettings, Config, ConfigError, DeviceName, d_device, d_hidden, d_layers, d_true};
+use crate::nn::armac::SnapshotPrecision;
+use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
+pub use crate::rl::armac::PolyakScope;
+use crate::rl::memory::{MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
+use serde::{Deserialize, Serialize};
+
+/// `[armac]`: ARMAC's hyper-parameters (defaults follow the paper where it states them).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ArmacConfig {
+    /// Number of epochs (Algorithm 1's outer loop).
+    pub epochs: u64,
+    /// Episodes the actors play per epoch (K_act).
+    #[serde(default = "d_episodes")]
+    pub episodes_per_epoch: usize,
+    /// Learning steps per epoch (K_learn; the paper's epochs are 100 steps).
+    #[serde(default = "d_learning_steps")]
+    pub learning_steps_per_epoch: usize,
+    /// Trajectories per learning batch (the paper: 64).
+    #[serde(default = "d_batch")]
+    pub batch_trajectories: usize,
+    /// Adam's learning rate (the paper: 5e-5; β1 = 0, β2 = 0.999).
+    #[serde(default = "d_lr")]
+    pub learning_rate: f64,
+    /// Tree-Backup's λ.
+    #[serde(default = "d_lambda")]
+    pub lambda: f64,
+    /// Capacity of the reservoir of past networks (the paper: 1024).
+    #[serde(default = "d_reservoir")]
+    pub reservoir_capacity: usize,
+    /// Capacity of the replay memory of trajectories the learner samples from (first in, first
+    /// out; at least `episodes_per_epoch`). Section 3 of the paper trains "on all previous data"
+    /// from replay memory; past epochs' targets stay valid because each trajectory stores the
+    /// advantages and policy of the past network that produced it.
+    #[serde(default = "d_replay")]
+    pub replay_capacity: usize,
+    /// Memory for past networks, in MiB: the actors draw past epochs from a working set of as
+    /// many as fit (two f32 networks each), all of the reservoir while it fits; a sixteenth of
+    /// the set rotates every epoch (see `rl::working_set`). The default suits a 24 GB machine.
+    #[serde(default = "d_snapshot_memory")]
+    pub snapshot_memory_mb: usize,
+    /// Precision of the reservoir's network files and of the past networks in memory: `f16`
+    /// (default; half the disk) or `f32`.
+    #[serde(default)]
+    pub snapshot_precision: SnapshotPrecision,
+    /// Memory of the exploration candidates' ranking (section 3.3): before each epoch's
+    /// evaluation returns are added, the earlier tallies are multiplied by this factor in
+    /// [0, 1). 0 ranks on the epoch's own evaluations alone (about one evaluation group per
+    /// epoch at the default `eval_fraction`).
+    #[serde(default)]
+    pub candidate_decay: f64,
+    /// How often actors draw the past epoch `j` the opponent plays (and the exploring network
+    /// and candidate): `"episode"` (Algorithm 1, default) or `"group"` (one draw per lock-step
+    /// group of `games_per_group` episodes; on Leduc it gives far
+    /// fewer distinct `π^j` per epoch and a noisier mean-regret target).
+    ///
+    /// `"latest"` always plays the previous epoch `j = t − 1` (each epoch then contributes the
+    /// advantages of one policy, and a reservoir `memory` keeps them all); it is the default with
+    /// `memory = "reservoir"`, which requires it.
+    #[serde(default)]
+    pub past_draw: Option<PastDraw>,
+    /// Where the mean-regret and average-policy heads get their targets:
+    /// * `"replay"` (Algorithm 1 as stated): the decisions of the trajectories in the replay
+    ///   memory, with `j` drawn anew in every episode, so the regression target of `W̄` is a
+    ///   single-sample advantage of a random past policy;
+    /// * `"reservoir"`: every learning decision ever played goes into two reservoirs (regret and
+    ///   average-policy samples, uniform over all epochs, `memory_capacity` each) and the heads
+    ///   regress on `memory_batch` rows of each per step. With `past_draw = "latest"` each epoch
+    ///   adds the advantages of `π^{t−1}`, so the reservoir's mean at an information state is the
+    ///   mean regret of Eq. 3 over all epochs and its noise falls with the number of epochs
+    ///   instead of staying at the replay's level (the Deep CFR memory, with ARMAC's critic
+    ///   giving the advantages). The critic and the immediate-regret head still train on the
+    ///   replay. Feed-forward networks only.
+    #[serde(default)]
+    pub memory: MemoryKind,
+    /// Samples kept in each reservoir of `memory = "reservoir"`.
+    #[serde(default = "d_memory_capacity")]
+    pub memory_capacity: usize,
+    /// Rows drawn from each reservoir per learning step.
+    #[serde(default = "d_memory_batch")]
+    pub memory_batch: usize,
+    /// Loss weight of a reservoir sample: `"reach"` (default) divides by the learning player's
+    /// behaviour reach `η_i^μ(s)` (clipped at `memory_max_weight`), so that samples from epochs
+    /// with different behaviour policies combine as Eq. 3 and the average-policy definition
+    /// weigh them; `"none"` weighs them all 1.
+    #[serde(default)]
+    pub memory_weights: MemoryWeights,
+    /// How rows are drawn from the reservoirs: `"uniform"` (default; each row's loss weighted
+    /// by its sample's weight) or `"weighted"` (drawn with probability proportional to that
+    /// weight, every row weighing the same: the same expected gradient, less spread) or
+    /// `"states"` (no draw: one row per information state held, weighted by its samples'
+    /// summed weight, which is the weighted draw's expected loss without its noise; needs mean
+    /// `memory_targets`, ignores `memory_batch`, and costs a row per distinct state per step,
+    /// so it suits games of a few thousand states).
+    #[serde(default)]
+    pub memory_sampling: MemorySampling,
+    /// What reservoir rows regress on: `"sample"` (default; each row its own advantages or
+    /// played policy, as Algorithm 1's rows) or `"infoset_mean"` (the weighted mean target of
+    /// every sample held at the row's information state: the same objective and expected
+    /// gradient, without the targets' spread within a state; `rl::memory` module docs) or
+    /// `"infoset_mean_all"` (the weighted mean of every sample ever offered at the state while
+    /// the reservoir holds one there: the same estimate from all the data, not the reservoir's
+    /// subsample, so its noise keeps falling once the reservoir is full; checkpoints keep the
+    /// sums in `memory_means.bin`).
+    #[serde(default)]
+    pub memory_targets: MemoryTargets,
+    /// The learning player's behaviour policy in learning episodes: `"candidates"` (default;
+    /// the exploration candidates of section 3.3 computed from the latest or a past network) or
+    /// `"uniform"` (one fixed policy for every epoch: all samples at an information state then
+    /// share one behaviour reach, which a per-state factor regret matching ignores, so
+    /// `memory_weights = "none"` is exact and no weight adds noise or clipping bias).
+    #[serde(default)]
+    pub behaviour: Behaviour,
+    /// Largest weight `1 / η_i^μ(s)` of a reservoir sample.
+    #[serde(default = "d_memory_max_weight")]
+    pub memory_max_weight: f64,
+    /// Epoch weighting of the mean-regret samples: a sample of epoch `e` also weighs
+    /// `(e + 1)^γ`. 0 weighs every epoch alike (Eq. 3 as stated); 1 is linear CFR's weighting,
+    /// which Deep CFR uses: the early epochs, played against cruder critics, fade.
+    #[serde(default)]
+    pub memory_regret_power: f64,
+    /// The same for the average-policy samples (1: the linearly weighted average strategy).
+    #[serde(default)]
+    pub memory_policy_power: f64,
+    /// Growth exponent `g` of the mean-regret targets (reservoir memory only): when the latest
+    /// epoch held is `t`, every regret row regresses on its target times `(t + 1)^g`. Regret
+    /// matching ignores a positive scale, so the policies are unchanged in the tabular limit,
+    /// but the mean regret shrinks like `1/√t` while Adam's jitter in the head's outputs does
+    /// not; `g = 0.5` keeps the targets' size about constant. 0 (the default) leaves them as
+    /// they are.
+    #[serde(default)]
+    pub regret_target_growth: f64,
+    /// Polyak averaging of the learner's weights, in [0, 1): the networks the actors play and
+    /// the run evaluates and saves (`π^t`, the critics of past epochs, `π̄`) are the
+    /// exponential moving average with this decay per learning step; 0 uses the raw weights
+    /// (Algorithm 1 as stated).
+    #[serde(default)]
+    pub polyak: f64,
+    /// What the Polyak average replaces: `"all"` (default; every network the actors play and
+    /// the run saves) or `"regret"` (only the mean-regret path, its own encoder and the `W̄`
+    /// head, so `π^t` is smoothed while the critics that evaluate it stay current; needs
+    /// `separate_regret_encoder = true` and `polyak > 0`).
+    #[serde(default)]
+    pub polyak_scope: PolyakScope,
+    /// Adam's first-moment decay β1, in [0, 1): 0 (the paper's) normalises every step's own
+    /// gradient; β1 > 0 averages the noisy gradients of about `1 / (1 − β1)` steps first.
+    #[serde(default)]
+    pub adam_beta1: f64,
+    /// Learning-rate decay: in epoch `t` Adam's step size is
+    /// `learning_rate / sqrt(1 + t / lr_decay_epochs)`; 0 keeps it constant. A step size that
+    /// shrinks lets the mean-regret head average its noisy targets over ever more samples (a
+    /// constant one leaves it a fixed noise floor).
+    #[serde(default)]
+    pub lr_decay_epochs: f64,
+    /// Returns are divided by this before the networks see them. Default: the game's largest
+    /// absolute payoff, which suits small games; in no-limit Hold'em (stacks of 200 big blinds)
+    /// it would squeeze typical pots far below Adam's noise, so the FCPA config sets 20 big
+    /// blinds.
+    #[serde(default)]
+    pub reward_scale: Option<f64>,
+    /// Weights of the critic, mean-regret, immediate-regret and average-policy losses in the
+    /// sum the shared encoder is trained on (`[1, 1, 1, 1]`: Algorithm 1's plain sum).
+    #[serde(default = "d_loss_weights")]
+    pub loss_weights: [f64; 4],
+    /// Ablation (small games only, needs `exact_eval`): the mean-regret targets are the exact
+    /// advantages `q_{π^j}(h, a) − v_{π^j}(h)` computed over the game tree instead of the past
+    /// critic's estimates (the critic still trains, for the immediate-regret head).
+    #[serde(default)]
+    pub exact_advantages: bool,
+    /// Ablation (small games only, needs `exact_eval`, the reservoir memory and uniform
+    /// behaviour): the actors play `π^t` = regret matching on the reservoir's per-infoset
+    /// weighted means of the mean-regret targets (a table: the limit of a head of unlimited
+    /// capacity fitted exactly to the data) instead of regret matching on the `W̄` head. The
+    /// head still trains; evaluations and diagnostics score the table's policy as `π^t`.
+    #[serde(default)]
+    pub tabular_w: bool,
+    /// The mean-regret target stored at a learning decision: `"history"` (Algorithm 1:
+    /// `q_j(h, ·) − v_j(h)` at the sampled history) or `"infoset"` (its expectation over the
+    /// histories the learning player cannot tell apart, weighted by chance and the opponent's
+    /// `π^j`: the opponent's private information stops being noise in the target), or
+    /// `"corrected"` (the critic's advantages plus the sampled episode's importance-weighted
+    /// residual: the critic becomes a control variate and the target an unbiased estimate of
+    /// `π^j`'s advantages whatever the critic's error, at the price of variance; the actors
+    /// also query the past critic at the opponent's decisions), or `"corrected_infoset"`
+    /// (`"corrected"` whose control variate's mean is the critic's advantage averaged over
+    /// the information state's histories as with `"infoset"`, instead of the one at the
+    /// sampled history: same expectation, and the opponent's private information no longer
+    /// moves the critic's part of the target; feed-forward networks). `exact_advantages`
+    /// overrides it.
+    #[serde(default)]
+    pub advantage_target: AdvantageTarget,
+    /// With `advantage_target = "corrected"` and a feed-forward network: a baseline at the
+    /// chance nodes between decisions too (Leduc's public card, a poker street): the actors
+    /// evaluate `π^j` and the past critic at every outcome of the chance node and pass
+    /// `Σ_o p(o) v(h_o) + ũ(h_{o*}) − v(h_{o*})` upwards instead of `ũ(h_{o*})`, which removes
+    /// most of the luck of the draw from the targets of the decisions before it (still
+    /// unbiased). Chance nodes with an outcome that is not a decision keep no baseline.
+    #[serde(default)]
+    pub chance_baseline: bool,
+    /// Actor threads.
+    #[serde(default = "d_actors")]
+    pub actors: usize,
+    /// Threads of the learner's matrix products (burn's CPU backend splits large ones over a
+    /// rayon pool). 0 (default): the cores the actor threads leave, at least 1; with one actor
+    /// on two cores that is 1, which keeps the pool's worker threads from competing with the
+    /// actor (measured on Leduc, side by side on a loaded 2-core machine: 36 and 38 epochs in
+    /// 120 s against 24 and 28 with the backend's default pool of one thread per core).
+    #[serde(default)]
+    pub learner_threads: usize,
+    /// Episodes each actor plays in lock-step (one batched forward pass per step).
+    #[serde(default = "d_games")]
+    pub games_per_group: usize,
+    /// Fraction of actor groups that rank exploration candidates against the average policy.
+    #[serde(default = "d_eval_fraction")]
+    pub eval_fraction: f64,
+    /// Width of the hidden layers.
+    #[serde(default = "d_hidden")]
+    pub hidden: usize,
+    /// Number of encoder layers (feed-forward encoder only).
+    #[serde(default = "d_layers")]
+    pub layers: usize,
+    /// Use the recurrent network of Appendix F (`Linear → DoubleReLU → LSTM` encoder over
+    /// per-step observation tensors, LSTM state carried through each episode) instead of the
+    /// feed-forward one over information-state tensors.
+    #[serde(default)]
+    pub recurrent: bool,
+    /// Zero-initialise the regret and average-policy output layers (uniform `π^0` and `π̄^0`;
+    /// default); `false` starts them at random weights like every other layer
+    /// (measured on Kuhn, 30 epochs, seeds 1-3: final NashConv of π̄ 0.215 on
+    /// average with zero heads against 0.280 without, and a monotone curve).
+    #[serde(default = "d_true")]
+    pub zero_init_heads: bool,
+    /// Give the mean-regret head `W̄` its own encoder (same sizes as the shared one), so that
+    /// the critic's and the other heads' losses do not move the features it reads; feed-forward
+    /// networks only. Default false (Appendix F's single shared encoder).
+    #[serde(default)]
+    pub separate_regret_encoder: bool,
+    /// Recurrent learner: steps per unroll (backpropagation through time); longer episodes are
+    /// split into consecutive unrolls whose LSTM states carry over.
+    #[serde(default = "d_unroll")]
+    pub unroll_length: usize,
+    /// Compute device of the learner: `flex` (CPU), `wgpu`, `cuda` or `default`.
+    #[serde(default = "d_device")]
+    pub device: DeviceName,
+    /// Compute exact NashConv of the networks every `eval.every` epochs (small games only).
+    #[serde(default = "d_true")]
+    pub exact_eval: bool,
+    /// Exact diagnostics along the network's own policy sequence (W error against regret
+    /// matching on exact regrets, NashConv of the exact average, policy movement) in
+    /// `metrics.csv` and TensorBoard; small games only, needs `exact_eval`.
+    #[serde(default)]
+    pub diagnostics: bool,
+}
+
+fn d_episodes() -> usize {
+    256
+}
+fn d_learning_steps() -> usize {
+    100
+}
+fn d_batch() -> usize {
+    64
+}
+fn d_lr() -> f64 {
+    5e-5
+}
+fn d_lambda() -> f64 {
+    0.9
+}
+fn d_reservoir() -> usize {
+    1024
+}
+fn d_replay() -> usize {
+    8192
+}
+fn d_actors() -> usize {
+    1
+}
+fn d_games() -> usize {
+    64
+}
+fn d_eval_fraction() -> f64 {
+    0.1
+}
+fn d_unroll() -> usize {
+    32
+}
+fn d_loss_weights() -> [f64; 4] {
+    [1.0; 4]
+}
+fn d_memory_capacity() -> usize {
+    1 << 20
+}
+fn d_memory_batch() -> usize {
+    128
+}
+fn d_memory_max_weight() -> f64 {
+    20.0
+}
+fn d_snapshot_memory() -> usize {
+    2048
+}
+
+/// The errors of `armac.*` keys.
+const ARMAC: Section = Section("armac");
+
+impl Config {
+    /// Validates an ARMAC config into settings.
+    pub fn armac(&self) -> Result<ArmacSettings, ConfigError> {
+        let a = self.armac.as_ref().ok_or_else(|| ConfigError::Value {
+            key: "armac".into(),
+            reason: "missing: add an [armac] section".into(),
+        })?;
+        check_sizes(a)?;
+        check_requirements(a)?;
+        let past_draw = check_memory(a)?;
+        check_ranges(a)?;
+        self.check_schedule(true)?;
+        Ok(self.armac_settings(a, past_draw))
+    }
+
+    /// The settings of a validated `[armac]` section with the run's schedule.
+    fn armac_settings(&self, a: &ArmacConfig, past_draw: PastDraw) -> ArmacSettings {
+        ArmacSettings {
+            game: self.game.clone(),
+            epochs: a.epochs,
+            episodes_per_epoch: a.episodes_per_epoch,
+            learning_steps: a.learning_steps_per_epoch,
+            batch_trajectories: a.batch_trajectories,
+            learning_rate: a.learning_rate,
+            lambda: a.lambda,
+            reservoir_capacity: a.reservoir_capacity,
+            replay_capacity: a.replay_capacity,
+            snapshot_memory_mb: a.snapshot_memory_mb,
+            snapshot_precision: a.snapshot_precision,
+            candidate_decay: a.candidate_decay,
+            past_draw,
+            memory: a.memory,
+            memory_capacity: a.memory_capacity,
+            memory_batch: a.memory_batch,
+            memory_weights: a.memory_weights,
+            memory_sampling: a.memory_sampling,
+            memory_targets: a.memory_targets,
+            behaviour: a.behaviour,
+            memory_max_weight: a.memory_max_weight,
+            memory_regret_power: a.memory_regret_power,
+            regret_target_growth: a.regret_target_growth,
+            memory_policy_power: a.memory_policy_power,
+            polyak: a.polyak,
+            polyak_scope: a.polyak_scope,
+            adam_beta1: a.adam_beta1,
+            lr_decay_epochs: a.lr_decay_epochs,
+            reward_scale: a.reward_scale,
+            loss_weights: a.loss_weights,
+            exact_advantages: a.exact_advantages,
+            tabular_w: a.tabular_w,
+            advantage_target: a.advantage_target,
+            chance_baseline: a.chance_baseline,
+            actors: a.actors,
+            learner_threads: a.learner_threads,
+            games_per_group: a.games_per_group,
+            eval_fraction: a.eval_fraction,
+            hidden: a.hidden,
+            layers: a.layers,
+            recurrent: a.recurrent,
+            zero_init_heads: a.zero_init_heads,
+            separate_regret_encoder: a.separate_regret_encoder,
+            unroll_length: a.unroll_length,
+            device: a.device.as_str().to_string(),
+            exact_eval: a.exact_eval,
+            diagnostics: a.diagnostics,
+            eval_every: self.eval.every,
+            checkpoint_every: self.checkpoint.every_epochs,
+            checkpoint_seconds: self.checkpoint.every_seconds,
+        }
+    }
+}
+
+/// Counts and capacities, and the learning rate and λ.
+fn check_sizes(a: &ArmacConfig) -> Result<(), ConfigError> {
+    ARMAC.at_least_one(&[
+        ("epochs", a.epochs as usize),
+        ("episodes_per_epoch", a.episodes_per_epoch),
+        ("learning_steps_per_epoch", a.learning_steps_per_epoch),
+        ("batch_trajectories", a.batch_trajectories),
+        ("reservoir_capacity", a.reservoir_capacity),
+        ("snapshot_memory_mb", a.snapshot_memory_mb),
+        ("actors", a.actors),
+        ("games_per_group", a.games_per_group),
+        ("hidden", a.hidden),
+        ("layers", a.layers),
+        ("unroll_length", a.unroll_length),
+    ])?;
+    ARMAC.require(
+        a.learner_threads <= 1024,
+        "learner_threads",
+        "must be at most 1024 (0: the cores the actors leave)",
+    )?;
+    ARMAC.require(
+        a.replay_capacity >= a.episodes_per_epoch,
+        "replay_capacity",
+        "must be at least episodes_per_epoch (one epoch of trajectories)",
+    )?;
+    ARMAC.positive("learning_rate", a.learning_rate)?;
+    ARMAC.in_unit(&[("lambda", a.lambda)])
+}
+
+/// The options that need exact evaluation, a target kind or a network kind.
+fn check_requirements(a: &ArmacConfig) -> Result<(), ConfigError> {
+    ARMAC.require(
+        !a.diagnostics || a.exact_eval,
+        "diagnostics",
+        "needs armac.exact_eval = true (diagnostics are exact, small games only)",
+    )?;
+    ARMAC.require(
+        !a.exact_advantages || a.exact_eval,
+        "exact_advantages",
+        "needs armac.exact_eval = true (exact values exist for small games only)",
+    )?;
+    if a.tabular_w {
+        let why = if !a.exact_eval {
+            Some(
+                "needs armac.exact_eval = true (the table is kept over the game tree, small games only)",
+            )
+        } else if a.memory != MemoryKind::Reservoir {
+            Some("needs armac.memory = \"reservoir\" (the table holds the reservoir's means)")
+        } else if a.behaviour != Behaviour::Uniform {
+            Some(
+                "needs armac.behaviour = \"uniform\" (only the latest and the previous \
+                 epoch's tables are kept, and candidates can play older epochs)",
+            )
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(ARMAC.error("tabular_w", why));
+        }
+    }
+    if a.chance_baseline {
+        let why = if !a.advantage_target.is_corrected() {
+            Some("needs armac.advantage_target = \"corrected\" or \"corrected_infoset\"")
+        } else if a.recurrent {
+            Some("needs a feed-forward network (armac.recurrent = false)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(ARMAC.error("chance_baseline", why));
+        }
+    }
+    ARMAC.require(
+        !(a.advantage_target.uses_infoset() && a.recurrent),
+        "advantage_target",
+        "\"infoset\" and \"corrected_infoset\" need a feed-forward network \
+         (armac.recurrent = false)",
+    )?;
+    ARMAC.require(
+        a.reward_scale.is_none_or(|x| x.is_finite() && x > 0.0),
+        "reward_scale",
+        "must be a positive number",
+    )?;
+    ARMAC.require(
+        a.loss_weights.iter().all(|w| w.is_finite() && *w >= 0.0),
+        "loss_weights",
+        "must be four numbers >= 0",
+    )?;
+    ARMAC.require(
+        a.lr_decay_epochs.is_finite() && a.lr_decay_epochs >= 0.0,
+        "lr_decay_epochs",
+        "must be a number >= 0 (0: constant rate)",
+    )
+}
+
+/// The memory keys; returns the past-epoch draw they imply.
+fn check_memory(a: &ArmacConfig) -> Result<PastDraw, ConfigError> {
+    let reservoir = a.memory == MemoryKind::Reservoir;
+    let past_draw = match (a.memory, a.past_draw) {
+        (MemoryKind::Replay, d) => d.unwrap_or_default(),
+        (MemoryKind::Reservoir, None | Some(PastDraw::Latest)) => PastDraw::Latest,
+        (MemoryKind::Reservoir, Some(_)) => {
+            return Err(ARMAC.error(
+                "past_draw",
+                "must be \"latest\" with armac.memory = \"reservoir\" (each epoch adds the \
+                 advantages of the previous epoch's policy to the reservoir)",
+            ));
+        }
+    };
+    if reservoir {
+        ARMAC.require(
+            !a.recurrent,
+            "memory",
+            "\"reservoir\" needs the feed-forward network (armac.recurrent = false): \
+             its samples are single decisions, not sequences",
+        )?;
+        ARMAC.require(
+            a.memory_capacity != 0 && a.memory_batch != 0,
+            "memory_capacity / memory_batch",
+            "must be at least 1 with armac.memory = \"reservoir\"",
+        )?;
+    }
+    ARMAC.require(
+        reservoir || a.regret_target_growth == 0.0,
+        "regret_target_growth",
+        "needs armac.memory = \"reservoir\"",
+    )?;
+    ARMAC.require(
+        a.memory_sampling != MemorySampling::States || a.memory_targets.is_mean(),
+        "memory_sampling",
+        "\"states\" trains on each state's mean target: it needs armac.memory_targets = \
+         \"infoset_mean\" or \"infoset_mean_all\"",
+    )?;
+    ARMAC.require(
+        reservoir || a.memory_targets == MemoryTargets::Sample,
+        "memory_targets",
+        "mean targets need armac.memory = \"reservoir\"",
+    )?;
+    Ok(past_draw)
+}
+
+/// Weights, exponents and decays.
+fn check_ranges(a: &ArmacConfig) -> Result<(), ConfigError> {
+    ARMAC.require(
+        !(a.recurrent && a.separate_regret_encoder),
+        "separate_regret_encoder",
+        "needs the feed-forward network (armac.recurrent = false)",
+    )?;
+    ARMAC.require(
+        a.memory_max_weight.is_finite() && a.memory_max_weight >= 1.0,
+        "memory_max_weight",
+        "must be a number >= 1",
+    )?;
+    for (key, v) in [
+        ("memory_regret_power", a.memory_regret_power),
+        ("memory_policy_power", a.memory_policy_power),
+        ("regret_target_growth", a.regret_target_growth),
+    ] {
+        ARMAC.require(
+            v.is_finite() && (0.0..=4.0).contains(&v),
+            key,
+            "must be a number in [0, 4]",
+        )?;
+    }
+    ARMAC.below_one(&[("polyak", a.polyak)])?;
+    if a.polyak_scope == PolyakScope::Regret {
+        ARMAC.require(
+            a.separate_regret_encoder,
+            "polyak_scope",
+            "\"regret\" needs separate_regret_encoder = true",
+        )?;
+        ARMAC.require(
+            a.polyak != 0.0,
+            "polyak_scope",
+            "\"regret\" needs polyak > 0",
+        )?;
+    }
+    ARMAC.below_one(&[
+        ("adam_beta1", a.adam_beta1),
+        ("candidate_decay", a.candidate_decay),
+        ("eval_fraction", a.eval_fraction),
+    ])
+}

@@ -1,0 +1,78 @@
+//! The checks shared by the config sections: one helper per kind of bound, each with one
+//! message, so that a key has the same bounds and the same error wherever it is read.
+
+use super::{Config, ConfigError};
+
+/// The keys of one section (`armac`, `sog`, ...): builds errors that name `section.key`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Section(pub &'static str);
+
+impl Section {
+    /// The error for `section.key`.
+    pub fn error(self, key: &str, reason: &str) -> ConfigError {
+        ConfigError::Value {
+            key: format!("{}.{key}", self.0),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// Refuses `key` with `reason` unless `ok`.
+    pub fn require(self, ok: bool, key: &str, reason: &str) -> Result<(), ConfigError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(self.error(key, reason))
+        }
+    }
+
+    /// Every count must be at least 1 (the first one that is not is named).
+    pub fn at_least_one(self, counts: &[(&str, usize)]) -> Result<(), ConfigError> {
+        counts
+            .iter()
+            .try_for_each(|&(key, v)| self.require(v != 0, key, "must be at least 1"))
+    }
+
+    /// A finite number above 0.
+    pub fn positive(self, key: &str, v: f64) -> Result<(), ConfigError> {
+        self.require(v.is_finite() && v > 0.0, key, "must be a positive number")
+    }
+
+    /// A finite number of at least 0.
+    pub fn non_negative(self, key: &str, v: f64) -> Result<(), ConfigError> {
+        self.require(v.is_finite() && v >= 0.0, key, "must be a number >= 0")
+    }
+
+    /// Each value in the closed interval [0, 1].
+    pub fn in_unit(self, values: &[(&str, f64)]) -> Result<(), ConfigError> {
+        values.iter().try_for_each(|&(key, v)| {
+            self.require((0.0..=1.0).contains(&v), key, "must be in [0, 1]")
+        })
+    }
+
+    /// Each value in the half-open interval [0, 1) (decays and averaging weights).
+    pub fn below_one(self, values: &[(&str, f64)]) -> Result<(), ConfigError> {
+        values.iter().try_for_each(|&(key, v)| {
+            self.require((0.0..1.0).contains(&v), key, "must be in [0, 1)")
+        })
+    }
+}
+
+impl Config {
+    /// The `[eval]` and `[checkpoint]` keys: `eval.every` at least 1, `checkpoint.every_seconds`
+    /// above 0, and, for the run kinds that count epochs or rounds (`epochs`),
+    /// `checkpoint.every_epochs` at least 1.
+    pub(crate) fn check_schedule(&self, epochs: bool) -> Result<(), ConfigError> {
+        Section("eval").at_least_one(&[("every", self.eval.every as usize)])?;
+        let seconds = self.checkpoint.every_seconds;
+        Section("checkpoint").require(
+            !(seconds.is_nan() || seconds <= 0.0),
+            "every_seconds",
+            "must be positive",
+        )?;
+        if epochs {
+            Section("checkpoint")
+                .at_least_one(&[("every_epochs", self.checkpoint.every_epochs as usize)])?;
+        }
+        Ok(())
+    }
+}
