@@ -1,4 +1,4 @@
-//! The factored Hold'em layout (issue 13 Part B): CFR on [`PokerLayout`] — one range over the
+//! The factored Hold'em layout: CFR on [`PokerLayout`] — one range over the
 //! 45 hole-card hands per player and node, terminals through sorted prefix sums with card
 //! removal, no joint slots — equals the tabular solver on the whole compiled game tree
 //! (5.6M histories, one infoset per OpenSpiel infostate) iterate for iterate.

@@ -1,4 +1,4 @@
-//! Hold'em public trees (issue 13 Part B): tiny `universal_poker` games compile into a
+//! Hold'em public trees: tiny `universal_poker` games compile into a
 //! [`PublicTree`] and exact solvers run on them, checked against OpenSpiel 2.0.2
 //! (tests/data/golden_holdem.json, written by scripts/make_golden_holdem.py).
 //!

@@ -52,7 +52,7 @@ fn ci_run(rounds: u64) -> Vec<String> {
     .collect()
 }
 
-/// Issue 13's self-play check: Leduc, s = 20 (a budget with which every chain's first search
+/// The self-play check: Leduc, s = 20 (a budget with which every chain's first search
 /// ends with a frontier, asserted: the network's values are used), pure self-play queries; the
 /// trained CVPN's search-policy NashConv is at most half the initial CVPN's and below 1.
 #[test]

@@ -103,8 +103,8 @@ pub enum SearchError {
 /// public tree compiles (nodes keyed by [`crate::game::State::public_tree_key`], which prints
 /// the board per round, with chance runs optionally merged), but the dense search layout
 /// needs one history per pair of private states and `P²` joint slots per node: hole cards
-/// dealt in either order and `P = 1326` two-card hands break both, so Hold'em waits for the
-/// factored poker layout (issue 13, Part B). Other games the layout cannot handle (e.g.
+/// dealt in either order and `P = 1326` two-card hands break both, so Hold'em is searched with
+/// the factored poker layout of [`holdem`] instead. Other games the layout cannot handle (e.g.
 /// II-Goofspiel's hidden simultaneous moves) are refused where the tree or the layout is
 /// built, with their own reasons.
 pub fn check_supported(game: &dyn crate::game::Game) -> Result<(), SearchError> {
@@ -114,8 +114,8 @@ pub fn check_supported(game: &dyn crate::game::Game) -> Result<(), SearchError> 
             reason: "universal_poker is not supported by search yet: its public tree \
                      compiles, but the dense search layout needs one history per pair of \
                      private states and P² joint slots per node, which hole cards dealt in \
-                     either order and P = 1326 two-card hands break; this needs the factored \
-                     poker layout (issue 13, Part B)"
+                     either order and P = 1326 two-card hands break; Hold'em is searched with \
+                     the factored poker layout (search::holdem) instead"
                 .into(),
         });
     }

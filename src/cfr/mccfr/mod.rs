@@ -183,7 +183,7 @@ pub struct MccfrOptions {
     /// iteration's walks on `N` workers (with `walks` defaulting to
     /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × N`), each applying its shard of the logged
     /// updates. The default stays 1 because on 2 cores two workers have not been measured
-    /// faster than one in wall time (README, "Sampled regret minimisation", has the figures).
+    /// faster than one in wall time (docs/results.md has the figures).
     pub threads: Option<usize>,
     /// Walks per player per iteration (default: 1 with one thread, else
     /// [`crate::cfr::PARALLEL_WALKS_PER_THREAD`] per thread).
