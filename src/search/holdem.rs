@@ -42,10 +42,10 @@
 //!   at the deal).
 
 use super::Gadget;
+use super::factored::{FactoredCfr, FactoredError, PokerLeaves};
 use crate::cfr::SolverSpec;
 use crate::game::{Action, GameError, Player, State, Turn};
 use crate::games::universal_poker::UniversalPokerState;
-use crate::nn::public::factored::{FactoredCfr, FactoredError, PokerLeaves};
 use crate::tree::poker::{PokerEdge, PokerKind, PokerLayout, PokerLayoutError};
 use std::sync::Arc;
 

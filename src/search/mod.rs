@@ -20,8 +20,10 @@
 //! * A player's root value is `Σ_x r_i(x) v_i(x)`.
 
 pub mod engine;
+pub mod factored;
 pub mod features;
 pub mod gtcfr;
+pub mod hand_sweep;
 pub mod holdem;
 pub mod oracle;
 pub mod resolve;

@@ -18,7 +18,7 @@
 
 pub mod cfr;
 pub mod engine;
-pub mod factored;
+pub use crate::search::factored;
 pub mod pos;
 pub mod showdown;
 

@@ -3,7 +3,7 @@
 //! Per public node each player has one `[P]` range over all hole-card hands (`P = C(D, 2)`,
 //! 1326 for a full deck); there are no joint (hand, hand) slots, so memory and time grow
 //! with `nodes · P`, not `nodes · P²`. Terminal values come from [`HandSweep`] (the host form
-//! of [`super::showdown`]): a fold multiplies the stake by the opponent mass sharing no card
+//! of the tensor showdown in `nn::public::showdown`): a fold multiplies the stake by the opponent mass sharing no card
 //! with the hand, a showdown by the mass it beats minus the mass it loses to, both in `O(P)`
 //! per terminal after one sort per board. Chance nodes only mask ranges (card removal) and
 //! sum values; the constant chance probability of a compatible deal is the node's
@@ -15,9 +15,9 @@
 //! game tree iterate for iterate (tests/holdem_factored.rs). Strategy, regret and average
 //! arrays are `[decision][action][hand]` rows (offsets in [`PokerLayout::offsets`]).
 
-use super::showdown::HandSweep;
+use super::Gadget;
+use super::hand_sweep::HandSweep;
 use crate::cfr::{ROUNDING_NOISE, SolverSpec, Updates, regret_match_infoset};
-use crate::search::Gadget;
 use crate::tree::expected_value;
 use crate::tree::poker::{PokerKind, PokerLayout};
 use std::collections::HashMap;
