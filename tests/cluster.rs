@@ -72,6 +72,7 @@ impl Redis {
             .spawn()
             .expect("redis-server starts");
         wait_listening(port, || false);
+        wait_answering(port);
         child
     }
 
@@ -127,8 +128,7 @@ type Fields = Option<std::collections::HashMap<String, Vec<u8>>>;
 
 /// The entries still in run `run`'s stream: id and fields.
 fn stream_entries(url: &str, run: &str) -> Vec<(String, Fields)> {
-    let client = redis::Client::open(url).unwrap();
-    let mut con = client.get_connection().unwrap();
+    let mut con = connect(url);
     let reply: redis::Value = redis::cmd("XRANGE")
         .arg(format!("armac:{run}:stream"))
         .arg("-")
@@ -149,8 +149,7 @@ fn stream_ids(url: &str, run: &str) -> Vec<String> {
 /// Waits until the learner of run `run` has registered it on the broker (actors started
 /// before that fail with "run does not exist").
 fn wait_for_run(url: &str, run: &str, learner: &mut Child) {
-    let client = redis::Client::open(url).unwrap();
-    let mut con = client.get_connection().unwrap();
+    let mut con = connect(url);
     let t0 = Instant::now();
     loop {
         let n: u64 = redis::cmd("EXISTS")
@@ -220,6 +219,42 @@ fn kill9(pid: u32) {
 
 /// Waits until something listens on loopback port `port` (at most 10 s); `exited` is asked
 /// between tries whether the server gave up (then the wait ends, `false`).
+/// A connection to the test's server at `url` that has answered `PING`. I/O errors (refused,
+/// or reset while a busy machine starts the server) are retried for up to 15 s; a reply of
+/// the server's own (e.g. `NOAUTH`) is final.
+fn connect(url: &str) -> redis::Connection {
+    match try_connect(url) {
+        Ok(con) => con,
+        Err(e) => panic!("redis-server at {url} did not answer PING: {e}"),
+    }
+}
+
+fn try_connect(url: &str) -> redis::RedisResult<redis::Connection> {
+    let client = redis::Client::open(url)?;
+    let t0 = Instant::now();
+    loop {
+        let attempt = client.get_connection().and_then(|mut con| {
+            redis::cmd("PING").query::<String>(&mut con)?;
+            Ok(con)
+        });
+        match attempt {
+            Err(e) if e.is_io_error() && t0.elapsed() < Duration::from_secs(15) => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Waits until the server on `port` answers a command (a refusal such as `NOAUTH` counts:
+/// the server is up).
+fn wait_answering(port: u16) {
+    match try_connect(&format!("redis://127.0.0.1:{port}/0")) {
+        Err(e) if e.is_io_error() => panic!("redis-server on port {port} did not answer: {e}"),
+        _ => {}
+    }
+}
+
 fn wait_listening(port: u16, mut exited: impl FnMut() -> bool) -> bool {
     let t0 = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -744,8 +779,7 @@ fn learner_killed_and_resumed_loses_and_repeats_no_trajectory() {
 /// Appends to run `resume`'s stream an entry of token `test-forged`, sequence 1, with no
 /// trajectory (the learner skips it as malformed unless it is a copy); its stream id.
 fn xadd_forged(url: &str) -> String {
-    let client = redis::Client::open(url).unwrap();
-    let mut con = client.get_connection().unwrap();
+    let mut con = connect(url);
     redis::cmd("XADD")
         .arg("armac:resume:stream")
         .arg("*")
