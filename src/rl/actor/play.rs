@@ -124,6 +124,27 @@ struct Observed {
     legals: Vec<Vec<bool>>,
 }
 
+impl Observed {
+    /// The legal-action masks of games `rows`, one row each, as 0/1.
+    fn legal_rows(&self, rows: &[usize]) -> Vec<f32> {
+        rows.iter()
+            .flat_map(|&g| self.legals[g].iter().map(|&m| m as u8 as f32))
+            .collect()
+    }
+
+    /// Seat `p`'s observations of games `rows`, one row each.
+    fn seat_rows(&self, rows: &[usize], p: usize) -> Vec<f32> {
+        rows.iter()
+            .flat_map(|&g| self.infos[g][p].iter().copied())
+            .collect()
+    }
+
+    /// The acting seats of games `rows`.
+    fn acting(&self, rows: &[usize]) -> Vec<usize> {
+        rows.iter().map(|&g| self.players[g]).collect()
+    }
+}
+
 /// The networks' outputs at a decision.
 struct Decision {
     /// Per network, the games it evaluated (in order; its output rows).
@@ -425,30 +446,17 @@ impl<'a> Group<'a> {
         heads: Heads,
         obs: &Observed,
     ) -> ActOutput {
-        let Observed {
-            players,
-            infos,
-            legals,
-        } = obs;
-        let legal: Vec<f32> = rows
-            .iter()
-            .flat_map(|&g| legals[g].iter().map(|&m| m as u8 as f32))
-            .collect();
-        let both = |p: usize| -> Vec<f32> {
-            rows.iter()
-                .flat_map(|&g| infos[g][p].iter().copied())
-                .collect()
-        };
+        let acting = obs.acting(rows);
         let batch = ActBatch {
             own: rows
                 .iter()
-                .flat_map(|&g| infos[g][players[g]].iter().copied())
+                .zip(&acting)
+                .flat_map(|(&g, &p)| obs.infos[g][p].iter().copied())
                 .collect(),
-            both0: both(0),
-            both1: both(1),
-            legal,
+            both0: obs.seat_rows(rows, 0),
+            both1: obs.seat_rows(rows, 1),
+            legal: obs.legal_rows(rows),
         };
-        let acting: Vec<usize> = rows.iter().map(|&g| players[g]).collect();
         evaluate_with_table(&self.nets, k, &batch, &acting, heads)
     }
 
@@ -461,26 +469,12 @@ impl<'a> Group<'a> {
         heads: Heads,
         obs: &Observed,
     ) -> ActOutput {
-        let Observed {
-            players,
-            infos,
-            legals,
-        } = obs;
-        let legal: Vec<f32> = rows
-            .iter()
-            .flat_map(|&g| legals[g].iter().map(|&m| m as u8 as f32))
-            .collect();
-        let both = |p: usize| -> Vec<f32> {
-            rows.iter()
-                .flat_map(|&g| infos[g][p].iter().copied())
-                .collect()
-        };
         let step = StepBatch {
             rows: rows.len(),
-            obs0: both(0),
-            obs1: both(1),
-            acting_player: rows.iter().map(|&g| players[g]).collect(),
-            legal,
+            obs0: obs.seat_rows(rows, 0),
+            obs1: obs.seat_rows(rows, 1),
+            acting_player: obs.acting(rows),
+            legal: obs.legal_rows(rows),
         };
         let live = &mut self.live;
         let state_of = |g: usize| &live[g].rnn.iter().find(|(j, _)| *j == k).unwrap().1;
