@@ -1,6 +1,7 @@
 //! `armac-eval`: evaluation and debugging tools.
 //! * `replay --game G --actions a,b,c [--json]`: every prefix of an action sequence.
-//! * `nashconv --game G --policy <uniform|first-legal|file.json> [--json]`: exact NashConv.
+//! * `nashconv --game G --policy <uniform|first-legal|file.json> [--max-histories H] [--json]`:
+//!   exact NashConv; games with more than H histories (default 20 M) are refused.
 //! * `lbr --game hunl_fcpa --policy <uniform|always-call|always-fold|file.json|ARMAC run dir>
 //!   --variant <fc|fcpa|fc12-fcpa34> --hands N [--seed S] [--threads T] [--json]
 //!   [--logdir DIR --step N]`: local best response (Lisý & Bowling 2017) in chips and mbb per
@@ -70,6 +71,10 @@ enum Command {
         /// One JSON object with per-player values.
         #[arg(long)]
         json: bool,
+        /// Refuse games with more histories than this (counted, with an early exit at the
+        /// cap, before the tree is compiled; its time and memory grow with the histories).
+        #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
+        max_histories: usize,
     },
     /// Write the average-policy head of an ARMAC checkpoint (small games), or the search
     /// policy of a Student of Games run (`sog:DIR`), as an OpenSpiel-format policy JSON file.
@@ -81,6 +86,10 @@ enum Command {
         /// Output file.
         #[arg(long)]
         out: std::path::PathBuf,
+        /// Refuse games with more histories than this (counted, with an early exit at the
+        /// cap, before the tree is compiled).
+        #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
+        max_histories: usize,
     },
     /// Head-to-head match of policy A against policy B, both seats: exact on games whose tree
     /// compiles (Kuhn, Leduc, Liar's Dice, ...), otherwise `--hands` hands played as duplicate
@@ -114,6 +123,10 @@ enum Command {
         /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default 200).
         #[arg(long)]
         search_iterations: Option<usize>,
+        /// Exact matches: refuse games with more histories than this (counted, with an early
+        /// exit at the cap, before the tree is compiled); `--sampled` plays hands instead.
+        #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
+        max_histories: usize,
     },
     /// Exact NashConv of Student of Games search: continual re-solving with GT-CFR at every
     /// decision of both players, frontier values from an exact subgame oracle, assembled into
@@ -238,7 +251,12 @@ fn run(args: Args) -> Result<()> {
             actions,
             json,
         } => replay(&game, &actions, json),
-        Command::Nashconv { game, policy, json } => nashconv(&game, &policy, json),
+        Command::Nashconv {
+            game,
+            policy,
+            json,
+            max_histories,
+        } => nashconv(&game, &policy, json, max_histories),
         Command::SearchNashconv {
             game,
             run: Some(dir),
@@ -271,8 +289,23 @@ fn run(args: Args) -> Result<()> {
             sampled,
             json,
             search_iterations,
-        } => head_to_head(&game, &a, &b, hands, seed, sampled, json, search_iterations),
-        Command::ExportPolicy { checkpoint, out } => {
+            max_histories,
+        } => head_to_head(
+            &game,
+            &a,
+            &b,
+            hands,
+            seed,
+            sampled,
+            json,
+            search_iterations,
+            max_histories,
+        ),
+        Command::ExportPolicy {
+            checkpoint,
+            out,
+            max_histories,
+        } => {
             let (game, policy): (_, Box<dyn Policy>) =
                 match checkpoint.to_str().and_then(|p| p.strip_prefix("sog:")) {
                     Some(dir) => {
@@ -285,7 +318,7 @@ fn run(args: Args) -> Result<()> {
                         (g, Box::new(p))
                     }
                 };
-            let tree = PublicTree::build(game.as_ref())?;
+            let tree = exact_tree(game.as_ref(), max_histories)?;
             let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())?;
             let table = armac::run::tabular::to_tabular_policy(&tree, game.as_ref(), &flat);
             armac::util::write_atomic(&out, table.to_json().as_bytes())
@@ -472,6 +505,7 @@ fn head_to_head(
     sampled: bool,
     as_json: bool,
     search_iterations: Option<usize>,
+    max_histories: usize,
 ) -> Result<()> {
     use armac::eval::matchup::{exact_match, sampled_match};
     let game = load_game(game_name)?;
@@ -499,7 +533,8 @@ fn head_to_head(
             seed,
         )?
     } else {
-        let tree = PublicTree::build(game.as_ref())?;
+        let tree = exact_tree(game.as_ref(), max_histories)
+            .context("an exact match (--sampled plays hands instead)")?;
         let fa = tree_policy(&tree, game.as_ref(), pa.as_ref()).context("--a")?;
         let fb = tree_policy(&tree, game.as_ref(), pb.as_ref()).context("--b")?;
         exact_match(&tree, &fa, &fb)
@@ -545,10 +580,32 @@ fn head_to_head(
     Ok(())
 }
 
-fn nashconv(game_name: &str, policy: &str, as_json: bool) -> Result<()> {
+/// Default `--max-histories` of the exact evaluations (`nashconv`, `export-policy`, exact
+/// `match`): the tree compiler's own cap. Every game the tests and shipped models evaluate
+/// exactly fits (the tiny Hold'em has 5.6 M histories), Hold'em and `liars_dice(numdice=3)`
+/// do not (refused after counting to the cap, about 2 s).
+const EXACT_MAX_HISTORIES: usize = armac::tree::DEFAULT_MAX_HISTORIES;
+
+/// The compiled tree of `game` for an exact evaluation, or an error naming the game, its size
+/// and `max_histories` (the `--max-histories` cap) when it has more histories than that:
+/// counted first ([`armac::tree::count_histories`], one path of memory, stops at the cap),
+/// so a game too large is refused in seconds rather than compiled until memory runs out.
+fn exact_tree(game: &dyn Game, max_histories: usize) -> Result<PublicTree> {
+    match armac::tree::count_histories(game, max_histories) {
+        Ok(_) => Ok(PublicTree::build_with_limit(game, max_histories)?),
+        Err(armac::tree::TreeError::TooLarge { game, limit }) => bail!(
+            "game `{game}` has more than {limit} histories, over the cap of exact evaluation \
+             (--max-histories {limit}); raise it with --max-histories N if the machine can \
+             hold the tree (time and memory grow with the histories)"
+        ),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn nashconv(game_name: &str, policy: &str, as_json: bool, max_histories: usize) -> Result<()> {
     let game = load_game(game_name)?;
+    let tree = exact_tree(game.as_ref(), max_histories)?;
     let policy = load_policy(policy, game.as_ref(), "--policy", None)?;
-    let tree = PublicTree::build(game.as_ref())?;
     let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())
         .with_context(|| format!("policy {}", policy.name()))?;
     let r = nash_conv(&tree, &flat);

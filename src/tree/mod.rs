@@ -246,6 +246,46 @@ impl Default for TreeOptions {
 /// Default cap on the number of histories [`PublicTree::build`] will walk.
 pub const DEFAULT_MAX_HISTORIES: usize = 20_000_000;
 
+/// The number of histories of `game` (every node of its game tree: chance, decision and
+/// terminal), or [`TreeError::TooLarge`] as soon as it passes `limit`. Walks the tree depth
+/// first keeping only the current path, so time is at most `limit` state copies and memory
+/// one path, whatever the game: the cheap check the exact evaluations run before compiling a
+/// tree (whose memory grows with every history).
+pub fn count_histories(game: &dyn Game, limit: usize) -> Result<usize, TreeError> {
+    fn walk(state: &dyn State, n: &mut usize, limit: usize) -> bool {
+        *n += 1;
+        if *n > limit {
+            return false;
+        }
+        let actions: Vec<Action> = match state.turn() {
+            Turn::Terminal => return true,
+            Turn::Chance => state
+                .chance_outcomes()
+                .into_iter()
+                .map(|(a, _)| a)
+                .collect(),
+            Turn::Player(_) => state.legal_actions(),
+        };
+        for a in actions {
+            let mut child = state.clone_box();
+            child.apply_action(a);
+            if !walk(child.as_ref(), n, limit) {
+                return false;
+            }
+        }
+        true
+    }
+    let mut n = 0;
+    if walk(game.new_initial_state().as_ref(), &mut n, limit) {
+        Ok(n)
+    } else {
+        Err(TreeError::TooLarge {
+            game: game.load_string(),
+            limit,
+        })
+    }
+}
+
 struct Builder<'a> {
     game: &'a dyn Game,
     limit: usize,
