@@ -1,6 +1,6 @@
 //! `[armac]`: ARMAC's raw keys, their defaults, and their validation into [`ArmacSettings`].
 
-use super::validate::Section;
+use super::validate::{MAX_THREADS, Section};
 use super::{ArmacSettings, Config, ConfigError, DeviceName, d_device, d_hidden, d_layers, d_true};
 use crate::nn::armac::SnapshotPrecision;
 use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
@@ -396,10 +396,43 @@ fn check_sizes(a: &ArmacConfig) -> Result<(), ConfigError> {
         ("unroll_length", a.unroll_length),
     ])?;
     ARMAC.require(
-        a.learner_threads <= 1024,
+        a.learner_threads <= MAX_THREADS,
         "learner_threads",
         "must be at most 1024 (0: the cores the actors leave)",
     )?;
+    ARMAC.at_most(&[
+        ("actors", a.actors, MAX_THREADS, "threads"),
+        (
+            "episodes_per_epoch",
+            a.episodes_per_epoch,
+            1 << 24,
+            "trajectories",
+        ),
+        (
+            "replay_capacity",
+            a.replay_capacity,
+            1 << 24,
+            "trajectories",
+        ),
+        (
+            "batch_trajectories",
+            a.batch_trajectories,
+            1 << 16,
+            "trajectories",
+        ),
+        ("games_per_group", a.games_per_group, 1 << 16, "games"),
+        ("unroll_length", a.unroll_length, 1 << 16, "steps"),
+        (
+            "reservoir_capacity",
+            a.reservoir_capacity,
+            1 << 20,
+            "networks",
+        ),
+        ("snapshot_memory_mb", a.snapshot_memory_mb, 1 << 20, "MiB"),
+        ("memory_capacity", a.memory_capacity, 1 << 26, "samples"),
+        ("memory_batch", a.memory_batch, 1 << 20, "samples"),
+    ])?;
+    ARMAC.network(("hidden", "layers"), a.hidden, a.layers)?;
     ARMAC.require(
         a.replay_capacity >= a.episodes_per_epoch,
         "replay_capacity",

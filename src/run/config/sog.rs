@@ -1,7 +1,7 @@
 //! `[sog]`, `[sog.search]`, `[sog.net]`, `[sog.selfplay]`: Student of Games' raw keys, their
 //! defaults, and their validation into [`SogSettings`].
 
-use super::validate::Section;
+use super::validate::{MAX_THREADS, Section};
 use super::{
     Config, ConfigError, DeviceName, SearchEngine, SearchFinal, d_device, d_hidden, d_layers,
     d_true,
@@ -388,6 +388,28 @@ fn check_numbers(g: &SogConfig) -> Result<(), ConfigError> {
         ("selfplay.solver_s", sp.solver_s.unwrap_or(1)),
         ("selfplay.sync_every", sp.sync_every),
     ])?;
+    SOG.at_most(&[
+        ("search.s", se.s, 1 << 24, "simulations"),
+        ("search.batch", se.batch, 1 << 16, "games"),
+        ("net.batch", net.batch, 1 << 20, "samples"),
+        (
+            "selfplay.games_per_round",
+            sp.games_per_round,
+            1 << 24,
+            "games",
+        ),
+        (
+            "selfplay.queries_per_search",
+            sp.queries_per_search,
+            1 << 16,
+            "queries",
+        ),
+        ("selfplay.buffer", sp.buffer, 1 << 26, "samples"),
+        ("selfplay.replay", sp.replay, 1 << 26, "samples"),
+        ("selfplay.actors", sp.actors, MAX_THREADS, "threads"),
+        ("selfplay.solvers", sp.solvers, MAX_THREADS, "threads"),
+    ])?;
+    SOG.network(("net.hidden", "net.layers"), net.hidden, net.layers)?;
     SOG.positive("search.c", se.c)?;
     SOG.non_negative("search.puct", se.puct)?;
     SOG.in_unit(&[

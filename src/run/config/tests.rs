@@ -528,3 +528,80 @@ fn leaf_keys(prefix: &str, v: &toml::Value, out: &mut Vec<String>) {
         }));
     }
 }
+
+#[test]
+fn size_keys_have_upper_bounds_named_in_the_message() {
+    let armac = "game = \"kuhn_poker\"\n[armac]\nepochs = 1\n";
+    let sog = "game = \"kuhn_poker\"\n[sog]\nrounds = 1\n";
+    for (base, kv, key, bound) in [
+        (armac, "armac.actors=100000", "armac.actors", "at most 1024"),
+        (
+            armac,
+            "armac.hidden=100000000",
+            "armac.hidden",
+            "at most 65536",
+        ),
+        (armac, "armac.layers=65", "armac.layers", "at most 64"),
+        // 32768² × 4 layers × 4 bytes = 16 GiB.
+        (armac, "armac.hidden=32768", "armac.hidden", "8192 MiB"),
+        (
+            armac,
+            "armac.batch_trajectories=100000",
+            "armac.batch_trajectories",
+            "at most 65536",
+        ),
+        (
+            armac,
+            "armac.replay_capacity=100000000",
+            "armac.replay_capacity",
+            "at most 16777216",
+        ),
+        (
+            armac,
+            "armac.memory_capacity=100000000",
+            "armac.memory_capacity",
+            "at most 67108864",
+        ),
+        (
+            sog,
+            "sog.selfplay.solvers=5000",
+            "sog.selfplay.solvers",
+            "at most 1024",
+        ),
+        (
+            sog,
+            "sog.net.hidden=100000000",
+            "sog.net.hidden",
+            "at most 65536",
+        ),
+        (
+            sog,
+            "sog.selfplay.buffer=100000000",
+            "sog.selfplay.buffer",
+            "at most 67108864",
+        ),
+    ] {
+        let mut t = table(base);
+        apply_override(&mut t, kv).unwrap();
+        if key == "armac.hidden" && bound.ends_with("MiB") {
+            apply_override(&mut t, "armac.layers=4").unwrap();
+        }
+        let c = Config::from_table(t, "x").unwrap();
+        let e = if base == armac {
+            c.armac().unwrap_err().to_string()
+        } else {
+            c.sog().unwrap_err().to_string()
+        };
+        assert!(e.contains(key) && e.contains(bound), "{kv}: {e}");
+        assert!(!e.contains('\n'), "{kv}: one line: {e}");
+    }
+    // At the bounds: accepted.
+    for kv in ["armac.actors=1024", "armac.hidden=8192", "armac.layers=64"] {
+        let mut t = table(armac);
+        apply_override(&mut t, kv).unwrap();
+        if kv == "armac.layers=64" {
+            apply_override(&mut t, "armac.hidden=64").unwrap();
+        }
+        Config::from_table(t, "x").unwrap().armac().unwrap();
+    }
+}

@@ -3,6 +3,17 @@
 
 use super::{Config, ConfigError};
 
+/// Most threads one count key may ask for (`armac.actors`, `armac.learner_threads`,
+/// `sog.selfplay.actors`, `sog.selfplay.solvers`): a fixed bound, far above the cores of any
+/// machine the runs are meant for and far below what a kernel refuses.
+pub(crate) const MAX_THREADS: usize = 1024;
+/// Widest hidden layer of a network.
+pub(crate) const MAX_HIDDEN: usize = 65_536;
+/// Most hidden layers of a network.
+pub(crate) const MAX_LAYERS: usize = 64;
+/// Cap on the estimated f32 parameter bytes of one network (`hidden² × layers × 4`).
+pub(crate) const MAX_NETWORK_BYTES: u128 = 8 << 30;
+
 /// The keys of one section (`armac`, `sog`, ...): builds errors that name `section.key`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Section(pub &'static str);
@@ -30,6 +41,42 @@ impl Section {
         counts
             .iter()
             .try_for_each(|&(key, v)| self.require(v != 0, key, "must be at least 1"))
+    }
+
+    /// Each `(key, value, max, what)` at most `max` (`what`: the unit or reason, in the message).
+    pub fn at_most(self, values: &[(&str, usize, usize, &str)]) -> Result<(), ConfigError> {
+        values.iter().try_for_each(|&(key, v, max, what)| {
+            self.require(v <= max, key, &format!("must be at most {max} ({what})"))
+        })
+    }
+
+    /// A network's width and depth: `hidden` at most [`MAX_HIDDEN`], `layers` at most
+    /// [`MAX_LAYERS`], and the estimated parameter bytes `hidden² × layers × 4` at most
+    /// [`MAX_NETWORK_BYTES`] (8 GiB), so no config asks for an allocation the machine cannot
+    /// make. `keys`: the two keys' names in this section.
+    pub fn network(
+        self,
+        keys: (&str, &str),
+        hidden: usize,
+        layers: usize,
+    ) -> Result<(), ConfigError> {
+        self.at_most(&[
+            (keys.0, hidden, MAX_HIDDEN, "units per hidden layer"),
+            (keys.1, layers, MAX_LAYERS, "hidden layers"),
+        ])?;
+        let bytes = (hidden as u128).pow(2) * layers as u128 * 4;
+        self.require(
+            bytes <= MAX_NETWORK_BYTES,
+            keys.0,
+            &format!(
+                "with {} = {layers}, the network's parameters would take about {} MiB \
+                 ({}² × {layers} × 4 bytes), over the cap of {} MiB",
+                keys.1,
+                bytes >> 20,
+                hidden,
+                MAX_NETWORK_BYTES >> 20
+            ),
+        )
     }
 
     /// A finite number above 0.
