@@ -91,6 +91,26 @@ enum Command {
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
         max_histories: usize,
     },
+    /// Copy an ARMAC checkpoint's policy (a run directory, its `checkpoint/`, or a model) into
+    /// a new model directory with a manifest: the checkpoint's `state.json`, `config.toml`
+    /// and the network of its epoch, every file verified first.
+    ExportModel {
+        /// An ARMAC run directory, its `checkpoint/` directory, or a model directory.
+        #[arg(long)]
+        checkpoint: PathBuf,
+        /// The model directory to create (must not exist).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Check a model directory against its `manifest.json` (every file's length and hash),
+    /// or with `--write` record the files it holds now.
+    Manifest {
+        /// The model directory.
+        dir: PathBuf,
+        /// Write (or rewrite) the manifest instead of checking it.
+        #[arg(long)]
+        write: bool,
+    },
     /// Head-to-head match of policy A against policy B, both seats: exact on games whose tree
     /// compiles (Kuhn, Leduc, Liar's Dice, ...), otherwise `--hands` hands played as duplicate
     /// deals (every deal twice, seats swapped).
@@ -301,6 +321,25 @@ fn run(args: Args) -> Result<()> {
             search_iterations,
             max_histories,
         ),
+        Command::ExportModel { checkpoint, out } => {
+            let m = armac::run::model::export_model(&checkpoint, &out)?;
+            println!(
+                "wrote {} ({} files and manifest.json)",
+                out.display(),
+                m.files.len()
+            );
+            Ok(())
+        }
+        Command::Manifest { dir, write } => {
+            let n = if write {
+                armac::run::model::write_manifest(&dir)?.files.len()
+            } else {
+                armac::run::model::verify_model(&dir)?.len()
+            };
+            let did = if write { "recorded" } else { "verified" };
+            println!("{}: {n} files {did}", dir.display());
+            Ok(())
+        }
         Command::ExportPolicy {
             checkpoint,
             out,

@@ -520,37 +520,20 @@ pub fn write_synthetic_run(config: &Config, dir: &Path, past_epochs: u64) -> Res
     )
 }
 
-/// Loads the average-policy head of an ARMAC checkpoint: `path` is a run directory (its latest
-/// checkpoint) or its `checkpoint/` directory. Returns the game the run was trained on.
+/// Loads the average-policy head of an ARMAC checkpoint: `path` is a model directory (every
+/// file checked against its manifest), a run directory (its committed generation, verified as
+/// `--resume` verifies it) or one of its generations (`<run>/checkpoint`). Returns the game the
+/// run was trained on.
 pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolicy), RunError> {
-    let (run_dir, ckpt) = if path.join("state.json").is_file() {
-        // `<run>/checkpoint` or a generation `<run>/checkpoints/gen_<n>`.
-        let mut run_dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        if run_dir
-            .file_name()
-            .is_some_and(|n| n == super::generation::GENERATIONS)
-        {
-            run_dir = run_dir.parent().unwrap_or(Path::new(".")).to_path_buf();
-        }
-        (run_dir, path.to_path_buf())
-    } else {
-        (path.to_path_buf(), path.join(super::generation::POINTER))
-    };
-    let state_path = ckpt.join("state.json");
-    if !state_path.is_file() {
-        return Err(RunError::Usage(format!(
-            "{} is neither an ARMAC run directory nor its checkpoint directory (no {})",
-            path.display(),
-            state_path.display()
-        )));
-    }
-    let st = read_state(&state_path)?;
-    let cfg_path = ckpt.join("config.toml");
+    let verified = super::model::verify_checkpoint(path)?;
+    let st = read_state(&verified.checkpoint_file("state.json")?)?;
+    let cfg_path = verified.checkpoint_file("config.toml")?;
     let (config, _) = Config::load(&cfg_path.display().to_string(), &[])?;
     let s = config.armac()?;
     let game = load_game(&st.game)?;
     let net_cfg = net_config(&game, &s);
-    let net = ArmacPolicyNet::load_file(net_cfg, &reservoir_path(&run_dir, st.epoch))
+    let net_path = verified.file(&reservoir_rel(st.epoch))?;
+    let net = ArmacPolicyNet::load_file(net_cfg, &net_path)
         .map_err(RunError::context("loading the checkpoint's network"))?;
     let policy = ArmacAveragePolicy::new(net, game.clone(), st.epoch);
     Ok((game, policy))

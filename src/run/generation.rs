@@ -283,11 +283,14 @@ pub struct Generation {
     /// Its directory (read its files here).
     pub dir: PathBuf,
     pub manifest: Manifest,
+    /// Set when the pointer was dangling (it named a generation that is gone) and the newest
+    /// complete generation was taken instead: the generation the pointer named.
+    pub dangling_pointer: Option<u64>,
 }
 
 impl Generation {
     fn load(run_dir: &Path, number: u64) -> Result<Generation, GenerationError> {
-        let dir = run_dir.join(GENERATIONS).join(format!("gen_{number:08}"));
+        let dir = Generation::dir_of(run_dir, number);
         let path = dir.join(MANIFEST);
         let bytes = std::fs::read(&path).map_err(io("cannot read checkpoint manifest", &path))?;
         let manifest: Manifest =
@@ -311,20 +314,29 @@ impl Generation {
             number,
             dir,
             manifest,
+            dangling_pointer: None,
         })
     }
 
     /// The committed generation of `run_dir`, fully verified, without changing anything: the
     /// one the pointer names; with no pointer (a stop before the first commit finished), the
     /// newest generation whose manifest and files verify.
+    /// A dangling pointer (its generation directory is gone) counts as no pointer;
+    /// [`Generation::dangling_pointer`] then records it.
     pub fn open(run_dir: &Path) -> Result<Generation, GenerationError> {
-        if let Some(n) = pointed(run_dir) {
-            return Generation::load(run_dir, n);
-        }
+        let dangling = match pointed(run_dir) {
+            Some(n) if Generation::dir_of(run_dir, n).is_dir() => {
+                return Generation::load(run_dir, n);
+            }
+            other => other,
+        };
         let mut first_err = None;
         for (n, _) in list_generations(run_dir).into_iter().rev() {
             match Generation::load(run_dir, n) {
-                Ok(g) => return Ok(g),
+                Ok(mut g) => {
+                    g.dangling_pointer = dangling;
+                    return Ok(g);
+                }
                 Err(e) => {
                     first_err.get_or_insert(e);
                 }
@@ -338,6 +350,47 @@ impl Generation {
                 dir: run_dir.to_path_buf(),
             }),
         }
+    }
+
+    /// The directory of generation `number` of `run_dir`.
+    fn dir_of(run_dir: &Path, number: u64) -> PathBuf {
+        run_dir.join(GENERATIONS).join(format!("gen_{number:08}"))
+    }
+
+    /// The committed generation whose directory is `dir` (`<run>/checkpoint`, or
+    /// `<run>/checkpoints/gen_<n>`), fully verified, and its run directory.
+    pub fn open_dir(dir: &Path) -> Result<(PathBuf, Generation), GenerationError> {
+        let real = std::fs::canonicalize(dir).map_err(io("cannot read checkpoint", dir))?;
+        let number = real
+            .file_name()
+            .and_then(|n| generation_number(n.to_str()?));
+        let run_dir = real
+            .parent()
+            .filter(|p| p.file_name().is_some_and(|n| n == GENERATIONS))
+            .and_then(Path::parent);
+        match (number, run_dir) {
+            (Some(n), Some(run)) => Ok((run.to_path_buf(), Generation::load(run, n)?)),
+            _ => Err(GenerationError::Corrupt {
+                path: dir.to_path_buf(),
+                reason: format!(
+                    "not a checkpoint generation (expected {POINTER} or {GENERATIONS}/gen_<n> \
+                     of a run directory)"
+                ),
+            }),
+        }
+    }
+
+    /// What to tell the user when [`Generation::open`] fell back from a dangling pointer.
+    pub fn fallback_note(&self, run_dir: &Path) -> Option<String> {
+        self.dangling_pointer.map(|n| {
+            format!(
+                "note: {}/{POINTER} names generation {n}, which is gone; using the newest \
+                 complete generation, {} (step {})",
+                run_dir.display(),
+                self.number,
+                self.manifest.step
+            )
+        })
     }
 
     /// Whether `run_dir` has any checkpoint at all (pointer or generation directory).
@@ -400,6 +453,34 @@ mod tests {
         w.record("learner").unwrap();
         w.reference(&shared, FileSum::of(payload));
         w.commit().unwrap()
+    }
+
+    #[test]
+    fn a_dangling_pointer_falls_back_to_the_newest_complete_generation_and_says_so() {
+        let dir = tmp("dangling");
+        write_gen(&dir, 5, b"five");
+        let pointer = dir.join(POINTER);
+        std::fs::remove_file(&pointer).unwrap();
+        std::os::unix::fs::symlink(Path::new(GENERATIONS).join("gen_00000099"), &pointer).unwrap();
+        let g = Generation::open(&dir).unwrap();
+        assert_eq!((g.manifest.step, g.dangling_pointer), (5, Some(99)));
+        let note = g.fallback_note(&dir).unwrap();
+        assert!(
+            note.contains("generation 99") && note.contains("step 5"),
+            "{note}"
+        );
+        // Opening changed nothing: the pointer still dangles until a resume tidies it.
+        assert!(
+            std::fs::read_link(&pointer)
+                .unwrap()
+                .ends_with("gen_00000099")
+        );
+        // Through the generation directory itself.
+        let (run, h) = Generation::open_dir(&g.dir).unwrap();
+        assert_eq!((h.number, h.dangling_pointer), (g.number, None));
+        assert_eq!(run, std::fs::canonicalize(&dir).unwrap());
+        assert!(Generation::open_dir(&dir).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

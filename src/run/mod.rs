@@ -7,6 +7,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod generation;
 pub mod holdem_sog;
+pub mod model;
 pub mod resume;
 pub mod sog;
 pub mod solvers;
@@ -337,16 +338,19 @@ pub const LOCK_FILE: &str = "run.lock";
 
 /// An exclusive advisory lock on a run directory, held for the life of a run: a second
 /// process that tries to run in (or resume, or overwrite) the same directory gets
-/// [`RunError::RunLocked`] naming the holder's pid. Released when dropped or when the
-/// process dies.
+/// [`RunError::RunLocked`] naming the holder's pid. The lock is taken on the directory itself,
+/// so taking it writes nothing; [`RunLock::record_pid`] writes the holder's pid to
+/// [`LOCK_FILE`] once the run is committed to start (a failed resume leaves the directory as it
+/// was). Released when dropped or when the process dies.
 #[derive(Debug)]
 pub struct RunLock {
-    _file: File,
+    _dir: File,
+    path: PathBuf,
 }
 
 impl RunLock {
-    /// Creates `dir` if needed and locks it.
-    pub fn acquire(dir: &Path) -> Result<RunLock, RunError> {
+    /// Locks `dir`, creating it (and only it) if `create` and it does not exist.
+    pub fn acquire(dir: &Path, create: bool) -> Result<RunLock, RunError> {
         let io = |what: &str| {
             let what = what.to_string();
             move |source| RunError::Io {
@@ -355,19 +359,14 @@ impl RunLock {
                 source,
             }
         };
-        std::fs::create_dir_all(dir).map_err(io("run directory"))?;
-        let path = dir.join(LOCK_FILE);
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io("lock file"))?;
-        match file.try_lock() {
+        if create {
+            std::fs::create_dir_all(dir).map_err(io("run directory"))?;
+        }
+        let handle = File::open(dir).map_err(io("run directory"))?;
+        match handle.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(&path)
+                let holder = std::fs::read_to_string(dir.join(LOCK_FILE))
                     .ok()
                     .and_then(|s| s.trim().parse::<u32>().ok())
                     .map(|pid| format!(" (pid {pid})"))
@@ -377,11 +376,24 @@ impl RunLock {
                     holder,
                 });
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(io("lock file")(e)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(io("run directory lock")(e)),
         }
-        file.set_len(0).map_err(io("lock file"))?;
-        writeln!(file, "{}", std::process::id()).map_err(io("lock file"))?;
-        Ok(RunLock { _file: file })
+        Ok(RunLock {
+            _dir: handle,
+            path: dir.join(LOCK_FILE),
+        })
+    }
+
+    /// Writes this process's pid to the lock file (`armac-eval lbr --watch` reads it to see
+    /// whether the run is still alive).
+    pub fn record_pid(&self) -> Result<(), RunError> {
+        std::fs::write(&self.path, format!("{}\n", std::process::id())).map_err(|source| {
+            RunError::Io {
+                what: "lock file".into(),
+                path: self.path.display().to_string(),
+                source,
+            }
+        })
     }
 }
 
@@ -451,8 +463,44 @@ fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
-/// Validates the algorithm section of `config` (exactly one of `[solver]`, `[armac]`, `[sog]`).
+/// Validates `config` before anything is written: the algorithm section (exactly one of
+/// `[solver]`, `[armac]`, `[sog]`) with every size bound, the game string (the game is loaded),
+/// the compute devices (compiled in, driver present) and the keys that apply to one run kind
+/// only (`[cluster]`, `--broker`: ARMAC runs).
 pub fn validate(config: &config::Config) -> Result<(), RunError> {
+    validate_section(config)?;
+    crate::games::load_game(&config.game).map_err(RunError::context(format!(
+        "the config's game `{}`",
+        config.game
+    )))?;
+    if config.cluster.is_some() && config.armac.is_none() {
+        return Err(config::ConfigError::Value {
+            key: "cluster".into(),
+            reason: "applies to ARMAC runs only (drop the [cluster] section or --broker/--role)"
+                .into(),
+        }
+        .into());
+    }
+    let device = |key: &str, name: &str| {
+        crate::nn::select_device(name)
+            .map(drop)
+            .map_err(RunError::context(key.to_string()))
+    };
+    if config.armac.is_some() {
+        device("armac.device", &config.armac()?.device)?;
+    }
+    if config.sog.is_some() {
+        let s = config.sog()?;
+        device("sog.device", &s.device)?;
+        if s.search_engine == "tensor" {
+            device("sog.search.device", &s.search_device)?;
+        }
+    }
+    Ok(())
+}
+
+/// The algorithm section of [`validate`].
+fn validate_section(config: &config::Config) -> Result<(), RunError> {
     match (
         config.solver.is_some(),
         config.armac.is_some(),
@@ -539,12 +587,15 @@ pub fn train(
                 dir.display()
             )));
         }
-        let _lock = RunLock::acquire(&dir)?;
+        let lock = RunLock::acquire(&dir, false)?;
         // Everything is read and validated before anything in the directory changes.
         let generation = generation::Generation::open(&dir).map_err(RunError::context(format!(
             "cannot resume {}",
             dir.display()
         )))?;
+        if let Some(note) = generation.fallback_note(&dir) {
+            eprintln!("{note}");
+        }
         let path = generation.dir.join("config.toml");
         let stored = resume::generation_config(&generation)?;
         let (config, _) = config::Config::load(&path.display().to_string(), overrides)?;
@@ -572,6 +623,7 @@ pub fn train(
             generation,
             changed,
         };
+        lock.record_pid()?;
         return if config.solver.is_some() {
             tabular::run(&config, &config.tabular()?, &dir, opts, Some(&resumed))
         } else if config.sog.is_some() {
@@ -591,15 +643,32 @@ pub fn train(
         return Err(RunError::RunExists(dir.display().to_string()));
     }
     broker_preflight(&config, &dir, false)?;
-    let _lock = RunLock::acquire(&dir)?;
-    if opts.overwrite {
-        clear_run_dir(&dir)?;
+    // The outermost directory this run creates: removed again if the run fails before its
+    // first checkpoint, so a failed new run leaves nothing behind.
+    let created = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .last()
+        .map(Path::to_path_buf);
+    let lock = RunLock::acquire(&dir, true)?;
+    let result = (|| {
+        if opts.overwrite {
+            clear_run_dir(&dir)?;
+        }
+        lock.record_pid()?;
+        if config.solver.is_some() {
+            tabular::run(&config, &config.tabular()?, &dir, opts, None)
+        } else if config.sog.is_some() {
+            sog::run(&config, &config.sog()?, &dir, opts, None)
+        } else {
+            armac::run(&config, &config.armac()?, &dir, opts, None)
+        }
+    })();
+    if result.is_err()
+        && let Some(top) = created
+        && !generation::Generation::exists(&dir)
+    {
+        let _ = std::fs::remove_dir_all(top);
     }
-    if config.solver.is_some() {
-        tabular::run(&config, &config.tabular()?, &dir, opts, None)
-    } else if config.sog.is_some() {
-        sog::run(&config, &config.sog()?, &dir, opts, None)
-    } else {
-        armac::run(&config, &config.armac()?, &dir, opts, None)
-    }
+    result
 }

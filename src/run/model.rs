@@ -1,0 +1,328 @@
+//! Model directories (what `models/` ships and `armac-eval export-model` writes): an ARMAC
+//! policy's checkpoint files (`checkpoint/state.json`, `checkpoint/config.toml`, the network of
+//! its epoch under `reservoir/`), a `score.json`, and a `manifest.json` that records the length
+//! and FNV-1a hash of every other file. Loaders verify every file against the manifest before
+//! they read anything, and refuse files the manifest does not list.
+
+use super::generation::{Generation, MANIFEST, POINTER};
+use super::{RunError, io_err};
+use crate::util::{FileSum, write_atomic};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The `kind` of a model manifest.
+pub const MODEL_KIND: &str = "armac-model";
+const FORMAT: u32 = 1;
+/// More files than any model holds: a manifest listing more is refused unread.
+const MAX_FILES: usize = 4096;
+
+/// The manifest of a model directory.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelManifest {
+    pub kind: String,
+    pub format: u32,
+    /// Paths relative to the model directory, each with its sum.
+    pub files: BTreeMap<String, FileSum>,
+}
+
+/// Files whose every byte was checked, and where to read them.
+#[derive(Clone, Debug)]
+pub struct Verified {
+    /// The directory relative paths are resolved against.
+    root: PathBuf,
+    /// The checkpoint directory (`state.json`, `config.toml`), relative to `root`.
+    checkpoint: PathBuf,
+    files: BTreeMap<String, FileSum>,
+}
+
+impl Verified {
+    /// The checkpoint's `state.json`, `config.toml`, ...: `name` in the checkpoint directory.
+    pub fn checkpoint_file(&self, name: &str) -> Result<PathBuf, RunError> {
+        self.file(&self.checkpoint.join(name).display().to_string())
+    }
+
+    /// A verified file by its path relative to the model (or run) directory; a file that was
+    /// not verified is refused.
+    pub fn file(&self, rel: &str) -> Result<PathBuf, RunError> {
+        if self.files.contains_key(rel) {
+            Ok(self.root.join(rel))
+        } else {
+            Err(RunError::Usage(format!(
+                "{}: the manifest does not list {rel}, so it cannot be verified",
+                self.root.display()
+            )))
+        }
+    }
+
+    /// The number of verified files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether no file was verified.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The model or run directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// Every file under `dir` (recursively, symlinks refused) except the manifest itself, as
+/// paths relative to `dir`.
+fn list_files(dir: &Path) -> Result<Vec<String>, RunError> {
+    let mut out = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let here = dir.join(&rel);
+        for entry in
+            std::fs::read_dir(&here).map_err(io_err("cannot read model directory", &here))?
+        {
+            let entry = entry.map_err(io_err("cannot read model directory", &here))?;
+            let name = rel.join(entry.file_name());
+            let kind = entry
+                .file_type()
+                .map_err(io_err("cannot read", &entry.path()))?;
+            if kind.is_dir() {
+                stack.push(name);
+            } else if kind.is_file() {
+                let text = name.to_str().ok_or_else(|| {
+                    RunError::Usage(format!(
+                        "{}: file name is not UTF-8",
+                        entry.path().display()
+                    ))
+                })?;
+                if text != MANIFEST {
+                    out.push(text.to_string());
+                }
+            } else {
+                return Err(RunError::Usage(format!(
+                    "{}: a model directory holds plain files only",
+                    entry.path().display()
+                )));
+            }
+            if out.len() > MAX_FILES {
+                return Err(RunError::Usage(format!(
+                    "{}: more than {MAX_FILES} files; not a model directory",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Writes (or rewrites) `dir/manifest.json` over every other file of `dir`; returns it.
+pub fn write_manifest(dir: &Path) -> Result<ModelManifest, RunError> {
+    let mut files = BTreeMap::new();
+    for rel in list_files(dir)? {
+        let path = dir.join(&rel);
+        let bytes = std::fs::read(&path).map_err(io_err("cannot read", &path))?;
+        files.insert(rel, FileSum::of(&bytes));
+    }
+    let manifest = ModelManifest {
+        kind: MODEL_KIND.into(),
+        format: FORMAT,
+        files,
+    };
+    let text = serde_json::to_vec_pretty(&manifest).expect("a manifest serialises");
+    let path = dir.join(MANIFEST);
+    write_atomic(&path, &text).map_err(io_err("cannot write", &path))?;
+    Ok(manifest)
+}
+
+/// Whether `dir` is a model directory (it has a model manifest; nothing is verified).
+pub fn is_model_dir(dir: &Path) -> bool {
+    std::fs::read(dir.join(MANIFEST))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|v| v.get("kind").and_then(|k| k.as_str()) == Some(MODEL_KIND))
+}
+
+/// Reads `dir/manifest.json` and checks every file it lists, and that it lists every file of
+/// the directory; errors name the file that differs.
+pub fn verify_model(dir: &Path) -> Result<Verified, RunError> {
+    let path = dir.join(MANIFEST);
+    let corrupt = |reason: String| RunError::Usage(format!("{}: {reason}", path.display()));
+    let bytes = std::fs::read(&path).map_err(io_err("cannot read", &path))?;
+    let manifest: ModelManifest = serde_json::from_slice(&bytes)
+        .map_err(|e| corrupt(format!("not a model manifest ({e})")))?;
+    if manifest.kind != MODEL_KIND || manifest.format != FORMAT {
+        return Err(corrupt(format!(
+            "kind `{}` format {} (this build reads `{MODEL_KIND}` format {FORMAT})",
+            manifest.kind, manifest.format
+        )));
+    }
+    for (rel, sum) in &manifest.files {
+        if rel.split('/').any(|c| c == ".." || c.is_empty()) {
+            return Err(corrupt(format!(
+                "lists `{rel}`, which leaves the model directory"
+            )));
+        }
+        sum.verify(&dir.join(rel))
+            .map_err(RunError::context(format!("model {}", dir.display())))?;
+    }
+    for rel in list_files(dir)? {
+        if !manifest.files.contains_key(&rel) {
+            return Err(corrupt(format!(
+                "does not list {rel} (a file added to the model; rewrite the manifest with \
+                 `armac-eval manifest --write {}` if it belongs there)",
+                dir.display()
+            )));
+        }
+    }
+    Ok(Verified {
+        root: dir.to_path_buf(),
+        checkpoint: PathBuf::from("checkpoint"),
+        files: manifest.files,
+    })
+}
+
+/// The verified checkpoint `path` names: a model directory (its manifest), an ARMAC run
+/// directory (its committed generation, read exactly as `--resume` reads it), or one of its
+/// generations (`<run>/checkpoint`, `<run>/checkpoints/gen_<n>`).
+pub fn verify_checkpoint(path: &Path) -> Result<Verified, RunError> {
+    if path.join(MANIFEST).is_file() && is_model_dir(path) {
+        return verify_model(path);
+    }
+    let context = || RunError::context(format!("checkpoint {}", path.display()));
+    let (run_dir, generation) = if path.join(MANIFEST).is_file() {
+        Generation::open_dir(path).map_err(context())?
+    } else if path.join(POINTER).exists() || Generation::exists(path) {
+        let g = Generation::open(path).map_err(context())?;
+        if let Some(note) = g.fallback_note(path) {
+            eprintln!("{note}");
+        }
+        (path.to_path_buf(), g)
+    } else {
+        return Err(RunError::Usage(format!(
+            "{} is neither a model directory (no {MANIFEST}) nor a run directory with a \
+             committed checkpoint",
+            path.display()
+        )));
+    };
+    let rel = generation
+        .dir
+        .strip_prefix(std::fs::canonicalize(&run_dir).unwrap_or(run_dir.clone()))
+        .or_else(|_| generation.dir.strip_prefix(&run_dir))
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| generation.dir.clone());
+    let mut files: BTreeMap<String, FileSum> = generation
+        .manifest
+        .files
+        .iter()
+        .map(|(k, v)| (rel.join(k).display().to_string(), v.clone()))
+        .collect();
+    files.extend(generation.manifest.shared.clone());
+    Ok(Verified {
+        root: run_dir,
+        checkpoint: rel,
+        files,
+    })
+}
+
+/// Copies the files a policy needs from the checkpoint `from` names (any form
+/// [`verify_checkpoint`] takes; every file verified) into a new model directory `out`
+/// (`checkpoint/state.json`, `checkpoint/config.toml`, `reservoir/net_<epoch>.bpk`) with its
+/// manifest. `out` must not exist; it appears complete or not at all.
+pub fn export_model(from: &Path, out: &Path) -> Result<ModelManifest, RunError> {
+    if out.exists() {
+        return Err(RunError::Usage(format!(
+            "--out {} exists; a model is written to a new directory",
+            out.display()
+        )));
+    }
+    let verified = verify_checkpoint(from)?;
+    let state_path = verified.checkpoint_file("state.json")?;
+    let state = crate::rl::armac::read_state(&state_path)?;
+    let net = crate::rl::armac::residency::reservoir_rel(state.epoch);
+    let copies = [
+        (state_path, "checkpoint/state.json".to_string()),
+        (
+            verified.checkpoint_file("config.toml")?,
+            "checkpoint/config.toml".to_string(),
+        ),
+        (verified.file(&net)?, net),
+    ];
+    let name = out
+        .file_name()
+        .ok_or_else(|| RunError::Usage(format!("--out {}: no directory name", out.display())))?;
+    let parent = out.parent().unwrap_or(Path::new("."));
+    let tmp = parent.join(format!(
+        ".{}.tmp{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        for (src, rel) in &copies {
+            let dst = tmp.join(rel);
+            let dir = dst.parent().expect("a relative path with a directory");
+            std::fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
+            std::fs::copy(src, &dst).map_err(io_err("cannot copy to", &dst))?;
+        }
+        let manifest = write_manifest(&tmp)?;
+        std::fs::rename(&tmp, out).map_err(io_err("cannot create", out))?;
+        Ok(manifest)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("armac-model-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("checkpoint")).unwrap();
+        std::fs::create_dir_all(d.join("reservoir")).unwrap();
+        std::fs::write(d.join("checkpoint/state.json"), b"{\"epoch\": 3}").unwrap();
+        std::fs::write(d.join("reservoir/net_000003.bpk"), b"weights").unwrap();
+        d
+    }
+
+    #[test]
+    fn every_file_is_checked_and_named() {
+        let d = model("verify");
+        write_manifest(&d).unwrap();
+        let v = verify_model(&d).unwrap();
+        assert!(v.checkpoint_file("state.json").unwrap().is_file());
+        assert!(v.checkpoint_file("config.toml").is_err());
+        assert!(is_model_dir(&d));
+        // One flipped byte.
+        std::fs::write(d.join("reservoir/net_000003.bpk"), b"weightz").unwrap();
+        let e = verify_model(&d).unwrap_err().to_string();
+        assert!(e.contains("reservoir/net_000003.bpk"), "{e}");
+        std::fs::write(d.join("reservoir/net_000003.bpk"), b"weights").unwrap();
+        // An unlisted file.
+        std::fs::write(d.join("extra.txt"), b"x").unwrap();
+        let e = verify_model(&d).unwrap_err().to_string();
+        assert!(e.contains("extra.txt"), "{e}");
+        std::fs::remove_file(d.join("extra.txt")).unwrap();
+        // A missing file.
+        std::fs::remove_file(d.join("checkpoint/state.json")).unwrap();
+        let e = verify_model(&d).unwrap_err().to_string();
+        assert!(e.contains("checkpoint/state.json"), "{e}");
+        // A damaged manifest.
+        std::fs::write(d.join(MANIFEST), b"{\"kind\": 1").unwrap();
+        let e = verify_model(&d).unwrap_err().to_string();
+        assert!(e.contains("manifest.json"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_directory_without_manifest_or_checkpoint_is_refused() {
+        let d = model("bare");
+        let e = verify_checkpoint(&d).unwrap_err().to_string();
+        assert!(e.contains("neither a model directory"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
