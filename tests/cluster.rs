@@ -47,21 +47,33 @@ impl Redis {
         }
         let dir = common::tmp("redis", name);
         std::fs::create_dir_all(&dir).unwrap();
-        let port = free_port();
         let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
-        let child = Redis::spawn(port, &dir, &extra);
-        Some(Redis {
-            child,
-            port,
-            dir,
-            extra,
-        })
+        // A free port can be taken by another process before the server binds it: then the
+        // server exits, and the test tries another port rather than talk to a stranger.
+        for _ in 0..8 {
+            let port = free_port();
+            if let Some(child) = Redis::try_spawn(port, &dir, &extra) {
+                return Some(Redis {
+                    child,
+                    port,
+                    dir,
+                    extra,
+                });
+            }
+        }
+        panic!("redis-server could not bind any of 8 free ports");
     }
 
     /// A server on `port` with its data in `dir` (later arguments override earlier ones),
-    /// once it listens.
+    /// once it answers.
     fn spawn(port: u16, dir: &Path, extra: &[String]) -> Child {
-        let child = Command::new("redis-server")
+        Redis::try_spawn(port, dir, extra)
+            .unwrap_or_else(|| panic!("redis-server exited instead of listening on port {port}"))
+    }
+
+    /// [`Redis::spawn`], or `None` if the server exited (its port was taken).
+    fn try_spawn(port: u16, dir: &Path, extra: &[String]) -> Option<Child> {
+        let mut child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .arg("--dir")
@@ -71,9 +83,16 @@ impl Redis {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server starts");
-        wait_listening(port, || false);
+        let mut exited = || child.try_wait().ok().flatten().is_some();
+        if !wait_listening(port, &mut exited) {
+            return None;
+        }
         wait_answering(port);
-        child
+        // What answered is this server, not one that held the port before it.
+        if exited() {
+            return None;
+        }
+        Some(child)
     }
 
     /// `kill -9` of the server.

@@ -94,7 +94,12 @@ fn a_model_with_a_missing_or_corrupt_file_is_refused_naming_it() {
     let dir = tmp("models", "broken");
     std::fs::create_dir_all(dir.join("checkpoint")).unwrap();
     std::fs::create_dir_all(dir.join("reservoir")).unwrap();
-    for f in ["checkpoint/state.json", "checkpoint/config.toml"] {
+    for f in [
+        "checkpoint/state.json",
+        "checkpoint/config.toml",
+        "score.json",
+        "manifest.json",
+    ] {
         std::fs::copy(src.join(f), dir.join(f)).unwrap();
     }
     let net = std::fs::read_dir(src.join("reservoir"))
@@ -129,5 +134,8 @@ fn a_model_with_a_missing_or_corrupt_file_is_refused_naming_it() {
     std::fs::write(dir.join("reservoir").join(&net_name), &bytes).unwrap();
     std::fs::write(dir.join("checkpoint/state.json"), "{ not json").unwrap();
     eval_it("state.json");
+    // Without its manifest nothing can be verified.
+    std::fs::remove_file(dir.join("manifest.json")).unwrap();
+    eval_it("manifest.json");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -194,10 +194,17 @@ fn sigterm_stops_an_armac_run_at_a_safe_point_with_a_checkpoint() {
         .unwrap();
     assert!(status.success());
     let o = child.wait_with_output().unwrap();
-    assert!(
-        o.status.success(),
+    // A clean stop at a safe point, reported with the conventional status 128 + 15.
+    assert_eq!(
+        o.status.code(),
+        Some(143),
         "SIGTERM should stop the run cleanly: {:?}\n{}",
         o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--resume"),
+        "{}",
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(

@@ -101,13 +101,22 @@ fn run(args: Args) -> Result<()> {
         summary.iterations,
         summary.seconds,
         summary.nash_conv,
-        if summary.stopped_early {
+        if armac::run::interrupt_signal().is_some() {
+            " (signal)"
+        } else if summary.stopped_early {
             " (time limit)"
         } else {
             ""
         },
         summary.run_dir.display()
     );
+    if let Some(sig) = armac::run::interrupt_signal() {
+        eprintln!(
+            "stopped by signal {sig}; continue with: armac-train --resume {}",
+            shell_word(&summary.run_dir.display().to_string())
+        );
+        std::process::exit(128 + sig);
+    }
     if summary.algorithm == "armac" {
         print_next_steps(&summary);
     }

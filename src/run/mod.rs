@@ -166,27 +166,62 @@ pub fn process_cpu_seconds() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
+static INTERRUPT: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+    std::sync::OnceLock::new();
+static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Writes `msg` to stderr from a signal handler (`write(2)` is async-signal-safe).
+fn signal_note(msg: &[u8]) {
+    // SAFETY: `msg` is a valid buffer of `msg.len()` bytes; fd 2 may be closed, which only
+    // makes the write fail.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    if SIGNAL.swap(sig, std::sync::atomic::Ordering::SeqCst) != 0 {
+        signal_note(b"second signal: stopping at once\n");
+        // SAFETY: `_exit` is async-signal-safe and ends the process without unwinding.
+        unsafe { libc::_exit(128 + sig) };
+    }
+    if let Some(flag) = INTERRUPT.get() {
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    signal_note(b"signal received: stopping at the next safe point (again to stop at once)\n");
+}
+
 /// A process-wide flag set by SIGINT (Ctrl-C), SIGTERM (what schedulers and `docker stop`
 /// send) or SIGHUP: long runs poll it and stop at the next safe point, writing a consistent
-/// checkpoint. A second signal ends the process at once (exit status 130). The handler is
-/// installed on first use.
+/// checkpoint, and `armac-train` then exits with 128 + the signal's number (130 for SIGINT,
+/// 143 for SIGTERM, 129 for SIGHUP; see [`interrupt_signal`]). A second signal ends the
+/// process at once with the same status. The handlers are installed on first use.
 pub fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
-    static FLAG: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
-        std::sync::OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let f = flag.clone();
-        // A second handler cannot be installed (e.g. in tests); the flag then stays false.
-        let _ = ctrlc::set_handler(move || {
-            if f.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                eprintln!("second signal: stopping at once");
-                std::process::exit(130);
+    INTERRUPT
+        .get_or_init(|| {
+            let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                // SAFETY: `on_signal` only touches atomics and calls async-signal-safe
+                // functions; the sigaction struct is zeroed and then fully set up.
+                unsafe {
+                    let mut action: libc::sigaction = std::mem::zeroed();
+                    action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+                    libc::sigemptyset(&mut action.sa_mask);
+                    action.sa_flags = libc::SA_RESTART;
+                    libc::sigaction(sig, &action, std::ptr::null_mut());
+                }
             }
-            eprintln!("signal received: stopping at the next safe point (again to stop at once)");
-        });
-        flag
-    })
-    .clone()
+            flag
+        })
+        .clone()
+}
+
+/// The signal that asked the run to stop (SIGINT, SIGTERM, SIGHUP), if one did.
+pub fn interrupt_signal() -> Option<i32> {
+    match SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
 }
 
 /// A progress bar for `total` steps (hidden when stderr is not a terminal).
@@ -487,16 +522,49 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
             .map_err(RunError::context(key.to_string()))
     };
     if config.armac.is_some() {
-        device("armac.device", &config.armac()?.device)?;
+        let a = config.armac()?;
+        device("armac.device", &a.device)?;
+        fits_in_memory("armac.hidden", a.hidden, a.layers)?;
     }
     if config.sog.is_some() {
         let s = config.sog()?;
         device("sog.device", &s.device)?;
+        fits_in_memory("sog.net.hidden", s.hidden, s.layers)?;
         if s.search_engine == "tensor" {
             device("sog.search.device", &s.search_device)?;
         }
     }
     Ok(())
+}
+
+/// Bytes of memory this machine has available (`MemAvailable` of `/proc/meminfo`), if known.
+pub fn available_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses networks whose training state cannot fit this machine's available memory: each
+/// network's f32 weights (about `hidden² × layers × 4` bytes) are held about eight times over
+/// (the learner's heads, their gradients, two Adam moments, inference snapshots and target
+/// copies), so the estimate is `hidden² × layers × 32` bytes.
+fn fits_in_memory(key: &str, hidden: usize, layers: usize) -> Result<(), RunError> {
+    let estimate = (hidden as u128).pow(2) * layers as u128 * 32;
+    match available_memory_bytes() {
+        Some(available) if estimate > available as u128 => Err(config::ConfigError::Value {
+            key: key.into(),
+            reason: format!(
+                "{hidden} units x {layers} layers would need about {} MiB to train \
+                 ({hidden}² × {layers} × 32 bytes), more than the {} MiB this machine has \
+                 available",
+                estimate >> 20,
+                available >> 20
+            ),
+        }
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 /// The algorithm section of [`validate`].

@@ -165,7 +165,7 @@ pub fn verify_model(dir: &Path) -> Result<Verified, RunError> {
             )));
         }
         sum.verify(&dir.join(rel))
-            .map_err(RunError::context(format!("model {}", dir.display())))?;
+            .map_err(|e| RunError::Usage(format!("model {}: {e}", dir.display())))?;
     }
     for rel in list_files(dir)? {
         if !manifest.files.contains_key(&rel) {
@@ -193,6 +193,16 @@ pub fn verify_checkpoint(path: &Path) -> Result<Verified, RunError> {
     let context = || RunError::context(format!("checkpoint {}", path.display()));
     let (run_dir, generation) = if path.join(MANIFEST).is_file() {
         Generation::open_dir(path).map_err(context())?
+    } else if path.join(POINTER).is_dir()
+        && !path.join(POINTER).is_symlink()
+        && !Generation::exists(path)
+    {
+        return Err(RunError::Usage(format!(
+            "{} has no {MANIFEST}, so its files cannot be verified (if you trust them, record \
+             them with `armac-eval manifest --write {}`)",
+            path.display(),
+            path.display()
+        )));
     } else if path.join(POINTER).exists() || Generation::exists(path) {
         let g = Generation::open(path).map_err(context())?;
         if let Some(note) = g.fallback_note(path) {
@@ -321,6 +331,9 @@ mod tests {
     #[test]
     fn a_directory_without_manifest_or_checkpoint_is_refused() {
         let d = model("bare");
+        let e = verify_checkpoint(&d).unwrap_err().to_string();
+        assert!(e.contains("no manifest.json"), "{e}");
+        std::fs::remove_dir_all(d.join("checkpoint")).unwrap();
         let e = verify_checkpoint(&d).unwrap_err().to_string();
         assert!(e.contains("neither a model directory"), "{e}");
         let _ = std::fs::remove_dir_all(&d);

@@ -422,19 +422,7 @@ impl Config {
                 reason: "must be at least 1".into(),
             });
         }
-        if self.eval.every == 0 {
-            return Err(ConfigError::Value {
-                key: "eval.every".into(),
-                reason: "must be at least 1".into(),
-            });
-        }
-        if self.checkpoint.every_seconds.is_nan() || self.checkpoint.every_seconds <= 0.0 {
-            return Err(ConfigError::Value {
-                key: "checkpoint.every_seconds".into(),
-                reason: "must be positive".into(),
-            });
-        }
-        Ok(())
+        self.check_schedule()
     }
 }
 

@@ -319,7 +319,7 @@ impl Config {
         check_requirements(a)?;
         let past_draw = check_memory(a)?;
         check_ranges(a)?;
-        self.check_schedule(true)?;
+        self.check_schedule()?;
         Ok(self.armac_settings(a, past_draw))
     }
 

@@ -92,25 +92,15 @@ fn d_true() -> bool {
     true
 }
 
-/// Finds a config: an existing path, or a bare name in `configs/` (current directory first,
-/// then the crate's own `configs/`).
+/// Finds a config: an existing path, or a bare name (with or without `.toml`) in the working
+/// directory's `configs/`.
 pub fn resolve_config_path(name: &str) -> Result<PathBuf, ConfigError> {
     let direct = PathBuf::from(name);
     let mut candidates = vec![direct.clone()];
     if direct.components().count() == 1 {
         candidates.push(Path::new("configs").join(name));
-        candidates.push(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("configs")
-                .join(name),
-        );
         if !name.ends_with(".toml") {
             candidates.push(Path::new("configs").join(format!("{name}.toml")));
-            candidates.push(
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("configs")
-                    .join(format!("{name}.toml")),
-            );
         }
     }
     candidates
@@ -136,7 +126,15 @@ pub fn read_table(path: &Path) -> Result<toml::Table, ConfigError> {
     text.parse::<toml::Table>()
         .map_err(|e| ConfigError::Invalid {
             origin: path.display().to_string(),
-            reason: e.to_string(),
+            reason: if e.message().contains("as i128") {
+                format!(
+                    "{}\nthe integer is out of range (at most {})",
+                    e.to_string().trim_end(),
+                    i64::MAX
+                )
+            } else {
+                e.to_string()
+            },
         })
 }
 
@@ -155,6 +153,16 @@ pub fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), ConfigE
         return Err(err("empty key"));
     }
     let raw = raw.trim();
+    let digits = raw.strip_prefix(['-', '+']).unwrap_or(raw);
+    if !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
+        && raw.replace('_', "").parse::<i64>().is_err()
+    {
+        return Err(err(&format!(
+            "the integer {raw} is out of range (at most {})",
+            i64::MAX
+        )));
+    }
     let value = format!("v = {raw}")
         .parse::<toml::Table>()
         .ok()
@@ -207,6 +215,20 @@ impl Config {
             reason: e.to_string(),
         })?;
         toml::from_str::<Config>(&text).map_err(|e| {
+            // A missing top-level key is reported with a span that ends in whatever section
+            // comes last; name the key itself instead.
+            if let Some(field) = e
+                .message()
+                .strip_prefix("missing field `")
+                .and_then(|m| m.strip_suffix('`'))
+                && !table.contains_key(field)
+                && field == "game"
+            {
+                return ConfigError::Invalid {
+                    origin: origin.to_string(),
+                    reason: format!("missing top-level key `{field}` (e.g. {field} = ...)"),
+                };
+            }
             let key = e.span().and_then(|span| key_at(&text, span.start));
             ConfigError::Invalid {
                 origin: origin.to_string(),

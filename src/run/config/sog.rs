@@ -322,7 +322,7 @@ impl Config {
         check_numbers(g)?;
         check_search(&g.search)?;
         check_schedule(g)?;
-        self.check_schedule(true)?;
+        self.check_schedule()?;
         Ok(self.sog_settings(g))
     }
 

@@ -106,9 +106,8 @@ impl Section {
 
 impl Config {
     /// The `[eval]` and `[checkpoint]` keys: `eval.every` at least 1, `checkpoint.every_seconds`
-    /// above 0, and, for the run kinds that count epochs or rounds (`epochs`),
-    /// `checkpoint.every_epochs` at least 1.
-    pub(crate) fn check_schedule(&self, epochs: bool) -> Result<(), ConfigError> {
+    /// above 0 and `checkpoint.every_epochs` at least 1 (in every run kind).
+    pub(crate) fn check_schedule(&self) -> Result<(), ConfigError> {
         Section("eval").at_least_one(&[("every", self.eval.every as usize)])?;
         let seconds = self.checkpoint.every_seconds;
         Section("checkpoint").require(
@@ -116,10 +115,9 @@ impl Config {
             "every_seconds",
             "must be positive",
         )?;
-        if epochs {
-            Section("checkpoint")
-                .at_least_one(&[("every_epochs", self.checkpoint.every_epochs as usize)])?;
-        }
+        // The same bound in every run kind, although only ARMAC and SoG count epochs.
+        Section("checkpoint")
+            .at_least_one(&[("every_epochs", self.checkpoint.every_epochs as usize)])?;
         Ok(())
     }
 }

@@ -1,0 +1,409 @@
+//! Hostile input, table-driven over every binary: bad TOML, keys, values, game strings,
+//! policies, models, run directories and flags. Each case must exit non-zero with a first line
+//! `error: ...` that names the culprit, print no panic or backtrace, and leave the run
+//! directory absent (new runs) or byte-identical (existing ones). Then one-byte corruption of
+//! every file of every shipped model and of every checkpoint file of a small run, each refused
+//! by name.
+
+mod common;
+
+use common::{eval, run_ok, tmp, train};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Every entry under `dir` (files with their bytes, symlinks with their targets), or `None`
+/// when `dir` does not exist.
+fn snapshot(dir: &Path) -> Option<BTreeMap<PathBuf, Vec<u8>>> {
+    if std::fs::symlink_metadata(dir).is_err() {
+        return None;
+    }
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.insert(rel, target.into_os_string().into_encoded_bytes());
+            } else if meta.is_dir() {
+                out.insert(rel, b"<dir>".to_vec());
+                stack.push(p);
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Runs `cmd`, which must fail cleanly: status 1 or 2, a first stderr line `error: ...`
+/// containing every one of `needles`, and no panic or backtrace. Returns stderr.
+fn refused(cmd: &mut Command, needles: &[&str], case: &str) -> String {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let first = err
+        .lines()
+        .find(|l| l.starts_with("error"))
+        .unwrap_or_default();
+    assert!(
+        matches!(out.status.code(), Some(1 | 2)),
+        "{case}: expected exit 1 or 2, got {:?}\n{err}",
+        out.status
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("stack backtrace"),
+        "{case}: panic\n{err}"
+    );
+    for n in needles {
+        assert!(
+            first.contains(n),
+            "{case}: the error line should name {n:?}:\n{err}"
+        );
+    }
+    err
+}
+
+/// GiB of memory available (`MemAvailable`), infinite where unknown.
+fn available_gib() -> f64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            let line = t
+                .lines()
+                .find(|l| l.starts_with("MemAvailable:"))?
+                .to_string();
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .map_or(f64::INFINITY, |kib| kib / 1048576.0)
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
+    let files = tmp("hostile", "configs");
+    let bad_toml = write(&files, "bad.toml", b"game = \"kuhn_poker\"\n[armac\n");
+    let not_utf8 = write(&files, "latin1.toml", b"game = \"kuhn_p\xf6ker\"\n");
+    let no_game = write(
+        &files,
+        "nogame.toml",
+        b"[solver]\nalgorithm = \"cfr\"\niterations = 2\n",
+    );
+    let big = write(
+        &files,
+        "big.toml",
+        b"game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 99999999999999999999999\n",
+    );
+    let two = write(
+        &files,
+        "two.toml",
+        b"game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 2\n[armac]\nepochs = 2\n",
+    );
+    let none = write(&files, "none.toml", b"game = \"kuhn_poker\"\n");
+    let q = "quickstart.toml";
+    let cfr = "kuhn_cfr.toml";
+    #[rustfmt::skip]
+    let cases: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
+        ("unknown game", vec!["--config", q, "--set", "game=nosuch_game"], vec!["nosuch_game"]),
+        ("bad game parameter", vec!["--config", q, "--set", "game=\"leduc_poker(num_ranks=0)\""], vec!["num_ranks"]),
+        ("unknown game parameter", vec!["--config", cfr, "--set", "game=\"kuhn_poker(bogus=1)\""], vec!["bogus"]),
+        ("device not compiled in", vec!["--config", q, "--set", "armac.device=\"cuda\""], vec!["armac.device", "cuda"]),
+        ("unknown device", vec!["--config", q, "--set", "armac.device=\"tpu\""], vec!["armac.device"]),
+        ("huge network", vec!["--config", q, "--set", "armac.hidden=100000000"], vec!["armac.hidden"]),
+        ("too many layers", vec!["--config", q, "--set", "armac.layers=100000"], vec!["armac.layers"]),
+        ("too many actors", vec!["--config", q, "--set", "armac.actors=100000"], vec!["armac.actors"]),
+        ("zero actors", vec!["--config", q, "--set", "armac.actors=0"], vec!["armac.actors"]),
+        ("huge batch", vec!["--config", q, "--set", "armac.batch_trajectories=1000000000"], vec!["armac.batch_trajectories"]),
+        ("huge reservoir", vec!["--config", q, "--set", "armac.reservoir_capacity=100000000000"], vec!["armac.reservoir_capacity"]),
+        ("unknown key", vec!["--config", q, "--set", "armac.nosuch=1"], vec!["nosuch"]),
+        ("wrong type", vec!["--config", q, "--set", "armac.epochs=\"many\""], vec!["armac.epochs"]),
+        ("negative count", vec!["--config", q, "--set", "armac.epochs=-3"], vec!["armac.epochs"]),
+        ("integer out of range (override)", vec!["--config", q, "--set", "armac.epochs=99999999999999999999999"], vec!["out of range"]),
+        ("integer out of range (file)", vec!["--config", &big], vec!["big.toml"]),
+        ("NaN learning rate", vec!["--config", q, "--set", "armac.learning_rate=nan"], vec!["armac.learning_rate"]),
+        ("override without =", vec!["--config", q, "--set", "armac.epochs"], vec!["armac.epochs"]),
+        ("bad TOML", vec!["--config", &bad_toml], vec!["bad.toml"]),
+        ("config not UTF-8", vec!["--config", &not_utf8], vec!["latin1.toml"]),
+        ("missing game key", vec!["--config", &no_game], vec!["`game`"]),
+        ("two algorithm sections", vec!["--config", &two], vec!["more than one"]),
+        ("no algorithm section", vec!["--config", &none], vec!["no algorithm section"]),
+        ("config not found", vec!["--config", "no_such_config"], vec!["no_such_config"]),
+        ("unknown solver", vec!["--config", cfr, "--set", "solver.algorithm=\"nosuch\""], vec!["solver.algorithm"]),
+        ("zero iterations", vec!["--config", cfr, "--set", "solver.iterations=0"], vec!["solver.iterations"]),
+        ("checkpoint every 0 epochs (solver)", vec!["--config", cfr, "--set", "checkpoint.every_epochs=0"], vec!["checkpoint.every_epochs"]),
+        ("checkpoint every 0 epochs (ARMAC)", vec!["--config", q, "--set", "checkpoint.every_epochs=0"], vec!["checkpoint.every_epochs"]),
+        ("eval every 0", vec!["--config", cfr, "--set", "eval.every=0"], vec!["eval.every"]),
+        ("broker on a solver run", vec!["--config", cfr, "--broker", "redis://127.0.0.1:1/"], vec!["cluster"]),
+        ("role on a solver run", vec!["--config", cfr, "--role", "learner"], vec!["cluster"]),
+        ("SoG on an unsupported game", vec!["--config", "kuhn_sog.toml", "--set", "game=goofspiel5"], vec!["goofspiel"]),
+    ];
+    // hidden = 20,000 with 4 layers is under the fixed cap (6 GB of weights) but needs about
+    // 51 GB to train: refused where less is available (every machine this suite runs on).
+    let mut cases = cases;
+    if available_gib() < 48.0 {
+        cases.push((
+            "network over the machine's memory",
+            vec![
+                "--config",
+                q,
+                "--set",
+                "armac.hidden=20000",
+                "--set",
+                "armac.layers=4",
+            ],
+            vec!["armac.hidden", "available"],
+        ));
+    }
+    for (case, args, needles) in &cases {
+        let out = tmp("hostile", "run");
+        let mut cmd = train();
+        cmd.args(args).arg("--out").arg(&out).arg("--quiet");
+        refused(&mut cmd, needles, case);
+        assert!(
+            snapshot(&out).is_none(),
+            "{case}: left {} behind: {:?}",
+            out.display(),
+            snapshot(&out).map(|s| s.into_keys().collect::<Vec<_>>())
+        );
+    }
+    // Flags clap refuses (status 2), naming the flag.
+    #[rustfmt::skip]
+    let flags: Vec<(&str, Vec<&str>, &str)> = vec![
+        ("negative seconds", vec!["--config", q, "--max-seconds", "-1"], "--max-seconds"),
+        ("seconds not a number", vec!["--config", q, "--max-cpu-seconds", "soon"], "--max-cpu-seconds"),
+        ("resume with overwrite", vec!["--resume", "x", "--overwrite"], "--overwrite"),
+        ("unknown role", vec!["--config", q, "--role", "boss"], "--role"),
+        ("unknown flag", vec!["--config", q, "--fast"], "--fast"),
+    ];
+    for (case, args, needle) in &flags {
+        let out = train().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{case}: {err}");
+        assert!(
+            err.contains(needle) && !err.contains("panicked"),
+            "{case}: {err}"
+        );
+    }
+    println!(
+        "{} config cases and {} flag cases refused",
+        cases.len(),
+        flags.len()
+    );
+    let _ = std::fs::remove_dir_all(&files);
+}
+
+#[test]
+fn bad_policies_games_and_arguments_of_armac_eval_are_refused_by_name() {
+    let files = tmp("hostile", "eval");
+    let garbage = write(&files, "garbage.json", b"{\"game\": ");
+    let wrong_game = write(
+        &files,
+        "leduc_policy.json",
+        b"{\"game\": \"leduc_poker()\", \"policy\": {}}",
+    );
+    let not_model = files.join("plain_dir");
+    std::fs::create_dir_all(&not_model).unwrap();
+    let not_model = not_model.display().to_string();
+    let out_file = files.join("out.json");
+    let out_path = out_file.display().to_string();
+    #[rustfmt::skip]
+    let cases: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
+        ("nashconv: unknown game", vec!["nashconv", "--game", "nosuch", "--policy", "uniform"], vec!["nosuch"]),
+        ("nashconv: missing policy file", vec!["nashconv", "--game", "kuhn_poker", "--policy", "/no/such.json"], vec!["/no/such.json"]),
+        ("nashconv: garbage policy file", vec!["nashconv", "--game", "kuhn_poker", "--policy", &garbage], vec!["garbage.json"]),
+        ("nashconv: policy of another game", vec!["nashconv", "--game", "kuhn_poker", "--policy", &wrong_game], vec!["leduc"]),
+        ("nashconv: model of another game", vec!["nashconv", "--game", "kuhn_poker", "--policy", "models/leduc_armac"], vec!["leduc"]),
+        ("nashconv: directory that is no model", vec!["nashconv", "--game", "kuhn_poker", "--policy", &not_model], vec!["plain_dir"]),
+        ("lbr: not Hold'em", vec!["lbr", "--game", "leduc_poker", "--policy", "uniform", "--variant", "fc", "--hands", "4"], vec!["leduc_poker"]),
+        ("lbr: unknown variant", vec!["lbr", "--policy", "uniform", "--variant", "fcx", "--hands", "4"], vec!["--variant"]),
+        ("lbr: zero hands", vec!["lbr", "--policy", "uniform", "--variant", "fc", "--hands", "0"], vec!["--hands"]),
+        ("lbr: small-game model", vec!["lbr", "--policy", "models/leduc_armac", "--variant", "fc", "--hands", "4"], vec!["leduc"]),
+        ("match: unknown policy", vec!["match", "--a", "nosuch", "--b", "uniform", "--hands", "2"], vec!["nosuch"]),
+        ("match: model of another game", vec!["match", "--game", "kuhn_poker", "--a", "models/leduc_armac", "--b", "uniform"], vec!["leduc"]),
+        ("replay: illegal action", vec!["replay", "--game", "kuhn_poker", "--actions", "0,1,7"], vec!["7"]),
+        ("replay: not a number", vec!["replay", "--game", "kuhn_poker", "--actions", "0,x"], vec!["x"]),
+        ("export-policy: missing checkpoint", vec!["export-policy", "--checkpoint", "/no/such/run", "--out", &out_path], vec!["/no/such/run"]),
+        ("export-model: missing checkpoint", vec!["export-model", "--checkpoint", "/no/such/run", "--out", &out_path], vec!["/no/such/run"]),
+        ("export-model: existing output", vec!["export-model", "--checkpoint", "models/leduc_armac", "--out", &not_model], vec!["plain_dir"]),
+        ("manifest: not a model", vec!["manifest", &not_model], vec!["manifest.json"]),
+        ("search-nashconv: zero simulations", vec!["search-nashconv", "--game", "kuhn_poker", "--simulations", "0"], vec!["simulations"]),
+    ];
+    let before = snapshot(&files);
+    for (case, args, needles) in &cases {
+        refused(eval().args(args), needles, case);
+        assert!(!out_file.exists(), "{case}: wrote {out_path}");
+    }
+    assert_eq!(snapshot(&files), before, "armac-eval changed its inputs");
+    println!("{} armac-eval cases refused", cases.len());
+    let _ = std::fs::remove_dir_all(&files);
+}
+
+/// Flips one byte in the middle of `path`.
+fn flip(path: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(path).unwrap();
+    let mut bad = bytes.clone();
+    let i = bad.len() / 2;
+    bad[i] ^= 0x20;
+    std::fs::write(path, &bad).unwrap();
+    bytes
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for (rel, bytes) in snapshot(from).unwrap() {
+        let src = from.join(&rel);
+        let dst = to.join(&rel);
+        let meta = std::fs::symlink_metadata(&src).unwrap();
+        if meta.file_type().is_symlink() {
+            std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else if meta.is_dir() {
+            std::fs::create_dir_all(&dst).unwrap();
+        } else {
+            std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+            std::fs::write(&dst, bytes).unwrap();
+        }
+    }
+}
+
+#[test]
+fn one_flipped_byte_in_any_file_of_a_shipped_model_is_refused_by_name() {
+    let mut cases = 0;
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/models")).unwrap() {
+        let src = entry.unwrap().path();
+        if !src.is_dir() {
+            continue;
+        }
+        let score = common::json(&src.join("score.json"));
+        let game = score["game"].as_str().unwrap().to_string();
+        let dir = tmp("hostile", "model");
+        copy_dir(&src, &dir);
+        let files: Vec<PathBuf> = snapshot(&dir)
+            .unwrap()
+            .into_iter()
+            .filter(|(_, b)| b != b"<dir>")
+            .map(|(rel, _)| rel)
+            .collect();
+        assert!(files.len() >= 5, "{}: {files:?}", src.display());
+        let policy = dir.display().to_string();
+        for rel in &files {
+            let path = dir.join(rel);
+            let good = flip(&path);
+            let name = rel.file_name().unwrap().to_str().unwrap();
+            let mut cmd = eval();
+            if game == "hunl_fcpa" {
+                cmd.args(["match", "--a", &policy, "--b", "uniform", "--hands", "2"]);
+            } else {
+                cmd.args(["nashconv", "--game", &game, "--policy", &policy]);
+            }
+            // A flipped byte of the manifest either breaks its JSON (named) or changes a
+            // recorded sum (the file it names no longer matches "the manifest").
+            let needle = if name == "manifest.json" {
+                "manifest"
+            } else {
+                name
+            };
+            refused(
+                &mut cmd,
+                &[needle],
+                &format!("{} {}", src.display(), rel.display()),
+            );
+            std::fs::write(&path, good).unwrap();
+            cases += 1;
+        }
+        run_ok(eval().args(["manifest", &policy]));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    println!("{cases} corrupted model files refused");
+    assert!(cases >= 20, "{cases}");
+}
+
+#[test]
+fn a_damaged_run_directory_is_refused_by_name_and_left_byte_identical() {
+    let dir = tmp("hostile", "small-run");
+    let d = dir.display().to_string();
+    run_ok(train().args([
+        "--config",
+        "quickstart.toml",
+        "--set",
+        "armac.epochs=4",
+        "--set",
+        "armac.episodes_per_epoch=64",
+        "--set",
+        "armac.learning_steps_per_epoch=3",
+        "--set",
+        "checkpoint.every_epochs=2",
+        "--out",
+        &d,
+        "--quiet",
+    ]));
+    let generation = std::fs::canonicalize(dir.join("checkpoint")).unwrap();
+    let manifest = common::json(&generation.join("manifest.json"));
+    let mut files: Vec<PathBuf> = manifest["files"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| generation.join(k))
+        .collect();
+    files.extend(
+        manifest["shared"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| dir.join(k)),
+    );
+    assert!(files.len() >= 6, "{files:?}");
+    for path in &files {
+        let good = flip(path);
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let before = snapshot(&dir);
+        let case = format!("resume with {} damaged", path.display());
+        refused(
+            train().args(["--resume", &d, "--set", "armac.epochs=6", "--quiet"]),
+            &[name],
+            &case,
+        );
+        assert_eq!(snapshot(&dir), before, "{case}: the directory changed");
+        refused(
+            eval().args(["nashconv", "--game", "kuhn_poker", "--policy", &d]),
+            &[name],
+            &format!("nashconv with {} damaged", path.display()),
+        );
+        std::fs::write(path, good).unwrap();
+    }
+    // A locked directory: refused, unchanged.
+    let before = snapshot(&dir);
+    let fresh = tmp("hostile", "not-a-run");
+    std::fs::create_dir_all(&fresh).unwrap();
+    refused(
+        train().args(["--resume", fresh.to_str().unwrap()]),
+        &["not a run directory"],
+        "resume of a plain directory",
+    );
+    assert_eq!(snapshot(&fresh).unwrap().len(), 0);
+    // An existing run is not overwritten without --overwrite.
+    refused(
+        train().args(["--config", "quickstart.toml", "--out", &d, "--quiet"]),
+        &[&d],
+        "a new run into an existing one",
+    );
+    assert_eq!(snapshot(&dir), before);
+    // A dangling pointer: the resume takes the newest complete generation and says so.
+    let pointer = dir.join("checkpoint");
+    std::fs::remove_file(&pointer).unwrap();
+    std::os::unix::fs::symlink("checkpoints/gen_00000099", &pointer).unwrap();
+    let out = run_ok(train().args(["--resume", &d, "--set", "armac.epochs=6", "--quiet"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("gen") && err.contains("gone"), "{err}");
+    assert_eq!(common::json(&dir.join("checkpoint/state.json"))["epoch"], 6);
+    println!("{} damaged run files refused", files.len());
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&fresh);
+}
