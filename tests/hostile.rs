@@ -246,6 +246,26 @@ fn bad_policies_games_and_arguments_of_armac_eval_are_refused_by_name() {
     let _ = std::fs::remove_dir_all(&files);
 }
 
+#[test]
+fn bad_arguments_of_armac_actor_and_armac_bench_are_refused_by_name() {
+    let actor = || Command::new(env!("CARGO_BIN_EXE_armac-actor"));
+    let nowhere = "redis://127.0.0.1:1/0";
+    #[rustfmt::skip]
+    let cases: Vec<(&str, Command, Vec<&str>)> = vec![
+        ("actor: too many threads", { let mut c = actor(); c.args(["--run", "r", "--broker", nowhere, "--threads", "100000"]); c }, vec!["--threads", "100000"]),
+        ("actor: zero threads", { let mut c = actor(); c.args(["--run", "r", "--broker", nowhere, "--threads", "0"]); c }, vec!["--threads"]),
+        ("actor: not a redis URL", { let mut c = actor(); c.args(["--run", "r", "--broker", "http://example"]); c }, vec!["http://example"]),
+        ("actor: no broker there", { let mut c = actor(); c.args(["--run", "r", "--broker", nowhere]); c }, vec!["127.0.0.1:1"]),
+        ("bench: unknown game", { let mut c = common::bench(); c.args(["cfr", "--game", "nosuch", "--iterations", "1", "--repeats", "1"]); c }, vec!["nosuch"]),
+        ("bench: unknown solver key", { let mut c = common::bench(); c.args(["solver", "--game", "kuhn_poker", "--algorithm", "cfr", "--set", "nosuch=1"]); c }, vec!["nosuch"]),
+    ];
+    let n = cases.len();
+    for (case, mut cmd, needles) in cases {
+        refused(&mut cmd, &needles, case);
+    }
+    println!("{n} armac-actor / armac-bench cases refused");
+}
+
 /// Flips one byte in the middle of `path`.
 fn flip(path: &Path) -> Vec<u8> {
     let bytes = std::fs::read(path).unwrap();

@@ -22,8 +22,8 @@ struct Args {
     /// CA).
     #[arg(long, value_name = "URL")]
     broker: String,
-    /// Actor threads, each with its own connection and random stream.
-    #[arg(long, default_value_t = 1)]
+    /// Actor threads, each with its own connection and random stream (1 to 1024).
+    #[arg(long, default_value_t = 1, value_parser = parse_threads)]
     threads: usize,
     /// Seed of the actors' random streams (default: clock and process id).
     #[arg(long)]
@@ -63,4 +63,12 @@ fn run(args: Args) -> Result<()> {
         opts.run, r.totals.groups, r.totals.trajectories, r.totals.steps, r.full_waits
     );
     Ok(())
+}
+
+/// `--threads`: 1 to 1024, the bound `armac.actors` has.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("`{s}` is not a thread count in 1..=1024")),
+    }
 }

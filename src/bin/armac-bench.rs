@@ -75,8 +75,15 @@ enum Command {
     Search(search::SearchArgs),
 }
 
-fn main() -> Result<()> {
-    let lines = match Args::parse().command {
+fn main() {
+    if let Err(e) = run(Args::parse()) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Args) -> Result<()> {
+    let lines = match args.command {
         Command::Cfr(a) => solvers::cfr(&a),
         Command::Nashconv(a) => solvers::nashconv(&a),
         Command::Solver(a) => solvers::solver(&a),
