@@ -181,14 +181,17 @@ impl LbrVariant {
         }
     }
 
-    /// Bits (`1 << action`) of the actions LBR may consider in `round` (0 = pre-flop).
-    pub fn action_mask(self, round: usize) -> u8 {
+    /// Bits (`1 << action`) of the actions LBR may consider in `round` (0 = pre-flop) of a
+    /// game with `num_rounds` betting rounds. LBR-FC12-FCPA34 folds or calls in the first
+    /// `num_rounds / 2` rounds (rounded down: pre-flop and flop of Hold'em, pre-flop of a
+    /// two- or three-round game) and may raise in the others.
+    pub fn action_mask(self, round: usize, num_rounds: usize) -> u8 {
         const FC: u8 = (1 << FOLD) | (1 << CALL);
         const FCPA: u8 = FC | (1 << BET) | (1 << ALL_IN);
         match self {
             LbrVariant::Fc => FC,
             LbrVariant::Fcpa => FCPA,
-            LbrVariant::Fc12Fcpa34 if round < 2 => FC,
+            LbrVariant::Fc12Fcpa34 if round < num_rounds / 2 => FC,
             LbrVariant::Fc12Fcpa34 => FCPA,
         }
     }
@@ -206,12 +209,15 @@ impl fmt::Display for LbrVariant {
 }
 
 mod decision;
+mod deck;
 mod equity;
+mod exact;
 mod play;
 mod range;
 
 pub use decision::lbr_utilities;
 pub use equity::win_probability;
+pub use exact::{ExactLbr, exact_lbr};
 pub use play::{LbrOptions, LbrRatio, LbrResult, check_game, paired_ratio, play_deal, run_lbr};
 pub use range::{AlwaysCall, AlwaysFold, PerHand, Range, RangePolicy, with_hole_cards};
 
