@@ -1,5 +1,7 @@
 //! The LBR decision at one node, the opponent's side, and the play of one hand.
 
+use super::deck::Deck;
+use super::equity::general_win_probability;
 use super::*;
 
 /// Lisý & Bowling's values of calling and of raises (module docs), relative to folding now.
@@ -17,6 +19,8 @@ pub fn lbr_utilities(pot: f64, asked: f64, wp: f64, raises: &[(f64, f64)]) -> (f
 /// Everything one LBR hand needs besides the state.
 pub(super) struct HandCtx<'a> {
     pub(super) policy: &'a dyn RangePolicy,
+    /// The game's cards.
+    pub(super) deck: &'a Deck,
     pub(super) variant: LbrVariant,
     pub(super) preflop_samples: usize,
     /// [`LbrOptions::defer_range_updates`].
@@ -34,18 +38,17 @@ fn lbr_action(
 ) -> Result<Action, LbrError> {
     let round = state.betting().round as usize;
     let legal = state.legal_mask();
-    let allowed = legal & ctx.variant.action_mask(round);
+    let allowed = legal & ctx.variant.action_mask(round, ctx.deck.num_rounds);
     let c = state.contributions();
     let (c_me, c_opp) = (c[me] as f64, c[1 - me] as f64);
     let pot = c_me + c_opp;
     let asked = c_opp - c_me;
-    let wp = win_probability(
-        hole,
-        state.board_cards(),
-        range.weights(),
-        ctx.preflop_samples,
-        rng,
-    );
+    let (board, weights) = (state.board_cards(), range.weights());
+    let wp = if ctx.deck.holdem {
+        win_probability(hole, board, weights, ctx.preflop_samples, rng)
+    } else {
+        general_win_probability(ctx.deck, hole, board, weights, ctx.preflop_samples, rng)
+    };
     let mut raises = Vec::new();
     let mut raise_actions = Vec::new();
     for a in [BET, ALL_IN] {
@@ -96,11 +99,14 @@ fn check_len(
 
 /// Whether LBR's decision at `state` reads the opponent's range: it does when LBR may fold
 /// (it faces a bet) or its variant lets it raise; otherwise LBR calls (checks).
-fn needs_range(variant: LbrVariant, state: &UniversalPokerState) -> bool {
+fn needs_range(ctx: &HandCtx, state: &UniversalPokerState) -> bool {
     let legal = state.legal_mask();
     let round = state.betting().round as usize;
     legal & (1 << FOLD) != 0
-        || legal & variant.action_mask(round) & ((1 << BET) | (1 << ALL_IN)) != 0
+        || legal
+            & ctx.variant.action_mask(round, ctx.deck.num_rounds)
+            & ((1 << BET) | (1 << ALL_IN))
+            != 0
 }
 
 /// The opponent's move: its action sampled from the policy's probabilities for its actual
@@ -158,54 +164,156 @@ pub(super) fn update_range(
     Ok(())
 }
 
-/// Plays one hand with the dealt cards `cards` (P0's two hole cards, P1's two, then the five
-/// board cards in deal order); LBR sits in `seat`. Returns LBR's winnings in chips.
+/// One hand in progress as LBR (in seat `seat`) sees it: the state, the opponent's range and
+/// the opponent's decisions not yet folded into the range.
+struct Hand<'a> {
+    ctx: &'a HandCtx<'a>,
+    state: UniversalPokerState,
+    seat: Player,
+    hole: (u8, u8),
+    /// The opponent's actual hand (a hole-card index).
+    opp_hand: u16,
+    range: Range,
+    /// The opponent's decisions (state, action) not yet folded into the range.
+    pending: Vec<(UniversalPokerState, Action)>,
+    /// Chance outcomes dealt so far (hole cards included).
+    dealt: usize,
+}
+
+impl<'a> Hand<'a> {
+    /// A new hand at the root; `hole` are LBR's cards, `opp` the opponent's.
+    fn new(
+        ctx: &'a HandCtx<'a>,
+        game: &UniversalPokerGame,
+        seat: Player,
+        hole: (u8, u8),
+        opp: (u8, u8),
+    ) -> Hand<'a> {
+        let known = CardSet::EMPTY.with(hole.0).with(hole.1);
+        Hand {
+            ctx,
+            state: game.initial_state(),
+            seat,
+            hole,
+            opp_hand: crate::games::cards::hole_index(opp.0, opp.1) as u16,
+            range: Range::uniform_in(ctx.deck.set, known),
+            pending: Vec::new(),
+            dealt: 0,
+        }
+    }
+
+    /// Deals chance outcome `outcome`; a board card leaves the range.
+    fn deal(&mut self, outcome: Action) {
+        self.state.apply(outcome);
+        self.dealt += 1;
+        if self.dealt > 4 {
+            let card = self.ctx.deck.cards[outcome];
+            self.range.remove_cards(CardSet::single(card));
+        }
+    }
+
+    /// Folds the pending opponent decisions into the range if LBR's decision at the current
+    /// state reads it; returns whether it does.
+    fn prepare_decision(&mut self) -> Result<bool, LbrError> {
+        if !needs_range(self.ctx, &self.state) {
+            return Ok(false);
+        }
+        for (s, a) in self.pending.drain(..) {
+            update_range(self.ctx, &s, a, self.opp_hand, &mut self.range)?;
+        }
+        Ok(true)
+    }
+
+    /// LBR's action at the current state (LBR to move).
+    fn decide(&mut self, rng: &mut SplitMix64) -> Result<Action, LbrError> {
+        if self.prepare_decision()? {
+            lbr_action(
+                self.ctx,
+                &self.state,
+                self.seat,
+                self.hole,
+                &self.range,
+                rng,
+            )
+        } else {
+            Ok(CALL)
+        }
+    }
+
+    /// Applies the opponent's action `a`, recording it for the range.
+    fn opponent_acts(&mut self, a: Action) -> Result<(), LbrError> {
+        if self.ctx.defer {
+            self.pending.push((self.state.clone(), a));
+        } else {
+            update_range(self.ctx, &self.state, a, self.opp_hand, &mut self.range)?;
+        }
+        self.state.apply(a);
+        Ok(())
+    }
+}
+
+/// Plays one hand with the dealt cards `cards` (P0's two hole cards, P1's two, then the
+/// board cards in deal order); LBR sits in `seat`. Returns the terminal state (LBR's
+/// winnings in chips are its `returns()[seat]`).
 pub(super) fn play_hand(
     ctx: &HandCtx,
     game: &UniversalPokerGame,
     seat: Player,
-    cards: &[u8; 9],
+    cards: &[u8],
     rng: &mut SplitMix64,
-) -> Result<f64, LbrError> {
-    let mut state = game.initial_state();
+) -> Result<UniversalPokerState, LbrError> {
     let opp = 1 - seat;
     let hole = (cards[2 * seat], cards[2 * seat + 1]);
-    let opp_hand = crate::games::cards::hole_index(cards[2 * opp], cards[2 * opp + 1]) as u16;
-    let mut range = Range::uniform(CardSet::EMPTY.with(hole.0).with(hole.1));
-    // The opponent's decisions (state, action) not yet folded into the range.
-    let mut pending: Vec<(UniversalPokerState, Action)> = Vec::new();
-    let mut dealt = 0usize;
+    let mut hand = Hand::new(ctx, game, seat, hole, (cards[2 * opp], cards[2 * opp + 1]));
     loop {
-        match state.turn() {
-            Turn::Terminal => return Ok(state.returns()[seat]),
+        match hand.state.turn() {
+            Turn::Terminal => return Ok(hand.state),
             Turn::Chance => {
-                let c = cards[dealt];
-                dealt += 1;
-                state.apply(c as Action);
-                if dealt > 4 {
-                    range.remove_cards(CardSet::single(c));
-                }
+                let c = cards[hand.dealt];
+                hand.deal(ctx.deck.outcome(c));
             }
             Turn::Player(p) if p == seat => {
-                let a = if needs_range(ctx.variant, &state) {
-                    for (s, a) in pending.drain(..) {
-                        update_range(ctx, &s, a, opp_hand, &mut range)?;
-                    }
-                    lbr_action(ctx, &state, seat, hole, &range, rng)?
-                } else {
-                    CALL
-                };
-                state.apply(a);
+                let a = hand.decide(rng)?;
+                hand.state.apply(a);
             }
             Turn::Player(_) => {
-                let a = opponent_action(ctx, &state, opp_hand, rng)?;
-                if ctx.defer {
-                    pending.push((state.clone(), a));
-                } else {
-                    update_range(ctx, &state, a, opp_hand, &mut range)?;
-                }
-                state.apply(a);
+                let a = opponent_action(ctx, &hand.state, hand.opp_hand, rng)?;
+                hand.opponent_acts(a)?;
             }
         }
     }
+}
+
+/// LBR's action (in seat `seat`) at the end of `history`, a history of `game` at which LBR
+/// is to move: the history is replayed as [`play_hand`] would have played it (the same range
+/// updates in the same order, LBR's own earlier actions taken from the history), so the action
+/// is the one LBR takes there in play.
+pub(super) fn decision_at(
+    ctx: &HandCtx,
+    game: &UniversalPokerGame,
+    seat: Player,
+    history: &[Action],
+    rng: &mut SplitMix64,
+) -> Result<Action, LbrError> {
+    let card = |i: usize| ctx.deck.cards[history[i]];
+    let opp = 1 - seat;
+    let hole = (card(2 * seat), card(2 * seat + 1));
+    let mut hand = Hand::new(ctx, game, seat, hole, (card(2 * opp), card(2 * opp + 1)));
+    for &a in history {
+        match hand.state.turn() {
+            Turn::Terminal => break,
+            Turn::Chance => hand.deal(a),
+            Turn::Player(p) if p == seat => {
+                hand.prepare_decision()?;
+                hand.state.apply(a);
+            }
+            Turn::Player(_) => hand.opponent_acts(a)?,
+        }
+    }
+    assert_eq!(
+        hand.state.turn(),
+        Turn::Player(seat),
+        "decision_at: LBR is not to move after the history"
+    );
+    hand.decide(rng)
 }

@@ -1,6 +1,8 @@
 //! Equity of one hand against a range: river sweeps, turn and flop enumeration, preflop sampling.
 
+use super::deck::Deck;
 use super::*;
+use crate::games::hand_eval::evaluate;
 
 /// Twice the showdown result of ranks `ours` vs `theirs`: 2 win, 1 tie, 0 loss.
 #[inline(always)]
@@ -206,4 +208,123 @@ impl AliasTable {
             self.alias[i] as usize
         }
     }
+}
+
+/// Most (opponent hand, board completion) pairs [`general_win_probability`] enumerates
+/// exactly; beyond it the equity is sampled.
+pub(super) const EXACT_EQUITY_PAIRS: usize = 1 << 20;
+
+/// `wp` on any deck and board schedule (the path of games other than full Hold'em): the
+/// board is completed to `deck.total_board` cards with every subset of the cards left, for
+/// every compatible opponent hand, when that is at most [`EXACT_EQUITY_PAIRS`] pairs; with
+/// more, `samples` pairs (hand `h ~ r`, completion uniform) are drawn from `rng` as on the
+/// Hold'em pre-flop. Showdowns are ranked by the game's evaluator (5 to 7 cards). Returns
+/// 0.5 when no hand of the range is compatible (or nothing is sampled).
+pub(super) fn general_win_probability(
+    deck: &Deck,
+    hole: (u8, u8),
+    board: &[u8],
+    range: &[f64],
+    samples: usize,
+    rng: &mut SplitMix64,
+) -> f64 {
+    assert_eq!(range.len(), NUM_HOLE_HANDS, "a range has 1326 weights");
+    let dead = CardSet::from_cards(board).with(hole.0).with(hole.1);
+    let mut hands = Vec::new();
+    let mut weights = Vec::new();
+    for h in 0..NUM_HOLE_HANDS {
+        let m = HOLE_MASKS[h];
+        if range[h] > 0.0 && m & dead.0 == 0 && m & !deck.set.0 == 0 {
+            hands.push(h);
+            weights.push(range[h]);
+        }
+    }
+    let alive: Vec<u8> = deck
+        .cards
+        .iter()
+        .copied()
+        .filter(|&c| !dead.contains(c))
+        .collect();
+    let need = deck.total_board - board.len();
+    if hands.is_empty() || alive.len() < need + 2 {
+        return 0.5;
+    }
+    // Both players' cards: the hole pair, the board so far, then the completion.
+    let n = 2 + deck.total_board;
+    let mut ours = [0u8; 7];
+    let mut theirs = [0u8; 7];
+    ours[..2].copy_from_slice(&[hole.0, hole.1]);
+    ours[2..2 + board.len()].copy_from_slice(board);
+    theirs[2..2 + board.len()].copy_from_slice(board);
+    let rank_pair = |ours: &mut [u8; 7], theirs: &mut [u8; 7], extra: &[u8]| {
+        ours[n - need..n].copy_from_slice(extra);
+        theirs[n - need..n].copy_from_slice(extra);
+        pair_score(evaluate(&ours[..n]), evaluate(&theirs[..n]))
+    };
+    let completions = binomial(alive.len() - 2, need);
+    if completions.saturating_mul(hands.len()) <= EXACT_EQUITY_PAIRS {
+        let (mut num, mut den) = (0.0f64, 0.0f64);
+        for (&h, &w) in hands.iter().zip(&weights) {
+            let (a, b) = HOLE_CARDS[h];
+            theirs[..2].copy_from_slice(&[a, b]);
+            let left: Vec<u8> = alive
+                .iter()
+                .copied()
+                .filter(|&c| c != a && c != b)
+                .collect();
+            let mut score = 0u64;
+            for_each_subset(&left, need, &mut |extra| {
+                score += rank_pair(&mut ours, &mut theirs, extra) as u64;
+            });
+            num += w * score as f64 / (2.0 * completions as f64);
+            den += w;
+        }
+        return num / den;
+    }
+    if samples == 0 {
+        return 0.5;
+    }
+    let alias = AliasTable::new(&weights);
+    let mut score = 0u64;
+    let mut extra = [0u8; 7];
+    for _ in 0..samples {
+        let (a, b) = HOLE_CARDS[hands[alias.sample(rng)]];
+        theirs[..2].copy_from_slice(&[a, b]);
+        let mut used = dead.with(a).with(b);
+        for e in &mut extra[..need] {
+            *e = loop {
+                let c = deck.cards[rng.below(deck.cards.len())];
+                if !used.contains(c) {
+                    break c;
+                }
+            };
+            used.insert(*e);
+        }
+        score += rank_pair(&mut ours, &mut theirs, &extra[..need]) as u64;
+    }
+    score as f64 / (2.0 * samples as f64)
+}
+
+/// `C(n, k)` (saturating).
+fn binomial(n: usize, k: usize) -> usize {
+    if k > n {
+        return 0;
+    }
+    (0..k).fold(1usize, |acc, i| acc.saturating_mul(n - i) / (i + 1))
+}
+
+/// Calls `f` with every `k`-element subset of `items` (in lexicographic order of positions).
+fn for_each_subset(items: &[u8], k: usize, f: &mut dyn FnMut(&[u8])) {
+    fn rec(items: &[u8], k: usize, start: usize, buf: &mut Vec<u8>, f: &mut dyn FnMut(&[u8])) {
+        if buf.len() == k {
+            f(buf);
+            return;
+        }
+        for i in start..=items.len() - (k - buf.len()) {
+            buf.push(items[i]);
+            rec(items, k, i + 1, buf, f);
+            buf.pop();
+        }
+    }
+    rec(items, k, 0, &mut Vec::with_capacity(k), f);
 }

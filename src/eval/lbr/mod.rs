@@ -1,5 +1,6 @@
-//! Local Best Response (LBR) for heads-up no-limit Hold'em: a cheap lower bound on how much
-//! a policy can be exploited, where exact best responses are out of reach.
+//! Local Best Response (LBR) for heads-up no-limit Hold'em (and any heads-up `universal_poker`
+//! game with two hole cards, see "Other games"): a cheap lower bound on how much a policy can
+//! be exploited, where exact best responses are out of reach.
 //!
 //! LBR is the exploiter of Lisý & Bowling, *Equilibrium Approximation Quality of Current
 //! No-Limit Poker Bots* (2017, arXiv:1612.07547), as used by the ARMAC paper (Gruslys et al.,
@@ -52,7 +53,9 @@
 //!
 //! Variants ([`LbrVariant`]): LBR-FC may only fold or call; LBR-FCPA uses all four FCPA
 //! actions; LBR-FC12-FCPA34 folds or calls in the first two rounds (pre-flop, flop) and uses
-//! FCPA on the turn and river. The opponent always plays its full policy.
+//! FCPA on the turn and river (in general: fold or call in the first `numRounds / 2` rounds,
+//! rounded down, FCPA in the others; refused for a one-round game). The opponent always plays
+//! its full policy.
 //!
 //! # Computing `wp`
 //!
@@ -86,6 +89,21 @@
 //! interval `1.96 * sd / sqrt(n)` where `n` is the number of deals and `sd` the sample
 //! standard deviation of the per-deal means (the four hands of a deal are not independent).
 //!
+//! # Other games
+//!
+//! Any heads-up `universal_poker` game with two hole cards and the `fc` or `fcpa` abstraction
+//! ([`check_game`]) is played the same way, with the deck, the rounds and the board schedule
+//! read from the game: ranges keep the 1326 hole-card indices of the full deck, with weight 0
+//! on the hands that hold a card outside the game's deck; deals draw from the game's deck (on
+//! Hold'em the same cards as before for the same seed); and `wp` is exact, every completion of
+//! the board for every compatible opponent hand, up to 2^20 (hand, completion) pairs, and
+//! sampled like the Hold'em pre-flop beyond. Full Hold'em keeps the enumeration above.
+//!
+//! On a game whose tree compiles, [`exact_lbr`] gives LBR's exact expected winnings in each
+//! seat: LBR is a pure strategy (its decision depends only on what it sees), evaluated on the
+//! compiled tree with LBR's own decision at each infoset it reaches. With exact equities this
+//! can never exceed the exact best response, which `tests/lbr_exact.rs` checks.
+//!
 //! # Checks
 //!
 //! Against a policy that always folds when facing a bet (and checks otherwise), every deal
@@ -118,9 +136,10 @@ pub const DEFAULT_PREFLOP_SAMPLES: usize = 10_000;
 /// Errors of an LBR evaluation.
 #[derive(Debug, thiserror::Error)]
 pub enum LbrError {
-    /// The game is not heads-up Hold'em with the FC or FCPA abstraction.
+    /// The game is not a heads-up `universal_poker` game LBR can play (two hole cards, the FC
+    /// or FCPA abstraction).
     #[error(
-        "LBR needs heads-up Texas Hold'em (universal_poker with 4 suits, 13 ranks, 2 hole cards, 4 rounds, board 0 3 1 1, fc or fcpa actions): {0}"
+        "LBR needs a heads-up universal_poker game with 2 hole cards and fc or fcpa actions: {0}"
     )]
     UnsupportedGame(String),
     /// The policy failed (e.g. a tabular policy misses an information state).
@@ -181,14 +200,17 @@ impl LbrVariant {
         }
     }
 
-    /// Bits (`1 << action`) of the actions LBR may consider in `round` (0 = pre-flop).
-    pub fn action_mask(self, round: usize) -> u8 {
+    /// Bits (`1 << action`) of the actions LBR may consider in `round` (0 = pre-flop) of a
+    /// game with `num_rounds` betting rounds. LBR-FC12-FCPA34 folds or calls in the first
+    /// `num_rounds / 2` rounds (rounded down: pre-flop and flop of Hold'em, pre-flop of a
+    /// two- or three-round game) and may raise in the others.
+    pub fn action_mask(self, round: usize, num_rounds: usize) -> u8 {
         const FC: u8 = (1 << FOLD) | (1 << CALL);
         const FCPA: u8 = FC | (1 << BET) | (1 << ALL_IN);
         match self {
             LbrVariant::Fc => FC,
             LbrVariant::Fcpa => FCPA,
-            LbrVariant::Fc12Fcpa34 if round < 2 => FC,
+            LbrVariant::Fc12Fcpa34 if round < num_rounds / 2 => FC,
             LbrVariant::Fc12Fcpa34 => FCPA,
         }
     }
@@ -206,12 +228,15 @@ impl fmt::Display for LbrVariant {
 }
 
 mod decision;
+mod deck;
 mod equity;
+mod exact;
 mod play;
 mod range;
 
 pub use decision::lbr_utilities;
 pub use equity::win_probability;
+pub use exact::{ExactLbr, exact_lbr};
 pub use play::{LbrOptions, LbrRatio, LbrResult, check_game, paired_ratio, play_deal, run_lbr};
 pub use range::{AlwaysCall, AlwaysFold, PerHand, Range, RangePolicy, with_hole_cards};
 

@@ -1,6 +1,7 @@
 //! Whole LBR runs: options, results, paired ratios, deals and the parallel driver.
 
 use super::decision::{HandCtx, play_hand};
+use super::deck::{Deck, is_holdem};
 use super::*;
 
 /// Options of an LBR evaluation.
@@ -115,28 +116,31 @@ pub fn paired_ratio(result: &LbrResult, reference: &LbrResult) -> Option<LbrRati
     })
 }
 
-/// Checks that LBR can play `game` with `variant`.
+/// Checks that LBR can play `game` with `variant`: a heads-up `universal_poker` game with
+/// two hole cards and the `fc` or `fcpa` abstraction (raising variants need `fcpa`;
+/// LBR-FC12-FCPA34 needs at least two rounds).
 pub fn check_game(cfg: &Config, variant: LbrVariant) -> Result<(), LbrError> {
-    let holdem = cfg.num_suits == 4
-        && cfg.num_ranks == 13
-        && cfg.num_hole == 2
-        && cfg.num_rounds == 4
-        && cfg.num_board == [0, 3, 1, 1]
-        && cfg.deck_size == NUM_CARDS
-        && cfg.deck.iter().enumerate().all(|(i, &c)| c as usize == i);
-    if !holdem {
-        return Err(LbrError::UnsupportedGame(cfg.load_string.clone()));
+    let game = &cfg.load_string;
+    if cfg.num_hole != 2 {
+        return Err(LbrError::UnsupportedGame(format!(
+            "{game} deals {} hole cards",
+            cfg.num_hole
+        )));
+    }
+    if variant == LbrVariant::Fc12Fcpa34 && cfg.num_rounds < 2 {
+        return Err(LbrError::UnsupportedGame(format!(
+            "variant lbr-{variant} needs at least 2 betting rounds, {game} has {}",
+            cfg.num_rounds
+        )));
     }
     match cfg.abstraction {
         Abstraction::Fcpa => Ok(()),
         Abstraction::Fc if !variant.raises() => Ok(()),
         Abstraction::Fc => Err(LbrError::UnsupportedGame(format!(
-            "variant lbr-{variant} raises, but {} has only fold and call",
-            cfg.load_string
+            "variant lbr-{variant} raises, but {game} has only fold and call"
         ))),
         Abstraction::FullGame => Err(LbrError::UnsupportedGame(format!(
-            "{} uses the fullgame abstraction",
-            cfg.load_string
+            "{game} uses the fullgame abstraction"
         ))),
     }
 }
@@ -148,18 +152,21 @@ pub(super) fn derive_seed(parts: &[u64]) -> u64 {
     })
 }
 
-/// Nine distinct cards for a deal: two hole pairs and a board.
-pub(super) fn deal_cards(rng: &mut SplitMix64) -> [u8; 9] {
+/// The cards of one deal: `deck.cards_per_hand()` distinct cards drawn uniformly from the
+/// deck, two hole pairs and then the board (nine for Hold'em).
+pub(super) fn deal_cards(deck: &Deck, rng: &mut SplitMix64) -> Vec<u8> {
     let mut used = CardSet::EMPTY;
-    std::array::from_fn(|_| {
-        loop {
-            let c = rng.below(NUM_CARDS) as u8;
-            if !used.contains(c) {
-                used.insert(c);
-                break c;
+    (0..deck.cards_per_hand())
+        .map(|_| {
+            loop {
+                let c = deck.cards[rng.below(deck.cards.len())];
+                if !used.contains(c) {
+                    used.insert(c);
+                    break c;
+                }
             }
-        }
-    })
+        })
+        .collect()
 }
 
 /// Plays deal `deal` of a run (four hands, see the module docs); returns LBR's winnings in
@@ -171,22 +178,24 @@ pub fn play_deal(
     opts: &LbrOptions,
     deal: u64,
 ) -> Result<[f64; 4], LbrError> {
+    let deck = Deck::new(game.config());
     let ctx = HandCtx {
         policy,
+        deck: &deck,
         variant: opts.variant,
         preflop_samples: opts.preflop_samples,
         defer: opts.defer_range_updates,
     };
     let mut rng = SplitMix64::new(derive_seed(&[opts.seed, deal]));
-    let cards = deal_cards(&mut rng);
-    let mut swapped = cards;
+    let cards = deal_cards(&deck, &mut rng);
+    let mut swapped = cards.clone();
     swapped[..2].copy_from_slice(&cards[2..4]);
     swapped[2..4].copy_from_slice(&cards[..2]);
     let mut out = [0.0; 4];
     for (k, v) in out.iter_mut().enumerate() {
-        let deck = if k < 2 { &cards } else { &swapped };
+        let dealt = if k < 2 { &cards } else { &swapped };
         let mut hand_rng = SplitMix64::new(derive_seed(&[opts.seed, deal, k as u64 + 1]));
-        *v = play_hand(&ctx, game, k % 2, deck, &mut hand_rng)?;
+        *v = play_hand(&ctx, game, k % 2, dealt, &mut hand_rng)?.returns()[k % 2];
     }
     Ok(out)
 }
@@ -206,7 +215,9 @@ pub fn run_lbr(
         ));
     }
     let start = Instant::now();
-    HandStateMachine::get();
+    if is_holdem(game.config()) {
+        HandStateMachine::get();
+    }
     let deals = opts.hands.div_ceil(4);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)

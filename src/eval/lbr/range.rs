@@ -1,5 +1,6 @@
 //! Policies over ranges and the opponent range LBR keeps.
 
+use super::deck::outcome_of;
 use super::*;
 
 /// A policy queried for many hands at once: what range-based evaluators such as LBR need.
@@ -74,14 +75,17 @@ impl<P: Policy> RangePolicy for PerHand<P> {
 
 /// The state with `player`'s hole cards replaced by hand `hand` (a hole-card index), replayed
 /// from the root: the other player's cards, the board and the betting are unchanged. `None`
-/// if the player's cards are not dealt yet or the hand collides with another dealt card.
-/// Needs a full 52-card deck (chance outcome = card id).
+/// if the player's cards are not dealt yet, the hand holds a card outside the game's deck or
+/// collides with another dealt card. The game must deal two hole cards.
 pub fn with_hole_cards(
     state: &UniversalPokerState,
     player: Player,
     hand: usize,
 ) -> Option<UniversalPokerState> {
     let (a, b) = HOLE_CARDS[hand];
+    let cfg = state.config();
+    debug_assert_eq!(cfg.num_hole, 2, "with_hole_cards needs two hole cards");
+    let (a, b) = (outcome_of(cfg, a)?, outcome_of(cfg, b)?);
     let history = state.history();
     let (i0, i1) = (2 * player, 2 * player + 1);
     if history.len() <= i1 {
@@ -91,9 +95,9 @@ pub fn with_hole_cards(
     s.reset();
     for (i, &x) in history.iter().enumerate() {
         let x = if i == i0 {
-            a as Action
+            a
         } else if i == i1 {
-            b as Action
+            b
         } else {
             x
         };
@@ -243,10 +247,17 @@ impl Range {
     /// Uniform over the hands that share no card with `known` (the observer's cards and the
     /// board), zero on the others.
     pub fn uniform(known: CardSet) -> Range {
+        Range::uniform_in(CardSet::FULL, known)
+    }
+
+    /// Uniform over the hands of the deck `deck` that share no card with `known`, zero on
+    /// the others (hands with a card outside the deck included).
+    pub fn uniform_in(deck: CardSet, known: CardSet) -> Range {
+        let out = known.0 | !deck.0;
         let mut r = Range {
             weights: HOLE_MASKS
                 .iter()
-                .map(|&m| if m & known.0 == 0 { 1.0 } else { 0.0 })
+                .map(|&m| if m & out == 0 { 1.0 } else { 0.0 })
                 .collect(),
         };
         r.normalize();

@@ -1,5 +1,6 @@
-use super::decision::{HandCtx, opponent_action, play_hand, update_range};
-use super::equity::AliasTable;
+use super::decision::{HandCtx, decision_at, opponent_action, play_hand, update_range};
+use super::deck::Deck;
+use super::equity::{AliasTable, general_win_probability};
 use super::play::{deal_cards, derive_seed};
 use super::*;
 use crate::games::cards::{hole_index, parse_cards};
@@ -257,8 +258,10 @@ fn opponent_range_follows_bayes_in_play() {
     // with an ace is left in the range.
     let g = game();
     let policy = PerHand(FoldAces);
+    let deck = Deck::new(g.config());
     let ctx = HandCtx {
         policy: &policy,
+        deck: &deck,
         variant: LbrVariant::Fc,
         preflop_samples: 100,
         defer: true,
@@ -329,22 +332,26 @@ impl RangePolicy for Hashed {
 #[test]
 fn deferred_range_updates_play_the_same_hands() {
     let g = game();
+    let deck = Deck::new(g.config());
     for variant in LbrVariant::ALL {
         let (lazy, eager) = (Hashed::default(), Hashed::default());
         let mut outcomes = std::collections::HashSet::new();
         for deal in 0..24u64 {
             let mut rng = SplitMix64::new(derive_seed(&[7, deal]));
-            let cards = deal_cards(&mut rng);
+            let cards = deal_cards(&deck, &mut rng);
             for seat in 0..2 {
                 let seed = derive_seed(&[deal, seat as u64]);
                 let play = |policy: &Hashed, defer: bool| {
                     let ctx = HandCtx {
                         policy,
+                        deck: &deck,
                         variant,
                         preflop_samples: 200,
                         defer,
                     };
-                    play_hand(&ctx, &g, seat, &cards, &mut SplitMix64::new(seed)).unwrap()
+                    play_hand(&ctx, &g, seat, &cards, &mut SplitMix64::new(seed))
+                        .unwrap()
+                        .returns()[seat]
                 };
                 let (x, y) = (play(&lazy, true), play(&eager, false));
                 assert_eq!(x, y, "{variant}, deal {deal}, seat {seat}");
@@ -514,4 +521,167 @@ fn missing_infostate_is_an_error() {
         e.to_string().contains("no entry for information state"),
         "{e}"
     );
+}
+
+/// The small no-limit game of tests/lbr_exact.rs: 2 suits x 4 ranks, pre-flop and flop.
+const SMALL: &str = "universal_poker(betting=nolimit,numPlayers=2,numRounds=2,blind=100 50,firstPlayer=2 1,numSuits=2,numRanks=4,numHoleCards=2,numBoardCards=0 3,stack=2000 2000,bettingAbstraction=fcpa)";
+
+fn small() -> UniversalPokerGame {
+    UniversalPokerGame::from_string(SMALL).unwrap()
+}
+
+/// Every subset of `items` of size `k`.
+fn subsets(items: &[u8], k: usize) -> Vec<Vec<u8>> {
+    if k == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for (i, &c) in items.iter().enumerate() {
+        for mut rest in subsets(&items[i + 1..], k - 1) {
+            rest.insert(0, c);
+            out.push(rest);
+        }
+    }
+    out
+}
+
+/// Brute force on any deck: every compatible opponent hand, every completion of the board.
+fn brute_force_general(deck: &Deck, hole: (u8, u8), board: &[u8], range: &[f64]) -> f64 {
+    let dead = CardSet::from_cards(board).with(hole.0).with(hole.1);
+    let (mut num, mut den) = (0.0, 0.0);
+    for h in 0..NUM_HOLE_HANDS {
+        let (a, b) = HOLE_CARDS[h];
+        if range[h] == 0.0 || HOLE_MASKS[h] & dead.0 != 0 || !deck.set.contains(a) {
+            continue;
+        }
+        if !deck.set.contains(b) {
+            continue;
+        }
+        let left: Vec<u8> = deck
+            .cards
+            .iter()
+            .copied()
+            .filter(|&c| !dead.contains(c) && c != a && c != b)
+            .collect();
+        let completions = subsets(&left, deck.total_board - board.len());
+        let mut score = 0.0;
+        for extra in &completions {
+            let common: Vec<u8> = board.iter().chain(extra).copied().collect();
+            let ours =
+                crate::games::hand_eval::evaluate(&[&[hole.0, hole.1], &common[..]].concat());
+            let theirs = crate::games::hand_eval::evaluate(&[&[a, b], &common[..]].concat());
+            score += match ours.cmp(&theirs) {
+                std::cmp::Ordering::Greater => 1.0,
+                std::cmp::Ordering::Equal => 0.5,
+                std::cmp::Ordering::Less => 0.0,
+            };
+        }
+        num += range[h] * score / completions.len() as f64;
+        den += range[h];
+    }
+    num / den
+}
+
+#[test]
+fn general_equity_matches_brute_force_and_the_holdem_path() {
+    let mut rng = SplitMix64::new(5);
+    let deck = Deck::new(small().config());
+    assert!(!deck.holdem);
+    assert_eq!(deck.cards, cards("2c2d3c3d4c4d5c5d"));
+    for (h, b, seed) in [("5c5d", "", 1), ("2c4d", "", 2), ("3c4c", "2c5c5d", 3)] {
+        let range = skewed_range(seed);
+        let fast = general_win_probability(&deck, hole(h), &cards(b), &range, 0, &mut rng);
+        let slow = brute_force_general(&deck, hole(h), &cards(b), &range);
+        assert!((fast - slow).abs() < 1e-12, "{h} on {b}: {fast} vs {slow}");
+    }
+    // A pair of fives against a uniform range before the flop: it loses only to runouts
+    // that beat it: a favourite, with the brute-force value.
+    let uniform = vec![1.0; NUM_HOLE_HANDS];
+    let wp = general_win_probability(&deck, hole("5c5d"), &[], &uniform, 0, &mut rng);
+    let want = brute_force_general(&deck, hole("5c5d"), &[], &uniform);
+    assert!(wp > 0.55 && (wp - want).abs() < 1e-12, "{wp} vs {want}");
+    // On the Hold'em deck the general path (exact on the turn and the river) agrees with the
+    // fast path, and samples the pre-flop.
+    let holdem = Deck::new(game().config());
+    assert!(holdem.holdem);
+    for (h, b, seed) in [("AsKd", "2c7h9dTsJc", 3), ("7c7d", "2c7h9dTs", 4)] {
+        let range = skewed_range(seed);
+        let general = general_win_probability(&holdem, hole(h), &cards(b), &range, 0, &mut rng);
+        let fast = win_probability(hole(h), &cards(b), &range, 0, &mut rng);
+        assert!(
+            (general - fast).abs() < 1e-12,
+            "{h} on {b}: {general} vs {fast}"
+        );
+    }
+    let full = vec![1.0; NUM_HOLE_HANDS];
+    let aa = general_win_probability(&holdem, hole("AsAh"), &[], &full, 40_000, &mut rng);
+    assert!((aa - 0.852).abs() < 0.01, "{aa}");
+}
+
+#[test]
+fn hole_card_substitution_on_a_two_suit_deck() {
+    let g = small();
+    let mut s = g.initial_state();
+    for outcome in 0..4 {
+        s.apply(outcome); // 2c 2d to P0, 3c 3d to P1
+    }
+    assert_eq!(s.hole_cards(1), &cards("3c3d")[..]);
+    assert_eq!(s.turn(), Turn::Player(1));
+    let (a, b) = hole("4c5d");
+    let t = with_hole_cards(&s, 1, hole_index(a, b)).unwrap();
+    assert_eq!(t.hole_cards(1), &[a, b][..]);
+    assert_eq!(t.hole_cards(0), s.hole_cards(0));
+    assert_eq!(t.information_state_string(0), s.information_state_string(0));
+    assert!(t.information_state_string(1).contains("[Private: 5d4c]"));
+    // A card outside the deck (hearts) or already dealt (2c) cannot be substituted.
+    assert!(with_hole_cards(&s, 1, hole_index(a, cards("5h")[0])).is_none());
+    assert!(with_hole_cards(&s, 1, hole_index(a, cards("2c")[0])).is_none());
+    // The range starts on the deck's hands only: C(6, 2) once LBR's pair is known.
+    let deck = Deck::new(g.config());
+    let r = Range::uniform_in(deck.set, CardSet::from_cards(&cards("2c2d")));
+    assert_eq!(r.support().len(), 15);
+}
+
+/// [`decision_at`] replays a history to the action LBR took there in play: every LBR
+/// decision of played hands (the small game, and Hold'em from the flop on, where no equity
+/// is sampled), every variant, both seats.
+#[test]
+fn replayed_decisions_are_the_played_ones() {
+    let policy = Hashed::default();
+    for (g, deals) in [(small(), 40u64), (game(), 16)] {
+        let deck = Deck::new(g.config());
+        let mut compared = 0;
+        for variant in LbrVariant::ALL {
+            let ctx = HandCtx {
+                policy: &policy,
+                deck: &deck,
+                variant,
+                preflop_samples: 200,
+                defer: true,
+            };
+            for deal in 0..deals {
+                let cards = deal_cards(&deck, &mut SplitMix64::new(derive_seed(&[3, deal])));
+                for seat in 0..2 {
+                    let mut rng = SplitMix64::new(derive_seed(&[deal, seat as u64]));
+                    let end = play_hand(&ctx, &g, seat, &cards, &mut rng).unwrap();
+                    let history = end.history();
+                    let mut s = g.initial_state();
+                    for (i, &a) in history.iter().enumerate() {
+                        if s.turn() == Turn::Player(seat)
+                            && (!deck.holdem || s.board_cards().len() >= 3)
+                        {
+                            let mut rng = SplitMix64::new(i as u64);
+                            let replayed =
+                                decision_at(&ctx, &g, seat, &history[..i], &mut rng).unwrap();
+                            assert_eq!(replayed, a, "{variant}, deal {deal}, seat {seat}, at {i}");
+                            compared += 1;
+                        }
+                        s.apply(a);
+                    }
+                }
+            }
+        }
+        eprintln!("{}: {compared} decisions compared", g.config().load_string);
+        assert!(compared > 2 * deals, "{compared} decisions compared");
+    }
 }
