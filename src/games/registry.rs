@@ -14,6 +14,12 @@ const ALIASES: &[(&str, &str)] = &[
         "hunl_fcpa",
         "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=20000 20000,bettingAbstraction=fcpa)",
     ),
+    (
+        // No-limit FCPA small enough for exact evaluation (4,344,881 histories): 8 cards
+        // (2 suits x 4 ranks), a pre-flop and a 3-card flop, stacks of 20 big blinds.
+        "small_fcpa",
+        "universal_poker(betting=nolimit,numPlayers=2,numRounds=2,blind=100 50,firstPlayer=2 1,numSuits=2,numRanks=4,numHoleCards=2,numBoardCards=0 3,stack=2000 2000,bettingAbstraction=fcpa)",
+    ),
 ];
 
 /// Names that [`load_game`] understands (aliases included).
