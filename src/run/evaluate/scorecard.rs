@@ -21,7 +21,9 @@
 //! and as its current policy pi^t (`current`, the `current:DIR` form); an explicit
 //! `current:DIR` is scored as `current` only, `sog:DIR` (Student of Games search) as
 //! `search`, anything else the loaders accept (`uniform`, `always-call`, a policy file) as
-//! `policy`.
+//! `policy`. LBR needs range queries, which the current policy of a recurrent network does
+//! not answer: a recurrent checkpoint gets the `average` column only (an explicit
+//! `current:DIR` of one is refused).
 //!
 //! # Seeds
 //!
@@ -251,6 +253,12 @@ fn estimate(r: &LbrResult) -> Estimate {
     }
 }
 
+/// Whether `dir` holds an ARMAC checkpoint with a recurrent network (`false` when it holds
+/// none: loading the column then reports why).
+fn recurrent(dir: &Path) -> bool {
+    crate::run::armac::load_checkpoint_policy(dir).is_ok_and(|(_, p)| p.is_recurrent())
+}
+
 /// Checks the options and loads every column, before anything is played.
 fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>), RunError> {
     if opts.hands == 0 {
@@ -265,7 +273,18 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
     let game = holdem_game(&opts.game, &LbrVariant::ALL, "the scorecard")?;
     let game_string = game.load_string();
     let mut out = Vec::new();
+    let explicit = !Path::new(&opts.policy).is_dir();
     for (name, argument) in columns(&opts.policy) {
+        if name == "current" && recurrent(super::checkpoint_arg(&argument).1) {
+            // LBR queries ranges, which the current policy of a recurrent net does not answer.
+            let why = "LBR needs range queries of the current policy, which only feed-forward \
+                       networks answer; this checkpoint's network is recurrent";
+            if explicit {
+                return Err(RunError::Usage(format!("--policy {argument}: {why}")));
+            }
+            eprintln!("{argument}: not scored ({why})");
+            continue;
+        }
         let per_state = match_policy(&argument, &game, "--policy", opts.search_iterations)?;
         let per_range = lbr_policy(&argument, &game_string, false, opts.search_iterations)?;
         out.push(Column {
