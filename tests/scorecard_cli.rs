@@ -10,15 +10,17 @@ use serde_json::Value;
 const MODEL: &str = "models/hunl_fcpa_armac";
 const VARIANTS: [&str; 3] = ["fc", "fcpa", "fc12-fcpa34"];
 
-/// `scorecard --policy POLICY --hands 40 --match-hands 400 --seed 5 --threads 2` plus `extra`.
+/// `scorecard --policy POLICY --hands 40 --match-hands 400 --seed 5` plus `extra`, on two
+/// threads unless `extra` says otherwise.
 fn scorecard(policy: &str, extra: &[&str]) -> std::process::Output {
-    run_ok(
-        eval()
-            .args(["scorecard", "--policy", policy])
-            .args(["--hands", "40", "--match-hands", "400", "--seed", "5"])
-            .args(["--threads", "2"])
-            .args(extra),
-    )
+    let mut cmd = eval();
+    cmd.args(["scorecard", "--policy", policy])
+        .args(["--hands", "40", "--match-hands", "400", "--seed", "5"])
+        .args(extra);
+    if !extra.contains(&"--threads") {
+        cmd.args(["--threads", "2"]);
+    }
+    run_ok(&mut cmd)
 }
 
 /// The scorecard without its `timing` (the only field that may differ between two runs).
