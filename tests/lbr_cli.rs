@@ -444,15 +444,27 @@ fn watch_follows_a_training_run_to_its_last_checkpoint() {
         })
         .count();
     assert!(events >= 2, "the watcher's TensorBoard file is missing");
-    let tags: Vec<u8> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("events.out.tfevents"))
-        .flat_map(|p| std::fs::read(p).unwrap())
-        .collect();
-    for tag in ["lbr/fc_ratio", "lbr/fcpa_ratio"] {
-        let has = tags.windows(tag.len()).any(|w| w == tag.as_bytes());
-        assert!(has, "no {tag} scalar in the run's TensorBoard");
+    // Both variants' curves, at every evaluated step.
+    let scalars = armac::run::tensorboard::read_scalars(&dir).unwrap();
+    for tag in ["lbr/fc", "lbr/fcpa"] {
+        let mut at: Vec<u64> = scalars
+            .iter()
+            .filter(|(t, _, _)| t == tag)
+            .map(|(_, s, _)| *s)
+            .collect();
+        at.sort();
+        assert_eq!(at, steps, "{tag} in the run's TensorBoard");
+        // A ratio point wherever the JSON line has a ratio.
+        let ratios = scalars
+            .iter()
+            .filter(|(t, _, _)| *t == format!("{tag}_ratio"))
+            .count();
+        let want = lines
+            .iter()
+            .filter(|l| format!("lbr/{}", l["variant"].as_str().unwrap()) == tag)
+            .filter(|l| l["reference"]["ratio"].is_number())
+            .count();
+        assert_eq!(ratios, want, "{tag}_ratio in the run's TensorBoard");
     }
     // --watch and --policy exclude each other; a directory that is no run is refused.
     run_err(
