@@ -4,11 +4,15 @@
 # against uniform on the same deals (`--reference uniform`: the ratio of the two with a paired
 # 95% interval), and the small seeded match that tests/models.rs
 # replays; the same match against uniform and LBR-FCPA for the checkpoint's current policy pi^t
-# (`current:`, feed-forward networks; set CURRENT=0 to skip). Everything goes into
-# <OUT>/score.json.
+# (`current:`, feed-forward networks; set CURRENT=0 to skip); and the scorecard
+# (`armac-eval scorecard`, all five rows for the average and the current policy, at
+# SCORECARD_HANDS LBR hands and SCORECARD_MATCH_HANDS match hands, seed SCORECARD_SEED) with
+# a small-sample scorecard beside it (`scorecard_check`, 16 LBR and 400 match hands) that
+# tests/models.rs re-runs. Everything goes into <OUT>/score.json.
 #
 #   scripts/ship_hunl_model.sh RUN_DIR [OUT_DIR] [MACHINE_TEXT]
 #   HANDS=100000 LBR_HANDS=20000 LBR_SEED=13 scripts/ship_hunl_model.sh runs/hunl models/hunl_fcpa_armac
+#   SCORE_ONLY=1 scripts/ship_hunl_model.sh models/hunl_fcpa_armac   # only (re)write the scorecard
 set -euo pipefail
 run=${1:?usage: ship_hunl_model.sh RUN_DIR [OUT_DIR] [MACHINE_TEXT]}
 out=${2:-models/hunl_fcpa_armac}
@@ -19,6 +23,40 @@ lbr_seed=${LBR_SEED:-13}
 check_hands=${CHECK_HANDS:-2000}
 config_text=${CONFIG_TEXT:-"checkpoint/config.toml"}
 eval=${EVAL:-target/release/armac-eval}
+sc_hands=${SCORECARD_HANDS:-4000}
+sc_match_hands=${SCORECARD_MATCH_HANDS:-20000}
+sc_seed=${SCORECARD_SEED:-0}
+scorecard() {
+  "$eval" scorecard --policy "$1" --seed "$sc_seed" --json --hands "$sc_hands" \
+    --match-hands "$sc_match_hands" >"$2/scorecard.json"
+  "$eval" scorecard --policy "$1" --seed "$sc_seed" --json --hands 16 --match-hands 400 \
+    >"$2/scorecard_check.json"
+}
+# Adds the scorecard and its small-sample check in directory $1 to the score.json $2.
+merge_scorecard() {
+  python3 - "$1" "$2" <<'EOF'
+import json, sys, os
+tmp, path = sys.argv[1:3]
+score = json.load(open(path))
+card = json.load(open(os.path.join(tmp, "scorecard.json")))
+score["scorecard"] = card
+score["scorecard_check"] = {"hands": 16, "match_hands": 400, "seed": card["seed"],
+                            "result": json.load(open(os.path.join(tmp, "scorecard_check.json")))}
+json.dump(score, open(path + ".tmp", "w"), indent=2)
+os.replace(path + ".tmp", path)
+EOF
+}
+
+if [ "${SCORE_ONLY:-0}" = 1 ]; then
+  # The scorecard of a shipped model; its other score.json keys stay as they are.
+  [ -f "$run/score.json" ] || { echo "error: $run/score.json not found" >&2; exit 2; }
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  scorecard "$run" "$tmp"
+  merge_scorecard "$tmp" "$run/score.json"
+  echo "wrote the scorecard into $run/score.json"
+  exit 0
+fi
 
 [ -f "$run/checkpoint/state.json" ] || { echo "error: $run/checkpoint/state.json not found" >&2; exit 2; }
 epoch=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["epoch"])' "$run/checkpoint/state.json")
@@ -38,6 +76,7 @@ m="$tmp/model"
 "$eval" match --a "$m" --b uniform --hands "$check_hands" --seed 1 --json >"$tmp/check.json"
 lbr=(lbr --variant fcpa --reference uniform --hands "$lbr_hands" --seed "$lbr_seed" --json)
 "$eval" "${lbr[@]}" --policy "$m" >"$tmp/lbr_model.json"
+scorecard "$m" "$tmp"
 if [ "${CURRENT:-1}" = 1 ]; then
   "$eval" match --a "current:$m" --b uniform --hands "$hands" --seed 11 --json >"$tmp/current_vs_uniform.json"
   "$eval" "${lbr[@]}" --policy "current:$m" >"$tmp/lbr_current.json"
@@ -80,6 +119,7 @@ if os.path.exists(os.path.join(tmp, "lbr_current.json")):
 json.dump(score, open(os.path.join(tmp, "model", "score.json"), "w"), indent=2)
 print(json.dumps(score, indent=2))
 EOF
+merge_scorecard "$tmp" "$tmp/model/score.json"
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"
 cp -r "$tmp/model" "$out"

@@ -1,5 +1,6 @@
 //! End-to-end tests of `armac-eval lbr`: JSON output, the exact values against a policy that
-//! always folds, TensorBoard output, and clean errors on bad input.
+//! always folds, several variants in one call, TensorBoard output, and clean errors on bad
+//! input.
 
 mod common;
 
@@ -43,6 +44,57 @@ fn always_fold_values_and_json_fields() {
         assert_eq!(v["ci95"].as_f64().unwrap(), 0.0, "{v}");
         assert!(v["seconds"].as_f64().unwrap() > 0.0);
     }
+}
+
+/// `--variant all` and comma lists run each variant in turn on the same seed: one JSON object
+/// per variant, each as the variant alone gives it.
+#[test]
+fn several_variants_report_one_result_each() {
+    let out = run_ok(eval().args([
+        "lbr",
+        "--policy",
+        "always-fold",
+        "--variant",
+        "all",
+        "--hands",
+        "8",
+        "--json",
+    ]));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let got: Vec<(&str, f64)> = lines
+        .iter()
+        .map(|l| (l["variant"].as_str().unwrap(), num(l, "mean")))
+        .collect();
+    assert_eq!(
+        got,
+        [("fc", 250.0), ("fcpa", 750.0), ("fc12-fcpa34", 750.0)]
+    );
+    let pair = run_ok(eval().args([
+        "lbr",
+        "--policy",
+        "uniform",
+        "--variant",
+        "fcpa,fc",
+        "--hands",
+        "8",
+        "--seed",
+        "3",
+        "--json",
+    ]));
+    let pair: Vec<Value> = String::from_utf8_lossy(&pair.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(pair.len(), 2);
+    let alone = lbr_json("uniform", "fc", 8, &[]);
+    assert_eq!(pair[1]["variant"], "fc");
+    assert_eq!(pair[1]["mean"], alone["mean"]);
+    let base = ["lbr", "--policy", "uniform", "--hands", "8"];
+    run_err(eval().args(base).args(["--variant", "fc,fc"]), "twice");
+    run_err(eval().args(base).args(["--variant", "fc,xx"]), "fc,xx");
 }
 
 #[test]
@@ -331,7 +383,7 @@ fn watch_follows_a_training_run_to_its_last_checkpoint() {
         dir.to_str().unwrap(),
         "--every-checkpoint",
         "--variant",
-        "fc",
+        "fc,fcpa",
         "--hands",
         "4",
         "--poll-seconds",
@@ -345,13 +397,21 @@ fn watch_follows_a_training_run_to_its_last_checkpoint() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let csv = std::fs::read_to_string(dir.join("lbr_fc.csv")).unwrap();
-    let steps: Vec<u64> = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').next().unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(steps.len(), lines.len(), "{csv}");
+    let curve = |variant: &str| -> Vec<u64> {
+        let csv = std::fs::read_to_string(dir.join(format!("lbr_{variant}.csv"))).unwrap();
+        csv.lines()
+            .skip(1)
+            .map(|l| l.split(',').next().unwrap().parse().unwrap())
+            .collect()
+    };
+    // Each checkpoint is evaluated with both variants, in the order given, and each variant
+    // has its own curve.
+    let steps = curve("fc");
+    assert_eq!(curve("fcpa"), steps);
+    assert_eq!(2 * steps.len(), lines.len());
+    for (k, l) in lines.iter().enumerate() {
+        assert_eq!(l["variant"], ["fc", "fcpa"][k % 2], "{l}");
+    }
     assert!(
         steps.len() >= 2,
         "only {steps:?} evaluated while the run trained"
@@ -359,13 +419,13 @@ fn watch_follows_a_training_run_to_its_last_checkpoint() {
     assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
     let summary = json(&dir.join("summary.json"));
     assert_eq!(steps.last().copied(), summary["iterations"].as_u64());
-    for (l, s) in lines.iter().zip(&steps) {
-        assert_eq!(l["step"].as_u64(), Some(*s));
+    for (k, l) in lines.iter().enumerate() {
+        assert_eq!(l["step"].as_u64(), Some(steps[k / 2]));
         assert!(num(l, "mean").is_finite());
-        // The reference is played once and every checkpoint is compared with it.
+        // The reference is played once per variant and every checkpoint is compared with it.
         let r = &l["reference"];
         assert_eq!(r["policy"], "always-call");
-        assert_eq!(r["mean"], lines[0]["reference"]["mean"]);
+        assert_eq!(r["mean"], lines[k % 2]["reference"]["mean"]);
         if let Some(ratio) = r["ratio"].as_f64() {
             assert!(
                 (ratio - num(l, "mean") / num(r, "mean")).abs() < 1e-9,
@@ -384,6 +444,28 @@ fn watch_follows_a_training_run_to_its_last_checkpoint() {
         })
         .count();
     assert!(events >= 2, "the watcher's TensorBoard file is missing");
+    // Both variants' curves, at every evaluated step.
+    let scalars = armac::run::tensorboard::read_scalars(&dir).unwrap();
+    for tag in ["lbr/fc", "lbr/fcpa"] {
+        let mut at: Vec<u64> = scalars
+            .iter()
+            .filter(|(t, _, _)| t == tag)
+            .map(|(_, s, _)| *s)
+            .collect();
+        at.sort();
+        assert_eq!(at, steps, "{tag} in the run's TensorBoard");
+        // A ratio point wherever the JSON line has a ratio.
+        let ratios = scalars
+            .iter()
+            .filter(|(t, _, _)| *t == format!("{tag}_ratio"))
+            .count();
+        let want = lines
+            .iter()
+            .filter(|l| format!("lbr/{}", l["variant"].as_str().unwrap()) == tag)
+            .filter(|l| l["reference"]["ratio"].is_number())
+            .count();
+        assert_eq!(ratios, want, "{tag}_ratio in the run's TensorBoard");
+    }
     // --watch and --policy exclude each other; a directory that is no run is refused.
     run_err(
         eval()

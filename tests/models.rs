@@ -1,5 +1,6 @@
 //! The shipped models (`models/`): each loads as an `armac-eval --policy` and still scores what
-//! its `score.json` records (exact NashConv on the small games), and a model directory with a
+//! its `score.json` records (exact NashConv on the small games; on Hold'em a seeded match and a
+//! small-sample scorecard, beside a consistent full scorecard), and a model directory with a
 //! missing or corrupt file is refused with an error naming the file.
 
 mod common;
@@ -67,6 +68,7 @@ fn every_shipped_model_scores_what_it_records() {
                         dir.display()
                     );
                 }
+                check_scorecard(&dir, &score);
                 (num(&score, "value"), num(&got, "mean_mbb"))
             }
             m => panic!("{}: unknown metric {m:?}", dir.display()),
@@ -78,6 +80,88 @@ fn every_shipped_model_scores_what_it_records() {
         );
         let size: u64 = armac::util::dir_size(&dir);
         assert!(size < 20 << 20, "{}: {size} bytes", dir.display());
+    }
+}
+
+const VARIANTS: [&str; 3] = ["fc", "fcpa", "fc12-fcpa34"];
+
+/// A Hold'em model's `scorecard` (`armac-eval scorecard --json` at its stated hands): every
+/// field is there and finite, each LBR ratio is the row's mean over LBR's against uniform,
+/// and the small-sample `scorecard_check` beside it comes out as recorded when re-run.
+fn check_scorecard(dir: &Path, score: &serde_json::Value) {
+    let name = dir.display();
+    let card = &score["scorecard"];
+    assert!(card.is_object(), "{name}: no scorecard in score.json");
+    let policies = card["policies"].as_object().unwrap();
+    assert!(
+        policies.contains_key("average") && policies.contains_key("current"),
+        "{name}: the scorecard should hold the average and the current policy"
+    );
+    let finite = |v: &serde_json::Value, key: &str| {
+        let x = num(v, key);
+        assert!(x.is_finite(), "{name}: {key} = {x} in {v}");
+        x
+    };
+    for p in policies.values() {
+        for key in ["vs_uniform", "vs_always_call"] {
+            finite(&p[key], "mean");
+            finite(&p[key], "ci95");
+            assert_eq!(p[key]["hands"], card["match_hands"], "{name}: {p}");
+        }
+        for v in VARIANTS {
+            let (row, uniform) = (&p["lbr"][v], &card["lbr_uniform"][v]);
+            finite(row, "ci95");
+            finite(row, "ratio_ci95");
+            assert_eq!(row["seed"], uniform["seed"], "{name}: {v} is not paired");
+            assert_eq!(row["hands"], card["hands"], "{name}: {row}");
+            let want = finite(row, "mean") / finite(uniform, "mean");
+            let ratio = finite(row, "ratio");
+            assert!(
+                (ratio - want).abs() <= 1e-9 * want.abs().max(1.0),
+                "{name}: {v} ratio {ratio}, mean / uniform mean {want}"
+            );
+        }
+    }
+    // The small-sample scorecard, re-run with its recorded options, gives what it records.
+    let check = &score["scorecard_check"];
+    let arg = |k: &str| check[k].as_u64().unwrap().to_string();
+    let out = run_ok(
+        eval()
+            .args(["scorecard", "--policy", dir.to_str().unwrap()])
+            .args([
+                "--game",
+                score["game"].as_str().unwrap(),
+                "--hands",
+                &arg("hands"),
+                "--match-hands",
+                &arg("match_hands"),
+                "--seed",
+                &arg("seed"),
+                "--threads",
+                "2",
+                "--json",
+            ]),
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want = &check["result"];
+    assert!(want.is_object(), "{name}: scorecard_check has no result");
+    for (col, p) in want["policies"].as_object().unwrap() {
+        let q = &got["policies"][col];
+        let mut pairs = vec![(&p["vs_uniform"], &q["vs_uniform"])];
+        pairs.push((&p["vs_always_call"], &q["vs_always_call"]));
+        for v in VARIANTS {
+            pairs.push((&p["lbr"][v], &q["lbr"][v]));
+            pairs.push((&want["lbr_uniform"][v], &got["lbr_uniform"][v]));
+        }
+        for (a, b) in pairs {
+            for key in ["mean", "ci95"] {
+                let (x, y) = (num(a, key), num(b, key));
+                assert!(
+                    (x - y).abs() <= 1e-9 * x.abs().max(1.0),
+                    "{name}: scorecard_check {col} records {a}, scores {b}"
+                );
+            }
+        }
     }
 }
 

@@ -8,6 +8,11 @@
 //!   hand with a 95% confidence interval; `--logdir` adds the result to TensorBoard as
 //!   `lbr/<variant>` (mbb/hand) at step `--step`; `--reference uniform` also plays LBR
 //!   against the reference on the same deals and reports the ratio with a paired 95% interval.
+//! * `lbr ... --variant all` (or `fc,fcpa`): each variant in turn, one report each; with
+//!   `--watch RUN`, every checkpoint against each variant.
+//! * `scorecard --policy <model|run dir|current:DIR|sog:DIR> [--hands N] [--match-hands M]
+//!   [--seed S] [--threads T] [--json] [--out FILE]`: the scorecard of a heads-up no-limit
+//!   Hold'em policy ([`armac::run::evaluate::scorecard`]).
 //! * `match --game G --a <policy> --b <policy> [--hands N] [--seed S] [--json]`: head-to-head,
 //!   both seats: exact expected payoff on games whose tree compiles, otherwise N hands as
 //!   duplicate deals (mean and 95% CI, in chips and, for poker, mbb/hand).
@@ -18,16 +23,14 @@
 //!   Student of Games run at the frontier ([`armac::run::sog::evaluate_run`]).
 
 use anyhow::{Context, Result, bail};
-use armac::eval::lbr::{
-    AlwaysCall, AlwaysFold, LbrOptions, LbrResult, LbrVariant, PerHand, RangePolicy, check_game,
-    paired_ratio, run_lbr,
-};
 use armac::eval::{nash_conv, tree_policy};
 use armac::game::{Action, Game};
 use armac::games::load_game;
 use armac::games::universal_poker::UniversalPokerGame;
-use armac::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
-use armac::run::tensorboard::TbWriter;
+use armac::policy::Policy;
+use armac::run::evaluate::lbr_command::LbrCommand;
+use armac::run::evaluate::match_policy;
+use armac::run::evaluate::scorecard::{self, ScorecardOptions};
 use armac::search::{SearchEval, search_nash_conv};
 use armac::tree::PublicTree;
 use clap::{Parser, Subcommand};
@@ -202,7 +205,9 @@ enum Command {
         /// With --watch: seconds between looks at the run directory.
         #[arg(long, default_value_t = 5.0, requires = "watch")]
         poll_seconds: f64,
-        /// Actions LBR may take: `fc`, `fcpa` or `fc12-fcpa34`.
+        /// Actions LBR may take: `fc`, `fcpa` or `fc12-fcpa34`; a comma list of them or `all`
+        /// runs each in turn on the same seed (one report per variant; with --watch, every
+        /// checkpoint against each, `lbr/<variant>` and `<RUN>/lbr_<variant>.csv` for each).
         #[arg(long)]
         variant: String,
         /// Number of hands (rounded up to a multiple of 4: each deal is played in both seats
@@ -242,6 +247,45 @@ enum Command {
         /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default 200).
         #[arg(long)]
         search_iterations: Option<usize>,
+    },
+    /// The scorecard of a heads-up no-limit Hold'em policy: duplicate matches against uniform
+    /// and always-call, and LBR-FC, LBR-FCPA and LBR-FC12-FCPA34 each with its ratio to LBR
+    /// against uniform on the same deals, on seeds derived from --seed (matches: S and S+1;
+    /// LBR: S+2, S+3, S+4); an ARMAC run or model directory is scored as its average and its
+    /// current policy.
+    Scorecard {
+        /// An ARMAC run / model directory (both its average and its current policy),
+        /// `current:DIR` (only the current policy), `sog:DIR` (Student of Games search), or
+        /// any other `lbr` policy (`uniform`, `always-call`, a policy file).
+        #[arg(long)]
+        policy: String,
+        /// Game name or OpenSpiel game string (heads-up no-limit Hold'em with fcpa actions).
+        #[arg(long, default_value = "hunl_fcpa")]
+        game: String,
+        /// LBR hands per row (rounded up to a multiple of 4).
+        #[arg(long, default_value_t = scorecard::DEFAULT_HANDS)]
+        hands: u64,
+        /// Hands per match (rounded up to an even number).
+        #[arg(long, default_value_t = scorecard::DEFAULT_MATCH_HANDS)]
+        match_hands: u64,
+        /// The scorecard's seed (every row's seed derives from it).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Worker threads (default: one per core; at most 1024).
+        #[arg(long, default_value_t = 0, value_parser = parse_threads)]
+        threads: usize,
+        /// Sampled (hand, board) pairs per pre-flop equity of LBR (at least 1).
+        #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, value_parser = parse_samples)]
+        preflop_samples: usize,
+        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default 200).
+        #[arg(long)]
+        search_iterations: Option<usize>,
+        /// One JSON object (the `scorecard` field of a shipped model's score.json).
+        #[arg(long)]
+        json: bool,
+        /// Also write the JSON object (indented) to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -387,7 +431,7 @@ fn run(args: Args) -> Result<()> {
             replay_ranges,
             reference,
             search_iterations,
-        } => lbr(LbrArgs {
+        } => Ok(armac::run::evaluate::lbr_command::run(&LbrCommand {
             game,
             policy,
             watch,
@@ -404,7 +448,31 @@ fn run(args: Args) -> Result<()> {
             replay_ranges,
             reference,
             search_iterations,
-        }),
+        })?),
+        Command::Scorecard {
+            policy,
+            game,
+            hands,
+            match_hands,
+            seed,
+            threads,
+            preflop_samples,
+            search_iterations,
+            json,
+            out,
+        } => {
+            let opts = ScorecardOptions {
+                game,
+                policy,
+                hands,
+                match_hands,
+                seed,
+                threads,
+                preflop_samples,
+                search_iterations,
+            };
+            Ok(scorecard::command(&opts, json, out.as_deref())?)
+        }
     }
 }
 
@@ -452,87 +520,6 @@ fn replay(game_name: &str, actions: &str, as_json: bool) -> Result<()> {
     Ok(())
 }
 
-/// A run-directory policy argument: `current:DIR` asks for the checkpoint's current policy
-/// (`true`), a plain `DIR` for its average policy. Returns the flag and the directory.
-fn checkpoint_arg(arg: &str) -> (bool, &Path) {
-    match arg.strip_prefix("current:") {
-        Some(dir) => (true, Path::new(dir)),
-        None => (false, Path::new(arg)),
-    }
-}
-
-/// A policy for `game` by name: `uniform`, `first-legal`, `always-call`, `always-fold`, an
-/// ARMAC run/checkpoint directory, `sog:DIR` (the search policy of a Student of Games run with
-/// its CVPN, small games; for Hold'em, continual re-solving with the CVPN checkpoint directory
-/// DIR at the depth limit, `search_iterations` CFR+ iterations per search, default 200), or an
-/// OpenSpiel-format policy file; `flag` names the option in errors.
-fn load_policy(
-    name: &str,
-    game: &dyn Game,
-    flag: &str,
-    search_iterations: Option<usize>,
-) -> Result<Box<dyn Policy>> {
-    let game_string = game.load_string();
-    Ok(match name {
-        "uniform" => Box::new(UniformPolicy),
-        "first-legal" => Box::new(FirstLegalPolicy),
-        "always-call" => Box::new(AlwaysCall),
-        "always-fold" => Box::new(AlwaysFold),
-        sog if sog.starts_with("sog:") && game.short_name() == "universal_poker" => {
-            // Hold'em: continual re-solving on the factored layout, a CVPN checkpoint
-            // directory at the depth limit.
-            let dir = Path::new(&sog[4..]);
-            let poker = UniversalPokerGame::from_string(&game_string)?;
-            let mut config = armac::search::holdem::HoldemSearchConfig::default();
-            if let Some(n) = search_iterations {
-                config.iterations = n;
-            }
-            Box::new(
-                armac::run::holdem_sog::load_holdem_search_policy(dir, &poker, config)
-                    .context(flag.to_string())?,
-            )
-        }
-        sog if sog.starts_with("sog:") => {
-            let dir = Path::new(&sog[4..]);
-            let (trained_on, p) = armac::run::sog::load_search_policy(dir, None)
-                .with_context(|| format!("{flag} {sog}"))?;
-            if trained_on.load_string() != game_string {
-                bail!(
-                    "{flag} {sog}: the run was trained on {}, not on {game_string}",
-                    trained_on.load_string()
-                );
-            }
-            Box::new(p)
-        }
-        path if checkpoint_arg(path).1.is_dir() => {
-            let (current, dir) = checkpoint_arg(path);
-            let (trained_on, p) = armac::run::armac::load_checkpoint_policy(dir)
-                .with_context(|| format!("{flag} {path}"))?;
-            let p = p.with_current_policy(current);
-            if trained_on.load_string() != game_string {
-                bail!(
-                    "{flag} {path}: the checkpoint was trained on {}, not on {game_string}",
-                    trained_on.load_string()
-                );
-            }
-            Box::new(p)
-        }
-        path => {
-            if !Path::new(path).is_file() {
-                bail!(
-                    "{flag} `{path}` is neither uniform, first-legal, always-call, always-fold, \
-                     an ARMAC run/checkpoint directory nor an existing policy file"
-                );
-            }
-            let p =
-                TabularPolicy::load(Path::new(path)).with_context(|| format!("{flag} {path}"))?;
-            p.check_game(&game_string)
-                .with_context(|| format!("{flag}: policy file {path}"))?;
-            Box::new(p)
-        }
-    })
-}
-
 /// `armac-eval match`: exact where the tree compiles (unless `sampled`), else duplicate deals.
 #[allow(clippy::too_many_arguments)]
 fn head_to_head(
@@ -548,8 +535,8 @@ fn head_to_head(
 ) -> Result<()> {
     use armac::eval::matchup::{exact_match, sampled_match};
     let game = load_game(game_name)?;
-    let pa = load_policy(a, game.as_ref(), "--a", search_iterations)?;
-    let pb = load_policy(b, game.as_ref(), "--b", search_iterations)?;
+    let pa = match_policy(a, game.as_ref(), "--a", search_iterations)?;
+    let pb = match_policy(b, game.as_ref(), "--b", search_iterations)?;
     let poker = game.short_name() == "universal_poker";
     let big_blind = if poker {
         Some(
@@ -644,7 +631,7 @@ fn exact_tree(game: &dyn Game, max_histories: usize) -> Result<PublicTree> {
 fn nashconv(game_name: &str, policy: &str, as_json: bool, max_histories: usize) -> Result<()> {
     let game = load_game(game_name)?;
     let tree = exact_tree(game.as_ref(), max_histories)?;
-    let policy = load_policy(policy, game.as_ref(), "--policy", None)?;
+    let policy = match_policy(policy, game.as_ref(), "--policy", None)?;
     let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())
         .with_context(|| format!("policy {}", policy.name()))?;
     let r = nash_conv(&tree, &flat);
@@ -738,306 +725,4 @@ fn parse_samples(s: &str) -> Result<usize, String> {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!("`{s}` is not a positive number of samples")),
     }
-}
-
-struct LbrArgs {
-    game: String,
-    policy: Option<String>,
-    watch: Option<PathBuf>,
-    every_checkpoint: bool,
-    poll_seconds: f64,
-    variant: String,
-    hands: u64,
-    seed: u64,
-    threads: usize,
-    preflop_samples: usize,
-    json: bool,
-    logdir: Option<PathBuf>,
-    step: u64,
-    replay_ranges: bool,
-    reference: Option<String>,
-    search_iterations: Option<usize>,
-}
-
-fn lbr_policy(
-    name: &str,
-    game_string: &str,
-    replay: bool,
-    search_iterations: Option<usize>,
-) -> Result<Box<dyn RangePolicy>> {
-    Ok(match name {
-        "uniform" => Box::new(UniformPolicy),
-        sog if sog.starts_with("sog:") => {
-            // Continual re-solving answers every hand of a public state from one search.
-            let poker = UniversalPokerGame::from_string(game_string)?;
-            let mut config = armac::search::holdem::HoldemSearchConfig::default();
-            if let Some(n) = search_iterations {
-                config.iterations = n;
-            }
-            Box::new(
-                armac::run::holdem_sog::load_holdem_search_policy(
-                    Path::new(&sog[4..]),
-                    &poker,
-                    config,
-                )
-                .context("--policy")?,
-            )
-        }
-        "always-call" => Box::new(AlwaysCall),
-        "always-fold" => Box::new(AlwaysFold),
-        path if checkpoint_arg(path).1.is_dir() => {
-            let (current, dir) = checkpoint_arg(path);
-            let (trained_on, p) = armac::run::armac::load_checkpoint_policy(dir)?;
-            if trained_on.load_string() != game_string {
-                bail!(
-                    "--policy {path}: the checkpoint was trained on {}, not on {game_string}",
-                    trained_on.load_string()
-                );
-            }
-            Box::new(
-                p.with_incremental_ranges(!replay)
-                    .with_current_policy(current),
-            )
-        }
-        path => {
-            if !Path::new(path).is_file() {
-                bail!(
-                    "--policy `{path}` is neither uniform, always-call, always-fold, an ARMAC \
-                     run/checkpoint directory nor an existing policy file"
-                );
-            }
-            let p = TabularPolicy::load(Path::new(path))?;
-            p.check_game(game_string)
-                .with_context(|| format!("policy file {path}"))?;
-            Box::new(PerHand(p))
-        }
-    })
-}
-
-fn lbr(args: LbrArgs) -> Result<()> {
-    let variant = LbrVariant::parse(&args.variant).with_context(|| {
-        format!(
-            "--variant `{}` is not one of fc, fcpa, fc12-fcpa34",
-            args.variant
-        )
-    })?;
-    if args.hands == 0 {
-        bail!("--hands must be positive");
-    }
-    let game = load_game(&args.game)?;
-    if game.short_name() != "universal_poker" {
-        bail!(
-            "LBR plays heads-up no-limit Hold'em (universal_poker, e.g. hunl_fcpa), not `{}`",
-            args.game
-        );
-    }
-    let game = UniversalPokerGame::from_string(&game.load_string())?;
-    check_game(game.config(), variant)?;
-    let opts = LbrOptions {
-        variant,
-        hands: args.hands,
-        seed: args.seed,
-        threads: args.threads,
-        preflop_samples: args.preflop_samples,
-        defer_range_updates: true,
-    };
-    if !(args.poll_seconds.is_finite() && args.poll_seconds > 0.0) {
-        bail!("--poll-seconds must be a positive number of seconds");
-    }
-    let game_string = game.load_string();
-    let reference = match &args.reference {
-        Some(name) => {
-            let policy = lbr_policy(
-                name,
-                &game_string,
-                args.replay_ranges,
-                args.search_iterations,
-            )
-            .with_context(|| format!("--reference {name}"))?;
-            Some(lbr_with_bar(&game, policy.as_ref(), &opts).context("--reference")?)
-        }
-        None => None,
-    };
-    let reference = reference.as_ref();
-    let Some(run) = args.watch.clone() else {
-        let name = args.policy.clone().unwrap_or_default();
-        let policy = lbr_policy(
-            &name,
-            &game_string,
-            args.replay_ranges,
-            args.search_iterations,
-        )?;
-        let mut tb = match &args.logdir {
-            Some(dir) => Some(TbWriter::create(dir).with_context(|| {
-                format!("cannot write TensorBoard events in {}", dir.display())
-            })?),
-            None => None,
-        };
-        let report = Report {
-            tb: tb.as_mut(),
-            step: args.step,
-            reference,
-        };
-        return lbr_once(&game, policy.as_ref(), &opts, report, &args).map(drop);
-    };
-    if args.logdir.is_some() {
-        bail!("--watch writes into the run's own TensorBoard; drop --logdir");
-    }
-    let mut tb = TbWriter::create(&run)
-        .with_context(|| format!("cannot write TensorBoard events in {}", run.display()))?;
-    let csv = run.join(format!("lbr_{variant}.csv"));
-    let watch = armac::run::watch::WatchOptions {
-        every_checkpoint: args.every_checkpoint,
-        poll_seconds: args.poll_seconds,
-        idle_timeout: None,
-    };
-    let steps = armac::run::watch::watch_checkpoints(&run, &watch, |dir, step| {
-        let policy = lbr_policy(
-            &dir.display().to_string(),
-            &game_string,
-            args.replay_ranges,
-            args.search_iterations,
-        )?;
-        let report = Report {
-            tb: Some(&mut tb),
-            step,
-            reference,
-        };
-        let r = lbr_once(&game, policy.as_ref(), &opts, report, &args)?;
-        let new = !csv.exists();
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&csv)?;
-        use std::io::Write;
-        if new {
-            writeln!(f, "step,mean_mbb,ci95_mbb,hands,seconds")?;
-        }
-        writeln!(
-            f,
-            "{step},{},{},{},{:.3}",
-            r.mean_mbb, r.ci95_mbb, r.hands, r.seconds
-        )?;
-        Ok(())
-    })?;
-    if steps.is_empty() {
-        bail!(
-            "{}: the run ended without a checkpoint to evaluate",
-            run.display()
-        );
-    }
-    Ok(())
-}
-
-/// LBR against `policy` with a progress bar.
-fn lbr_with_bar(
-    game: &UniversalPokerGame,
-    policy: &dyn RangePolicy,
-    opts: &LbrOptions,
-) -> Result<LbrResult> {
-    let bar = armac::run::progress_bar(opts.hands.div_ceil(4) * 4, "hands");
-    let tick = |n: u64| bar.inc(n);
-    let result = run_lbr(game, policy, opts, Some(&tick));
-    bar.finish_and_clear();
-    result.with_context(|| format!("LBR against policy {}", policy.name()))
-}
-
-/// Where [`lbr_once`] reports besides stdout.
-struct Report<'a> {
-    /// TensorBoard scalars at `step`.
-    tb: Option<&'a mut TbWriter>,
-    step: u64,
-    /// LBR against the reference policy on the same deals (`--reference`).
-    reference: Option<&'a LbrResult>,
-}
-
-/// One LBR evaluation of `policy`: progress bar, TensorBoard scalars when `report.tb` is
-/// given, the ratio to the reference when there is one, and the report on stdout (one JSON
-/// object with `--json`).
-fn lbr_once(
-    game: &UniversalPokerGame,
-    policy: &dyn RangePolicy,
-    opts: &LbrOptions,
-    report: Report<'_>,
-    args: &LbrArgs,
-) -> Result<LbrResult> {
-    let variant = opts.variant;
-    let step = report.step;
-    let r = lbr_with_bar(game, policy, opts)?;
-    // Both runs share the options, so they always pair up; the ratio is undefined only when
-    // LBR won exactly nothing against the reference.
-    let ratio = report
-        .reference
-        .and_then(|reference| paired_ratio(&r, reference));
-    if let Some(tb) = report.tb {
-        tb.scalar(&format!("lbr/{variant}"), r.mean_mbb, step);
-        if r.ci95_mbb.is_finite() {
-            tb.scalar(&format!("lbr/{variant}_ci95"), r.ci95_mbb, step);
-        }
-        if let Some(q) = &ratio {
-            tb.scalar(&format!("lbr/{variant}_ratio"), q.ratio, step);
-            if q.ci95.is_finite() {
-                tb.scalar(&format!("lbr/{variant}_ratio_ci95"), q.ci95, step);
-            }
-        }
-        tb.flush();
-    }
-    let reference_json = match report.reference {
-        Some(reference) => json!({
-            "policy": reference.policy,
-            "mean": reference.mean_mbb,
-            "ci95": reference.ci95_mbb,
-            "ratio": ratio.as_ref().map(|q| q.ratio),
-            "ratio_ci95": ratio.as_ref().map(|q| q.ci95),
-        }),
-        None => serde_json::Value::Null,
-    };
-    if args.json {
-        println!(
-            "{}",
-            json!({
-                "game": game.load_string(),
-                "policy": r.policy,
-                "variant": r.variant,
-                "hands": r.hands,
-                "mean": r.mean_mbb,
-                "ci95": r.ci95_mbb,
-                "unit": "mbb/hand",
-                "mean_chips": r.mean_chips,
-                "ci95_chips": r.ci95_chips,
-                "seat_mean_chips": r.seat_mean_chips,
-                "seconds": r.seconds,
-                "hands_per_second": r.hands as f64 / r.seconds.max(1e-9),
-                "seed": r.seed,
-                "preflop_samples": args.preflop_samples,
-                "step": step,
-                "reference": reference_json,
-            })
-        );
-    } else {
-        println!(
-            "LBR-{} vs {}: {:.1} ± {:.1} mbb/hand ({:.2} ± {:.2} chips/hand; LBR as P0 {:.2}, as P1 {:.2} chips/hand) over {} hands in {:.1} s",
-            variant.name().to_uppercase(),
-            r.policy,
-            r.mean_mbb,
-            r.ci95_mbb,
-            r.mean_chips,
-            r.ci95_chips,
-            r.seat_mean_chips[0],
-            r.seat_mean_chips[1],
-            r.hands,
-            r.seconds
-        );
-        if let Some(reference) = report.reference {
-            let ratio = match &ratio {
-                Some(q) => format!("ratio {:.3} ± {:.3} (paired)", q.ratio, q.ci95),
-                None => "no ratio (LBR won nothing against the reference)".to_string(),
-            };
-            println!(
-                "reference {}: {:.1} ± {:.1} mbb/hand on the same deals; {ratio}",
-                reference.policy, reference.mean_mbb, reference.ci95_mbb
-            );
-        }
-    }
-    Ok(r)
 }

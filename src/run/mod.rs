@@ -5,6 +5,7 @@ pub mod armac;
 pub mod checkpoint;
 pub mod config;
 pub mod diagnostics;
+pub mod evaluate;
 pub mod generation;
 pub mod holdem_sog;
 pub mod model;

@@ -1,0 +1,321 @@
+//! `armac-eval lbr`: Local Best Response against one policy, or against every checkpoint of
+//! an ARMAC run as it is committed (`--watch`), with one or several LBR variants.
+//!
+//! Each variant is one LBR run on the same seed (so the variants of one evaluation see the
+//! same deals). With a reference policy (`--reference`), LBR against it is played once per
+//! variant, before anything else, and every result is paired with it on the same deals
+//! ([`paired_ratio`]).
+
+use super::{holdem_game, lbr_policy, lbr_with_bar};
+use crate::eval::lbr::{LbrOptions, LbrResult, LbrVariant, RangePolicy, paired_ratio};
+use crate::game::Game;
+use crate::games::universal_poker::UniversalPokerGame;
+use crate::run::RunError;
+use crate::run::tensorboard::TbWriter;
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The settings of `armac-eval lbr` (its flags, one field each).
+#[derive(Clone, Debug)]
+pub struct LbrCommand {
+    /// Game name or OpenSpiel game string.
+    pub game: String,
+    /// The policy (see [`lbr_policy`]); `None` with `watch`.
+    pub policy: Option<String>,
+    /// An ARMAC run directory to follow.
+    pub watch: Option<PathBuf>,
+    /// With `watch`: every checkpoint, not only the newest when an evaluation ends.
+    pub every_checkpoint: bool,
+    /// With `watch`: seconds between looks at the run directory.
+    pub poll_seconds: f64,
+    /// The variants ([`parse_variants`]).
+    pub variant: String,
+    /// Hands per variant.
+    pub hands: u64,
+    /// Run seed.
+    pub seed: u64,
+    /// Worker threads (0: one per core).
+    pub threads: usize,
+    /// Sampled (hand, board) pairs per pre-flop equity.
+    pub preflop_samples: usize,
+    /// One JSON object per result instead of text.
+    pub json: bool,
+    /// Also write TensorBoard scalars into this directory.
+    pub logdir: Option<PathBuf>,
+    /// TensorBoard step of a single evaluation.
+    pub step: u64,
+    /// ARMAC networks: the slow reference path of range queries.
+    pub replay_ranges: bool,
+    /// A reference policy for the paired ratio.
+    pub reference: Option<String>,
+    /// CFR+ iterations per search of a Hold'em `sog:DIR` policy.
+    pub search_iterations: Option<usize>,
+}
+
+/// `--variant`: `fc`, `fcpa`, `fc12-fcpa34`, a comma-separated list of them (in the order
+/// given, each at most once) or `all` (the three, in that order).
+pub fn parse_variants(text: &str) -> Result<Vec<LbrVariant>, RunError> {
+    if text.trim().eq_ignore_ascii_case("all") {
+        return Ok(LbrVariant::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let v = LbrVariant::parse(part).ok_or_else(|| {
+            RunError::Usage(format!(
+                "--variant `{text}` is not one of fc, fcpa, fc12-fcpa34 (or a comma list of \
+                 them, or all)"
+            ))
+        })?;
+        if out.contains(&v) {
+            return Err(RunError::Usage(format!(
+                "--variant `{text}` names {} twice",
+                v.name()
+            )));
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
+/// Runs `armac-eval lbr` (see the module docs and the binary's help).
+pub fn run(args: &LbrCommand) -> Result<(), RunError> {
+    let variants = parse_variants(&args.variant)?;
+    if args.hands == 0 {
+        return Err(RunError::Usage("--hands must be positive".into()));
+    }
+    let game = holdem_game(&args.game, &variants, "LBR")?;
+    if !(args.poll_seconds.is_finite() && args.poll_seconds > 0.0) {
+        return Err(RunError::Usage(
+            "--poll-seconds must be a positive number of seconds".into(),
+        ));
+    }
+    if args.watch.is_some() && args.logdir.is_some() {
+        return Err(RunError::Usage(
+            "--watch writes into the run's own TensorBoard; drop --logdir".into(),
+        ));
+    }
+    let opts: Vec<LbrOptions> = variants
+        .iter()
+        .map(|&variant| LbrOptions {
+            variant,
+            hands: args.hands,
+            seed: args.seed,
+            threads: args.threads,
+            preflop_samples: args.preflop_samples,
+            defer_range_updates: true,
+        })
+        .collect();
+    let game_string = game.load_string();
+    let load = |name: &str| {
+        lbr_policy(
+            name,
+            &game_string,
+            args.replay_ranges,
+            args.search_iterations,
+        )
+    };
+    let references: Vec<Option<LbrResult>> = match &args.reference {
+        Some(name) => {
+            let policy = load(name).map_err(RunError::context(format!("--reference {name}")))?;
+            opts.iter()
+                .map(|o| {
+                    let label = format!("LBR-{} vs {name}", o.variant.name().to_uppercase());
+                    lbr_with_bar(&game, policy.as_ref(), o, &label)
+                        .map(Some)
+                        .map_err(RunError::context("--reference"))
+                })
+                .collect::<Result<_, _>>()?
+        }
+        None => vec![None; opts.len()],
+    };
+    let Some(run) = args.watch.as_deref() else {
+        let policy = load(args.policy.as_deref().unwrap_or_default())?;
+        let mut tb = match &args.logdir {
+            Some(dir) => Some(TbWriter::create(dir).map_err(|e| {
+                RunError::Usage(format!(
+                    "cannot write TensorBoard events in {}: {e}",
+                    dir.display()
+                ))
+            })?),
+            None => None,
+        };
+        for (o, reference) in opts.iter().zip(&references) {
+            let report = Report {
+                tb: tb.as_mut(),
+                step: args.step,
+                reference: reference.as_ref(),
+            };
+            lbr_once(&game, policy.as_ref(), o, report, args)?;
+        }
+        return Ok(());
+    };
+    watch(run, &game, &opts, &references, args)
+}
+
+/// `--watch RUN`: every new checkpoint of `run` against each variant of `opts`, written to the
+/// run's TensorBoard and to `<RUN>/lbr_<variant>.csv`.
+fn watch(
+    run: &Path,
+    game: &UniversalPokerGame,
+    opts: &[LbrOptions],
+    references: &[Option<LbrResult>],
+    args: &LbrCommand,
+) -> Result<(), RunError> {
+    let mut tb = TbWriter::create(run).map_err(|e| {
+        RunError::Usage(format!(
+            "cannot write TensorBoard events in {}: {e}",
+            run.display()
+        ))
+    })?;
+    let watch = crate::run::watch::WatchOptions {
+        every_checkpoint: args.every_checkpoint,
+        poll_seconds: args.poll_seconds,
+        idle_timeout: None,
+    };
+    let game_string = game.load_string();
+    let steps = crate::run::watch::watch_checkpoints(run, &watch, |dir, step| {
+        let policy = lbr_policy(
+            &dir.display().to_string(),
+            &game_string,
+            args.replay_ranges,
+            args.search_iterations,
+        )?;
+        for (o, reference) in opts.iter().zip(references) {
+            let report = Report {
+                tb: Some(&mut tb),
+                step,
+                reference: reference.as_ref(),
+            };
+            let r = lbr_once(game, policy.as_ref(), o, report, args)?;
+            append_csv(&run.join(format!("lbr_{}.csv", o.variant)), step, &r)?;
+        }
+        Ok(())
+    })?;
+    if steps.is_empty() {
+        return Err(RunError::Usage(format!(
+            "{}: the run ended without a checkpoint to evaluate",
+            run.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Appends one row (`step,mean_mbb,ci95_mbb,hands,seconds`) to the curve `csv`, writing the
+/// header first when the file is new.
+fn append_csv(csv: &Path, step: u64, r: &LbrResult) -> std::io::Result<()> {
+    let new = !csv.exists();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(csv)?;
+    if new {
+        writeln!(f, "step,mean_mbb,ci95_mbb,hands,seconds")?;
+    }
+    writeln!(
+        f,
+        "{step},{},{},{},{:.3}",
+        r.mean_mbb, r.ci95_mbb, r.hands, r.seconds
+    )
+}
+
+/// Where [`lbr_once`] reports besides stdout.
+struct Report<'a> {
+    /// TensorBoard scalars at `step`.
+    tb: Option<&'a mut TbWriter>,
+    step: u64,
+    /// LBR against the reference policy on the same deals (`--reference`).
+    reference: Option<&'a LbrResult>,
+}
+
+/// One LBR evaluation of `policy`: progress bar, TensorBoard scalars when `report.tb` is
+/// given, the ratio to the reference when there is one, and the report on stdout (one JSON
+/// object with `--json`).
+fn lbr_once(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    report: Report<'_>,
+    args: &LbrCommand,
+) -> Result<LbrResult, RunError> {
+    let variant = opts.variant;
+    let step = report.step;
+    let label = format!("LBR-{} vs {}", variant.name().to_uppercase(), policy.name());
+    let r = lbr_with_bar(game, policy, opts, &label)?;
+    // Both runs share the options, so they always pair up; the ratio is undefined only when
+    // LBR won exactly nothing against the reference.
+    let ratio = report
+        .reference
+        .and_then(|reference| paired_ratio(&r, reference));
+    if let Some(tb) = report.tb {
+        tb.scalar(&format!("lbr/{variant}"), r.mean_mbb, step);
+        if r.ci95_mbb.is_finite() {
+            tb.scalar(&format!("lbr/{variant}_ci95"), r.ci95_mbb, step);
+        }
+        if let Some(q) = &ratio {
+            tb.scalar(&format!("lbr/{variant}_ratio"), q.ratio, step);
+            if q.ci95.is_finite() {
+                tb.scalar(&format!("lbr/{variant}_ratio_ci95"), q.ci95, step);
+            }
+        }
+        tb.flush();
+    }
+    let reference_json = match report.reference {
+        Some(reference) => json!({
+            "policy": reference.policy,
+            "mean": reference.mean_mbb,
+            "ci95": reference.ci95_mbb,
+            "ratio": ratio.as_ref().map(|q| q.ratio),
+            "ratio_ci95": ratio.as_ref().map(|q| q.ci95),
+        }),
+        None => serde_json::Value::Null,
+    };
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "game": game.load_string(),
+                "policy": r.policy,
+                "variant": r.variant,
+                "hands": r.hands,
+                "mean": r.mean_mbb,
+                "ci95": r.ci95_mbb,
+                "unit": "mbb/hand",
+                "mean_chips": r.mean_chips,
+                "ci95_chips": r.ci95_chips,
+                "seat_mean_chips": r.seat_mean_chips,
+                "seconds": r.seconds,
+                "hands_per_second": r.hands as f64 / r.seconds.max(1e-9),
+                "seed": r.seed,
+                "preflop_samples": args.preflop_samples,
+                "step": step,
+                "reference": reference_json,
+            })
+        );
+    } else {
+        println!(
+            "LBR-{} vs {}: {:.1} ± {:.1} mbb/hand ({:.2} ± {:.2} chips/hand; LBR as P0 {:.2}, as P1 {:.2} chips/hand) over {} hands in {:.1} s",
+            variant.name().to_uppercase(),
+            r.policy,
+            r.mean_mbb,
+            r.ci95_mbb,
+            r.mean_chips,
+            r.ci95_chips,
+            r.seat_mean_chips[0],
+            r.seat_mean_chips[1],
+            r.hands,
+            r.seconds
+        );
+        if let Some(reference) = report.reference {
+            let ratio = match &ratio {
+                Some(q) => format!("ratio {:.3} ± {:.3} (paired)", q.ratio, q.ci95),
+                None => "no ratio (LBR won nothing against the reference)".to_string(),
+            };
+            println!(
+                "reference {}: {:.1} ± {:.1} mbb/hand on the same deals; {ratio}",
+                reference.policy, reference.mean_mbb, reference.ci95_mbb
+            );
+        }
+    }
+    Ok(r)
+}

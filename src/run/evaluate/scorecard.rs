@@ -1,0 +1,600 @@
+//! The scorecard of a heads-up no-limit Hold'em policy (`armac-eval scorecard`): one table of
+//! the measures the project judges Hold'em agents by, on fixed seeds.
+//!
+//! # Rows
+//!
+//! * **vs uniform**, **vs always-call**: duplicate matches ([`sampled_match`]): `match_hands`
+//!   hands, every deal played twice with the seats swapped, the policy's winnings in mbb/hand
+//!   with a 95% interval. The same figures as `armac-eval match --a POLICY --b uniform
+//!   --hands M --seed S`.
+//! * **LBR-FC**, **LBR-FCPA**, **LBR-FC12-FCPA34**: Local Best Response ([`run_lbr`](crate::eval::lbr::run_lbr)) against
+//!   the policy, `hands` hands, LBR's winnings in mbb/hand with a 95% interval (lower is
+//!   better for the policy), and the ratio to what the same LBR wins against the uniform
+//!   policy on the same deals, with the paired 95% interval of [`paired_ratio`]. LBR against
+//!   uniform is played once per variant and shared by every policy of the card. The same
+//!   figures as `armac-eval lbr --policy POLICY --variant V --hands N --seed S
+//!   --reference uniform`.
+//!
+//! # Policies
+//!
+//! An ARMAC run or model directory is scored twice, as its average policy (column `average`)
+//! and as its current policy pi^t (`current`, the `current:DIR` form); an explicit
+//! `current:DIR` is scored as `current` only, `sog:DIR` (Student of Games search) as
+//! `search`, anything else the loaders accept (`uniform`, `always-call`, a policy file) as
+//! `policy`. LBR needs range queries, which the current policy of a recurrent network does
+//! not answer: a recurrent checkpoint gets the `average` column only (an explicit
+//! `current:DIR` of one is refused).
+//!
+//! # Seeds
+//!
+//! Every row has its own seed, derived from the scorecard's seed `S` ([`Seeds::of`]): the
+//! match against uniform `S`, against always-call `S + 1`, LBR-FC `S + 2`, LBR-FCPA `S + 3`,
+//! LBR-FC12-FCPA34 `S + 4` (wrapping). Results do not depend on `threads`.
+//!
+//! # JSON
+//!
+//! [`Scorecard`] serialises to one object with stable field names (the `scorecard` field of a
+//! shipped Hold'em model's `score.json`): `game`, `policy` (the argument), `seed`, `hands`
+//! (LBR hands per row), `match_hands`, `preflop_samples`, `unit` (`mbb/hand`), `seeds`,
+//! `lbr_uniform` (per variant `fc`, `fcpa`, `fc12-fcpa34`: `mean`, `ci95`, `hands`, `seed`),
+//! `policies` (per column name: `argument`, `policy` (its name), `vs_uniform` and
+//! `vs_always_call` (`mean`, `ci95`, `hands`, `seed`), `lbr` (per variant: the same plus
+//! `ratio`, `ratio_ci95`, `null` when LBR won exactly nothing against uniform)), and `timing`
+//! (wall seconds in all and per row, the only field that differs between two runs with the
+//! same seed). Intervals that are undefined (a single deal) are `null`.
+
+use super::{holdem_game, lbr_policy, lbr_with_bar, match_policy};
+use crate::eval::lbr::{AlwaysCall, LbrOptions, LbrResult, LbrVariant, paired_ratio};
+use crate::eval::matchup::sampled_match;
+use crate::game::Game;
+use crate::games::universal_poker::UniversalPokerGame;
+use crate::policy::{Policy, UniformPolicy};
+use crate::run::RunError;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+/// Default LBR hands per row: the whole scorecard of the shipped feed-forward model (nine LBR
+/// rows, four matches) in about three minutes on 2 cores (docs/results.md).
+pub const DEFAULT_HANDS: u64 = 4_000;
+
+/// Default hands per match (a match is much cheaper than LBR).
+pub const DEFAULT_MATCH_HANDS: u64 = 20_000;
+
+/// What to score and how.
+#[derive(Clone, Debug)]
+pub struct ScorecardOptions {
+    /// Game name or OpenSpiel game string (heads-up no-limit Hold'em with FCPA actions).
+    pub game: String,
+    /// The policy argument (see the module docs).
+    pub policy: String,
+    /// LBR hands per row (rounded up to a multiple of 4).
+    pub hands: u64,
+    /// Hands per match (rounded up to an even number).
+    pub match_hands: u64,
+    /// The scorecard's seed; every row's seed derives from it ([`Seeds::of`]).
+    pub seed: u64,
+    /// Worker threads of LBR and of the matches (0: one per core).
+    pub threads: usize,
+    /// Sampled (hand, board) pairs per pre-flop equity of LBR.
+    pub preflop_samples: usize,
+    /// CFR+ iterations per search of a `sog:DIR` policy (default 200).
+    pub search_iterations: Option<usize>,
+}
+
+impl ScorecardOptions {
+    /// The defaults ([`DEFAULT_HANDS`], [`DEFAULT_MATCH_HANDS`], seed 0, all cores) for
+    /// `policy` on `hunl_fcpa`.
+    pub fn new(policy: &str) -> ScorecardOptions {
+        ScorecardOptions {
+            game: "hunl_fcpa".into(),
+            policy: policy.into(),
+            hands: DEFAULT_HANDS,
+            match_hands: DEFAULT_MATCH_HANDS,
+            seed: 0,
+            threads: 0,
+            preflop_samples: crate::eval::lbr::DEFAULT_PREFLOP_SAMPLES,
+            search_iterations: None,
+        }
+    }
+}
+
+/// The seed of every row, derived from the scorecard's seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Seeds {
+    /// The match against uniform: `S`.
+    pub vs_uniform: u64,
+    /// The match against always-call: `S + 1`.
+    pub vs_always_call: u64,
+    /// LBR-FC: `S + 2`.
+    pub lbr_fc: u64,
+    /// LBR-FCPA: `S + 3`.
+    pub lbr_fcpa: u64,
+    /// LBR-FC12-FCPA34: `S + 4`.
+    pub lbr_fc12_fcpa34: u64,
+}
+
+impl Seeds {
+    /// The seeds of a scorecard with seed `seed` (wrapping additions).
+    pub fn of(seed: u64) -> Seeds {
+        Seeds {
+            vs_uniform: seed,
+            vs_always_call: seed.wrapping_add(1),
+            lbr_fc: seed.wrapping_add(2),
+            lbr_fcpa: seed.wrapping_add(3),
+            lbr_fc12_fcpa34: seed.wrapping_add(4),
+        }
+    }
+
+    /// The seed of LBR with `variant`.
+    pub fn lbr(&self, variant: LbrVariant) -> u64 {
+        match variant {
+            LbrVariant::Fc => self.lbr_fc,
+            LbrVariant::Fcpa => self.lbr_fcpa,
+            LbrVariant::Fc12Fcpa34 => self.lbr_fc12_fcpa34,
+        }
+    }
+}
+
+/// A sampled figure in mbb/hand.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Estimate {
+    /// The mean.
+    pub mean: f64,
+    /// Half-width of its 95% confidence interval (`null` in JSON when undefined).
+    pub ci95: f64,
+    /// Hands played.
+    pub hands: u64,
+    /// The row's seed.
+    pub seed: u64,
+}
+
+/// LBR against one policy, with its ratio to LBR against uniform on the same deals.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LbrRow {
+    /// LBR's winnings.
+    #[serde(flatten)]
+    pub estimate: Estimate,
+    /// `mean / mean against uniform` (`None` when LBR won exactly nothing against uniform).
+    pub ratio: Option<f64>,
+    /// Half-width of the paired 95% interval of `ratio`.
+    pub ratio_ci95: Option<f64>,
+}
+
+/// One column of the scorecard.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PolicyCard {
+    /// The policy argument it was loaded from (e.g. `current:models/hunl_fcpa_armac`).
+    pub argument: String,
+    /// The policy's own name (e.g. `armac-average-policy(epoch 3775)`).
+    pub policy: String,
+    /// The duplicate match against uniform, from the policy's side.
+    pub vs_uniform: Estimate,
+    /// The duplicate match against always-call, from the policy's side.
+    pub vs_always_call: Estimate,
+    /// LBR rows by variant name (`fc`, `fcpa`, `fc12-fcpa34`).
+    pub lbr: BTreeMap<String, LbrRow>,
+}
+
+/// Wall-clock seconds of the scorecard.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Timing {
+    /// The whole scorecard, loading included.
+    pub seconds: f64,
+    /// Each row: `<column>/<row>` (`uniform/lbr_fc`, `average/vs_uniform`, ...); the matches
+    /// run in parallel, so their seconds overlap.
+    pub rows: BTreeMap<String, f64>,
+}
+
+/// The scorecard (see the module docs for the JSON fields).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Scorecard {
+    /// The game's OpenSpiel string.
+    pub game: String,
+    /// The policy argument.
+    pub policy: String,
+    /// The scorecard's seed.
+    pub seed: u64,
+    /// LBR hands per row.
+    pub hands: u64,
+    /// Hands per match.
+    pub match_hands: u64,
+    /// LBR's pre-flop equity samples.
+    pub preflop_samples: usize,
+    /// `mbb/hand`.
+    pub unit: String,
+    /// The rows' seeds.
+    pub seeds: Seeds,
+    /// LBR against the uniform policy by variant name: the denominators of the ratios.
+    pub lbr_uniform: BTreeMap<String, Estimate>,
+    /// The columns by name (`average`, `current`, `search`, `policy`).
+    pub policies: BTreeMap<String, PolicyCard>,
+    /// Wall-clock seconds.
+    pub timing: Timing,
+}
+
+/// The columns of `policy`: `(name, argument)` pairs (see the module docs).
+pub fn columns(policy: &str) -> Vec<(&'static str, String)> {
+    if policy.starts_with("current:") {
+        vec![("current", policy.to_string())]
+    } else if policy.starts_with("sog:") {
+        vec![("search", policy.to_string())]
+    } else if Path::new(policy).is_dir() {
+        vec![
+            ("average", policy.to_string()),
+            ("current", format!("current:{policy}")),
+        ]
+    } else {
+        vec![("policy", policy.to_string())]
+    }
+}
+
+/// A policy loaded twice: for matches (per state) and for LBR (per range).
+struct Column {
+    name: &'static str,
+    argument: String,
+    per_state: Box<dyn Policy>,
+    per_range: Box<dyn crate::eval::lbr::RangePolicy>,
+}
+
+fn mbb(game: &UniversalPokerGame, chips: (f64, f64)) -> (f64, f64) {
+    let k = 1000.0 / game.config().big_blind as f64;
+    (chips.0 * k, chips.1 * k)
+}
+
+fn estimate(r: &LbrResult) -> Estimate {
+    Estimate {
+        mean: r.mean_mbb,
+        ci95: r.ci95_mbb,
+        hands: r.hands,
+        seed: r.seed,
+    }
+}
+
+/// Whether `dir` holds an ARMAC checkpoint with a recurrent network (`false` when it holds
+/// none: loading the column then reports why).
+fn recurrent(dir: &Path) -> bool {
+    crate::run::armac::load_checkpoint_policy(dir).is_ok_and(|(_, p)| p.is_recurrent())
+}
+
+/// Checks the options and loads every column, before anything is played.
+fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>), RunError> {
+    if opts.hands == 0 {
+        return Err(RunError::Usage("--hands must be positive".into()));
+    }
+    if opts.match_hands == 0 {
+        return Err(RunError::Usage("--match-hands must be positive".into()));
+    }
+    if opts.preflop_samples == 0 {
+        return Err(RunError::Usage("--preflop-samples must be positive".into()));
+    }
+    let game = holdem_game(&opts.game, &LbrVariant::ALL, "the scorecard")?;
+    let game_string = game.load_string();
+    let mut out = Vec::new();
+    let explicit = !Path::new(&opts.policy).is_dir();
+    for (name, argument) in columns(&opts.policy) {
+        if name == "current" && recurrent(super::checkpoint_arg(&argument).1) {
+            // LBR queries ranges, which the current policy of a recurrent net does not answer.
+            let why = "LBR needs range queries of the current policy, which only feed-forward \
+                       networks answer; this checkpoint's network is recurrent";
+            if explicit {
+                return Err(RunError::Usage(format!("--policy {argument}: {why}")));
+            }
+            eprintln!("{argument}: not scored ({why})");
+            continue;
+        }
+        let per_state = match_policy(&argument, &game, "--policy", opts.search_iterations)?;
+        let per_range = lbr_policy(&argument, &game_string, false, opts.search_iterations)?;
+        out.push(Column {
+            name,
+            argument,
+            per_state,
+            per_range,
+        });
+    }
+    Ok((game, out))
+}
+
+/// The four-or-fewer matches of the columns against uniform and always-call, in parallel on
+/// `opts.threads` threads (each match is sequential, so its result is that of `armac-eval
+/// match` with the same seed); returns `(vs_uniform, vs_always_call, seconds of each)` per
+/// column.
+#[allow(clippy::type_complexity)]
+fn matches(
+    game: &UniversalPokerGame,
+    columns: &[Column],
+    opts: &ScorecardOptions,
+    seeds: &Seeds,
+) -> Result<Vec<(Estimate, Estimate, [f64; 2])>, RunError> {
+    let jobs: Vec<(usize, usize)> = (0..columns.len()).flat_map(|c| [(c, 0), (c, 1)]).collect();
+    let bar = crate::run::progress_bar(jobs.len() as u64, "matches");
+    bar.set_message(format!("{} hands each", opts.match_hands.div_ceil(2) * 2));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .build()
+        .map_err(|e| RunError::Usage(format!("cannot start the thread pool: {e}")))?;
+    let results: Vec<(Estimate, f64)> = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(c, opponent)| {
+                let start = Instant::now();
+                let column = &columns[c];
+                let (b, seed, name): (&dyn Policy, u64, &str) = match opponent {
+                    0 => (&UniformPolicy, seeds.vs_uniform, "uniform"),
+                    _ => (&AlwaysCall, seeds.vs_always_call, "always-call"),
+                };
+                let deals = opts.match_hands.div_ceil(2);
+                let report = sampled_match(game, column.per_state.as_ref(), b, deals, seed)
+                    .map_err(RunError::context(format!(
+                        "the match of {} against {name}",
+                        column.argument
+                    )))?;
+                bar.inc(1);
+                let (mean, ci95) = mbb(game, (report.mean, report.ci95));
+                let e = Estimate {
+                    mean,
+                    ci95,
+                    hands: report.hands,
+                    seed,
+                };
+                Ok((e, start.elapsed().as_secs_f64()))
+            })
+            .collect::<Result<_, RunError>>()
+    })?;
+    bar.finish_and_clear();
+    Ok(results
+        .chunks(2)
+        .map(|p| (p[0].0.clone(), p[1].0.clone(), [p[0].1, p[1].1]))
+        .collect())
+}
+
+/// Computes the scorecard of `opts.policy` (see the module docs). Bad options, a game that is
+/// not heads-up Hold'em with FCPA actions, and a policy that is missing, corrupt or of another
+/// game are refused, naming them, before anything is played.
+pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
+    let start = Instant::now();
+    let (game, columns) = prepare(opts)?;
+    let seeds = Seeds::of(opts.seed);
+    let lbr_opts = |variant: LbrVariant| LbrOptions {
+        variant,
+        hands: opts.hands,
+        seed: seeds.lbr(variant),
+        threads: opts.threads,
+        preflop_samples: opts.preflop_samples,
+        defer_range_updates: true,
+    };
+    let mut rows = BTreeMap::new();
+    let mut uniform = Vec::new();
+    for v in LbrVariant::ALL {
+        let label = format!("LBR-{} vs uniform", v.name().to_uppercase());
+        let r = lbr_with_bar(&game, &UniformPolicy, &lbr_opts(v), &label)?;
+        rows.insert(format!("uniform/lbr_{v}"), r.seconds);
+        uniform.push(r);
+    }
+    let played = matches(&game, &columns, opts, &seeds)?;
+    let mut policies = BTreeMap::new();
+    for (column, (vs_uniform, vs_always_call, secs)) in columns.iter().zip(played) {
+        rows.insert(format!("{}/vs_uniform", column.name), secs[0]);
+        rows.insert(format!("{}/vs_always_call", column.name), secs[1]);
+        let mut lbr = BTreeMap::new();
+        for (v, reference) in LbrVariant::ALL.into_iter().zip(&uniform) {
+            let label = format!("LBR-{} vs {}", v.name().to_uppercase(), column.name);
+            let r = lbr_with_bar(&game, column.per_range.as_ref(), &lbr_opts(v), &label)?;
+            rows.insert(format!("{}/lbr_{v}", column.name), r.seconds);
+            let ratio = paired_ratio(&r, reference);
+            lbr.insert(
+                v.name().to_string(),
+                LbrRow {
+                    estimate: estimate(&r),
+                    ratio: ratio.as_ref().map(|q| q.ratio),
+                    ratio_ci95: ratio.as_ref().map(|q| q.ci95),
+                },
+            );
+        }
+        policies.insert(
+            column.name.to_string(),
+            PolicyCard {
+                argument: column.argument.clone(),
+                policy: column.per_state.name(),
+                vs_uniform,
+                vs_always_call,
+                lbr,
+            },
+        );
+    }
+    Ok(Scorecard {
+        game: game.load_string(),
+        policy: opts.policy.clone(),
+        seed: opts.seed,
+        hands: uniform[0].hands,
+        match_hands: opts.match_hands.div_ceil(2) * 2,
+        preflop_samples: opts.preflop_samples,
+        unit: "mbb/hand".into(),
+        seeds,
+        lbr_uniform: LbrVariant::ALL
+            .iter()
+            .zip(&uniform)
+            .map(|(v, r)| (v.name().to_string(), estimate(r)))
+            .collect(),
+        policies,
+        timing: Timing {
+            seconds: start.elapsed().as_secs_f64(),
+            rows,
+        },
+    })
+}
+
+/// `mean ± ci95` with no decimals (`± n/a` for an undefined interval); `signed` adds `+`.
+fn interval(mean: f64, ci95: f64, signed: bool) -> String {
+    let ci = if ci95.is_finite() {
+        format!("{ci95:.0}")
+    } else {
+        "n/a".into()
+    };
+    if signed {
+        format!("{mean:+.0} ± {ci}")
+    } else {
+        format!("{mean:.0} ± {ci}")
+    }
+}
+
+impl Scorecard {
+    /// The columns in display order (average, current, then the others).
+    fn ordered(&self) -> Vec<(&String, &PolicyCard)> {
+        let rank = |n: &str| match n {
+            "average" => 0,
+            "current" => 1,
+            _ => 2,
+        };
+        let mut v: Vec<_> = self.policies.iter().collect();
+        v.sort_by_key(|(n, _)| rank(n));
+        v
+    }
+
+    /// The scorecard as a Markdown table: one row per measure, one column per policy and one
+    /// for LBR against uniform, under a line that says what the figures are.
+    pub fn to_text(&self, game_name: &str) -> String {
+        let cols = self.ordered();
+        let mut table: Vec<Vec<String>> = Vec::new();
+        let mut header = vec!["measure".to_string()];
+        header.extend(cols.iter().map(|(n, c)| format!("{n}: {}", c.policy)));
+        header.push("uniform".into());
+        table.push(header);
+        let mut row = |name: &str, cells: Vec<String>, last: String| {
+            let mut r = vec![name.to_string()];
+            r.extend(cells);
+            r.push(last);
+            table.push(r);
+        };
+        row(
+            "vs uniform",
+            cols.iter()
+                .map(|(_, c)| interval(c.vs_uniform.mean, c.vs_uniform.ci95, true))
+                .collect(),
+            String::new(),
+        );
+        row(
+            "vs always-call",
+            cols.iter()
+                .map(|(_, c)| interval(c.vs_always_call.mean, c.vs_always_call.ci95, true))
+                .collect(),
+            String::new(),
+        );
+        for v in LbrVariant::ALL {
+            let cells = cols
+                .iter()
+                .map(|(_, c)| {
+                    let r = &c.lbr[v.name()];
+                    let ratio = match (r.ratio, r.ratio_ci95) {
+                        (Some(q), Some(ci)) if ci.is_finite() => format!(" ({q:.3} ± {ci:.3})"),
+                        (Some(q), _) => format!(" ({q:.3})"),
+                        _ => String::new(),
+                    };
+                    format!(
+                        "{}{ratio}",
+                        interval(r.estimate.mean, r.estimate.ci95, false)
+                    )
+                })
+                .collect();
+            let u = &self.lbr_uniform[v.name()];
+            let name = format!("LBR-{}", v.name().to_uppercase());
+            row(&name, cells, interval(u.mean, u.ci95, false));
+        }
+        let widths: Vec<usize> = (0..table[0].len())
+            .map(|k| {
+                table
+                    .iter()
+                    .map(|r| r[k].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |r: &[String]| {
+            let cells: Vec<String> = r
+                .iter()
+                .zip(&widths)
+                .map(|(c, &w)| format!("{c:<w$}"))
+                .collect();
+            format!("| {} |", cells.join(" | "))
+        };
+        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+        let mut out = format!(
+            "scorecard of {} on {game_name}, seed {}: mbb/hand ± 95% interval; matches: {} hands \
+             of duplicate deals, the policy's winnings; LBR: {} hands, LBR's winnings (ratio to \
+             LBR's against uniform on the same deals ± paired 95% interval); {:.0} s\n",
+            self.policy, self.seed, self.match_hands, self.hands, self.timing.seconds
+        );
+        out.push_str(&line(&table[0]));
+        out.push('\n');
+        out.push_str(&format!("|-{}-|\n", rule.join("-|-")));
+        for r in &table[1..] {
+            out.push_str(&line(r));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// `armac-eval scorecard`: computes the scorecard, prints it (the table, or one JSON object
+/// on one line with `json`) and writes the JSON object, indented, to `out` when given. `out`'s
+/// directory is checked before anything is played.
+pub fn command(opts: &ScorecardOptions, json: bool, out: Option<&Path>) -> Result<(), RunError> {
+    if let Some(out) = out {
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) || out.is_dir() {
+            return Err(RunError::Usage(format!(
+                "--out {}: not a file in an existing directory",
+                out.display()
+            )));
+        }
+    }
+    let card = scorecard(opts)?;
+    let value = serde_json::to_value(&card).expect("a scorecard serialises");
+    if json {
+        println!("{value}");
+    } else {
+        print!("{}", card.to_text(&opts.game));
+    }
+    if let Some(out) = out {
+        let text = serde_json::to_string_pretty(&value).expect("a scorecard serialises");
+        crate::util::write_atomic(out, format!("{text}\n").as_bytes())
+            .map_err(crate::run::io_err("the scorecard", out))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_the_documented_offsets() {
+        let s = Seeds::of(10);
+        assert_eq!(
+            [
+                s.vs_uniform,
+                s.vs_always_call,
+                s.lbr_fc,
+                s.lbr_fcpa,
+                s.lbr_fc12_fcpa34
+            ],
+            [10, 11, 12, 13, 14]
+        );
+        assert_eq!(s.lbr(LbrVariant::Fcpa), 13);
+        assert_eq!(Seeds::of(u64::MAX).lbr_fc, 1);
+    }
+
+    #[test]
+    fn columns_follow_the_argument() {
+        assert_eq!(columns("current:x"), vec![("current", "current:x".into())]);
+        assert_eq!(columns("sog:x"), vec![("search", "sog:x".into())]);
+        assert_eq!(columns("uniform"), vec![("policy", "uniform".into())]);
+        let dir = std::env::temp_dir();
+        let d = dir.display().to_string();
+        assert_eq!(
+            columns(&d),
+            vec![("average", d.clone()), ("current", format!("current:{d}"))]
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! End-to-end tests of `armac-eval scorecard`: the JSON structure and its consistency on the
+//! shipped Hold'em model (ratios, seeds, the same figures as `match`, the same JSON for the
+//! same seed), the text table, and clean errors naming the culprit on bad input.
+
+mod common;
+
+use common::{eval, json, num, run_err, run_ok, tmp};
+use serde_json::Value;
+
+const MODEL: &str = "models/hunl_fcpa_armac";
+const VARIANTS: [&str; 3] = ["fc", "fcpa", "fc12-fcpa34"];
+
+/// `scorecard --policy POLICY --hands 40 --match-hands 400 --seed 5` plus `extra`, on two
+/// threads unless `extra` says otherwise.
+fn scorecard(policy: &str, extra: &[&str]) -> std::process::Output {
+    let mut cmd = eval();
+    cmd.args(["scorecard", "--policy", policy])
+        .args(["--hands", "40", "--match-hands", "400", "--seed", "5"])
+        .args(extra);
+    if !extra.contains(&"--threads") {
+        cmd.args(["--threads", "2"]);
+    }
+    run_ok(&mut cmd)
+}
+
+/// The scorecard without its `timing` (the only field that may differ between two runs).
+fn without_timing(mut v: Value) -> Value {
+    let timing = v.as_object_mut().unwrap().remove("timing");
+    assert!(timing.unwrap()["seconds"].as_f64().unwrap() > 0.0);
+    v
+}
+
+/// Asserts the structure of one estimate: finite mean and interval, `hands` and `seed`.
+fn check_estimate(e: &Value, hands: u64, seed: u64) {
+    assert!(num(e, "mean").is_finite(), "{e}");
+    assert!(num(e, "ci95").is_finite() && num(e, "ci95") > 0.0, "{e}");
+    assert_eq!(e["hands"].as_u64(), Some(hands), "{e}");
+    assert_eq!(e["seed"].as_u64(), Some(seed), "{e}");
+}
+
+#[test]
+fn a_model_gets_both_columns_with_consistent_figures() {
+    let out = scorecard(MODEL, &["--json"]);
+    let card: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(card["policy"], MODEL);
+    assert_eq!(card["unit"], "mbb/hand");
+    assert_eq!(card["seed"], 5);
+    assert_eq!(card["hands"], 40);
+    assert_eq!(card["match_hands"], 400);
+    assert!(
+        card["game"]
+            .as_str()
+            .unwrap()
+            .contains("bettingAbstraction=fcpa")
+    );
+    let seeds = &card["seeds"];
+    let seed = |k: &str| seeds[k].as_u64().unwrap();
+    assert_eq!(
+        [
+            "vs_uniform",
+            "vs_always_call",
+            "lbr_fc",
+            "lbr_fcpa",
+            "lbr_fc12_fcpa34"
+        ]
+        .map(seed),
+        [5, 6, 7, 8, 9]
+    );
+    let lbr_seed = |v: &str| seed(&format!("lbr_{}", v.replace('-', "_")));
+    for v in VARIANTS {
+        check_estimate(&card["lbr_uniform"][v], 40, lbr_seed(v));
+    }
+    let policies = card["policies"].as_object().unwrap();
+    let names: Vec<&String> = policies.keys().collect();
+    assert_eq!(names, ["average", "current"]);
+    assert_eq!(policies["current"]["argument"], format!("current:{MODEL}"));
+    for (name, p) in policies {
+        let prefix = format!("armac-{name}-policy");
+        assert!(p["policy"].as_str().unwrap().starts_with(&prefix), "{p}");
+        check_estimate(&p["vs_uniform"], 400, 5);
+        check_estimate(&p["vs_always_call"], 400, 6);
+        for v in VARIANTS {
+            let row = &p["lbr"][v];
+            check_estimate(row, 40, lbr_seed(v));
+            let want = num(row, "mean") / num(&card["lbr_uniform"][v], "mean");
+            let ratio = num(row, "ratio");
+            assert!((ratio - want).abs() <= 1e-9 * want.abs().max(1.0), "{row}");
+            assert!(num(row, "ratio_ci95").is_finite(), "{row}");
+        }
+    }
+    // The match rows are what `armac-eval match` reports with the same hands and seed.
+    let m = run_ok(eval().args([
+        "match", "--a", MODEL, "--b", "uniform", "--hands", "400", "--seed", "5", "--json",
+    ]));
+    let m: Value = serde_json::from_slice(&m.stdout).unwrap();
+    assert_eq!(
+        num(&m, "mean_mbb"),
+        num(&policies["average"]["vs_uniform"], "mean")
+    );
+    // Same seed, the text table and --out: the same JSON; the table names every row.
+    let file = tmp("scorecard", "card.json");
+    let text = scorecard(MODEL, &["--out", file.to_str().unwrap(), "--threads", "1"]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    for needle in [
+        "| vs uniform",
+        "| vs always-call",
+        "| LBR-FC ",
+        "| LBR-FCPA ",
+        "| LBR-FC12-FCPA34",
+        "average: armac-average-policy",
+        "current: armac-current-policy",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing in\n{text}");
+    }
+    assert_eq!(without_timing(json(&file)), without_timing(card.clone()));
+    let _ = std::fs::remove_file(&file);
+    // An explicit `current:` scores that column only, with the same figures.
+    let out = scorecard(&format!("current:{MODEL}"), &["--json"]);
+    let current: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cols: Vec<&String> = current["policies"].as_object().unwrap().keys().collect();
+    assert_eq!(cols, ["current"]);
+    assert_eq!(current["policies"]["current"], policies["current"]);
+    assert_eq!(current["lbr_uniform"], card["lbr_uniform"]);
+}
+
+#[test]
+fn bad_input_is_refused_naming_it() {
+    let base = ["scorecard", "--hands", "8", "--match-hands", "8"];
+    let with = |policy: &str, extra: &[&str], needle: &str| {
+        run_err(
+            eval().args(base).args(["--policy", policy]).args(extra),
+            needle,
+        )
+    };
+    // Not heads-up no-limit Hold'em with FCPA actions.
+    with(MODEL, &["--game", "leduc_poker"], "leduc_poker");
+    with("uniform", &["--game", "kuhn_poker"], "kuhn_poker");
+    let fc_game = "universal_poker(betting=nolimit,numPlayers=2,numRounds=4,blind=100 50,firstPlayer=2 1 1 1,numSuits=4,numRanks=13,numHoleCards=2,numBoardCards=0 3 1 1,stack=20000 20000,bettingAbstraction=fc)";
+    with("uniform", &["--game", fc_game], "fold and call");
+    // A model of another game, a missing directory, a missing `current:` directory.
+    with("models/leduc_armac", &[], "models/leduc_armac");
+    with("models/leduc_armac", &[], "trained on leduc_poker");
+    with("no/such/model", &[], "no/such/model");
+    with("current:no/such/model", &[], "current:no/such/model");
+    // Bad numbers and an output file that cannot be written.
+    with(MODEL, &["--hands", "0"], "--hands");
+    with(MODEL, &["--match-hands", "0"], "--match-hands");
+    with(
+        MODEL,
+        &["--out", "/no/such/dir/card.json"],
+        "/no/such/dir/card.json",
+    );
+    // A corrupt model: its network truncated, then missing.
+    let dir = tmp("scorecard", "corrupt");
+    std::fs::create_dir_all(dir.join("checkpoint")).unwrap();
+    std::fs::create_dir_all(dir.join("reservoir")).unwrap();
+    for f in ["checkpoint/state.json", "checkpoint/config.toml"] {
+        std::fs::copy(format!("{MODEL}/{f}"), dir.join(f)).unwrap();
+    }
+    let net = std::fs::read_dir(format!("{MODEL}/reservoir"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let name = net.file_name().to_string_lossy().into_owned();
+    let bytes = std::fs::read(net.path()).unwrap();
+    std::fs::write(dir.join("reservoir").join(&name), &bytes[..bytes.len() / 3]).unwrap();
+    with(dir.to_str().unwrap(), &[], &name);
+    std::fs::remove_file(dir.join("reservoir").join(&name)).unwrap();
+    with(dir.to_str().unwrap(), &[], &name);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A recurrent checkpoint: LBR cannot query its current policy's ranges, so a run directory
+/// gets the average column only and an explicit `current:` is refused before anything plays.
+#[test]
+fn a_recurrent_run_is_scored_as_its_average_policy() {
+    let dir = tmp("scorecard", "recurrent");
+    run_ok(
+        common::train()
+            .args(["--config", "nlhe_fcpa_recurrent.toml", "--quiet"])
+            .args(["--out", dir.to_str().unwrap()])
+            .args(["--set", "armac.hidden=8", "--set", "armac.epochs=2"])
+            .args(["--set", "armac.episodes_per_epoch=8"])
+            .args(["--set", "armac.learning_steps_per_epoch=1"])
+            .args(["--set", "armac.batch_trajectories=4"])
+            .args(["--set", "armac.games_per_group=8"])
+            .args(["--set", "armac.replay_capacity=64"]),
+    );
+    let run = dir.to_str().unwrap();
+    let out = run_ok(eval().args(["scorecard", "--policy", run]).args([
+        "--hands",
+        "4",
+        "--match-hands",
+        "20",
+        "--json",
+    ]));
+    let card: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cols: Vec<&String> = card["policies"].as_object().unwrap().keys().collect();
+    assert_eq!(cols, ["average"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("recurrent"));
+    run_err(
+        eval().args(["scorecard", "--policy", &format!("current:{run}")]),
+        "recurrent",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
