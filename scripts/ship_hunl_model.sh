@@ -54,6 +54,7 @@ if [ "${SCORE_ONLY:-0}" = 1 ]; then
   trap 'rm -rf "$tmp"' EXIT
   scorecard "$run" "$tmp"
   merge_scorecard "$tmp" "$run/score.json"
+  "$eval" manifest --write "$run"
   echo "wrote the scorecard into $run/score.json"
   exit 0
 fi
@@ -65,9 +66,8 @@ net=$(printf 'net_%06d.bpk' "$epoch")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/model/checkpoint" "$tmp/model/reservoir"
-cp "$run/checkpoint/state.json" "$run/checkpoint/config.toml" "$tmp/model/checkpoint/"
-cp "$run/reservoir/$net" "$tmp/model/reservoir/"
+# The checkpoint's files, verified against the run's manifest, and a model manifest.
+"$eval" export-model --checkpoint "$run" --out "$tmp/model"
 
 m="$tmp/model"
 "$eval" match --a "$m" --b uniform --hands "$hands" --seed 11 --json >"$tmp/vs_uniform.json"
@@ -120,6 +120,7 @@ json.dump(score, open(os.path.join(tmp, "model", "score.json"), "w"), indent=2)
 print(json.dumps(score, indent=2))
 EOF
 merge_scorecard "$tmp" "$tmp/model/score.json"
+"$eval" manifest --write "$tmp/model"
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"
 cp -r "$tmp/model" "$out"
