@@ -45,11 +45,23 @@ fn tensor_key(t: &[f32]) -> Vec<u32> {
     t.iter().map(|x| x.to_bits()).collect()
 }
 
+/// The largest game (in histories) ARMAC evaluates exactly.
+pub const EXACT_MAX_HISTORIES: usize = 6_000_000;
+
 impl Exact {
+    /// Games with more histories than this get no exact evaluation (`small_fcpa`, 4.3 M,
+    /// still does).
     pub(crate) fn new(game: &GameRef, recurrent: bool) -> Result<Option<Exact>, TrainError> {
-        let tree = match PublicTree::build_with_limit(game.as_ref(), 3_000_000) {
+        let tree = match PublicTree::build_with_limit(game.as_ref(), EXACT_MAX_HISTORIES) {
             Ok(t) => t,
-            Err(TreeError::TooLarge { .. }) => return Ok(None),
+            Err(TreeError::TooLarge { .. }) => {
+                eprintln!(
+                    "note: {} has over {EXACT_MAX_HISTORIES} histories: no exact evaluation \
+                     (armac.exact_eval)",
+                    game.load_string()
+                );
+                return Ok(None);
+            }
             Err(e) => return Err(e.into()),
         };
         let na = game.num_distinct_actions();
