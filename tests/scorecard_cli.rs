@@ -154,7 +154,12 @@ fn bad_input_is_refused_naming_it() {
     let dir = tmp("scorecard", "corrupt");
     std::fs::create_dir_all(dir.join("checkpoint")).unwrap();
     std::fs::create_dir_all(dir.join("reservoir")).unwrap();
-    for f in ["checkpoint/state.json", "checkpoint/config.toml"] {
+    for f in [
+        "checkpoint/state.json",
+        "checkpoint/config.toml",
+        "score.json",
+        "manifest.json",
+    ] {
         std::fs::copy(format!("{MODEL}/{f}"), dir.join(f)).unwrap();
     }
     let net = std::fs::read_dir(format!("{MODEL}/reservoir"))
