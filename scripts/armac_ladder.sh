@@ -26,7 +26,9 @@
 #   BUDGET_KIND=cpu: stop each rung after BUDGET CPU-seconds (`--max-cpu-seconds`, which the
 #   machine's load does not change) instead of BUDGET wall seconds; JOBS=2 runs two rungs at a
 #   time; RUNGS="cfr tab_exact tab_critic tab_corrected exact_adv armac" picks rungs; extra ARMAC keys in
-#   ARMAC_SET, e.g. ARMAC_SET="armac.hidden=64".
+#   ARMAC_SET, e.g. ARMAC_SET="armac.hidden=64"; DIAG=0 turns the diagnostics off (on games of
+#   millions of histories they cost several seconds an epoch; the table then has only the two
+#   NashConv columns), EVERY sets the epochs between evaluations (default 5).
 set -euo pipefail
 BUDGET=${1:-120}
 PREFIX=${2:-leduc}
@@ -36,6 +38,8 @@ JOBS=${JOBS:-1}
 RUNGS=${RUNGS:-cfr tab_exact tab_critic tab_corrected exact_adv armac}
 STOP=(--max-seconds "$BUDGET")
 [ "${BUDGET_KIND:-wall}" = cpu ] && STOP=(--max-cpu-seconds "$BUDGET")
+DIAGNOSTICS=true
+[ "${DIAG:-1}" = 0 ] && DIAGNOSTICS=false
 mkdir -p "$OUT"
 SETS=()
 for kv in ${ARMAC_SET:-}; do SETS+=(--set "$kv"); done
@@ -55,7 +59,7 @@ run_rung() {
     *) echo "unknown rung $name" >&2; exit 2 ;;
   esac
   "$BIN/armac-train" --config "${PREFIX}_armac.toml" --quiet "${STOP[@]}" \
-    --set armac.diagnostics=true --set eval.every=5 "${keys[@]}" "${SETS[@]}" \
+    --set armac.diagnostics="$DIAGNOSTICS" --set eval.every="${EVERY:-5}" "${keys[@]}" "${SETS[@]}" \
     --out "$OUT/$name" --overwrite > /dev/null
 }
 running=0
@@ -86,7 +90,7 @@ for name in rungs:
     rows = [r for r in csv.DictReader(open(f"{out}/{name}/metrics.csv"))
             if not math.isnan(float(r["nash_conv"]))]
     r = rows[-1]
-    f = lambda k: float(r[k])
+    f = lambda k: float(r.get(k, "nan"))
     med = statistics.median(float(x["nash_conv"]) for x in rows[-5:])
     print(f"| {labels[name]} | {r['epoch']} | {f('nash_conv'):.3f} ({med:.3f}) | {f('nash_conv_current'):.3f} "
           f"| {f('diag_nash_conv_exact_avg'):.3f} | {f('diag_nash_conv_exact_rm'):.3f} "

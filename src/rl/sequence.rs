@@ -313,6 +313,7 @@ mod tests {
             advantage_target: Default::default(),
             behaviour: Default::default(),
             chance_baseline: false,
+            allin_runouts: 0,
         };
         let mut rng = SplitMix64::new(9);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -372,6 +373,7 @@ mod tests {
             advantage_target: Default::default(),
             behaviour: Default::default(),
             chance_baseline: false,
+            allin_runouts: 0,
         };
         let mut rng = SplitMix64::new(5);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -440,6 +442,7 @@ mod tests {
             advantage_target: Default::default(),
             behaviour: Default::default(),
             chance_baseline: false,
+            allin_runouts: 0,
         };
         let mut rng = SplitMix64::new(8);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);

@@ -1,11 +1,13 @@
-//! Chance nodes between two decisions of a corrected learning episode
-//! (`armac.chance_baseline`): their outcomes, then their values `Σ_o p(o) v(h_o)` under the
-//! opponent's `π^j` and the past critic, evaluated in one batch per network.
+//! Chance nodes of the actors' episodes: between two decisions of a corrected learning
+//! episode (`armac.chance_baseline`), their outcomes, then their values `Σ_o p(o) v(h_o)` under
+//! the opponent's `π^j` and the past critic, evaluated in one batch per network; where no
+//! player acts again (`armac.allin_runouts`), the mean returns of the remaining run-outs.
 
 use super::nets::{Nets, evaluate_with_table, legal_mask, push_row, q_of, state_value};
 use crate::game::{State, Turn};
 use crate::nn::armac::{ActBatch, ActOutput, Heads};
 use crate::policy::probs::normalized_relu;
+use crate::util::SplitMix64;
 
 /// A chance node between two decisions of a corrected learning episode.
 pub(super) enum ChanceNode {
@@ -130,5 +132,69 @@ pub(super) fn evaluate_chance(
             value += kid.prob * f64::from(state_value(&pi, q));
         }
         *l.node = Some(ChanceNode::Value(value as f32));
+    }
+}
+
+/// The mean returns over the rest of the game from chance node `state`, if no player acts
+/// again there (poker players all in; `None` as soon as a run-out reaches a decision): exact
+/// when the chance moves in sequence have at most `limit` outcomes together (the first run-out
+/// gives the count), else the mean of `limit` run-outs sampled with `rng`. Either way its
+/// expectation is the return of one sampled run-out.
+pub(super) fn runout_returns(
+    state: &dyn State,
+    limit: usize,
+    rng: &mut SplitMix64,
+) -> Option<[f64; 2]> {
+    // The first run-out: whether it ends without a decision, and how many outcomes the
+    // sequence of chance moves has (outcome counts do not depend on earlier outcomes in
+    // card games; a game where they do is still enumerated exactly by `exact_runouts`).
+    let mut s = state.clone_box();
+    let mut leaves = 1usize;
+    while s.turn() == Turn::Chance {
+        let outcomes = s.chance_outcomes();
+        leaves = leaves.saturating_mul(outcomes.len());
+        s.apply_action(outcomes[0].0);
+    }
+    if s.turn() != Turn::Terminal {
+        return None;
+    }
+    if leaves <= limit {
+        return exact_runouts(state);
+    }
+    let mut sum = [0.0f64; 2];
+    for _ in 0..limit {
+        let mut s = state.clone_box();
+        while s.turn() == Turn::Chance {
+            let outcomes = s.chance_outcomes();
+            let w: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
+            s.apply_action(outcomes[rng.weighted(&w)].0);
+        }
+        if s.turn() != Turn::Terminal {
+            return None;
+        }
+        let r = s.returns();
+        sum[0] += r[0];
+        sum[1] += r[1];
+    }
+    Some(sum.map(|x| x / limit as f64))
+}
+
+/// The expected returns of `state` over every chance outcome below it (`None` if a decision
+/// is reached).
+fn exact_runouts(state: &dyn State) -> Option<[f64; 2]> {
+    match state.turn() {
+        Turn::Terminal => Some(state.returns()),
+        Turn::Player(_) => None,
+        Turn::Chance => {
+            let mut sum = [0.0f64; 2];
+            for (o, p) in state.chance_outcomes() {
+                let mut c = state.clone_box();
+                c.apply_action(o);
+                let r = exact_runouts(c.as_ref())?;
+                sum[0] += p * r[0];
+                sum[1] += p * r[1];
+            }
+            Some(sum)
+        }
     }
 }

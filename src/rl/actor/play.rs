@@ -2,7 +2,7 @@
 //! finished episodes, and at every decision one batched forward pass per network over the
 //! games that need it.
 
-use super::chance::{ChanceNode, ChanceSlot, chance_children, evaluate_chance};
+use super::chance::{ChanceNode, ChanceSlot, chance_children, evaluate_chance, runout_returns};
 use super::cv::{CvStep, corrected_advantages};
 use super::nets::{Nets, evaluate_with_table, legal_mask, q_of, state_value};
 use super::roles::{Roles, candidate_heads, candidate_policy, draw_roles, sample};
@@ -258,19 +258,30 @@ impl<'a> Group<'a> {
     }
 
     /// Plays one chance move in every game at a chance node, and moves every game that has
-    /// ended to the finished trajectories.
+    /// ended to the finished trajectories (with `armac.allin_runouts`, also every game that
+    /// no player acts in again, with its mean returns over the run-outs).
     fn chance_and_terminals(&mut self, rng: &mut SplitMix64) {
         let baseline = self.settings.chance_baseline && !self.shape.recurrent;
+        let runouts = self.settings.allin_runouts;
         let mut k = 0;
         while k < self.live.len() {
+            let ended = match self.live[k].state.turn() {
+                Turn::Chance if runouts > 0 => {
+                    runout_returns(self.live[k].state.as_ref(), runouts, rng)
+                }
+                Turn::Terminal => Some(self.live[k].state.returns()),
+                _ => None,
+            };
+            if let Some(returns) = ended {
+                let l = self.live.swap_remove(k);
+                let t = l.finish(self.game, self.settings.reward_scale, returns);
+                self.done.push(t);
+                continue;
+            }
             match self.live[k].state.turn() {
                 Turn::Chance => self.live[k].chance_move(baseline, self.shape, rng),
-                Turn::Terminal => {
-                    let l = self.live.swap_remove(k);
-                    let t = l.finish(self.game, self.settings.reward_scale);
-                    self.done.push(t);
-                }
                 Turn::Player(_) => k += 1,
+                Turn::Terminal => unreachable!("terminal games have ended"),
             }
         }
     }
@@ -598,10 +609,10 @@ impl Live {
         }
     }
 
-    /// The ended episode's trajectory: returns divided by `reward_scale`, and with corrected
-    /// targets the advantages of its learning decisions.
-    fn finish(mut self, game: &GameRef, reward_scale: f64) -> Trajectory {
-        let r = self.state.returns();
+    /// The ended episode's trajectory with returns `r` (the terminal's, or the mean of its
+    /// run-outs) divided by `reward_scale`, and with corrected targets the advantages of its
+    /// learning decisions.
+    fn finish(mut self, game: &GameRef, reward_scale: f64, r: [f64; 2]) -> Trajectory {
         let k = reward_scale;
         self.traj.returns = [(r[0] / k) as f32, (r[1] / k) as f32];
         if let Some(cv) = self.corrected.take() {

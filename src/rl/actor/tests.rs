@@ -32,6 +32,7 @@ fn latest_settings(target: AdvantageTarget, behaviour: Behaviour) -> ActorSettin
         advantage_target: target,
         behaviour,
         chance_baseline: false,
+        allin_runouts: 0,
     }
 }
 
@@ -191,6 +192,7 @@ fn past_epochs_are_drawn_per_episode_or_per_group() {
             advantage_target: Default::default(),
             behaviour: Default::default(),
             chance_baseline: false,
+            allin_runouts: 0,
         };
         let mut rng = SplitMix64::new(5);
         let (trajs, eval) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -817,6 +819,7 @@ fn selected_heads_play_the_same_episodes() {
                                 advantage_target: target,
                                 behaviour,
                                 chance_baseline: !rec && target.is_corrected(),
+                                allin_runouts: 0,
                             };
                             let ctx = format!("{game} rec={rec} {settings:?}");
                             let play = |all: bool| {
@@ -840,4 +843,71 @@ fn selected_heads_play_the_same_episodes() {
         }
     }
     assert_eq!(compared, 3 * (32 + 16));
+}
+
+/// `armac.allin_runouts` on small_fcpa: where a player still acts there is no run-out mean;
+/// once both players are all in pre-flop, the exact mean over the flops is zero-sum and
+/// agrees with plain simulation of single run-outs, and the sampled mean (a limit below the
+/// flop's 24 ordered deals) averages to the exact one.
+#[test]
+fn runout_returns_average_the_board_once_no_one_acts() {
+    use super::chance::runout_returns;
+    let game = load_game("small_fcpa").unwrap();
+    let mut rng = SplitMix64::new(5);
+    assert_eq!(
+        runout_returns(game.new_initial_state().as_ref(), 1 << 16, &mut rng),
+        None
+    );
+    let simulate = |s: &dyn State, rng: &mut SplitMix64| {
+        let mut c = s.clone_box();
+        while c.turn() == Turn::Chance {
+            let o = c.chance_outcomes();
+            let w: Vec<f64> = o.iter().map(|x| x.1).collect();
+            c.apply_action(o[rng.weighted(&w)].0);
+        }
+        c.returns()[0]
+    };
+    let n = 20_000;
+    // The first random hole-card deal whose run-outs do not all end alike.
+    let (s, draws) = (0..100)
+        .find_map(|_| {
+            let mut s = game.new_initial_state();
+            while s.turn() == Turn::Chance {
+                let o = s.chance_outcomes();
+                s.apply_action(o[rng.below(o.len())].0);
+            }
+            assert!(s.legal_actions().contains(&3), "all in is legal pre-flop");
+            s.apply_action(3);
+            s.apply_action(1);
+            assert_eq!(
+                s.turn(),
+                Turn::Chance,
+                "the flop comes after an all-in and a call"
+            );
+            let draws: Vec<f64> = (0..n).map(|_| simulate(s.as_ref(), &mut rng)).collect();
+            (draws.iter().any(|&x| x != draws[0])).then_some((s, draws))
+        })
+        .expect("some deal has run-outs that differ");
+    let exact = runout_returns(s.as_ref(), 24, &mut rng).unwrap();
+    assert!((exact[0] + exact[1]).abs() < 1e-9, "{exact:?}");
+    let mean = draws.iter().sum::<f64>() / n as f64;
+    let sd = (draws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+    assert!(
+        (mean - exact[0]).abs() < 4.0 * sd / (n as f64).sqrt() + 1e-9,
+        "{mean} vs {exact:?}"
+    );
+    let sampled: Vec<f64> = (0..n / 2)
+        .map(|_| runout_returns(s.as_ref(), 2, &mut rng).unwrap()[0])
+        .collect();
+    let smean = sampled.iter().sum::<f64>() / sampled.len() as f64;
+    assert!((smean - exact[0]).abs() < 4.0 * sd / (sampled.len() as f64).sqrt() + 1e-9);
+    let mut t = game.new_initial_state();
+    while t.turn() == Turn::Chance {
+        let o = t.chance_outcomes();
+        t.apply_action(o[0].0);
+    }
+    t.apply_action(1);
+    t.apply_action(1);
+    assert_eq!(t.turn(), Turn::Chance, "the flop after a limp and a check");
+    assert_eq!(runout_returns(t.as_ref(), 1 << 16, &mut rng), None);
 }

@@ -56,6 +56,7 @@ pub struct ArmacSettings {
     pub tabular_w: bool,
     pub advantage_target: AdvantageTarget,
     pub chance_baseline: bool,
+    pub allin_runouts: usize,
     pub actors: usize,
     pub learner_threads: usize,
     pub games_per_group: usize,

@@ -244,5 +244,6 @@ pub fn actor_settings(game: &GameRef, s: &ArmacSettings) -> ActorSettings {
         advantage_target: s.advantage_target,
         behaviour: s.behaviour,
         chance_baseline: s.chance_baseline,
+        allin_runouts: s.allin_runouts,
     }
 }

@@ -201,6 +201,14 @@ pub struct ArmacConfig {
     /// unbiased). Chance nodes with an outcome that is not a decision keep no baseline.
     #[serde(default)]
     pub chance_baseline: bool,
+    /// Once no player can act again (poker: both players all in, or one all in and called),
+    /// the episode's returns are their mean over the remaining chance moves instead of one
+    /// sampled run-out: exact when the rest of the game has at most `allin_runouts` chance
+    /// outcomes in sequence, else the mean of `allin_runouts` sampled run-outs (unbiased
+    /// either way; the luck of the board leaves the critic's targets). 0: the sampled
+    /// run-out of Algorithm 1.
+    #[serde(default)]
+    pub allin_runouts: usize,
     /// Actor threads.
     #[serde(default = "d_actors")]
     pub actors: usize,
@@ -360,6 +368,7 @@ impl Config {
             tabular_w: a.tabular_w,
             advantage_target: a.advantage_target,
             chance_baseline: a.chance_baseline,
+            allin_runouts: a.allin_runouts,
             actors: a.actors,
             learner_threads: a.learner_threads,
             games_per_group: a.games_per_group,
@@ -422,6 +431,7 @@ fn check_sizes(a: &ArmacConfig) -> Result<(), ConfigError> {
         ),
         ("games_per_group", a.games_per_group, 1 << 16, "games"),
         ("unroll_length", a.unroll_length, 1 << 16, "steps"),
+        ("allin_runouts", a.allin_runouts, 1 << 16, "run-outs"),
         (
             "reservoir_capacity",
             a.reservoir_capacity,
