@@ -162,6 +162,21 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
             vec!["armac.hidden", "available"],
         ));
     }
+    // Memories under their fixed caps that the machine cannot hold: 2^26 reservoir rows of
+    // the Hold'em tensor (about 115 GiB), 2^24 replay trajectories (about 570 GiB).
+    if available_gib() < 100.0 {
+        let h = "nlhe_fcpa.toml";
+        cases.push((
+            "reservoirs over the machine's memory",
+            vec!["--config", h, "--set", "armac.memory_capacity=67108864"],
+            vec!["armac.memory_capacity", "available"],
+        ));
+        cases.push((
+            "replay over the machine's memory",
+            vec!["--config", h, "--set", "armac.replay_capacity=16777216"],
+            vec!["armac.replay_capacity", "available"],
+        ));
+    }
     for (case, args, needles) in &cases {
         let out = tmp("hostile", "run");
         let mut cmd = train();

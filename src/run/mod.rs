@@ -525,12 +525,13 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
     if config.armac.is_some() {
         let a = config.armac()?;
         device("armac.device", &a.device)?;
-        fits_in_memory("armac.hidden", a.hidden, a.layers)?;
+        let game = crate::games::load_game(&config.game)?;
+        fits_in_memory(&armac_memory_terms(&a, game.as_ref()))?;
     }
     if config.sog.is_some() {
         let s = config.sog()?;
         device("sog.device", &s.device)?;
-        fits_in_memory("sog.net.hidden", s.hidden, s.layers)?;
+        fits_in_memory(&[network_term("sog.net.hidden", s.hidden, s.layers)])?;
         if s.search_engine == "tensor" {
             device("sog.search.device", &s.search_device)?;
         }
@@ -546,26 +547,96 @@ pub fn available_memory_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Refuses networks whose training state cannot fit this machine's available memory: each
-/// network's f32 weights (about `hidden² × layers × 4` bytes) are held about eight times over
-/// (the learner's heads, their gradients, two Adam moments, inference snapshots and target
-/// copies), so the estimate is `hidden² × layers × 32` bytes.
-fn fits_in_memory(key: &str, hidden: usize, layers: usize) -> Result<(), RunError> {
-    let estimate = (hidden as u128).pow(2) * layers as u128 * 32;
-    match available_memory_bytes() {
-        Some(available) if estimate > available as u128 => Err(config::ConfigError::Value {
-            key: key.into(),
-            reason: format!(
-                "{hidden} units x {layers} layers would need about {} MiB to train \
-                 ({hidden}² × {layers} × 32 bytes), more than the {} MiB this machine has \
-                 available",
-                estimate >> 20,
-                available >> 20
-            ),
-        }
-        .into()),
-        _ => Ok(()),
+/// One term of a run's memory estimate: the key that sets it, what it holds, and its bytes.
+struct MemoryTerm {
+    key: &'static str,
+    what: String,
+    bytes: u128,
+}
+
+/// A network's training state: each network's f32 weights (about `hidden² × layers × 4`
+/// bytes) are held about eight times over (the learner's heads, their gradients, two Adam
+/// moments, inference snapshots and target copies), so `hidden² × layers × 32` bytes.
+fn network_term(key: &'static str, hidden: usize, layers: usize) -> MemoryTerm {
+    MemoryTerm {
+        key,
+        what: format!("{hidden} units x {layers} layers ({hidden}² × {layers} × 32 bytes)"),
+        bytes: (hidden as u128).pow(2) * layers as u128 * 32,
     }
+}
+
+/// An ARMAC run's memory estimate: the network, the two reservoirs of decisions (one f32
+/// tensor, a mask and a target per row), the replay memory (at most the game's longest episode
+/// per trajectory, both seats' tensors per step) and the working set of past networks.
+fn armac_memory_terms(
+    a: &crate::rl::armac::ArmacSettings,
+    game: &dyn crate::game::Game,
+) -> Vec<MemoryTerm> {
+    let info = game.information_state_tensor_size() as u128;
+    let actions = game.num_distinct_actions() as u128;
+    // A stored decision: its tensor(s), legal mask and target (f32), plus the vectors'
+    // headers and the row's bookkeeping.
+    let row = |tensors: u128| tensors * info * 4 + actions * 9 + 160;
+    let mut terms = vec![network_term("armac.hidden", a.hidden, a.layers)];
+    if a.memory == crate::rl::memory::MemoryKind::Reservoir {
+        terms.push(MemoryTerm {
+            key: "armac.memory_capacity",
+            what: format!("two reservoirs of {} decisions", a.memory_capacity),
+            bytes: 2 * a.memory_capacity as u128 * row(1),
+        });
+    }
+    let steps = game.max_game_length().max(1) as u128;
+    terms.push(MemoryTerm {
+        key: "armac.replay_capacity",
+        what: format!(
+            "a replay memory of {} trajectories of up to {steps} decisions",
+            a.replay_capacity
+        ),
+        bytes: a.replay_capacity as u128 * steps * row(2),
+    });
+    // Past networks: the working set holds at most `snapshot_memory_mb`, and at most two f32
+    // copies of each network of the reservoir (weights of the encoder and the heads).
+    let (h, l) = (a.hidden as u128, a.layers as u128);
+    let weights = 4 * (2 * info * h + l.saturating_sub(1) * h * h + 4 * h * actions);
+    let past =
+        (a.reservoir_capacity as u128 * 2 * weights).min((a.snapshot_memory_mb as u128) << 20);
+    terms.push(MemoryTerm {
+        key: "armac.snapshot_memory_mb",
+        what: format!(
+            "past networks (up to {} MiB, {} networks)",
+            a.snapshot_memory_mb, a.reservoir_capacity
+        ),
+        bytes: past,
+    });
+    terms
+}
+
+/// Refuses a run whose memory estimate (the sum of `terms`) exceeds this machine's available
+/// memory, naming the key of the largest term.
+fn fits_in_memory(terms: &[MemoryTerm]) -> Result<(), RunError> {
+    let total: u128 = terms.iter().map(|t| t.bytes).sum();
+    let Some(available) = available_memory_bytes() else {
+        return Ok(());
+    };
+    if total <= available as u128 {
+        return Ok(());
+    }
+    let largest = terms
+        .iter()
+        .max_by_key(|t| t.bytes)
+        .expect("terms are given");
+    Err(config::ConfigError::Value {
+        key: largest.key.into(),
+        reason: format!(
+            "the run would need about {} MiB, more than the {} MiB this machine has available; \
+             the largest part is {}: about {} MiB",
+            total >> 20,
+            available >> 20,
+            largest.what,
+            largest.bytes >> 20
+        ),
+    }
+    .into())
 }
 
 /// The algorithm section of [`validate`].
