@@ -176,22 +176,7 @@ fn a_model_with_a_missing_or_corrupt_file_is_refused_naming_it() {
         .unwrap()
         .to_string();
     let dir = tmp("models", "broken");
-    std::fs::create_dir_all(dir.join("checkpoint")).unwrap();
-    std::fs::create_dir_all(dir.join("reservoir")).unwrap();
-    for f in [
-        "checkpoint/state.json",
-        "checkpoint/config.toml",
-        "score.json",
-        "manifest.json",
-    ] {
-        std::fs::copy(src.join(f), dir.join(f)).unwrap();
-    }
-    let net = std::fs::read_dir(src.join("reservoir"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
-    let net_name = net.file_name().to_string_lossy().into_owned();
+    let (net_name, net) = common::copy_model_but_network(&src, &dir);
     let eval_it = |needle: &str| {
         run_err(
             eval().args([
@@ -207,7 +192,7 @@ fn a_model_with_a_missing_or_corrupt_file_is_refused_naming_it() {
     // The network file is missing.
     eval_it(&net_name);
     // Truncated.
-    let bytes = std::fs::read(net.path()).unwrap();
+    let bytes = std::fs::read(&net).unwrap();
     std::fs::write(
         dir.join("reservoir").join(&net_name),
         &bytes[..bytes.len() / 2],

@@ -152,23 +152,8 @@ fn bad_input_is_refused_naming_it() {
     );
     // A corrupt model: its network truncated, then missing.
     let dir = tmp("scorecard", "corrupt");
-    std::fs::create_dir_all(dir.join("checkpoint")).unwrap();
-    std::fs::create_dir_all(dir.join("reservoir")).unwrap();
-    for f in [
-        "checkpoint/state.json",
-        "checkpoint/config.toml",
-        "score.json",
-        "manifest.json",
-    ] {
-        std::fs::copy(format!("{MODEL}/{f}"), dir.join(f)).unwrap();
-    }
-    let net = std::fs::read_dir(format!("{MODEL}/reservoir"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
-    let name = net.file_name().to_string_lossy().into_owned();
-    let bytes = std::fs::read(net.path()).unwrap();
+    let (name, net) = common::copy_model_but_network(std::path::Path::new(MODEL), &dir);
+    let bytes = std::fs::read(net).unwrap();
     std::fs::write(dir.join("reservoir").join(&name), &bytes[..bytes.len() / 3]).unwrap();
     with(dir.to_str().unwrap(), &[], &name);
     std::fs::remove_file(dir.join("reservoir").join(&name)).unwrap();

@@ -242,3 +242,25 @@ pub fn nash_convs(dir: &Path) -> Vec<(u64, f64)> {
         })
         .collect()
 }
+
+/// Copies shipped model `src` into `dir` without its network: the checkpoint's state and
+/// config, `score.json` and `manifest.json` (so what a test does to the network is what the
+/// loader sees). Returns the name and the path of the model's first reservoir network.
+pub fn copy_model_but_network(src: &Path, dir: &Path) -> (String, PathBuf) {
+    std::fs::create_dir_all(dir.join("checkpoint")).unwrap();
+    std::fs::create_dir_all(dir.join("reservoir")).unwrap();
+    for f in [
+        "checkpoint/state.json",
+        "checkpoint/config.toml",
+        "score.json",
+        "manifest.json",
+    ] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let net = std::fs::read_dir(src.join("reservoir"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    (net.file_name().to_string_lossy().into_owned(), net.path())
+}
