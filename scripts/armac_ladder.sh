@@ -26,7 +26,9 @@
 #   BUDGET_KIND=cpu: stop each rung after BUDGET CPU-seconds (`--max-cpu-seconds`, which the
 #   machine's load does not change) instead of BUDGET wall seconds; JOBS=2 runs two rungs at a
 #   time; RUNGS="cfr tab_exact tab_critic tab_corrected exact_adv armac" picks rungs; extra ARMAC keys in
-#   ARMAC_SET, e.g. ARMAC_SET="armac.hidden=64"; DIAG=0 turns the diagnostics off (on games of
+#   ARMAC_SET, e.g. ARMAC_SET="armac.hidden=64" (the tabular rungs need
+#   ARMAC_SET='armac.behaviour="uniform" armac.memory_weights="none"' where the config explores
+#   with candidates, as small_fcpa_armac.toml does); DIAG=0 turns the diagnostics off (on games of
 #   millions of histories they cost several seconds an epoch; the table then has only the two
 #   NashConv columns), EVERY sets the epochs between evaluations (default 5).
 set -euo pipefail
