@@ -22,15 +22,14 @@
 //! * `search-nashconv --run DIR [--simulations S] [--json]`: the same with the CVPN of a
 //!   Student of Games run at the frontier ([`armac::run::sog::evaluate_run`]).
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use armac::eval::{nash_conv, tree_policy};
 use armac::game::{Action, Game};
 use armac::games::load_game;
-use armac::games::universal_poker::UniversalPokerGame;
 use armac::policy::Policy;
 use armac::run::evaluate::lbr_command::LbrCommand;
-use armac::run::evaluate::match_policy;
 use armac::run::evaluate::scorecard::{self, ScorecardOptions};
+use armac::run::evaluate::{MatchOptions, MatchOutcome, match_policy, play_match};
 use armac::search::{SearchEval, search_nash_conv};
 use armac::tree::PublicTree;
 use clap::{Parser, Subcommand};
@@ -533,38 +532,17 @@ fn head_to_head(
     search_iterations: Option<usize>,
     max_histories: usize,
 ) -> Result<()> {
-    use armac::eval::matchup::{exact_match, sampled_match};
     let game = load_game(game_name)?;
     let pa = match_policy(a, game.as_ref(), "--a", search_iterations)?;
     let pb = match_policy(b, game.as_ref(), "--b", search_iterations)?;
-    let poker = game.short_name() == "universal_poker";
-    let big_blind = if poker {
-        Some(
-            UniversalPokerGame::from_string(&game.load_string())?
-                .config()
-                .big_blind as f64,
-        )
-    } else {
-        None
+    let opts = MatchOptions {
+        hands,
+        seed,
+        sampled,
+        max_histories,
     };
-    let report = if sampled || poker {
-        if hands == 0 {
-            bail!("--hands must be positive");
-        }
-        sampled_match(
-            game.as_ref(),
-            pa.as_ref(),
-            pb.as_ref(),
-            hands.div_ceil(2),
-            seed,
-        )?
-    } else {
-        let tree = exact_tree(game.as_ref(), max_histories)
-            .context("an exact match (--sampled plays hands instead)")?;
-        let fa = tree_policy(&tree, game.as_ref(), pa.as_ref()).context("--a")?;
-        let fb = tree_policy(&tree, game.as_ref(), pb.as_ref()).context("--b")?;
-        exact_match(&tree, &fa, &fb)
-    };
+    let MatchOutcome { report, big_blind } =
+        play_match(game.as_ref(), pa.as_ref(), pb.as_ref(), &opts)?;
     let mbb = big_blind.map(|bb| report.mbb_per_hand(bb));
     if as_json {
         println!(
@@ -612,20 +590,9 @@ fn head_to_head(
 /// do not (refused after counting to the cap, about 2 s).
 const EXACT_MAX_HISTORIES: usize = armac::tree::DEFAULT_MAX_HISTORIES;
 
-/// The compiled tree of `game` for an exact evaluation, or an error naming the game, its size
-/// and `max_histories` (the `--max-histories` cap) when it has more histories than that:
-/// counted first ([`armac::tree::count_histories`], one path of memory, stops at the cap),
-/// so a game too large is refused in seconds rather than compiled until memory runs out.
+/// The compiled tree of `game` for an exact evaluation ([`armac::run::evaluate::exact_tree`]).
 fn exact_tree(game: &dyn Game, max_histories: usize) -> Result<PublicTree> {
-    match armac::tree::count_histories(game, max_histories) {
-        Ok(_) => Ok(PublicTree::build_with_limit(game, max_histories)?),
-        Err(armac::tree::TreeError::TooLarge { game, limit }) => bail!(
-            "game `{game}` has more than {limit} histories, over the cap of exact evaluation \
-             (--max-histories {limit}); raise it with --max-histories N if the machine can \
-             hold the tree (time and memory grow with the histories)"
-        ),
-        Err(e) => Err(e.into()),
-    }
+    Ok(armac::run::evaluate::exact_tree(game, max_histories)?)
 }
 
 fn nashconv(game_name: &str, policy: &str, as_json: bool, max_histories: usize) -> Result<()> {

@@ -47,6 +47,18 @@ pub trait Policy: Send + Sync {
     fn name(&self) -> String;
 }
 
+/// A shared policy is a policy (so one loaded network or table can serve several
+/// evaluations, e.g. from the Python module).
+impl<P: Policy + ?Sized> Policy for std::sync::Arc<P> {
+    fn action_probabilities(&self, state: &dyn State) -> Result<Vec<f64>, PolicyError> {
+        (**self).action_probabilities(state)
+    }
+
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
 fn acting_player(state: &dyn State) -> Result<usize, PolicyError> {
     match state.turn() {
         Turn::Player(p) => Ok(p),
