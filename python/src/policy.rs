@@ -27,18 +27,10 @@ pub fn tabular_policy(
     game: &str,
     table: HashMap<String, Vec<(usize, f64)>>,
 ) -> PyResult<PyTabularPolicy> {
-    let file = serde_like_json(game, &table);
-    let policy = TabularPolicy::from_json(&file, "the policy table").map_err(|e| to_py(&e))?;
+    let policy = TabularPolicy::from_entries(game, table).map_err(|e| to_py(&e))?;
     Ok(PyTabularPolicy {
         policy: Arc::new(policy),
     })
-}
-
-/// The policy file text of a table (the library validates tables as it reads files).
-fn serde_like_json(game: &str, table: &HashMap<String, Vec<(usize, f64)>>) -> String {
-    let mut t = TabularPolicy::new(game);
-    t.table = table.clone();
-    t.to_json()
 }
 
 #[pymethods]

@@ -1,5 +1,6 @@
 //! `armac-eval`: evaluation and debugging tools.
-//! * `replay --game G --actions a,b,c [--json]`: every prefix of an action sequence.
+//! * `replay --game G --actions a,b,c [--policy P] [--json]`: every prefix of an action
+//!   sequence (with `--policy`, the policy's probabilities at each decision).
 //! * `nashconv --game G --policy <uniform|first-legal|file.json> [--max-histories H] [--json]`:
 //!   exact NashConv; games with more than H histories (default 20 M) are refused.
 //! * `lbr --game hunl_fcpa --policy <uniform|always-call|always-fold|file.json|ARMAC run dir>
@@ -61,6 +62,10 @@ enum Command {
         /// One JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Also print this policy's probabilities of the legal actions at every decision
+        /// (same forms as `match --a`: `uniform`, a policy file, a run or model directory).
+        #[arg(long)]
+        policy: Option<String>,
     },
     /// Exact NashConv of a policy.
     Nashconv {
@@ -313,7 +318,8 @@ fn run(args: Args) -> Result<()> {
             game,
             actions,
             json,
-        } => replay(&game, &actions, json),
+            policy,
+        } => replay(&game, &actions, json, policy.as_deref()),
         Command::Nashconv {
             game,
             policy,
@@ -475,14 +481,25 @@ fn run(args: Args) -> Result<()> {
     }
 }
 
-fn replay(game_name: &str, actions: &str, as_json: bool) -> Result<()> {
+fn replay(game_name: &str, actions: &str, as_json: bool, policy: Option<&str>) -> Result<()> {
     let game = load_game(game_name)?;
     let actions = parse_actions(actions)?;
+    let policy = policy
+        .map(|p| match_policy(p, game.as_ref(), "--policy", None))
+        .transpose()?;
     let mut state = game.new_initial_state();
     let mut steps = Vec::new();
     for k in 0..=actions.len() {
         let turn = state.turn();
+        let probabilities = match (&policy, turn) {
+            (Some(p), armac::game::Turn::Player(_)) => Some(
+                p.action_probabilities(state.as_ref())
+                    .with_context(|| format!("policy {} at action #{k}", p.name()))?,
+            ),
+            _ => None,
+        };
         let step = json!({
+            "probabilities": probabilities,
             "history": state.history(),
             "current_player": turn.openspiel_id(),
             "legal_actions": state.legal_actions(),
@@ -497,6 +514,9 @@ fn replay(game_name: &str, actions: &str, as_json: bool) -> Result<()> {
             );
             for p in 0..2 {
                 println!("  infostate p{p}: {:?}", state.information_state_string(p));
+            }
+            if let Some(probs) = &probabilities {
+                println!("  probabilities {probs:?}");
             }
         }
         steps.push(step);
