@@ -11,8 +11,8 @@ use armac::run::evaluate::{MatchOptions, exact_tree, holdem_game, play_match as 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// A game argument: an `armac.Game` or a game string.
@@ -28,19 +28,37 @@ fn game_of(obj: &Bound<'_, PyAny>) -> PyResult<GameRef> {
     )))
 }
 
-/// Runs `f` on a worker thread with the GIL released, checking for Python signals every 50 ms
-/// on this thread; on the first one (Ctrl-C: `KeyboardInterrupt`) `stop` is set, `f` is left to
-/// reach its next safe point, and the signal's exception is returned beside `f`'s result.
+/// Runs `f` on a worker thread with the GIL released, checking for Python signals on this
+/// thread every 50 ms while it runs (and returning as soon as it ends); on the first signal
+/// (Ctrl-C: `KeyboardInterrupt`) `stop` is set, `f` is left to reach its next safe point, and
+/// the signal's exception is returned beside `f`'s result.
 fn interruptible<T: Send>(
     py: Python<'_>,
     stop: &AtomicBool,
     f: impl FnOnce() -> PyResult<T> + Send,
 ) -> (PyResult<T>, Option<PyErr>) {
     let mut signal = None;
+    let done = (Mutex::new(false), Condvar::new());
     let result = std::thread::scope(|s| {
-        let worker = s.spawn(move || guarded(f));
-        while !worker.is_finished() {
-            py.detach(|| std::thread::sleep(Duration::from_millis(50)));
+        let done = &done;
+        let worker = s.spawn(move || {
+            let r = guarded(f);
+            *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            done.1.notify_all();
+            r
+        });
+        loop {
+            let finished = py.detach(|| {
+                let guard = done.0.lock().unwrap_or_else(|e| e.into_inner());
+                let (guard, _) = done
+                    .1
+                    .wait_timeout_while(guard, Duration::from_millis(50), |d| !*d)
+                    .unwrap_or_else(|e| e.into_inner());
+                *guard
+            });
+            if finished {
+                break;
+            }
             if signal.is_none()
                 && let Err(e) = py.check_signals()
             {
