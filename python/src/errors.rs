@@ -66,9 +66,9 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<fn(String) -> PyErr> {
     if let Some(r) = e.downcast_ref::<RunError>() {
         return match r {
             RunError::Config(c) => class_of(c),
-            RunError::Game(_) => Some(|m| GameError::new_err(m)),
+            RunError::Game(_) => Some(GameError::new_err),
             RunError::Policy(p) => class_of(p),
-            RunError::RunExists(_) => Some(|m| PyFileExistsError::new_err(m)),
+            RunError::RunExists(_) => Some(PyFileExistsError::new_err),
             RunError::Io { source, .. } => class_of(source),
             RunError::Failed { source, .. } => class_of(source.as_ref()),
             _ => None,
@@ -76,23 +76,23 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<fn(String) -> PyErr> {
     }
     if let Some(c) = e.downcast_ref::<LibConfigError>() {
         return Some(match c {
-            LibConfigError::NotFound { .. } => |m| PyFileNotFoundError::new_err(m),
-            _ => |m| ConfigError::new_err(m),
+            LibConfigError::NotFound { .. } => PyFileNotFoundError::new_err,
+            _ => ConfigError::new_err,
         });
     }
     if e.downcast_ref::<LibGameError>().is_some() {
-        return Some(|m| GameError::new_err(m));
+        return Some(GameError::new_err);
     }
     if let Some(p) = e.downcast_ref::<LibPolicyError>() {
         return match p {
             LibPolicyError::Io { source, .. } => class_of(source),
-            _ => Some(|m| PolicyError::new_err(m)),
+            _ => Some(PolicyError::new_err),
         };
     }
     if let Some(io) = e.downcast_ref::<std::io::Error>() {
         return Some(match io.kind() {
-            std::io::ErrorKind::NotFound => |m| PyFileNotFoundError::new_err(m),
-            _ => |m| PyOSError::new_err(m),
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err,
+            _ => PyOSError::new_err,
         });
     }
     e.source().and_then(class_of)
@@ -100,7 +100,7 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<fn(String) -> PyErr> {
 
 /// A library error as a Python exception (see the module docs).
 pub fn to_py(e: &(dyn Error + 'static)) -> PyErr {
-    let class = class_of(e).unwrap_or(|m| PyValueError::new_err(m));
+    let class = class_of(e).unwrap_or(PyValueError::new_err);
     class(chain(e))
 }
 
