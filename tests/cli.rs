@@ -398,6 +398,23 @@ fn replay_prints_openspiel_infostates_and_rejects_illegal_actions() {
     assert_eq!(steps[3]["information_state_string"][0], "0b");
     assert_eq!(steps[3]["current_player"], 1);
     assert_eq!(j["returns"][0], 1.0);
+    // With --policy, each decision carries the policy's probabilities (chance nodes none).
+    let out = run_ok(eval().args([
+        "replay",
+        "--game",
+        "kuhn_poker",
+        "--actions",
+        "0,1,1",
+        "--policy",
+        "first-legal",
+        "--json",
+    ]));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(j["steps"][0]["probabilities"].is_null());
+    assert_eq!(
+        j["steps"][2]["probabilities"],
+        serde_json::json!([1.0, 0.0])
+    );
     run_err(
         eval().args(["replay", "--game", "kuhn_poker", "--actions", "0,0"]),
         "illegal action 0",

@@ -1,5 +1,6 @@
 //! `armac-eval`: evaluation and debugging tools.
-//! * `replay --game G --actions a,b,c [--json]`: every prefix of an action sequence.
+//! * `replay --game G --actions a,b,c [--policy P] [--json]`: every prefix of an action
+//!   sequence (with `--policy`, the policy's probabilities at each decision).
 //! * `nashconv --game G --policy <uniform|first-legal|file.json> [--max-histories H] [--json]`:
 //!   exact NashConv; games with more than H histories (default 20 M) are refused.
 //! * `lbr --game hunl_fcpa --policy <uniform|always-call|always-fold|file.json|ARMAC run dir>
@@ -22,15 +23,14 @@
 //! * `search-nashconv --run DIR [--simulations S] [--json]`: the same with the CVPN of a
 //!   Student of Games run at the frontier ([`armac::run::sog::evaluate_run`]).
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use armac::eval::{nash_conv, tree_policy};
 use armac::game::{Action, Game};
 use armac::games::load_game;
-use armac::games::universal_poker::UniversalPokerGame;
 use armac::policy::Policy;
 use armac::run::evaluate::lbr_command::LbrCommand;
-use armac::run::evaluate::match_policy;
 use armac::run::evaluate::scorecard::{self, ScorecardOptions};
+use armac::run::evaluate::{MatchOptions, MatchOutcome, match_policy, play_match};
 use armac::search::{SearchEval, search_nash_conv};
 use armac::tree::PublicTree;
 use clap::{Parser, Subcommand};
@@ -62,6 +62,10 @@ enum Command {
         /// One JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Also print this policy's probabilities of the legal actions at every decision
+        /// (same forms as `match --a`: `uniform`, a policy file, a run or model directory).
+        #[arg(long)]
+        policy: Option<String>,
     },
     /// Exact NashConv of a policy.
     Nashconv {
@@ -314,7 +318,8 @@ fn run(args: Args) -> Result<()> {
             game,
             actions,
             json,
-        } => replay(&game, &actions, json),
+            policy,
+        } => replay(&game, &actions, json, policy.as_deref()),
         Command::Nashconv {
             game,
             policy,
@@ -476,14 +481,25 @@ fn run(args: Args) -> Result<()> {
     }
 }
 
-fn replay(game_name: &str, actions: &str, as_json: bool) -> Result<()> {
+fn replay(game_name: &str, actions: &str, as_json: bool, policy: Option<&str>) -> Result<()> {
     let game = load_game(game_name)?;
     let actions = parse_actions(actions)?;
+    let policy = policy
+        .map(|p| match_policy(p, game.as_ref(), "--policy", None))
+        .transpose()?;
     let mut state = game.new_initial_state();
     let mut steps = Vec::new();
     for k in 0..=actions.len() {
         let turn = state.turn();
+        let probabilities = match (&policy, turn) {
+            (Some(p), armac::game::Turn::Player(_)) => Some(
+                p.action_probabilities(state.as_ref())
+                    .with_context(|| format!("policy {} at action #{k}", p.name()))?,
+            ),
+            _ => None,
+        };
         let step = json!({
+            "probabilities": probabilities,
             "history": state.history(),
             "current_player": turn.openspiel_id(),
             "legal_actions": state.legal_actions(),
@@ -498,6 +514,9 @@ fn replay(game_name: &str, actions: &str, as_json: bool) -> Result<()> {
             );
             for p in 0..2 {
                 println!("  infostate p{p}: {:?}", state.information_state_string(p));
+            }
+            if let Some(probs) = &probabilities {
+                println!("  probabilities {probs:?}");
             }
         }
         steps.push(step);
@@ -533,38 +552,17 @@ fn head_to_head(
     search_iterations: Option<usize>,
     max_histories: usize,
 ) -> Result<()> {
-    use armac::eval::matchup::{exact_match, sampled_match};
     let game = load_game(game_name)?;
     let pa = match_policy(a, game.as_ref(), "--a", search_iterations)?;
     let pb = match_policy(b, game.as_ref(), "--b", search_iterations)?;
-    let poker = game.short_name() == "universal_poker";
-    let big_blind = if poker {
-        Some(
-            UniversalPokerGame::from_string(&game.load_string())?
-                .config()
-                .big_blind as f64,
-        )
-    } else {
-        None
+    let opts = MatchOptions {
+        hands,
+        seed,
+        sampled,
+        max_histories,
     };
-    let report = if sampled || poker {
-        if hands == 0 {
-            bail!("--hands must be positive");
-        }
-        sampled_match(
-            game.as_ref(),
-            pa.as_ref(),
-            pb.as_ref(),
-            hands.div_ceil(2),
-            seed,
-        )?
-    } else {
-        let tree = exact_tree(game.as_ref(), max_histories)
-            .context("an exact match (--sampled plays hands instead)")?;
-        let fa = tree_policy(&tree, game.as_ref(), pa.as_ref()).context("--a")?;
-        let fb = tree_policy(&tree, game.as_ref(), pb.as_ref()).context("--b")?;
-        exact_match(&tree, &fa, &fb)
-    };
+    let MatchOutcome { report, big_blind } =
+        play_match(game.as_ref(), pa.as_ref(), pb.as_ref(), &opts)?;
     let mbb = big_blind.map(|bb| report.mbb_per_hand(bb));
     if as_json {
         println!(
@@ -612,20 +610,9 @@ fn head_to_head(
 /// do not (refused after counting to the cap, about 2 s).
 const EXACT_MAX_HISTORIES: usize = armac::tree::DEFAULT_MAX_HISTORIES;
 
-/// The compiled tree of `game` for an exact evaluation, or an error naming the game, its size
-/// and `max_histories` (the `--max-histories` cap) when it has more histories than that:
-/// counted first ([`armac::tree::count_histories`], one path of memory, stops at the cap),
-/// so a game too large is refused in seconds rather than compiled until memory runs out.
+/// The compiled tree of `game` for an exact evaluation ([`armac::run::evaluate::exact_tree`]).
 fn exact_tree(game: &dyn Game, max_histories: usize) -> Result<PublicTree> {
-    match armac::tree::count_histories(game, max_histories) {
-        Ok(_) => Ok(PublicTree::build_with_limit(game, max_histories)?),
-        Err(armac::tree::TreeError::TooLarge { game, limit }) => bail!(
-            "game `{game}` has more than {limit} histories, over the cap of exact evaluation \
-             (--max-histories {limit}); raise it with --max-histories N if the machine can \
-             hold the tree (time and memory grow with the histories)"
-        ),
-        Err(e) => Err(e.into()),
-    }
+    Ok(armac::run::evaluate::exact_tree(game, max_histories)?)
 }
 
 fn nashconv(game_name: &str, policy: &str, as_json: bool, max_histories: usize) -> Result<()> {

@@ -47,6 +47,18 @@ pub trait Policy: Send + Sync {
     fn name(&self) -> String;
 }
 
+/// A shared policy is a policy (so one loaded network or table can serve several
+/// evaluations, e.g. from the Python module).
+impl<P: Policy + ?Sized> Policy for std::sync::Arc<P> {
+    fn action_probabilities(&self, state: &dyn State) -> Result<Vec<f64>, PolicyError> {
+        (**self).action_probabilities(state)
+    }
+
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
 fn acting_player(state: &dyn State) -> Result<usize, PolicyError> {
     match state.turn() {
         Turn::Player(p) => Ok(p),
@@ -129,6 +141,23 @@ impl TabularPolicy {
         }
         Ok(TabularPolicy {
             game: file.game,
+            table,
+        })
+    }
+
+    /// A table for the game with load string `game` from `(infostate, entries)` pairs, each
+    /// entry validated as [`TabularPolicy::from_json`] validates it (values kept bit for bit).
+    pub fn from_entries(
+        game: &str,
+        entries: impl IntoIterator<Item = (String, Vec<(Action, f64)>)>,
+    ) -> Result<Self, PolicyError> {
+        let mut table = HashMap::new();
+        for (key, entry) in entries {
+            validate_entry(&key, &entry)?;
+            table.insert(key, entry);
+        }
+        Ok(TabularPolicy {
+            game: game.to_string(),
             table,
         })
     }
@@ -249,6 +278,12 @@ mod tests {
             .to_string();
         assert!(e.contains("x.json"), "{e}");
         assert!(p.check_game("kuhn_poker()").is_ok());
+        let e = TabularPolicy::from_entries("kuhn_poker", [("1".to_string(), vec![(0, -0.5)])])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"1\"") && e.contains("-0.5"), "{e}");
+        let back = TabularPolicy::from_entries("kuhn_poker", p.table.clone()).unwrap();
+        assert_eq!(back, p);
         assert!(p.check_game("leduc_poker").is_err());
     }
 }

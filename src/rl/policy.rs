@@ -406,6 +406,83 @@ impl ArmacAveragePolicy {
         self
     }
 
+    /// The game the network plays.
+    pub fn game(&self) -> &GameRef {
+        &self.game
+    }
+
+    /// Action probabilities for `rows` information states at once, from their
+    /// information-state tensors (`info`: `rows × information_state_tensor_size`, row-major)
+    /// and legal-action masks (`legal`: `rows × num_distinct_actions`). Returns
+    /// `rows × num_distinct_actions` probabilities, 0 at illegal actions and summing to 1 over
+    /// each row's legal actions (uniform over them where the head gives them no mass): the same
+    /// numbers [`crate::policy::Policy::action_probabilities`] gives state by state. Feed-forward
+    /// networks only (a recurrent one reads the whole history, not one tensor).
+    pub fn tensor_probabilities(
+        &self,
+        info: &[f32],
+        legal: &[bool],
+        rows: usize,
+    ) -> Result<Vec<f64>, crate::policy::PolicyError> {
+        let bad = |reason: String| crate::policy::PolicyError::Failed {
+            policy: crate::policy::Policy::name(self),
+            reason,
+        };
+        if self.net.config().recurrent {
+            return Err(bad(
+                "a recurrent network reads whole histories, not information-state tensors".into(),
+            ));
+        }
+        let (width, actions) = (
+            self.game.information_state_tensor_size(),
+            self.game.num_distinct_actions(),
+        );
+        if info.len() != rows * width || legal.len() != rows * actions {
+            return Err(bad(format!(
+                "expected {rows} rows of {width} tensor entries and {actions} legal flags, got \
+                 {} and {} values",
+                info.len(),
+                legal.len()
+            )));
+        }
+        let mut batch = ActBatch::default();
+        for r in 0..rows {
+            let x = &info[r * width..(r + 1) * width];
+            let mask = &legal[r * actions..(r + 1) * actions];
+            if !mask.iter().any(|&l| l) {
+                return Err(bad(format!("row {r} has no legal action")));
+            }
+            batch.push(x, x, x, mask);
+        }
+        if rows == 0 {
+            return Ok(Vec::new());
+        }
+        let out = self.net.evaluate(&batch);
+        let mut probs = vec![0.0; rows * actions];
+        for r in 0..rows {
+            let mask = &legal[r * actions..(r + 1) * actions];
+            let head: Vec<f32> = if self.current {
+                out.current_policy(r, mask)
+            } else {
+                out.avg_policy[r * actions..(r + 1) * actions].to_vec()
+            };
+            let row = &mut probs[r * actions..(r + 1) * actions];
+            let total: f64 = (0..actions)
+                .filter(|&a| mask[a])
+                .map(|a| head[a] as f64)
+                .sum();
+            let n = mask.iter().filter(|&&l| l).count() as f64;
+            for a in (0..actions).filter(|&a| mask[a]) {
+                row[a] = if total > 0.0 {
+                    head[a] as f64 / total
+                } else {
+                    1.0 / n
+                };
+            }
+        }
+        Ok(probs)
+    }
+
     /// `true` for a recurrent network.
     pub fn is_recurrent(&self) -> bool {
         self.net.config().recurrent

@@ -217,6 +217,16 @@ pub fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
         .clone()
 }
 
+/// The flag of [`interrupt_flag`] without installing any signal handler: for a process that
+/// handles signals itself (the Python module, whose interpreter owns SIGINT) and sets the flag
+/// to stop a run at its next safe point. Handlers already installed by [`interrupt_flag`] stay;
+/// the flag is the same either way.
+pub fn external_interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    INTERRUPT
+        .get_or_init(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)))
+        .clone()
+}
+
 /// The signal that asked the run to stop (SIGINT, SIGTERM, SIGHUP), if one did.
 pub fn interrupt_signal() -> Option<i32> {
     match SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {

@@ -561,6 +561,101 @@ pub fn build(
     })
 }
 
+/// The result of [`solve`]: the game, its compiled tree and the solver's average policy.
+pub struct Solved {
+    pub game: crate::game::GameRef,
+    pub tree: Arc<PublicTree>,
+    /// The average policy after `iterations` iterations.
+    pub policy: crate::tree::TreePolicy,
+    /// Iterations done (fewer than asked when `stop` was set).
+    pub iterations: u64,
+}
+
+/// Runs `[solver]` algorithm `algorithm` on `game` for `iterations` iterations in memory (no
+/// run directory, no evaluations): the config `game = ..., seed = ..., [solver] algorithm,
+/// iterations` plus the algorithm's own keys `keys`, validated as `armac-train` validates it
+/// (errors name the key). Stops early, between iterations, once `stop` is set.
+pub fn solve(
+    game: &str,
+    algorithm: &str,
+    iterations: u64,
+    seed: u64,
+    keys: toml::Table,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Solved, super::RunError> {
+    let mut solver_table = keys;
+    solver_table.insert("algorithm".into(), algorithm.into());
+    let iterations_value = i64::try_from(iterations)
+        .map_err(|_| super::RunError::Usage(format!("iterations {iterations} is out of range")))?;
+    solver_table.insert("iterations".into(), iterations_value.into());
+    let mut table = toml::Table::new();
+    table.insert("game".into(), game.into());
+    let seed_value = i64::try_from(seed)
+        .map_err(|_| super::RunError::Usage(format!("seed {seed} is out of range")))?;
+    table.insert("seed".into(), seed_value.into());
+    table.insert("solver".into(), toml::Value::Table(solver_table));
+    let config = Config::from_table(table, "solve()")?;
+    let settings = config.tabular()?;
+    let game = crate::games::load_game(&settings.game)?;
+    let tree = Arc::new(PublicTree::build(game.as_ref())?);
+    let mut solver = build(&settings.choice, settings.seed, game.as_ref(), tree.clone())?;
+    while solver.iteration() < settings.iterations
+        && !stop.load(std::sync::atomic::Ordering::Relaxed)
+    {
+        solver.iterate();
+    }
+    Ok(Solved {
+        game,
+        tree,
+        policy: solver.average_policy(),
+        iterations: solver.iteration(),
+    })
+}
+
+#[cfg(test)]
+mod solve_tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// `solve` runs the algorithm the registry builds: its CFR+ policy is the one the solver
+    /// gives when driven by hand, a stop flag that is set stops it before the first
+    /// iteration, and a misspelt key is named.
+    #[test]
+    fn solve_matches_the_solver_and_names_bad_keys() {
+        let go = AtomicBool::new(false);
+        let s = solve("kuhn_poker", "cfr+", 50, 0, toml::Table::new(), &go).unwrap();
+        assert_eq!(s.iterations, 50);
+        let mut by_hand = TabularSolver::new(s.tree.clone(), SolverSpec::named("cfr+").unwrap());
+        for _ in 0..50 {
+            by_hand.iterate();
+        }
+        assert_eq!(s.policy, by_hand.average_policy());
+        let stopped = AtomicBool::new(true);
+        let s = solve(
+            "kuhn_poker",
+            "os-mccfr",
+            50,
+            0,
+            toml::Table::new(),
+            &stopped,
+        )
+        .unwrap();
+        assert_eq!(s.iterations, 0);
+        let mut keys = toml::Table::new();
+        keys.insert("epsilonn".into(), 0.5.into());
+        let e = solve("kuhn_poker", "os-mccfr", 5, 0, keys, &go)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("solver.epsilonn"), "{e}");
+        let e = solve("kuhn_pokr", "cfr+", 5, 0, toml::Table::new(), &go)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("kuhn_pokr"), "{e}");
+    }
+}
+
 /// `ftrl` / `omd`: keys `estimator`, `samples`, `step_size`, `weights`, `weight_scale` (see
 /// [`SfoOptions`]) and the common `updates` (`simultaneous` is the paper's self-play).
 fn parse_sfo(m: Minimizer, s: &SolverConfig) -> Result<SfoSpec, ConfigError> {

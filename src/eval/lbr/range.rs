@@ -21,6 +21,21 @@ pub trait RangePolicy: Send + Sync {
     fn name(&self) -> String;
 }
 
+/// A shared range policy is a range policy.
+impl<P: RangePolicy + ?Sized> RangePolicy for std::sync::Arc<P> {
+    fn hand_action_probabilities(
+        &self,
+        state: &UniversalPokerState,
+        hands: &[u16],
+    ) -> Result<Vec<ActionProbs>, PolicyError> {
+        (**self).hand_action_probabilities(state, hands)
+    }
+
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
 /// Adapts any [`Policy`] to [`RangePolicy`]: for each hand, the hand's cards replace the
 /// player's hole cards in a replay of the state ([`with_hole_cards`]) and the policy is
 /// queried on that state.

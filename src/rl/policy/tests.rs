@@ -373,3 +373,72 @@ fn lbr_against_a_network_is_the_same_on_both_range_paths() {
         assert!(fast.range_stats().queries > 0);
     }
 }
+
+/// The batched tensor query gives, row for row, the probabilities that `action_probabilities`
+/// gives state by state (average and current policy), is 0 at illegal actions, and refuses
+/// rows of the wrong width and recurrent networks.
+#[test]
+fn tensor_queries_match_state_queries() {
+    use crate::policy::Policy;
+    let (game, net) = small_net(false, 5);
+    let mut rng = crate::util::SplitMix64::new(9);
+    let (width, actions) = (
+        game.information_state_tensor_size(),
+        game.num_distinct_actions(),
+    );
+    let mut states = Vec::new();
+    while states.len() < 40 {
+        let mut s = game.new_initial_state();
+        while !s.is_terminal() {
+            if let Turn::Player(_) = s.turn() {
+                states.push(s.clone());
+            }
+            let legal = s.legal_actions();
+            s.apply_action(legal[rng.below(legal.len())]);
+        }
+    }
+    for current in [false, true] {
+        let policy =
+            ArmacAveragePolicy::new(net.clone(), game.clone(), 0).with_current_policy(current);
+        let (mut info, mut legal) = (Vec::new(), Vec::new());
+        for s in &states {
+            let Turn::Player(p) = s.turn() else {
+                unreachable!()
+            };
+            info.extend(crate::game::information_state_tensor_vec(
+                game.as_ref(),
+                s.as_ref(),
+                p,
+            ));
+            let mut mask = vec![false; actions];
+            for a in s.legal_actions() {
+                mask[a] = true;
+            }
+            legal.extend(mask);
+        }
+        let batched = policy
+            .tensor_probabilities(&info, &legal, states.len())
+            .unwrap();
+        for (r, s) in states.iter().enumerate() {
+            let single = policy.action_probabilities(s.as_ref()).unwrap();
+            let row = &batched[r * actions..(r + 1) * actions];
+            for (&a, &p) in s.legal_actions().iter().zip(&single) {
+                assert!((row[a] - p).abs() < 1e-6, "row {r} action {a}");
+            }
+            let legal_sum: f64 = s.legal_actions().iter().map(|&a| row[a]).sum();
+            assert!((legal_sum - 1.0).abs() < 1e-9);
+            assert!((row.iter().sum::<f64>() - legal_sum).abs() < 1e-12);
+        }
+        let e = policy
+            .tensor_probabilities(&info[..width - 1], &legal[..actions], 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tensor entries"), "{e}");
+    }
+    let (game, net) = small_net(true, 5);
+    let e = ArmacAveragePolicy::new(net, game.clone(), 0)
+        .tensor_probabilities(&[], &[], 0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("recurrent"), "{e}");
+}

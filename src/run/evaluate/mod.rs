@@ -15,10 +15,13 @@ use super::RunError;
 use crate::eval::lbr::{
     AlwaysCall, AlwaysFold, LbrOptions, LbrResult, PerHand, RangePolicy, run_lbr,
 };
+use crate::eval::matchup::{MatchReport, exact_match, sampled_match};
+use crate::eval::tree_policy;
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
 use crate::search::holdem::HoldemSearchConfig;
+use crate::tree::PublicTree;
 use std::path::Path;
 
 /// A run-directory policy argument: `current:DIR` asks for the checkpoint's current policy
@@ -203,4 +206,116 @@ pub fn holdem_game(
             .map_err(|e| RunError::Usage(e.to_string()))?;
     }
     Ok(game)
+}
+
+/// The compiled tree of `game` for an exact evaluation, or an error naming the game, its size
+/// and `max_histories` (the `--max-histories` cap) when it has more histories than that:
+/// counted first ([`crate::tree::count_histories`], one path of memory, stops at the cap),
+/// so a game too large is refused in seconds rather than compiled until memory runs out.
+pub fn exact_tree(game: &dyn Game, max_histories: usize) -> Result<PublicTree, RunError> {
+    match crate::tree::count_histories(game, max_histories) {
+        Ok(_) => Ok(PublicTree::build_with_limit(game, max_histories)?),
+        Err(crate::tree::TreeError::TooLarge { game, limit }) => Err(RunError::Usage(format!(
+            "game `{game}` has more than {limit} histories, over the cap of exact evaluation \
+             (--max-histories {limit}); raise it with --max-histories N if the machine can \
+             hold the tree (time and memory grow with the histories)"
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// How [`play_match`] plays.
+#[derive(Clone, Copy, Debug)]
+pub struct MatchOptions {
+    /// Hands of a sampled match (rounded up to an even number: one deal is two hands).
+    pub hands: u64,
+    /// Seed of the deals and of the policies' action draws.
+    pub seed: u64,
+    /// Sample even where the exact value is computable.
+    pub sampled: bool,
+    /// Exact matches: refuse games with more histories than this.
+    pub max_histories: usize,
+}
+
+/// A match's report and, for poker, the big blind that converts it to mbb per hand.
+#[derive(Clone, Debug)]
+pub struct MatchOutcome {
+    pub report: MatchReport,
+    /// The big blind in chips (`universal_poker` only).
+    pub big_blind: Option<f64>,
+}
+
+/// `armac-eval match`: policy `a` against `b` in both seats, exactly on the compiled tree
+/// (unless `opts.sampled`, and never for `universal_poker`, whose trees are too large), else
+/// as `opts.hands` hands of duplicate deals ([`sampled_match`]).
+pub fn play_match(
+    game: &dyn Game,
+    a: &dyn Policy,
+    b: &dyn Policy,
+    opts: &MatchOptions,
+) -> Result<MatchOutcome, RunError> {
+    let poker = game.short_name() == "universal_poker";
+    let big_blind = if poker {
+        Some(
+            UniversalPokerGame::from_string(&game.load_string())?
+                .config()
+                .big_blind as f64,
+        )
+    } else {
+        None
+    };
+    let report = if opts.sampled || poker {
+        if opts.hands == 0 {
+            return Err(RunError::Usage("--hands must be positive".into()));
+        }
+        sampled_match(game, a, b, opts.hands.div_ceil(2), opts.seed)
+            .map_err(RunError::context("the match"))?
+    } else {
+        let tree = exact_tree(game, opts.max_histories).map_err(RunError::context(
+            "an exact match (--sampled plays hands instead)",
+        ))?;
+        let fa = tree_policy(&tree, game, a).map_err(RunError::context("--a"))?;
+        let fb = tree_policy(&tree, game, b).map_err(RunError::context("--b"))?;
+        exact_match(&tree, &fa, &fb)
+    };
+    Ok(MatchOutcome { report, big_blind })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An exact match and a long sampled one of the same pair agree within the sampled
+    /// interval, and the exact one of a policy against itself is worth 0.
+    #[test]
+    fn exact_and_sampled_matches_agree() {
+        let game = crate::games::load_game("kuhn_poker").unwrap();
+        let opts = MatchOptions {
+            hands: 40_000,
+            seed: 3,
+            sampled: false,
+            max_histories: 1_000_000,
+        };
+        let exact = play_match(game.as_ref(), &FirstLegalPolicy, &UniformPolicy, &opts).unwrap();
+        assert!(exact.report.exact && exact.big_blind.is_none());
+        let sampled = MatchOptions {
+            sampled: true,
+            ..opts
+        };
+        let s = play_match(game.as_ref(), &FirstLegalPolicy, &UniformPolicy, &sampled).unwrap();
+        assert!(!s.report.exact && s.report.hands == 40_000);
+        assert!(
+            (s.report.mean - exact.report.mean).abs() < s.report.ci95 * 1.5,
+            "{:?} vs {:?}",
+            s.report,
+            exact.report
+        );
+        let same = play_match(game.as_ref(), &UniformPolicy, &UniformPolicy, &opts).unwrap();
+        assert!(same.report.mean.abs() < 1e-12);
+        let zero = MatchOptions {
+            hands: 0,
+            ..sampled
+        };
+        assert!(play_match(game.as_ref(), &UniformPolicy, &UniformPolicy, &zero).is_err());
+    }
 }

@@ -1,0 +1,347 @@
+//! `solve`, `nash_conv`, `lbr`, `match` and `train`: argument conversion around the library's
+//! entry points, with the GIL released while they run.
+
+use crate::errors::{guarded, run_err, to_py};
+use crate::game::{PyGame, load};
+use crate::policy::{PolicyArg, PyTabularPolicy};
+use armac::eval::lbr::{LbrOptions, run_lbr};
+use armac::game::{Game, GameRef};
+use armac::run::evaluate::lbr_command::parse_variants;
+use armac::run::evaluate::{MatchOptions, exact_tree, holdem_game, play_match as lib_match};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// A game argument: an `armac.Game` or a game string.
+fn game_of(obj: &Bound<'_, PyAny>) -> PyResult<GameRef> {
+    if let Ok(g) = obj.extract::<PyRef<'_, PyGame>>() {
+        return Ok(g.game.clone());
+    }
+    if let Ok(s) = obj.extract::<String>() {
+        return load(&s);
+    }
+    Err(crate::errors::GameError::new_err(format!(
+        "{obj} is not a game: pass an armac.Game or an OpenSpiel game string"
+    )))
+}
+
+/// Runs `f` on a worker thread with the GIL released, checking for Python signals on this
+/// thread every 50 ms while it runs (and returning as soon as it ends); on the first signal
+/// (Ctrl-C: `KeyboardInterrupt`) `stop` is set, `f` is left to reach its next safe point, and
+/// the signal's exception is returned beside `f`'s result.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    stop: &AtomicBool,
+    f: impl FnOnce() -> PyResult<T> + Send,
+) -> (PyResult<T>, Option<PyErr>) {
+    let mut signal = None;
+    let done = (Mutex::new(false), Condvar::new());
+    let result = std::thread::scope(|s| {
+        let done = &done;
+        let worker = s.spawn(move || {
+            let r = guarded(f);
+            *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            done.1.notify_all();
+            r
+        });
+        loop {
+            let finished = py.detach(|| {
+                let guard = done.0.lock().unwrap_or_else(|e| e.into_inner());
+                let (guard, _) = done
+                    .1
+                    .wait_timeout_while(guard, Duration::from_millis(50), |d| !*d)
+                    .unwrap_or_else(|e| e.into_inner());
+                *guard
+            });
+            if finished {
+                break;
+            }
+            if signal.is_none()
+                && let Err(e) = py.check_signals()
+            {
+                stop.store(true, Ordering::SeqCst);
+                signal = Some(e);
+            }
+        }
+        worker
+            .join()
+            .unwrap_or_else(|_| Err(pyo3::exceptions::PyRuntimeError::new_err("worker panicked")))
+    });
+    (result, signal)
+}
+
+/// A Python value of a `[solver]` key as TOML.
+fn toml_value(key: &str, v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
+    if v.is_instance_of::<PyBool>() {
+        return Ok(toml::Value::Boolean(v.extract()?));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return Ok(toml::Value::Integer(v.extract()?));
+    }
+    if v.is_instance_of::<PyFloat>() {
+        return Ok(toml::Value::Float(v.extract()?));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(toml::Value::String(v.extract()?));
+    }
+    Err(crate::errors::ConfigError::new_err(format!(
+        "key `solver.{key}`: {v} is not a bool, int, float or str"
+    )))
+}
+
+/// Every `[solver] algorithm` name.
+#[pyfunction]
+pub fn algorithms() -> Vec<&'static str> {
+    armac::run::solvers::algorithm_names()
+}
+
+/// Runs a `[solver]` algorithm in memory and returns its average policy as a table.
+#[pyfunction]
+#[pyo3(signature = (game, algorithm="cfr+", iterations=1000, seed=0, keys=None))]
+pub fn solve(
+    py: Python<'_>,
+    game: &Bound<'_, PyAny>,
+    algorithm: &str,
+    iterations: u64,
+    seed: u64,
+    keys: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyTabularPolicy> {
+    let game = game_of(game)?;
+    let mut table = toml::Table::new();
+    if let Some(keys) = keys {
+        for (k, v) in keys.iter() {
+            let k: String = k.extract()?;
+            let value = toml_value(&k, &v)?;
+            table.insert(k, value);
+        }
+    }
+    let name = game.load_string();
+    let algorithm = algorithm.to_string();
+    let stop = AtomicBool::new(false);
+    let (result, signal) = interruptible(py, &stop, || {
+        let solved = armac::run::solvers::solve(&name, &algorithm, iterations, seed, table, &stop)
+            .map_err(run_err)?;
+        Ok(armac::run::tabular::to_tabular_policy(
+            &solved.tree,
+            solved.game.as_ref(),
+            &solved.policy,
+        ))
+    });
+    if let Some(e) = signal {
+        return Err(e);
+    }
+    Ok(PyTabularPolicy {
+        policy: Arc::new(result?),
+    })
+}
+
+/// `(nash_conv, best_response_values, on_policy_values)` of a policy on a game whose tree
+/// compiles.
+#[pyfunction]
+#[pyo3(signature = (game, policy, max_histories=armac::tree::DEFAULT_MAX_HISTORIES))]
+pub fn nash_conv_report(
+    py: Python<'_>,
+    game: &Bound<'_, PyAny>,
+    policy: &Bound<'_, PyAny>,
+    max_histories: usize,
+) -> PyResult<(f64, [f64; 2], [f64; 2])> {
+    let game = game_of(game)?;
+    let arg = PolicyArg::extract(py, policy, &game)?;
+    let p = arg.policy(&game, "policy")?;
+    let result = py.detach(|| {
+        guarded(|| {
+            let tree = exact_tree(game.as_ref(), max_histories).map_err(run_err)?;
+            let flat = armac::eval::tree_policy(&tree, game.as_ref(), p.as_ref())
+                .map_err(|e| to_py(&e))?;
+            let r = armac::eval::nash_conv(&tree, &flat);
+            Ok((r.nash_conv, r.best_response_values, r.on_policy_values))
+        })
+    });
+    if let Some(e) = arg.raised() {
+        return Err(e);
+    }
+    result
+}
+
+/// Local best response against a policy in heads-up no-limit Hold'em.
+#[pyfunction]
+#[pyo3(signature = (policy, variant="fcpa", hands=10_000, seed=0, threads=None, game="hunl_fcpa", preflop_samples=armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES))]
+#[allow(clippy::too_many_arguments)]
+pub fn lbr<'py>(
+    py: Python<'py>,
+    policy: &Bound<'py, PyAny>,
+    variant: &str,
+    hands: u64,
+    seed: u64,
+    threads: Option<usize>,
+    game: &str,
+    preflop_samples: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let variants = parse_variants(variant).map_err(run_err)?;
+    let [variant] = variants[..] else {
+        return Err(PyValueError::new_err(format!(
+            "variant `{variant}`: one of fc, fcpa, fc12-fcpa34 per call"
+        )));
+    };
+    if hands == 0 {
+        return Err(PyValueError::new_err("hands must be positive"));
+    }
+    if preflop_samples == 0 {
+        return Err(PyValueError::new_err("preflop_samples must be positive"));
+    }
+    let poker = holdem_game(game, &variants, "LBR").map_err(run_err)?;
+    let game_ref: GameRef = load(&poker.load_string())?;
+    let arg = PolicyArg::extract(py, policy, &game_ref)?;
+    // Callables run one at a time under the GIL: one worker unless asked for more.
+    let threads = threads.unwrap_or(match arg {
+        PolicyArg::Callable(_) => 1,
+        _ => 0,
+    });
+    if threads > 1024 {
+        return Err(PyValueError::new_err(format!(
+            "threads {threads}: at most 1024 (None: one per core)"
+        )));
+    }
+    let p = arg.range_policy(&poker.load_string())?;
+    let opts = LbrOptions {
+        variant,
+        hands,
+        seed,
+        threads,
+        preflop_samples,
+        defer_range_updates: true,
+    };
+    let result =
+        py.detach(|| guarded(|| run_lbr(&poker, p.as_ref(), &opts, None).map_err(|e| to_py(&e))));
+    if let Some(e) = arg.raised() {
+        return Err(e);
+    }
+    let r = result?;
+    let d = PyDict::new(py);
+    d.set_item("variant", r.variant)?;
+    d.set_item("policy", r.policy)?;
+    d.set_item("hands", r.hands)?;
+    d.set_item("mean_mbb", r.mean_mbb)?;
+    d.set_item("ci95_mbb", r.ci95_mbb)?;
+    d.set_item("mean_chips", r.mean_chips)?;
+    d.set_item("ci95_chips", r.ci95_chips)?;
+    d.set_item("seat_mean_chips", r.seat_mean_chips.to_vec())?;
+    d.set_item("seconds", r.seconds)?;
+    d.set_item("seed", r.seed)?;
+    d.set_item("game", poker.load_string())?;
+    Ok(d)
+}
+
+/// Policy `a` against policy `b`, both seats (exact where the tree compiles).
+#[pyfunction]
+#[pyo3(signature = (a, b, game=None, hands=10_000, seed=0, sampled=false, max_histories=armac::tree::DEFAULT_MAX_HISTORIES))]
+#[allow(clippy::too_many_arguments)]
+pub fn play_match<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    game: Option<&Bound<'py, PyAny>>,
+    hands: u64,
+    seed: u64,
+    sampled: bool,
+    max_histories: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let game = match game {
+        Some(g) => game_of(g)?,
+        None => load("hunl_fcpa")?,
+    };
+    let (arg_a, arg_b) = (
+        PolicyArg::extract(py, a, &game)?,
+        PolicyArg::extract(py, b, &game)?,
+    );
+    let (pa, pb) = (arg_a.policy(&game, "a")?, arg_b.policy(&game, "b")?);
+    let opts = MatchOptions {
+        hands,
+        seed,
+        sampled,
+        max_histories,
+    };
+    let result = py.detach(|| {
+        guarded(|| lib_match(game.as_ref(), pa.as_ref(), pb.as_ref(), &opts).map_err(run_err))
+    });
+    if let Some(e) = arg_a.raised().or_else(|| arg_b.raised()) {
+        return Err(e);
+    }
+    let out = result?;
+    let r = &out.report;
+    let d = PyDict::new(py);
+    d.set_item("game", game.load_string())?;
+    d.set_item("a", pa.name())?;
+    d.set_item("b", pb.name())?;
+    d.set_item("exact", r.exact)?;
+    d.set_item("hands", r.hands)?;
+    d.set_item("seed", seed)?;
+    d.set_item("mean", r.mean)?;
+    d.set_item("ci95", r.ci95)?;
+    d.set_item("seat_mean", r.seat_mean.to_vec())?;
+    let mbb = out.big_blind.map(|bb| r.mbb_per_hand(bb));
+    d.set_item("mean_mbb", mbb.map(|m| m.0))?;
+    d.set_item("ci95_mbb", mbb.map(|m| m.1))?;
+    Ok(d)
+}
+
+/// Runs a config as `armac-train` does; returns the run's summary as a dict.
+#[pyfunction]
+#[pyo3(signature = (config=None, out=None, max_seconds=None, max_cpu_seconds=None, overrides=Vec::new(), resume=false, overwrite=false, quiet=true))]
+#[allow(clippy::too_many_arguments)]
+pub fn train<'py>(
+    py: Python<'py>,
+    config: Option<String>,
+    out: Option<std::path::PathBuf>,
+    max_seconds: Option<f64>,
+    max_cpu_seconds: Option<f64>,
+    overrides: Vec<String>,
+    resume: bool,
+    overwrite: bool,
+    quiet: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    for (name, v) in [
+        ("max_seconds", max_seconds),
+        ("max_cpu_seconds", max_cpu_seconds),
+    ] {
+        if let Some(v) = v
+            && !(v.is_finite() && v > 0.0)
+        {
+            return Err(PyValueError::new_err(format!(
+                "{name} must be a positive number of seconds, not {v}"
+            )));
+        }
+    }
+    let opts = armac::run::TrainOptions {
+        out,
+        max_seconds,
+        max_cpu_seconds,
+        resume,
+        quiet,
+        overwrite,
+    };
+    // The interpreter keeps its own signal handlers; Ctrl-C reaches the run through this flag.
+    let stop = armac::run::external_interrupt_flag();
+    stop.store(false, Ordering::SeqCst);
+    let (result, signal) = interruptible(py, &stop, || {
+        armac::run::train(config.as_deref(), &overrides, &opts).map_err(run_err)
+    });
+    stop.store(false, Ordering::SeqCst);
+    let summary = result?;
+    if let Some(e) = signal {
+        return Err(e);
+    }
+    let d = PyDict::new(py);
+    d.set_item("run_dir", summary.run_dir.display().to_string())?;
+    d.set_item("game", summary.game)?;
+    d.set_item("algorithm", summary.algorithm)?;
+    d.set_item("iterations", summary.iterations)?;
+    d.set_item("nash_conv", summary.nash_conv)?;
+    d.set_item("seconds", summary.seconds)?;
+    d.set_item("stopped_early", summary.stopped_early)?;
+    d.set_item("cpu_seconds", summary.cpu_seconds)?;
+    Ok(d)
+}

@@ -1,0 +1,128 @@
+//! Library errors as Python exceptions, and the panic guard.
+//!
+//! Classes (all importable from `armac`): `ConfigError` (a bad config, key or override; a
+//! `ValueError`), `GameError` (unknown game, bad parameter, illegal action; a `ValueError`),
+//! `PolicyError` (a policy that is malformed, for another game, or fails; a `ValueError`);
+//! missing files raise `FileNotFoundError`, other I/O `OSError`, a non-empty run directory
+//! `FileExistsError`, other bad input `ValueError`, and an internal failure (a panic, which
+//! would be a bug) `RuntimeError`. Messages are the library's (the CLI's), with the chain of
+//! causes joined by `: `.
+
+use armac::game::GameError as LibGameError;
+use armac::policy::PolicyError as LibPolicyError;
+use armac::run::RunError;
+use armac::run::config::ConfigError as LibConfigError;
+use pyo3::exceptions::{
+    PyFileExistsError, PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError,
+};
+use pyo3::prelude::*;
+use std::error::Error;
+
+pyo3::create_exception!(
+    armac,
+    ConfigError,
+    PyValueError,
+    "A bad config, key or override."
+);
+pyo3::create_exception!(
+    armac,
+    GameError,
+    PyValueError,
+    "An unknown game, a bad game parameter or an illegal action."
+);
+pyo3::create_exception!(
+    armac,
+    PolicyError,
+    PyValueError,
+    "A policy that is malformed, belongs to another game, or fails."
+);
+
+/// Adds the exception classes to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("GameError", py.get_type::<GameError>())?;
+    m.add("PolicyError", py.get_type::<PolicyError>())?;
+    Ok(())
+}
+
+/// `error: cause: cause ...`, as `armac-eval` prints it.
+pub fn chain(e: &(dyn Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.ends_with(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The exception class for the first error of the chain that has one.
+fn class_of(e: &(dyn Error + 'static)) -> Option<fn(String) -> PyErr> {
+    if let Some(r) = e.downcast_ref::<RunError>() {
+        return match r {
+            RunError::Config(c) => class_of(c),
+            RunError::Game(_) => Some(GameError::new_err),
+            RunError::Policy(p) => class_of(p),
+            RunError::RunExists(_) => Some(PyFileExistsError::new_err),
+            RunError::Io { source, .. } => class_of(source),
+            RunError::Failed { source, .. } => class_of(source.as_ref()),
+            _ => None,
+        };
+    }
+    if let Some(c) = e.downcast_ref::<LibConfigError>() {
+        return Some(match c {
+            LibConfigError::NotFound { .. } => PyFileNotFoundError::new_err,
+            _ => ConfigError::new_err,
+        });
+    }
+    if e.downcast_ref::<LibGameError>().is_some() {
+        return Some(GameError::new_err);
+    }
+    if let Some(p) = e.downcast_ref::<LibPolicyError>() {
+        return match p {
+            LibPolicyError::Io { source, .. } => class_of(source),
+            _ => Some(PolicyError::new_err),
+        };
+    }
+    if let Some(io) = e.downcast_ref::<std::io::Error>() {
+        return Some(match io.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err,
+            _ => PyOSError::new_err,
+        });
+    }
+    e.source().and_then(class_of)
+}
+
+/// A library error as a Python exception (see the module docs).
+pub fn to_py(e: &(dyn Error + 'static)) -> PyErr {
+    let class = class_of(e).unwrap_or(PyValueError::new_err);
+    class(chain(e))
+}
+
+/// A [`RunError`] as a Python exception.
+pub fn run_err(e: RunError) -> PyErr {
+    to_py(&e)
+}
+
+/// Runs `f`, turning a panic into `RuntimeError` (with the panic's message) instead of letting
+/// it unwind into Python.
+pub fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(PyRuntimeError::new_err(format!(
+                "internal error in armac (please report it): {msg}"
+            )))
+        }
+    }
+}

@@ -1,0 +1,79 @@
+"""armac.train: the run directory of armac-train, overrides, errors, and Ctrl-C."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import armac
+from conftest import ROOT
+
+CONFIG = """
+game = "kuhn_poker"
+[solver]
+algorithm = "cfr+"
+iterations = {iterations}
+[eval]
+every = {every}
+"""
+
+
+def write_config(tmp_path, iterations=200, every=50):
+    path = tmp_path / "kuhn_cfr.toml"
+    path.write_text(CONFIG.format(iterations=iterations, every=every))
+    return path
+
+
+def test_train_writes_the_run_directory(tmp_path):
+    out = tmp_path / "run"
+    summary = armac.train(write_config(tmp_path), out=out, overrides={"solver.iterations": 120, "seed": 3})
+    assert summary["iterations"] == 120 and not summary["stopped_early"]
+    for name in ["config.toml", "metrics.csv", "summary.json", "policy.json"]:
+        assert (out / name).is_file(), name
+    stored = json.loads((out / "summary.json").read_text())
+    assert stored["iterations"] == 120
+    policy = armac.TabularPolicy.load(out / "policy.json")
+    assert abs(armac.nash_conv("kuhn_poker", policy) - summary["nash_conv"]) < 1e-12
+    with pytest.raises(FileExistsError, match="not empty"):
+        armac.train(write_config(tmp_path), out=out)
+    with pytest.raises(armac.ConfigError, match="solver.iterations"):
+        armac.train(write_config(tmp_path), out=tmp_path / "other", overrides={"solver.iterations": "many"})
+    with pytest.raises(FileNotFoundError, match="no_such_config"):
+        armac.train("no_such_config.toml", out=tmp_path / "x")
+
+
+def test_ctrl_c_stops_a_run_at_a_safe_point(tmp_path):
+    out = tmp_path / "run"
+    config = write_config(tmp_path, iterations=100_000_000, every=100_000_000)
+    script = textwrap.dedent(
+        f"""
+        import signal, sys, armac
+        print("started", flush=True)
+        try:
+            armac.train({str(config)!r}, out={str(out)!r}, overrides={{"game": "leduc_poker"}})
+        except KeyboardInterrupt:
+            # The interpreter's own handler is still in place after the run.
+            print("interrupted", signal.getsignal(signal.SIGINT) is signal.default_int_handler, flush=True)
+            sys.exit(3)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "started"
+    deadline = time.time() + 60
+    while not (out / "metrics.csv").exists() and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    sent = time.time()
+    child.send_signal(signal.SIGINT)
+    rest, _ = child.communicate(timeout=60)
+    assert child.returncode == 3, rest
+    assert rest.split() == ["interrupted", "True"]
+    assert time.time() - sent < 30
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped_early"] and 0 < summary["iterations"] < 100_000_000
+    assert (out / "policy.json").is_file()
