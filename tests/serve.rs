@@ -710,10 +710,15 @@ fn chromium(args: &[String]) -> String {
 /// The page's own report of `?autotest=1` from the dumped DOM.
 fn autotest_report(dom: &str) -> Value {
     let start = dom
-        .find("<pre id=\"autotest-result\" data-done=\"1\">")
-        .unwrap_or_else(|| panic!("the autotest did not finish; DOM:\n{dom}"));
+        .find("<pre id=\"autotest-result\"")
+        .unwrap_or_else(|| panic!("no report element; DOM:\n{dom}"));
     let rest = &dom[start..];
-    let text = &rest[rest.find('>').unwrap() + 1..rest.find("</pre>").unwrap()];
+    let tag_end = rest.find('>').unwrap();
+    assert!(
+        rest[..tag_end].contains("data-done=\"1\""),
+        "the autotest did not finish; DOM:\n{dom}"
+    );
+    let text = &rest[tag_end + 1..rest.find("</pre>").unwrap()];
     serde_json::from_str(
         &text
             .replace("&amp;", "&")
@@ -741,12 +746,29 @@ fn the_page_plays_a_hand_in_a_headless_browser() {
         "every cell has its action colours"
     );
     assert_eq!(r["hand_over"], true);
+    assert!(
+        r["moves"].as_u64().unwrap() >= 1,
+        "the page made the person's moves: {r}"
+    );
     assert!(r["events"].as_u64().unwrap() >= 2, "{r}");
-    assert!(r["result"].as_str().unwrap().contains("1 hand(s)"), "{r}");
+    let hands = r["hands"].as_u64().unwrap();
+    assert!(
+        r["result"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{hands} hand(s)")),
+        "{r}"
+    );
+    assert_eq!(
+        r["model_cards"].as_str().unwrap().split(' ').count(),
+        2,
+        "{r}"
+    );
     let leduc = autotest_report(&chromium(&["--dump-dom".into(), url("model=1&autotest=1")]));
     assert_eq!(leduc["ok"], true, "{leduc}");
     assert_eq!(leduc["table_total"], 936);
     assert_eq!(leduc["table_rows"], 100);
+    assert!(leduc["moves"].as_u64().unwrap() >= 1, "{leduc}");
     // The screenshot: a real picture of the chart, not a blank page.
     let dir = common::tmp("serve", "shot");
     std::fs::create_dir_all(&dir).unwrap();

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 /// One policy head a model is served with.
 pub enum Head {
     /// An ARMAC network (answers whole ranges in one batch).
-    Armac(ArmacAveragePolicy),
+    Armac(Box<ArmacAveragePolicy>),
     /// Any other policy (tabular file, baseline).
     Other(Box<dyn Policy>),
 }
@@ -25,7 +25,7 @@ impl Head {
     /// The head as a [`Policy`].
     pub fn policy(&self) -> &dyn Policy {
         match self {
-            Head::Armac(p) => p,
+            Head::Armac(p) => p.as_ref(),
             Head::Other(p) => p.as_ref(),
         }
     }
@@ -246,10 +246,10 @@ fn load_model(arg: &str, default_game: &str) -> Result<Model, RunError> {
         let (game, average) = crate::run::armac::load_checkpoint_policy(dir)?;
         let (_, current) = crate::run::armac::load_checkpoint_policy(dir)?;
         let heads = vec![
-            ("average".to_string(), Head::Armac(average)),
+            ("average".to_string(), Head::Armac(Box::new(average))),
             (
                 "current".to_string(),
-                Head::Armac(current.with_current_policy(true)),
+                Head::Armac(Box::new(current.with_current_policy(true))),
             ),
         ];
         (game, heads, run_directory(dir))

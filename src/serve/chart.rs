@@ -16,7 +16,7 @@
 use super::ApiError;
 use super::api::Head;
 use crate::game::{Action, State, Turn};
-use crate::games::cards::{HOLE_CARDS, HOLE_MASKS, NUM_HOLE_HANDS, card_to_string, rank, suit};
+use crate::games::cards::{HOLE_CARDS, HOLE_MASKS, card_to_string, rank, suit};
 use crate::games::universal_poker::{UniversalPokerGame, UniversalPokerState};
 use serde_json::{Value, json};
 
@@ -55,7 +55,7 @@ pub fn cell_label(cell: usize) -> String {
 /// Where a betting history leads.
 enum Reached {
     /// A decision of the returned state.
-    Decision(UniversalPokerState),
+    Decision(Box<UniversalPokerState>),
     /// A deal of board cards beyond those given: `round` is the betting round that follows.
     NeedsBoard { round: usize, dealt: usize },
     /// The hand is over.
@@ -112,7 +112,7 @@ fn reach(
     if s.turn() == Turn::Terminal {
         return Ok(Reached::Terminal);
     }
-    Ok(Reached::Decision(s))
+    Ok(Reached::Decision(Box::new(s)))
 }
 
 /// The chart of `head` after `history` on `board` as JSON (see the module docs): `status` is
@@ -145,14 +145,14 @@ pub fn chart(
     let used = probe.board_cards().len();
     let used_mask = probe.board_cards().iter().fold(0u64, |m, &c| m | 1 << c);
     let mut groups: [Vec<u16>; 3] = Default::default();
-    for h in 0..NUM_HOLE_HANDS {
-        if HOLE_MASKS[h] & used_mask != 0 {
+    for (h, &mask) in HOLE_MASKS.iter().enumerate() {
+        if mask & used_mask != 0 {
             continue;
         }
         let k = (0..3)
             .find(|&k| {
                 let m = (1u64 << theirs[k][0]) | (1u64 << theirs[k][1]);
-                HOLE_MASKS[h] & m == 0
+                mask & m == 0
             })
             .expect("two cards meet at most two of three disjoint holdings");
         groups[k].push(h as u16);

@@ -214,12 +214,10 @@ fn outcome_name(model: &Model, state_before: &dyn State, a: Action) -> String {
 /// The name of player `p`'s action `a` at `state`: FCPA poker's fold / call / pot / all-in,
 /// otherwise the game's own name without OpenSpiel's `player=.. move=` prefix.
 fn player_label(model: &Model, state: &dyn State, p: usize, a: Action) -> String {
-    if model.holdem.is_some() || model.game.short_name() == "universal_poker" {
-        if let Some(name) = ["Fold", "Call", "Pot", "All-in"].get(a) {
-            if model.game.num_distinct_actions() <= 4 {
-                return name.to_string();
-            }
-        }
+    let fcpa =
+        model.game.short_name() == "universal_poker" && model.game.num_distinct_actions() <= 4;
+    if let Some(name) = ["Fold", "Call", "Pot", "All-in"].get(a).filter(|_| fcpa) {
+        return name.to_string();
     }
     strip_move(state.action_to_string(Some(p), a))
 }
@@ -374,9 +372,7 @@ fn view(model: &Model, id: &str, s: &Session) -> Value {
 
 /// For poker, the pot and each player's contribution after `history`.
 fn poker_pot(model: &Model, history: &[Action]) -> Option<(i32, [i32; 2])> {
-    if model.big_blind.is_none() {
-        return None;
-    }
+    model.big_blind?;
     let game = UniversalPokerGame::from_string(&model.game.load_string()).ok()?;
     let mut st = game.initial_state();
     for &a in history {

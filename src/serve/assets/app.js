@@ -308,14 +308,21 @@ async function autotest() {
       out.table_rows = document.querySelectorAll("#table tbody tr").length;
       out.table_total = j.total;
     }
+    // Hands until one in which the person acted ends (the model may fold at once).
     let v = await newMatch();
     let moves = 0;
-    while (!v.over && moves < 100) {
-      const pick = v.legal.find((a) => /call|check|pass/i.test(a.label)) || v.legal[0];
-      v = await act(pick.action);
-      moves += 1;
+    for (let hand = 1; hand <= 20; hand++) {
+      if (hand > 1) v = await nextHand();
+      moves = 0;
+      while (!v.over && moves < 100) {
+        const pick = v.legal.find((a) => /call|check|pass/i.test(a.label)) || v.legal[0];
+        v = await act(pick.action);
+        moves += 1;
+      }
+      if (moves > 0) break;
     }
     out.hand_over = v.over;
+    out.hands = v.hand;
     out.moves = moves;
     out.events = document.querySelectorAll("#events li").length;
     out.model_cards = $("model-cards").textContent;
@@ -327,7 +334,6 @@ async function autotest() {
   }
   const pre = $("autotest-result");
   pre.textContent = JSON.stringify(out);
-  pre.hidden = false;
   pre.setAttribute("data-done", "1");
   document.title = "autotest done";
 }
