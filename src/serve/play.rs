@@ -292,14 +292,15 @@ fn hand_text(model: &Model, s: &Session) -> String {
 fn result_json(model: &Model, s: &Session) -> Value {
     let scale = model.big_blind.map_or(1.0, |bb| 1000.0 / bb);
     let n = s.results.len();
-    let mean = s.results.iter().sum::<f64>() / n.max(1) as f64;
+    // `+ 0.0`: an empty sum is -0.0.
+    let mean = s.results.iter().sum::<f64>() / n.max(1) as f64 + 0.0;
     let ci95 = (n >= 2).then(|| {
         let var = s.results.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         1.96 * (var / n as f64).sqrt() * scale
     });
     json!({
         "hands": n,
-        "total_chips": s.results.iter().sum::<f64>(),
+        "total_chips": s.results.iter().sum::<f64>() + 0.0,
         "mean": mean * scale,
         "ci95": ci95,
         "unit": if model.big_blind.is_some() { "mbb/hand" } else { "chips/hand" },

@@ -193,6 +193,7 @@ function renderHand(v) {
   $("your-cards").textContent = v.your_cards.join(" ") || "-";
   $("hand-board").textContent = v.board.join(" ") || "-";
   $("hand-pot").textContent = v.pot === null ? "-" : v.pot;
+  $("hand-infostate").textContent = v.infostate;
   $("model-cards").textContent = v.over ? (v.model_cards.join(" ") || "-") : "hidden";
   const ev = $("events");
   ev.innerHTML = "";
