@@ -23,5 +23,6 @@ pub mod policy;
 pub mod rl;
 pub mod run;
 pub mod search;
+pub mod serve;
 pub mod tree;
 pub mod util;

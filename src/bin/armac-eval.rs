@@ -22,6 +22,9 @@
 //!   decision (Student of Games) and exact leaf values ([`armac::search::search_nash_conv`]).
 //! * `search-nashconv --run DIR [--simulations S] [--json]`: the same with the CVPN of a
 //!   Student of Games run at the frontier ([`armac::run::sog::evaluate_run`]).
+//! * `serve --policy <model|run dir|policy file> [--policy ...] [--port 8080] [--host H]`: a
+//!   local web page with strategy charts, learning curves and play against the policies
+//!   ([`armac::serve`]).
 
 use anyhow::{Context, Result};
 use armac::eval::{nash_conv, tree_policy};
@@ -291,6 +294,31 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// A local web page (HTTP on --host:--port) with each policy's strategy (Hold'em: 13x13
+    /// preflop and per-board charts; small games: every information state), play against it,
+    /// and a run directory's learning curves.
+    Serve {
+        /// An ARMAC model or run directory (both its average and its current policy are
+        /// served), an OpenSpiel-format policy file, or uniform / always-call / always-fold
+        /// (for --game); repeat for several.
+        #[arg(long, required = true)]
+        policy: Vec<String>,
+        /// The game of the baseline policies (uniform, ...).
+        #[arg(long, default_value = "hunl_fcpa")]
+        game: String,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Port (0: any free port; the address is printed).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// Worker threads answering requests.
+        #[arg(long, default_value_t = 4)]
+        threads: usize,
+        /// Seed of the play sessions (each derives its own).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
 }
 
 fn main() {
@@ -477,6 +505,29 @@ fn run(args: Args) -> Result<()> {
                 search_iterations,
             };
             Ok(scorecard::command(&opts, json, out.as_deref())?)
+        }
+        Command::Serve {
+            policy,
+            game,
+            host,
+            port,
+            threads,
+            seed,
+        } => {
+            let opts = armac::serve::ServeOptions {
+                policies: policy,
+                game,
+                host,
+                port,
+                threads,
+                seed,
+            };
+            let server = armac::serve::Server::bind(&opts)?;
+            println!("armac-eval serve: listening on http://{}/", server.addr());
+            use std::io::Write as _;
+            std::io::stdout().flush()?;
+            server.run();
+            Ok(())
         }
     }
 }
