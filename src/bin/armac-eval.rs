@@ -398,55 +398,13 @@ fn run(args: Args) -> Result<()> {
             search_iterations,
             max_histories,
         ),
-        Command::ExportModel { checkpoint, out } => {
-            let m = armac::run::model::export_model(&checkpoint, &out)?;
-            println!(
-                "wrote {} ({} files and manifest.json)",
-                out.display(),
-                m.files.len()
-            );
-            Ok(())
-        }
-        Command::Manifest { dir, write } => {
-            let n = if write {
-                armac::run::model::write_manifest(&dir)?.files.len()
-            } else {
-                armac::run::model::verify_model(&dir)?.len()
-            };
-            let did = if write { "recorded" } else { "verified" };
-            println!("{}: {n} files {did}", dir.display());
-            Ok(())
-        }
+        Command::ExportModel { checkpoint, out } => export_model(&checkpoint, &out),
+        Command::Manifest { dir, write } => manifest(&dir, write),
         Command::ExportPolicy {
             checkpoint,
             out,
             max_histories,
-        } => {
-            let (game, policy): (_, Box<dyn Policy>) =
-                match checkpoint.to_str().and_then(|p| p.strip_prefix("sog:")) {
-                    Some(dir) => {
-                        let (g, p) = armac::run::sog::load_search_policy(Path::new(dir), None)
-                            .with_context(|| format!("--checkpoint {}", checkpoint.display()))?;
-                        (g, Box::new(p))
-                    }
-                    None => {
-                        let (g, p) = armac::run::armac::load_checkpoint_policy(&checkpoint)?;
-                        (g, Box::new(p))
-                    }
-                };
-            let tree = exact_tree(game.as_ref(), max_histories)?;
-            let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())?;
-            let table = armac::run::tabular::to_tabular_policy(&tree, game.as_ref(), &flat);
-            armac::util::write_atomic(&out, table.to_json().as_bytes())
-                .with_context(|| format!("writing {}", out.display()))?;
-            println!(
-                "wrote {} ({} infostates of {})",
-                out.display(),
-                table.table.len(),
-                game.load_string()
-            );
-            Ok(())
-        }
+        } => export_policy(&checkpoint, &out, max_histories),
         Command::Lbr {
             game,
             policy,
@@ -513,23 +471,72 @@ fn run(args: Args) -> Result<()> {
             port,
             threads,
             seed,
-        } => {
-            let opts = armac::serve::ServeOptions {
-                policies: policy,
-                game,
-                host,
-                port,
-                threads,
-                seed,
-            };
-            let server = armac::serve::Server::bind(&opts)?;
-            println!("armac-eval serve: listening on http://{}/", server.addr());
-            use std::io::Write as _;
-            std::io::stdout().flush()?;
-            server.run();
-            Ok(())
-        }
+        } => serve(armac::serve::ServeOptions {
+            policies: policy,
+            game,
+            host,
+            port,
+            threads,
+            seed,
+        }),
     }
+}
+
+fn export_model(checkpoint: &Path, out: &Path) -> Result<()> {
+    let m = armac::run::model::export_model(checkpoint, out)?;
+    println!(
+        "wrote {} ({} files and manifest.json)",
+        out.display(),
+        m.files.len()
+    );
+    Ok(())
+}
+
+fn manifest(dir: &Path, write: bool) -> Result<()> {
+    let n = if write {
+        armac::run::model::write_manifest(dir)?.files.len()
+    } else {
+        armac::run::model::verify_model(dir)?.len()
+    };
+    let did = if write { "recorded" } else { "verified" };
+    println!("{}: {n} files {did}", dir.display());
+    Ok(())
+}
+
+fn export_policy(checkpoint: &Path, out: &Path, max_histories: usize) -> Result<()> {
+    let (game, policy): (_, Box<dyn Policy>) =
+        match checkpoint.to_str().and_then(|p| p.strip_prefix("sog:")) {
+            Some(dir) => {
+                let (g, p) = armac::run::sog::load_search_policy(Path::new(dir), None)
+                    .with_context(|| format!("--checkpoint {}", checkpoint.display()))?;
+                (g, Box::new(p))
+            }
+            None => {
+                let (g, p) = armac::run::armac::load_checkpoint_policy(checkpoint)?;
+                (g, Box::new(p))
+            }
+        };
+    let tree = exact_tree(game.as_ref(), max_histories)?;
+    let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())?;
+    let table = armac::run::tabular::to_tabular_policy(&tree, game.as_ref(), &flat);
+    armac::util::write_atomic(out, table.to_json().as_bytes())
+        .with_context(|| format!("writing {}", out.display()))?;
+    println!(
+        "wrote {} ({} infostates of {})",
+        out.display(),
+        table.table.len(),
+        game.load_string()
+    );
+    Ok(())
+}
+
+fn serve(opts: armac::serve::ServeOptions) -> Result<()> {
+    let server = armac::serve::Server::bind(&opts)?;
+    println!("armac-eval serve: listening on http://{}/", server.addr());
+    use std::io::Write as _;
+    std::io::stdout().flush()?;
+    server.run();
+    Ok(())
 }
 
 fn replay(game_name: &str, actions: &str, as_json: bool, policy: Option<&str>) -> Result<()> {
