@@ -120,6 +120,8 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
         ("huge network", vec!["--config", q, "--set", "armac.hidden=100000000"], vec!["armac.hidden"]),
         ("too many layers", vec!["--config", q, "--set", "armac.layers=100000"], vec!["armac.layers"]),
         ("too many actors", vec!["--config", q, "--set", "armac.actors=100000"], vec!["armac.actors"]),
+        ("private deals in a game without them", vec!["--config", q, "--set", "game=\"liars_dice\"", "--set", "armac.regret_hands=4", "--set", "armac.memory=\"reservoir\""], vec!["armac.regret_hands", "liars_dice"]),
+        ("too many private states", vec!["--config", q, "--set", "armac.regret_hands=100000"], vec!["armac.regret_hands", "4096"]),
         ("zero actors", vec!["--config", q, "--set", "armac.actors=0"], vec!["armac.actors"]),
         ("huge batch", vec!["--config", q, "--set", "armac.batch_trajectories=1000000000"], vec!["armac.batch_trajectories"]),
         ("huge reservoir", vec!["--config", q, "--set", "armac.reservoir_capacity=100000000000"], vec!["armac.reservoir_capacity"]),

@@ -145,6 +145,7 @@ pub fn check_state(game: &dyn Game, state: &dyn State) -> Result<(), String> {
             }
         }
     }
+    check_private_variants(state)?;
     let copy = state.clone_box();
     for p in 0..2 {
         if state.private_state(p) >= state.num_private_states(p) {
@@ -177,6 +178,52 @@ pub fn check_state(game: &dyn Game, state: &dyn State) -> Result<(), String> {
     }
     if copy.public_state_string() != state.public_state_string() {
         return Err("a clone has another public state".into());
+    }
+    Ok(())
+}
+
+/// [`State::with_private_state`] at a few of the alternatives a player has: the history
+/// exists, holds that private state, and looks the same to the other player and in public;
+/// the player's own private state gives back this history (before the end; at chance nodes
+/// the deck, so the outcomes, differ).
+fn check_private_variants(state: &dyn State) -> Result<(), String> {
+    if state.is_terminal() {
+        // Terminals may show the cards (and their returns differ).
+        return Ok(());
+    }
+    for p in 0..2 {
+        let alts = state.private_state_alternatives(p);
+        if alts.windows(2).any(|w| w[0] >= w[1]) || alts.contains(&state.private_state(p)) {
+            return Err(format!(
+                "private_state_alternatives({p}) unsorted or with its own"
+            ));
+        }
+        if alts.is_empty() {
+            continue;
+        }
+        let own = state
+            .with_private_state(p, state.private_state(p))
+            .ok_or_else(|| format!("with_private_state({p}, own) is None"))?;
+        if (0..2).any(|q| own.information_state_string(q) != state.information_state_string(q)) {
+            return Err(format!("with_private_state({p}, own) is another history"));
+        }
+        for &alt in [alts[0], alts[alts.len() / 2], alts[alts.len() - 1]].iter() {
+            let v = state
+                .with_private_state(p, alt)
+                .ok_or_else(|| format!("with_private_state({p}, {alt}) is None"))?;
+            if v.private_state(p) != alt
+                || v.information_state_string(1 - p) != state.information_state_string(1 - p)
+                || v.public_state_string() != state.public_state_string()
+                || (!state.is_chance() && v.legal_actions() != state.legal_actions())
+                || v.information_state_string(p) == state.information_state_string(p)
+            {
+                return Err(format!(
+                    "with_private_state({p}, {alt}) is not the same history with another deal: \
+                     {:?}",
+                    v.history()
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -196,6 +196,26 @@ pub trait State: Send + Sync + fmt::Debug {
     /// [`State::private_state`] + 1; indices need not all be reachable).
     fn num_private_states(&self, player: Player) -> usize;
 
+    /// The other private states `player` could hold here given everything else dealt so far
+    /// (the other player's private outcomes and the public ones), each as a
+    /// [`State::private_state`] index, ascending; the player's own one is left out. Empty
+    /// before the player's private deal, and in games that do not provide
+    /// [`State::with_private_state`].
+    fn private_state_alternatives(&self, player: Player) -> Vec<usize> {
+        let _ = player;
+        Vec::new()
+    }
+
+    /// This history with `player`'s private chance outcomes replaced by those of private state
+    /// `private` and every other action the same (the history the other player cannot tell
+    /// from this one, had chance dealt `player` differently); `None` where that deal is not
+    /// possible or the game does not provide it. Every alternative in
+    /// [`State::private_state_alternatives`] gives `Some`.
+    fn with_private_state(&self, player: Player, private: usize) -> Option<Box<dyn State>> {
+        let _ = (player, private);
+        None
+    }
+
     /// A boxed copy.
     fn clone_box(&self) -> Box<dyn State>;
 

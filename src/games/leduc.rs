@@ -658,6 +658,33 @@ impl State for LeducState {
         super::common::dealt_card_states(self.cards[player], self.num_cards())
     }
 
+    fn private_state_alternatives(&self, player: Player) -> Vec<usize> {
+        let own = self.cards[player];
+        if own == NONE {
+            return Vec::new();
+        }
+        (0..self.num_cards())
+            .filter(|&c| c != usize::from(own) && self.in_deck(c))
+            .collect()
+    }
+
+    fn with_private_state(&self, player: Player, private: usize) -> Option<Box<dyn State>> {
+        if self.cards[player] == NONE || private >= self.num_cards() {
+            return None;
+        }
+        let mut s = LeducState::new(usize::from(self.num_ranks));
+        s.transfer = self.transfer;
+        // The players' cards are the history's first two deals, player 0's first.
+        for (i, &a) in self.hist[..usize::from(self.len)].iter().enumerate() {
+            let a = if i == player { private } else { a };
+            if s.turn() == Turn::Chance && !(a < s.num_cards() && s.in_deck(a)) {
+                return None;
+            }
+            s.apply_action(a);
+        }
+        Some(Box::new(s))
+    }
+
     fn clone_box(&self) -> Box<dyn State> {
         Box::new(*self)
     }

@@ -426,14 +426,15 @@ impl Memory {
         self
     }
 
-    /// Offers the learning decisions of `t` (nothing for episodes that only rank candidates).
+    /// Offers the learning decisions of `t` and its [`Trajectory::variants`] (nothing for
+    /// episodes that only rank candidates).
     pub fn add(&mut self, t: &Trajectory, rng: &mut SplitMix64) {
         if !t.learning {
             return;
         }
         let epoch = u32::try_from(t.epoch).unwrap_or(u32::MAX);
         self.last_epoch = self.last_epoch.max(epoch);
-        for s in &t.steps {
+        for s in t.steps.iter().chain(&t.variants) {
             let is_regret = if s.player == t.learning_player && s.advantage.is_some() {
                 true
             } else if s.player != t.learning_player && s.played_policy.is_some() {

@@ -314,6 +314,7 @@ mod tests {
             behaviour: Default::default(),
             chance_baseline: false,
             allin_runouts: 0,
+            regret_hands: 0,
         };
         let mut rng = SplitMix64::new(9);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -374,6 +375,7 @@ mod tests {
             behaviour: Default::default(),
             chance_baseline: false,
             allin_runouts: 0,
+            regret_hands: 0,
         };
         let mut rng = SplitMix64::new(5);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -443,6 +445,7 @@ mod tests {
             behaviour: Default::default(),
             chance_baseline: false,
             allin_runouts: 0,
+            regret_hands: 0,
         };
         let mut rng = SplitMix64::new(8);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);

@@ -110,7 +110,7 @@ pub use config::{Abstraction, BettingType, Config};
 pub use public::{PublicWalk, WalkError};
 
 use crate::game::{Action, Game, GameError, GameParams, GameRef, Player, State, Turn};
-use crate::games::cards::hole_index;
+use crate::games::cards::{HOLE_CARDS, NUM_CARDS, hole_index};
 use crate::games::hand_eval;
 use crate::util::SplitMix64;
 use config::{MAX_BOARD_CARDS, MAX_HOLE_CARDS};
@@ -733,6 +733,74 @@ impl State for UniversalPokerState {
             2 => 1326,
             _ => 22100,
         }
+    }
+
+    fn private_state_alternatives(&self, player: Player) -> Vec<usize> {
+        let n = self.cfg.num_hole;
+        if !(1..=2).contains(&n) || self.hole_cards(player).len() < n {
+            return Vec::new();
+        }
+        // The cards the player could hold: those still in the deck and its own.
+        let mut free = self.core.deck;
+        for &c in self.hole_cards(player) {
+            free |= 1u64 << self.cfg.outcome_of(c).expect("a dealt card is in the deck");
+        }
+        let mut cards = Vec::with_capacity(free.count_ones() as usize);
+        while free != 0 {
+            cards.push(self.cfg.deck[free.trailing_zeros() as usize]);
+            free &= free - 1;
+        }
+        let mut out: Vec<usize> = if n == 1 {
+            cards.iter().map(|&c| usize::from(c)).collect()
+        } else {
+            let mut v = Vec::with_capacity(cards.len() * cards.len() / 2);
+            for (i, &a) in cards.iter().enumerate() {
+                v.extend(cards[i + 1..].iter().map(|&b| hole_index(a, b)));
+            }
+            v
+        };
+        let own = self.private_state(player);
+        out.retain(|&i| i != own);
+        out.sort_unstable();
+        out
+    }
+
+    fn with_private_state(&self, player: Player, private: usize) -> Option<Box<dyn State>> {
+        let n = self.cfg.num_hole;
+        if !(1..=2).contains(&n) || self.hole_cards(player).len() < n {
+            return None;
+        }
+        let cards = match n {
+            1 => [
+                u8::try_from(private)
+                    .ok()
+                    .filter(|&c| usize::from(c) < NUM_CARDS)?,
+                0,
+            ],
+            _ => {
+                let (a, b) = *HOLE_CARDS.get(private)?;
+                [a, b]
+            }
+        };
+        let mut outcomes = [0; 2];
+        for (o, &c) in outcomes.iter_mut().zip(&cards[..n]) {
+            *o = self.cfg.outcome_of(c)?;
+        }
+        let dealt = player * n..(player + 1) * n;
+        let mut s = self.clone();
+        s.reset();
+        for (i, &x) in self.history.as_slice().iter().enumerate() {
+            let x = if dealt.contains(&i) {
+                outcomes[i - dealt.start]
+            } else {
+                x
+            };
+            if s.core.turn == Turn::Chance && (x >= 64 || s.core.deck >> x & 1 == 0) {
+                return None;
+            }
+            s.apply(x);
+        }
+        Some(Box::new(s))
     }
 
     fn clone_box(&self) -> Box<dyn State> {

@@ -471,3 +471,35 @@ fn public_state_tensor_segments_and_independence_of_private_cards() {
     // The root and a state in the middle of the hole deals agree (nothing public happened).
     assert_eq!(tensor(&g.initial_state()), tensor(&play(&g, &["As", "Ks"])));
 }
+
+/// A player's other possible hole cards: every pair of cards not dealt to the opponent or
+/// the board, each the same history with that deal; the opponent's cards are no deal.
+#[test]
+fn private_state_alternatives_are_the_other_hole_cards() {
+    let game = fcpa();
+    let pre = play(&game, &with_deal(&["1"]));
+    let alts = pre.private_state_alternatives(1);
+    // 52 - 2 (opponent) = 50 cards, C(50, 2) = 1225 pairs, less the player's own.
+    assert_eq!(alts.len(), 1224);
+    let opp = pre.private_state(0);
+    assert!(!alts.contains(&opp) && pre.with_private_state(1, opp).is_none());
+    let flop = play(&game, &with_deal(&["1", "1", "Qh", "Jh", "9h"]));
+    assert_eq!(flop.private_state_alternatives(0).len(), 47 * 46 / 2 - 1);
+    let other = flop.private_state_alternatives(0)[0];
+    let v = flop.with_private_state(0, other).unwrap();
+    assert_eq!(v.private_state(0), other);
+    assert_eq!(v.history()[2..], flop.history()[2..]);
+    assert_eq!(
+        v.information_state_string(1),
+        flop.information_state_string(1)
+    );
+    // The 8-card testbed: C(6, 2) - 1 alternatives before the flop.
+    let small = load_game("small_fcpa").unwrap();
+    let mut s = small.new_initial_state();
+    while s.is_chance() {
+        let a = s.chance_outcomes()[0].0;
+        s.apply_action(a);
+    }
+    assert_eq!(s.private_state_alternatives(0).len(), 14);
+    check_game(small.as_ref(), 50, 3).unwrap();
+}

@@ -23,7 +23,9 @@
 //! * `shadow` — the histories the learning player cannot tell from the played one
 //!   ([`AdvantageTarget::Infoset`]);
 //! * `chance` — chance-node values between decisions (`armac.chance_baseline`);
-//! * `cv` — the baseline-corrected advantage targets ([`AdvantageTarget::Corrected`]).
+//! * `cv` — the baseline-corrected advantage targets ([`AdvantageTarget::Corrected`]);
+//! * `variants` — mean-regret targets at the learning player's other private states
+//!   (`armac.regret_hands`).
 
 mod chance;
 mod cv;
@@ -33,6 +35,7 @@ mod roles;
 mod shadow;
 #[cfg(test)]
 mod tests;
+mod variants;
 
 pub use super::settings::{AdvantageTarget, Behaviour, PastDraw};
 pub use cv::{CvStep, corrected_advantages};
@@ -113,4 +116,7 @@ pub struct ActorSettings {
     /// chance moves, exact up to this many outcomes in sequence, else over this many sampled
     /// run-outs; 0 samples one run-out (see [`chance::runout_returns`]).
     pub allin_runouts: usize,
+    /// At each learning decision, mean-regret samples at this many other private states of
+    /// the learning player (the same history dealt differently; 0: none, Algorithm 1).
+    pub regret_hands: usize,
 }

@@ -129,6 +129,7 @@ fn fit_critic(o: &FitOptions) -> Vec<(usize, CriticError)> {
             learning_player: learner,
             learning: false,
             steps,
+            variants: Vec::new(),
             returns: [u, -u],
         };
         (t, rows)

@@ -96,7 +96,7 @@ pub(crate) fn act_and_learn(
         };
         if let Some(m) = msg {
             match m {
-                ActorMsg::Trajectory(t) if t.epoch == epoch => {
+                ActorMsg::Trajectory(mut t) if t.epoch == epoch => {
                     st.acting_steps += t.len() as u64;
                     st.episodes += 1;
                     if fresh < s.episodes_per_epoch {
@@ -104,6 +104,8 @@ pub(crate) fn act_and_learn(
                         if let Some(m) = memory.as_deref_mut() {
                             m.add(&t, rng);
                         }
+                        // The replay memory trains the critic, which the variants do not.
+                        t.variants = Vec::new();
                         replay.push(*t);
                     }
                 }

@@ -57,6 +57,7 @@ pub struct ArmacSettings {
     pub advantage_target: AdvantageTarget,
     pub chance_baseline: bool,
     pub allin_runouts: usize,
+    pub regret_hands: usize,
     pub actors: usize,
     pub learner_threads: usize,
     pub games_per_group: usize,

@@ -18,6 +18,7 @@ fn episode(learning: bool) -> Trajectory {
         learning_player: 0,
         learning,
         steps: vec![step(0, 1.0, true), step(1, 0.5, false), step(0, 0.25, true)],
+        variants: Vec::new(),
         returns: [1.0, -1.0],
     }
 }

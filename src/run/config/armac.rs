@@ -209,6 +209,13 @@ pub struct ArmacConfig {
     /// run-out of Algorithm 1.
     #[serde(default)]
     pub allin_runouts: usize,
+    /// At every learning decision, the past critic's advantages at this many other private
+    /// states of the learning player (its other possible hole cards: the same history with
+    /// another deal, drawn uniformly) are stored as further mean-regret samples, from one
+    /// batched forward pass (feed-forward networks, reservoir memory, games that provide
+    /// their private deals: poker). 0: only the played history's, as in Algorithm 1.
+    #[serde(default)]
+    pub regret_hands: usize,
     /// Actor threads.
     #[serde(default = "d_actors")]
     pub actors: usize,
@@ -369,6 +376,7 @@ impl Config {
             advantage_target: a.advantage_target,
             chance_baseline: a.chance_baseline,
             allin_runouts: a.allin_runouts,
+            regret_hands: a.regret_hands,
             actors: a.actors,
             learner_threads: a.learner_threads,
             games_per_group: a.games_per_group,
@@ -432,6 +440,7 @@ fn check_sizes(a: &ArmacConfig) -> Result<(), ConfigError> {
         ("games_per_group", a.games_per_group, 1 << 16, "games"),
         ("unroll_length", a.unroll_length, 1 << 16, "steps"),
         ("allin_runouts", a.allin_runouts, 1 << 16, "run-outs"),
+        ("regret_hands", a.regret_hands, 1 << 12, "private states"),
         (
             "reservoir_capacity",
             a.reservoir_capacity,
@@ -493,6 +502,20 @@ fn check_requirements(a: &ArmacConfig) -> Result<(), ConfigError> {
         };
         if let Some(why) = why {
             return Err(ARMAC.error("chance_baseline", why));
+        }
+    }
+    if a.regret_hands > 0 {
+        let why = if a.recurrent {
+            Some("needs a feed-forward network (armac.recurrent = false)")
+        } else if a.memory != MemoryKind::Reservoir {
+            Some(
+                "needs armac.memory = \"reservoir\" (replay memories train on played decisions only)",
+            )
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(ARMAC.error("regret_hands", why));
         }
     }
     ARMAC.require(
