@@ -444,3 +444,45 @@ fn a_damaged_run_directory_is_refused_by_name_and_left_byte_identical() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&fresh);
 }
+
+/// A finished run whose `summary.json` no longer matches its sum: `--resume` does not take it
+/// as finished (it warns, naming the file, and resumes from the checkpoint, which writes the
+/// summary again), so a damaged summary can never stand in for a finished run.
+#[test]
+fn a_damaged_summary_of_a_finished_run_is_named_and_not_taken_as_finished() {
+    let dir = tmp("hostile", "finished-run");
+    let d = dir.display().to_string();
+    let args = ["--set", "solver.iterations=30", "--quiet"];
+    run_ok(
+        train()
+            .args(["--config", "kuhn_cfr.toml", "--out", &d])
+            .args(args),
+    );
+    let path = dir.join("summary.json");
+    let good = std::fs::read(&path).unwrap();
+    for (case, bad) in [
+        ("one byte flipped", {
+            flip(&path);
+            std::fs::read(&path).unwrap()
+        }),
+        ("truncated", good[..good.len() / 2].to_vec()),
+    ] {
+        std::fs::write(&path, &bad).unwrap();
+        let out = run_ok(train().args(["--resume", &d]).args(args));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("warning") && l.contains(&*path.to_string_lossy())),
+            "{case}: the warning should name {}:\n{err}",
+            path.display()
+        );
+        assert!(!err.contains("already finished"), "{case}:\n{err}");
+        assert!(!err.contains("panicked"), "{case}:\n{err}");
+        assert_eq!(common::json(&path)["iterations"], 30, "{case}");
+        // The summary written again verifies: the next resume has nothing to do.
+        let again = run_ok(train().args(["--resume", &d]));
+        let err = String::from_utf8_lossy(&again.stderr);
+        assert!(err.contains("already finished"), "{case}:\n{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -10,7 +10,7 @@ use armac::run::evaluate::lbr_command::parse_variants;
 use armac::run::evaluate::{MatchOptions, exact_tree, holdem_game, play_match as lib_match};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -26,6 +26,46 @@ fn game_of(obj: &Bound<'_, PyAny>) -> PyResult<GameRef> {
     Err(crate::errors::GameError::new_err(format!(
         "{obj} is not a game: pass an armac.Game or an OpenSpiel game string"
     )))
+}
+
+/// A result as a Python dict: the keys and values of its JSON form (`None` for JSON `null`,
+/// which is also how a NaN is written), so every result reaches Python as it reaches a
+/// `.json` file.
+fn to_dict<'py>(py: Python<'py>, result: &impl serde::Serialize) -> PyResult<Bound<'py, PyDict>> {
+    let value = serde_json::to_value(result)
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("result: {e}")))?;
+    json_to_py(py, &value)?
+        .cast_into::<PyDict>()
+        .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("result: not a JSON object"))
+}
+
+/// A JSON value as the Python value `json.loads` gives.
+fn json_to_py<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value;
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_pyobject(py)?.into_any(),
+            (None, Some(i)) => i.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(json_to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let d = PyDict::new(py);
+            for (k, v) in map {
+                d.set_item(k, json_to_py(py, v)?)?;
+            }
+            d.into_any()
+        }
+    })
 }
 
 /// Runs `f` on a worker thread with the GIL released, checking for Python signals on this
@@ -219,18 +259,7 @@ pub fn lbr<'py>(
     if let Some(e) = arg.raised() {
         return Err(e);
     }
-    let r = result?;
-    let d = PyDict::new(py);
-    d.set_item("variant", r.variant)?;
-    d.set_item("policy", r.policy)?;
-    d.set_item("hands", r.hands)?;
-    d.set_item("mean_mbb", r.mean_mbb)?;
-    d.set_item("ci95_mbb", r.ci95_mbb)?;
-    d.set_item("mean_chips", r.mean_chips)?;
-    d.set_item("ci95_chips", r.ci95_chips)?;
-    d.set_item("seat_mean_chips", r.seat_mean_chips.to_vec())?;
-    d.set_item("seconds", r.seconds)?;
-    d.set_item("seed", r.seed)?;
+    let d = to_dict(py, &result?)?;
     d.set_item("game", poker.load_string())?;
     Ok(d)
 }
@@ -271,21 +300,33 @@ pub fn play_match<'py>(
         return Err(e);
     }
     let out = result?;
-    let r = &out.report;
-    let d = PyDict::new(py);
-    d.set_item("game", game.load_string())?;
-    d.set_item("a", pa.name())?;
-    d.set_item("b", pb.name())?;
-    d.set_item("exact", r.exact)?;
-    d.set_item("hands", r.hands)?;
-    d.set_item("seed", seed)?;
-    d.set_item("mean", r.mean)?;
-    d.set_item("ci95", r.ci95)?;
-    d.set_item("seat_mean", r.seat_mean.to_vec())?;
-    let mbb = out.big_blind.map(|bb| r.mbb_per_hand(bb));
-    d.set_item("mean_mbb", mbb.map(|m| m.0))?;
-    d.set_item("ci95_mbb", mbb.map(|m| m.1))?;
-    Ok(d)
+    let mbb = out.big_blind.map(|bb| out.report.mbb_per_hand(bb));
+    to_dict(
+        py,
+        &MatchResult {
+            game: game.load_string(),
+            a: pa.name(),
+            b: pb.name(),
+            seed,
+            report: &out.report,
+            mean_mbb: mbb.map(|m| m.0),
+            ci95_mbb: mbb.map(|m| m.1),
+        },
+    )
+}
+
+/// What `armac.match` returns: the match report with the game, the policies, the seed and,
+/// in poker, the figures in milli-big-blinds per hand.
+#[derive(serde::Serialize)]
+struct MatchResult<'a> {
+    game: String,
+    a: String,
+    b: String,
+    seed: u64,
+    #[serde(flatten)]
+    report: &'a armac::eval::matchup::MatchReport,
+    mean_mbb: Option<f64>,
+    ci95_mbb: Option<f64>,
 }
 
 /// Runs a config as `armac-train` does; returns the run's summary as a dict.
@@ -334,14 +375,5 @@ pub fn train<'py>(
     if let Some(e) = signal {
         return Err(e);
     }
-    let d = PyDict::new(py);
-    d.set_item("run_dir", summary.run_dir.display().to_string())?;
-    d.set_item("game", summary.game)?;
-    d.set_item("algorithm", summary.algorithm)?;
-    d.set_item("iterations", summary.iterations)?;
-    d.set_item("nash_conv", summary.nash_conv)?;
-    d.set_item("seconds", summary.seconds)?;
-    d.set_item("stopped_early", summary.stopped_early)?;
-    d.set_item("cpu_seconds", summary.cpu_seconds)?;
-    Ok(d)
+    to_dict(py, &summary)
 }

@@ -105,6 +105,11 @@ def test_lbr_of_a_python_uniform_policy_equals_the_cli():
     assert ours["mean_mbb"] == pytest.approx(cli["mean"], abs=1e-9)  # the CLI's mbb/hand
     assert ours["ci95_mbb"] == pytest.approx(cli["ci95"], abs=1e-9)
     assert ours["mean_chips"] == pytest.approx(cli["mean_chips"], abs=1e-9)
+    assert set(ours) == {
+        "variant", "policy", "hands", "mean_chips", "ci95_chips", "mean_mbb", "ci95_mbb",
+        "seat_mean_chips", "seconds", "seed", "game",
+    }
+    assert ours["seed"] == 3 and len(ours["seat_mean_chips"]) == 2
 
 
 def test_match_of_a_model_equals_the_cli(hunl_model):
@@ -114,6 +119,8 @@ def test_match_of_a_model_equals_the_cli(hunl_model):
     assert ours["mean_mbb"] == pytest.approx(cli["mean_mbb"], abs=1e-9)
     exact = armac.match("first-legal", "uniform", game="kuhn_poker")
     assert exact["exact"] and exact["hands"] == 0
+    assert set(exact) == {"game", "a", "b", "seed", "mean", "ci95", "seat_mean", "hands", "exact", "mean_mbb", "ci95_mbb"}
+    assert exact["mean_mbb"] is None and exact["a"] == "first-legal" and len(exact["seat_mean"]) == 2
 
 
 def test_bad_inputs_raise_clear_exceptions(tmp_path, hunl_model):

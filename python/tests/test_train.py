@@ -37,6 +37,7 @@ def test_train_writes_the_run_directory(tmp_path):
         assert (out / name).is_file(), name
     stored = json.loads((out / "summary.json").read_text())
     assert stored["iterations"] == 120
+    assert summary == stored  # the dict is the run's summary.json
     policy = armac.TabularPolicy.load(out / "policy.json")
     assert abs(armac.nash_conv("kuhn_poker", policy) - summary["nash_conv"]) < 1e-12
     with pytest.raises(FileExistsError, match="not empty"):

@@ -55,6 +55,7 @@ pub fn check_game(game: &dyn Game, playouts: usize, seed: u64) -> Result<(), Str
     for _ in 0..playouts {
         let mut state = game.new_initial_state();
         let mut moves = 0usize;
+        let mut acts_again = ActsAgainCheck::default();
         loop {
             check_state(game, state.as_ref()).map_err(|e| {
                 format!(
@@ -64,6 +65,9 @@ pub fn check_game(game: &dyn Game, playouts: usize, seed: u64) -> Result<(), Str
                 )
             })?;
             factorisation.observe(state.as_ref())?;
+            acts_again
+                .observe(state.as_ref())
+                .map_err(|e| format!("{}: {e}", game.load_string()))?;
             match state.turn() {
                 Turn::Terminal => break,
                 Turn::Chance => {
@@ -88,6 +92,49 @@ pub fn check_game(game: &dyn Game, playouts: usize, seed: u64) -> Result<(), Str
         }
     }
     Ok(())
+}
+
+/// Checks [`State::player_acts_again`] along one playout: after a state that says no player
+/// acts again no decision comes, and after one that says a player does a decision comes
+/// before the end.
+#[derive(Debug, Default)]
+struct ActsAgainCheck {
+    /// The first history of the playout that said no player acts again.
+    said_no: Option<String>,
+    /// The first history since the last decision that said a player acts again.
+    said_yes: Option<String>,
+}
+
+impl ActsAgainCheck {
+    fn observe(&mut self, state: &dyn State) -> Result<(), String> {
+        let here = || super::history_string(state.history());
+        match state.player_acts_again() {
+            Some(false) if self.said_no.is_none() => self.said_no = Some(here()),
+            Some(true) if self.said_yes.is_none() => self.said_yes = Some(here()),
+            _ => {}
+        }
+        match state.turn() {
+            Turn::Player(_) => {
+                if let Some(h) = &self.said_no {
+                    return Err(format!(
+                        "[{h}] says no player acts again, yet a player acts at [{}]",
+                        here()
+                    ));
+                }
+                self.said_yes = None;
+            }
+            Turn::Terminal => {
+                if let Some(h) = &self.said_yes {
+                    return Err(format!(
+                        "[{h}] says a player acts again, yet the game ends at [{}] first",
+                        here()
+                    ));
+                }
+            }
+            Turn::Chance => {}
+        }
+        Ok(())
+    }
 }
 
 /// Checks the contracts that hold at a single state.

@@ -229,6 +229,15 @@ pub trait State: Send + Sync + fmt::Debug {
         self.turn() == Turn::Chance
     }
 
+    /// Whether some player makes a decision between this state and the end of the game,
+    /// whatever chance deals: `Some` where the game can tell from the state alone, `None`
+    /// (the default) where it cannot without playing on. In poker, `Some(false)` once a
+    /// player folded or the betting is closed for good (players all in and called), when only
+    /// board cards remain to come.
+    fn player_acts_again(&self) -> Option<bool> {
+        None
+    }
+
     /// Applies `action` after checking that it is legal.
     fn try_apply(&mut self, action: Action) -> Result<(), GameError> {
         let legal = self.legal_actions();

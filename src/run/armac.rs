@@ -230,11 +230,7 @@ fn run_in_pool(
         peak_memory_mb: crate::util::peak_memory_mb(),
         cpu_seconds: Some(deadline.cpu_seconds()),
     };
-    write_atomic(
-        &dir.join("summary.json"),
-        serde_json::to_string_pretty(&summary).unwrap().as_bytes(),
-    )
-    .map_err(io_err("summary", dir))?;
+    super::summary::write_summary(dir, &summary).map_err(io_err("summary", dir))?;
     Ok(summary)
 }
 

@@ -12,6 +12,7 @@ pub mod model;
 pub mod resume;
 pub mod sog;
 pub mod solvers;
+pub mod summary;
 pub mod tabular;
 pub mod tensorboard;
 pub mod watch;
@@ -788,10 +789,7 @@ pub fn train(
         broker_preflight(&config, &dir, true)?;
         let step = generation.manifest.step;
         if step >= resume::target_step(&config)
-            && let Some(summary) = std::fs::read(dir.join("summary.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<RunSummary>(&b).ok())
-                .filter(|s| s.iterations == step)
+            && let Some(summary) = summary::finished_at(&dir, step)
         {
             if !opts.quiet {
                 eprintln!(

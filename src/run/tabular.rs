@@ -304,11 +304,7 @@ pub fn run(
         peak_memory_mb: crate::util::peak_memory_mb(),
         cpu_seconds: Some(deadline.cpu_seconds()),
     };
-    let summary_path = dir.join("summary.json");
-    write_atomic(
-        &summary_path,
-        serde_json::to_string_pretty(&summary).unwrap().as_bytes(),
-    )
-    .map_err(io("summary", &summary_path))?;
+    super::summary::write_summary(dir, &summary)
+        .map_err(io("summary", &dir.join(super::summary::SUMMARY)))?;
     Ok(summary)
 }

@@ -45,14 +45,16 @@ fn trainer_alive(run_dir: &Path) -> bool {
     }
 }
 
-/// The step the run's `summary.json` reports, once the run has ended.
-fn finished_step(run_dir: &Path) -> Option<u64> {
+/// The step the run's `summary.json` reports, once the run has ended: `Ok(None)` while there
+/// is none, `Err` (naming the file) for one that does not match its sum.
+fn finished_step(run_dir: &Path) -> Result<Option<u64>, String> {
     // Read as plain JSON: a summary's NaN values are written as `null`.
-    let bytes = std::fs::read(run_dir.join("summary.json")).ok()?;
-    serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()?
-        .get("iterations")?
-        .as_u64()
+    let Some(bytes) = super::summary::read_verified(run_dir)? else {
+        return Ok(None);
+    };
+    Ok(serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("iterations")?.as_u64()))
 }
 
 /// Calls `evaluate(generation_dir, step)` for the run's checkpoints in step order, each step at
@@ -74,6 +76,7 @@ pub fn watch_checkpoints(
     }
     let mut done: Vec<u64> = Vec::new();
     let mut last_new = Instant::now();
+    let mut warned = false;
     loop {
         let last = done.last().copied();
         let fresh: Vec<(u64, PathBuf)> = complete_generations(run_dir)
@@ -105,8 +108,15 @@ pub fn watch_checkpoints(
         let newest = complete_generations(run_dir).last().map(|(s, _)| *s);
         let caught_up = newest.is_none_or(|n| done.last().is_some_and(|&d| d >= n));
         if caught_up {
-            let ended = finished_step(run_dir).is_some_and(|f| done.last() == Some(&f))
-                || !trainer_alive(run_dir);
+            let finished = finished_step(run_dir).unwrap_or_else(|reason| {
+                if !warned {
+                    eprintln!("warning: {reason}; the run counts as not finished");
+                    warned = true;
+                }
+                None
+            });
+            let ended =
+                finished.is_some_and(|f| done.last() == Some(&f)) || !trainer_alive(run_dir);
             if ended {
                 return Ok(done);
             }
@@ -129,12 +139,19 @@ mod tests {
     fn a_summary_with_null_values_still_names_its_step() {
         let dir = std::env::temp_dir().join(format!("armac-watch-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        let text = r#"{"iterations": 12, "nash_conv": null, "seconds": 1.0}"#;
+        std::fs::write(dir.join("summary.json"), text).unwrap();
+        let sum = crate::util::FileSum::of(text.as_bytes());
         std::fs::write(
-            dir.join("summary.json"),
-            r#"{"iterations": 12, "nash_conv": null, "seconds": 1.0}"#,
+            dir.join(super::super::summary::SUMMARY_SUM),
+            serde_json::to_vec(&sum).unwrap(),
         )
         .unwrap();
-        assert_eq!(finished_step(&dir), Some(12));
+        assert_eq!(finished_step(&dir), Ok(Some(12)));
+        // Not the bytes its sum records: named, no step.
+        std::fs::write(dir.join("summary.json"), text.replace("12", "13")).unwrap();
+        let err = finished_step(&dir).unwrap_err();
+        assert!(err.contains("summary.json"), "{err}");
         // The run's own summary type reads it back too (NaN for null).
         let s: crate::run::RunSummary = serde_json::from_str(
             r#"{"run_dir": "x", "game": "g", "algorithm": "armac", "iterations": 12,

@@ -62,6 +62,27 @@ enum Reached {
     Terminal,
 }
 
+/// Deals the cards of `board` from index `*dealt` on at the chance nodes of `s` until a
+/// player acts or the hand is over, advancing `*dealt`; returns `Reached::NeedsBoard` when
+/// `board` runs out at a chance node.
+fn deal_until_decision(
+    s: &mut UniversalPokerState,
+    board: &[u8],
+    dealt: &mut usize,
+) -> Option<Reached> {
+    while s.turn() == Turn::Chance {
+        let Some(&c) = board.get(*dealt) else {
+            return Some(Reached::NeedsBoard {
+                round: s.betting().round as usize,
+                dealt: *dealt,
+            });
+        };
+        s.apply(c as Action);
+        *dealt += 1;
+    }
+    None
+}
+
 /// Deals `hole` (player 0's two cards, then player 1's), then plays `history`, dealing the
 /// cards of `board` in order at every chance node after the hole cards.
 fn reach(
@@ -76,15 +97,8 @@ fn reach(
     }
     let mut dealt = 0;
     for (k, &a) in history.iter().enumerate() {
-        while s.turn() == Turn::Chance {
-            let Some(&c) = board.get(dealt) else {
-                return Ok(Reached::NeedsBoard {
-                    round: s.betting().round as usize,
-                    dealt,
-                });
-            };
-            s.apply(c as Action);
-            dealt += 1;
+        if let Some(needs) = deal_until_decision(&mut s, board, &mut dealt) {
+            return Ok(needs);
         }
         if s.turn() == Turn::Terminal {
             return Err(ApiError::bad(format!(
@@ -99,15 +113,8 @@ fn reach(
         }
         s.apply(a);
     }
-    while s.turn() == Turn::Chance {
-        let Some(&c) = board.get(dealt) else {
-            return Ok(Reached::NeedsBoard {
-                round: s.betting().round as usize,
-                dealt,
-            });
-        };
-        s.apply(c as Action);
-        dealt += 1;
+    if let Some(needs) = deal_until_decision(&mut s, board, &mut dealt) {
+        return Ok(needs);
     }
     if s.turn() == Turn::Terminal {
         return Ok(Reached::Terminal);

@@ -806,6 +806,16 @@ impl State for UniversalPokerState {
     fn clone_box(&self) -> Box<dyn State> {
         Box::new(self.clone())
     }
+
+    fn player_acts_again(&self) -> Option<bool> {
+        // Betting that is over stays over (only deals remain); betting that is not leads to
+        // a decision once the cards of the current round are dealt.
+        Some(match self.core.turn {
+            Turn::Player(_) => true,
+            Turn::Terminal => false,
+            Turn::Chance => !self.core.bet.finished,
+        })
+    }
 }
 
 /// `SELECT_IN_BYTE[b][k]`: position of the `k`-th set bit of byte `b`.

@@ -136,7 +136,8 @@ pub(super) fn evaluate_chance(
 }
 
 /// The mean returns over the rest of the game from chance node `state`, if no player acts
-/// again there (poker players all in; `None` as soon as a run-out reaches a decision): exact
+/// again there (poker players all in; `None` where [`State::player_acts_again`] says a
+/// player does, without playing on, else as soon as a run-out reaches a decision): exact
 /// when the chance moves in sequence have at most `limit` outcomes together (the first run-out
 /// gives the count), else the mean of `limit` run-outs sampled with `rng`. Either way its
 /// expectation is the return of one sampled run-out.
@@ -145,6 +146,9 @@ pub(super) fn runout_returns(
     limit: usize,
     rng: &mut SplitMix64,
 ) -> Option<[f64; 2]> {
+    if state.player_acts_again() == Some(true) {
+        return None;
+    }
     // The first run-out: whether it ends without a decision, and how many outcomes the
     // sequence of chance moves has (outcome counts do not depend on earlier outcomes in
     // card games; a game where they do is still enumerated exactly by `exact_runouts`).

@@ -105,13 +105,7 @@ pub(crate) fn drive<R: SogRounds>(
         peak_memory_mb: crate::util::peak_memory_mb(),
         cpu_seconds: Some(deadline.cpu_seconds()),
     };
-    write_atomic(
-        &dir.join("summary.json"),
-        serde_json::to_string_pretty(&summary)
-            .expect("summary serialises")
-            .as_bytes(),
-    )
-    .map_err(io_err("summary", dir))?;
+    crate::run::summary::write_summary(dir, &summary).map_err(io_err("summary", dir))?;
     Ok(summary)
 }
 
