@@ -2,17 +2,42 @@
 //! `armac-bench learner`; `scripts/bench_learner.sh` times the PyTorch peer beside them).
 
 use crate::nn::armac::{
-    ArmacLearner, ArmacNetConfig, ArmacPolicyNet, push_synthetic_memory_rows, synthetic_act_batch,
-    synthetic_seq_batch, synthetic_train_batch,
+    ArmacLearner, ArmacNetConfig, ArmacPolicyNet, DeviceIo, push_synthetic_memory_rows,
+    synthetic_act_batch, synthetic_seq_batch, synthetic_train_batch, train_step_flops,
 };
 use burn::tensor::Device;
 use std::time::Instant;
 
-use super::{Result, median};
+use super::Result;
 use serde_json::{Value, json};
 
-/// Training throughput: optimizer steps per second of [`ArmacLearner::train_step`] at
-/// `batch_size` rows on `device`, after two warm-up steps.
+/// What a timed block of learner steps measured.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TrainRate {
+    /// Optimizer steps per second (the block ends with the read-back of its loss sums, so the
+    /// device has finished every step it times).
+    pub steps_per_second: f64,
+    /// The learner's transfers and operations per step over the block, the final read-back
+    /// of the losses included.
+    pub io_per_step: [f64; 5],
+    /// Matrix-product operations of one step ([`train_step_flops`]; 0 for recurrent nets).
+    pub flops_per_step: f64,
+}
+
+/// `io / steps` as `[uploads, upload_bytes, readbacks, readback_bytes, ops]`.
+fn per_step(io: DeviceIo, steps: usize) -> [f64; 5] {
+    let n = steps.max(1) as f64;
+    [
+        io.uploads as f64 / n,
+        io.upload_bytes as f64 / n,
+        io.readbacks as f64 / n,
+        io.readback_bytes as f64 / n,
+        io.ops as f64 / n,
+    ]
+}
+
+/// Training throughput of [`ArmacLearner::train_step_deferred`] at `batch_size` rows on
+/// `device`, after two warm-up steps: `steps` steps, then one read-back of their losses.
 ///
 /// # Panics
 /// If `cfg` is invalid.
@@ -22,18 +47,25 @@ pub fn bench_train_steps(
     batch_size: usize,
     memory_rows: usize,
     steps: usize,
-) -> f64 {
+) -> TrainRate {
     let mut batch = synthetic_train_batch(&cfg, batch_size, 2);
     push_synthetic_memory_rows(&cfg, &mut batch, memory_rows, 3);
+    let flops_per_step = train_step_flops(&cfg, &batch);
     let mut learner = ArmacLearner::new(cfg, device, 1e-4, 1);
     for _ in 0..2 {
         learner.train_step(&batch);
     }
+    let before = learner.io();
     let start = Instant::now();
     for _ in 0..steps {
-        learner.train_step(&batch);
+        learner.train_step_deferred(&batch);
     }
-    steps as f64 / start.elapsed().as_secs_f64()
+    std::hint::black_box(learner.take_loss_sums());
+    TrainRate {
+        steps_per_second: steps as f64 / start.elapsed().as_secs_f64(),
+        io_per_step: per_step(learner.io() - before, steps),
+        flops_per_step,
+    }
 }
 
 /// Recurrent training throughput: steps per second of [`ArmacLearner::train_step_seq`] on
@@ -47,17 +79,25 @@ pub fn bench_train_steps_seq(
     sequences: usize,
     time: usize,
     steps: usize,
-) -> f64 {
+) -> TrainRate {
     let batch = synthetic_seq_batch(&cfg, sequences, time, 2);
     let mut learner = ArmacLearner::new(cfg, device, 1e-4, 1);
     for _ in 0..2 {
         learner.train_step_seq(&batch).expect("recurrent config");
     }
+    let before = learner.io();
     let start = Instant::now();
     for _ in 0..steps {
-        learner.train_step_seq(&batch).expect("recurrent config");
+        learner
+            .train_step_seq_deferred(&batch)
+            .expect("recurrent config");
     }
-    steps as f64 / start.elapsed().as_secs_f64()
+    std::hint::black_box(learner.take_loss_sums());
+    TrainRate {
+        steps_per_second: steps as f64 / start.elapsed().as_secs_f64(),
+        io_per_step: per_step(learner.io() - before, steps),
+        flops_per_step: 0.0,
+    }
 }
 
 /// Inference throughput on the CPU: rows per second of [`ArmacPolicyNet::evaluate`] at
@@ -78,7 +118,8 @@ pub fn bench_inference(cfg: ArmacNetConfig, batch: usize, iters: usize) -> f64 {
 
 /// ARMAC learner: optimizer steps per second of the feed-forward network (all heads and
 /// losses) on a burn device (`--device flex|wgpu|cuda`, default the CPU backend), median of
-/// --repeats timed blocks of --steps.
+/// --repeats timed blocks of --steps, with rows/s, achieved matrix-product FLOP/s and the
+/// learner's transfers and operations per step.
 #[derive(clap::Args, Debug, Clone)]
 pub struct LearnerArgs {
     /// Rows with every target (trajectory rows).
@@ -138,7 +179,7 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
     };
     let backend = device;
     let device = crate::nn::select_device(&backend)?;
-    let rates: Vec<f64> = (0..repeats.max(1))
+    let mut rates: Vec<TrainRate> = (0..repeats.max(1))
         .map(|_| {
             if time > 0 {
                 bench_train_steps_seq(cfg.clone(), &device, batch, time, steps)
@@ -147,10 +188,23 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
             }
         })
         .collect();
+    rates.sort_by(|a, b| a.steps_per_second.total_cmp(&b.steps_per_second));
+    let mid = rates[rates.len() / 2];
+    let sps = mid.steps_per_second;
+    let rows = if time > 0 {
+        batch * time
+    } else {
+        batch + 2 * memory_rows
+    };
+    let [uploads, upload_bytes, readbacks, readback_bytes, ops] = mid.io_per_step;
     lines.push(
         json!({"bench": "learner", "backend": backend, "batch": batch, "hidden": hidden,
                "layers": layers, "time": time, "input": input, "actions": actions, "memory_rows": memory_rows,
-               "steps_per_second": median(rates)}),
+               "steps_per_second": sps, "rows_per_second": sps * rows as f64,
+               "flops_per_step": mid.flops_per_step, "flops_per_second": sps * mid.flops_per_step,
+               "uploads_per_step": uploads, "upload_bytes_per_step": upload_bytes,
+               "readbacks_per_step": readbacks, "readback_bytes_per_step": readback_bytes,
+               "ops_per_step": ops}),
     );
     Ok(lines)
 }

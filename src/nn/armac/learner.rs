@@ -51,6 +51,13 @@ pub struct ArmacLearner {
     /// Weights of the critic, mean-regret, immediate-regret and policy losses in the sum
     /// that is differentiated (all 1 by default).
     pub(super) loss_weights: [f64; 4],
+    /// Sums of the four losses of the steps taken by [`Self::train_step_deferred`] and
+    /// [`Self::train_step_seq_deferred`] since the last [`Self::take_loss_sums`], on the device.
+    pub(super) pending: Option<Tensor<1>>,
+    /// Number of steps in `pending`.
+    pub(super) pending_steps: u64,
+    /// Transfers and operations of this learner's calls so far.
+    pub(super) io: std::sync::Mutex<DeviceIo>,
 }
 
 /// Exponential moving average of the learner's weights (plain tensors on its device).
@@ -99,6 +106,9 @@ impl ArmacLearner {
             ema: None,
             ema_regret_only: false,
             loss_weights: [1.0; 4],
+            pending: None,
+            pending_steps: 0,
+            io: Default::default(),
         })
     }
 
@@ -196,19 +206,80 @@ impl ArmacLearner {
     }
 
     /// One Adam step on the batch's weighted losses (see [`TrainBatch`]); returns the losses
-    /// before the step. An empty batch is a no-op returning zeros.
+    /// before the step (one read-back; [`Self::train_step_deferred`] keeps them on the
+    /// device). An empty batch is a no-op returning zeros.
     ///
     /// # Panics
     /// If the batch does not match the config (see [`TrainBatch::validate`]).
     pub fn train_step(&mut self, batch: &TrainBatch) -> Losses {
+        let before = io_now();
+        let out = self.checked_terms(batch).map(|t| {
+            let values = self.apply(t);
+            losses_of(&read_back(values))
+        });
+        self.add_io(before);
+        out.unwrap_or_default()
+    }
+
+    /// [`Self::train_step`] without reading anything back: the host data of the step go to
+    /// the device in one upload and the losses are added to sums on the device, which
+    /// [`Self::take_loss_sums`] reads.
+    ///
+    /// # Panics
+    /// As [`Self::train_step`].
+    pub fn train_step_deferred(&mut self, batch: &TrainBatch) {
+        let before = io_now();
+        if let Some(t) = self.checked_terms(batch) {
+            let values = self.apply(t);
+            self.defer(values);
+        }
+        self.add_io(before);
+    }
+
+    /// The loss terms of a valid, non-empty batch (`None` when it is empty).
+    fn checked_terms(&self, batch: &TrainBatch) -> Option<[Tensor<1>; 4]> {
         if let Err(e) = batch.validate(&self.cfg) {
             panic!("ArmacLearner::train_step: {e}");
         }
-        if batch.rows() == 0 {
-            return Losses::default();
-        }
-        let terms = grouped_terms(&self.model, &self.device, &self.cfg, batch);
-        self.apply(terms)
+        (batch.rows() > 0).then(|| grouped_terms(&self.model, &self.device, &self.cfg, batch))
+    }
+
+    /// Adds one step's `[4]` losses to the sums on the device.
+    fn defer(&mut self, values: Tensor<1>) {
+        self.pending = Some(match self.pending.take() {
+            Some(sum) => sum + values,
+            None => values,
+        });
+        self.pending_steps += 1;
+    }
+
+    /// The sums of the critic, mean-regret, immediate-regret and policy losses (in that order)
+    /// over the deferred steps since the last call, and their number, in one read-back (none
+    /// when no step was deferred); the sums restart at zero.
+    pub fn take_loss_sums(&mut self) -> ([f64; 4], u64) {
+        let before = io_now();
+        let steps = std::mem::take(&mut self.pending_steps);
+        let sums = match self.pending.take() {
+            Some(sum) => {
+                let v = read_back(sum);
+                [0, 1, 2, 3].map(|k| f64::from(v[k]))
+            }
+            None => [0.0; 4],
+        };
+        self.add_io(before);
+        (sums, steps)
+    }
+
+    /// Host-to-device transfers, read-backs and autodiff operations of this learner's steps,
+    /// evaluations and loss reads so far (see [`DeviceIo`]); the difference of two readings is
+    /// the traffic between them.
+    pub fn io(&self) -> DeviceIo {
+        *self.io.lock().expect("learner counters")
+    }
+
+    /// Adds the traffic on this thread since `before` (an [`io_now`] reading) to the counters.
+    fn add_io(&self, before: DeviceIo) {
+        *self.io.lock().expect("learner counters") += io_now() - before;
     }
 
     /// [`Self::train_step`] with every row through the full forward pass (the reference the
@@ -216,18 +287,47 @@ impl ArmacLearner {
     #[cfg(test)]
     pub(super) fn train_step_full(&mut self, batch: &TrainBatch) -> Losses {
         let d = &self.device;
-        let (b, n_in, a) = (batch.rows(), self.cfg.input_size, self.cfg.num_actions);
-        let inputs = [&batch.own, &batch.both0, &batch.both1];
-        let legal = tensor2(batch.legal.clone(), b, a, d);
-        let out = forward_plain(&self.model, d, inputs, b, n_in, legal, Heads::ALL);
-        let terms = loss_terms(out, batch, a, d);
-        self.apply(terms)
+        let (b, n_in) = (batch.rows(), self.cfg.input_size);
+        let inputs = [&batch.own[..], &batch.both0[..], &batch.both1[..]];
+        let mut p = Packer::default();
+        let x = pack_inputs(&mut p, inputs, &batch.legal, b, n_in, Heads::ALL);
+        let targets = pack_targets(&mut p, batch, self.cfg.num_actions);
+        let p = p.upload(d);
+        let terms = targets.losses(forward_packed(&self.model, &p, &x), &p);
+        losses_of(&read_back(self.apply(terms)))
     }
 
     /// One Adam step on a batch of sequences (recurrent nets): both players' encoders are
     /// unrolled over `T` steps (backpropagation through time) and the per-step losses are those
     /// of [`TrainBatch`] over the `S·T` rows.
     pub fn train_step_seq(&mut self, batch: &SeqTrainBatch) -> Result<Losses, NnError> {
+        let before = io_now();
+        let out = self.seq_terms(batch).map(|t| {
+            t.map(|t| {
+                let values = self.apply(t);
+                losses_of(&read_back(values))
+            })
+        });
+        self.add_io(before);
+        Ok(out?.unwrap_or_default())
+    }
+
+    /// [`Self::train_step_seq`] keeping the losses on the device (see
+    /// [`Self::train_step_deferred`]).
+    pub fn train_step_seq_deferred(&mut self, batch: &SeqTrainBatch) -> Result<(), NnError> {
+        let before = io_now();
+        let out = self.seq_terms(batch).map(|t| {
+            if let Some(t) = t {
+                let values = self.apply(t);
+                self.defer(values);
+            }
+        });
+        self.add_io(before);
+        out
+    }
+
+    /// The loss terms of a batch of sequences (`None` when it has no step).
+    fn seq_terms(&self, batch: &SeqTrainBatch) -> Result<Option<[Tensor<1>; 4]>, NnError> {
         if !self.cfg.recurrent {
             return Err(NnError::WrongEncoder(
                 "`train_step_seq` needs a recurrent ARMAC net (config `recurrent = true`)".into(),
@@ -256,32 +356,45 @@ impl ArmacLearner {
             }
         }
         if s * t == 0 {
-            return Ok(Losses::default());
+            return Ok(None);
         }
         let d = &self.device;
-        let obs =
-            |v: &Vec<f32>| Tensor::<3>::from_data(TensorData::new(v.clone(), [s, t, n_in]), d);
+        let mut p = Packer::default();
+        let obs = [
+            p.push(&batch.obs0, s * t, n_in),
+            p.push(&batch.obs1, s * t, n_in),
+        ];
         let state = batch.initial_state.as_ref().map(|st| {
-            st.clone().map(|p| LstmState {
-                hidden: tensor2(p.hidden, s, h, d),
-                cell: tensor2(p.cell, s, h, d),
+            st.clone()
+                .map(|st| [p.push(&st.hidden, s, h), p.push(&st.cell, s, h)])
+        });
+        let acting = p.push_with(s * t, 1, |v| {
+            v.extend(
+                batch
+                    .acting_player
+                    .iter()
+                    .map(|&p| if p == 1 { 1.0f32 } else { 0.0 }),
+            )
+        });
+        let legal = p.push(&batch.targets.legal, s * t, a);
+        let targets = pack_targets(&mut p, &batch.targets, a);
+        let p = p.upload(d);
+        let obs = obs.map(|o| p.get(o).reshape([s, t, n_in]));
+        let state = state.map(|st| {
+            st.map(|[hidden, cell]| LstmState {
+                hidden: p.get(hidden),
+                cell: p.get(cell),
             })
         });
-        let acting: Vec<f32> = batch
-            .acting_player
-            .iter()
-            .map(|&p| if p == 1 { 1.0 } else { 0.0 })
-            .collect();
-        let acting = tensor2(acting, s * t, 1, d);
-        let legal = tensor2(batch.targets.legal.clone(), s * t, a, d);
-        let (out, _) =
-            self.model
-                .forward_sequence([obs(&batch.obs0), obs(&batch.obs1)], state, acting, legal);
-        let terms = loss_terms(out, &batch.targets, a, d);
-        Ok(self.apply(terms))
+        let (out, _) = self
+            .model
+            .forward_sequence(obs, state, p.get(acting), p.get(legal));
+        Ok(Some(targets.losses(out, &p)))
     }
 
-    fn apply(&mut self, terms: [Tensor<1>; 4]) -> Losses {
+    /// One Adam step on the weighted sum of `terms`; returns the unweighted terms as one
+    /// `[4]` tensor (detached, on the device).
+    fn apply(&mut self, terms: [Tensor<1>; 4]) -> Tensor<1> {
         let [c, r, i, p] = terms;
         let [wc, wr, wi, wp] = self.loss_weights;
         let total = c.clone().mul_scalar(wc)
@@ -289,23 +402,11 @@ impl ArmacLearner {
             + i.clone().mul_scalar(wi)
             + p.clone().mul_scalar(wp);
         let grads = GradientsParams::from_grads(total.backward(), &self.model);
-        let values: Vec<f32> = Tensor::cat(vec![c, r, i, p], 0)
-            .detach()
-            .into_data()
-            .convert::<f32>()
-            .try_to_vec::<f32>()
-            .expect("f32 losses");
+        let values = Tensor::cat(vec![c, r, i, p], 0).detach();
         self.model = self.optim.step(self.lr, self.model.clone(), grads);
         self.update_ema();
         self.steps += 1;
-        let [c, r, i, p] = [0, 1, 2, 3].map(|k| f64::from(values[k]));
-        Losses {
-            critic: c,
-            mean_regret: r,
-            immediate_regret: i,
-            policy: p,
-            total: c + r + i + p,
-        }
+        values
     }
 
     /// Evaluates the current weights on plain data (no gradient tracking).
@@ -313,8 +414,11 @@ impl ArmacLearner {
     /// # Panics
     /// If the batch does not match the config.
     pub fn evaluate(&self, batch: &ActBatch) -> ActOutput {
+        let before = io_now();
         let device = self.device.clone().without_autodiff();
-        evaluate_on(&self.model.valid(), &device, batch)
+        let out = evaluate_on(&self.model.valid(), &device, batch);
+        self.add_io(before);
+        out
     }
 
     /// The critic of the current weights alone (`q0`, `q1`; no gradient tracking), equal to
@@ -323,9 +427,12 @@ impl ArmacLearner {
     /// # Panics
     /// If the batch does not match the config.
     pub fn evaluate_critic(&self, batch: &ActBatch) -> ActOutput {
+        let before = io_now();
         let device = self.device.clone().without_autodiff();
-        evaluate_select_on(&self.model.valid(), &device, batch, Heads::CRITIC)
-            .unwrap_or_else(|e| panic!("ArmacLearner evaluate_critic: {e}"))
+        let out = evaluate_select_on(&self.model.valid(), &device, batch, Heads::CRITIC)
+            .unwrap_or_else(|e| panic!("ArmacLearner evaluate_critic: {e}"));
+        self.add_io(before);
+        out
     }
 
     /// [`ArmacPolicyNet::evaluate_sequences`] with the current weights (no gradient tracking).
@@ -334,8 +441,11 @@ impl ArmacLearner {
         inputs: &SeqInputs,
         chunk: usize,
     ) -> Result<(ActOutput, Vec<[RecurrentState; 2]>), NnError> {
+        let before = io_now();
         let device = self.device.clone().without_autodiff();
-        evaluate_sequences_on(&self.model.valid(), &device, &self.cfg, inputs, chunk)
+        let out = evaluate_sequences_on(&self.model.valid(), &device, &self.cfg, inputs, chunk);
+        self.add_io(before);
+        out
     }
 
     /// A CPU inference copy of the current weights, or of their Polyak average when
@@ -480,12 +590,45 @@ impl ArmacLearner {
             ema,
             ema_regret_only: false,
             loss_weights: [1.0; 4],
+            pending: None,
+            pending_steps: 0,
+            io: Default::default(),
         })
     }
 }
 
-/// The four weighted loss terms (`[1]` each): critic, mean regret, immediate regret, policy.
-pub(super) fn loss_terms(out: ArmacOutput, t: &TrainBatch, a: usize, d: &Device) -> [Tensor<1>; 4] {
+/// The [`Losses`] of one step's `[4]` read-back (critic, mean regret, immediate regret,
+/// policy).
+fn losses_of(v: &[f32]) -> Losses {
+    let [c, r, i, p] = [0, 1, 2, 3].map(|k| f64::from(v[k]));
+    Losses {
+        critic: c,
+        mean_regret: r,
+        immediate_regret: i,
+        policy: p,
+        total: c + r + i + p,
+    }
+}
+
+/// Where the targets and weights of a batch lie in a [`Packer`] ([`pack_targets`]).
+pub(super) struct TargetBlocks {
+    /// `[B, A]`: one-hot of the taken action.
+    onehot: Block,
+    /// `[B, 1]`: normalised critic weights, halved.
+    critic_weight: Block,
+    /// `[B, 2]`: the critic targets of both players.
+    critic_target: Block,
+    /// `[B, A]` masked targets and `[B, 1]` per-legal-action row weights of the mean-regret
+    /// and immediate-regret heads.
+    regret: [Block; 2],
+    immediate: [Block; 2],
+    /// `[B, A]` masked policy targets and `[B, 1]` normalised weights.
+    policy: [Block; 2],
+}
+
+/// Packs the targets and weights of `t` (host arithmetic: normalised weights, masks, the
+/// one-hot taken action).
+pub(super) fn pack_targets(p: &mut Packer, t: &TrainBatch, a: usize) -> TargetBlocks {
     let b = t.rows();
     let normalise = |w: &[f32]| -> Vec<f32> {
         let sum: f32 = w.iter().sum();
@@ -506,57 +649,77 @@ pub(super) fn loss_terms(out: ArmacOutput, t: &TrainBatch, a: usize, d: &Device)
             .map(|(&x, &l)| if l > 0.5 { x } else { 0.0 })
             .collect()
     };
-    let column = |v: Vec<f32>| tensor2(v, b, 1, d); // [B, 1]
-
-    // Critic at the taken action.
     let mut onehot = vec![0.0f32; b * a];
     for (i, &act) in t.action.iter().enumerate() {
         if act < a {
             onehot[i * a + act] = 1.0;
         }
     }
-    let onehot = tensor2(onehot, b, a, d); // [B, A]
-    let cw = column(
-        normalise(&t.critic_weight)
+    let onehot = p.push(&onehot, b, a);
+    let cw: Vec<f32> = normalise(&t.critic_weight)
+        .iter()
+        .map(|w| 0.5 * w)
+        .collect();
+    let critic_weight = p.push(&cw, b, 1);
+    let critic_target = p.push_with(b, 2, |v| v.extend(t.critic_target.iter().flatten()));
+    // Regret heads: mean over legal actions, weighted mean over rows.
+    let mut per_legal = |w: &[f32]| -> Block {
+        let col: Vec<f32> = normalise(w)
             .iter()
-            .map(|w| 0.5 * w)
-            .collect(),
-    );
-    let [q0, q1] = out.q;
-    let q0a = (q0 * onehot.clone()).sum_dim(1); // [B, 1]
-    let q1a = (q1 * onehot).sum_dim(1); // [B, 1]
-    let t0 = column(t.critic_target.iter().map(|x| x[0]).collect());
-    let t1 = column(t.critic_target.iter().map(|x| x[1]).collect());
-    let critic = (((q0a - t0).square() + (q1a - t1).square()) * cw).sum();
-
-    // Regret heads: mean over legal actions, weighted mean over rows. Heads are 0 at illegal
-    // actions and so are the masked targets, so illegal entries contribute nothing.
-    let per_legal = |w: &[f32]| -> Tensor<2> {
-        column(
-            normalise(w)
-                .iter()
-                .zip(&n_legal)
-                .map(|(w, n)| w / n)
-                .collect(),
-        )
+            .zip(&n_legal)
+            .map(|(w, n)| w / n)
+            .collect();
+        p.push(&col, b, 1)
     };
-    let regret_y = tensor2(masked(&t.regret_target), b, a, d);
-    let mean_regret = ((out.mean_regret - regret_y).square() * per_legal(&t.regret_weight)).sum();
-    let imm_y = tensor2(masked(&t.immediate_target), b, a, d);
-    let immediate =
-        ((out.immediate_regret - imm_y).square() * per_legal(&t.immediate_weight)).sum();
-
-    // Average policy: cross-entropy against the masked softmax.
-    let pt = tensor2(masked(&t.policy_target), b, a, d);
-    let pw = column(normalise(&t.policy_weight));
-    let policy = (log_softmax(out.avg_logits, 1) * pt * pw).sum().neg();
-    [critic, mean_regret, immediate, policy]
+    let regret_w = per_legal(&t.regret_weight);
+    let imm_w = per_legal(&t.immediate_weight);
+    let regret = [p.push(&masked(&t.regret_target), b, a), regret_w];
+    let immediate = [p.push(&masked(&t.immediate_target), b, a), imm_w];
+    let policy = [
+        p.push(&masked(&t.policy_target), b, a),
+        p.push(&normalise(&t.policy_weight), b, 1),
+    ];
+    TargetBlocks {
+        onehot,
+        critic_weight,
+        critic_target,
+        regret,
+        immediate,
+        policy,
+    }
 }
 
-/// The four loss terms of a non-empty batch. Rows that train only information-state heads
-/// (reservoir-memory rows) skip the critic's inputs and the heads they do not train, rows that
-/// train only the critic and the immediate-regret head skip the other two heads; the losses are
-/// the same sums over a permutation of the rows.
+impl TargetBlocks {
+    /// The four weighted loss terms (`[1]` each) of `out` against the packed targets: critic,
+    /// mean regret, immediate regret, policy.
+    pub(super) fn losses(&self, out: ArmacOutput, p: &Packed) -> [Tensor<1>; 4] {
+        // Critic at the taken action.
+        let onehot = p.get(self.onehot); // [B, A]
+        let cw = p.get(self.critic_weight); // [B, 1]
+        let targets = p.get(self.critic_target); // [B, 2]
+        let t0 = targets.clone().narrow(1, 0, 1); // [B, 1]
+        let t1 = targets.narrow(1, 1, 1); // [B, 1]
+        let [q0, q1] = out.q;
+        let q0a = (q0 * onehot.clone()).sum_dim(1); // [B, 1]
+        let q1a = (q1 * onehot).sum_dim(1); // [B, 1]
+        let critic = (((q0a - t0).square() + (q1a - t1).square()) * cw).sum();
+        // Heads are 0 at illegal actions and so are the masked targets, so illegal entries
+        // contribute nothing.
+        let mse =
+            |head: Tensor<2>, [y, w]: [Block; 2]| ((head - p.get(y)).square() * p.get(w)).sum();
+        let mean_regret = mse(out.mean_regret, self.regret);
+        let immediate = mse(out.immediate_regret, self.immediate);
+        // Average policy: cross-entropy against the masked softmax.
+        let [pt, pw] = self.policy.map(|b| p.get(b));
+        let policy = (log_softmax(out.avg_logits, 1) * pt * pw).sum().neg();
+        [critic, mean_regret, immediate, policy]
+    }
+}
+
+/// The four loss terms of a non-empty batch, from one upload of its host data. Rows that
+/// train only information-state heads (reservoir-memory rows) skip the critic's inputs and
+/// the heads they do not train, rows that train only the critic and the immediate-regret head
+/// skip the other two heads; the losses are the same sums over a permutation of the rows.
 fn grouped_terms(
     model: &ArmacNet,
     d: &Device,
@@ -564,17 +727,19 @@ fn grouped_terms(
     batch: &TrainBatch,
 ) -> [Tensor<1>; 4] {
     let (b, n_in, a) = (batch.rows(), cfg.input_size, cfg.num_actions);
+    let mut p = Packer::default();
     let Some(groups) = row_groups(batch) else {
-        let inputs = [&batch.own, &batch.both0, &batch.both1];
-        let legal = tensor2(batch.legal.clone(), b, a, d);
-        let out = forward_plain(model, d, inputs, b, n_in, legal, Heads::ALL);
-        return loss_terms(out, batch, a, d);
+        let inputs = [&batch.own[..], &batch.both0[..], &batch.both1[..]];
+        let x = pack_inputs(&mut p, inputs, &batch.legal, b, n_in, Heads::ALL);
+        let targets = pack_targets(&mut p, batch, a);
+        let p = p.upload(d);
+        return targets.losses(forward_packed(model, &p, &x), &p);
     };
-    let mut parts = Vec::new();
+    let mut blocks = Vec::with_capacity(groups.len());
     let mut order = Vec::with_capacity(b);
     for (heads, idx) in groups {
         let n = idx.len();
-        let legal = tensor2(gather(&batch.legal, &idx, a), n, a, d);
+        let legal = gather(&batch.legal, &idx, a);
         let own = gather(&batch.own, &idx, n_in);
         // Without the critic only `own` is read.
         let (both0, both1) = if heads.critic {
@@ -585,19 +750,23 @@ fn grouped_terms(
         } else {
             (Vec::new(), Vec::new())
         };
-        parts.push(forward_plain(
-            model,
-            d,
+        blocks.push(pack_inputs(
+            &mut p,
             [&own, &both0, &both1],
+            &legal,
             n,
             n_in,
-            legal,
             heads,
         ));
         order.extend(idx);
     }
-    let out = ArmacOutput::cat(parts);
-    loss_terms(out, &batch.select_targets(&order, a), a, d)
+    let targets = pack_targets(&mut p, &batch.select_targets(&order, a), a);
+    let p = p.upload(d);
+    let parts = blocks
+        .iter()
+        .map(|x| forward_packed(model, &p, x))
+        .collect();
+    targets.losses(ArmacOutput::cat(parts), &p)
 }
 
 /// What the rows of one group need from the network: every output when a row has a critic
@@ -661,4 +830,65 @@ fn gather(data: &[f32], idx: &[usize], width: usize) -> Vec<f32> {
         out.extend_from_slice(&data[i * width..(i + 1) * width]);
     }
     out
+}
+
+/// Floating-point operations of the matrix products of one [`ArmacLearner::train_step`] on
+/// `batch` with a feed-forward net: `2·n·in·out` per `Linear` forward, three times that for
+/// forward and backward, over the passes the step's row groups take (elementwise work, the
+/// losses and Adam are not counted). A measure of achieved throughput, not of cost on the host.
+pub fn train_step_flops(cfg: &ArmacNetConfig, batch: &TrainBatch) -> f64 {
+    let (n_in, a) = (cfg.input_size, cfg.num_actions);
+    let groups =
+        row_groups(batch).unwrap_or_else(|| vec![(Heads::ALL, (0..batch.rows()).collect())]);
+    groups
+        .iter()
+        .map(|(heads, idx)| {
+            let own = gather(&batch.own, idx, n_in);
+            let passes = if !heads.critic {
+                0
+            } else if acting_players(
+                &own,
+                &gather(&batch.both0, idx, n_in),
+                &gather(&batch.both1, idx, n_in),
+                n_in,
+            )
+            .is_some()
+            {
+                2
+            } else {
+                3
+            };
+            3.0 * forward_flops(cfg, *heads, passes, a) * idx.len() as f64
+        })
+        .sum()
+}
+
+/// Forward matrix-product operations per row: `passes` encoder passes when the critic is
+/// computed (2 when `own` is one of `both`, else 3), one without it, and the heads asked for.
+fn forward_flops(cfg: &ArmacNetConfig, heads: Heads, passes: usize, a: usize) -> f64 {
+    let lin = |i: usize, o: usize| 2.0 * (i * o) as f64;
+    let (eh, hh, r) = (
+        cfg.encoder_hidden,
+        cfg.head_hidden,
+        cfg.representation_size(),
+    );
+    let encoder =
+        lin(cfg.input_size, eh) + (cfg.encoder_layers.max(1) - 1) as f64 * lin(2 * eh, eh);
+    let head = lin(r, hh) + lin(2 * hh, hh) + lin(2 * hh, a);
+    let separate = heads.mean_regret && cfg.separate_regret_encoder;
+    let shared = if heads.critic {
+        passes
+    } else {
+        usize::from(heads.immediate_regret || heads.avg_policy || (heads.mean_regret && !separate))
+    };
+    let n_heads = [heads.mean_regret, heads.immediate_regret, heads.avg_policy]
+        .iter()
+        .filter(|&&h| h)
+        .count();
+    let critic = if heads.critic {
+        4.0 * lin(r, hh) + 2.0 * lin(2 * hh, hh) + 2.0 * lin(2 * hh, a)
+    } else {
+        0.0
+    };
+    (shared + usize::from(separate)) as f64 * encoder + n_heads as f64 * head + critic
 }

@@ -33,6 +33,8 @@
 mod batch;
 mod checkpoint;
 mod config;
+#[cfg(test)]
+mod io_tests;
 mod layers;
 mod learner;
 mod net;
@@ -53,6 +55,7 @@ pub use net::*;
 pub use plain::*;
 pub use policy_net::*;
 pub use synthetic::*;
+pub use tensors::DeviceIo;
 use tensors::*;
 
 use crate::util::SplitMix64;

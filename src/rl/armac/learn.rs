@@ -5,7 +5,7 @@ use super::error::TrainError;
 use super::settings::ArmacSettings;
 use super::state::ArmacState;
 use super::transport::{EpochPlan, LearnerLink};
-use crate::nn::armac::{ArmacLearner, ArmacPolicyNet};
+use crate::nn::armac::{ArmacLearner, ArmacPolicyNet, DeviceIo};
 use crate::rl::actor::{ActorMsg, Snapshots};
 use crate::rl::candidates::CandidateStats;
 use crate::rl::learner::{act_batch, train_batch};
@@ -18,13 +18,14 @@ use std::time::Duration;
 
 /// One learning step of the recurrent network on `picks`: every episode is unrolled from the
 /// zero state (in unrolls of `armac.unroll_length` steps whose states carry over); targets are
-/// the feed-forward path's.
+/// the feed-forward path's. The losses stay on the learner's device
+/// ([`ArmacLearner::take_loss_sums`]).
 pub(crate) fn recurrent_step(
     learner: &mut ArmacLearner,
     snapshot: &ArmacPolicyNet,
     picks: &[&Trajectory],
     s: &ArmacSettings,
-) -> Result<crate::nn::armac::Losses, crate::nn::armac::NnError> {
+) -> Result<(), crate::nn::armac::NnError> {
     let cfg = learner.config().clone();
     let max_len = picks.iter().map(|t| t.len()).max().unwrap_or(0);
     let time = seq_time(max_len, s.unroll_length);
@@ -42,7 +43,7 @@ pub(crate) fn recurrent_step(
         s.lambda,
         s.unroll_length,
     );
-    learner.train_step_seq(&batch)
+    learner.train_step_seq_deferred(&batch)
 }
 
 /// What one epoch's acting and learning produced.
@@ -53,6 +54,9 @@ pub struct EpochWork {
     pub steps_done: usize,
     /// Sums over the steps of the critic, mean-regret, immediate-regret and policy losses.
     pub losses_sum: [f64; 4],
+    /// The learner's transfers and operations over the epoch (its steps, the critic
+    /// evaluations their targets read, and the one read-back of the loss sums).
+    pub io: DeviceIo,
 }
 
 /// The body of one epoch: takes the actors' messages (the epoch's fresh trajectories into the
@@ -74,7 +78,9 @@ pub(crate) fn act_and_learn(
     let mut fresh = 0usize;
     let mut stats = CandidateStats::default();
     let mut steps_done = 0usize;
-    let mut losses_sum = [0.0f64; 4];
+    let io_before = learner.io();
+    // Losses of an earlier, interrupted epoch are not this epoch's.
+    learner.take_loss_sums();
     while steps_done < s.learning_steps || fresh < s.episodes_per_epoch {
         // Take what the actors sent; block briefly when there is nothing to do. Learning
         // keeps pace with acting: step k of the epoch waits for k/K of its episodes.
@@ -125,10 +131,9 @@ pub(crate) fn act_and_learn(
             let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
                 .map(|_| &replay.items[rng.below(replay.items.len())])
                 .collect();
-            let l = if s.recurrent {
-                match recurrent_step(learner, &snaps.latest, &picks, s) {
-                    Ok(l) => l,
-                    Err(e) => return Err(TrainError::context("recurrent learner")(e)),
+            if s.recurrent {
+                if let Err(e) = recurrent_step(learner, &snaps.latest, &picks, s) {
+                    return Err(TrainError::context("recurrent learner")(e));
                 }
             } else {
                 let inputs = act_batch(&picks);
@@ -155,20 +160,19 @@ pub(crate) fn act_and_learn(
                     batch.policy_weight.iter_mut().for_each(|w| *w = 0.0);
                     m.push_rows(&mut batch, s.memory_batch, rng);
                 }
-                learner.train_step(&batch)
-            };
-            losses_sum[0] += l.critic;
-            losses_sum[1] += l.mean_regret;
-            losses_sum[2] += l.immediate_regret;
-            losses_sum[3] += l.policy;
+                learner.train_step_deferred(&batch);
+            }
             steps_done += 1;
             st.learning_steps += 1;
         }
     }
+    // The one read-back of the epoch's losses, at its log point.
+    let (losses_sum, _) = learner.take_loss_sums();
     Ok(EpochWork {
         stats,
         steps_done,
         losses_sum,
+        io: learner.io() - io_before,
     })
 }
 

@@ -389,6 +389,16 @@ impl ArmacTrainer {
         tb.scalar("loss/mean_regret", losses[1], it);
         tb.scalar("loss/immediate_regret", losses[2], it);
         tb.scalar("loss/policy", losses[3], it);
+        // Per learning step, means over the epoch.
+        let steps = work.steps_done.max(1) as f64;
+        tb.scalar(
+            "learner/upload_bytes",
+            work.io.upload_bytes as f64 / steps,
+            it,
+        );
+        tb.scalar("learner/uploads", work.io.uploads as f64 / steps, it);
+        tb.scalar("learner/readbacks", work.io.readbacks as f64 / steps, it);
+        tb.scalar("learner/ops", work.io.ops as f64 / steps, it);
         tb.scalar("epoch", it as f64, it);
         tb.scalar("reservoir_size", st.reservoir.len() as f64, it);
         tb.scalar(
