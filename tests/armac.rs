@@ -308,8 +308,9 @@ fn fcpa_checkpoint_of_config_is_evaluated_by_lbr(config_name: &str, recurrent: b
 }
 
 /// `armac.memory = "reservoir"`: the checkpoint holds both reservoir memories with their
-/// counts; a resumed run keeps offering samples to them (the counts only grow), and a corrupt
-/// memory file stops the resume with the file named and the run directory untouched.
+/// counts; a resumed run keeps offering samples to them (the counts only grow), also with
+/// `armac.device_memory = "device"`, and a corrupt memory file stops the resume with the file
+/// named and the run directory untouched.
 #[test]
 fn reservoir_memory_survives_a_resume_and_corruption_is_named() {
     let dir = common::tmp("e2e", "memory");
@@ -343,12 +344,29 @@ fn reservoir_memory_survives_a_resume_and_corruption_is_named() {
     assert!(r1 >= 40 && p1 >= 40, "regret {r1}, policy {p1}");
     let st = common::json(&dir.join("checkpoint/state.json"));
     assert_eq!(st["keep_previous"], true);
-    let mut second = vec!["--set", "armac.epochs=6"];
+    // The resumed leg keeps a copy of the reservoirs on the learner's device (flex here): its
+    // first step sends every row the checkpoint held, later steps the rows that changed.
+    let mut second = vec![
+        "--set",
+        "armac.epochs=6",
+        "--set",
+        "armac.device_memory=\"device\"",
+    ];
     second.extend_from_slice(&common);
     second.push("--resume");
     train(&second, &dir);
     let (r2, p2) = counts(&dir);
     assert!(r2 > r1 && p2 > p1, "{r1}->{r2}, {p1}->{p2}");
+    // The resumed epochs trained the mean-regret and policy heads on device rows.
+    let metrics = std::fs::read_to_string(dir.join("metrics.csv")).unwrap();
+    let mut lines = metrics.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let last: Vec<&str> = lines.last().unwrap().split(',').collect();
+    for name in ["loss_mean_regret", "loss_policy"] {
+        let v: f64 = last[col(name)].parse().unwrap();
+        assert!(v.is_finite() && v > 0.0, "{name} = {v} in\n{metrics}");
+    }
     let memory_file = dir.join("checkpoint/memory_policy.bin");
     let bytes = std::fs::read(&memory_file).unwrap();
     // Reservoir sampling: the file holds min(seen, capacity) samples (the count sits after the

@@ -2,9 +2,11 @@
 //! `armac-bench learner`; `scripts/bench_learner.sh` times the PyTorch peer beside them).
 
 use crate::nn::armac::{
-    ArmacLearner, ArmacNetConfig, ArmacPolicyNet, DeviceIo, push_synthetic_memory_rows,
-    synthetic_act_batch, synthetic_seq_batch, synthetic_train_batch, train_step_flops,
+    ArmacLearner, ArmacNetConfig, ArmacPolicyNet, DeviceIo, ResidentDraw, ResidentStep,
+    ResidentUpdate, push_synthetic_memory_rows, synthetic_act_batch, synthetic_seq_batch,
+    synthetic_train_batch, train_step_flops,
 };
+use crate::util::SplitMix64;
 use burn::tensor::Device;
 use std::time::Instant;
 
@@ -59,6 +61,92 @@ pub fn bench_train_steps(
     let start = Instant::now();
     for _ in 0..steps {
         learner.train_step_deferred(&batch);
+    }
+    std::hint::black_box(learner.take_loss_sums());
+    TrainRate {
+        steps_per_second: steps as f64 / start.elapsed().as_secs_f64(),
+        io_per_step: per_step(learner.io() - before, steps),
+        flops_per_step,
+    }
+}
+
+/// Where `armac-bench learner --device-memory` keeps its reservoir rows: tables of
+/// `capacity` rows on the device, of which `changed` per table are rewritten every step.
+#[derive(Clone, Copy, Debug)]
+pub struct ResidentBench {
+    pub capacity: usize,
+    pub changed: usize,
+}
+
+/// [`bench_train_steps`] with the reservoir rows on the device
+/// ([`ArmacLearner::train_step_resident`]): each step draws `memory_rows` slots of each table
+/// and rewrites `r.changed` rows of each; the tables are filled before the timed steps.
+///
+/// # Panics
+/// If `cfg` is invalid or recurrent, or `r.capacity` is 0.
+pub fn bench_resident_steps(
+    cfg: ArmacNetConfig,
+    device: &Device,
+    batch_size: usize,
+    memory_rows: usize,
+    steps: usize,
+    r: ResidentBench,
+) -> TrainRate {
+    let mut replay = synthetic_train_batch(&cfg, batch_size, 2);
+    replay.regret_weight.iter_mut().for_each(|w| *w = 0.0);
+    replay.policy_weight.iter_mut().for_each(|w| *w = 0.0);
+    let mut flop_batch = replay.clone();
+    push_synthetic_memory_rows(&cfg, &mut flop_batch, memory_rows, 3);
+    let flops_per_step = train_step_flops(&cfg, &flop_batch);
+    let a = cfg.num_actions;
+    let mut rng = SplitMix64::new(5);
+    let rows = |n: usize, rng: &mut SplitMix64| -> Vec<f32> {
+        (0..n)
+            .flat_map(|_| {
+                let mut v = rng.symmetric_vec_f32(cfg.input_size, 1.0);
+                v.extend(std::iter::repeat_n(1.0, a));
+                v.extend(rng.symmetric_vec_f32(a, 1.0));
+                v
+            })
+            .collect::<Vec<f32>>()
+    };
+    let step = |all: bool, rng: &mut SplitMix64| -> ResidentStep {
+        let updates = [0, 1].map(|_| {
+            let slots: Vec<usize> = if all {
+                (0..r.capacity).collect()
+            } else {
+                let mut s: Vec<usize> = (0..r.changed).map(|_| rng.below(r.capacity)).collect();
+                s.sort_unstable();
+                s.dedup();
+                s
+            };
+            ResidentUpdate {
+                rows: rows(slots.len(), rng),
+                slots,
+            }
+        });
+        let draws = [0, 1].map(|_| ResidentDraw {
+            slots: (0..memory_rows).map(|_| rng.below(r.capacity)).collect(),
+            weights: vec![1.0; memory_rows],
+        });
+        ResidentStep {
+            updates,
+            draws,
+            regret_scale: 1.0,
+        }
+    };
+    let mut learner = ArmacLearner::new(cfg.clone(), device, 1e-4, 1);
+    learner
+        .enable_resident_memory(r.capacity)
+        .expect("a feed-forward net and a valid capacity");
+    let warm = step(true, &mut rng);
+    learner.train_step_resident(&replay, &warm);
+    learner.take_loss_sums();
+    let plans: Vec<ResidentStep> = (0..steps).map(|_| step(false, &mut rng)).collect();
+    let before = learner.io();
+    let start = Instant::now();
+    for p in &plans {
+        learner.train_step_resident(&replay, p);
     }
     std::hint::black_box(learner.take_loss_sums());
     TrainRate {
@@ -149,6 +237,14 @@ pub struct LearnerArgs {
     /// Burn device: flex (CPU), wgpu or cuda (when compiled in), or default.
     #[arg(long, default_value = "flex")]
     pub device: String,
+    /// Keep the reservoir rows on the device (`armac.device_memory = "device"`): tables of
+    /// this many rows each, from which every step draws `--memory-rows` slots; 0 uploads the
+    /// drawn rows with each step.
+    #[arg(long, default_value_t = 0)]
+    pub device_memory: usize,
+    /// With `--device-memory`: rows of each table rewritten per step (new reservoir samples).
+    #[arg(long, default_value_t = 40)]
+    pub changed_rows: usize,
 }
 
 /// Runs `armac-bench learner` (see [`LearnerArgs`]); one JSON object per output line.
@@ -164,6 +260,8 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
         layers,
         time,
         device,
+        device_memory,
+        changed_rows,
     } = args.clone();
     let mut lines = Vec::new();
     use crate::nn::armac::ArmacNetConfig;
@@ -183,6 +281,12 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
         .map(|_| {
             if time > 0 {
                 bench_train_steps_seq(cfg.clone(), &device, batch, time, steps)
+            } else if device_memory > 0 {
+                let r = ResidentBench {
+                    capacity: device_memory,
+                    changed: changed_rows,
+                };
+                bench_resident_steps(cfg.clone(), &device, batch, memory_rows, steps, r)
             } else {
                 bench_train_steps(cfg.clone(), &device, batch, memory_rows, steps)
             }
@@ -200,6 +304,7 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
     lines.push(
         json!({"bench": "learner", "backend": backend, "batch": batch, "hidden": hidden,
                "layers": layers, "time": time, "input": input, "actions": actions, "memory_rows": memory_rows,
+               "device_memory": device_memory,
                "steps_per_second": sps, "rows_per_second": sps * rows as f64,
                "flops_per_step": mid.flops_per_step, "flops_per_second": sps * mid.flops_per_step,
                "uploads_per_step": uploads, "upload_bytes_per_step": upload_bytes,

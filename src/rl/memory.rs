@@ -44,6 +44,9 @@ use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
+mod resident;
+pub use resident::DeviceMemory;
+
 /// Where the mean-regret and average-policy heads get their targets (`armac.memory`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -301,6 +304,9 @@ pub struct Memory {
     keep_means: bool,
     /// Regret rows regress on their targets times `(last_epoch + 1)^regret_growth`.
     regret_growth: f64,
+    /// Slots of the regret and policy reservoirs whose sample changed since the last
+    /// [`Self::resident_step`] (kept only after [`Self::track_changes`]).
+    changed: Option<[Vec<usize>; 2]>,
 }
 
 /// How [`Memory::push_rows`] draws rows (`armac.memory_sampling`).
@@ -338,6 +344,7 @@ impl Memory {
             means: None,
             keep_means: false,
             regret_growth: 0.0,
+            changed: None,
         }
     }
 
@@ -444,18 +451,24 @@ impl Memory {
             };
             let sample = slim(s, epoch);
             let w = self.weight(&sample, is_regret);
+            let k = usize::from(!is_regret);
+            if let Some(means) = self.means.as_mut() {
+                means[k].change(&sample.step, w, 1);
+            }
             let res = if is_regret {
                 &mut self.regret
             } else {
                 &mut self.policy
             };
+            let (offer, slot) = res.offer_slot(sample, rng);
+            if let (Some(changed), Some(slot)) = (self.changed.as_mut(), slot) {
+                changed[k].push(slot);
+            }
             let Some(means) = self.means.as_mut() else {
-                res.push(sample, rng);
                 continue;
             };
-            let table = &mut means[usize::from(!is_regret)];
-            table.change(&sample.step, w, 1);
-            match res.offer(sample, rng) {
+            let table = &mut means[k];
+            match offer {
                 Offer::Added => {}
                 Offer::Replaced(old) | Offer::Dropped(old)
                     if self.targets == MemoryTargets::InfosetMeanAll =>
@@ -495,25 +508,13 @@ impl Memory {
             }
             return;
         }
-        for (res, is_regret) in [(&self.regret, true), (&self.policy, false)] {
-            let bound = self.weight_bound(is_regret);
-            // Rejection sampling gives up after this many draws per row (a memory whose
-            // weights all sit far below the bound; never on the shipped settings).
-            let mut draws = 1000 * n;
-            for _ in 0..n {
-                let Some(mut sample) = res.sample_uniform(rng) else {
-                    break;
-                };
-                let mut w = self.weight(sample, is_regret);
-                if self.sampling == MemorySampling::Weighted {
-                    while draws > 0 && rng.next_f64() as f32 * bound >= w {
-                        draws -= 1;
-                        sample = res.sample_uniform(rng).expect("non-empty");
-                        w = self.weight(sample, is_regret);
-                    }
-                    w = 1.0;
-                }
-                let s = &sample.step;
+        let draws = self.draw_slots(n, rng);
+        for ((res, is_regret), draw) in [(&self.regret, true), (&self.policy, false)]
+            .into_iter()
+            .zip(draws)
+        {
+            for (slot, w) in draw {
+                let s = &res.items()[slot].step;
                 let mean = self
                     .means
                     .as_ref()
@@ -524,6 +525,35 @@ impl Memory {
                 push_head_row(tb, (own, legal, s.action), is_regret, target, scale, w);
             }
         }
+    }
+
+    /// The slots and loss weights of `n` rows drawn from each non-empty reservoir (regret,
+    /// then policy) as `sampling` says ([`MemorySampling::Uniform`] or
+    /// [`MemorySampling::Weighted`]; the rows [`Self::push_rows`] appends).
+    pub fn draw_slots(&self, n: usize, rng: &mut SplitMix64) -> [Vec<(usize, f32)>; 2] {
+        [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
+            let bound = self.weight_bound(is_regret);
+            // Rejection sampling gives up after this many draws per row (a memory whose
+            // weights all sit far below the bound; never on the shipped settings).
+            let mut tries = 1000 * n;
+            let mut out = Vec::with_capacity(n);
+            for _ in 0..n {
+                let Some(mut slot) = res.sample_slot(rng) else {
+                    break;
+                };
+                let mut w = self.weight(&res.items()[slot], is_regret);
+                if self.sampling == MemorySampling::Weighted {
+                    while tries > 0 && rng.next_f64() as f32 * bound >= w {
+                        tries -= 1;
+                        slot = res.sample_slot(rng).expect("non-empty");
+                        w = self.weight(&res.items()[slot], is_regret);
+                    }
+                    w = 1.0;
+                }
+                out.push((slot, w));
+            }
+            out
+        })
     }
 
     /// The reservoirs as bytes ([`encode_samples`]) and their counts of samples seen.

@@ -73,26 +73,36 @@ impl<T> Reservoir<T> {
     /// [`Self::push`] saying what happened: the item was added to a reservoir still filling
     /// up, replaced an old item (returned), or was not admitted (returned).
     pub fn offer(&mut self, item: T, rng: &mut SplitMix64) -> Offer<T> {
+        self.offer_slot(item, rng).0
+    }
+
+    /// [`Self::offer`], also saying which slot now holds the item (`None` when it was not
+    /// admitted).
+    pub fn offer_slot(&mut self, item: T, rng: &mut SplitMix64) -> (Offer<T>, Option<usize>) {
         self.seen += 1;
         if self.items.len() < self.capacity {
             self.items.push(item);
-            return Offer::Added;
+            return (Offer::Added, Some(self.items.len() - 1));
         }
         let j = below_u64(rng, self.seen);
         if j < self.capacity as u64 {
-            Offer::Replaced(std::mem::replace(&mut self.items[j as usize], item))
+            let j = j as usize;
+            let old = std::mem::replace(&mut self.items[j], item);
+            (Offer::Replaced(old), Some(j))
         } else {
-            Offer::Dropped(item)
+            (Offer::Dropped(item), None)
         }
     }
 
     /// A uniformly drawn item, `None` when empty.
     pub fn sample_uniform(&self, rng: &mut SplitMix64) -> Option<&T> {
-        if self.items.is_empty() {
-            None
-        } else {
-            Some(&self.items[rng.below(self.items.len())])
-        }
+        self.sample_slot(rng).map(|i| &self.items[i])
+    }
+
+    /// The slot of a uniformly drawn item (the draw [`Self::sample_uniform`] makes), `None`
+    /// when empty.
+    pub fn sample_slot(&self, rng: &mut SplitMix64) -> Option<usize> {
+        (!self.items.is_empty()).then(|| rng.below(self.items.len()))
     }
 
     /// Number of items held (at most the capacity).

@@ -15,6 +15,8 @@ pub const SAFE_KEYS: &[&str] = &[
     "armac.actors",
     "armac.snapshot_memory_mb",
     "armac.exact_eval",
+    // Where the learner reads reservoir rows from: the same rows either way.
+    "armac.device_memory",
     "sog.rounds",
     "sog.exact_eval",
     "sog.selfplay.actors",

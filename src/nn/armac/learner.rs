@@ -58,6 +58,9 @@ pub struct ArmacLearner {
     pub(super) pending_steps: u64,
     /// Transfers and operations of this learner's calls so far.
     pub(super) io: std::sync::Mutex<DeviceIo>,
+    /// The device copies of the regret and policy reservoirs
+    /// ([`Self::enable_resident_memory`]).
+    pub(super) resident: Option<[Tensor<2>; 2]>,
 }
 
 /// Exponential moving average of the learner's weights (plain tensors on its device).
@@ -109,6 +112,7 @@ impl ArmacLearner {
             pending: None,
             pending_steps: 0,
             io: Default::default(),
+            resident: None,
         })
     }
 
@@ -245,7 +249,7 @@ impl ArmacLearner {
     }
 
     /// Adds one step's `[4]` losses to the sums on the device.
-    fn defer(&mut self, values: Tensor<1>) {
+    pub(super) fn defer(&mut self, values: Tensor<1>) {
         self.pending = Some(match self.pending.take() {
             Some(sum) => sum + values,
             None => values,
@@ -278,7 +282,7 @@ impl ArmacLearner {
     }
 
     /// Adds the traffic on this thread since `before` (an [`io_now`] reading) to the counters.
-    fn add_io(&self, before: DeviceIo) {
+    pub(super) fn add_io(&self, before: DeviceIo) {
         *self.io.lock().expect("learner counters") += io_now() - before;
     }
 
@@ -394,7 +398,7 @@ impl ArmacLearner {
 
     /// One Adam step on the weighted sum of `terms`; returns the unweighted terms as one
     /// `[4]` tensor (detached, on the device).
-    fn apply(&mut self, terms: [Tensor<1>; 4]) -> Tensor<1> {
+    pub(super) fn apply(&mut self, terms: [Tensor<1>; 4]) -> Tensor<1> {
         let [c, r, i, p] = terms;
         let [wc, wr, wi, wp] = self.loss_weights;
         let total = c.clone().mul_scalar(wc)
@@ -593,6 +597,7 @@ impl ArmacLearner {
             pending: None,
             pending_steps: 0,
             io: Default::default(),
+            resident: None,
         })
     }
 }
@@ -716,24 +721,39 @@ impl TargetBlocks {
     }
 }
 
-/// The four loss terms of a non-empty batch, from one upload of its host data. Rows that
-/// train only information-state heads (reservoir-memory rows) skip the critic's inputs and
-/// the heads they do not train, rows that train only the critic and the immediate-regret head
-/// skip the other two heads; the losses are the same sums over a permutation of the rows.
+/// The four loss terms of a non-empty batch, from one upload of its host data
+/// ([`pack_grouped`]).
 fn grouped_terms(
     model: &ArmacNet,
     d: &Device,
     cfg: &ArmacNetConfig,
     batch: &TrainBatch,
 ) -> [Tensor<1>; 4] {
-    let (b, n_in, a) = (batch.rows(), cfg.input_size, cfg.num_actions);
     let mut p = Packer::default();
+    let g = pack_grouped(&mut p, cfg, batch);
+    g.losses(model, &p.upload(d))
+}
+
+/// A batch's inputs and targets in a [`Packer`], its rows grouped by the heads they train.
+pub(super) struct Grouped {
+    blocks: Vec<InputBlocks>,
+    targets: TargetBlocks,
+}
+
+/// Packs a non-empty batch. Rows that train only information-state heads (reservoir-memory
+/// rows) skip the critic's inputs and the heads they do not train, rows that train only the
+/// critic and the immediate-regret head skip the other two heads; the losses
+/// ([`Grouped::losses`]) are the same sums over a permutation of the rows.
+pub(super) fn pack_grouped(p: &mut Packer, cfg: &ArmacNetConfig, batch: &TrainBatch) -> Grouped {
+    let (b, n_in, a) = (batch.rows(), cfg.input_size, cfg.num_actions);
     let Some(groups) = row_groups(batch) else {
         let inputs = [&batch.own[..], &batch.both0[..], &batch.both1[..]];
-        let x = pack_inputs(&mut p, inputs, &batch.legal, b, n_in, Heads::ALL);
-        let targets = pack_targets(&mut p, batch, a);
-        let p = p.upload(d);
-        return targets.losses(forward_packed(model, &p, &x), &p);
+        let x = pack_inputs(p, inputs, &batch.legal, b, n_in, Heads::ALL);
+        let targets = pack_targets(p, batch, a);
+        return Grouped {
+            blocks: vec![x],
+            targets,
+        };
     };
     let mut blocks = Vec::with_capacity(groups.len());
     let mut order = Vec::with_capacity(b);
@@ -751,7 +771,7 @@ fn grouped_terms(
             (Vec::new(), Vec::new())
         };
         blocks.push(pack_inputs(
-            &mut p,
+            p,
             [&own, &both0, &both1],
             &legal,
             n,
@@ -760,13 +780,25 @@ fn grouped_terms(
         ));
         order.extend(idx);
     }
-    let targets = pack_targets(&mut p, &batch.select_targets(&order, a), a);
-    let p = p.upload(d);
-    let parts = blocks
-        .iter()
-        .map(|x| forward_packed(model, &p, x))
-        .collect();
-    targets.losses(ArmacOutput::cat(parts), &p)
+    let targets = pack_targets(p, &batch.select_targets(&order, a), a);
+    Grouped { blocks, targets }
+}
+
+impl Grouped {
+    /// The four loss terms on the uploaded buffer `p`.
+    pub(super) fn losses(&self, model: &ArmacNet, p: &Packed) -> [Tensor<1>; 4] {
+        let mut parts: Vec<ArmacOutput> = self
+            .blocks
+            .iter()
+            .map(|x| forward_packed(model, p, x))
+            .collect();
+        let out = if parts.len() == 1 {
+            parts.pop().expect("one part")
+        } else {
+            ArmacOutput::cat(parts)
+        };
+        self.targets.losses(out, p)
+    }
 }
 
 /// What the rows of one group need from the network: every output when a row has a critic

@@ -40,6 +40,9 @@ mod learner;
 mod net;
 mod plain;
 mod policy_net;
+mod resident;
+#[cfg(test)]
+mod resident_tests;
 mod synthetic;
 mod tensors;
 #[cfg(test)]
@@ -54,6 +57,7 @@ pub use learner::*;
 pub use net::*;
 pub use plain::*;
 pub use policy_net::*;
+pub use resident::*;
 pub use synthetic::*;
 pub use tensors::DeviceIo;
 use tensors::*;

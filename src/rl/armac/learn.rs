@@ -153,14 +153,23 @@ pub(crate) fn act_and_learn(
                     t.overlay(&mut snap_out, &inputs.own, &players);
                 }
                 let mut batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
-                if let Some(m) = memory.as_deref() {
-                    // The heads of W̄ and π̄ learn from the reservoirs; the replay's rows train
-                    // the critic and the immediate-regret head.
-                    batch.regret_weight.iter_mut().for_each(|w| *w = 0.0);
-                    batch.policy_weight.iter_mut().for_each(|w| *w = 0.0);
-                    m.push_rows(&mut batch, s.memory_batch, rng);
+                match memory.as_deref_mut() {
+                    Some(m) => {
+                        // The heads of W̄ and π̄ learn from the reservoirs; the replay's rows
+                        // train the critic and the immediate-regret head.
+                        batch.regret_weight.iter_mut().for_each(|w| *w = 0.0);
+                        batch.policy_weight.iter_mut().for_each(|w| *w = 0.0);
+                        if learner.has_resident_memory() {
+                            let n_in = learner.config().input_size;
+                            let step = m.resident_step(s.memory_batch, rng, n_in, na);
+                            learner.train_step_resident(&batch, &step);
+                        } else {
+                            m.push_rows(&mut batch, s.memory_batch, rng);
+                            learner.train_step_deferred(&batch);
+                        }
+                    }
+                    None => learner.train_step_deferred(&batch),
                 }
-                learner.train_step_deferred(&batch);
             }
             steps_done += 1;
             st.learning_steps += 1;

@@ -5,7 +5,7 @@
 use crate::game::GameRef;
 use crate::nn::armac::{ArmacNetConfig, SnapshotPrecision};
 use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
-use crate::rl::memory::{MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
+use crate::rl::memory::{DeviceMemory, MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
 use serde::{Deserialize, Serialize};
 
 /// What `armac.polyak` averages (see `armac.polyak_scope`).
@@ -41,6 +41,7 @@ pub struct ArmacSettings {
     pub memory_weights: MemoryWeights,
     pub memory_sampling: MemorySampling,
     pub memory_targets: MemoryTargets,
+    pub device_memory: DeviceMemory,
     pub behaviour: Behaviour,
     pub memory_max_weight: f64,
     pub memory_regret_power: f64,

@@ -96,13 +96,23 @@ impl ArmacTrainer {
     ) -> Result<ArmacTrainer, TrainError> {
         let na = game.num_distinct_actions();
         let Start {
-            learner,
+            mut learner,
             state: st,
             nets,
             replay_items,
             sums,
-            memory,
+            mut memory,
         } = start;
+        if let Some(m) = memory
+            .as_mut()
+            .filter(|m| s.device_memory.on_device(&s.device, m))
+        {
+            // The device copy starts empty: the first step uploads every row held.
+            learner
+                .enable_resident_memory(m.regret.capacity())
+                .map_err(|e| TrainError::Usage(format!("armac.device_memory: {e}")))?;
+            m.track_changes();
+        }
         let exact = if s.exact_eval {
             Exact::new(&game, s.recurrent)?
         } else {

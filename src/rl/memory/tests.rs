@@ -491,3 +491,65 @@ fn first_format_memory_files_load_with_epoch_zero() {
         assert_eq!(b.epoch, 0);
     }
 }
+
+/// The device rows of a memory ([`Memory::resident_step`]): the first step carries every
+/// slot held, later ones the slots that changed; the draw is [`Memory::push_rows`]'s (same
+/// slots, weights and rows from the same generator).
+#[test]
+fn resident_steps_carry_the_changed_slots_and_push_rows_draw() {
+    let mut rng = SplitMix64::new(4);
+    let mut m = Memory::new(6, MemoryWeights::Reach, 3.0)
+        .with_epoch_powers(1.0, 0.0)
+        .with_regret_growth(0.5)
+        .with_sampling(MemorySampling::Weighted);
+    for e in 0..3 {
+        m.add(&noisy_episode(e, |k| k, &mut rng), &mut rng);
+    }
+    assert!(m.supports_device_rows());
+    m.track_changes();
+    let width = 2 + 2 * 2;
+    let mut seen: [Vec<Vec<f32>>; 2] = [vec![Vec::new(); 6], vec![Vec::new(); 6]];
+    for round in 0..4 {
+        let (mut r1, mut r2) = (SplitMix64::new(round), SplitMix64::new(round));
+        let step = m.resident_step(5, &mut r1, 2, 2);
+        let mut tb = TrainBatch::default();
+        m.push_rows(&mut tb, 5, &mut r2);
+        assert_eq!(r1.next_u64(), r2.next_u64(), "the same draws");
+        let held = [m.regret.len(), m.policy.len()];
+        for k in 0..2 {
+            let u = &step.updates[k];
+            if round == 0 {
+                assert_eq!(u.slots, (0..held[k]).collect::<Vec<_>>());
+            }
+            for (i, &slot) in u.slots.iter().enumerate() {
+                seen[k][slot] = u.rows[i * width..(i + 1) * width].to_vec();
+            }
+        }
+        // Every drawn row, rebuilt from the rows sent so far, is the one push_rows appended.
+        let mut r = 0;
+        for (k, (draw, table)) in step.draws.iter().zip(&seen).enumerate() {
+            for (&slot, &w) in draw.slots.iter().zip(&draw.weights) {
+                let row = &table[slot];
+                assert_eq!(row.len(), width, "slot {slot} of table {k} was sent");
+                let (own, is_regret, target) = memory_row(&tb, r);
+                assert_eq!((own, is_regret), (&row[..2], k == 0));
+                let scale = if k == 0 { step.regret_scale } else { 1.0 };
+                let sent: Vec<f32> = row[4..].iter().map(|x| x * scale).collect();
+                assert_eq!(target, &sent[..]);
+                let tw = if k == 0 {
+                    tb.regret_weight[r]
+                } else {
+                    tb.policy_weight[r]
+                };
+                assert_eq!(tw, w);
+                r += 1;
+            }
+        }
+        assert_eq!(r, tb.rows());
+        // More data: the reservoirs (6 slots) are full, so new samples replace some slots.
+        m.add(&noisy_episode(3 + round, |k| 10 + k, &mut rng), &mut rng);
+    }
+    let next = m.resident_step(1, &mut rng, 2, 2);
+    let again = m.resident_step(1, &mut rng, 2, 2);
+    assert!(again.updates.iter().all(|u| u.slots.is_empty()), "{next:?}");
+}

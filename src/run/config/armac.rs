@@ -2,10 +2,10 @@
 
 use super::validate::{MAX_THREADS, Section};
 use super::{ArmacSettings, Config, ConfigError, DeviceName, d_device, d_hidden, d_layers, d_true};
-use crate::nn::armac::SnapshotPrecision;
+use crate::nn::armac::{RESIDENT_MAX_CAPACITY, SnapshotPrecision};
 use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
 pub use crate::rl::armac::PolyakScope;
-use crate::rl::memory::{MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
+use crate::rl::memory::{DeviceMemory, MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
 use serde::{Deserialize, Serialize};
 
 /// `[armac]`: ARMAC's hyper-parameters (defaults follow the paper where it states them).
@@ -108,6 +108,15 @@ pub struct ArmacConfig {
     /// sums in `memory_means.bin`).
     #[serde(default)]
     pub memory_targets: MemoryTargets,
+    /// Where the learner reads reservoir rows from: `"auto"` (default: a copy on the device
+    /// for `device = "wgpu"` or `"cuda"` where the memory settings allow one, the host
+    /// otherwise), `"device"` (a copy of both reservoirs on the learner's device: a step
+    /// uploads the slots it draws and the rows that changed since the last step instead of
+    /// the drawn rows; needs `memory = "reservoir"`, `memory_targets = "sample"`,
+    /// `memory_sampling` other than `"states"` and `memory_capacity` ≤ 2^24) or `"host"`
+    /// (every drawn row is uploaded). The same rows and losses either way.
+    #[serde(default)]
+    pub device_memory: DeviceMemory,
     /// The learning player's behaviour policy in learning episodes: `"candidates"` (default;
     /// the exploration candidates of section 3.3 computed from the latest or a past network) or
     /// `"uniform"` (one fixed policy for every epoch: all samples at an information state then
@@ -360,6 +369,7 @@ impl Config {
             memory_weights: a.memory_weights,
             memory_sampling: a.memory_sampling,
             memory_targets: a.memory_targets,
+            device_memory: a.device_memory,
             behaviour: a.behaviour,
             memory_max_weight: a.memory_max_weight,
             memory_regret_power: a.memory_regret_power,
@@ -583,6 +593,16 @@ fn check_memory(a: &ArmacConfig) -> Result<PastDraw, ConfigError> {
         reservoir || a.memory_targets == MemoryTargets::Sample,
         "memory_targets",
         "mean targets need armac.memory = \"reservoir\"",
+    )?;
+    ARMAC.require(
+        a.device_memory != DeviceMemory::Device
+            || (reservoir
+                && a.memory_targets == MemoryTargets::Sample
+                && a.memory_sampling != MemorySampling::States
+                && a.memory_capacity <= RESIDENT_MAX_CAPACITY),
+        "device_memory",
+        "\"device\" needs armac.memory = \"reservoir\", memory_targets = \"sample\", \
+         memory_sampling \"uniform\" or \"weighted\" and memory_capacity <= 16777216",
     )?;
     Ok(past_draw)
 }
