@@ -187,7 +187,6 @@ impl<S: Sink> Pass<'_, S> {
         let (tree, ht) = (self.tree, self.ht);
         let node = step.node as usize;
         let hs = ht.node_histories(node);
-        let q = step.q_next;
         let opts = self.opts;
         let actor = match tree.nodes[node].kind {
             NodeKind::Decision(p) => Some(p),
@@ -203,6 +202,57 @@ impl<S: Sink> Pass<'_, S> {
             && step.child_index != crate::tree::NONE
             && !actor.is_some_and(|p| players[p]);
         // 1. Baseline-corrected action values and history values under σ_t (Eq. 15/16).
+        self.history_values(&step, next, actor, players, fuse_next);
+        let Some(p) = actor else {
+            // Chance node: only baselines learn.
+            if learn {
+                self.learn_baselines(hs, next, None, fuse_next);
+            }
+            return;
+        };
+        let (lo, hi) = tree.nodes[node].infoset_range;
+        let inf = &tree.infosets[p];
+        let nodes = NodeInfosets {
+            p,
+            lo: lo as usize,
+            hi: hi as usize,
+            g0: inf.offset[lo as usize] as usize,
+            g1: inf.offset[hi as usize] as usize,
+        };
+        let updating = players[p];
+        let sign = if p == 0 { 1.0 } else { -1.0 };
+        let measure = learn && updating && opts.measure_variance;
+        // 2. Counterfactual action values of the node's infosets (local slices).
+        self.counterfactual_values(hs, &nodes, updating, measure);
+        if updating && !learn && !self.extras.cf_sample.is_empty() {
+            let cfq = &self.sc.node.cfq;
+            for (k, v) in cfq.iter().enumerate() {
+                self.extras.cf_sample[nodes.g0 + k] = sign * v / step.reach_q;
+            }
+        }
+        // 3. Average strategy (σ_t), regrets, next strategy σ_{t+1}.
+        self.update_infosets(&step, &nodes, learn && updating, measure, weight);
+        // 4. Baselines.
+        if learn {
+            self.learn_baselines(hs, next, Some(p), fuse_next);
+        }
+    }
+
+    /// Step 1 of a node update: the baseline-corrected action values and the history values
+    /// under σ_t (Eq. 15/16) of every history at `step`'s node, whose sampled successor is
+    /// `next` (`actor`: the acting player, `None` at chance).
+    fn history_values(
+        &mut self,
+        step: &PathStep,
+        next: u32,
+        actor: Option<usize>,
+        players: [bool; 2],
+        fuse_next: bool,
+    ) {
+        let ht = self.ht;
+        let hs = ht.node_histories(step.node as usize);
+        let q = step.q_next;
+        let opts = self.opts;
         let tab = self.sink.tab();
         let sc = &mut *self.sc;
         let hit = step.child_index as usize;
@@ -285,21 +335,20 @@ impl<S: Sink> Pass<'_, S> {
                 }
             };
         }
-        let Some(p) = actor else {
-            // Chance node: only baselines learn.
-            if learn {
-                self.learn_baselines(hs, next, None, fuse_next);
-            }
-            return;
-        };
-        let (lo, hi) = tree.nodes[node].infoset_range;
-        let inf = &tree.infosets[p];
-        let g0 = inf.offset[lo as usize] as usize;
-        let g1 = inf.offset[hi as usize] as usize;
-        let updating = players[p];
-        let sign = if p == 0 { 1.0 } else { -1.0 };
-        let measure = learn && updating && opts.measure_variance;
-        // 2. Counterfactual action values of the node's infosets (local slices).
+    }
+
+    /// Step 2 of a decision node's update: the counterfactual action values of its infosets
+    /// (`cfq`, local slices from `nodes.g0`), the reaches `cf_reach` and `own_reach`, and with
+    /// `measure` the action values' errors against the exact ones.
+    fn counterfactual_values(
+        &mut self,
+        hs: &[u32],
+        nodes: &NodeInfosets,
+        updating: bool,
+        measure: bool,
+    ) {
+        let ht = self.ht;
+        let NodeInfosets { p, lo, hi, g0, g1 } = *nodes;
         let sc = &mut *self.sc;
         let NodeScratch {
             cfq,
@@ -310,8 +359,8 @@ impl<S: Sink> Pass<'_, S> {
         } = &mut sc.node;
         zeroed(cfq, g1 - g0);
         zeroed(err, if measure { g1 - g0 } else { 0 });
-        zeroed(cf_reach, (hi - lo) as usize);
-        zeroed(own_reach, (hi - lo) as usize);
+        zeroed(cf_reach, hi - lo);
+        zeroed(own_reach, hi - lo);
         if updating {
             // The tables as slices for the whole loop (their headers are read once).
             let (cfq, cf_reach, own_reach) = (&mut cfq[..], &mut cf_reach[..], &mut own_reach[..]);
@@ -322,8 +371,8 @@ impl<S: Sink> Pass<'_, S> {
                 let h = h as usize;
                 let i = infoset[h] as usize;
                 let w = reach[h][1 - p] * chance_reach[h];
-                own_reach[i - lo as usize] = reach[h][p];
-                cf_reach[i - lo as usize] += w;
+                own_reach[i - lo] = reach[h][p];
+                cf_reach[i - lo] += w;
                 if w == 0.0 {
                     continue;
                 }
@@ -343,26 +392,43 @@ impl<S: Sink> Pass<'_, S> {
                 }
             }
         }
-        if updating && !learn && !self.extras.cf_sample.is_empty() {
-            for (k, v) in cfq.iter().enumerate() {
-                self.extras.cf_sample[g0 + k] = sign * v / step.reach_q;
-            }
-        }
-        // 3. Average strategy (σ_t), regrets, next strategy σ_{t+1}.
-        let learning = learn && updating;
+    }
+
+    /// Step 3 of a decision node's update: the average strategy (σ_t), the regrets and the
+    /// next strategy σ_{t+1} of its infosets, from the values of step 2 (`learning`: the
+    /// node's player is updated by a learning pass).
+    fn update_infosets(
+        &mut self,
+        step: &PathStep,
+        nodes: &NodeInfosets,
+        learning: bool,
+        measure: bool,
+        weight: f64,
+    ) {
+        let NodeInfosets { p, lo, hi, g0, g1 } = *nodes;
+        let opts = self.opts;
+        let inf = &self.tree.infosets[p];
+        let sign = if p == 0 { 1.0 } else { -1.0 };
+        let NodeScratch {
+            cfq,
+            err,
+            cf_reach,
+            own_reach,
+            ..
+        } = &self.sc.node;
         self.sink
             .begin_node(p, if learning { g0..g1 } else { g0..g0 });
         if learning {
             let plus = opts.regret == RegretRule::Plus;
-            for i in lo as usize..hi as usize {
+            for i in lo..hi {
                 let r = inf.range(i);
                 let local = r.start - g0..r.end - g0;
-                let own = own_reach[i - lo as usize];
+                let own = own_reach[i - lo];
                 if own > 0.0 {
                     let wr = weight * own / step.reach_q;
                     self.sink.add_avg(p, r.clone(), wr);
                 }
-                if measure && cf_reach[i - lo as usize] > 0.0 {
+                if measure && cf_reach[i - lo] > 0.0 {
                     for e in &err[local.clone()] {
                         self.extras.var_stats[0] += e * e;
                         self.extras.var_stats[1] += 1.0;
@@ -382,10 +448,6 @@ impl<S: Sink> Pass<'_, S> {
                     plus,
                 );
             }
-        }
-        // 4. Baselines.
-        if learn {
-            self.learn_baselines(hs, next, Some(p), fuse_next);
         }
     }
 
@@ -518,4 +580,15 @@ impl<S: Sink> Pass<'_, S> {
             }
         }
     }
+}
+
+/// A decision node's infosets: player `p`'s infosets `lo..hi`, whose actions are `g0..g1` of
+/// the player's tables.
+#[derive(Clone, Copy)]
+struct NodeInfosets {
+    p: usize,
+    lo: usize,
+    hi: usize,
+    g0: usize,
+    g1: usize,
 }
