@@ -63,13 +63,3 @@ pub(super) fn is_holdem(cfg: &Config) -> bool {
         && cfg.deck_size == NUM_CARDS
         && cfg.deck.iter().enumerate().all(|(i, &c)| c as usize == i)
 }
-
-/// The chance outcome that deals card id `card` in `cfg`'s deck, if the deck holds it. With
-/// four suits outcome `i` is card id `i`.
-#[inline]
-pub(super) fn outcome_of(cfg: &Config, card: u8) -> Option<Action> {
-    if cfg.num_suits == 4 {
-        return ((card as usize) < cfg.deck_size).then_some(card as Action);
-    }
-    cfg.deck[..cfg.deck_size].iter().position(|&c| c == card)
-}

@@ -1,6 +1,5 @@
 //! Policies over ranges and the opponent range LBR keeps.
 
-use super::deck::outcome_of;
 use super::*;
 
 /// A policy queried for many hands at once: what range-based evaluators such as LBR need.
@@ -97,31 +96,12 @@ pub fn with_hole_cards(
     player: Player,
     hand: usize,
 ) -> Option<UniversalPokerState> {
-    let (a, b) = HOLE_CARDS[hand];
-    let cfg = state.config();
-    debug_assert_eq!(cfg.num_hole, 2, "with_hole_cards needs two hole cards");
-    let (a, b) = (outcome_of(cfg, a)?, outcome_of(cfg, b)?);
-    let history = state.history();
-    let (i0, i1) = (2 * player, 2 * player + 1);
-    if history.len() <= i1 {
-        return None;
-    }
-    let mut s = state.clone();
-    s.reset();
-    for (i, &x) in history.iter().enumerate() {
-        let x = if i == i0 {
-            a
-        } else if i == i1 {
-            b
-        } else {
-            x
-        };
-        if s.turn() == Turn::Chance && (x >= 64 || s.chance_mask() >> x & 1 == 0) {
-            return None;
-        }
-        s.apply(x);
-    }
-    Some(s)
+    debug_assert_eq!(
+        state.config().num_hole,
+        2,
+        "with_hole_cards needs two hole cards"
+    );
+    state.with_private_cards(player, hand)
 }
 
 /// Probabilities of a hand-independent policy, copied for every hand.

@@ -532,6 +532,53 @@ impl UniversalPokerState {
         }
     }
 
+    /// The state with `player`'s hole cards replaced by `private` (a card with one hole card,
+    /// a hole-card index with two, as [`State::private_state`] numbers them), replayed from the
+    /// root: the other player's cards, the board and the betting are unchanged. `None` if the
+    /// player's cards are not dealt yet, a card is outside the deck or collides with another
+    /// dealt card (as [`State::with_private_state`], without the box).
+    pub fn with_private_cards(
+        &self,
+        player: Player,
+        private: usize,
+    ) -> Option<UniversalPokerState> {
+        let n = self.cfg.num_hole;
+        if !(1..=2).contains(&n) || self.hole_cards(player).len() < n {
+            return None;
+        }
+        let cards = match n {
+            1 => [
+                u8::try_from(private)
+                    .ok()
+                    .filter(|&c| usize::from(c) < NUM_CARDS)?,
+                0,
+            ],
+            _ => {
+                let (a, b) = *HOLE_CARDS.get(private)?;
+                [a, b]
+            }
+        };
+        let mut outcomes = [0; 2];
+        for (o, &c) in outcomes.iter_mut().zip(&cards[..n]) {
+            *o = self.cfg.outcome_of(c)?;
+        }
+        let dealt = player * n..(player + 1) * n;
+        let mut s = self.clone();
+        s.reset();
+        for (i, &x) in self.history.as_slice().iter().enumerate() {
+            let x = if dealt.contains(&i) {
+                outcomes[i - dealt.start]
+            } else {
+                x
+            };
+            if s.core.turn == Turn::Chance && (x >= 64 || s.core.deck >> x & 1 == 0) {
+                return None;
+            }
+            s.apply(x);
+        }
+        Some(s)
+    }
+
     /// Returns to the root, keeping the configuration (cheaper than a new state).
     pub fn reset(&mut self) {
         self.core = Core::new(&self.cfg);
@@ -766,41 +813,8 @@ impl State for UniversalPokerState {
     }
 
     fn with_private_state(&self, player: Player, private: usize) -> Option<Box<dyn State>> {
-        let n = self.cfg.num_hole;
-        if !(1..=2).contains(&n) || self.hole_cards(player).len() < n {
-            return None;
-        }
-        let cards = match n {
-            1 => [
-                u8::try_from(private)
-                    .ok()
-                    .filter(|&c| usize::from(c) < NUM_CARDS)?,
-                0,
-            ],
-            _ => {
-                let (a, b) = *HOLE_CARDS.get(private)?;
-                [a, b]
-            }
-        };
-        let mut outcomes = [0; 2];
-        for (o, &c) in outcomes.iter_mut().zip(&cards[..n]) {
-            *o = self.cfg.outcome_of(c)?;
-        }
-        let dealt = player * n..(player + 1) * n;
-        let mut s = self.clone();
-        s.reset();
-        for (i, &x) in self.history.as_slice().iter().enumerate() {
-            let x = if dealt.contains(&i) {
-                outcomes[i - dealt.start]
-            } else {
-                x
-            };
-            if s.core.turn == Turn::Chance && (x >= 64 || s.core.deck >> x & 1 == 0) {
-                return None;
-            }
-            s.apply(x);
-        }
-        Some(Box::new(s))
+        self.with_private_cards(player, private)
+            .map(|s| Box::new(s) as Box<dyn State>)
     }
 
     fn clone_box(&self) -> Box<dyn State> {

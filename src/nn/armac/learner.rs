@@ -60,7 +60,7 @@ pub struct ArmacLearner {
     pub(super) io: std::sync::Mutex<DeviceIo>,
     /// The device copies of the regret and policy reservoirs
     /// ([`Self::enable_resident_memory`]).
-    pub(super) resident: Option<[Tensor<2>; 2]>,
+    pub(super) resident: Option<ResidentTables>,
 }
 
 /// Exponential moving average of the learner's weights (plain tensors on its device).

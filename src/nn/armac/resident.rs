@@ -19,6 +19,12 @@ use burn::tensor::{IndexingUpdateOp, Int};
 /// Slots are uploaded as `f32`s, exact below 2^24.
 pub const RESIDENT_MAX_CAPACITY: usize = 1 << 24;
 
+/// The most bytes one chunk of a table holds: a table is kept as chunks of at most this size,
+/// and a catch-up of more changed rows is uploaded in pieces of at most this size, because
+/// devices cap a single buffer (Mesa's lavapipe took a 96 MB upload and refused a 193 MB one;
+/// one 2^18-row FCPA table is 192 MB).
+pub const RESIDENT_CHUNK_BYTES: usize = 32 << 20;
+
 /// Rows of one table that changed since the last step: `slots[k]` now holds
 /// `rows[k · width .. (k + 1) · width]` (`width = input + 2·A`, see the module docs). A slot may
 /// appear once at most.
@@ -51,22 +57,41 @@ pub fn resident_width(cfg: &ArmacNetConfig) -> usize {
     cfg.input_size + 2 * cfg.num_actions
 }
 
-/// Where one table's blocks lie in the step's upload.
+/// Where one table's blocks lie in the step's upload: per chunk the local slots and rows it
+/// rewrites and the local slots it is drawn at (in chunk order), and the drawn rows' weights in
+/// that order.
 struct TableBlocks {
-    update: Option<(Block, Block)>,
-    draw: Option<(Block, Block, usize)>,
+    updates: Vec<(usize, Block, Block)>,
+    draws: Vec<(usize, Block)>,
+    weights: Option<Block>,
 }
 
 impl ArmacLearner {
-    /// Keeps two device tables of `capacity` rows (all zeros) for [`Self::train_step_resident`].
+    /// Keeps two device tables of `capacity` rows (all zeros) for [`Self::train_step_resident`],
+    /// each in chunks of at most [`RESIDENT_CHUNK_BYTES`].
     ///
     /// # Errors
     /// A capacity of 0 or above [`RESIDENT_MAX_CAPACITY`], or a recurrent net (its rows are
     /// sequences).
     pub fn enable_resident_memory(&mut self, capacity: usize) -> Result<(), NnError> {
-        if capacity == 0 || capacity > RESIDENT_MAX_CAPACITY {
+        let row_bytes = resident_width(&self.cfg) * std::mem::size_of::<f32>();
+        self.enable_resident_memory_in_chunks(capacity, (RESIDENT_CHUNK_BYTES / row_bytes).max(1))
+    }
+
+    /// [`Self::enable_resident_memory`] with tables in chunks of `chunk_rows` rows (the last
+    /// may be shorter).
+    ///
+    /// # Errors
+    /// As [`Self::enable_resident_memory`], and for `chunk_rows` 0.
+    pub fn enable_resident_memory_in_chunks(
+        &mut self,
+        capacity: usize,
+        chunk_rows: usize,
+    ) -> Result<(), NnError> {
+        if capacity == 0 || capacity > RESIDENT_MAX_CAPACITY || chunk_rows == 0 {
             return Err(NnError::Config(format!(
-                "device-resident memory of {capacity} rows: must be 1 to {RESIDENT_MAX_CAPACITY}"
+                "device-resident memory of {capacity} rows in chunks of {chunk_rows}: must be \
+                 1 to {RESIDENT_MAX_CAPACITY} rows in chunks of at least 1"
             )));
         }
         if self.cfg.recurrent {
@@ -76,7 +101,19 @@ impl ArmacLearner {
         }
         let width = resident_width(&self.cfg);
         let d = self.device.clone().inner();
-        self.resident = Some([0, 1].map(|_| Tensor::zeros([capacity, width], &d)));
+        let chunks = || -> Vec<Tensor<2>> {
+            (0..capacity.div_ceil(chunk_rows))
+                .map(|c| {
+                    let rows = chunk_rows.min(capacity - c * chunk_rows);
+                    Tensor::zeros([rows, width], &d)
+                })
+                .collect()
+        };
+        self.resident = Some(ResidentTables {
+            chunk_rows,
+            capacity,
+            tables: [chunks(), chunks()],
+        });
         Ok(())
     }
 
@@ -88,7 +125,9 @@ impl ArmacLearner {
     /// One Adam step on the replay rows of `replay` (its mean-regret and average-policy weights
     /// must be 0: those heads train on the resident rows) and the rows `step` draws from the
     /// device tables, after writing `step.updates` into them. One upload, no read-back; the
-    /// losses are added to the sums [`Self::take_loss_sums`] reads.
+    /// losses are added to the sums [`Self::take_loss_sums`] reads. Updates of more floats
+    /// than a chunk holds are written first, in uploads of at most a chunk's size each
+    /// ([`resident_catch_up_uploads`]).
     ///
     /// # Panics
     /// Without [`Self::enable_resident_memory`], if `replay` does not match the config or
@@ -110,48 +149,76 @@ impl ArmacLearner {
         self.add_io(before);
     }
 
+    /// Writes `update` into table `t` in uploads of at most a chunk's size each.
+    fn write_update_apart(
+        &self,
+        res: &mut ResidentTables,
+        t: usize,
+        update: &ResidentUpdate,
+        width: usize,
+    ) {
+        check_update(update, res.capacity, width);
+        let piece = (res.chunk_rows * width / (width + 1)).max(1);
+        for start in (0..update.slots.len()).step_by(piece) {
+            let end = (start + piece).min(update.slots.len());
+            let part = ResidentUpdate {
+                slots: update.slots[start..end].to_vec(),
+                rows: update.rows[start * width..end * width].to_vec(),
+            };
+            let mut p = Packer::default();
+            let blocks = pack_table(&mut p, &part, &ResidentDraw::default(), res, width);
+            let packed = p.upload(&self.device);
+            assign_rows(&mut res.tables[t], &blocks.updates, &packed);
+        }
+    }
+
     /// The four loss terms of a resident step (see [`Self::train_step_resident`]).
     fn resident_terms(&mut self, replay: &TrainBatch, step: &ResidentStep) -> [Tensor<1>; 4] {
-        let tables = self
+        let mut res = self
             .resident
             .take()
             .expect("train_step_resident needs enable_resident_memory");
-        let (capacity, width) = {
-            let [c, w] = tables[0].dims();
-            (c, w)
-        };
+        let width = res.tables[0][0].dims()[1];
         let (n_in, a) = (self.cfg.input_size, self.cfg.num_actions);
+        // A catch-up larger than a chunk (the first step after a start or a resume with full
+        // reservoirs) is written first, in uploads of its own of at most a chunk's size.
+        let update_floats: usize = step.updates.iter().map(|u| u.rows.len()).sum();
+        let apart = update_floats > res.chunk_rows * width;
+        if apart {
+            for (t, update) in step.updates.iter().enumerate() {
+                self.write_update_apart(&mut res, t, update, width);
+            }
+        }
+        let none = ResidentUpdate::default();
         let mut p = Packer::default();
         let replay_part = (replay.rows() > 0).then(|| pack_grouped(&mut p, &self.cfg, replay));
         let blocks: Vec<TableBlocks> = (0..2)
-            .map(|t| pack_table(&mut p, &step.updates[t], &step.draws[t], capacity, width))
+            .map(|t| {
+                let update = if apart { &none } else { &step.updates[t] };
+                pack_table(&mut p, update, &step.draws[t], &res, width)
+            })
             .collect();
         let packed = p.upload(&self.device);
-        let slots_of = |b: Block| -> Tensor<1, Int> {
-            let t = packed.get(b).inner();
-            let n = t.dims()[0];
-            t.reshape([n]).int()
-        };
+        let slots_of = |b: Block| slots_tensor(&packed, b);
         // Write the changed rows, then gather the drawn ones (as constants of the graph).
         let mut drawn: Vec<Option<(Tensor<2>, Tensor<2>)>> = Vec::with_capacity(2);
-        let mut new_tables = Vec::with_capacity(2);
-        for (table, b) in tables.into_iter().zip(&blocks) {
-            let table = match b.update {
-                Some((slots, rows)) => table.select_assign(
-                    0,
-                    slots_of(slots),
-                    packed.get(rows).inner(),
-                    IndexingUpdateOp::Assign,
-                ),
-                None => table,
-            };
-            drawn.push(b.draw.map(|(slots, weights, _)| {
-                let rows = table.clone().select(0, slots_of(slots)).autodiff();
-                (rows, packed.get(weights))
+        for (chunks, b) in res.tables.iter_mut().zip(&blocks) {
+            assign_rows(chunks, &b.updates, &packed);
+            drawn.push(b.weights.map(|weights| {
+                let parts: Vec<Tensor<2>> = b
+                    .draws
+                    .iter()
+                    .map(|&(c, slots)| chunks[c].clone().select(0, slots_of(slots)))
+                    .collect();
+                let rows = if parts.len() == 1 {
+                    parts.into_iter().next().expect("one part")
+                } else {
+                    Tensor::cat(parts, 0)
+                };
+                (rows.autodiff(), packed.get(weights))
             }));
-            new_tables.push(table);
         }
-        self.resident = Some(new_tables.try_into().expect("two tables"));
+        self.resident = Some(res);
         let zero = || Tensor::<1>::zeros([1], &self.device);
         let [critic, mut mean_regret, immediate, mut policy] = match replay_part {
             Some(g) => g.losses(&self.model, &packed),
@@ -177,6 +244,64 @@ impl ArmacLearner {
     }
 }
 
+/// The uploads a step with `updates` makes before its own one, for tables in chunks of
+/// `chunk_rows` rows of `width` floats: none unless the updates hold more floats than a chunk.
+pub fn resident_catch_up_uploads(
+    updates: &[ResidentUpdate; 2],
+    chunk_rows: usize,
+    width: usize,
+) -> usize {
+    let floats: usize = updates.iter().map(|u| u.rows.len()).sum();
+    if floats <= chunk_rows * width {
+        return 0;
+    }
+    let piece = (chunk_rows * width / (width + 1)).max(1);
+    updates.iter().map(|u| u.slots.len().div_ceil(piece)).sum()
+}
+
+/// Checks an update's lengths and slots.
+///
+/// # Panics
+/// On rows that do not match the slots, a slot out of range or a repeated slot.
+fn check_update(update: &ResidentUpdate, capacity: usize, width: usize) {
+    let k = update.slots.len();
+    assert_eq!(update.rows.len(), k * width, "resident update rows");
+    let mut seen = std::collections::HashSet::with_capacity(k);
+    for &s in &update.slots {
+        assert!(s < capacity, "resident update slot {s} of {capacity}");
+        assert!(seen.insert(s), "resident update slot {s} repeated");
+    }
+}
+
+/// Block `b` of `packed` (slots uploaded as `f32`s) as an index tensor.
+fn slots_tensor(packed: &Packed, b: Block) -> Tensor<1, Int> {
+    let t = packed.get(b).inner();
+    let n = t.dims()[0];
+    t.reshape([n]).int()
+}
+
+/// Writes the rows of `updates` (chunk, local slots, rows: blocks of `packed`, in chunk order)
+/// into `chunks`, each chunk moved into its update so the device may write it in place.
+fn assign_rows(chunks: &mut Vec<Tensor<2>>, updates: &[(usize, Block, Block)], packed: &Packed) {
+    if updates.is_empty() {
+        return;
+    }
+    let mut ups = updates.iter().peekable();
+    *chunks = std::mem::take(chunks)
+        .into_iter()
+        .enumerate()
+        .map(|(c, chunk)| match ups.next_if(|u| u.0 == c) {
+            Some(&(_, slots, rows)) => chunk.select_assign(
+                0,
+                slots_tensor(packed, slots),
+                packed.get(rows).inner(),
+                IndexingUpdateOp::Assign,
+            ),
+            None => chunk,
+        })
+        .collect();
+}
+
 /// Splits gathered rows into the acting player's tensor, the legal mask and the masked target.
 fn split_row(rows: Tensor<2>, n_in: usize, a: usize) -> (Tensor<2>, Tensor<2>, Tensor<2>) {
     let own = rows.clone().narrow(1, 0, n_in);
@@ -185,7 +310,8 @@ fn split_row(rows: Tensor<2>, n_in: usize, a: usize) -> (Tensor<2>, Tensor<2>, T
     (own, legal, target)
 }
 
-/// Packs one table's changed rows and drawn slots with their normalised weights.
+/// Packs one table's changed rows and drawn slots, chunk by chunk, with the drawn rows'
+/// normalised weights in the order the chunks gather them.
 ///
 /// # Panics
 /// On inconsistent lengths, a slot out of range or a repeated update slot.
@@ -193,31 +319,68 @@ fn pack_table(
     p: &mut Packer,
     update: &ResidentUpdate,
     draw: &ResidentDraw,
-    capacity: usize,
+    res: &ResidentTables,
     width: usize,
 ) -> TableBlocks {
-    let k = update.slots.len();
-    assert_eq!(update.rows.len(), k * width, "resident update rows");
-    let mut seen = std::collections::HashSet::with_capacity(k);
-    for &s in &update.slots {
-        assert!(s < capacity, "resident update slot {s} of {capacity}");
-        assert!(seen.insert(s), "resident update slot {s} repeated");
-    }
-    let update = (k > 0).then(|| {
-        let slots: Vec<f32> = update.slots.iter().map(|&s| s as f32).collect();
-        (p.push(&slots, k, 1), p.push(&update.rows, k, width))
-    });
+    let (capacity, chunk_rows) = (res.capacity, res.chunk_rows);
+    let chunks = capacity.div_ceil(chunk_rows);
+    check_update(update, capacity, width);
     let n = draw.slots.len();
     assert_eq!(draw.weights.len(), n, "resident draw weights");
     assert!(
         draw.slots.iter().all(|&s| s < capacity),
         "resident draw slot out of range"
     );
+    // Positions (into the step's lists) by chunk, in their order within each chunk.
+    let by_chunk = |slots: &[usize]| -> Vec<Vec<usize>> {
+        let mut v = vec![Vec::new(); chunks];
+        for (i, &s) in slots.iter().enumerate() {
+            v[s / chunk_rows].push(i);
+        }
+        v
+    };
+    let local = |s: usize| (s % chunk_rows) as f32;
+    let mut updates = Vec::new();
+    for (c, idx) in by_chunk(&update.slots).into_iter().enumerate() {
+        if idx.is_empty() {
+            continue;
+        }
+        let slots: Vec<f32> = idx.iter().map(|&i| local(update.slots[i])).collect();
+        let mut rows = Vec::with_capacity(idx.len() * width);
+        for &i in &idx {
+            rows.extend_from_slice(&update.rows[i * width..(i + 1) * width]);
+        }
+        updates.push((
+            c,
+            p.push(&slots, idx.len(), 1),
+            p.push(&rows, idx.len(), width),
+        ));
+    }
     let sum: f32 = draw.weights.iter().sum();
-    let draw = (n > 0 && sum > 0.0).then(|| {
-        let slots: Vec<f32> = draw.slots.iter().map(|&s| s as f32).collect();
-        let w: Vec<f32> = draw.weights.iter().map(|x| x / sum).collect();
-        (p.push(&slots, n, 1), p.push(&w, n, 1), n)
-    });
-    TableBlocks { update, draw }
+    let mut draws = Vec::new();
+    let mut weights = Vec::with_capacity(n);
+    if n > 0 && sum > 0.0 {
+        for (c, idx) in by_chunk(&draw.slots).into_iter().enumerate() {
+            if idx.is_empty() {
+                continue;
+            }
+            let slots: Vec<f32> = idx.iter().map(|&i| local(draw.slots[i])).collect();
+            weights.extend(idx.iter().map(|&i| draw.weights[i] / sum));
+            draws.push((c, p.push(&slots, idx.len(), 1)));
+        }
+    }
+    let weights = (!draws.is_empty()).then(|| p.push(&weights, n, 1));
+    TableBlocks {
+        updates,
+        draws,
+        weights,
+    }
+}
+
+/// The device tables of [`ArmacLearner::enable_resident_memory`]: per table (regret, policy)
+/// chunks of `chunk_rows` rows, slot `s` at row `s % chunk_rows` of chunk `s / chunk_rows`.
+pub(super) struct ResidentTables {
+    chunk_rows: usize,
+    capacity: usize,
+    tables: [Vec<Tensor<2>>; 2],
 }

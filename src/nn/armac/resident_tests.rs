@@ -131,20 +131,29 @@ fn close(x: f64, y: f64, tol: f64) -> bool {
     (x - y).abs() <= tol * (1.0 + x.abs().max(y.abs()))
 }
 
-/// Resident steps on `device`: one upload and no read-back each, the losses summed on the
+/// Resident steps on `device`: one upload (after the catch-up uploads of a step that rewrites
+/// more than a chunk) and no read-back each, the losses summed on the
 /// device; returns the loss sums, the upload bytes of each step and the learner's outputs
 /// afterwards on a probe batch.
-fn resident_run(device: &Device, capacity: usize) -> ([f64; 4], Vec<u64>, ActOutput) {
+fn resident_run(
+    device: &Device,
+    capacity: usize,
+    chunk_rows: usize,
+) -> ([f64; 4], Vec<u64>, ActOutput) {
     let cfg = small_cfg();
     let replay = replay_batch(&cfg);
     let mut learner = ArmacLearner::new(cfg.clone(), device, 1e-3, 9);
-    learner.enable_resident_memory(capacity).unwrap();
+    learner
+        .enable_resident_memory_in_chunks(capacity, chunk_rows)
+        .unwrap();
     let mut bytes = Vec::new();
+    let width = resident_width(&cfg);
     for (step, _) in scenario(&cfg, capacity) {
         let before = learner.io();
         learner.train_step_resident(&replay, &step);
         let io = learner.io() - before;
-        assert_eq!((io.uploads, io.readbacks), (1, 0), "{io:?}");
+        let catch_up = resident_catch_up_uploads(&step.updates, chunk_rows, width) as u64;
+        assert_eq!((io.uploads, io.readbacks), (1 + catch_up, 0), "{io:?}");
         bytes.push(io.upload_bytes);
     }
     let (sums, n) = learner.take_loss_sums();
@@ -158,12 +167,28 @@ fn resident_run(device: &Device, capacity: usize) -> ([f64; 4], Vec<u64>, ActOut
 
 /// The resident path trains exactly as uploading the drawn rows (the same losses and the same
 /// weights afterwards, within `f32` summation order), and uploads the replay rows, the
-/// changed rows and two floats per drawn row, no more.
+/// changed rows and two floats per drawn row, no more; with the tables whole, in uneven
+/// chunks (4 + 2 rows) and in chunks of one row.
 #[test]
 fn resident_rows_train_as_the_uploaded_rows_with_one_upload_per_step() {
+    for chunk_rows in [6, 4, 1, 64] {
+        resident_matches_the_host_path(chunk_rows);
+    }
+    // The first step rewrites both tables (6 + 6 rows of 15 floats): apart in chunks of 4
+    // (three rows an upload) and of 1 (a row an upload), in the step's own upload with 64-row
+    // chunks.
+    let cfg = small_cfg();
+    let first = &scenario(&cfg, 6)[0].0.updates;
+    let width = resident_width(&cfg);
+    assert_eq!(resident_catch_up_uploads(first, 4, width), 4);
+    assert_eq!(resident_catch_up_uploads(first, 1, width), 12);
+    assert_eq!(resident_catch_up_uploads(first, 64, width), 0);
+}
+
+fn resident_matches_the_host_path(chunk_rows: usize) {
     let cfg = small_cfg();
     let capacity = 6;
-    let (sums, bytes, probe) = resident_run(&cpu_device(), capacity);
+    let (sums, bytes, probe) = resident_run(&cpu_device(), capacity, chunk_rows);
     let replay = replay_batch(&cfg);
     let mut host = ArmacLearner::new(cfg.clone(), &cpu_device(), 1e-3, 9);
     let mut replay_only = ArmacLearner::new(cfg.clone(), &cpu_device(), 1e-3, 9);
@@ -176,13 +201,17 @@ fn resident_rows_train_as_the_uploaded_rows_with_one_upload_per_step() {
         let extra: usize = (0..2)
             .map(|t| step.updates[t].slots.len() * (1 + width) + step.draws[t].slots.len() * 2)
             .sum();
-        assert_eq!(bytes[k], replay_bytes + 4 * extra as u64, "step {k}");
+        assert_eq!(
+            bytes[k],
+            replay_bytes + 4 * extra as u64,
+            "step {k}, chunks of {chunk_rows}"
+        );
     }
     let (want, _) = host.take_loss_sums();
     for k in 0..4 {
         assert!(
             close(sums[k], want[k], 1e-5),
-            "loss {k}: {} vs {}",
+            "loss {k}, chunks of {chunk_rows}: {} vs {}",
             sums[k],
             want[k]
         );
@@ -202,6 +231,7 @@ fn resident_rows_train_as_the_uploaded_rows_with_one_upload_per_step() {
 fn resident_memory_refuses_what_it_cannot_hold() {
     let mut learner = ArmacLearner::new(small_cfg(), &cpu_device(), 1e-3, 1);
     assert!(learner.enable_resident_memory(0).is_err());
+    assert!(learner.enable_resident_memory_in_chunks(4, 0).is_err());
     assert!(
         learner
             .enable_resident_memory(RESIDENT_MAX_CAPACITY + 1)
@@ -252,8 +282,8 @@ fn resident_memory_refuses_what_it_cannot_hold() {
 #[ignore = "needs a Vulkan driver"]
 fn resident_rows_on_wgpu_upload_once_and_match_flex() {
     let gpu = crate::nn::select_device("wgpu").unwrap();
-    let (on_gpu, gpu_bytes, gpu_probe) = resident_run(&gpu, 6);
-    let (on_cpu, cpu_bytes, cpu_probe) = resident_run(&cpu_device(), 6);
+    let (on_gpu, gpu_bytes, gpu_probe) = resident_run(&gpu, 6, 4);
+    let (on_cpu, cpu_bytes, cpu_probe) = resident_run(&cpu_device(), 6, 4);
     assert_eq!(gpu_bytes, cpu_bytes);
     for k in 0..4 {
         assert!(
@@ -266,4 +296,41 @@ fn resident_rows_on_wgpu_upload_once_and_match_flex() {
     for (x, y) in gpu_probe.mean_regret.iter().zip(&cpu_probe.mean_regret) {
         assert!(close(f64::from(*x), f64::from(*y), 1e-3), "{x} vs {y}");
     }
+}
+
+/// Tables larger than a device takes in one buffer (lavapipe refuses about 128 MiB; these are
+/// 192 MB each: the FCPA network's 175-float rows at `nlhe_fcpa.toml`'s 2^18 slots) live in
+/// chunks: a step that writes and draws rows in the first and the last chunk runs, and its
+/// losses are finite. Opt-in: needs a Vulkan driver.
+#[cfg(feature = "wgpu")]
+#[test]
+#[ignore = "needs a Vulkan driver"]
+fn resident_tables_beyond_one_buffer_on_wgpu_train() {
+    let gpu = crate::nn::select_device("wgpu").unwrap();
+    let cfg = ArmacNetConfig::new(175, 4)
+        .with_encoder_hidden(16)
+        .with_head_hidden(16);
+    let capacity = 1 << 18;
+    let mut learner = ArmacLearner::new(cfg.clone(), &gpu, 1e-3, 3);
+    learner.enable_resident_memory(capacity).unwrap();
+    let mut rng = SplitMix64::new(4);
+    let slots = vec![0, 1, capacity - 2, capacity - 1];
+    let step = ResidentStep {
+        updates: [false, true].map(|policy| ResidentUpdate {
+            slots: slots.clone(),
+            rows: (0..slots.len())
+                .flat_map(|_| table_row(&random_row(&cfg, &mut rng, policy)))
+                .collect(),
+        }),
+        draws: [0, 1].map(|_| ResidentDraw {
+            slots: vec![capacity - 1, 0, capacity - 2, 1],
+            weights: vec![1.0; 4],
+        }),
+        regret_scale: 1.0,
+    };
+    learner.train_step_resident(&replay_batch(&cfg), &step);
+    let (sums, n) = learner.take_loss_sums();
+    assert_eq!(n, 1);
+    assert!(sums.iter().all(|x| x.is_finite()), "{sums:?}");
+    assert!(sums[1] > 0.0 && sums[3] > 0.0, "{sums:?}");
 }

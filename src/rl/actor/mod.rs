@@ -34,6 +34,8 @@ mod play;
 mod roles;
 mod shadow;
 #[cfg(test)]
+mod target_tests;
+#[cfg(test)]
 mod tests;
 mod variants;
 
