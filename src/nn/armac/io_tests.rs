@@ -18,8 +18,21 @@ fn mixed_batch(cfg: &ArmacNetConfig) -> TrainBatch {
     batch
 }
 
-fn close(x: f64, y: f64, tol: f64) -> bool {
+pub(super) fn close(x: f64, y: f64, tol: f64) -> bool {
     (x - y).abs() <= tol * (1.0 + x.abs().max(y.abs()))
+}
+
+/// Asserts that the four loss sums `got` and `want` agree within `tol` (relative, see
+/// [`close`]); `what` names the comparison in the message.
+pub(super) fn assert_losses_close(got: &[f64; 4], want: &[f64; 4], tol: f64, what: &str) {
+    for k in 0..4 {
+        assert!(
+            close(got[k], want[k], tol),
+            "loss {k}, {what}: {} vs {}",
+            got[k],
+            want[k]
+        );
+    }
 }
 
 /// `steps` deferred steps on `device`: asserts one upload and no read-back per step and one
@@ -135,12 +148,5 @@ fn deferred_learner_on_wgpu_uploads_once_and_matches_flex() {
     let (on_gpu, gpu_bytes) = deferred_steps(&gpu, &batch, 5);
     let (on_cpu, cpu_bytes) = deferred_steps(&cpu_device(), &batch, 5);
     assert_eq!(gpu_bytes, cpu_bytes);
-    for k in 0..4 {
-        assert!(
-            close(on_gpu[k], on_cpu[k], 1e-4),
-            "loss {k}: wgpu {} vs flex {}",
-            on_gpu[k],
-            on_cpu[k]
-        );
-    }
+    assert_losses_close(&on_gpu, &on_cpu, 1e-4, "wgpu vs flex");
 }

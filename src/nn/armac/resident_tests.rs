@@ -1,6 +1,7 @@
 //! The device-resident reservoir rows ([`ArmacLearner::train_step_resident`]): the same
 //! training as uploading the drawn rows, one upload per step, the changed rows written once.
 
+use super::io_tests::{assert_losses_close, close};
 use super::*;
 
 fn small_cfg() -> ArmacNetConfig {
@@ -127,10 +128,6 @@ fn replay_batch(cfg: &ArmacNetConfig) -> TrainBatch {
     b
 }
 
-fn close(x: f64, y: f64, tol: f64) -> bool {
-    (x - y).abs() <= tol * (1.0 + x.abs().max(y.abs()))
-}
-
 /// Resident steps on `device`: one upload (after the catch-up uploads of a step that rewrites
 /// more than a chunk) and no read-back each, the losses summed on the
 /// device; returns the loss sums, the upload bytes of each step and the learner's outputs
@@ -208,14 +205,8 @@ fn resident_matches_the_host_path(chunk_rows: usize) {
         );
     }
     let (want, _) = host.take_loss_sums();
-    for k in 0..4 {
-        assert!(
-            close(sums[k], want[k], 1e-5),
-            "loss {k}, chunks of {chunk_rows}: {} vs {}",
-            sums[k],
-            want[k]
-        );
-    }
+    let what = format!("chunks of {chunk_rows}, resident vs host rows");
+    assert_losses_close(&sums, &want, 1e-5, &what);
     let got = host.evaluate(&synthetic_act_batch(&cfg, 5, 3));
     for (x, y) in probe.mean_regret.iter().zip(&got.mean_regret) {
         assert!(close(f64::from(*x), f64::from(*y), 1e-4), "{x} vs {y}");
@@ -285,14 +276,7 @@ fn resident_rows_on_wgpu_upload_once_and_match_flex() {
     let (on_gpu, gpu_bytes, gpu_probe) = resident_run(&gpu, 6, 4);
     let (on_cpu, cpu_bytes, cpu_probe) = resident_run(&cpu_device(), 6, 4);
     assert_eq!(gpu_bytes, cpu_bytes);
-    for k in 0..4 {
-        assert!(
-            close(on_gpu[k], on_cpu[k], 1e-4),
-            "loss {k}: wgpu {} vs flex {}",
-            on_gpu[k],
-            on_cpu[k]
-        );
-    }
+    assert_losses_close(&on_gpu, &on_cpu, 1e-4, "wgpu vs flex");
     for (x, y) in gpu_probe.mean_regret.iter().zip(&cpu_probe.mean_regret) {
         assert!(close(f64::from(*x), f64::from(*y), 1e-3), "{x} vs {y}");
     }
