@@ -710,15 +710,29 @@ impl TargetBlocks {
         let critic = (((q0a - t0).square() + (q1a - t1).square()) * cw).sum();
         // Heads are 0 at illegal actions and so are the masked targets, so illegal entries
         // contribute nothing.
-        let mse =
-            |head: Tensor<2>, [y, w]: [Block; 2]| ((head - p.get(y)).square() * p.get(w)).sum();
+        let mse = |head: Tensor<2>, [y, w]: [Block; 2]| weighted_sq_error(head, p.get(y), p.get(w));
         let mean_regret = mse(out.mean_regret, self.regret);
         let immediate = mse(out.immediate_regret, self.immediate);
-        // Average policy: cross-entropy against the masked softmax.
         let [pt, pw] = self.policy.map(|b| p.get(b));
-        let policy = (log_softmax(out.avg_logits, 1) * pt * pw).sum().neg();
+        let policy = policy_cross_entropy(out.avg_logits, pt, pw);
         [critic, mean_regret, immediate, policy]
     }
+}
+
+/// The regret heads' loss: `Σ_rows w · Σ_a (head − target)²` (`head` and `target` `[B, A]`,
+/// `w` `[B, 1]`, already divided by the row's number of legal actions).
+pub(super) fn weighted_sq_error(head: Tensor<2>, target: Tensor<2>, w: Tensor<2>) -> Tensor<1> {
+    ((head - target).square() * w).sum()
+}
+
+/// The average-policy loss: the `w`-weighted cross-entropy of the masked softmax of `logits`
+/// against the `target` distributions.
+pub(super) fn policy_cross_entropy(
+    logits: Tensor<2>,
+    target: Tensor<2>,
+    w: Tensor<2>,
+) -> Tensor<1> {
+    (log_softmax(logits, 1) * target * w).sum().neg()
 }
 
 /// The four loss terms of a non-empty batch, from one upload of its host data

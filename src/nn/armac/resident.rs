@@ -233,12 +233,12 @@ impl ArmacLearner {
             let target = target.mul_scalar(step.regret_scale);
             // Mean over the legal actions of each row, weighted mean over rows.
             let per_legal = w / legal.sum_dim(1).clamp_min(1.0);
-            mean_regret = mean_regret + ((out.mean_regret - target).square() * per_legal).sum();
+            mean_regret = mean_regret + weighted_sq_error(out.mean_regret, target, per_legal);
         }
         if let Some((rows, w)) = drawn.next().flatten() {
             let (own, legal, target) = split_row(rows, n_in, a);
             let out = self.model.forward_heads(own, legal, Heads::AVG_POLICY);
-            policy = policy + (log_softmax(out.avg_logits, 1) * target * w).sum().neg();
+            policy = policy + policy_cross_entropy(out.avg_logits, target, w);
         }
         [critic, mean_regret, immediate, policy]
     }

@@ -67,13 +67,16 @@ impl Memory {
             self.supports_device_rows(),
             "resident_step: these memory settings do not draw sample rows"
         );
-        let changed = self
+        let [regret_changed, policy_changed] = self
             .changed
             .as_mut()
             .map(std::mem::take)
             .expect("resident_step needs track_changes");
-        let updates = [(&self.regret, 0), (&self.policy, 1)].map(|(res, k)| {
-            let mut slots = changed[k].clone();
+        let updates = [
+            (&self.regret, regret_changed),
+            (&self.policy, policy_changed),
+        ]
+        .map(|(res, mut slots)| {
             slots.sort_unstable();
             slots.dedup();
             let mut rows = Vec::with_capacity(slots.len() * (input + 2 * num_actions));
