@@ -226,6 +226,10 @@ pub struct TrainBatch {
     pub policy_target: Vec<f32>,
     /// `B`: average-policy loss weights.
     pub policy_weight: Vec<f32>,
+    /// The critic and immediate-regret targets of the first rows as coefficients of the
+    /// learner's critic, evaluated inside the step ([`StepTargets`]); `None`: the targets are
+    /// `critic_target` and `immediate_target`.
+    pub step_targets: Option<StepTargets>,
 }
 
 /// One row of a [`TrainBatch`], borrowed.
@@ -295,7 +299,11 @@ impl TrainBatch {
         check_len("own", self.own.len(), n_in)?;
         check_len("both0", self.both0.len(), n_in)?;
         check_len("both1", self.both1.len(), n_in)?;
-        self.validate_targets(cfg.num_actions)
+        self.validate_targets(cfg.num_actions)?;
+        match &self.step_targets {
+            Some(st) => st.validate(self, cfg.num_actions),
+            None => Ok(()),
+        }
     }
 
     /// The target half of [`Self::validate`] (inputs not checked).

@@ -295,9 +295,13 @@ impl ArmacLearner {
         let inputs = [&batch.own[..], &batch.both0[..], &batch.both1[..]];
         let mut p = Packer::default();
         let x = pack_inputs(&mut p, inputs, &batch.legal, b, n_in, Heads::ALL);
-        let targets = pack_targets(&mut p, batch, self.cfg.num_actions);
+        assert!(
+            batch.step_targets.is_none(),
+            "train_step_full takes host targets"
+        );
+        let targets = pack_targets(&mut p, batch, self.cfg.num_actions, false);
         let p = p.upload(d);
-        let terms = targets.losses(forward_packed(&self.model, &p, &x), &p);
+        let terms = targets.losses(forward_packed(&self.model, &p, &x), &p, None);
         losses_of(&read_back(self.apply(terms)))
     }
 
@@ -381,7 +385,7 @@ impl ArmacLearner {
             )
         });
         let legal = p.push(&batch.targets.legal, s * t, a);
-        let targets = pack_targets(&mut p, &batch.targets, a);
+        let targets = pack_targets(&mut p, &batch.targets, a, false);
         let p = p.upload(d);
         let obs = obs.map(|o| p.get(o).reshape([s, t, n_in]));
         let state = state.map(|st| {
@@ -393,7 +397,7 @@ impl ArmacLearner {
         let (out, _) = self
             .model
             .forward_sequence(obs, state, p.get(acting), p.get(legal));
-        Ok(Some(targets.losses(out, &p)))
+        Ok(Some(targets.losses(out, &p, None)))
     }
 
     /// One Adam step on the weighted sum of `terms`; returns the unweighted terms as one
@@ -621,19 +625,26 @@ pub(super) struct TargetBlocks {
     onehot: Block,
     /// `[B, 1]`: normalised critic weights, halved.
     critic_weight: Block,
-    /// `[B, 2]`: the critic targets of both players.
-    critic_target: Block,
+    /// `[B, 2]`: the critic targets of both players (`None`: computed in the step).
+    critic_target: Option<Block>,
     /// `[B, A]` masked targets and `[B, 1]` per-legal-action row weights of the mean-regret
-    /// and immediate-regret heads.
+    /// and immediate-regret heads (the immediate targets `None`: computed in the step).
     regret: [Block; 2],
-    immediate: [Block; 2],
+    immediate_target: Option<Block>,
+    immediate_weight: Block,
     /// `[B, A]` masked policy targets and `[B, 1]` normalised weights.
     policy: [Block; 2],
 }
 
 /// Packs the targets and weights of `t` (host arithmetic: normalised weights, masks, the
-/// one-hot taken action).
-pub(super) fn pack_targets(p: &mut Packer, t: &TrainBatch, a: usize) -> TargetBlocks {
+/// one-hot taken action); without the critic and immediate-regret targets when `in_step`
+/// (the step computes them, [`StepTargets`]).
+pub(super) fn pack_targets(
+    p: &mut Packer,
+    t: &TrainBatch,
+    a: usize,
+    in_step: bool,
+) -> TargetBlocks {
     let b = t.rows();
     let normalise = |w: &[f32]| -> Vec<f32> {
         let sum: f32 = w.iter().sum();
@@ -666,7 +677,8 @@ pub(super) fn pack_targets(p: &mut Packer, t: &TrainBatch, a: usize) -> TargetBl
         .map(|w| 0.5 * w)
         .collect();
     let critic_weight = p.push(&cw, b, 1);
-    let critic_target = p.push_with(b, 2, |v| v.extend(t.critic_target.iter().flatten()));
+    let critic_target =
+        (!in_step).then(|| p.push_with(b, 2, |v| v.extend(t.critic_target.iter().flatten())));
     // Regret heads: mean over legal actions, weighted mean over rows.
     let mut per_legal = |w: &[f32]| -> Block {
         let col: Vec<f32> = normalise(w)
@@ -679,7 +691,7 @@ pub(super) fn pack_targets(p: &mut Packer, t: &TrainBatch, a: usize) -> TargetBl
     let regret_w = per_legal(&t.regret_weight);
     let imm_w = per_legal(&t.immediate_weight);
     let regret = [p.push(&masked(&t.regret_target), b, a), regret_w];
-    let immediate = [p.push(&masked(&t.immediate_target), b, a), imm_w];
+    let immediate_target = (!in_step).then(|| p.push(&masked(&t.immediate_target), b, a));
     let policy = [
         p.push(&masked(&t.policy_target), b, a),
         p.push(&normalise(&t.policy_weight), b, 1),
@@ -689,19 +701,33 @@ pub(super) fn pack_targets(p: &mut Packer, t: &TrainBatch, a: usize) -> TargetBl
         critic_weight,
         critic_target,
         regret,
-        immediate,
+        immediate_target,
+        immediate_weight: imm_w,
         policy,
     }
 }
 
 impl TargetBlocks {
     /// The four weighted loss terms (`[1]` each) of `out` against the packed targets: critic,
-    /// mean regret, immediate regret, policy.
-    pub(super) fn losses(&self, out: ArmacOutput, p: &Packed) -> [Tensor<1>; 4] {
+    /// mean regret, immediate regret, policy. `in_step` holds the critic (`[B, 2]`) and
+    /// immediate-regret (`[B, A]`) targets computed in the step when they were not packed.
+    pub(super) fn losses(
+        &self,
+        out: ArmacOutput,
+        p: &Packed,
+        in_step: Option<(Tensor<2>, Tensor<2>)>,
+    ) -> [Tensor<1>; 4] {
+        let (critic_target, immediate_target) = match in_step {
+            Some((c, i)) => (c, i),
+            None => (
+                p.get(self.critic_target.expect("packed critic targets")),
+                p.get(self.immediate_target.expect("packed immediate targets")),
+            ),
+        };
         // Critic at the taken action.
         let onehot = p.get(self.onehot); // [B, A]
         let cw = p.get(self.critic_weight); // [B, 1]
-        let targets = p.get(self.critic_target); // [B, 2]
+        let targets = critic_target; // [B, 2]
         let t0 = targets.clone().narrow(1, 0, 1); // [B, 1]
         let t1 = targets.narrow(1, 1, 1); // [B, 1]
         let [q0, q1] = out.q;
@@ -712,7 +738,11 @@ impl TargetBlocks {
         // contribute nothing.
         let mse = |head: Tensor<2>, [y, w]: [Block; 2]| weighted_sq_error(head, p.get(y), p.get(w));
         let mean_regret = mse(out.mean_regret, self.regret);
-        let immediate = mse(out.immediate_regret, self.immediate);
+        let immediate = weighted_sq_error(
+            out.immediate_regret,
+            immediate_target,
+            p.get(self.immediate_weight),
+        );
         let [pt, pw] = self.policy.map(|b| p.get(b));
         let policy = policy_cross_entropy(out.avg_logits, pt, pw);
         [critic, mean_regret, immediate, policy]
@@ -752,6 +782,7 @@ fn grouped_terms(
 pub(super) struct Grouped {
     blocks: Vec<InputBlocks>,
     targets: TargetBlocks,
+    step: Option<StepTargetBlocks>,
 }
 
 /// Packs a non-empty batch. Rows that train only information-state heads (reservoir-memory
@@ -760,13 +791,22 @@ pub(super) struct Grouped {
 /// ([`Grouped::losses`]) are the same sums over a permutation of the rows.
 pub(super) fn pack_grouped(p: &mut Packer, cfg: &ArmacNetConfig, batch: &TrainBatch) -> Grouped {
     let (b, n_in, a) = (batch.rows(), cfg.input_size, cfg.num_actions);
+    let in_step = batch.step_targets.is_some();
+    let step_blocks = |p: &mut Packer, order: &[usize]| {
+        batch
+            .step_targets
+            .as_ref()
+            .map(|st| pack_step_targets(p, st, order, a))
+    };
     let Some(groups) = row_groups(batch) else {
         let inputs = [&batch.own[..], &batch.both0[..], &batch.both1[..]];
         let x = pack_inputs(p, inputs, &batch.legal, b, n_in, Heads::ALL);
-        let targets = pack_targets(p, batch, a);
+        let targets = pack_targets(p, batch, a, in_step);
+        let order: Vec<usize> = (0..b).collect();
         return Grouped {
             blocks: vec![x],
             targets,
+            step: step_blocks(p, &order),
         };
     };
     let mut blocks = Vec::with_capacity(groups.len());
@@ -794,8 +834,13 @@ pub(super) fn pack_grouped(p: &mut Packer, cfg: &ArmacNetConfig, batch: &TrainBa
         ));
         order.extend(idx);
     }
-    let targets = pack_targets(p, &batch.select_targets(&order, a), a);
-    Grouped { blocks, targets }
+    let targets = pack_targets(p, &batch.select_targets(&order, a), a, in_step);
+    let step = step_blocks(p, &order);
+    Grouped {
+        blocks,
+        targets,
+        step,
+    }
 }
 
 impl Grouped {
@@ -811,7 +856,11 @@ impl Grouped {
         } else {
             ArmacOutput::cat(parts)
         };
-        self.targets.losses(out, p)
+        let in_step = self.step.as_ref().map(|st| {
+            let legal: Vec<Tensor<2>> = self.blocks.iter().map(|x| p.get(x.legal())).collect();
+            st.targets(&out.q, Tensor::cat(legal, 0), p)
+        });
+        self.targets.losses(out, p, in_step)
     }
 }
 

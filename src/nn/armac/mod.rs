@@ -43,6 +43,9 @@ mod policy_net;
 mod resident;
 #[cfg(test)]
 mod resident_tests;
+mod step_targets;
+#[cfg(test)]
+mod step_targets_tests;
 mod synthetic;
 mod tensors;
 #[cfg(test)]
@@ -58,6 +61,8 @@ pub use net::*;
 pub use plain::*;
 pub use policy_net::*;
 pub use resident::*;
+pub use step_targets::StepTargets;
+use step_targets::*;
 pub use synthetic::*;
 pub use tensors::DeviceIo;
 use tensors::*;

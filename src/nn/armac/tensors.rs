@@ -283,6 +283,13 @@ enum InputKind {
     Full(Block, [Block; 2]),
 }
 
+impl InputBlocks {
+    /// The block of the rows' legal masks.
+    pub(super) fn legal(&self) -> Block {
+        self.legal
+    }
+}
+
 /// Packs plain row-major inputs `[own, both0, both1]` (`B × n_in` each) and the `B × a`
 /// `legal` mask for a pass computing `heads`: `own` alone without the critic (`both0`/`both1`
 /// are not read), else both players' tensors and the acting player when every `own` row is

@@ -8,7 +8,7 @@ use super::transport::{EpochPlan, LearnerLink};
 use crate::nn::armac::{ArmacLearner, ArmacPolicyNet, DeviceIo};
 use crate::rl::actor::{ActorMsg, Snapshots};
 use crate::rl::candidates::CandidateStats;
-use crate::rl::learner::{act_batch, train_batch};
+use crate::rl::learner::{act_batch, train_batch, train_batch_in_step};
 use crate::rl::memory::Memory;
 use crate::rl::replay::Replay;
 use crate::rl::sequence::{seq_inputs, seq_time, seq_train_batch};
@@ -137,8 +137,8 @@ pub(crate) fn act_and_learn(
                 }
             } else {
                 let inputs = act_batch(&picks);
-                // Only what the targets read: the learner's critic and the snapshot's `π^t`.
-                let current = learner.evaluate_critic(&inputs);
+                // Only what the targets read: the snapshot's `π^t` and (unless the step
+                // computes the targets itself) the learner's critic.
                 let mut snap_out = snaps
                     .latest
                     .evaluate_mean_regret(&inputs)
@@ -152,7 +152,12 @@ pub(crate) fn act_and_learn(
                         .collect();
                     t.overlay(&mut snap_out, &inputs.own, &players);
                 }
-                let mut batch = train_batch(&picks, &current, &snap_out, na, s.lambda);
+                let mut batch = if s.targets_in_step {
+                    train_batch_in_step(&picks, &snap_out, na, s.lambda)
+                } else {
+                    let current = learner.evaluate_critic(&inputs);
+                    train_batch(&picks, &current, &snap_out, na, s.lambda)
+                };
                 match memory.as_deref_mut() {
                     Some(m) => {
                         // The heads of W̄ and π̄ learn from the reservoirs; the replay's rows

@@ -59,6 +59,7 @@ pub struct ArmacSettings {
     pub chance_baseline: bool,
     pub allin_runouts: usize,
     pub regret_hands: usize,
+    pub targets_in_step: bool,
     pub actors: usize,
     pub learner_threads: usize,
     pub games_per_group: usize,

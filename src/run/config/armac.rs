@@ -225,6 +225,14 @@ pub struct ArmacConfig {
     /// their private deals: poker). 0: only the played history's, as in Algorithm 1.
     #[serde(default)]
     pub regret_hands: usize,
+    /// Where the learner's critic enters the Tree-Backup(λ) and immediate-regret targets:
+    /// `true` (default): inside the learning step, from the critic values of the step's own
+    /// forward pass (the host sends the targets' coefficients; no separate critic evaluation,
+    /// nothing read back); `false`: the critic is evaluated first and the targets are built on
+    /// the host. The same targets either way (feed-forward networks; the recurrent learner
+    /// always evaluates first).
+    #[serde(default = "d_true")]
+    pub targets_in_step: bool,
     /// Actor threads.
     #[serde(default = "d_actors")]
     pub actors: usize,
@@ -387,6 +395,7 @@ impl Config {
             chance_baseline: a.chance_baseline,
             allin_runouts: a.allin_runouts,
             regret_hands: a.regret_hands,
+            targets_in_step: a.targets_in_step,
             actors: a.actors,
             learner_threads: a.learner_threads,
             games_per_group: a.games_per_group,
