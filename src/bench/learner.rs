@@ -3,8 +3,8 @@
 
 use crate::nn::armac::{
     ArmacLearner, ArmacNetConfig, ArmacPolicyNet, DeviceIo, ResidentDraw, ResidentStep,
-    ResidentUpdate, push_synthetic_memory_rows, synthetic_act_batch, synthetic_seq_batch,
-    synthetic_train_batch, train_step_flops,
+    ResidentUpdate, TrainBatch, push_synthetic_memory_rows, synthetic_act_batch,
+    synthetic_seq_batch, synthetic_step_targets, synthetic_train_batch, train_step_flops,
 };
 use crate::util::SplitMix64;
 use burn::tensor::Device;
@@ -39,7 +39,9 @@ fn per_step(io: DeviceIo, steps: usize) -> [f64; 5] {
 }
 
 /// Training throughput of [`ArmacLearner::train_step_deferred`] at `batch_size` rows on
-/// `device`, after two warm-up steps: `steps` steps, then one read-back of their losses.
+/// `device`, after two warm-up steps: `steps` steps, then one read-back of their losses. With
+/// `in_step` > 0 the batch's critic and immediate-regret targets are computed in the step
+/// ([`crate::nn::armac::StepTargets`], episodes of up to `in_step` rows), as a run's are.
 ///
 /// # Panics
 /// If `cfg` is invalid.
@@ -49,8 +51,10 @@ pub fn bench_train_steps(
     batch_size: usize,
     memory_rows: usize,
     steps: usize,
+    in_step: usize,
 ) -> TrainRate {
     let mut batch = synthetic_train_batch(&cfg, batch_size, 2);
+    with_step_targets(&mut batch, cfg.num_actions, in_step);
     push_synthetic_memory_rows(&cfg, &mut batch, memory_rows, 3);
     let flops_per_step = train_step_flops(&cfg, &batch);
     let mut learner = ArmacLearner::new(cfg, device, 1e-4, 1);
@@ -67,6 +71,14 @@ pub fn bench_train_steps(
         steps_per_second: steps as f64 / start.elapsed().as_secs_f64(),
         io_per_step: per_step(learner.io() - before, steps),
         flops_per_step,
+    }
+}
+
+/// Gives the replay rows of `batch` step targets over episodes of up to `max_len` rows (none
+/// for 0).
+fn with_step_targets(batch: &mut TrainBatch, a: usize, max_len: usize) {
+    if max_len > 0 {
+        batch.step_targets = Some(synthetic_step_targets(batch, batch.rows(), a, max_len, 4));
     }
 }
 
@@ -91,11 +103,13 @@ pub fn bench_resident_steps(
     memory_rows: usize,
     steps: usize,
     r: ResidentBench,
+    in_step: usize,
 ) -> TrainRate {
     let mut replay = synthetic_train_batch(&cfg, batch_size, 2);
     replay.regret_weight.iter_mut().for_each(|w| *w = 0.0);
     replay.policy_weight.iter_mut().for_each(|w| *w = 0.0);
     let mut flop_batch = replay.clone();
+    with_step_targets(&mut replay, cfg.num_actions, in_step);
     push_synthetic_memory_rows(&cfg, &mut flop_batch, memory_rows, 3);
     let flops_per_step = train_step_flops(&cfg, &flop_batch);
     let a = cfg.num_actions;
@@ -245,6 +259,11 @@ pub struct LearnerArgs {
     /// With `--device-memory`: rows of each table rewritten per step (new reservoir samples).
     #[arg(long, default_value_t = 40)]
     pub changed_rows: usize,
+    /// Compute the critic and immediate-regret targets inside the step (`armac.targets_in_step`,
+    /// as a run does) over synthetic episodes of up to this many rows; 0: the batch carries
+    /// them (feed-forward nets).
+    #[arg(long, default_value_t = 0)]
+    pub in_step: usize,
 }
 
 /// Runs `armac-bench learner` (see [`LearnerArgs`]); one JSON object per output line.
@@ -262,6 +281,7 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
         device,
         device_memory,
         changed_rows,
+        in_step,
     } = args.clone();
     let mut lines = Vec::new();
     use crate::nn::armac::ArmacNetConfig;
@@ -286,9 +306,9 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
                     capacity: device_memory,
                     changed: changed_rows,
                 };
-                bench_resident_steps(cfg.clone(), &device, batch, memory_rows, steps, r)
+                bench_resident_steps(cfg.clone(), &device, batch, memory_rows, steps, r, in_step)
             } else {
-                bench_train_steps(cfg.clone(), &device, batch, memory_rows, steps)
+                bench_train_steps(cfg.clone(), &device, batch, memory_rows, steps, in_step)
             }
         })
         .collect();
@@ -304,7 +324,7 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
     lines.push(
         json!({"bench": "learner", "backend": backend, "batch": batch, "hidden": hidden,
                "layers": layers, "time": time, "input": input, "actions": actions, "memory_rows": memory_rows,
-               "device_memory": device_memory,
+               "device_memory": device_memory, "in_step": in_step,
                "steps_per_second": sps, "rows_per_second": sps * rows as f64,
                "flops_per_step": mid.flops_per_step, "flops_per_second": sps * mid.flops_per_step,
                "uploads_per_step": uploads, "upload_bytes_per_step": upload_bytes,

@@ -42,36 +42,7 @@ fn in_step_batch_of(
     if memory_rows > 0 {
         push_synthetic_memory_rows(cfg, &mut batch, memory_rows, seed + 1);
     }
-    let depth = 3;
-    let mut st = StepTargets {
-        rows,
-        depth,
-        ..StepTargets::default()
-    };
-    let mut start = 0;
-    while start < rows {
-        let len = (1 + rng.below(4)).min(rows - start);
-        for k in 0..len {
-            let r = start + k;
-            let legal = &batch.legal[r * a..(r + 1) * a];
-            let pi: Vec<f32> = legal.iter().map(|&l| l * (rng.next_f64() as f32)).collect();
-            let sum: f32 = pi.iter().sum::<f32>().max(1e-6);
-            st.policy.extend(pi.iter().map(|p| p / sum));
-            st.successor.extend(rng.symmetric_vec_f32(a, 1.0));
-            st.player.push(rng.below(2) as u8);
-            for d in 0..depth {
-                let j = r + d + 1;
-                let live = j < start + len;
-                st.index.push(if live { j } else { r });
-                st.weight
-                    .push(if live { rng.next_f64() as f32 } else { 0.0 });
-            }
-            st.base
-                .push([rng.symmetric_f32(1.0), rng.symmetric_f32(1.0)]);
-        }
-        start += len;
-    }
-    batch.step_targets = Some(st);
+    batch.step_targets = Some(synthetic_step_targets(&batch, rows, a, 4, seed ^ 0x99));
     batch
 }
 

@@ -121,3 +121,46 @@ pub fn push_synthetic_memory_rows(
         });
     }
 }
+
+/// Random [`StepTargets`] for the first `rows` rows of `batch` (of `a` actions), cut into
+/// episodes of 1 to `max_len` rows: a target policy on each row's legal actions, random
+/// successor coefficients, players and returns, and weights in [0, 1) on the later rows of
+/// each episode.
+pub fn synthetic_step_targets(
+    batch: &TrainBatch,
+    rows: usize,
+    a: usize,
+    max_len: usize,
+    seed: u64,
+) -> StepTargets {
+    let mut rng = init_rng(seed);
+    let depth = max_len.max(2) - 1;
+    let mut st = StepTargets {
+        rows,
+        depth,
+        ..StepTargets::default()
+    };
+    let mut start = 0;
+    while start < rows {
+        let len = (1 + rng.below(max_len.max(1))).min(rows - start);
+        for r in start..start + len {
+            let legal = &batch.legal[r * a..(r + 1) * a];
+            let pi: Vec<f32> = legal.iter().map(|&l| l * rng.next_f64() as f32).collect();
+            let sum: f32 = pi.iter().sum::<f32>().max(1e-6);
+            st.policy.extend(pi.iter().map(|p| p / sum));
+            st.successor.extend(rng.symmetric_vec_f32(a, 1.0));
+            st.player.push(rng.below(2) as u8);
+            for d in 0..depth {
+                let j = r + d + 1;
+                let live = j < start + len;
+                st.index.push(if live { j } else { r });
+                st.weight
+                    .push(if live { rng.next_f64() as f32 } else { 0.0 });
+            }
+            st.base
+                .push([rng.symmetric_f32(1.0), rng.symmetric_f32(1.0)]);
+        }
+        start += len;
+    }
+    st
+}
