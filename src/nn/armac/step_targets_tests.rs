@@ -131,6 +131,59 @@ fn step_targets_train_as_host_targets() {
     }
 }
 
+/// With the reservoir rows on the device, the replay rows' step targets train as their host
+/// targets too (the resident step packs the replay rows as the host step does).
+#[test]
+fn step_targets_train_as_host_targets_beside_resident_rows() {
+    let cfg = small_cfg();
+    let (n_in, a) = (cfg.input_size, cfg.num_actions);
+    let mut replay = in_step_batch_of(&cfg, 14, 6, 0, false);
+    replay.regret_weight.iter_mut().for_each(|w| *w = 0.0);
+    replay.policy_weight.iter_mut().for_each(|w| *w = 0.0);
+    let mut rng = SplitMix64::new(12);
+    let width = resident_width(&cfg);
+    let updates = [0, 1].map(|_| ResidentUpdate {
+        slots: vec![0, 1, 2],
+        rows: (0..3)
+            .flat_map(|_| {
+                let mut v = rng.symmetric_vec_f32(n_in, 1.0);
+                v.extend(std::iter::repeat_n(1.0, a));
+                v.extend(rng.symmetric_vec_f32(a, 1.0).iter().map(|x| x.abs()));
+                v
+            })
+            .collect(),
+    });
+    assert_eq!(updates[0].rows.len(), 3 * width);
+    let step = ResidentStep {
+        updates,
+        draws: [0, 1].map(|_| ResidentDraw {
+            slots: vec![2, 0, 1, 0],
+            weights: vec![1.0; 4],
+        }),
+        regret_scale: 1.0,
+    };
+    let later = ResidentStep {
+        draws: step.draws.clone(),
+        regret_scale: 1.0,
+        ..ResidentStep::default()
+    };
+    let learner = || {
+        let mut l = ArmacLearner::new(small_cfg(), &cpu_device(), 1e-2, 4);
+        l.enable_resident_memory(8).unwrap();
+        l
+    };
+    let (mut in_step, mut host) = (learner(), learner());
+    for k in 0..3 {
+        let plan = if k == 0 { &step } else { &later };
+        let h = host_batch(&host, &replay);
+        host.train_step_resident(&h, plan);
+        in_step.train_step_resident(&replay, plan);
+        let (got, want) = (in_step.take_loss_sums().0, host.take_loss_sums().0);
+        assert!(got[0] > 0.0 && got[2] > 0.0, "step {k}: {got:?}");
+        assert_losses_close(&got, &want, 1e-5, &format!("resident step {k}"));
+    }
+}
+
 /// A deferred step with step targets makes one upload and reads nothing back.
 #[test]
 fn step_targets_upload_once_and_read_nothing_back() {
