@@ -55,7 +55,8 @@ pub struct EpochWork {
     /// Sums over the steps of the critic, mean-regret, immediate-regret and policy losses.
     pub losses_sum: [f64; 4],
     /// The learner's transfers and operations over the epoch (its steps, the critic
-    /// evaluations their targets read, and the one read-back of the loss sums).
+    /// evaluations their targets read when `armac.targets_in_step` is off, and the one
+    /// read-back of the loss sums).
     pub io: DeviceIo,
 }
 
