@@ -244,10 +244,9 @@ mod tests {
     use super::*;
     use crate::games::load_game;
     use crate::nn::armac::{ArmacLearner, ArmacNetConfig, ArmacPolicyNet, Losses};
-    use crate::rl::actor::{ActorSettings, PastDraw, PastEpoch, Snapshots, play_group};
+    use crate::rl::actor::{episode_settings, one_epoch_snapshots, play_group};
     use crate::rl::candidates::Candidate;
     use crate::util::SplitMix64;
-    use std::sync::Arc;
 
     /// Learning episodes of Leduc (up to 8 decisions) played by a random feed-forward net.
     fn leduc_episodes() -> (ArmacNetConfig, ArmacPolicyNet, Vec<Trajectory>) {
@@ -260,30 +259,8 @@ mod tests {
         .with_head_hidden(16)
         .with_zero_init_heads(false);
         let net = ArmacPolicyNet::init(cfg.clone(), 3).unwrap();
-        let snaps = Snapshots {
-            epoch: 1,
-            latest: Arc::new(net.clone()),
-            latest_table: None,
-            past: vec![PastEpoch {
-                policy: Arc::new(net.clone()),
-                critic: Arc::new(net.clone()),
-                exact: None,
-                table: None,
-            }],
-            previous: None,
-            best: Candidate::Uniform,
-        };
-        let settings = ActorSettings {
-            games_per_group: 24,
-            eval_fraction: 0.0,
-            reward_scale: 13.0,
-            past_draw: PastDraw::Episode,
-            advantage_target: Default::default(),
-            behaviour: Default::default(),
-            chance_baseline: false,
-            allin_runouts: 0,
-            regret_hands: 0,
-        };
+        let snaps = one_epoch_snapshots(&net, &net, &net);
+        let settings = episode_settings(24, 13.0);
         let (trajs, _) = play_group(
             &game,
             &snaps,

@@ -227,10 +227,9 @@ mod tests {
     use crate::games::load_game;
     use crate::nn::armac::{ArmacNetConfig, ArmacPolicyNet};
     use crate::policy::probs::normalized_relu;
-    use crate::rl::actor::{ActorSettings, PastDraw, PastEpoch, Snapshots, play_group};
+    use crate::rl::actor::{episode_settings, one_epoch_snapshots, play_group};
     use crate::rl::candidates::Candidate;
     use crate::util::SplitMix64;
-    use std::sync::Arc;
 
     fn kuhn_net(seed: u64) -> (crate::game::GameRef, ArmacPolicyNet) {
         let game = load_game("kuhn_poker").unwrap();
@@ -292,30 +291,8 @@ mod tests {
         let (game, latest) = kuhn_net(1);
         let (_, policy) = kuhn_net(2);
         let (_, critic) = kuhn_net(3);
-        let snaps = Snapshots {
-            epoch: 1,
-            latest: Arc::new(latest),
-            latest_table: None,
-            past: vec![PastEpoch {
-                policy: Arc::new(policy.clone()),
-                critic: Arc::new(critic.clone()),
-                exact: None,
-                table: None,
-            }],
-            previous: None,
-            best: Candidate::Uniform,
-        };
-        let settings = ActorSettings {
-            games_per_group: 16,
-            eval_fraction: 0.0,
-            reward_scale: 2.0,
-            past_draw: PastDraw::Episode,
-            advantage_target: Default::default(),
-            behaviour: Default::default(),
-            chance_baseline: false,
-            allin_runouts: 0,
-            regret_hands: 0,
-        };
+        let snaps = one_epoch_snapshots(&latest, &policy, &critic);
+        let settings = episode_settings(16, 2.0);
         let mut rng = SplitMix64::new(9);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
         assert_eq!(trajs.len(), 16);
@@ -353,30 +330,8 @@ mod tests {
     #[test]
     fn seq_train_batch_lays_out_targets_and_unrolls() {
         let (game, net) = kuhn_net(4);
-        let snaps = Snapshots {
-            epoch: 1,
-            latest: Arc::new(net.clone()),
-            latest_table: None,
-            past: vec![PastEpoch {
-                policy: Arc::new(net.clone()),
-                critic: Arc::new(net.clone()),
-                exact: None,
-                table: None,
-            }],
-            previous: None,
-            best: Candidate::Uniform,
-        };
-        let settings = ActorSettings {
-            games_per_group: 8,
-            eval_fraction: 0.0,
-            reward_scale: 2.0,
-            past_draw: PastDraw::Episode,
-            advantage_target: Default::default(),
-            behaviour: Default::default(),
-            chance_baseline: false,
-            allin_runouts: 0,
-            regret_hands: 0,
-        };
+        let snaps = one_epoch_snapshots(&net, &net, &net);
+        let settings = episode_settings(8, 2.0);
         let mut rng = SplitMix64::new(5);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
         let picks: Vec<&Trajectory> = trajs.iter().collect();
@@ -423,30 +378,8 @@ mod tests {
     fn carried_unrolls_give_the_learner_the_same_losses() {
         use crate::nn::armac::ArmacLearner;
         let (game, net) = kuhn_net(6);
-        let snaps = Snapshots {
-            epoch: 1,
-            latest: Arc::new(net.clone()),
-            latest_table: None,
-            past: vec![PastEpoch {
-                policy: Arc::new(net.clone()),
-                critic: Arc::new(net.clone()),
-                exact: None,
-                table: None,
-            }],
-            previous: None,
-            best: Candidate::Uniform,
-        };
-        let settings = ActorSettings {
-            games_per_group: 8,
-            eval_fraction: 0.0,
-            reward_scale: 2.0,
-            past_draw: PastDraw::Episode,
-            advantage_target: Default::default(),
-            behaviour: Default::default(),
-            chance_baseline: false,
-            allin_runouts: 0,
-            regret_hands: 0,
-        };
+        let snaps = one_epoch_snapshots(&net, &net, &net);
+        let settings = episode_settings(8, 2.0);
         let mut rng = SplitMix64::new(8);
         let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
         let picks: Vec<&Trajectory> = trajs.iter().collect();

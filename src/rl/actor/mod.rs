@@ -122,3 +122,43 @@ pub struct ActorSettings {
     /// the learning player (the same history dealt differently; 0: none, Algorithm 1).
     pub regret_hands: usize,
 }
+
+/// Test support: epoch 1's snapshots, `latest` playing against one past epoch of `policy`
+/// and `critic`, uniform as the best candidate.
+#[cfg(test)]
+pub(crate) fn one_epoch_snapshots(
+    latest: &ArmacPolicyNet,
+    policy: &ArmacPolicyNet,
+    critic: &ArmacPolicyNet,
+) -> Snapshots {
+    Snapshots {
+        epoch: 1,
+        latest: Arc::new(latest.clone()),
+        latest_table: None,
+        past: vec![PastEpoch {
+            policy: Arc::new(policy.clone()),
+            critic: Arc::new(critic.clone()),
+            exact: None,
+            table: None,
+        }],
+        previous: None,
+        best: Candidate::Uniform,
+    }
+}
+
+/// Test support: `games` learning episodes per group (no evaluation groups), each against a
+/// past epoch drawn per episode, Algorithm 1's targets and behaviour.
+#[cfg(test)]
+pub(crate) fn episode_settings(games: usize, reward_scale: f64) -> ActorSettings {
+    ActorSettings {
+        games_per_group: games,
+        eval_fraction: 0.0,
+        reward_scale,
+        past_draw: PastDraw::Episode,
+        advantage_target: Default::default(),
+        behaviour: Default::default(),
+        chance_baseline: false,
+        allin_runouts: 0,
+        regret_hands: 0,
+    }
+}
