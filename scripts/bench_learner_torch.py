@@ -6,7 +6,9 @@ Same feed-forward network as `src/nn/armac.rs` with the same sizes (encoder
 `a0 = nA(s0) + nB(s1)`, `a1 = nB(s0) + nA(s1)`, `B(concat(a0, a1)) -> q0, q1`), the same loss
 structure (weighted critic MSE at the taken action, masked per-row MSE of both regret heads,
 cross-entropy of the masked average-policy softmax), Adam with beta1 = 0, beta2 = 0.999,
-eps = 1e-8, on the CPU with 2 threads by default.
+eps = 1e-8, on the CPU with 2 threads by default, or on a GPU with `--device cuda` (the batch
+lives on the device; the losses are read back once, after the timed steps, as the Rust bench
+reads its loss sums once per block).
 
 Prints one JSON object: {"steps_per_second": ..., ...}.
 
@@ -15,6 +17,7 @@ default busy-waiting and other processes on the cores, 2 threads measured 5-10x 
 
 Usage: python3 scripts/bench_learner_torch.py [--batch 2048] [--steps 30] [--input 30]
        [--actions 3] [--hidden 128] [--layers 2] [--head-hidden 128] [--threads 2]
+       [--device cpu|cuda]
 """
 
 import argparse
@@ -141,7 +144,8 @@ def train_step(net, optim, t):
     optim.zero_grad(set_to_none=True)
     total.backward()
     optim.step()
-    return [x.item() for x in (critic, mean_regret, immediate, policy)]
+    # The losses stay on the device; the caller reads them once, after the timed steps.
+    return torch.stack([critic, mean_regret, immediate, policy]).detach()
 
 
 def main():
@@ -155,19 +159,25 @@ def main():
     ap.add_argument("--head-hidden", type=int, default=128)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda for a GPU peer")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
     gen = torch.Generator().manual_seed(2)
-    net = ArmacNet(args.input, args.actions, args.hidden, args.layers, args.head_hidden)
+    dev = torch.device(args.device)
+    net = ArmacNet(args.input, args.actions, args.hidden, args.layers, args.head_hidden).to(dev)
     optim = torch.optim.Adam(net.parameters(), lr=args.lr, betas=(0.0, 0.999), eps=1e-8)
-    batch = synthetic_batch(args.batch, args.input, args.actions, gen)
+    batch = {k: v.to(dev) for k, v in synthetic_batch(args.batch, args.input, args.actions, gen).items()}
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     for _ in range(2):
         train_step(net, optim, batch)
+    sync()
     start = time.perf_counter()
     for _ in range(args.steps):
         losses = train_step(net, optim, batch)
+    losses = losses.tolist()
+    sync()
     elapsed = time.perf_counter() - start
     print(
         json.dumps(
@@ -175,8 +185,11 @@ def main():
                 "steps_per_second": args.steps / elapsed,
                 "rows_per_second": args.steps * args.batch / elapsed,
                 "batch": args.batch,
+                "hidden": args.hidden,
+                "input": args.input,
                 "steps": args.steps,
                 "threads": args.threads,
+                "device": args.device,
                 "torch": torch.__version__,
                 "last_losses": losses,
             }

@@ -2,8 +2,10 @@
 # One run's worth of measurements on a GPU machine (for example an NVIDIA H100/H200 with 16 CPU
 # cores, no Rust toolchain and no network). Everything it runs is built here first:
 #
-#   CARGO_TARGET_DIR=/work/tgt-wgpu cargo build --release --features wgpu --bin armac-bench
+#   CARGO_TARGET_DIR=/work/tgt-wgpu cargo build --release --features wgpu --bins
 #   scripts/device_bench.sh --pack      # strips and packs the binaries into .devbin/ (ignored)
+#
+# (FUSION_BENCH=path packs an armac-bench built with `--features wgpu,fusion` beside it.)
 #
 # and the GPU machine gets `.devbin` (plus `.gl`, the Vulkan/EGL loader packages, and optionally
 # `.whl` with an open_spiel wheel) and runs `scripts/device_bench.sh`.
@@ -34,8 +36,9 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--pack" ]; then
   set -e
   mkdir -p .devbin/stage
-  cp "${WGPU_BENCH:-/work/tgt-wgpu/release/armac-bench}" .devbin/stage/armac-bench
-  cp target/release/armac-train target/release/armac-actor target/release/armac-eval .devbin/stage/
+  T=${WGPU_TARGET:-/work/tgt-wgpu/release}
+  cp "$T/armac-bench" "$T/armac-train" "$T/armac-eval" .devbin/stage/
+  if [ -n "${FUSION_BENCH:-}" ]; then cp "$FUSION_BENCH" .devbin/stage/armac-bench-fusion; fi
   if [ -n "${OLD_BENCH:-}" ]; then cp "$OLD_BENCH" .devbin/stage/armac-bench-old; fi
   strip .devbin/stage/armac-*
   cp -L "$(command -v redis-server)" "$(command -v redis-cli)" .devbin/stage/
@@ -74,14 +77,18 @@ B="$D/armac-bench"
 run() { # run LIMIT FILE CMD...: one JSON line appended to FILE, errors to the summary
   local limit=$1 file=$2; shift 2
   local line
-  if line=$(timeout "$limit" "$@" 2>"$OUT/last_err.txt"); then
+  # SKIP_AFTER (seconds since the start): later runs are skipped, so a stage keeps its budget.
+  if [ -n "${SKIP_AFTER:-}" ] && [ "$(elapsed)" -ge "$SKIP_AFTER" ]; then
+    log "skipped (past ${SKIP_AFTER} s): $*"; return
+  fi
+  if line=$(timeout "$limit" "$@" 2>/tmp/last_err.txt); then
     echo "$line" >>"$file"
     echo "$line" | python3 -c 'import json,sys
 for l in sys.stdin:
     d=json.loads(l); keep=("backend","device","game","algorithm","batch","hidden","time","input","steps_per_second","element_iterations_per_second","iterations_per_second","setup_seconds","nodes_touched_per_second","threads")
     print("   ", {k: (round(v,4) if isinstance(v,float) else v) for k,v in d.items() if k in keep})' | tee -a "$OUT/summary.txt"
   else
-    log "FAILED ($?): $*"; tail -5 "$OUT/last_err.txt" | tee -a "$OUT/summary.txt"
+    log "FAILED ($?): $*"; tail -5 /tmp/last_err.txt | tee -a "$OUT/summary.txt"
   fi
 }
 
@@ -109,13 +116,13 @@ if has scaling || has sampled; then
           # A quarter of the one-thread run's walks per thread (walks = 64 x threads).
           its=$base; [ $t -gt 1 ] && its=$(( base / 256 + 1 ))
           line=$(timeout 40 "$bin" solver --game $game --algorithm $alg --iterations $its --repeats 2 \
-            --set threads=$t "${extra[@]}" 2>>"$OUT/last_err.txt") || { log "FAILED $v $game $alg $t"; continue; }
+            --set threads=$t "${extra[@]}" 2>>/tmp/last_err.txt) || { log "FAILED $v $game $alg $t"; continue; }
           echo "$line" | python3 -c "import json,sys; d=json.loads(sys.stdin.read()); d.update(threads=$t, game='$game', algorithm='$alg', binary='$v', walks_per_thread=64); print(json.dumps(d))" >>"$S"
         done
         # Larger iterations (256 walks per thread): how much of the loss is per dispatch.
         if [ $v = new ]; then
           line=$(timeout 40 "$bin" solver --game $game --algorithm $alg --iterations $(( base / 1024 + 1 )) \
-            --repeats 2 --set threads=$ncores --set walks=$((256 * ncores)) "${extra[@]}" 2>>"$OUT/last_err.txt") &&
+            --repeats 2 --set threads=$ncores --set walks=$((256 * ncores)) "${extra[@]}" 2>>/tmp/last_err.txt) &&
           echo "$line" | python3 -c "import json,sys; d=json.loads(sys.stdin.read()); d.update(threads=$ncores, game='$game', algorithm='$alg', binary='$v', walks_per_thread=256); print(json.dumps(d))" >>"$S"
         fi
       done
@@ -216,20 +223,92 @@ for l in open(sys.argv[1]):
 PY
 fi
 
-# --- 1. learner: wgpu against flex -------------------------------------------------------------
+# --- 1. learner: wgpu (and wgpu with burn's fusion) against flex and PyTorch on CUDA -----------
 has learner && {
-log "stage 1: ARMAC learner steps/s"
+log "stage 1: ARMAC learner steps/s, FCPA network (input 175, 4 actions)"
 L="$OUT/learner.jsonl"
 # GPU utilisation while the first wgpu runs go: proof that wgpu picked the NVIDIA adapter.
-(timeout 40 nvidia-smi dmon -s u -d 2 >"$OUT/dmon.txt" 2>&1 &)
+(timeout 40 nvidia-smi dmon -s u -d 2 >/tmp/dmon.txt 2>&1 &)
+FUSED="$D/armac-bench-fusion"
+fcpa=(--input 175 --actions 4)
+# The stage ends its runs LEARNER_SECONDS after the script's start (later ones are skipped).
+SKIP_AFTER=${LEARNER_SECONDS:-240}
+# The recurrent network (nlhe_fcpa_recurrent.toml: 64 sequences x 32 steps, input 108), with
+# the targets carried by the batch and computed in the step (episodes of up to 8 decisions).
 for dev in wgpu flex; do
-  run 60 "$L" "$B" learner --device $dev --input 30 --actions 3 --hidden 128 --batch 2048 --steps 20 --repeats 3
-  run 60 "$L" "$B" learner --device $dev --input 175 --actions 4 --hidden 128 --batch 8192 --memory-rows 256 --steps 10 --repeats 3
-  run 90 "$L" "$B" learner --device $dev --input 108 --actions 4 --hidden 128 --batch 64 --time 32 --steps 5 --repeats 3
-  run 90 "$L" "$B" learner --device $dev --input 175 --actions 4 --hidden 256 --batch 65536 --steps 5 --repeats 3
+  for in_step in 8 0; do
+    run 60 "$L" "$B" learner --device $dev --input 108 --actions 4 --hidden 128 --batch 64 --time 32 --steps 5 --repeats 3 --in-step $in_step
+  done
 done
-
+# A feed-forward run's own step: 256 replay rows with in-step targets, 256 rows of each
+# reservoir drawn from 2^18-row device tables (nlhe_fcpa.toml's shapes).
+for dev in wgpu flex; do
+  run 60 "$L" "$B" learner --device $dev "${fcpa[@]}" --hidden 128 --batch 256 --memory-rows 256 --device-memory 262144 --in-step 4 --steps 20 --repeats 3
+done
+# LEARNER_SHAPES: "hidden rows" pairs, comma-separated (a dry run without a GPU picks small ones).
+IFS=',' read -ra shapes <<<"${LEARNER_SHAPES:-128 256,128 2048,128 8192,128 65536,256 65536}"
+for shape in "${shapes[@]}"; do
+  read -r hidden rows <<<"$shape"
+  # About 16k rows a timed block on the GPU, 4k (at least 2 steps) on the CPU.
+  gsteps=$(( rows >= 8192 ? 5 : 16384 / rows )) csteps=$(( rows >= 2048 ? 2 : 4096 / rows ))
+  crep=$(( rows >= 65536 ? 1 : 3 ))
+  run 60 "$L" "$B" learner --device wgpu "${fcpa[@]}" --hidden "$hidden" --batch "$rows" --steps "$gsteps" --repeats 3
+  # flex at 65,536 rows of hidden 256 takes minutes a step: left out.
+  [ "$hidden$rows" != 25665536 ] &&
+    run 90 "$L" "$B" learner --device flex "${fcpa[@]}" --hidden "$hidden" --batch "$rows" --steps "$csteps" --repeats "$crep"
+  run 60 "$L" python3 scripts/bench_learner_torch.py --device cuda "${fcpa[@]}" --hidden "$hidden" --head-hidden "$hidden" --batch "$rows" --steps $(( gsteps * 4 ))
+  [ -x "$FUSED" ] && run 60 "$OUT/learner_fusion.jsonl" "$FUSED" learner --device wgpu "${fcpa[@]}" --hidden "$hidden" --batch "$rows" --steps "$gsteps" --repeats 3
+done
+SKIP_AFTER=
+python3 - "$L" "$OUT/learner_fusion.jsonl" <<'PY' | tee -a "$OUT/summary.txt"
+import json, os, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+if os.path.exists(sys.argv[2]):
+    rows += [dict(json.loads(l), backend="wgpu+fusion") for l in open(sys.argv[2])]
+rows.sort(key=lambda r: (r.get("time", 0), r.get("memory_rows", 0), r.get("in_step", 0), r.get("hidden", 0), r.get("batch", 0)))
+print("    learner steps/s (rows/s, achieved matrix-product TFLOP/s; transfers per step):")
+for r in rows:
+    name = r.get("backend") or ("torch-" + r.get("device", "?"))
+    extra = ""
+    if "uploads_per_step" in r:
+        extra = (f" uploads {r['uploads_per_step']:.2f} ({r['upload_bytes_per_step'] / 1e6:.2f} MB),"
+                 f" read-backs {r['readbacks_per_step']:.3f}")
+    tf = r.get("flops_per_second")
+    if tf is None:  # PyTorch: the same network and losses as armac's plain rows of this shape
+        peer = [x for x in rows if x.get("flops_per_step") and x.get("hidden") == r.get("hidden")
+                and x.get("batch") == r.get("batch") and not x.get("memory_rows") and not x.get("time")]
+        tf = peer[0]["flops_per_step"] * r["steps_per_second"] if peer else None
+    tf = f" {tf / 1e12:6.3f} TFLOP/s" if tf else ""
+    shape = f"hidden {r.get('hidden', '?')} rows {r.get('batch')}" + (f" x time {r['time']}" if r.get('time') else "")
+    if r.get("memory_rows"): shape += f" + 2x{r['memory_rows']} memory rows"
+    if r.get("in_step"): shape += f", in-step {r['in_step']}"
+    print(f"    {name:11} {shape:40} {r['steps_per_second']:9.2f} steps/s {r['rows_per_second']:12.0f} rows/s{tf}{extra}")
+PY
+{ echo "--- nvidia-smi dmon (GPU utilisation) during the first wgpu runs"; head -25 /tmp/dmon.txt; } >>"$OUT/summary.txt"
 }
+
+# --- train: the recurrent Hold'em config with its learner on the GPU ----------------------------
+if has train; then
+  # TRAIN_SECONDS of wall time (default: what is left of DEADLINE seconds since the start), 15 actor threads on lock-step groups of 16 games (the config's
+  # 256 episodes an epoch in 16 groups), learner on wgpu; the model and TensorBoard log come
+  # back in $OUT.
+  # An epoch is not cut short: the limit leaves one and the export before DEADLINE.
+  left=$(( ${DEADLINE:-560} - $(elapsed) - 75 ))
+  secs=${TRAIN_SECONDS:-$left}
+  log "train: nlhe_fcpa_recurrent.toml, learner on wgpu, ${TRAIN_ACTORS:=15} actors, $secs s"
+  if [ "$secs" -gt 30 ]; then
+    "$D/armac-train" --config nlhe_fcpa_recurrent.toml --out /tmp/rec --overwrite --quiet \
+      --set armac.device=\"wgpu\" --set armac.actors="$TRAIN_ACTORS" --set armac.games_per_group=16 \
+      --set checkpoint.every_seconds=60.0 \
+      --max-seconds "$secs" >"$OUT/train.log" 2>&1 || log "train exited with $?"
+    tail -3 "$OUT/train.log" | tee -a "$OUT/summary.txt"
+    cat /tmp/rec/summary.json >"$OUT/train_summary.json" 2>/dev/null
+    "$D/armac-eval" export-model --checkpoint /tmp/rec --out /tmp/rec_model >>"$OUT/train.log" 2>&1 &&
+      tar -C /tmp -czf "$OUT/rec_model.tgz" rec_model
+    (cd /tmp/rec && tar -czf "$OUT/rec_tb.tgz" $(find . -name 'events.out.tfevents*' -o -name metrics.csv) 2>/dev/null)
+    ls -la "$OUT" | tee -a "$OUT/summary.txt"
+  fi
+fi
 
 # --- 2. batched public-tree solvers: wgpu against flex -------------------------------------------
 has batched && {

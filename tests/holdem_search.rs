@@ -382,30 +382,111 @@ fn continual_resolving_with_an_exact_oracle_is_hardly_exploitable() {
     );
 }
 
+/// An untrained CVPN (hidden 16, one layer) for `game` with `hands` private states, saved at
+/// `dir`.
+fn save_untrained_cvpn(
+    game: &UniversalPokerGame,
+    hands: usize,
+    dir: &std::path::Path,
+) -> std::path::PathBuf {
+    use armac::game::Game;
+    use armac::nn::cvpn::{Cvpn, CvpnConfig};
+    let cfg = CvpnConfig {
+        game: game.load_string(),
+        input_size: game.public_state_tensor_size() + 2 * hands,
+        private_states: hands,
+        num_actions: game.num_distinct_actions(),
+        hidden: 16,
+        layers: 1,
+    };
+    let device = burn::tensor::Device::flex();
+    Cvpn::new(cfg, &device, 1e-3, 3).unwrap().save(dir).unwrap();
+    dir.to_path_buf()
+}
+
+#[test]
+fn holdem_search_cache_keeps_to_its_byte_budget_and_changes_no_answer() {
+    use armac::game::{Game, Turn};
+    use armac::policy::Policy;
+    use armac::run::holdem_sog::{DEFAULT_CACHE_BYTES, load_holdem_search_policy};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("holdem_search_cache");
+    let _ = std::fs::remove_dir_all(&dir);
+    let tiny = UniversalPokerGame::from_string(TINY).unwrap();
+    let net = save_untrained_cvpn(&tiny, 45, &dir.join("tiny"));
+    let config = HoldemSearchConfig {
+        iterations: 20,
+        ..HoldemSearchConfig::default()
+    };
+    // Decisions along eight hands, actions and cards drawn by a fixed LCG.
+    let mut seed = 12345u64;
+    let mut draw = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) % n as u64) as usize
+    };
+    let mut decisions = Vec::new();
+    for _ in 0..8 {
+        let mut s = tiny.initial_state();
+        while !s.is_terminal() {
+            match s.turn() {
+                Turn::Chance => {
+                    let o = s.chance_outcomes();
+                    let a = o[draw(o.len())].0;
+                    s.apply(a);
+                }
+                _ => {
+                    decisions.push(s.clone());
+                    let l = s.legal_actions();
+                    s.apply(l[draw(l.len())]);
+                }
+            }
+        }
+    }
+    assert!(decisions.len() >= 16, "{} decisions", decisions.len());
+    let policy = |bytes: usize| {
+        load_holdem_search_policy(&net, &tiny, config)
+            .unwrap()
+            .with_cache_bytes(bytes)
+    };
+    let full = policy(DEFAULT_CACHE_BYTES);
+    let answers: Vec<Vec<f64>> = decisions
+        .iter()
+        .map(|s| full.action_probabilities(s).unwrap())
+        .collect();
+    let held = full.cache_bytes();
+    assert!(held > 0 && held <= DEFAULT_CACHE_BYTES, "{held}");
+    // Each cached search holds at least its tree's nodes.
+    let tree = PokerLayout::from_state(&tiny.initial_state(), 100_000).unwrap();
+    assert!(tree.heap_bytes() >= tree.nodes.len() * std::mem::size_of_val(&tree.nodes[0]));
+    for budget in [0, held / 4] {
+        let small = policy(budget);
+        for (s, want) in decisions.iter().zip(&answers) {
+            assert_eq!(
+                &small.action_probabilities(s).unwrap(),
+                want,
+                "budget {budget}"
+            );
+            assert!(
+                small.cache_bytes() <= budget,
+                "{} > {budget}",
+                small.cache_bytes()
+            );
+        }
+        assert!(small.searches() > full.searches(), "budget {budget}");
+    }
+}
+
 #[test]
 fn holdem_search_policy_plays_a_match_and_names_bad_checkpoints() {
     use armac::eval::matchup::sampled_match;
     use armac::game::Game;
-    use armac::nn::cvpn::{Cvpn, CvpnConfig};
     use armac::policy::{Policy, UniformPolicy};
     use armac::run::holdem_sog::load_holdem_search_policy;
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("holdem_search");
     let _ = std::fs::remove_dir_all(&dir);
-    let device = burn::tensor::Device::flex();
     let save = |game: &UniversalPokerGame, hands: usize, name: &str| {
-        let cfg = CvpnConfig {
-            game: game.load_string(),
-            input_size: game.public_state_tensor_size() + 2 * hands,
-            private_states: hands,
-            num_actions: game.num_distinct_actions(),
-            hidden: 16,
-            layers: 1,
-        };
-        Cvpn::new(cfg, &device, 1e-3, 3)
-            .unwrap()
-            .save(&dir.join(name))
-            .unwrap();
-        dir.join(name)
+        save_untrained_cvpn(game, hands, &dir.join(name))
     };
     let tiny = UniversalPokerGame::from_string(TINY).unwrap();
     let fcpa = UniversalPokerGame::hunl_fcpa();

@@ -171,7 +171,10 @@ pub fn bench_resident_steps(
 }
 
 /// Recurrent training throughput: steps per second of [`ArmacLearner::train_step_seq`] on
-/// `sequences × time` unrolls, after two warm-up steps.
+/// `sequences × time` unrolls, after two warm-up steps. With `in_step` > 0 the critic and
+/// immediate-regret targets are computed in the step (episodes of up to `in_step` rows), as a
+/// run's are when its episodes fit one unroll; without, the batch carries them (and the
+/// evaluation a run with host targets makes before each step is left out).
 ///
 /// # Panics
 /// If `cfg` is invalid or not recurrent.
@@ -181,8 +184,10 @@ pub fn bench_train_steps_seq(
     sequences: usize,
     time: usize,
     steps: usize,
+    in_step: usize,
 ) -> TrainRate {
-    let batch = synthetic_seq_batch(&cfg, sequences, time, 2);
+    let mut batch = synthetic_seq_batch(&cfg, sequences, time, 2);
+    with_step_targets(&mut batch.targets, cfg.num_actions, in_step);
     let mut learner = ArmacLearner::new(cfg, device, 1e-4, 1);
     for _ in 0..2 {
         learner.train_step_seq(&batch).expect("recurrent config");
@@ -261,7 +266,7 @@ pub struct LearnerArgs {
     pub changed_rows: usize,
     /// Compute the critic and immediate-regret targets inside the step (`armac.targets_in_step`,
     /// as a run does) over synthetic episodes of up to this many rows; 0: the batch carries
-    /// them (feed-forward nets).
+    /// them.
     #[arg(long, default_value_t = 0)]
     pub in_step: usize,
 }
@@ -300,7 +305,7 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
     let mut rates: Vec<TrainRate> = (0..repeats.max(1))
         .map(|_| {
             if time > 0 {
-                bench_train_steps_seq(cfg.clone(), &device, batch, time, steps)
+                bench_train_steps_seq(cfg.clone(), &device, batch, time, steps, in_step)
             } else if device_memory > 0 {
                 let r = ResidentBench {
                     capacity: device_memory,

@@ -30,56 +30,56 @@ pub fn act_batch(trajs: &[&Trajectory]) -> ActBatch {
     b
 }
 
-/// Builds the training batch for `trajs`, given the learner's current outputs `current` and the
-/// epoch snapshot's outputs `snapshot` on [`act_batch`]`(trajs)`, and TB's `lambda`.
+/// Where a training batch's critic and immediate-regret targets come from.
+#[derive(Clone, Copy)]
+pub enum CriticTargets<'a> {
+    /// Built here from the learner's critic outputs on the batch (an evaluation before the
+    /// step).
+    Host(&'a ActOutput),
+    /// Sent as [`StepTargets`], coefficients that the learner evaluates on the critic values
+    /// of the step's own forward pass (the same targets, no critic evaluation or read-back
+    /// before the step).
+    InStep,
+}
+
+/// The training batch of `trajs`, whose stacked decisions are `inputs` ([`act_batch`]), from
+/// the epoch snapshot's outputs `snapshot` on them, TB's `lambda`, and the critic targets'
+/// source.
 pub fn train_batch(
     trajs: &[&Trajectory],
-    current: &ActOutput,
-    snapshot: &ActOutput,
-    num_actions: usize,
-    lambda: f64,
-) -> TrainBatch {
-    build_batch(trajs, Some(current), snapshot, num_actions, lambda)
-}
-
-/// [`train_batch`] without the learner's critic: the critic and immediate-regret targets go
-/// as [`StepTargets`], coefficients that the learner evaluates on the critic values of the
-/// step's own forward pass (the same targets, no critic evaluation or read-back before the
-/// step).
-pub fn train_batch_in_step(
-    trajs: &[&Trajectory],
-    snapshot: &ActOutput,
-    num_actions: usize,
-    lambda: f64,
-) -> TrainBatch {
-    build_batch(trajs, None, snapshot, num_actions, lambda)
-}
-
-/// The rows of [`train_batch`]; the critic and immediate-regret targets from `current`, or as
-/// [`StepTargets`] without it.
-fn build_batch(
-    trajs: &[&Trajectory],
-    current: Option<&ActOutput>,
+    inputs: ActBatch,
+    critic: CriticTargets,
     snapshot: &ActOutput,
     num_actions: usize,
     lambda: f64,
 ) -> TrainBatch {
     let na = num_actions;
     let mut tb = TrainBatch::default();
-    let inputs = act_batch(trajs);
     tb.own = inputs.own;
     tb.both0 = inputs.both0;
     tb.both1 = inputs.both1;
     tb.legal = inputs.legal;
     let rows: usize = trajs.iter().map(|t| t.len()).sum();
-    let mut st = current.is_none().then(|| {
-        let depth = trajs.iter().map(|t| t.len()).max().unwrap_or(1).max(2) - 1;
-        StepTargets {
-            rows,
-            depth,
-            ..StepTargets::default()
+    // The critic's source, with the step targets being built when the step computes them.
+    enum Source<'a> {
+        Host(&'a ActOutput),
+        InStep(StepTargets),
+    }
+    let mut source = match critic {
+        CriticTargets::Host(c) => Source::Host(c),
+        CriticTargets::InStep => {
+            let depth = trajs.iter().map(|t| t.len()).max().unwrap_or(1).max(2) - 1;
+            Source::InStep(StepTargets {
+                rows,
+                depth,
+                ..StepTargets::default()
+            })
         }
-    });
+    };
+    let current = match critic {
+        CriticTargets::Host(c) => Some(c),
+        CriticTargets::InStep => None,
+    };
     let mut row = 0;
     for t in trajs {
         let n = t.steps.len();
@@ -93,13 +93,12 @@ fn build_batch(
                 normalized_relu(&snapshot.mean_regret[r], &s.legal)
             })
             .collect();
-        let targets = match (current, st.as_mut()) {
-            (Some(cur), _) => host_targets(t, &policy, cur, row, na, lambda),
-            (None, Some(st)) => {
+        let targets = match &mut source {
+            Source::Host(cur) => host_targets(t, &policy, cur, row, na, lambda),
+            Source::InStep(st) => {
                 push_step_targets(st, t, &policy, row, lambda);
                 vec![[0.0; 2]; n]
             }
-            (None, None) => unreachable!("step targets without a critic"),
         };
         for (k, s) in t.steps.iter().enumerate() {
             let r = (row + k) * na..(row + k + 1) * na;
@@ -153,7 +152,9 @@ fn build_batch(
         }
         row += n;
     }
-    tb.step_targets = st;
+    if let Source::InStep(st) = source {
+        tb.step_targets = Some(st);
+    }
     tb
 }
 
@@ -291,8 +292,16 @@ mod tests {
         for lambda in [0.9, 0.0, 1.0] {
             for step in 0..3 {
                 let current = host.evaluate_critic(&inputs);
-                let h = train_batch(&picks, &current, &snap, na, lambda);
-                let s = train_batch_in_step(&picks, &snap, na, lambda);
+                let host_targets = CriticTargets::Host(&current);
+                let h = train_batch(&picks, inputs.clone(), host_targets, &snap, na, lambda);
+                let s = train_batch(
+                    &picks,
+                    inputs.clone(),
+                    CriticTargets::InStep,
+                    &snap,
+                    na,
+                    lambda,
+                );
                 assert_eq!(
                     (
                         &h.action,

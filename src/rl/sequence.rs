@@ -10,10 +10,12 @@
 //!   ([`super::learner::train_batch`]: Tree-Backup(λ), advantages, average-policy targets) laid
 //!   out as padded sequences, split into unrolls whose starting states carry over.
 
-use super::learner::train_batch;
+use super::learner::{CriticTargets, train_batch};
 use super::trajectory::{Step, Trajectory};
 use crate::game::{Action, Game, GameError, Turn};
-use crate::nn::armac::{ActOutput, RecurrentState, SeqInputs, SeqTrainBatch, TrainBatch};
+use crate::nn::armac::{
+    ActBatch, ActOutput, RecurrentState, SeqInputs, SeqTrainBatch, StepTargets, TrainBatch,
+};
 
 /// The decisions along `history` (from the root), each with both players' observation tensors,
 /// the acting player, the legal actions and the action `history` takes there (`0` for a final
@@ -113,20 +115,34 @@ pub fn gather_rows(out: &ActOutput, rows: &[usize]) -> ActOutput {
     }
 }
 
+/// Where a sequence batch's critic and immediate-regret targets come from.
+#[derive(Clone, Copy)]
+pub enum SeqCritic<'a> {
+    /// The learner's outputs on the batch's inputs and its states at the start of each
+    /// unroll (its `evaluate_sequences(inputs, chunk)`).
+    Host {
+        current: &'a ActOutput,
+        starts: &'a [[RecurrentState; 2]],
+    },
+    /// Computed inside the learning step from its own forward pass ([`StepTargets`]); needs
+    /// one unroll per episode (`inputs.time <= chunk`).
+    InStep,
+}
+
 /// The recurrent learner's batch for `trajs` (stacked as `inputs` by [`seq_inputs`] with
-/// `inputs.time` = [`seq_time`]`(max length, chunk)`): `current` and `snapshot` are the
-/// learner's and the epoch snapshot's outputs on `inputs`, `starts` the learner's states at the
-/// start of each `chunk`-step unroll (from its `evaluate_sequences(inputs, chunk)`).
+/// `inputs.time` = [`seq_time`]`(max length, chunk)`): `snapshot` is the epoch snapshot's
+/// outputs on `inputs`, `critic` the source of the critic targets.
 ///
 /// Targets are exactly the feed-forward path's ([`train_batch`] on the real steps); padding rows
 /// get zero weights. When the episodes need several unrolls, each unroll becomes one sequence
 /// of the batch, starting from the carried state (truncated backpropagation through time).
-#[allow(clippy::too_many_arguments)]
+///
+/// # Panics
+/// With [`SeqCritic::InStep`] when the episodes need several unrolls.
 pub fn seq_train_batch(
     trajs: &[&Trajectory],
     inputs: &SeqInputs,
-    current: &ActOutput,
-    starts: &[[RecurrentState; 2]],
+    critic: SeqCritic,
     snapshot: &ActOutput,
     na: usize,
     lambda: f64,
@@ -138,9 +154,25 @@ pub fn seq_train_batch(
         .enumerate()
         .flat_map(|(s, tr)| (0..tr.len()).map(move |k| s * t + k))
         .collect();
+    let host_current;
+    let (flat_critic, starts) = match critic {
+        SeqCritic::Host { current, starts } => {
+            host_current = gather_rows(current, &real);
+            (CriticTargets::Host(&host_current), starts)
+        }
+        SeqCritic::InStep => {
+            assert!(
+                t <= chunk.max(1),
+                "step targets need one unroll per episode"
+            );
+            (CriticTargets::InStep, &[][..])
+        }
+    };
+    // Only the flat batch's targets are read: the sequence batch lays out its own inputs.
     let flat = train_batch(
         trajs,
-        &gather_rows(current, &real),
+        ActBatch::default(),
+        flat_critic,
         &gather_rows(snapshot, &real),
         na,
         lambda,
@@ -187,6 +219,10 @@ pub fn seq_train_batch(
         }
         r += n;
     }
+    tb.step_targets = flat
+        .step_targets
+        .as_ref()
+        .map(|st| pad_step_targets(st, &real, tb.rows(), na));
     let s = inputs.sequences;
     let chunks = starts.len().max(1);
     // Row-major [S, C·U] is [S·C, U]: unroll c of episode s is sequence s·C + c.
@@ -219,6 +255,33 @@ pub fn seq_train_batch(
         initial_state,
         targets: tb,
     }
+}
+
+/// `st` over the flat rows of the real steps, moved to the padded rows `real` of a batch of
+/// `rows` rows; padding rows get zero coefficients (their targets are 0 and weigh nothing).
+fn pad_step_targets(st: &StepTargets, real: &[usize], rows: usize, na: usize) -> StepTargets {
+    let d = st.depth;
+    let mut out = StepTargets {
+        rows,
+        depth: d,
+        policy: vec![0.0; rows * na],
+        successor: vec![0.0; rows * na],
+        index: (0..rows).flat_map(|r| std::iter::repeat_n(r, d)).collect(),
+        weight: vec![0.0; rows * d],
+        base: vec![[0.0; 2]; rows],
+        player: vec![0; rows],
+    };
+    for (f, &r) in real.iter().enumerate() {
+        out.policy[r * na..(r + 1) * na].copy_from_slice(&st.policy[f * na..(f + 1) * na]);
+        out.successor[r * na..(r + 1) * na].copy_from_slice(&st.successor[f * na..(f + 1) * na]);
+        for k in 0..d {
+            out.index[r * d + k] = real[st.index[f * d + k]];
+            out.weight[r * d + k] = st.weight[f * d + k];
+        }
+        out.base[r] = st.base[f];
+        out.player[r] = st.player[f];
+    }
+    out
 }
 
 #[cfg(test)]
@@ -343,7 +406,11 @@ mod tests {
             let seqs: Vec<&[Step]> = picks.iter().map(|t| &t.steps[..]).collect();
             let inputs = seq_inputs(&seqs, time, game.observation_tensor_size(), na);
             let (cur, starts) = net.evaluate_sequences(&inputs, chunk).unwrap();
-            let b = seq_train_batch(&picks, &inputs, &cur, &starts, &cur, na, 0.9, chunk);
+            let host = SeqCritic::Host {
+                current: &cur,
+                starts: &starts,
+            };
+            let b = seq_train_batch(&picks, &inputs, host, &cur, na, 0.9, chunk);
             assert_eq!(b.sequences * b.time, picks.len() * time);
             assert_eq!(b.initial_state.is_some(), chunk == 1);
             if chunk == 1 {
@@ -353,7 +420,14 @@ mod tests {
                 .flat_map(|s| (0..picks[s].len()).map(move |k| s * time + k))
                 .collect();
             let g = gather_rows(&cur, &real);
-            let flat = train_batch(&picks, &g, &g, na, 0.9);
+            let flat = train_batch(
+                &picks,
+                ActBatch::default(),
+                CriticTargets::Host(&g),
+                &g,
+                na,
+                0.9,
+            );
             for (i, &r) in real.iter().enumerate() {
                 assert_eq!(b.targets.critic_target[r], flat.critic_target[i]);
                 assert_eq!(b.targets.regret_weight[r], flat.regret_weight[i]);
@@ -395,7 +469,11 @@ mod tests {
                 let inputs = seq_inputs(&seqs, time, game.observation_tensor_size(), na);
                 let (cur, starts) = learner.evaluate_sequences(&inputs, chunk).unwrap();
                 let (snap, _) = net.evaluate_sequences(&inputs, time).unwrap();
-                let b = seq_train_batch(&picks, &inputs, &cur, &starts, &snap, na, 0.9, chunk);
+                let host = SeqCritic::Host {
+                    current: &cur,
+                    starts: &starts,
+                };
+                let b = seq_train_batch(&picks, &inputs, host, &snap, na, 0.9, chunk);
                 learner.train_step_seq(&b).unwrap()
             })
             .collect();
@@ -409,5 +487,71 @@ mod tests {
         ] {
             assert!((x - y).abs() < 1e-4 * (1.0 + y.abs()), "{a:?} vs {b:?}");
         }
+    }
+
+    /// Critic targets computed inside the step train the recurrent learner as the host
+    /// targets built from its evaluation before each step (Leduc episodes of up to 8
+    /// decisions, λ = 0.9, 0 and 1, three steps each), and the step refuses them with carried
+    /// unrolls.
+    #[test]
+    fn in_step_targets_train_as_host_targets() {
+        use crate::nn::armac::ArmacLearner;
+        let game = load_game("leduc_poker").unwrap();
+        let na = game.num_distinct_actions();
+        let cfg = ArmacNetConfig::new(game.observation_tensor_size(), na)
+            .with_encoder_hidden(8)
+            .with_head_hidden(8)
+            .with_recurrent(true)
+            .with_zero_init_heads(false);
+        let net = ArmacPolicyNet::init(cfg.clone(), 5).unwrap();
+        let snaps = one_epoch_snapshots(&net, &net, &net);
+        let settings = episode_settings(16, 2.0);
+        let mut rng = SplitMix64::new(11);
+        let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
+        let picks: Vec<&Trajectory> = trajs.iter().collect();
+        let max_len = picks.iter().map(|t| t.len()).max().unwrap();
+        assert!(max_len >= 4 && picks.iter().any(|t| t.len() < max_len));
+        let seqs: Vec<&[Step]> = picks.iter().map(|t| &t.steps[..]).collect();
+        let time = seq_time(max_len, 32);
+        let inputs = seq_inputs(&seqs, time, game.observation_tensor_size(), na);
+        let (snap, _) = net.evaluate_sequences(&inputs, time).unwrap();
+        let device = crate::nn::select_device("flex").unwrap();
+        for lambda in [0.9, 0.0, 1.0] {
+            let mut host = ArmacLearner::new(cfg.clone(), &device, 1e-2, 42);
+            let mut in_step = ArmacLearner::new(cfg.clone(), &device, 1e-2, 42);
+            for step in 0..3 {
+                let (cur, starts) = host.evaluate_sequences(&inputs, 32).unwrap();
+                let critic = SeqCritic::Host {
+                    current: &cur,
+                    starts: &starts,
+                };
+                let h = seq_train_batch(&picks, &inputs, critic, &snap, na, lambda, 32);
+                let s = seq_train_batch(&picks, &inputs, SeqCritic::InStep, &snap, na, lambda, 32);
+                assert!(h.targets.step_targets.is_none() && s.targets.step_targets.is_some());
+                let (a, b) = (
+                    host.train_step_seq(&h).unwrap(),
+                    in_step.train_step_seq(&s).unwrap(),
+                );
+                assert!(a.critic > 0.0 && a.immediate_regret > 0.0, "{a:?}");
+                for (x, y) in [
+                    (a.critic, b.critic),
+                    (a.mean_regret, b.mean_regret),
+                    (a.immediate_regret, b.immediate_regret),
+                    (a.policy, b.policy),
+                ] {
+                    assert!(
+                        (x - y).abs() < 1e-5 * (1.0 + x.abs()),
+                        "λ {lambda} step {step}: {a:?} vs {b:?}"
+                    );
+                }
+            }
+        }
+        // Carried unrolls (an initial state) cannot take step targets.
+        let mut learner = ArmacLearner::new(cfg, &device, 1e-2, 42);
+        let mut s = seq_train_batch(&picks, &inputs, SeqCritic::InStep, &snap, na, 0.9, 32);
+        let (_, starts) = learner.evaluate_sequences(&inputs, 32).unwrap();
+        s.initial_state = Some(starts[0].clone());
+        let e = learner.train_step_seq(&s).unwrap_err().to_string();
+        assert!(e.contains("one unroll"), "{e}");
     }
 }

@@ -7,6 +7,10 @@
 //! searching at each of that player's earlier decisions. Every search is deterministic and
 //! depends only on public information, so results are cached by (player, public history):
 //! the hand's earlier searches are hits, and the same public line in later hands is free.
+//! The cache counts the bytes its searches hold (each one's tree, ranges and rows) and is
+//! emptied when the next search would take it past its budget
+//! ([`HoldemSearchPolicy::with_cache_bytes`], [`DEFAULT_CACHE_BYTES`] by default): a search
+//! left out is run again, with the same answer, when it is needed.
 
 use super::{RunError, io_err};
 use crate::game::{Player, State, Turn};
@@ -65,11 +69,42 @@ struct Cached {
     rows: Vec<Vec<f64>>,
 }
 
-/// Cached searches by (acting player, public edges of the decision).
-type SearchCache = HashMap<(Player, Vec<PokerEdge>), Arc<Cached>>;
+impl Cached {
+    /// Bytes held by the entry and its key of `key_edges` public edges.
+    fn bytes(&self, key_edges: &[PokerEdge]) -> usize {
+        use std::mem::size_of;
+        let rows: usize = self
+            .rows
+            .iter()
+            .map(|r| size_of::<Vec<f64>>() + r.capacity() * size_of::<f64>())
+            .sum();
+        let key: usize = key_edges
+            .iter()
+            .map(|e| {
+                size_of::<PokerEdge>()
+                    + match e {
+                        PokerEdge::Deal(cards) => cards.capacity(),
+                        _ => 0,
+                    }
+            })
+            .sum();
+        size_of::<Self>()
+            + self.chain.heap_bytes()
+            + self.actions.capacity() * size_of::<crate::game::Action>()
+            + rows
+            + key
+    }
+}
 
-/// Above this many cached searches the cache is cleared.
-const CACHE_LIMIT: usize = 50_000;
+/// The cache's default budget: 1 GiB.
+pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
+
+/// Cached searches by (acting player, public edges of the decision), and the bytes they hold.
+#[derive(Default)]
+struct SearchCache {
+    map: HashMap<(Player, Vec<PokerEdge>), (Arc<Cached>, usize)>,
+    bytes: usize,
+}
 
 /// The continual re-solving policy of both players (see the module docs).
 pub struct HoldemSearchPolicy {
@@ -79,6 +114,7 @@ pub struct HoldemSearchPolicy {
     /// Layout hand position of each hole index.
     position: HashMap<u32, usize>,
     cache: Mutex<SearchCache>,
+    cache_budget: usize,
     name: String,
     searches: std::sync::atomic::AtomicU64,
 }
@@ -123,15 +159,28 @@ impl HoldemSearchPolicy {
             leaves: Mutex::new(CvpnHoldemLeaves::new(net)),
             config,
             position,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::default(),
+            cache_budget: DEFAULT_CACHE_BYTES,
             name,
             searches: Default::default(),
         })
     }
 
+    /// The policy with a cache of at most `bytes` (0 caches nothing: every query runs its
+    /// player's chain of searches from the start of the hand).
+    pub fn with_cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_budget = bytes;
+        self
+    }
+
     /// Searches run so far (cache misses).
     pub fn searches(&self) -> u64 {
         self.searches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Bytes the cached searches hold now (at most the budget).
+    pub fn cache_bytes(&self) -> usize {
+        self.cache.lock().expect("cache lock").bytes
     }
 
     /// The cached search of `p` at the public state `edges` (run, with the searches at `p`'s
@@ -143,7 +192,7 @@ impl HoldemSearchPolicy {
         template: &UniversalPokerState,
     ) -> Result<Arc<Cached>, HoldemSearchError> {
         let key = (p, edges.to_vec());
-        if let Some(c) = self.cache.lock().expect("cache lock").get(&key) {
+        if let Some((c, _)) = self.cache.lock().expect("cache lock").map.get(&key) {
             return Ok(c.clone());
         }
         // The player's previous decision in this hand, if any.
@@ -171,11 +220,19 @@ impl HoldemSearchPolicy {
             actions: dec.actions,
             rows: dec.rows,
         });
-        let mut cache = self.cache.lock().expect("cache lock");
-        if cache.len() >= CACHE_LIMIT {
-            cache.clear();
+        let bytes = c.bytes(edges);
+        if bytes <= self.cache_budget {
+            let mut cache = self.cache.lock().expect("cache lock");
+            if cache.bytes + bytes > self.cache_budget {
+                cache.map.clear();
+                cache.bytes = 0;
+            }
+            // Another thread may have cached the same search meanwhile: count it once.
+            if let Some((_, old)) = cache.map.insert(key, (c.clone(), bytes)) {
+                cache.bytes -= old;
+            }
+            cache.bytes += bytes;
         }
-        cache.insert(key, c.clone());
         Ok(c)
     }
 }

@@ -301,6 +301,28 @@ impl HoldemResolver {
         self.player
     }
 
+    /// Bytes the chain holds: its latest search's tree and ranges (the tree counted in full
+    /// even where another holder shares it).
+    pub fn heap_bytes(&self) -> usize {
+        let summary = self.last.as_ref().map_or(0, |s| {
+            let edges: usize = s
+                .root_edges
+                .iter()
+                .map(|e| match e {
+                    PokerEdge::Deal(cards) => cards.capacity(),
+                    _ => 0,
+                })
+                .sum();
+            std::mem::size_of::<Summary>()
+                + s.layout.heap_bytes()
+                + s.root_edges.capacity() * std::mem::size_of::<PokerEdge>()
+                + edges
+                + (s.own_reach.capacity() + s.opp_reach.capacity() + s.opp_cfvs.capacity())
+                    * std::mem::size_of::<f64>()
+        });
+        std::mem::size_of::<Self>() + summary
+    }
+
     /// The chain's latest search: its tree, the public edges of its root and both players'
     /// reaches (player 0's, then player 1's, `[N·P]` each) under its average profile, the
     /// opponent's starting from the gadget's range. `None` before the first search. A

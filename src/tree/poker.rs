@@ -166,6 +166,38 @@ impl PokerLayout {
     /// Default cap on public nodes for [`PokerLayout::from_state`].
     pub const DEFAULT_MAX_NODES: usize = 1_000_000;
 
+    /// Bytes the layout holds: the struct, every vector's capacity and each node's own vectors
+    /// (allocator overhead left out). What a cache of searches counts against its budget.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        fn cap<T>(v: &Vec<T>) -> usize {
+            v.capacity() * size_of::<T>()
+        }
+        let nodes: usize = self
+            .nodes
+            .iter()
+            .map(|n| {
+                let deal = match &n.edge {
+                    PokerEdge::Deal(cards) => cap(cards),
+                    _ => 0,
+                };
+                cap(&n.actions) + cap(&n.board) + deal
+            })
+            .sum();
+        let ranks: usize = self.ranks.iter().map(|(_, r)| cap(r)).sum();
+        size_of::<Self>()
+            + self.game.capacity()
+            + cap(&self.hands)
+            + cap(&self.hand_masks)
+            + cap(&self.hole_index)
+            + cap(&self.nodes)
+            + nodes
+            + cap(&self.ranks)
+            + ranks
+            + self.decisions.iter().map(cap).sum::<usize>()
+            + self.offsets.iter().map(cap).sum::<usize>()
+    }
+
     /// The public tree below `state` (its hole cards are ignored: any hands are possible),
     /// at most `max_nodes` nodes.
     pub fn from_state(

@@ -301,12 +301,11 @@ impl TrainBatch {
         check_len("both1", self.both1.len(), n_in)?;
         self.validate_targets(cfg.num_actions)?;
         match &self.step_targets {
-            Some(st) => st.validate(self, cfg.num_actions),
+            Some(st) => st.validate(self, cfg.num_actions, false),
             None => Ok(()),
         }
     }
 
-    /// The target half of [`Self::validate`] (inputs not checked).
     /// The targets, weights, legal masks and actions of rows `idx` in that order (the inputs
     /// are left empty: the losses do not read them).
     pub(super) fn select_targets(&self, idx: &[usize], a: usize) -> TrainBatch {
@@ -329,6 +328,7 @@ impl TrainBatch {
         t
     }
 
+    /// The target half of [`Self::validate`] (inputs and step targets not checked).
     pub(super) fn validate_targets(&self, a: usize) -> Result<(), NnError> {
         let (b, ba) = (self.rows(), self.rows() * a);
         check_len("legal", self.legal.len(), ba)?;

@@ -18,7 +18,8 @@ pub struct SeqTrainBatch {
     /// Both players' encoder states before the first step (zero when `None`).
     pub initial_state: Option<[RecurrentState; 2]>,
     /// Per-step targets, `rows = S·T`, row `s·T + t`; its `own`/`both0`/`both1` are unused
-    /// (leave them empty).
+    /// (leave them empty). Its `step_targets`, when set, cover rows in the same order and need
+    /// one unroll per episode (`initial_state` `None`).
     pub targets: TrainBatch,
 }
 
@@ -353,6 +354,14 @@ impl ArmacLearner {
         check_len("acting_player", batch.acting_player.len(), s * t)?;
         check_len("targets.action", batch.targets.rows(), s * t)?;
         batch.targets.validate_targets(a)?;
+        if let Some(st) = &batch.targets.step_targets {
+            st.validate(&batch.targets, a, true)?;
+            if batch.initial_state.is_some() {
+                return Err(NnError::Batch(
+                    "step targets need one unroll per episode (no initial_state)".into(),
+                ));
+            }
+        }
         if let Some(st) = &batch.initial_state {
             for (p, st) in st.iter().enumerate() {
                 check_len(
@@ -385,7 +394,10 @@ impl ArmacLearner {
             )
         });
         let legal = p.push(&batch.targets.legal, s * t, a);
-        let targets = pack_targets(&mut p, &batch.targets, a, false);
+        let step_targets = batch.targets.step_targets.as_ref();
+        let targets = pack_targets(&mut p, &batch.targets, a, step_targets.is_some());
+        let order: Vec<usize> = (0..s * t).collect();
+        let step = step_targets.map(|st| pack_step_targets(&mut p, st, &order, a));
         let p = p.upload(d);
         let obs = obs.map(|o| p.get(o).reshape([s, t, n_in]));
         let state = state.map(|st| {
@@ -397,7 +409,8 @@ impl ArmacLearner {
         let (out, _) = self
             .model
             .forward_sequence(obs, state, p.get(acting), p.get(legal));
-        Ok(Some(targets.losses(out, &p, None)))
+        let in_step = step.map(|st| st.targets(&out.q, p.get(legal), &p));
+        Ok(Some(targets.losses(out, &p, in_step)))
     }
 
     /// One Adam step on the weighted sum of `terms`; returns the unweighted terms as one

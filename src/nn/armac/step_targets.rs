@@ -30,8 +30,10 @@ use burn::tensor::Int;
 ///   actions `q_p[r] − Σ_a policy[r, a] · q_p[r, a]`, 0 elsewhere.
 ///
 /// The batch's `critic_target` and `immediate_target` of those rows are not read; rows from
-/// `rows` on must weigh neither the critic nor the immediate-regret head. Every row below
-/// `rows` must weigh the critic (so it is in the step's forward pass).
+/// `rows` on must weigh neither the critic nor the immediate-regret head. In a feed-forward
+/// batch every row below `rows` must weigh the critic (so it is in the step's critic pass); a
+/// recurrent batch computes every row's critic, so its padding rows may be covered, with zero
+/// coefficients.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepTargets {
     /// Rows covered: the batch's first `rows`.
@@ -54,8 +56,14 @@ pub struct StepTargets {
 }
 
 impl StepTargets {
-    /// Checks the lengths and ranges against a batch `t` of `A = a` actions.
-    pub(super) fn validate(&self, t: &TrainBatch, a: usize) -> Result<(), NnError> {
+    /// Checks the lengths and ranges against a batch `t` of `A = a` actions; `full_pass`: the
+    /// step computes the critic of every row (recurrent batches).
+    pub(super) fn validate(
+        &self,
+        t: &TrainBatch,
+        a: usize,
+        full_pass: bool,
+    ) -> Result<(), NnError> {
         let (r, d) = (self.rows, self.depth);
         let bad = |what: String| Err(NnError::Config(format!("step_targets: {what}")));
         if r > t.rows() {
@@ -76,7 +84,7 @@ impl StepTargets {
         if let Some(p) = self.player.iter().find(|&&p| p > 1) {
             return bad(format!("player {p}"));
         }
-        if let Some(i) = (0..r).find(|&i| t.critic_weight[i] == 0.0) {
+        if let Some(i) = (0..r).find(|&i| !full_pass && t.critic_weight[i] == 0.0) {
             return bad(format!("row {i} has no critic weight"));
         }
         if let Some(i) =

@@ -7,7 +7,7 @@ use super::diagnostics::{CriticError, critic_error};
 use super::exact::Exact;
 use crate::games::load_game;
 use crate::nn::armac::{ActOutput, ArmacLearner, ArmacNetConfig};
-use crate::rl::learner::{act_batch, train_batch};
+use crate::rl::learner::{CriticTargets, act_batch, train_batch};
 use crate::rl::trajectory::{Step, Trajectory};
 use crate::tree::TreePolicy;
 use crate::tree::history::HistoryKind;
@@ -168,7 +168,8 @@ fn fit_critic(o: &FitOptions) -> Vec<(usize, CriticError)> {
             immediate_regret: zeros.clone(),
             avg_policy: zeros,
         };
-        learner.train_step(&train_batch(&refs, &current, &snap, na, o.lambda));
+        let critic = CriticTargets::Host(&current);
+        learner.train_step(&train_batch(&refs, inputs, critic, &snap, na, o.lambda));
         if step % o.every == 0 {
             out.push((step, score(&learner)));
         }

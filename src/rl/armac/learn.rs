@@ -8,10 +8,10 @@ use super::transport::{EpochPlan, LearnerLink};
 use crate::nn::armac::{ArmacLearner, ArmacPolicyNet, DeviceIo};
 use crate::rl::actor::{ActorMsg, Snapshots};
 use crate::rl::candidates::CandidateStats;
-use crate::rl::learner::{act_batch, train_batch, train_batch_in_step};
+use crate::rl::learner::{CriticTargets, act_batch, train_batch};
 use crate::rl::memory::Memory;
 use crate::rl::replay::Replay;
-use crate::rl::sequence::{seq_inputs, seq_time, seq_train_batch};
+use crate::rl::sequence::{SeqCritic, seq_inputs, seq_time, seq_train_batch};
 use crate::rl::trajectory::Trajectory;
 use crate::util::SplitMix64;
 use std::time::Duration;
@@ -31,18 +31,30 @@ pub(crate) fn recurrent_step(
     let time = seq_time(max_len, s.unroll_length);
     let seqs: Vec<&[crate::rl::trajectory::Step]> = picks.iter().map(|t| &t.steps[..]).collect();
     let inputs = seq_inputs(&seqs, time, cfg.input_size, cfg.num_actions);
-    let (current, starts) = learner.evaluate_sequences(&inputs, s.unroll_length)?;
     let (snap_out, _) = snapshot.evaluate_sequences(&inputs, time.max(1))?;
-    let batch = seq_train_batch(
-        picks,
-        &inputs,
-        &current,
-        &starts,
-        &snap_out,
-        cfg.num_actions,
-        s.lambda,
-        s.unroll_length,
-    );
+    let train = |critic| {
+        seq_train_batch(
+            picks,
+            &inputs,
+            critic,
+            &snap_out,
+            cfg.num_actions,
+            s.lambda,
+            s.unroll_length,
+        )
+    };
+    // One unroll per episode: the step computes the critic targets from its own forward pass
+    // (no evaluation or read-back before it). Several unrolls need the learner's states at
+    // each unroll's start, so the learner evaluates the sequences first.
+    let batch = if s.targets_in_step && time <= s.unroll_length.max(1) {
+        train(SeqCritic::InStep)
+    } else {
+        let (current, starts) = learner.evaluate_sequences(&inputs, s.unroll_length)?;
+        train(SeqCritic::Host {
+            current: &current,
+            starts: &starts,
+        })
+    };
     learner.train_step_seq_deferred(&batch)
 }
 
@@ -153,12 +165,11 @@ pub(crate) fn act_and_learn(
                         .collect();
                     t.overlay(&mut snap_out, &inputs.own, &players);
                 }
-                let mut batch = if s.targets_in_step {
-                    train_batch_in_step(&picks, &snap_out, na, s.lambda)
-                } else {
-                    let current = learner.evaluate_critic(&inputs);
-                    train_batch(&picks, &current, &snap_out, na, s.lambda)
-                };
+                let current = (!s.targets_in_step).then(|| learner.evaluate_critic(&inputs));
+                let critic = current
+                    .as_ref()
+                    .map_or(CriticTargets::InStep, CriticTargets::Host);
+                let mut batch = train_batch(&picks, inputs, critic, &snap_out, na, s.lambda);
                 match memory.as_deref_mut() {
                     Some(m) => {
                         // The heads of W̄ and π̄ learn from the reservoirs; the replay's rows
