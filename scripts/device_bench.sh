@@ -5,13 +5,18 @@
 #   CARGO_TARGET_DIR=/work/tgt-wgpu cargo build --release --features wgpu --bins
 #   scripts/device_bench.sh --pack      # strips and packs the binaries into .devbin/ (ignored)
 #
-# (FUSION_BENCH=path packs an armac-bench built with `--features wgpu,fusion` beside it.)
+# (FUSION_BENCH=path packs beside it an armac-bench built with burn's kernel fusion and
+# autotuning: `--features wgpu,burn/fusion,burn/autotune` in another target directory.)
 #
 # and the GPU machine gets `.devbin` (plus `.gl`, the Vulkan/EGL loader packages, and optionally
 # `.whl` with an open_spiel wheel) and runs `scripts/device_bench.sh`.
 # Stages, each under its own time limit, each writing JSON lines / tables to $OUT (or /tmp):
-#   1. ARMAC learner steps/s, wgpu (the GPU through Vulkan) against flex (all CPU cores), for the
-#      shipped small-game, Hold'em feed-forward and Hold'em recurrent shapes and one large batch;
+#   1. ARMAC learner steps/s, rows/s and achieved TFLOP/s with the transfers per step, wgpu (the
+#      GPU through Vulkan) against flex (all CPU cores), PyTorch on CUDA (the same network and
+#      losses, scripts/bench_learner_torch.py) and the fusion build when packed: the recurrent
+#      FCPA shape with and without in-step targets, a feed-forward FCPA run's step (device
+#      tables, in-step targets), and FCPA networks at 256, 2,048, 8,192 and 65,536 rows
+#      (LEARNER_SHAPES), within LEARNER_SECONDS (240) of the start;
 #   2. batched public-tree CFR+/POS element-iterations/s, wgpu against flex, B = 1 .. 16384;
 #   3. sampled solvers (OS/ES/POS) on 1..16 threads: nodes/s and scaling on an idle many-core host
 #      (the scaling stage), and, when pyspiel imports, the single-thread ratio against OpenSpiel's
@@ -30,6 +35,10 @@
 #            and two critic probes).
 #   openspiel  single-thread ratios against OpenSpiel (needs .whl), OS_ROUNDS rounds (3) on
 #            the cores OS_CORES (0,1).
+#   train    nlhe_fcpa_recurrent.toml with its learner on wgpu and 15 actor threads until
+#            DEADLINE (560) seconds after the start (or for TRAIN_SECONDS); the exported model
+#            (rec_model.tgz), TensorBoard log and summary come back in $OUT for the scorecard:
+#            STAGES="learner train" DEADLINE=575 scripts/device_bench.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

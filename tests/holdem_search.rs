@@ -406,7 +406,7 @@ fn save_untrained_cvpn(
 
 #[test]
 fn holdem_search_cache_keeps_to_its_byte_budget_and_changes_no_answer() {
-    use armac::game::{Game, Turn};
+    use armac::game::Turn;
     use armac::policy::Policy;
     use armac::run::holdem_sog::{DEFAULT_CACHE_BYTES, load_holdem_search_policy};
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("holdem_search_cache");
@@ -480,7 +480,6 @@ fn holdem_search_cache_keeps_to_its_byte_budget_and_changes_no_answer() {
 #[test]
 fn holdem_search_policy_plays_a_match_and_names_bad_checkpoints() {
     use armac::eval::matchup::sampled_match;
-    use armac::game::Game;
     use armac::policy::{Policy, UniformPolicy};
     use armac::run::holdem_sog::load_holdem_search_policy;
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("holdem_search");

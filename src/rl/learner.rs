@@ -54,11 +54,13 @@ pub fn train_batch(
     lambda: f64,
 ) -> TrainBatch {
     let na = num_actions;
-    let mut tb = TrainBatch::default();
-    tb.own = inputs.own;
-    tb.both0 = inputs.both0;
-    tb.both1 = inputs.both1;
-    tb.legal = inputs.legal;
+    let mut tb = TrainBatch {
+        own: inputs.own,
+        both0: inputs.both0,
+        both1: inputs.both1,
+        legal: inputs.legal,
+        ..TrainBatch::default()
+    };
     let rows: usize = trajs.iter().map(|t| t.len()).sum();
     // The critic's source, with the step targets being built when the step computes them.
     enum Source<'a> {
