@@ -257,3 +257,68 @@ fn step_targets_on_wgpu_upload_once_and_match_flex() {
     };
     assert_losses_close(&run(&gpu), &run(&cpu_device()), 1e-4, "wgpu vs flex");
 }
+
+/// A recurrent batch of `sequences × time` rows whose critic targets are computed in the step
+/// (synthetic episodes of up to 4 rows).
+fn seq_in_step_batch(cfg: &ArmacNetConfig, sequences: usize, time: usize) -> SeqTrainBatch {
+    let mut batch = synthetic_seq_batch(cfg, sequences, time, 7);
+    let rows = batch.targets.rows();
+    batch.targets.step_targets = Some(synthetic_step_targets(
+        &batch.targets,
+        rows,
+        cfg.num_actions,
+        4,
+        8,
+    ));
+    batch
+}
+
+/// A recurrent step with its critic targets in the step uploads once and reads nothing back,
+/// and its losses depend on them.
+#[test]
+fn seq_step_targets_upload_once_and_read_nothing_back() {
+    let cfg = small_cfg().with_recurrent(true);
+    let batch = seq_in_step_batch(&cfg, 3, 5);
+    let mut learner = ArmacLearner::new(cfg.clone(), &cpu_device(), 1e-3, 1);
+    let mut other = batch.clone();
+    other.targets.step_targets.as_mut().unwrap().base[0] = [5.0, -5.0];
+    let mut twin = ArmacLearner::new(cfg, &cpu_device(), 1e-3, 1);
+    let (a, b) = (
+        learner.train_step_seq(&batch).unwrap(),
+        twin.train_step_seq(&other).unwrap(),
+    );
+    assert!(
+        a.critic != b.critic && a.mean_regret == b.mean_regret,
+        "{a:?} {b:?}"
+    );
+    for _ in 0..3 {
+        let before = learner.io();
+        learner.train_step_seq_deferred(&batch).unwrap();
+        let io = learner.io() - before;
+        assert_eq!((io.uploads, io.readbacks), (1, 0), "{io:?}");
+    }
+    assert_eq!(learner.take_loss_sums().1, 3);
+}
+
+/// The recurrent step's in-step targets on the wgpu backend (CI: Mesa's software Vulkan
+/// driver): one upload and no read-back per deferred step, and the flex learner's losses.
+/// `cargo test --release --features wgpu --lib wgpu -- --ignored`
+#[cfg(feature = "wgpu")]
+#[test]
+#[ignore = "needs a Vulkan driver"]
+fn seq_step_targets_on_wgpu_upload_once_and_match_flex() {
+    let cfg = small_cfg().with_recurrent(true);
+    let batch = seq_in_step_batch(&cfg, 3, 5);
+    let gpu = crate::nn::select_device("wgpu").unwrap();
+    let run = |device: &Device| {
+        let mut learner = ArmacLearner::new(cfg.clone(), device, 1e-2, 4);
+        for _ in 0..4 {
+            let before = learner.io();
+            learner.train_step_seq_deferred(&batch).unwrap();
+            let io = learner.io() - before;
+            assert_eq!((io.uploads, io.readbacks), (1, 0), "{io:?}");
+        }
+        learner.take_loss_sums().0
+    };
+    assert_losses_close(&run(&gpu), &run(&cpu_device()), 1e-4, "wgpu vs flex");
+}
