@@ -80,13 +80,7 @@ impl Cached {
             .sum();
         let key: usize = key_edges
             .iter()
-            .map(|e| {
-                size_of::<PokerEdge>()
-                    + match e {
-                        PokerEdge::Deal(cards) => cards.capacity(),
-                        _ => 0,
-                    }
-            })
+            .map(|e| size_of::<PokerEdge>() + e.heap_bytes())
             .sum();
         size_of::<Self>()
             + self.chain.heap_bytes()

@@ -305,14 +305,7 @@ impl HoldemResolver {
     /// even where another holder shares it).
     pub fn heap_bytes(&self) -> usize {
         let summary = self.last.as_ref().map_or(0, |s| {
-            let edges: usize = s
-                .root_edges
-                .iter()
-                .map(|e| match e {
-                    PokerEdge::Deal(cards) => cards.capacity(),
-                    _ => 0,
-                })
-                .sum();
+            let edges: usize = s.root_edges.iter().map(PokerEdge::heap_bytes).sum();
             std::mem::size_of::<Summary>()
                 + s.layout.heap_bytes()
                 + s.root_edges.capacity() * std::mem::size_of::<PokerEdge>()

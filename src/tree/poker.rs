@@ -129,6 +129,16 @@ pub struct PokerLayout {
     pub offsets: [Vec<usize>; 2],
 }
 
+impl PokerEdge {
+    /// Bytes the edge holds on the heap (a deal's cards).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            PokerEdge::Deal(cards) => cards.capacity(),
+            _ => 0,
+        }
+    }
+}
+
 /// `C(n, k)` as `f64` (exact for the sizes poker needs).
 fn choose(n: usize, k: usize) -> f64 {
     if k > n {
@@ -176,13 +186,7 @@ impl PokerLayout {
         let nodes: usize = self
             .nodes
             .iter()
-            .map(|n| {
-                let deal = match &n.edge {
-                    PokerEdge::Deal(cards) => cap(cards),
-                    _ => 0,
-                };
-                cap(&n.actions) + cap(&n.board) + deal
-            })
+            .map(|n| cap(&n.actions) + cap(&n.board) + n.edge.heap_bytes())
             .sum();
         let ranks: usize = self.ranks.iter().map(|(_, r)| cap(r)).sum();
         size_of::<Self>()
