@@ -1,6 +1,6 @@
 //! Student of Games self-play training on Hold'em through the binaries: the tiny Hold'em of
 //! tests/holdem_search.rs (`configs/holdem_tiny_sog.toml`) trains, its value loss falls, the
-//! run directory plays a match as `sog:DIR`, a resumed run equals an uninterrupted one, and
+//! run directory plays a match as `sog:DIR` and exports as a verified model, a resumed run equals an uninterrupted one, and
 //! settings that do not apply to Hold'em are refused by name.
 
 mod common;
@@ -70,6 +70,42 @@ fn tiny_holdem_self_play_lowers_the_value_loss_and_plays_as_sog_dir() {
     );
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("per hand"), "{text}");
+    exported_model_plays_and_is_verified(&out);
+}
+
+/// `export-model` of a SoG run: a model directory whose CVPN is in half precision without the
+/// optimizer (well under the run's bytes), that plays as `sog:MODEL`, and that is refused,
+/// naming the file, once a byte of its network changes.
+fn exported_model_plays_and_is_verified(run: &Path) {
+    let model = tmp("holdem_sog", "model");
+    run_ok(
+        eval()
+            .args(["export-model", "--checkpoint"])
+            .arg(run)
+            .arg("--out")
+            .arg(&model),
+    );
+    let net = model.join("checkpoint/cvpn/cvpn_model.bpk");
+    let full = std::fs::metadata(run.join("checkpoint/cvpn/cvpn_model.bpk"))
+        .unwrap()
+        .len();
+    let half = std::fs::metadata(&net).unwrap().len();
+    assert!(half * 10 < full * 6, "f16 network {half} bytes, f32 {full}");
+    assert!(!model.join("checkpoint/cvpn/cvpn_optimizer.bin").exists());
+    let play = |model: &Path| {
+        let mut c = eval();
+        c.args(["match", "--game", TINY, "--b", "uniform", "--hands", "10"])
+            .arg("--a")
+            .arg(format!("sog:{}", model.display()));
+        c
+    };
+    let o = run_ok(&mut play(&model));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("per hand"));
+    let mut bytes = std::fs::read(&net).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&net, bytes).unwrap();
+    run_err(&mut play(&model), "cvpn_model.bpk");
 }
 
 /// Deterministic for a seed: 2 rounds, then resumed to 4, ends with the metrics of 4 rounds

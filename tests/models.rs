@@ -46,20 +46,20 @@ fn every_shipped_model_scores_what_it_records() {
             // result must come out as recorded; the large-sample scores are recorded beside it.
             Some("match_mbb") => {
                 let check = &score["check"];
-                let out = run_ok(eval().args([
-                    "match",
-                    "--game",
-                    game,
-                    "--a",
-                    dir.to_str().unwrap(),
-                    "--b",
-                    check["opponent"].as_str().unwrap(),
-                    "--hands",
-                    &check["hands"].to_string(),
-                    "--seed",
-                    &check["seed"].to_string(),
-                    "--json",
-                ]));
+                let out = run_ok(
+                    eval()
+                        .args(["match", "--game", game, "--a", &policy_arg(&dir, &score)])
+                        .args(search_args(&score))
+                        .args([
+                            "--b",
+                            check["opponent"].as_str().unwrap(),
+                            "--hands",
+                            &check["hands"].to_string(),
+                            "--seed",
+                            &check["seed"].to_string(),
+                            "--json",
+                        ]),
+                );
                 let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
                 for key in ["vs_uniform", "vs_always_call"] {
                     assert!(
@@ -85,6 +85,24 @@ fn every_shipped_model_scores_what_it_records() {
 
 const VARIANTS: [&str; 3] = ["fc", "fcpa", "fc12-fcpa34"];
 
+/// How `armac-eval` names the model: `sog:DIR` for a Student of Games model (`"policy":
+/// "sog"` in its `score.json`), else the directory.
+fn policy_arg(dir: &Path, score: &serde_json::Value) -> String {
+    match score["policy"].as_str() {
+        Some("sog") => format!("sog:{}", dir.display()),
+        None => dir.display().to_string(),
+        Some(p) => panic!("{}: unknown policy kind {p}", dir.display()),
+    }
+}
+
+/// `--search-iterations N` when the model records the search it was scored with.
+fn search_args(score: &serde_json::Value) -> Vec<String> {
+    match score["search_iterations"].as_u64() {
+        Some(n) => vec!["--search-iterations".into(), n.to_string()],
+        None => Vec::new(),
+    }
+}
+
 /// A Hold'em model's `scorecard` (`armac-eval scorecard --json` at its stated hands): every
 /// field is there and finite, each LBR ratio is the row's mean over LBR's against uniform,
 /// and the small-sample `scorecard_check` beside it comes out as recorded when re-run.
@@ -93,9 +111,13 @@ fn check_scorecard(dir: &Path, score: &serde_json::Value) {
     let card = &score["scorecard"];
     assert!(card.is_object(), "{name}: no scorecard in score.json");
     let policies = card["policies"].as_object().unwrap();
+    let columns: &[&str] = match score["policy"].as_str() {
+        Some("sog") => &["search"],
+        _ => &["average", "current"],
+    };
     assert!(
-        policies.contains_key("average") && policies.contains_key("current"),
-        "{name}: the scorecard should hold the average and the current policy"
+        columns.iter().all(|c| policies.contains_key(*c)),
+        "{name}: the scorecard should hold the columns {columns:?}"
     );
     let finite = |v: &serde_json::Value, key: &str| {
         let x = num(v, key);
@@ -127,7 +149,8 @@ fn check_scorecard(dir: &Path, score: &serde_json::Value) {
     let arg = |k: &str| check[k].as_u64().unwrap().to_string();
     let out = run_ok(
         eval()
-            .args(["scorecard", "--policy", dir.to_str().unwrap()])
+            .args(["scorecard", "--policy", &policy_arg(dir, score)])
+            .args(search_args(score))
             .args([
                 "--game",
                 score["game"].as_str().unwrap(),

@@ -101,11 +101,12 @@ enum Command {
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
         max_histories: usize,
     },
-    /// Copy an ARMAC checkpoint's policy (a run directory, its `checkpoint/`, or a model) into
-    /// a new model directory with a manifest: the checkpoint's `state.json`, `config.toml`
-    /// and the network of its epoch, every file verified first.
+    /// Copy a checkpoint's policy (a run directory, its `checkpoint/`, or a model) into a new
+    /// model directory with a manifest, every file verified first: the checkpoint's
+    /// `state.json`, `config.toml` and its network (an ARMAC run's network of its epoch; a
+    /// Student of Games run's CVPN in half precision, scored as `sog:DIR`).
     ExportModel {
-        /// An ARMAC run directory, its `checkpoint/` directory, or a model directory.
+        /// An ARMAC or Student of Games run directory, its `checkpoint/`, or a model directory.
         #[arg(long)]
         checkpoint: PathBuf,
         /// The model directory to create (must not exist).

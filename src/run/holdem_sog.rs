@@ -327,9 +327,13 @@ pub fn load_holdem_search_policy(
             "{name}: no such directory (expected a CVPN checkpoint directory)"
         )));
     }
-    // A Hold'em SoG run directory: its committed checkpoint's CVPN.
+    // A model directory (its manifest checked), or a Hold'em SoG run directory (its committed
+    // checkpoint's CVPN).
     let run_cvpn;
-    let dir = if dir.join("config.toml").is_file()
+    let dir = if let Some(cvpn) = super::model::verified_sog_cvpn(dir)? {
+        run_cvpn = cvpn;
+        run_cvpn.as_path()
+    } else if dir.join("config.toml").is_file()
         && !dir.join(crate::nn::cvpn::CVPN_META_FILE).is_file()
     {
         let g = super::generation::Generation::open(dir).map_err(RunError::context(format!(

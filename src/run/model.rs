@@ -236,10 +236,45 @@ pub fn verify_checkpoint(path: &Path) -> Result<Verified, RunError> {
     })
 }
 
+/// The CVPN files of a Student of Games checkpoint, relative to its checkpoint directory.
+const SOG_CVPN_FILES: [&str; 2] = ["cvpn/cvpn_meta.json", "cvpn/cvpn_model.bpk"];
+const SOG_CVPN_META: &str = SOG_CVPN_FILES[0];
+const SOG_CVPN_DIR: &str = "cvpn";
+
+/// Writes the CVPN of the checkpoint directory `src` into `dst` as a policy: its weights in
+/// half precision, without the optimizer's state.
+fn export_cvpn(src: &Path, dst: &Path) -> Result<(), RunError> {
+    use crate::nn::cvpn::Cvpn;
+    let fail = |e: crate::nn::armac::NnError| RunError::Usage(format!("{}: {e}", src.display()));
+    let cfg = Cvpn::recorded_config(src).map_err(fail)?;
+    let device = crate::nn::select_device("flex").map_err(|e| RunError::Usage(e.to_string()))?;
+    let net = Cvpn::load(src, &cfg, &device, 1e-3).map_err(fail)?;
+    net.save_weights_f16(dst).map_err(fail)
+}
+
+/// The CVPN directory of a verified Student of Games model directory (`sog:DIR` with `DIR`
+/// what [`export_model`] wrote from a SoG run), or `None` when `dir` is not a model directory.
+/// Every file of the model is checked against its manifest first.
+pub fn verified_sog_cvpn(dir: &Path) -> Result<Option<PathBuf>, RunError> {
+    if !is_model_dir(dir) {
+        return Ok(None);
+    }
+    let verified = verify_model(dir)?;
+    let meta = verified.checkpoint_file(SOG_CVPN_META).map_err(|_| {
+        RunError::Usage(format!(
+            "{}: a model directory without a CVPN ({SOG_CVPN_META}), so not a Student of \
+             Games model",
+            dir.display()
+        ))
+    })?;
+    Ok(meta.parent().map(Path::to_path_buf))
+}
+
 /// Copies the files a policy needs from the checkpoint `from` names (any form
-/// [`verify_checkpoint`] takes; every file verified) into a new model directory `out`
-/// (`checkpoint/state.json`, `checkpoint/config.toml`, `reservoir/net_<epoch>.bpk`) with its
-/// manifest. `out` must not exist; it appears complete or not at all.
+/// [`verify_checkpoint`] takes; every file verified) into a new model directory `out` with its
+/// manifest: `checkpoint/state.json`, `checkpoint/config.toml`, and the network: an ARMAC
+/// run's `reservoir/net_<epoch>.bpk`, or a Student of Games run's `checkpoint/cvpn/`. `out`
+/// must not exist; it appears complete or not at all.
 pub fn export_model(from: &Path, out: &Path) -> Result<ModelManifest, RunError> {
     if out.exists() {
         return Err(RunError::Usage(format!(
@@ -249,16 +284,25 @@ pub fn export_model(from: &Path, out: &Path) -> Result<ModelManifest, RunError> 
     }
     let verified = verify_checkpoint(from)?;
     let state_path = verified.checkpoint_file("state.json")?;
-    let state = crate::rl::armac::read_state(&state_path)?;
-    let net = crate::rl::armac::residency::reservoir_rel(state.epoch);
-    let copies = [
-        (state_path, "checkpoint/state.json".to_string()),
+    let mut copies = vec![
+        (state_path.clone(), "checkpoint/state.json".to_string()),
         (
             verified.checkpoint_file("config.toml")?,
             "checkpoint/config.toml".to_string(),
         ),
-        (verified.file(&net)?, net),
     ];
+    // A Student of Games run: its value network, which the search policy loads.
+    let mut sog_cvpn = None;
+    if let Ok(meta) = verified.checkpoint_file(SOG_CVPN_META) {
+        for file in SOG_CVPN_FILES {
+            verified.checkpoint_file(file)?;
+        }
+        sog_cvpn = meta.parent().map(Path::to_path_buf);
+    } else {
+        let state = crate::rl::armac::read_state(&state_path)?;
+        let net = crate::rl::armac::residency::reservoir_rel(state.epoch);
+        copies.push((verified.file(&net)?, net));
+    }
     let name = out
         .file_name()
         .ok_or_else(|| RunError::Usage(format!("--out {}: no directory name", out.display())))?;
@@ -274,6 +318,9 @@ pub fn export_model(from: &Path, out: &Path) -> Result<ModelManifest, RunError> 
             let dir = dst.parent().expect("a relative path with a directory");
             std::fs::create_dir_all(dir).map_err(io_err("cannot create", dir))?;
             std::fs::copy(src, &dst).map_err(io_err("cannot copy to", &dst))?;
+        }
+        if let Some(src) = &sog_cvpn {
+            export_cvpn(src, &tmp.join("checkpoint").join(SOG_CVPN_DIR))?;
         }
         let manifest = write_manifest(&tmp)?;
         std::fs::rename(&tmp, out).map_err(io_err("cannot create", out))?;

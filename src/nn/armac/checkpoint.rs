@@ -137,7 +137,7 @@ impl burn::module::ModuleMapper for BlendFloats {
 }
 
 /// Casts every float parameter of a module to one dtype (a [`burn::module::ModuleMapper`]).
-struct CastFloats(burn::tensor::FloatDType);
+pub(crate) struct CastFloats(pub(crate) burn::tensor::FloatDType);
 
 impl burn::module::ModuleMapper for CastFloats {
     fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {

@@ -54,7 +54,7 @@ mod tests;
 
 pub use batch::*;
 use checkpoint::*;
-pub(crate) use checkpoint::{FileCheck, read_file, write_all_atomic};
+pub(crate) use checkpoint::{CastFloats, FileCheck, read_file, write_all_atomic};
 pub use config::*;
 pub use layers::*;
 pub use learner::*;

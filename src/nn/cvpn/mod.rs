@@ -292,23 +292,9 @@ impl Cvpn {
         Ok(out)
     }
 
-    /// Writes the weights and their record into `dir` (created if missing), atomically.
+    /// Writes the weights, the optimizer's state and their record into `dir` (created if
+    /// missing), atomically.
     pub fn save(&self, dir: &Path) -> Result<(), NnError> {
-        std::fs::create_dir_all(dir).map_err(|source| NnError::Io {
-            op: "cannot create",
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let bytes = self
-            .model
-            .valid()
-            .into_record()
-            .into_bytes()
-            .map_err(|e| NnError::Serialize {
-                what: "the CVPN",
-                msg: e.to_string(),
-            })?
-            .to_vec();
         let optim = self
             .optim
             .to_record()
@@ -318,22 +304,50 @@ impl Cvpn {
                 msg: e.to_string(),
             })?
             .to_vec();
+        self.write(dir, self.model.valid(), Some(optim))
+    }
+
+    /// Writes the weights alone, rounded to IEEE half precision, and their record into `dir`:
+    /// a policy export of half the model file's bytes and no optimizer state. [`Self::load`]
+    /// reads it back into f32 weights (equal to the rounded ones) with a fresh optimizer.
+    pub fn save_weights_f16(&self, dir: &Path) -> Result<(), NnError> {
+        let half = self.model.valid().map(&mut crate::nn::armac::CastFloats(
+            burn::tensor::FloatDType::F16,
+        ));
+        self.write(dir, half, None)
+    }
+
+    fn write(&self, dir: &Path, model: CvpnModel, optim: Option<Vec<u8>>) -> Result<(), NnError> {
+        std::fs::create_dir_all(dir).map_err(|source| NnError::Io {
+            op: "cannot create",
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let bytes = model
+            .into_record()
+            .into_bytes()
+            .map_err(|e| NnError::Serialize {
+                what: "the CVPN",
+                msg: e.to_string(),
+            })?
+            .to_vec();
         let meta = CvpnMeta {
             format: CVPN_FORMAT,
             config: self.cfg.clone(),
             steps: self.steps,
             model_file: FileCheck::of(&bytes),
-            optimizer_file: Some(FileCheck::of(&optim)),
+            optimizer_file: optim.as_deref().map(FileCheck::of),
         };
         let meta = serde_json::to_vec_pretty(&meta).map_err(|e| NnError::Serialize {
             what: "the CVPN record",
             msg: e.to_string(),
         })?;
-        write_all_atomic(&[
-            (dir.join(CVPN_MODEL_FILE), bytes),
-            (dir.join(CVPN_OPTIMIZER_FILE), optim),
-            (dir.join(CVPN_META_FILE), meta),
-        ])
+        let mut files = vec![(dir.join(CVPN_MODEL_FILE), bytes)];
+        if let Some(optim) = optim {
+            files.push((dir.join(CVPN_OPTIMIZER_FILE), optim));
+        }
+        files.push((dir.join(CVPN_META_FILE), meta));
+        write_all_atomic(&files)
     }
 
     /// The configuration recorded in the checkpoint `dir` ([`Self::save`]), to check a

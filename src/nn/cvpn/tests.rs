@@ -62,6 +62,21 @@ fn snapshots_and_checkpoints_predict_alike_and_other_configs_are_refused() {
     let back = Cvpn::load(&dir, &config(&enc, na, 16), &device, 1e-3).unwrap();
     assert_eq!(back.steps(), 1);
     assert_eq!(back.predict(&input).unwrap(), net.predict(&input).unwrap());
+    // The half-precision policy export: no optimizer file, and predictions within f16
+    // rounding of the full network's (but not all equal: the weights were rounded).
+    let half_dir = dir.join("half");
+    net.save_weights_f16(&half_dir).unwrap();
+    assert!(!half_dir.join(CVPN_OPTIMIZER_FILE).exists());
+    let half = Cvpn::load(&half_dir, &config(&enc, na, 16), &device, 1e-3).unwrap();
+    assert_eq!(half.steps(), 1);
+    let (full_v, _) = net.predict(&input).unwrap();
+    let (half_v, _) = half.predict(&input).unwrap();
+    let worst = full_v
+        .iter()
+        .zip(&half_v)
+        .map(|(a, b)| (a - b).abs() / a.abs().max(1e-3))
+        .fold(0.0f32, f32::max);
+    assert!(worst > 0.0 && worst < 1e-2, "f16 relative error {worst}");
     let mut kuhn = config(&enc, na, 16);
     kuhn.game = "kuhn_poker".into();
     for (what, cfg) in [("game", kuhn), ("size", config(&enc, na, 32))] {
