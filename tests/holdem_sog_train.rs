@@ -101,6 +101,17 @@ fn exported_model_plays_and_is_verified(run: &Path) {
     };
     let o = run_ok(&mut play(&model));
     assert!(String::from_utf8_lossy(&o.stdout).contains("per hand"));
+    // Without --search-iterations the model searches as it trained (`sog.search.s = 50` in
+    // holdem_tiny_sog.toml): the same seeded match as with the flag set to 50.
+    let json = |iterations: Option<&str>| {
+        let mut c = play(&model);
+        c.args(["--seed", "5", "--json"]);
+        if let Some(n) = iterations {
+            c.args(["--search-iterations", n]);
+        }
+        String::from_utf8(run_ok(&mut c).stdout).unwrap()
+    };
+    assert_eq!(json(None), json(Some("50")));
     let mut bytes = std::fs::read(&net).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 1;

@@ -151,7 +151,8 @@ enum Command {
         /// One JSON object.
         #[arg(long)]
         json: bool,
-        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default 200).
+        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default: the `sog.search.s`
+        /// it trained with; 200 for a bare CVPN directory).
         #[arg(long)]
         search_iterations: Option<usize>,
         /// Exact matches: refuse games with more histories than this (counted, with an early
@@ -252,7 +253,8 @@ enum Command {
         /// to TensorBoard as `lbr/<variant>_ratio`).
         #[arg(long, value_name = "POLICY")]
         reference: Option<String>,
-        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default 200).
+        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default: the `sog.search.s`
+        /// it trained with; 200 for a bare CVPN directory).
         #[arg(long)]
         search_iterations: Option<usize>,
     },
@@ -285,7 +287,8 @@ enum Command {
         /// Sampled (hand, board) pairs per pre-flop equity of LBR (at least 1).
         #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, value_parser = parse_samples)]
         preflop_samples: usize,
-        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default 200).
+        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default: the `sog.search.s`
+        /// it trained with; 200 for a bare CVPN directory).
         #[arg(long)]
         search_iterations: Option<usize>,
         /// One JSON object (the `scorecard` field of a shipped model's score.json).

@@ -313,6 +313,42 @@ impl crate::eval::lbr::RangePolicy for HoldemSearchPolicy {
     }
 }
 
+/// The search settings of the Hold'em `sog:DIR` policy `dir` as it trained: the `[sog.search]`
+/// of its checkpoint's config (a SoG model directory or run directory), with `iterations`
+/// CFR+ iterations per search when given; the defaults (200 iterations) for a bare CVPN
+/// directory. The config is read only after the files holding it are verified.
+pub fn trained_search_config(
+    dir: &Path,
+    iterations: Option<usize>,
+) -> Result<HoldemSearchConfig, RunError> {
+    let name = format!("sog:{}", dir.display());
+    let config_path = if let Some(cvpn) = super::model::verified_sog_cvpn(dir)? {
+        cvpn.parent().map(|c| c.join("config.toml"))
+    } else if dir.join("config.toml").is_file()
+        && !dir.join(crate::nn::cvpn::CVPN_META_FILE).is_file()
+    {
+        let g = super::generation::Generation::open(dir).map_err(RunError::context(format!(
+            "{name}: reading the run's checkpoint"
+        )))?;
+        Some(g.dir.join("config.toml"))
+    } else {
+        None
+    };
+    let mut config = match config_path {
+        Some(path) => {
+            let text = path.display().to_string();
+            let (cfg, _) = crate::run::config::Config::load(&text, &[])?;
+            let s = cfg.sog()?;
+            holdem_search_config(&s, s.simulations)
+        }
+        None => HoldemSearchConfig::default(),
+    };
+    if let Some(n) = iterations {
+        config.iterations = n;
+    }
+    Ok(config)
+}
+
 /// The Hold'em search policy of `spec` = `sog:DIR` for `game`: DIR is a CVPN checkpoint
 /// directory (what [`Cvpn::save`] writes; a SoG run's `cvpn/` folder). Errors name a
 /// missing directory or checkpoint, a network of another game, and one of the wrong sizes.

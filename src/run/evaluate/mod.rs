@@ -20,7 +20,6 @@ use crate::eval::tree_policy;
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
-use crate::search::holdem::HoldemSearchConfig;
 use crate::tree::PublicTree;
 use std::path::Path;
 
@@ -33,16 +32,6 @@ pub fn checkpoint_arg(arg: &str) -> (bool, &Path) {
     }
 }
 
-/// The search settings of a Hold'em `sog:DIR` policy: the defaults with `iterations` CFR+
-/// iterations per search when given.
-fn holdem_search_config(iterations: Option<usize>) -> HoldemSearchConfig {
-    let mut config = HoldemSearchConfig::default();
-    if let Some(n) = iterations {
-        config.iterations = n;
-    }
-    config
-}
-
 /// An error that names the option (`flag`) and the argument it came from.
 fn named(what: String) -> impl FnOnce(RunError) -> RunError {
     RunError::context(what)
@@ -50,7 +39,8 @@ fn named(what: String) -> impl FnOnce(RunError) -> RunError {
 
 /// A policy for `game` by name (see the module docs), for matches and exact evaluations;
 /// `flag` names the option in errors, `search_iterations` sets the CFR+ iterations per search
-/// of a Hold'em `sog:DIR` policy (default 200).
+/// of a Hold'em `sog:DIR` policy (default: `sog.search.s` of the run it comes from, see
+/// [`super::holdem_sog::trained_search_config`]).
 pub fn match_policy(
     name: &str,
     game: &dyn Game,
@@ -68,7 +58,8 @@ pub fn match_policy(
             // directory at the depth limit.
             let dir = Path::new(&sog[4..]);
             let poker = UniversalPokerGame::from_string(&game_string)?;
-            let config = holdem_search_config(search_iterations);
+            let config = super::holdem_sog::trained_search_config(dir, search_iterations)
+                .map_err(named(flag.to_string()))?;
             Box::new(
                 super::holdem_sog::load_holdem_search_policy(dir, &poker, config)
                     .map_err(named(flag.to_string()))?,
@@ -130,9 +121,11 @@ pub fn lbr_policy(
         sog if sog.starts_with("sog:") => {
             // Continual re-solving answers every hand of a public state from one search.
             let poker = UniversalPokerGame::from_string(game_string)?;
-            let config = holdem_search_config(search_iterations);
+            let dir = Path::new(&sog[4..]);
+            let config = super::holdem_sog::trained_search_config(dir, search_iterations)
+                .map_err(named("--policy".into()))?;
             Box::new(
-                super::holdem_sog::load_holdem_search_policy(Path::new(&sog[4..]), &poker, config)
+                super::holdem_sog::load_holdem_search_policy(dir, &poker, config)
                     .map_err(named("--policy".into()))?,
             )
         }

@@ -80,7 +80,8 @@ pub struct ScorecardOptions {
     pub threads: usize,
     /// Sampled (hand, board) pairs per pre-flop equity of LBR.
     pub preflop_samples: usize,
-    /// CFR+ iterations per search of a `sog:DIR` policy (default 200).
+    /// CFR+ iterations per search of a `sog:DIR` policy (default: the `sog.search.s` it
+    /// trained with; 200 for a bare CVPN directory).
     pub search_iterations: Option<usize>,
 }
 
