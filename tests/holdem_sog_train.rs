@@ -112,6 +112,15 @@ fn exported_model_plays_and_is_verified(run: &Path) {
         String::from_utf8(run_ok(&mut c).stdout).unwrap()
     };
     assert_eq!(json(None), json(Some("50")));
+    // Named without `sog:`, it is refused with the name to use.
+    run_err(
+        eval()
+            .args([
+                "match", "--game", TINY, "--b", "uniform", "--hands", "2", "--a",
+            ])
+            .arg(&model),
+        "Student of Games",
+    );
     let mut bytes = std::fs::read(&net).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 1;

@@ -522,6 +522,14 @@ pub fn write_synthetic_run(config: &Config, dir: &Path, past_epochs: u64) -> Res
 /// run was trained on.
 pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolicy), RunError> {
     let verified = super::model::verify_checkpoint(path)?;
+    if super::model::is_sog_checkpoint(&verified) {
+        return Err(RunError::Usage(format!(
+            "{} holds a Student of Games search policy, not an ARMAC network: name it as \
+             sog:{}",
+            path.display(),
+            path.display()
+        )));
+    }
     let st = read_state(&verified.checkpoint_file("state.json")?)?;
     let cfg_path = verified.checkpoint_file("config.toml")?;
     let (config, _) = Config::load(&cfg_path.display().to_string(), &[])?;

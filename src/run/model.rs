@@ -252,6 +252,11 @@ fn export_cvpn(src: &Path, dst: &Path) -> Result<(), RunError> {
     net.save_weights_f16(dst).map_err(fail)
 }
 
+/// Whether the verified checkpoint holds a Student of Games CVPN (a SoG run's or model's).
+pub fn is_sog_checkpoint(verified: &Verified) -> bool {
+    verified.checkpoint_file(SOG_CVPN_META).is_ok()
+}
+
 /// The CVPN directory of a verified Student of Games model directory (`sog:DIR` with `DIR`
 /// what [`export_model`] wrote from a SoG run), or `None` when `dir` is not a model directory.
 /// Every file of the model is checked against its manifest first.
@@ -293,7 +298,8 @@ pub fn export_model(from: &Path, out: &Path) -> Result<ModelManifest, RunError> 
     ];
     // A Student of Games run: its value network, which the search policy loads.
     let mut sog_cvpn = None;
-    if let Ok(meta) = verified.checkpoint_file(SOG_CVPN_META) {
+    if is_sog_checkpoint(&verified) {
+        let meta = verified.checkpoint_file(SOG_CVPN_META)?;
         for file in SOG_CVPN_FILES {
             verified.checkpoint_file(file)?;
         }
