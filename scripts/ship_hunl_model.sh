@@ -101,15 +101,20 @@ trap 'rm -rf "$tmp"' EXIT
 
 m="$tmp/model"
 a=$(spec "$m")
-"$eval" match --a "$a" "${search[@]}" --b uniform --hands "$hands" --seed 11 --json >"$tmp/vs_uniform.json"
-"$eval" match --a "$a" "${search[@]}" --b always-call --hands "$hands" --seed 12 --json >"$tmp/vs_always_call.json"
-"$eval" match --a always-call --b uniform --hands "$hands" --seed 11 --json >"$tmp/call_vs_uniform.json"
-"$eval" match --a "$a" "${search[@]}" --b uniform --hands "$check_hands" --seed 1 --json >"$tmp/check.json"
+# The matches run beside the LBR rows and the scorecard (each result has its own seed).
+(
+  "$eval" match --a "$a" "${search[@]}" --b uniform --hands "$hands" --seed 11 --json >"$tmp/vs_uniform.json"
+  "$eval" match --a "$a" "${search[@]}" --b always-call --hands "$hands" --seed 12 --json >"$tmp/vs_always_call.json"
+  "$eval" match --a always-call --b uniform --hands "$hands" --seed 11 --json >"$tmp/call_vs_uniform.json"
+  "$eval" match --a "$a" "${search[@]}" --b uniform --hands "$check_hands" --seed 1 --json >"$tmp/check.json"
+) &
+matches=$!
 if [ "$lbr_hands" -gt 0 ]; then
   lbr=(lbr --variant fcpa --reference uniform --hands "$lbr_hands" --seed "$lbr_seed" --json)
   "$eval" "${lbr[@]}" --policy "$m" >"$tmp/lbr_model.json"
 fi
 scorecard "$m" "$tmp"
+wait "$matches"
 if [ "${CURRENT:-1}" = 1 ]; then
   "$eval" match --a "current:$m" --b uniform --hands "$hands" --seed 11 --json >"$tmp/current_vs_uniform.json"
   "$eval" "${lbr[@]}" --policy "current:$m" >"$tmp/lbr_current.json"
