@@ -332,7 +332,11 @@ fn one_flipped_byte_in_any_file_of_a_shipped_model_is_refused_by_name() {
             .map(|(rel, _)| rel)
             .collect();
         assert!(files.len() >= 5, "{}: {files:?}", src.display());
-        let policy = dir.display().to_string();
+        // A Student of Games model is named as a search policy.
+        let policy = match score["policy"].as_str() {
+            Some("sog") => format!("sog:{}", dir.display()),
+            _ => dir.display().to_string(),
+        };
         for rel in &files {
             let path = dir.join(rel);
             let good = flip(&path);
@@ -358,7 +362,7 @@ fn one_flipped_byte_in_any_file_of_a_shipped_model_is_refused_by_name() {
             std::fs::write(&path, good).unwrap();
             cases += 1;
         }
-        run_ok(eval().args(["manifest", &policy]));
+        run_ok(eval().args(["manifest", dir.to_str().unwrap()]));
         let _ = std::fs::remove_dir_all(&dir);
     }
     println!("{cases} corrupted model files refused");

@@ -164,8 +164,12 @@ pub fn verify_model(dir: &Path) -> Result<Verified, RunError> {
                 "lists `{rel}`, which leaves the model directory"
             )));
         }
-        sum.verify(&dir.join(rel))
-            .map_err(|e| RunError::Usage(format!("model {}: {e}", dir.display())))?;
+        sum.verify(&dir.join(rel)).map_err(|e| {
+            RunError::Usage(format!(
+                "model {}: {e} (a file its {MANIFEST} lists)",
+                dir.display()
+            ))
+        })?;
     }
     for rel in list_files(dir)? {
         if !manifest.files.contains_key(&rel) {
