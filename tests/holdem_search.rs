@@ -539,27 +539,32 @@ fn holdem_search_policy_plays_a_match_and_names_bad_checkpoints() {
     assert!(e.contains("incompatible CVPN") && e.contains("44"), "{e}");
 }
 
-#[test]
-fn fcpa_chain_searches_every_street_with_a_cvpn() {
+/// An untrained CVPN for FCPA (`hidden` wide, `layers` deep, initialised from `seed`).
+fn untrained_fcpa_cvpn(hidden: usize, layers: usize, seed: u64) -> armac::nn::cvpn::Cvpn {
     use armac::game::Game;
     use armac::nn::cvpn::{Cvpn, CvpnConfig};
-    use armac::run::holdem_sog::CvpnHoldemLeaves;
     let game = UniversalPokerGame::hunl_fcpa();
     let cfg = CvpnConfig {
         game: game.load_string(),
         input_size: game.public_state_tensor_size() + 2 * 1326,
         private_states: 1326,
         num_actions: game.num_distinct_actions(),
-        hidden: 64,
-        layers: 2,
+        hidden,
+        layers,
     };
-    let device = burn::tensor::Device::flex();
-    let net = Cvpn::new(cfg, &device, 1e-3, 1).unwrap();
-    let mut leaves = CvpnHoldemLeaves::new(Arc::new(net.snapshot()));
+    Cvpn::new(cfg, &burn::tensor::Device::flex(), 1e-3, seed).unwrap()
+}
+
+#[test]
+fn fcpa_chain_searches_every_street_with_a_cvpn() {
+    use armac::run::holdem_sog::CvpnHoldemLeaves;
+    let game = UniversalPokerGame::hunl_fcpa();
+    let net = untrained_fcpa_cvpn(64, 2, 1);
     let config = HoldemSearchConfig {
         iterations: 20,
         ..HoldemSearchConfig::default()
     };
+    let mut leaves = CvpnHoldemLeaves::new(Arc::new(net.snapshot()), config.runout_boards);
     let mut chains = [
         HoldemResolver::new(0, config).unwrap(),
         HoldemResolver::new(1, config).unwrap(),
@@ -686,5 +691,51 @@ fn holdem_resolver_refuses_bad_settings_and_states_naming_them() {
     assert!(
         e.contains("does not continue the previous search's root"),
         "{e}"
+    );
+}
+
+/// Facing a pre-flop all-in on FCPA, calling leads to a run-out: the search values it from the
+/// cards, so even an untrained CVPN calls with aces and folds seven-deuce (needing about half
+/// the pot, aces have at least 80% equity against any hand and seven-deuce wins well under
+/// half against any range but the weakest).
+#[test]
+fn fcpa_all_in_calls_are_valued_from_the_cards() {
+    use armac::eval::lbr::RangePolicy;
+    use armac::games::cards::{hole_index, parse_card};
+    use armac::run::holdem_sog::HoldemSearchPolicy;
+    let game = UniversalPokerGame::hunl_fcpa();
+    let net = untrained_fcpa_cvpn(32, 1, 3);
+    let config = HoldemSearchConfig {
+        iterations: 50,
+        ..HoldemSearchConfig::default()
+    };
+    assert!(
+        config.runout_boards > 0,
+        "run-outs are valued from the cards by default"
+    );
+    let policy = HoldemSearchPolicy::new(
+        UniversalPokerGame::hunl_fcpa(),
+        Arc::new(net.snapshot()),
+        config,
+        "untrained".into(),
+    )
+    .unwrap();
+    let card = |name: &str| parse_card(name).unwrap();
+    let mut s = game.initial_state();
+    // Player 0 (big blind) holds 5c 4c, player 1 (small blind) 9d 8d; the small blind shoves.
+    for c in ["5c", "4c", "9d", "8d"] {
+        s.apply(game.config().outcome_of(card(c)).unwrap());
+    }
+    s.apply(3);
+    let aces = hole_index(card("Ah"), card("As")) as u16;
+    let seven_deuce = hole_index(card("7h"), card("2s")) as u16;
+    let rows = policy
+        .hand_action_probabilities(&s, &[aces, seven_deuce])
+        .unwrap();
+    assert!(rows[0][1] > 0.9, "aces call an all-in: {:?}", rows[0]);
+    assert!(
+        rows[1][0] > 0.9,
+        "seven-deuce folds to an all-in: {:?}",
+        rows[1]
     );
 }

@@ -21,21 +21,26 @@ use crate::policy::{Policy, PolicyError};
 use crate::search::holdem::{
     HoldemLeaves, HoldemResolver, HoldemSearchConfig, HoldemSearchError, public_edges, state_at,
 };
+use crate::search::runout::{RunoutCache, RunoutLeaves};
 use crate::tree::poker::{PokerEdge, PokerLayout};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Leaf values of Hold'em search from a CVPN (one [`CvpnPokerLeaves`] per search tree).
 #[derive(Clone)]
 pub struct CvpnHoldemLeaves {
     net: Arc<CvpnSnapshot>,
+    /// Run-outs of the boards met so far; `None`: all-in leaves are the CVPN's too.
+    runouts: Option<RunoutCache>,
 }
 
 impl CvpnHoldemLeaves {
-    /// Leaves valued by `net`.
-    pub fn new(net: Arc<CvpnSnapshot>) -> Self {
-        CvpnHoldemLeaves { net }
+    /// Leaves valued by `net`, except those where a player is all in: those over
+    /// `runout_boards` run-outs of the board ([`RunoutLeaves`]; 0: by `net` too).
+    pub fn new(net: Arc<CvpnSnapshot>, runout_boards: usize) -> Self {
+        let runouts = (runout_boards > 0).then(|| RunoutCache::new(runout_boards));
+        CvpnHoldemLeaves { net, runouts }
     }
 }
 
@@ -45,9 +50,18 @@ impl HoldemLeaves for CvpnHoldemLeaves {
         layout: &Arc<PokerLayout>,
         root: &UniversalPokerState,
     ) -> Result<Box<dyn PokerLeaves>, HoldemSearchError> {
-        let l = CvpnPokerLeaves::new(self.net.clone(), layout, root)
-            .map_err(|e| HoldemSearchError::Leaf(e.to_string()))?;
-        Ok(Box::new(l))
+        let leaf_err = |e: crate::nn::armac::NnError| HoldemSearchError::Leaf(e.to_string());
+        let Some(cache) = self.runouts.as_mut() else {
+            let l = CvpnPokerLeaves::new(self.net.clone(), layout, root).map_err(leaf_err)?;
+            return Ok(Box::new(l));
+        };
+        let net = &self.net;
+        let leaves = RunoutLeaves::new(layout, root.config(), cache, |others| {
+            CvpnPokerLeaves::at_nodes(net.clone(), layout, root, others)
+                .map(|l| Box::new(l) as Box<dyn PokerLeaves>)
+                .map_err(leaf_err)
+        })?;
+        Ok(Box::new(leaves))
     }
 
     fn root_values(
@@ -150,7 +164,7 @@ impl HoldemSearchPolicy {
             .collect();
         Ok(HoldemSearchPolicy {
             game,
-            leaves: Mutex::new(CvpnHoldemLeaves::new(net)),
+            leaves: Mutex::new(CvpnHoldemLeaves::new(net, config.runout_boards)),
             config,
             position,
             cache: Mutex::default(),
@@ -313,28 +327,45 @@ impl crate::eval::lbr::RangePolicy for HoldemSearchPolicy {
     }
 }
 
-/// The search settings of the Hold'em `sog:DIR` policy `dir` as it trained: the `[sog.search]`
-/// of its checkpoint's config (a SoG model directory or run directory), with `iterations`
-/// CFR+ iterations per search when given; the defaults (200 iterations) for a bare CVPN
-/// directory. The config is read only after the files holding it are verified.
-pub fn trained_search_config(
-    dir: &Path,
-    iterations: Option<usize>,
-) -> Result<HoldemSearchConfig, RunError> {
+/// Where a Hold'em `sog:DIR` keeps its files: the CVPN checkpoint directory, and the config
+/// it trained with when DIR is a SoG model or run directory (none for a bare CVPN directory).
+struct SogSource {
+    cvpn: PathBuf,
+    config: Option<PathBuf>,
+}
+
+/// Resolves `sog:DIR` once: a model directory (every file checked against its manifest), a
+/// Hold'em SoG run directory (its committed checkpoint), or a bare CVPN checkpoint directory.
+fn resolve_sog_dir(dir: &Path) -> Result<SogSource, RunError> {
     let name = format!("sog:{}", dir.display());
-    let config_path = if let Some(cvpn) = super::model::verified_sog_cvpn(dir)? {
-        cvpn.parent().map(|c| c.join("config.toml"))
-    } else if dir.join("config.toml").is_file()
-        && !dir.join(crate::nn::cvpn::CVPN_META_FILE).is_file()
-    {
+    if !dir.is_dir() {
+        return Err(RunError::Usage(format!(
+            "{name}: no such directory (expected a CVPN checkpoint directory)"
+        )));
+    }
+    if let Some(cvpn) = super::model::verified_sog_cvpn(dir)? {
+        let config = cvpn.parent().map(|c| c.join("config.toml"));
+        return Ok(SogSource { cvpn, config });
+    }
+    if dir.join("config.toml").is_file() && !dir.join(crate::nn::cvpn::CVPN_META_FILE).is_file() {
         let g = super::generation::Generation::open(dir).map_err(RunError::context(format!(
             "{name}: reading the run's checkpoint"
         )))?;
-        Some(g.dir.join("config.toml"))
-    } else {
-        None
-    };
-    let mut config = match config_path {
+        return Ok(SogSource {
+            cvpn: g.dir.join(super::sog::CVPN_DIR),
+            config: Some(g.dir.join("config.toml")),
+        });
+    }
+    Ok(SogSource {
+        cvpn: dir.to_path_buf(),
+        config: None,
+    })
+}
+
+/// The `[sog.search]` of the config at `path` (read after the files holding it were
+/// verified) as a Hold'em search configuration; the defaults (200 iterations) for none.
+fn search_config_of(path: Option<&Path>) -> Result<HoldemSearchConfig, RunError> {
+    Ok(match path {
         Some(path) => {
             let text = path.display().to_string();
             let (cfg, _) = crate::run::config::Config::load(&text, &[])?;
@@ -342,45 +373,49 @@ pub fn trained_search_config(
             holdem_search_config(&s, s.simulations)
         }
         None => HoldemSearchConfig::default(),
-    };
+    })
+}
+
+/// The Hold'em `sog:DIR` policy for `game`, searching as its run trained: the `[sog.search]`
+/// of its checkpoint's config (a SoG model or run directory), with `iterations` CFR+
+/// iterations per search when given; the defaults (200 iterations) for a bare CVPN directory.
+/// DIR's files are resolved and verified once. Errors as [`load_holdem_search_policy`].
+pub fn load_trained_holdem_search_policy(
+    dir: &Path,
+    game: &UniversalPokerGame,
+    iterations: Option<usize>,
+) -> Result<HoldemSearchPolicy, RunError> {
+    let source = resolve_sog_dir(dir)?;
+    let mut config = search_config_of(source.config.as_deref())?;
     if let Some(n) = iterations {
         config.iterations = n;
     }
-    Ok(config)
+    load_cvpn_search_policy(dir, &source.cvpn, game, config)
 }
 
-/// The Hold'em search policy of `spec` = `sog:DIR` for `game`: DIR is a CVPN checkpoint
-/// directory (what [`Cvpn::save`] writes; a SoG run's `cvpn/` folder). Errors name a
-/// missing directory or checkpoint, a network of another game, and one of the wrong sizes.
+/// The Hold'em search policy of `spec` = `sog:DIR` for `game` with the search `config`: DIR is
+/// a SoG model or run directory, or a CVPN checkpoint directory (what [`Cvpn::save`] writes; a
+/// SoG run's `cvpn/` folder). Errors name a missing directory or checkpoint, a network of
+/// another game, and one of the wrong sizes.
 pub fn load_holdem_search_policy(
     dir: &Path,
     game: &UniversalPokerGame,
     config: HoldemSearchConfig,
 ) -> Result<HoldemSearchPolicy, RunError> {
+    let source = resolve_sog_dir(dir)?;
+    load_cvpn_search_policy(dir, &source.cvpn, game, config)
+}
+
+/// The search policy over the CVPN checkpoint in `cvpn` (resolved from `sog:DIR`, which names
+/// it in errors).
+fn load_cvpn_search_policy(
+    dir: &Path,
+    cvpn: &Path,
+    game: &UniversalPokerGame,
+    config: HoldemSearchConfig,
+) -> Result<HoldemSearchPolicy, RunError> {
     let name = format!("sog:{}", dir.display());
-    if !dir.is_dir() {
-        return Err(RunError::Usage(format!(
-            "{name}: no such directory (expected a CVPN checkpoint directory)"
-        )));
-    }
-    // A model directory (its manifest checked), or a Hold'em SoG run directory (its committed
-    // checkpoint's CVPN).
-    let run_cvpn;
-    let dir = if let Some(cvpn) = super::model::verified_sog_cvpn(dir)? {
-        run_cvpn = cvpn;
-        run_cvpn.as_path()
-    } else if dir.join("config.toml").is_file()
-        && !dir.join(crate::nn::cvpn::CVPN_META_FILE).is_file()
-    {
-        let g = super::generation::Generation::open(dir).map_err(RunError::context(format!(
-            "{name}: reading the run's checkpoint"
-        )))?;
-        run_cvpn = g.dir.join(super::sog::CVPN_DIR);
-        run_cvpn.as_path()
-    } else {
-        dir
-    };
-    let cfg = Cvpn::recorded_config(dir)
+    let cfg = Cvpn::recorded_config(cvpn)
         .map_err(|e| RunError::Usage(format!("{name}: not a CVPN checkpoint: {e}")))?;
     let want = &game.config().load_string;
     if &cfg.game != want {
@@ -390,7 +425,7 @@ pub fn load_holdem_search_policy(
         )));
     }
     let device = crate::nn::select_device("flex").map_err(|e| RunError::Usage(e.to_string()))?;
-    let net = Cvpn::load(dir, &cfg, &device, 1e-3)
+    let net = Cvpn::load(cvpn, &cfg, &device, 1e-3)
         .map_err(|e| RunError::Usage(format!("{name}: {e}")))?;
     let game = UniversalPokerGame::from_string(want)?;
     HoldemSearchPolicy::new(game, Arc::new(net.snapshot()), config, name)
@@ -539,6 +574,7 @@ pub fn holdem_search_config(
         iterations,
         alpha: s.alpha,
         max_nodes: s.max_nodes.unwrap_or(d.max_nodes),
+        runout_boards: s.runout_boards.unwrap_or(d.runout_boards),
         ..d
     }
 }
@@ -750,7 +786,11 @@ impl crate::run::sog::SogRounds for HoldemRun<'_> {
         let s = self.s;
         let t_round = Instant::now();
         let snap = Arc::new(self.net.snapshot());
-        let mut leaves = CvpnHoldemLeaves::new(snap.clone());
+        let mut leaves = CvpnHoldemLeaves::new(
+            snap.clone(),
+            s.runout_boards
+                .unwrap_or(crate::search::holdem::DEFAULT_RUNOUT_BOARDS),
+        );
         // 1. Self-play.
         let (mut games, mut decisions, mut searches, mut unsearched, mut off) = (0u64, 0, 0, 0, 0);
         let (mut generated, mut skipped, mut ret0) = (0u64, 0u64, 0.0);

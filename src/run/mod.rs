@@ -699,12 +699,17 @@ fn validate_section(config: &config::Config) -> Result<(), RunError> {
             if game.short_name() == "universal_poker" {
                 return holdem_sog::check_settings(&s);
             }
-            if s.max_nodes.is_some() {
-                return Err(config::ConfigError::Value {
-                    key: "sog.search.max_nodes".into(),
-                    reason: "applies to Hold'em (universal_poker) searches only".into(),
+            for (key, set) in [
+                ("sog.search.max_nodes", s.max_nodes.is_some()),
+                ("sog.search.runout_boards", s.runout_boards.is_some()),
+            ] {
+                if set {
+                    return Err(config::ConfigError::Value {
+                        key: key.into(),
+                        reason: "applies to Hold'em (universal_poker) searches only".into(),
+                    }
+                    .into());
                 }
-                .into());
             }
             crate::search::check_supported(game.as_ref())
                 .map_err(RunError::context("the game of a Student of Games run"))

@@ -72,6 +72,12 @@ pub enum HoldemSearchError {
     Game(#[from] GameError),
 }
 
+/// Run-outs per all-in leaf unless configured (see [`HoldemSearchConfig::runout_boards`]).
+pub const DEFAULT_RUNOUT_BOARDS: usize = 64;
+/// The most run-outs per all-in leaf a search may ask for (each holds one sweep over the
+/// hands, about 10 KB on the full deck).
+pub const MAX_RUNOUT_BOARDS: usize = 4096;
+
 /// Settings of one search.
 #[derive(Clone, Copy, Debug)]
 pub struct HoldemSearchConfig {
@@ -83,6 +89,10 @@ pub struct HoldemSearchConfig {
     pub alpha: f64,
     /// Cap on the public nodes of one search tree.
     pub max_nodes: usize,
+    /// Leaves where a player is all in are valued from the cards (the mean showdown over the
+    /// rest of the board, [`super::runout`]): over every run-out when there are at most this
+    /// many, else over this many drawn; 0 leaves them to the leaf source (the CVPN).
+    pub runout_boards: usize,
 }
 
 impl Default for HoldemSearchConfig {
@@ -92,6 +102,7 @@ impl Default for HoldemSearchConfig {
             iterations: 200,
             alpha: 0.5,
             max_nodes: 200_000,
+            runout_boards: DEFAULT_RUNOUT_BOARDS,
         }
     }
 }
@@ -114,6 +125,13 @@ impl HoldemSearchConfig {
         }
         if self.max_nodes == 0 {
             return bad("max_nodes", "0".into(), "must be at least 1");
+        }
+        if self.runout_boards > MAX_RUNOUT_BOARDS {
+            return bad(
+                "runout_boards",
+                self.runout_boards.to_string(),
+                &format!("must be at most {MAX_RUNOUT_BOARDS} (one showdown sweep per run-out)"),
+            );
         }
         Ok(())
     }

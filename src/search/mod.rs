@@ -27,6 +27,7 @@ pub mod hand_sweep;
 pub mod holdem;
 pub mod oracle;
 pub mod resolve;
+pub mod runout;
 pub mod search_policy;
 pub mod solve;
 

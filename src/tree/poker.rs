@@ -140,7 +140,7 @@ impl PokerEdge {
 }
 
 /// `C(n, k)` as `f64` (exact for the sizes poker needs).
-fn choose(n: usize, k: usize) -> f64 {
+pub(crate) fn choose(n: usize, k: usize) -> f64 {
     if k > n {
         return 0.0;
     }
@@ -148,7 +148,7 @@ fn choose(n: usize, k: usize) -> f64 {
 }
 
 /// All `k`-subsets of `cards` (ascending within, in lexicographic order).
-fn subsets(cards: &[u8], k: usize) -> Vec<Vec<u8>> {
+pub(crate) fn subsets(cards: &[u8], k: usize) -> Vec<Vec<u8>> {
     fn rec(cards: &[u8], k: usize, start: usize, cur: &mut Vec<u8>, out: &mut Vec<Vec<u8>>) {
         if cur.len() == k {
             out.push(cur.clone());

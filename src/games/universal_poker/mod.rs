@@ -107,7 +107,7 @@ mod tests;
 
 pub use betting::{Betting, Move};
 pub use config::{Abstraction, BettingType, Config};
-pub use public::{PublicWalk, WalkError};
+pub use public::{PublicWalk, WalkError, hand_rank};
 
 use crate::game::{Action, Game, GameError, GameParams, GameRef, Player, State, Turn};
 use crate::games::cards::{HOLE_CARDS, NUM_CARDS, hole_index};

@@ -221,7 +221,7 @@ impl PublicWalk {
 
 /// The showdown rank of `hole` with `board` (the game's evaluator: 7 cards by the fast path,
 /// 5 or 6 by the general one).
-pub(super) fn hand_rank(cfg: &Config, hole: &[u8], board: &[u8]) -> u16 {
+pub fn hand_rank(cfg: &Config, hole: &[u8], board: &[u8]) -> u16 {
     let n = hole.len() + board.len();
     debug_assert_eq!(n, cfg.num_hole + cfg.total_board);
     let mut cards = [0u8; 7];

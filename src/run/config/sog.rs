@@ -71,6 +71,11 @@ pub struct SogSearchConfig {
     /// rest of a betting round); unset: 200,000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_nodes: Option<usize>,
+    /// Hold'em (`universal_poker`) only: run-outs over which a search values a leaf where a
+    /// player is all in (every run-out when there are at most this many; 0: the CVPN values
+    /// those leaves too); unset: 64; at most 4,096.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runout_boards: Option<usize>,
 }
 
 fn d_search_device() -> DeviceName {
@@ -99,6 +104,7 @@ impl Default for SogSearchConfig {
             batch: 1,
             top_k: None,
             max_nodes: None,
+            runout_boards: None,
         }
     }
 }
@@ -284,6 +290,9 @@ pub struct SogSettings {
     pub top_k: Option<usize>,
     /// Node cap of a Hold'em search tree (`sog.search.max_nodes`; Hold'em only).
     pub max_nodes: Option<usize>,
+    /// Run-outs per all-in leaf of a Hold'em search (`sog.search.runout_boards`; Hold'em
+    /// only).
+    pub runout_boards: Option<usize>,
     pub hidden: usize,
     pub layers: usize,
     pub learning_rate: f64,
@@ -346,6 +355,7 @@ impl Config {
             search_device: se.device.as_str().to_string(),
             top_k: se.top_k,
             max_nodes: se.max_nodes,
+            runout_boards: se.runout_boards,
             hidden: net.hidden,
             layers: net.layers,
             learning_rate: net.learning_rate,
@@ -443,6 +453,12 @@ fn check_search(se: &SogSearchConfig) -> Result<(), ConfigError> {
         se.max_nodes != Some(0),
         "search.max_nodes",
         "must be at least 1",
+    )?;
+    SOG.require(
+        se.runout_boards
+            .is_none_or(|b| b <= crate::search::holdem::MAX_RUNOUT_BOARDS),
+        "search.runout_boards",
+        "must be at most 4096 (run-outs per all-in leaf)",
     )?;
     SOG.require(
         se.batch != 0,

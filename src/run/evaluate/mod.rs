@@ -40,7 +40,7 @@ fn named(what: String) -> impl FnOnce(RunError) -> RunError {
 /// A policy for `game` by name (see the module docs), for matches and exact evaluations;
 /// `flag` names the option in errors, `search_iterations` sets the CFR+ iterations per search
 /// of a Hold'em `sog:DIR` policy (default: `sog.search.s` of the run it comes from, see
-/// [`super::holdem_sog::trained_search_config`]).
+/// [`super::holdem_sog::load_trained_holdem_search_policy`]).
 pub fn match_policy(
     name: &str,
     game: &dyn Game,
@@ -58,11 +58,13 @@ pub fn match_policy(
             // directory at the depth limit.
             let dir = Path::new(&sog[4..]);
             let poker = UniversalPokerGame::from_string(&game_string)?;
-            let config = super::holdem_sog::trained_search_config(dir, search_iterations)
-                .map_err(named(flag.to_string()))?;
             Box::new(
-                super::holdem_sog::load_holdem_search_policy(dir, &poker, config)
-                    .map_err(named(flag.to_string()))?,
+                super::holdem_sog::load_trained_holdem_search_policy(
+                    dir,
+                    &poker,
+                    search_iterations,
+                )
+                .map_err(named(flag.to_string()))?,
             )
         }
         sog if sog.starts_with("sog:") => {
@@ -122,11 +124,13 @@ pub fn lbr_policy(
             // Continual re-solving answers every hand of a public state from one search.
             let poker = UniversalPokerGame::from_string(game_string)?;
             let dir = Path::new(&sog[4..]);
-            let config = super::holdem_sog::trained_search_config(dir, search_iterations)
-                .map_err(named("--policy".into()))?;
             Box::new(
-                super::holdem_sog::load_holdem_search_policy(dir, &poker, config)
-                    .map_err(named("--policy".into()))?,
+                super::holdem_sog::load_trained_holdem_search_policy(
+                    dir,
+                    &poker,
+                    search_iterations,
+                )
+                .map_err(named("--policy".into()))?,
             )
         }
         "always-call" => Box::new(AlwaysCall),

@@ -1,0 +1,268 @@
+//! Values of the depth-limit leaves of a Hold'em search where no player can act again.
+//!
+//! Once a player is all in (with equal stacks: both players, after a called all-in), the rest
+//! of the hand is a run-out of the board and a showdown: its value needs no network. A CVPN
+//! sees such states rarely, if ever, in its training data (no search is rooted where nobody
+//! acts), so its estimates there can be arbitrary; [`RunoutLeaves`] values these leaves from
+//! the cards instead: the mean showdown over the rest of the board, over every run-out when
+//! there are at most `boards` of them, else over `boards` run-outs drawn from a seed derived
+//! from the board (unbiased, and the same draws for every leaf and iteration of a search).
+//! Every other leaf is passed to an inner evaluator (the CVPN).
+
+use super::factored::PokerLeaves;
+use super::hand_sweep::HandSweep;
+use crate::games::universal_poker::{Config, hand_rank};
+use crate::tree::poker::{PokerKind, PokerLayout, choose, subsets};
+use std::sync::Arc;
+
+/// Boards a [`RunoutCache`] keeps: one board's run-outs hold 64 showdown orders of every hand
+/// (about 0.6 MB at the default 64 run-outs of Hold'em).
+const CACHED_BOARDS: usize = 16;
+
+/// Whether leaf `n` of `layout` is a run-out: a board deal below which no player acts (a
+/// player has put in its whole stack).
+pub fn is_runout(layout: &PokerLayout, cfg: &Config, n: u32) -> bool {
+    let node = &layout.nodes[n as usize];
+    node.kind == PokerKind::Leaf && (0..2).any(|p| node.spent[p] >= cfg.stack[p])
+}
+
+/// The run-outs of one public board: one showdown sweep per full board, and the factor that
+/// turns their sum into a conditional mean per compatible hand pair.
+struct Boards {
+    /// The layout's game (its hands fix the sweeps' order) and the board's card bits.
+    game: String,
+    board_mask: u64,
+    sweeps: Vec<HandSweep>,
+    norm: f64,
+}
+
+impl Boards {
+    /// Every run-out of `board` when there are at most `max` of them, else `max` drawn from a
+    /// seed of the board.
+    fn new(layout: &PokerLayout, cfg: &Config, board: &[u8], max: usize) -> Boards {
+        let board_mask = board.iter().fold(0u64, |m, &c| m | 1u64 << c);
+        let left: Vec<u8> = cfg.deck[..cfg.deck_size]
+            .iter()
+            .copied()
+            .filter(|&c| board_mask >> c & 1 == 0)
+            .collect();
+        let k = cfg.total_board - board.len();
+        let all = choose(left.len(), k);
+        // Every compatible (x, y) pair meets `choose(n − 4, k)` of the `choose(n, k)` run-outs.
+        let per_pair = choose(left.len().saturating_sub(4), k);
+        let (runouts, drawn) = if all <= max as f64 {
+            (subsets(&left, k), all)
+        } else {
+            let mut rng = crate::util::SplitMix64::new(0x05ee_d0fb_0a2d ^ board_mask);
+            let draws = (0..max)
+                .map(|_| {
+                    let mut pool = left.clone();
+                    (0..k)
+                        .map(|_| pool.swap_remove(rng.below(pool.len())))
+                        .collect::<Vec<u8>>()
+                })
+                .collect();
+            (draws, max as f64)
+        };
+        let sweeps = runouts
+            .iter()
+            .map(|extra| {
+                let full: Vec<u8> = board.iter().chain(extra).copied().collect();
+                let mask = full.iter().fold(0u64, |m, &c| m | 1u64 << c);
+                let ranks: Vec<u16> = layout
+                    .hands
+                    .iter()
+                    .zip(&layout.hand_masks)
+                    .map(|(&(a, b), &hm)| {
+                        if hm & mask == 0 {
+                            hand_rank(cfg, &[a, b], &full)
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                HandSweep::new(&layout.hands, mask, Some(&ranks))
+            })
+            .collect();
+        Boards {
+            game: layout.game.clone(),
+            board_mask,
+            sweeps,
+            norm: all / (drawn * per_pair.max(1.0)),
+        }
+    }
+
+    /// `out[x] += scale · E_runout[Σ_y r(y) · [x, y compatible] · sign(x vs y)]`.
+    fn add_showdowns(&self, opp: &[f64], scale: f64, tmp: &mut [f64], out: &mut [f64]) {
+        let s = scale * self.norm;
+        for sweep in &self.sweeps {
+            sweep.showdown_into(opp, tmp);
+            out.iter_mut()
+                .zip(tmp.iter())
+                .for_each(|(o, &v)| *o += s * v);
+        }
+    }
+}
+
+/// The run-outs of the boards that searches have met, kept for the next search on the same
+/// board (the preflop board above all: every hand's first search meets it). Holds the
+/// [`CACHED_BOARDS`] boards used last.
+#[derive(Clone)]
+pub struct RunoutCache {
+    boards: usize,
+    sets: Vec<Arc<Boards>>,
+}
+
+impl RunoutCache {
+    /// A cache whose boards have at most `boards` run-outs each (at least 1).
+    pub fn new(boards: usize) -> RunoutCache {
+        RunoutCache {
+            boards: boards.max(1),
+            sets: Vec::new(),
+        }
+    }
+
+    /// How many boards it holds.
+    pub fn len(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Whether it holds no board.
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty()
+    }
+
+    /// The run-outs of `board` (card bits `mask`) in `layout`'s game, built on a miss.
+    fn get(&mut self, layout: &PokerLayout, cfg: &Config, board: &[u8], mask: u64) -> Arc<Boards> {
+        let hit = self
+            .sets
+            .iter()
+            .position(|b| b.board_mask == mask && b.game == layout.game);
+        let set = match hit {
+            Some(i) => self.sets.remove(i),
+            None => Arc::new(Boards::new(layout, cfg, board, self.boards)),
+        };
+        if self.sets.len() == CACHED_BOARDS {
+            self.sets.remove(0);
+        }
+        self.sets.push(set.clone());
+        set
+    }
+}
+
+/// Leaf values with the run-outs valued from the cards and every other leaf by `inner` (see
+/// the module docs).
+pub struct RunoutLeaves {
+    inner: Option<Box<dyn PokerLeaves>>,
+    /// The leaves `inner` values, in the layout's leaf order, and their positions in it.
+    inner_leaves: Vec<u32>,
+    inner_pos: Vec<usize>,
+    /// Per run-out leaf: its position among the layout's leaves, its stake times its chance
+    /// weight, and its board's run-outs (an index into `boards`).
+    runouts: Vec<(usize, f64, usize)>,
+    boards: Vec<Arc<Boards>>,
+}
+
+impl RunoutLeaves {
+    /// The leaves of `layout` (in [`PokerLayout::leaves`] order) split into run-outs and the
+    /// others.
+    pub fn split(layout: &PokerLayout, cfg: &Config) -> (Vec<u32>, Vec<u32>) {
+        layout
+            .leaves()
+            .into_iter()
+            .partition(|&n| is_runout(layout, cfg, n))
+    }
+
+    /// An evaluator for the leaves of `layout` (whose game has configuration `cfg`): run-outs
+    /// from `cache` (so over at most its number of run-outs each), the rest by the evaluator
+    /// `inner` builds for exactly those leaves (in layout order; not called when there are
+    /// none).
+    pub fn new<E>(
+        layout: &PokerLayout,
+        cfg: &Config,
+        cache: &mut RunoutCache,
+        inner: impl FnOnce(Vec<u32>) -> Result<Box<dyn PokerLeaves>, E>,
+    ) -> Result<RunoutLeaves, E> {
+        let mut inner_leaves = Vec::new();
+        let mut inner_pos = Vec::new();
+        let mut runouts = Vec::new();
+        let mut sets: Vec<Arc<Boards>> = Vec::new();
+        for (pos, n) in layout.leaves().into_iter().enumerate() {
+            if !is_runout(layout, cfg, n) {
+                inner_leaves.push(n);
+                inner_pos.push(pos);
+                continue;
+            }
+            let node = &layout.nodes[n as usize];
+            let set = match sets.iter().position(|b| b.board_mask == node.board_mask) {
+                Some(i) => i,
+                None => {
+                    sets.push(cache.get(layout, cfg, &node.board, node.board_mask));
+                    sets.len() - 1
+                }
+            };
+            let stake = node.spent[0].min(node.spent[1]) as f64;
+            runouts.push((pos, node.weight * stake, set));
+        }
+        let inner = if inner_leaves.is_empty() {
+            None
+        } else {
+            Some(inner(inner_leaves.clone())?)
+        };
+        Ok(RunoutLeaves {
+            inner,
+            inner_leaves,
+            inner_pos,
+            runouts,
+            boards: sets,
+        })
+    }
+
+    /// How many leaves are valued from the cards.
+    pub fn num_runouts(&self) -> usize {
+        self.runouts.len()
+    }
+}
+
+impl PokerLeaves for RunoutLeaves {
+    fn evaluate(
+        &mut self,
+        layout: &PokerLayout,
+        leaves: &[u32],
+        ranges: [&[f64]; 2],
+    ) -> [Vec<f64>; 2] {
+        let p = layout.num_hands();
+        assert_eq!(
+            leaves.len(),
+            self.inner_leaves.len() + self.runouts.len(),
+            "the layout this evaluator was built for"
+        );
+        let mut values = [vec![0.0; leaves.len() * p], vec![0.0; leaves.len() * p]];
+        if let Some(inner) = self.inner.as_mut() {
+            let pick = |r: &[f64]| -> Vec<f64> {
+                self.inner_pos
+                    .iter()
+                    .flat_map(|&k| r[k * p..(k + 1) * p].iter().copied())
+                    .collect()
+            };
+            let sub = [pick(ranges[0]), pick(ranges[1])];
+            let out = inner.evaluate(layout, &self.inner_leaves, [&sub[0], &sub[1]]);
+            for (i, v) in values.iter_mut().enumerate() {
+                for (j, &k) in self.inner_pos.iter().enumerate() {
+                    v[k * p..(k + 1) * p].copy_from_slice(&out[i][j * p..(j + 1) * p]);
+                }
+            }
+        }
+        let mut tmp = vec![0.0; p];
+        for &(k, scale, set) in &self.runouts {
+            for (i, v) in values.iter_mut().enumerate() {
+                let opp = &ranges[1 - i][k * p..(k + 1) * p];
+                self.boards[set].add_showdowns(opp, scale, &mut tmp, &mut v[k * p..(k + 1) * p]);
+            }
+        }
+        values
+    }
+}
+
+#[cfg(test)]
+mod tests;
