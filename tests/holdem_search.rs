@@ -475,6 +475,21 @@ fn holdem_search_cache_keeps_to_its_byte_budget_and_changes_no_answer() {
         }
         assert!(small.searches() > full.searches(), "budget {budget}");
     }
+    // Searches of several threads run side by side and give the same answers, with the
+    // cache shared (budget: all of them) and without it (every query searches).
+    for budget in [DEFAULT_CACHE_BYTES, 0] {
+        let shared = policy(budget);
+        std::thread::scope(|scope| {
+            for t in 0..3 {
+                let (shared, decisions, answers) = (&shared, &decisions, &answers);
+                scope.spawn(move || {
+                    for (s, want) in decisions.iter().zip(answers).skip(t) {
+                        assert_eq!(&shared.action_probabilities(s).unwrap(), want, "{budget}");
+                    }
+                });
+            }
+        });
+    }
 }
 
 #[test]

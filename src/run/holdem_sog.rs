@@ -117,7 +117,11 @@ struct SearchCache {
 /// The continual re-solving policy of both players (see the module docs).
 pub struct HoldemSearchPolicy {
     game: UniversalPokerGame,
-    leaves: Mutex<CvpnHoldemLeaves>,
+    /// Leaf sources of the searches not running now (each running search takes one, or a
+    /// clone of `template` when none is free, and puts it back), so searches of several
+    /// threads run side by side; each keeps its own boards' run-outs.
+    leaves: Mutex<Vec<CvpnHoldemLeaves>>,
+    template: CvpnHoldemLeaves,
     config: HoldemSearchConfig,
     /// Layout hand position of each hole index.
     position: HashMap<u32, usize>,
@@ -164,7 +168,8 @@ impl HoldemSearchPolicy {
             .collect();
         Ok(HoldemSearchPolicy {
             game,
-            leaves: Mutex::new(CvpnHoldemLeaves::new(net, config.runout_boards)),
+            leaves: Mutex::default(),
+            template: CvpnHoldemLeaves::new(net, config.runout_boards),
             config,
             position,
             cache: Mutex::default(),
@@ -217,10 +222,11 @@ impl HoldemSearchPolicy {
             None => HoldemResolver::new(p, self.config)?,
         };
         let state = state_at(template, edges)?;
-        let dec = {
-            let mut leaves = self.leaves.lock().expect("leaves lock");
-            chain.act(&state, &mut *leaves)?
-        };
+        let free = self.leaves.lock().expect("leaves lock").pop();
+        let mut leaves = free.unwrap_or_else(|| self.template.clone());
+        let dec = chain.act(&state, &mut leaves);
+        self.leaves.lock().expect("leaves lock").push(leaves);
+        let dec = dec?;
         self.searches
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let c = Arc::new(Cached {

@@ -66,6 +66,19 @@ pub trait PokerLeaves: Send {
         leaves: &[u32],
         ranges: [&[f64]; 2],
     ) -> [Vec<f64>; 2];
+
+    /// Player `p`'s part of [`PokerLeaves::evaluate`] (all a CFR pass updating `p` needs); an
+    /// evaluator whose players' values cost separately overrides it to compute only `p`'s.
+    fn evaluate_player(
+        &mut self,
+        layout: &PokerLayout,
+        leaves: &[u32],
+        ranges: [&[f64]; 2],
+        p: usize,
+    ) -> Vec<f64> {
+        let [v0, v1] = self.evaluate(layout, leaves, ranges);
+        if p == 0 { v0 } else { v1 }
+    }
 }
 
 /// CFR-family solver on a [`PokerLayout`] (see the module docs).
@@ -435,8 +448,7 @@ impl FactoredCfr {
                     .collect()
             };
             let ranges = [gather(&self.reach[0]), gather(&self.reach[1])];
-            let [v0, v1] = eval.evaluate(l, &self.leaves, [&ranges[0], &ranges[1]]);
-            let lv = if p == 0 { v0 } else { v1 };
+            let lv = eval.evaluate_player(l, &self.leaves, [&ranges[0], &ranges[1]], p);
             assert_eq!(
                 lv.len(),
                 self.leaves.len() * np,

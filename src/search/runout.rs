@@ -224,12 +224,14 @@ impl RunoutLeaves {
     }
 }
 
-impl PokerLeaves for RunoutLeaves {
-    fn evaluate(
+impl RunoutLeaves {
+    /// The values of the players in `players` (the others' stay empty).
+    fn values_of(
         &mut self,
         layout: &PokerLayout,
         leaves: &[u32],
         ranges: [&[f64]; 2],
+        players: &[usize],
     ) -> [Vec<f64>; 2] {
         let p = layout.num_hands();
         assert_eq!(
@@ -237,7 +239,13 @@ impl PokerLeaves for RunoutLeaves {
             self.inner_leaves.len() + self.runouts.len(),
             "the layout this evaluator was built for"
         );
-        let mut values = [vec![0.0; leaves.len() * p], vec![0.0; leaves.len() * p]];
+        let mut values: [Vec<f64>; 2] = std::array::from_fn(|i| {
+            if players.contains(&i) {
+                vec![0.0; leaves.len() * p]
+            } else {
+                Vec::new()
+            }
+        });
         if let Some(inner) = self.inner.as_mut() {
             let pick = |r: &[f64]| -> Vec<f64> {
                 self.inner_pos
@@ -246,21 +254,52 @@ impl PokerLeaves for RunoutLeaves {
                     .collect()
             };
             let sub = [pick(ranges[0]), pick(ranges[1])];
-            let out = inner.evaluate(layout, &self.inner_leaves, [&sub[0], &sub[1]]);
-            for (i, v) in values.iter_mut().enumerate() {
+            let sub = [&sub[0][..], &sub[1][..]];
+            let out: [Vec<f64>; 2] = match players {
+                &[i] => {
+                    let mut out = [Vec::new(), Vec::new()];
+                    out[i] = inner.evaluate_player(layout, &self.inner_leaves, sub, i);
+                    out
+                }
+                _ => inner.evaluate(layout, &self.inner_leaves, sub),
+            };
+            for &i in players {
                 for (j, &k) in self.inner_pos.iter().enumerate() {
-                    v[k * p..(k + 1) * p].copy_from_slice(&out[i][j * p..(j + 1) * p]);
+                    values[i][k * p..(k + 1) * p].copy_from_slice(&out[i][j * p..(j + 1) * p]);
                 }
             }
         }
         let mut tmp = vec![0.0; p];
         for &(k, scale, set) in &self.runouts {
-            for (i, v) in values.iter_mut().enumerate() {
+            for &i in players {
                 let opp = &ranges[1 - i][k * p..(k + 1) * p];
-                self.boards[set].add_showdowns(opp, scale, &mut tmp, &mut v[k * p..(k + 1) * p]);
+                let out = &mut values[i][k * p..(k + 1) * p];
+                self.boards[set].add_showdowns(opp, scale, &mut tmp, out);
             }
         }
         values
+    }
+}
+
+impl PokerLeaves for RunoutLeaves {
+    fn evaluate(
+        &mut self,
+        layout: &PokerLayout,
+        leaves: &[u32],
+        ranges: [&[f64]; 2],
+    ) -> [Vec<f64>; 2] {
+        self.values_of(layout, leaves, ranges, &[0, 1])
+    }
+
+    fn evaluate_player(
+        &mut self,
+        layout: &PokerLayout,
+        leaves: &[u32],
+        ranges: [&[f64]; 2],
+        p: usize,
+    ) -> Vec<f64> {
+        let [v0, v1] = self.values_of(layout, leaves, ranges, &[p]);
+        if p == 0 { v0 } else { v1 }
     }
 }
 

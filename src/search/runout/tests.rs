@@ -219,3 +219,22 @@ fn cached_runouts_equal_fresh_ones_and_the_cache_is_bounded() {
     assert_eq!(boards, CACHED_BOARDS + 4);
     assert_eq!(cache.len(), CACHED_BOARDS);
 }
+
+/// One player's values are that player's part of both players' values.
+#[test]
+fn one_players_values_are_its_part_of_both() {
+    let (cfg, layouts) = layouts();
+    for layout in &layouts {
+        let leaves = layout.leaves();
+        let mut eval = RunoutLeaves::new(layout, &cfg, &mut RunoutCache::new(30), |_| {
+            Ok::<_, ()>(Box::new(Marker) as Box<dyn PokerLeaves>)
+        })
+        .unwrap();
+        let r = ranges(layout, leaves.len(), 5);
+        let both = eval.evaluate(layout, &leaves, [&r[0], &r[1]]);
+        for (p, want) in both.iter().enumerate() {
+            let got = eval.evaluate_player(layout, &leaves, [&r[0], &r[1]], p);
+            assert_eq!(&got, want, "player {p}");
+        }
+    }
+}
