@@ -116,6 +116,87 @@ impl HandSweep {
         }
     }
 
+    /// [`HandSweep::showdown_into`] for `k` ranges at once, added to `acc`: `opp` and `acc`
+    /// are hand-major (`[x · k + j]` is range `j`'s entry of hand `x`), and
+    /// `acc[x·k + j] += Σ_y opp[y·k + j] · [x, y disjoint] · sign(strength(x) − strength(y))`
+    /// over possible hands (impossible `x` get nothing). One walk of the board's order serves
+    /// all `k` ranges; `scratch` is reused from call to call.
+    ///
+    /// # Panics
+    /// If `opp` or `acc` does not hold `k` entries per hand.
+    pub fn showdown_add_many(
+        &self,
+        opp: &[f64],
+        k: usize,
+        acc: &mut [f64],
+        scratch: &mut Vec<f64>,
+    ) {
+        let n = self.hands.len();
+        assert!(
+            opp.len() == n * k && acc.len() == n * k,
+            "ranges have k entries per hand"
+        );
+        scratch.clear();
+        scratch.resize(130 * k, 0.0);
+        let (total, rest) = scratch.split_at_mut(k);
+        let (total_with, rest) = rest.split_at_mut(64 * k);
+        let (upto, upto_with) = rest.split_at_mut(k);
+        let add = |to: &mut [f64], r: &[f64]| to.iter_mut().zip(r).for_each(|(t, &v)| *t += v);
+        for &h in &self.order {
+            let h = h as usize;
+            let r = &opp[h * k..(h + 1) * k];
+            let (a, b) = self.hands[h];
+            let (a, b) = (a as usize, b as usize);
+            add(total, r);
+            add(&mut total_with[a * k..(a + 1) * k], r);
+            add(&mut total_with[b * k..(b + 1) * k], r);
+        }
+        for g in self.group_starts.windows(2) {
+            let group = &self.order[g[0] as usize..g[1] as usize];
+            // The mass strictly weaker than the group, disjoint from each hand.
+            for &h in group {
+                let h = h as usize;
+                let (a, b) = self.hands[h];
+                let (a, b) = (a as usize, b as usize);
+                let (ua, ub) = (
+                    &upto_with[a * k..(a + 1) * k],
+                    &upto_with[b * k..(b + 1) * k],
+                );
+                let out = &mut acc[h * k..(h + 1) * k];
+                for j in 0..k {
+                    out[j] += upto[j] - ua[j] - ub[j];
+                }
+            }
+            for &h in group {
+                let h = h as usize;
+                let r = &opp[h * k..(h + 1) * k];
+                let (a, b) = self.hands[h];
+                let (a, b) = (a as usize, b as usize);
+                add(upto, r);
+                add(&mut upto_with[a * k..(a + 1) * k], r);
+                add(&mut upto_with[b * k..(b + 1) * k], r);
+            }
+            // The mass strictly stronger than the group.
+            for &h in group {
+                let h = h as usize;
+                let (a, b) = self.hands[h];
+                let (a, b) = (a as usize, b as usize);
+                let (ua, ub) = (
+                    &upto_with[a * k..(a + 1) * k],
+                    &upto_with[b * k..(b + 1) * k],
+                );
+                let (ta, tb) = (
+                    &total_with[a * k..(a + 1) * k],
+                    &total_with[b * k..(b + 1) * k],
+                );
+                let out = &mut acc[h * k..(h + 1) * k];
+                for j in 0..k {
+                    out[j] -= (total[j] - upto[j]) - (ta[j] - ua[j]) - (tb[j] - ub[j]);
+                }
+            }
+        }
+    }
+
     /// `Σ_y r(y)` over the hands possible on the board: the scale of the sums the sweeps
     /// cancel (their rounding residue is a few ulps of it).
     pub fn mass(&self, opp_range: &[f64]) -> f64 {

@@ -19,6 +19,10 @@ use std::sync::Arc;
 /// (about 0.6 MB at the default 64 run-outs of Hold'em).
 const CACHED_BOARDS: usize = 16;
 
+/// Run-out leaves of one board whose values share a walk over the hands (bounds the buffers:
+/// `BATCH` values per hand).
+const BATCH: usize = 32;
+
 /// Whether leaf `n` of `layout` is a run-out: a board deal below which no player acts (a
 /// player has put in its whole stack).
 pub fn is_runout(layout: &PokerLayout, cfg: &Config, n: u32) -> bool {
@@ -92,15 +96,15 @@ impl Boards {
         }
     }
 
-    /// `out[x] += scale · E_runout[Σ_y r(y) · [x, y compatible] · sign(x vs y)]`.
-    fn add_showdowns(&self, opp: &[f64], scale: f64, tmp: &mut [f64], out: &mut [f64]) {
-        let s = scale * self.norm;
+    /// `acc[x·k + j] = E_runout[Σ_y opp[y·k + j] · [x, y compatible] · sign(x vs y)]` for the
+    /// `k` hand-major ranges of `opp`: one walk over the hands per run-out serves all of them.
+    fn showdown_means(&self, opp: &[f64], k: usize, acc: &mut Vec<f64>, scratch: &mut Vec<f64>) {
+        acc.clear();
+        acc.resize(opp.len(), 0.0);
         for sweep in &self.sweeps {
-            sweep.showdown_into(opp, tmp);
-            out.iter_mut()
-                .zip(tmp.iter())
-                .for_each(|(o, &v)| *o += s * v);
+            sweep.showdown_add_many(opp, k, acc, scratch);
         }
+        acc.iter_mut().for_each(|v| *v *= self.norm);
     }
 }
 
@@ -269,12 +273,31 @@ impl RunoutLeaves {
                 }
             }
         }
-        let mut tmp = vec![0.0; p];
-        for &(k, scale, set) in &self.runouts {
-            for &i in players {
-                let opp = &ranges[1 - i][k * p..(k + 1) * p];
-                let out = &mut values[i][k * p..(k + 1) * p];
-                self.boards[set].add_showdowns(opp, scale, &mut tmp, out);
+        let (mut opp, mut acc, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+        for (set, boards) in self.boards.iter().enumerate() {
+            let mine: Vec<(usize, f64)> = self
+                .runouts
+                .iter()
+                .filter(|r| r.2 == set)
+                .map(|&(k, scale, _)| (k, scale))
+                .collect();
+            for chunk in mine.chunks(BATCH) {
+                let k = chunk.len();
+                for &i in players {
+                    opp.clear();
+                    opp.resize(p * k, 0.0);
+                    for (j, &(pos, _)) in chunk.iter().enumerate() {
+                        let r = &ranges[1 - i][pos * p..(pos + 1) * p];
+                        r.iter().enumerate().for_each(|(x, &v)| opp[x * k + j] = v);
+                    }
+                    boards.showdown_means(&opp, k, &mut acc, &mut scratch);
+                    for (j, &(pos, scale)) in chunk.iter().enumerate() {
+                        let out = &mut values[i][pos * p..(pos + 1) * p];
+                        out.iter_mut()
+                            .enumerate()
+                            .for_each(|(x, o)| *o += scale * acc[x * k + j]);
+                    }
+                }
             }
         }
         values

@@ -238,3 +238,38 @@ fn one_players_values_are_its_part_of_both() {
         }
     }
 }
+
+/// Several ranges in one walk add what one sweep per range gives, with ties and impossible
+/// hands.
+#[test]
+fn one_walk_for_several_ranges_adds_each_ranges_sweep() {
+    let deck: Vec<u8> = (0..12).collect();
+    let hands: Vec<(u8, u8)> = subsets(&deck, 2).iter().map(|h| (h[0], h[1])).collect();
+    let n = hands.len();
+    let mut rng = crate::util::SplitMix64::new(9);
+    // Few strengths: many ties.
+    let strength: Vec<u16> = (0..n).map(|_| rng.below(7) as u16).collect();
+    let sweep = HandSweep::new(&hands, 1 << 3 | 1 << 8, Some(&strength));
+    let k = 5;
+    let opp: Vec<f64> = (0..n * k).map(|_| rng.next_f64()).collect();
+    let start: Vec<f64> = (0..n * k).map(|_| rng.next_f64()).collect();
+    let mut acc = start.clone();
+    let mut scratch = Vec::new();
+    sweep.showdown_add_many(&opp, k, &mut acc, &mut scratch);
+    let mut one = vec![0.0; n];
+    for j in 0..k {
+        let r: Vec<f64> = (0..n).map(|x| opp[x * k + j]).collect();
+        sweep.showdown_into(&r, &mut one);
+        for x in 0..n {
+            let want = start[x * k + j] + one[x];
+            let got = acc[x * k + j];
+            assert!(
+                (got - want).abs() <= 1e-12,
+                "range {j} hand {x}: {got} against {want}"
+            );
+            if !sweep.possible(x) {
+                assert_eq!(got, start[x * k + j], "an impossible hand gets nothing");
+            }
+        }
+    }
+}
