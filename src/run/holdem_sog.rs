@@ -792,11 +792,7 @@ impl crate::run::sog::SogRounds for HoldemRun<'_> {
         let s = self.s;
         let t_round = Instant::now();
         let snap = Arc::new(self.net.snapshot());
-        let mut leaves = CvpnHoldemLeaves::new(
-            snap.clone(),
-            s.runout_boards
-                .unwrap_or(crate::search::holdem::DEFAULT_RUNOUT_BOARDS),
-        );
+        let mut leaves = CvpnHoldemLeaves::new(snap.clone(), self.play.search.runout_boards);
         // 1. Self-play.
         let (mut games, mut decisions, mut searches, mut unsearched, mut off) = (0u64, 0, 0, 0, 0);
         let (mut generated, mut skipped, mut ret0) = (0u64, 0u64, 0.0);

@@ -12,7 +12,7 @@
 use super::factored::PokerLeaves;
 use super::hand_sweep::HandSweep;
 use crate::games::universal_poker::{Config, hand_rank};
-use crate::tree::poker::{PokerKind, PokerLayout, choose, subsets};
+use crate::tree::poker::{PokerKind, PokerLayout, choose, mask, subsets};
 use std::sync::Arc;
 
 /// Boards a [`RunoutCache`] keeps: one board's run-outs hold 64 showdown orders of every hand
@@ -44,7 +44,7 @@ impl Boards {
     /// Every run-out of `board` when there are at most `max` of them, else `max` drawn from a
     /// seed of the board.
     fn new(layout: &PokerLayout, cfg: &Config, board: &[u8], max: usize) -> Boards {
-        let board_mask = board.iter().fold(0u64, |m, &c| m | 1u64 << c);
+        let board_mask = mask(board);
         let left: Vec<u8> = cfg.deck[..cfg.deck_size]
             .iter()
             .copied()
@@ -72,20 +72,20 @@ impl Boards {
             .iter()
             .map(|extra| {
                 let full: Vec<u8> = board.iter().chain(extra).copied().collect();
-                let mask = full.iter().fold(0u64, |m, &c| m | 1u64 << c);
+                let full_mask = mask(&full);
                 let ranks: Vec<u16> = layout
                     .hands
                     .iter()
                     .zip(&layout.hand_masks)
                     .map(|(&(a, b), &hm)| {
-                        if hm & mask == 0 {
+                        if hm & full_mask == 0 {
                             hand_rank(cfg, &[a, b], &full)
                         } else {
                             0
                         }
                     })
                     .collect();
-                HandSweep::new(&layout.hands, mask, Some(&ranks))
+                HandSweep::new(&layout.hands, full_mask, Some(&ranks))
             })
             .collect();
         Boards {
@@ -136,12 +136,13 @@ impl RunoutCache {
         self.sets.is_empty()
     }
 
-    /// The run-outs of `board` (card bits `mask`) in `layout`'s game, built on a miss.
-    fn get(&mut self, layout: &PokerLayout, cfg: &Config, board: &[u8], mask: u64) -> Arc<Boards> {
+    /// The run-outs of `board` in `layout`'s game, built on a miss.
+    fn get(&mut self, layout: &PokerLayout, cfg: &Config, board: &[u8]) -> Arc<Boards> {
+        let board_mask = mask(board);
         let hit = self
             .sets
             .iter()
-            .position(|b| b.board_mask == mask && b.game == layout.game);
+            .position(|b| b.board_mask == board_mask && b.game == layout.game);
         let set = match hit {
             Some(i) => self.sets.remove(i),
             None => Arc::new(Boards::new(layout, cfg, board, self.boards)),
@@ -161,22 +162,13 @@ pub struct RunoutLeaves {
     /// The leaves `inner` values, in the layout's leaf order, and their positions in it.
     inner_leaves: Vec<u32>,
     inner_pos: Vec<usize>,
-    /// Per run-out leaf: its position among the layout's leaves, its stake times its chance
-    /// weight, and its board's run-outs (an index into `boards`).
-    runouts: Vec<(usize, f64, usize)>,
+    /// The boards of the run-out leaves, and per board its leaves: each one's position among
+    /// the layout's leaves and its stake times its chance weight.
     boards: Vec<Arc<Boards>>,
+    runouts: Vec<Vec<(usize, f64)>>,
 }
 
 impl RunoutLeaves {
-    /// The leaves of `layout` (in [`PokerLayout::leaves`] order) split into run-outs and the
-    /// others.
-    pub fn split(layout: &PokerLayout, cfg: &Config) -> (Vec<u32>, Vec<u32>) {
-        layout
-            .leaves()
-            .into_iter()
-            .partition(|&n| is_runout(layout, cfg, n))
-    }
-
     /// An evaluator for the leaves of `layout` (whose game has configuration `cfg`): run-outs
     /// from `cache` (so over at most its number of run-outs each), the rest by the evaluator
     /// `inner` builds for exactly those leaves (in layout order; not called when there are
@@ -189,7 +181,7 @@ impl RunoutLeaves {
     ) -> Result<RunoutLeaves, E> {
         let mut inner_leaves = Vec::new();
         let mut inner_pos = Vec::new();
-        let mut runouts = Vec::new();
+        let mut runouts: Vec<Vec<(usize, f64)>> = Vec::new();
         let mut sets: Vec<Arc<Boards>> = Vec::new();
         for (pos, n) in layout.leaves().into_iter().enumerate() {
             if !is_runout(layout, cfg, n) {
@@ -201,12 +193,13 @@ impl RunoutLeaves {
             let set = match sets.iter().position(|b| b.board_mask == node.board_mask) {
                 Some(i) => i,
                 None => {
-                    sets.push(cache.get(layout, cfg, &node.board, node.board_mask));
+                    sets.push(cache.get(layout, cfg, &node.board));
+                    runouts.push(Vec::new());
                     sets.len() - 1
                 }
             };
             let stake = node.spent[0].min(node.spent[1]) as f64;
-            runouts.push((pos, node.weight * stake, set));
+            runouts[set].push((pos, node.weight * stake));
         }
         let inner = if inner_leaves.is_empty() {
             None
@@ -217,14 +210,14 @@ impl RunoutLeaves {
             inner,
             inner_leaves,
             inner_pos,
-            runouts,
             boards: sets,
+            runouts,
         })
     }
 
     /// How many leaves are valued from the cards.
     pub fn num_runouts(&self) -> usize {
-        self.runouts.len()
+        self.runouts.iter().map(Vec::len).sum()
     }
 }
 
@@ -240,7 +233,7 @@ impl RunoutLeaves {
         let p = layout.num_hands();
         assert_eq!(
             leaves.len(),
-            self.inner_leaves.len() + self.runouts.len(),
+            self.inner_leaves.len() + self.num_runouts(),
             "the layout this evaluator was built for"
         );
         let mut values: [Vec<f64>; 2] = std::array::from_fn(|i| {
@@ -274,13 +267,7 @@ impl RunoutLeaves {
             }
         }
         let (mut opp, mut acc, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
-        for (set, boards) in self.boards.iter().enumerate() {
-            let mine: Vec<(usize, f64)> = self
-                .runouts
-                .iter()
-                .filter(|r| r.2 == set)
-                .map(|&(k, scale, _)| (k, scale))
-                .collect();
+        for (boards, mine) in self.boards.iter().zip(&self.runouts) {
             for chunk in mine.chunks(BATCH) {
                 let k = chunk.len();
                 for &i in players {

@@ -168,7 +168,7 @@ pub(crate) fn subsets(cards: &[u8], k: usize) -> Vec<Vec<u8>> {
     out
 }
 
-fn mask(cards: &[u8]) -> u64 {
+pub(crate) fn mask(cards: &[u8]) -> u64 {
     cards.iter().fold(0u64, |m, &c| m | 1u64 << c)
 }
 

@@ -29,6 +29,14 @@ impl PokerLeaves for Marker {
     }
 }
 
+/// The leaves of `layout` (in [`PokerLayout::leaves`] order): the run-outs and the others.
+fn split(layout: &PokerLayout, cfg: &Config) -> (Vec<u32>, Vec<u32>) {
+    layout
+        .leaves()
+        .into_iter()
+        .partition(|&n| is_runout(layout, cfg, n))
+}
+
 /// `weight · stake · Σ_y r(y) · E[sign(x vs y) | x, y]` by enumerating every run-out of
 /// every compatible pair.
 fn brute_force(layout: &PokerLayout, cfg: &Config, n: u32, opp: &[f64]) -> Vec<f64> {
@@ -106,7 +114,7 @@ fn check(boards: usize, exact: bool, which: &[usize]) -> f64 {
     let (cfg, layouts) = layouts();
     let mut worst = 0.0f64;
     for layout in which.iter().map(|&w| &layouts[w]) {
-        let (runouts, others) = RunoutLeaves::split(layout, &cfg);
+        let (runouts, others) = split(layout, &cfg);
         assert!(
             !runouts.is_empty(),
             "every root here can be followed by an all-in call"
@@ -166,7 +174,7 @@ fn sampled_runouts_approximate_the_mean() {
     // meets 70 of the 495, so 400 draws give it about 57 and 40 draws about 6.
     let (cfg, layouts) = layouts();
     let pre = &layouts[0];
-    let n = RunoutLeaves::split(pre, &cfg).0[0];
+    let n = split(pre, &cfg).0[0];
     let k = cfg.total_board - pre.nodes[n as usize].board.len();
     assert_eq!(choose(cfg.deck_size, k), 495.0);
     let few = check(40, false, &[0]);
@@ -207,12 +215,7 @@ fn cached_runouts_equal_fresh_ones_and_the_cache_is_bounded() {
     let deck = &cfg.deck[..cfg.deck_size];
     let mut boards = 0;
     for flop in subsets(deck, 3).into_iter().take(CACHED_BOARDS + 4) {
-        cache.get(
-            &layouts[1],
-            &cfg,
-            &flop,
-            flop.iter().fold(0, |m, &c| m | 1u64 << c),
-        );
+        cache.get(&layouts[1], &cfg, &flop);
         boards += 1;
         assert!(cache.len() <= CACHED_BOARDS);
     }
