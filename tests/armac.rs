@@ -233,22 +233,32 @@ fn recurrent_kuhn_armac_learns_below_uniform() {
 /// HUNL (FCPA): a few learning steps of the config's recurrent network, a checkpoint, and LBR
 /// against the checkpoint's average-policy network (ranges queried in batches, the network run
 /// along each hand's history) gives a finite figure in the JSON
-/// report; a checkpoint of another game is refused with an error naming both games.
+/// report; a checkpoint of another game is refused with an error naming both games. With
+/// `armac.input_scale = "game"` the checkpoint's network carries the game's scale (the
+/// stack at the chip entries) and evaluates the same way.
 #[test]
 fn fcpa_checkpoint_is_evaluated_by_lbr() {
     // The feed-forward config that learns on a CPU, and the paper's recurrent one.
-    for (config, recurrent) in [("nlhe_fcpa", false), ("nlhe_fcpa_recurrent", true)] {
-        fcpa_checkpoint_of_config_is_evaluated_by_lbr(config, recurrent);
+    for (config, recurrent, scale) in [
+        ("nlhe_fcpa", false, "none"),
+        ("nlhe_fcpa_recurrent", true, "none"),
+        ("nlhe_fcpa", false, "game"),
+        ("nlhe_fcpa_recurrent", true, "game"),
+    ] {
+        fcpa_checkpoint_of_config_is_evaluated_by_lbr(config, recurrent, scale);
     }
 }
 
-fn fcpa_checkpoint_of_config_is_evaluated_by_lbr(config_name: &str, recurrent: bool) {
-    let dir = common::tmp("e2e", &format!("fcpa-lbr-{config_name}"));
+fn fcpa_checkpoint_of_config_is_evaluated_by_lbr(config_name: &str, recurrent: bool, scale: &str) {
+    let dir = common::tmp("e2e", &format!("fcpa-lbr-{config_name}-{scale}"));
+    let scale_key = format!("armac.input_scale=\"{scale}\"");
     train(
         &[
             "--config",
             config_name,
             "--quiet",
+            "--set",
+            &scale_key,
             "--set",
             "armac.epochs=1",
             "--set",
@@ -268,6 +278,24 @@ fn fcpa_checkpoint_of_config_is_evaluated_by_lbr(config_name: &str, recurrent: b
         config.contains(&format!("recurrent = {recurrent}")),
         "{config}"
     );
+    let meta: Value = common::json(&dir.join("checkpoint/learner/armac_meta.json"));
+    let stored: Vec<f64> = meta["config"]["input_scale"]
+        .as_array()
+        .map(|v| v.iter().map(|x| x.as_f64().unwrap()).collect())
+        .unwrap_or_default();
+    if scale == "game" {
+        // 175 information-state entries (the last 23 bet sizes) or 108 observation entries
+        // (the last 2 contributions); the stack of 20,000 chips at the chip entries.
+        let (len, chips) = if recurrent { (108, 2) } else { (175, 23) };
+        assert_eq!(stored.len(), len, "{meta}");
+        assert!(stored[..len - chips].iter().all(|&x| x == 1.0), "{meta}");
+        assert!(
+            stored[len - chips..].iter().all(|&x| x == 20000.0),
+            "{meta}"
+        );
+    } else {
+        assert!(stored.is_empty(), "{meta}");
+    }
     let o = common::eval()
         .args(["lbr", "--policy"])
         .arg(&dir)

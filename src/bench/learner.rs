@@ -299,6 +299,7 @@ pub fn learner(args: &LearnerArgs) -> Result<Vec<Value>> {
         recurrent: time > 0,
         zero_init_heads: false,
         separate_regret_encoder: false,
+        input_scale: Vec::new(),
     };
     let backend = device;
     let device = crate::nn::select_device(&backend)?;

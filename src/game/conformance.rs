@@ -201,10 +201,23 @@ pub fn check_state(game: &dyn Game, state: &dyn State) -> Result<(), String> {
         if copy.information_state_string(p) != state.information_state_string(p) {
             return Err("a clone has another information state string".into());
         }
-        for (len, observation) in [
-            (game.information_state_tensor_size(), false),
-            (game.observation_tensor_size(), true),
+        for (len, scale, observation) in [
+            (
+                game.information_state_tensor_size(),
+                game.information_state_tensor_scale(),
+                false,
+            ),
+            (
+                game.observation_tensor_size(),
+                game.observation_tensor_scale(),
+                true,
+            ),
         ] {
+            let what = if observation {
+                "observation"
+            } else {
+                "information state"
+            };
             let mut buf = vec![f32::NAN; len];
             if observation {
                 state.observation_tensor(p, &mut buf);
@@ -213,12 +226,20 @@ pub fn check_state(game: &dyn Game, state: &dyn State) -> Result<(), String> {
             }
             if buf.iter().any(|x| !x.is_finite()) {
                 return Err(format!(
-                    "{} tensor of player {p} leaves entries unwritten",
-                    if observation {
-                        "observation"
-                    } else {
-                        "information state"
-                    }
+                    "{what} tensor of player {p} leaves entries unwritten"
+                ));
+            }
+            let scale = scale.unwrap_or_else(|| vec![1.0; len]);
+            if scale.len() != len {
+                return Err(format!(
+                    "{what} tensor scale has {} entries, not {len}",
+                    scale.len()
+                ));
+            }
+            if let Some(i) = (0..len).find(|&i| buf[i].abs() > scale[i]) {
+                return Err(format!(
+                    "{what} tensor of player {p}: entry {i} = {} exceeds its scale {}",
+                    buf[i], scale[i]
                 ));
             }
         }

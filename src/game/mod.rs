@@ -103,6 +103,16 @@ pub trait Game: Send + Sync + fmt::Debug {
     fn information_state_tensor_size(&self) -> usize;
     /// Length of [`State::observation_tensor`] buffers.
     fn observation_tensor_size(&self) -> usize;
+    /// The largest magnitude each entry of [`State::information_state_tensor`] takes, where
+    /// some entries are far from 1 (chip amounts); `None` where every entry lies in [-1, 1].
+    /// A learner may divide its inputs by it; the tensor itself stays as the game writes it.
+    fn information_state_tensor_scale(&self) -> Option<Vec<f32>> {
+        None
+    }
+    /// The same for [`State::observation_tensor`].
+    fn observation_tensor_scale(&self) -> Option<Vec<f32>> {
+        None
+    }
     /// Length of [`State::public_state_tensor`] buffers; `0` where the game provides none.
     fn public_state_tensor_size(&self) -> usize {
         0

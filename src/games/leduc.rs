@@ -216,6 +216,14 @@ impl Game for LeducGame {
         2 + 2 * self.num_cards() + 2
     }
 
+    /// The two contributions (the last two entries) reach the largest win; the rest are bits.
+    fn observation_tensor_scale(&self) -> Option<Vec<f32>> {
+        let mut scale = vec![1.0; self.observation_tensor_size()];
+        let n = scale.len();
+        scale[n - 2..].fill(self.max_utility() as f32);
+        Some(scale)
+    }
+
     fn public_state_tensor_size(&self) -> usize {
         self.num_cards() + 4 * MAX_BETS_PER_ROUND
     }

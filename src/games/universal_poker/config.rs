@@ -465,6 +465,28 @@ impl Config {
         2 + 2 * self.deck_size + 3 * self.max_game_length
     }
 
+    /// Per-entry magnitudes of the information-state tensor: 1 for the bits, the larger stack
+    /// for the bet sizes (the last `max_game_length` entries, in chips).
+    pub fn information_state_tensor_scale(&self) -> Vec<f32> {
+        let mut scale = vec![1.0; self.information_state_tensor_size()];
+        let sizes = 2 + 2 * self.deck_size + 2 * self.max_game_length;
+        scale[sizes..].fill(self.largest_stack());
+        scale
+    }
+
+    /// Per-entry magnitudes of the observation tensor: 1 for the bits, the larger stack for
+    /// the two contributions (its last two entries, in chips).
+    pub fn observation_tensor_scale(&self) -> Vec<f32> {
+        let mut scale = vec![1.0; self.observation_tensor_size()];
+        let n = scale.len();
+        scale[n - 2..].fill(self.largest_stack());
+        scale
+    }
+
+    fn largest_stack(&self) -> f32 {
+        self.stack.iter().copied().max().unwrap_or(1).max(1) as f32
+    }
+
     /// Length of the public state tensor: board cards, round, player to act, contributions,
     /// amount to call, folds, two bits per history entry and one bet size per entry.
     pub fn public_state_tensor_size(&self) -> usize {

@@ -206,6 +206,12 @@ impl Game for UniversalPokerGame {
     fn observation_tensor_size(&self) -> usize {
         self.cfg.observation_tensor_size()
     }
+    fn information_state_tensor_scale(&self) -> Option<Vec<f32>> {
+        Some(self.cfg.information_state_tensor_scale())
+    }
+    fn observation_tensor_scale(&self) -> Option<Vec<f32>> {
+        Some(self.cfg.observation_tensor_scale())
+    }
     fn public_state_tensor_size(&self) -> usize {
         self.cfg.public_state_tensor_size()
     }

@@ -52,7 +52,7 @@ pub enum NnError {
 }
 
 /// Sizes of an [`ArmacNet`]. Serialised into learner checkpoints.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArmacNetConfig {
     /// Length of one player's information-state tensor (feed-forward) or per-step observation
     /// (recurrent).
@@ -85,6 +85,11 @@ pub struct ArmacNetConfig {
     /// Feed-forward nets only. Default false.
     #[serde(default)]
     pub separate_regret_encoder: bool,
+    /// What each input entry is divided by before the first layer reads it (the game's tensor
+    /// scale, `Game::information_state_tensor_scale`): chip amounts then enter near 1, as
+    /// the card bits do. Empty: the raw tensor (so load networks saved without this field).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input_scale: Vec<f32>,
 }
 
 pub(super) fn default_hidden() -> usize {
@@ -108,6 +113,7 @@ impl ArmacNetConfig {
             recurrent: false,
             zero_init_heads: false,
             separate_regret_encoder: false,
+            input_scale: Vec::new(),
         }
     }
 
@@ -147,6 +153,12 @@ impl ArmacNetConfig {
         self
     }
 
+    /// Sets `input_scale` (empty: the raw tensor).
+    pub fn with_input_scale(mut self, scale: Vec<f32>) -> Self {
+        self.input_scale = scale;
+        self
+    }
+
     /// Width of the representation `s` the encoder produces: `2 · encoder_hidden` either way.
     pub fn representation_size(&self) -> usize {
         2 * self.encoder_hidden
@@ -163,6 +175,25 @@ impl ArmacNetConfig {
         for (name, v) in fields {
             if v == 0 {
                 return Err(NnError::Config(format!("{name} must be positive")));
+            }
+        }
+        if !self.input_scale.is_empty() {
+            if self.input_scale.len() != self.input_size {
+                return Err(NnError::Config(format!(
+                    "input_scale has {} entries for an input of {}",
+                    self.input_scale.len(),
+                    self.input_size
+                )));
+            }
+            if let Some(i) = self
+                .input_scale
+                .iter()
+                .position(|v| !(v.is_finite() && *v > 0.0))
+            {
+                return Err(NnError::Config(format!(
+                    "input_scale[{i}] = {} is not a positive finite number",
+                    self.input_scale[i]
+                )));
             }
         }
         if self.recurrent && self.separate_regret_encoder {
@@ -230,6 +261,7 @@ impl ArmacNetConfig {
             Vec::new()
         };
         Ok(ArmacNet {
+            input_factor: self.input_scale.iter().map(|s| 1.0 / s).collect(),
             regret_encoder,
             encoder,
             lstm,

@@ -6,6 +6,10 @@ use super::*;
 /// Build it with [`ArmacNetConfig::init`].
 #[derive(Module, Debug)]
 pub struct ArmacNet {
+    /// What each input entry is multiplied by before the first layer (`1 / input_scale` of
+    /// the config); empty: the raw input.
+    #[module(skip)]
+    pub(super) input_factor: Vec<f32>,
     /// Feed-forward: the `Linear` of each `Linear → DoubleReLU` layer. Recurrent: the single
     /// input `Linear(2h)` before the LSTM.
     pub(super) encoder: Vec<Linear>,
@@ -88,6 +92,26 @@ impl ArmacNet {
         self.encoder[0].weight.shape().dims::<2>()[0]
     }
 
+    /// The input as the first layer reads it: each entry times its `input_factor`.
+    fn scaled(&self, x: Tensor<2>) -> Tensor<2> {
+        if self.input_factor.is_empty() {
+            return x;
+        }
+        let d = self.input_factor.len();
+        let factor = upload(self.input_factor.clone(), [1, d], &x.device());
+        x * factor
+    }
+
+    /// The shared feed-forward encoder on raw input rows.
+    fn shared_encoder(&self, x: Tensor<2>) -> Tensor<2> {
+        feed_forward(&self.encoder, self.scaled(x))
+    }
+
+    /// The mean-regret head's own encoder on raw input rows.
+    fn own_regret_encoder(&self, x: Tensor<2>) -> Tensor<2> {
+        feed_forward(&self.regret_encoder, self.scaled(x))
+    }
+
     /// Encodes independent rows. Feed-forward: the information-state encoder. Recurrent: each
     /// row is a one-step sequence from the zero state (use [`Self::encode_step`] /
     /// [`Self::unroll`] for real sequences).
@@ -96,7 +120,7 @@ impl ArmacNet {
     /// - `x`: `[N, input]` → `[N, R]`
     pub fn encode(&self, x: Tensor<2>) -> Tensor<2> {
         match &self.lstm {
-            None => feed_forward(&self.encoder, x),
+            None => self.shared_encoder(x),
             Some(_) => {
                 let n = x.dims()[0];
                 let state = self.initial_state(n, &x.device());
@@ -133,7 +157,7 @@ impl ArmacNet {
             .lstm
             .as_ref()
             .expect("encode_step needs the recurrent encoder");
-        let x = double_relu(self.encoder[0].forward(obs)); // [N, 2H]
+        let x = double_relu(self.encoder[0].forward(self.scaled(obs))); // [N, 2H]
         let next = lstm.step_projected(lstm.wx.forward(x), state);
         (next.hidden.clone(), next)
     }
@@ -204,7 +228,7 @@ impl ArmacNet {
         if self.regret_encoder.is_empty() {
             own_rep
         } else {
-            feed_forward(&self.regret_encoder, own_input)
+            self.own_regret_encoder(own_input)
         }
     }
 
@@ -294,7 +318,7 @@ impl ArmacNet {
             if shared_regret {
                 shared.clone().expect("encoded above")
             } else {
-                feed_forward(&self.regret_encoder, own)
+                self.own_regret_encoder(own)
             }
         }); // [B, R]
         self.assemble(shared, regret_rep, None, legal, heads)
@@ -370,7 +394,7 @@ impl ArmacNet {
             .any_infostate()
             .then(|| select_acting(s0.clone(), s1.clone(), acting)); // [B, R]
         let regret_rep = heads.mean_regret.then(|| match own_input {
-            Some(x) => feed_forward(&self.regret_encoder, x),
+            Some(x) => self.own_regret_encoder(x),
             None => own.clone().expect("selected above"),
         }); // [B, R]
         self.assemble(own, regret_rep, Some([s0, s1]), legal, heads)

@@ -61,6 +61,18 @@ impl PlainLinear {
         PlainLinear { d_in, d_out, w, b }
     }
 
+    /// Multiplies input `k`'s weight row by `factor[k]` (nothing for an empty `factor`), so
+    /// that the layer reads `x ⊙ factor`.
+    fn scale_inputs(&mut self, factor: &[f32]) {
+        if factor.is_empty() {
+            return;
+        }
+        assert_eq!(factor.len(), self.d_in, "one factor per input");
+        for (row, &f) in self.w.chunks_exact_mut(self.d_out).zip(factor) {
+            row.iter_mut().for_each(|w| *w *= f);
+        }
+    }
+
     /// `out = x · w + b` for `rows` rows (`out` resized to `rows × d_out`).
     fn forward(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
         fill_rows(out, &self.b, rows);
@@ -258,7 +270,19 @@ impl PlainRangeNet {
     /// net itself is left as it is; later changes to it are not seen).
     pub fn new(net: &ArmacPolicyNet) -> Self {
         let m = net.model();
-        let encoder: Vec<PlainLinear> = m.encoder.iter().map(PlainLinear::from_burn).collect();
+        let mut encoder: Vec<PlainLinear> = m.encoder.iter().map(PlainLinear::from_burn).collect();
+        let mut regret_encoder: Vec<PlainLinear> = m
+            .regret_encoder
+            .iter()
+            .map(PlainLinear::from_burn)
+            .collect();
+        // The input scaling folded into the first layers' weights: (x ⊙ f) · w = x · (f ⊙ w).
+        for first in [encoder.first_mut(), regret_encoder.first_mut()]
+            .into_iter()
+            .flatten()
+        {
+            first.scale_inputs(&m.input_factor);
+        }
         let lstm = m.lstm.as_ref().map(|l| {
             PlainLstm::fold(
                 &encoder[0],
@@ -272,11 +296,7 @@ impl PlainRangeNet {
             encoder,
             lstm,
             policy: PlainHead::from_burn(&m.avg_policy),
-            regret_encoder: m
-                .regret_encoder
-                .iter()
-                .map(PlainLinear::from_burn)
-                .collect(),
+            regret_encoder,
             regret: PlainHead::from_burn(&m.mean_regret),
         }
     }
@@ -916,6 +936,88 @@ mod unit {
         assert!(plain.encoder_step(&[0.0; 5], &st).is_err());
         assert!(plain.avg_policy_head(&[0.0; 5], &[1.0; 8], 2).is_err());
         assert!(plain.avg_policy(&[0.0; 2 * 108], &[1.0; 8], 2).is_err());
+    }
+
+    /// `input_scale`: a net given raw inputs reads them divided by the scale, in burn's
+    /// forward and in the plain kernels alike (feed-forward with a shared and a separate
+    /// regret encoder, and recurrent): the same outputs as the unscaled net of the same seed
+    /// on inputs divided beforehand; a bad scale is refused.
+    #[test]
+    fn input_scale_divides_the_inputs_everywhere() {
+        let (n_in, a) = (40, 3);
+        let mut rng = SplitMix64::new(21);
+        let scale: Vec<f32> = (0..n_in)
+            .map(|i| if i % 3 == 0 { 20000.0 } else { 1.0 })
+            .collect();
+        let raw = |rng: &mut SplitMix64, rows: usize| -> Vec<f32> {
+            let mut x = sparse_rows(rng, rows, n_in);
+            for (i, v) in x.iter_mut().enumerate() {
+                *v *= scale[i % n_in];
+            }
+            x
+        };
+        let divided = |x: &[f32]| -> Vec<f32> {
+            x.iter()
+                .enumerate()
+                .map(|(i, v)| v / scale[i % n_in])
+                .collect()
+        };
+        for separate in [false, true] {
+            let base = ArmacNetConfig::new(n_in, a)
+                .with_encoder_hidden(24)
+                .with_head_hidden(16)
+                .with_separate_regret_encoder(separate);
+            let scaled = ArmacPolicyNet::init(base.clone().with_input_scale(scale.clone()), 4);
+            let (scaled, plain_net) = (scaled.unwrap(), ArmacPolicyNet::init(base, 4).unwrap());
+            let (ps, pn) = (PlainRangeNet::new(&scaled), PlainRangeNet::new(&plain_net));
+            let rows = 30;
+            let x = raw(&mut rng, rows);
+            let legal = legal_rows(&mut rng, rows, a);
+            let want = plain_net.avg_policy(&divided(&x), &legal, rows).unwrap();
+            let got = scaled.avg_policy(&x, &legal, rows).unwrap();
+            assert!(max_diff(&want, &got) < 1e-5, "{}", max_diff(&want, &got));
+            let got = ps.avg_policy(&x, &legal, rows).unwrap();
+            assert!(max_diff(&want, &got) < 1e-5, "{}", max_diff(&want, &got));
+            let want = pn.current_policy(&divided(&x), &legal, rows).unwrap();
+            let got = ps.current_policy(&x, &legal, rows).unwrap();
+            assert!(max_diff(&want, &got) < 1e-5, "{}", max_diff(&want, &got));
+            // Not the same as reading the raw inputs.
+            let raw_reading = pn.avg_policy(&x, &legal, rows).unwrap();
+            let d = max_diff(&raw_reading, &ps.avg_policy(&x, &legal, rows).unwrap());
+            assert!(d > 1e-3, "{d}");
+        }
+        let base = ArmacNetConfig::new(n_in, a)
+            .with_encoder_hidden(16)
+            .with_head_hidden(16)
+            .with_recurrent(true);
+        let scaled = ArmacPolicyNet::init(base.clone().with_input_scale(scale.clone()), 6);
+        let (scaled, plain_net) = (scaled.unwrap(), ArmacPolicyNet::init(base, 6).unwrap());
+        let ps = PlainRangeNet::new(&scaled);
+        let h = scaled.config().representation_size();
+        let rows = 5;
+        let st = RecurrentState {
+            rows,
+            hidden: vec![0.0; rows * h],
+            cell: vec![0.0; rows * h],
+        };
+        let x = raw(&mut rng, rows);
+        let want = plain_net.encoder_step(&divided(&x), &st).unwrap();
+        for got in [
+            scaled.encoder_step(&x, &st).unwrap(),
+            ps.encoder_step(&x, &st).unwrap(),
+        ] {
+            assert!(max_diff(&want.hidden, &got.hidden) < 1e-5);
+            assert!(max_diff(&want.cell, &got.cell) < 1e-5);
+        }
+        for bad in [vec![1.0; n_in - 1], {
+            let mut v = vec![1.0; n_in];
+            v[7] = 0.0;
+            v
+        }] {
+            let cfg = ArmacNetConfig::new(n_in, a).with_input_scale(bad);
+            let err = ArmacPolicyNet::init(cfg, 1).err().expect("refused");
+            assert!(err.to_string().contains("input_scale"), "{err}");
+        }
     }
 
     /// Feed-forward nets, shared and separate mean-regret encoders: the plain average policy

@@ -30,7 +30,9 @@ pub mod transport;
 pub use error::TrainError;
 pub use learn::EpochWork;
 pub use residency::ResidentStats;
-pub use settings::{ArmacSettings, PolyakScope, default_reward_scale, net_config, reward_scale};
+pub use settings::{
+    ArmacSettings, InputScale, PolyakScope, default_reward_scale, net_config, reward_scale,
+};
 pub use start::{Start, fresh_state, resume_state};
 pub use state::{ArmacState, Nets, Sums, read_state};
 pub use trainer::{ArmacTrainer, EpochReport, ScalarSink};

@@ -19,6 +19,18 @@ pub enum PolyakScope {
     Regret,
 }
 
+/// What the network's inputs are divided by (`armac.input_scale`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputScale {
+    /// Nothing: the game's tensor as it is (chip amounts in chips).
+    #[default]
+    None,
+    /// The game's per-entry magnitudes (`Game::information_state_tensor_scale`, or the
+    /// observation tensor's for the recurrent net): every entry enters within [-1, 1].
+    Game,
+}
+
 /// Validated settings of an ARMAC run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArmacSettings {
@@ -69,6 +81,7 @@ pub struct ArmacSettings {
     pub recurrent: bool,
     pub zero_init_heads: bool,
     pub separate_regret_encoder: bool,
+    pub input_scale: InputScale,
     pub unroll_length: usize,
     pub device: String,
     pub exact_eval: bool,
@@ -105,6 +118,12 @@ pub fn net_config(game: &GameRef, s: &ArmacSettings) -> ArmacNetConfig {
         recurrent: s.recurrent,
         zero_init_heads: s.zero_init_heads,
         separate_regret_encoder: s.separate_regret_encoder,
+        input_scale: match s.input_scale {
+            InputScale::None => None,
+            InputScale::Game if s.recurrent => game.observation_tensor_scale(),
+            InputScale::Game => game.information_state_tensor_scale(),
+        }
+        .unwrap_or_default(),
     }
 }
 

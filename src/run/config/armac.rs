@@ -4,7 +4,7 @@ use super::validate::{MAX_THREADS, Section};
 use super::{ArmacSettings, Config, ConfigError, DeviceName, d_device, d_hidden, d_layers, d_true};
 use crate::nn::armac::{RESIDENT_MAX_CAPACITY, SnapshotPrecision};
 use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
-pub use crate::rl::armac::PolyakScope;
+pub use crate::rl::armac::{InputScale, PolyakScope};
 use crate::rl::memory::{DeviceMemory, MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
 use serde::{Deserialize, Serialize};
 
@@ -271,6 +271,11 @@ pub struct ArmacConfig {
     /// networks only. Default false (Appendix F's single shared encoder).
     #[serde(default)]
     pub separate_regret_encoder: bool,
+    /// What the network divides its inputs by: `none` (the game's tensor as it is) or `game`
+    /// (each entry by the largest magnitude the game gives it: poker's bet sizes and
+    /// contributions by the stack, so they enter within [-1, 1] as the card bits do).
+    #[serde(default)]
+    pub input_scale: InputScale,
     /// Recurrent learner: steps per unroll (backpropagation through time); longer episodes are
     /// split into consecutive unrolls whose LSTM states carry over.
     #[serde(default = "d_unroll")]
@@ -405,6 +410,7 @@ impl Config {
             recurrent: a.recurrent,
             zero_init_heads: a.zero_init_heads,
             separate_regret_encoder: a.separate_regret_encoder,
+            input_scale: a.input_scale,
             unroll_length: a.unroll_length,
             device: a.device.as_str().to_string(),
             exact_eval: a.exact_eval,
