@@ -1015,7 +1015,7 @@ mod unit {
             v
         }] {
             let cfg = ArmacNetConfig::new(n_in, a).with_input_scale(bad);
-            let err = ArmacPolicyNet::init(cfg, 1).err().expect("refused");
+            let err = ArmacPolicyNet::init(cfg, 1).expect_err("refused");
             assert!(err.to_string().contains("input_scale"), "{err}");
         }
     }
