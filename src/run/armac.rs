@@ -521,6 +521,26 @@ pub fn write_synthetic_run(config: &Config, dir: &Path, past_epochs: u64) -> Res
 /// `--resume` verifies it) or one of its generations (`<run>/checkpoint`). Returns the game the
 /// run was trained on.
 pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolicy), RunError> {
+    // A run that is training commits a newer checkpoint now and then and deletes the older
+    // one, possibly between this load's verification and its reads: when the run's pointer
+    // moved during a failed load, the newer checkpoint is read instead (a few times at most).
+    let mut retries = 3;
+    loop {
+        let before = super::generation::committed(path);
+        match load_checkpoint_policy_once(path) {
+            Err(_)
+                if retries > 0
+                    && before.is_some()
+                    && super::generation::committed(path) != before =>
+            {
+                retries -= 1;
+            }
+            result => return result,
+        }
+    }
+}
+
+fn load_checkpoint_policy_once(path: &Path) -> Result<(GameRef, ArmacAveragePolicy), RunError> {
     let verified = super::model::verify_checkpoint(path)?;
     if super::model::is_sog_checkpoint(&verified) {
         return Err(RunError::Usage(format!(

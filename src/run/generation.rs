@@ -137,6 +137,12 @@ fn list_generations(run_dir: &Path) -> Vec<(u64, PathBuf)> {
     out
 }
 
+/// The generation a run directory's checkpoint pointer names now (`None` for anything else,
+/// a model directory say): a change tells a reader that the run committed a newer checkpoint.
+pub fn committed(run_dir: &Path) -> Option<u64> {
+    pointed(run_dir)
+}
+
 /// The generation the pointer names, if it is a symlink to `checkpoints/gen_<n>`.
 fn pointed(run_dir: &Path) -> Option<u64> {
     let target = std::fs::read_link(run_dir.join(POINTER)).ok()?;
