@@ -262,6 +262,7 @@ impl ArmacNetConfig {
         };
         Ok(ArmacNet {
             input_factor: self.input_scale.iter().map(|s| 1.0 / s).collect(),
+            factor_on_device: FactorCache::default(),
             regret_encoder,
             encoder,
             lstm,

@@ -111,6 +111,44 @@ fn deferred_steps_upload_once_and_read_back_at_the_log_point() {
     );
 }
 
+/// A net that divides its inputs by `input_scale` sends the factor to a device once: the
+/// first step uploads it beside the batch, every later step uploads the batch alone (the same
+/// bytes as an unscaled net's), and evaluating on the device without autodiff adds one upload
+/// there the first time only.
+#[test]
+fn the_input_scale_crosses_to_the_device_once() {
+    let cfg = small_cfg();
+    let batch = mixed_batch(&cfg);
+    let scale: Vec<f32> = (0..cfg.input_size).map(|i| 1.0 + i as f32).collect();
+    let scaled_cfg = cfg.clone().with_input_scale(scale);
+    let mut plain = ArmacLearner::new(cfg, &cpu_device(), 1e-3, 9);
+    let mut learner = ArmacLearner::new(scaled_cfg, &cpu_device(), 1e-3, 9);
+    let mut uploads = Vec::new();
+    for _ in 0..3 {
+        let before = plain.io();
+        plain.train_step_deferred(&batch);
+        let plain_io = plain.io() - before;
+        let before = learner.io();
+        learner.train_step_deferred(&batch);
+        let io = learner.io() - before;
+        uploads.push(io.uploads);
+        if uploads.len() > 1 {
+            assert_eq!(io.upload_bytes, plain_io.upload_bytes, "{io:?}");
+        }
+    }
+    assert_eq!(uploads, [2, 1, 1]);
+    let act = synthetic_act_batch(learner.config(), 5, 3);
+    let evals: Vec<u64> = (0..3)
+        .map(|_| {
+            let before = learner.io();
+            learner.evaluate(&act);
+            (learner.io() - before).uploads
+        })
+        .collect();
+    assert_eq!(evals[0], evals[1] + 1, "{evals:?}");
+    assert_eq!(evals[1], evals[2], "{evals:?}");
+}
+
 /// The recurrent learner's deferred steps upload once and read nothing back either.
 #[test]
 fn deferred_sequence_steps_upload_once() {

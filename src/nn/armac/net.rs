@@ -1,6 +1,7 @@
 //! The ARMAC network: encoder, information-state heads and the global critic ([`ArmacNet`]).
 
 use super::*;
+use std::sync::{Arc, Mutex};
 
 /// The ARMAC network: shared encoder, three information-state heads and the global critic.
 /// Build it with [`ArmacNetConfig::init`].
@@ -10,6 +11,10 @@ pub struct ArmacNet {
     /// the config); empty: the raw input.
     #[module(skip)]
     pub(super) input_factor: Vec<f32>,
+    /// `input_factor` as a `[1, input]` tensor on each device the net has read inputs on,
+    /// uploaded once there (shared by the net's clones).
+    #[module(skip)]
+    pub(super) factor_on_device: FactorCache,
     /// Feed-forward: the `Linear` of each `Linear → DoubleReLU` layer. Recurrent: the single
     /// input `Linear(2h)` before the LSTM.
     pub(super) encoder: Vec<Linear>,
@@ -35,6 +40,33 @@ pub struct ArmacNet {
     pub(super) critic_q0: Linear,
     /// Critic output for player 1's utility.
     pub(super) critic_q1: Linear,
+}
+
+/// The input factor of an [`ArmacNet`] as device tensors, one per device it was asked for, so
+/// that the factor crosses to a device once, not with every batch.
+#[derive(Clone, Debug, Default)]
+pub(super) struct FactorCache(Arc<Mutex<Vec<Tensor<2>>>>);
+
+impl FactorCache {
+    /// The net reads inputs on its device and, for a learner, on the same device without
+    /// autodiff: a few entries at most.
+    const MAX_DEVICES: usize = 4;
+
+    /// `factor` as a `[1, len]` tensor on `device`, uploaded on the first call there.
+    fn get(&self, factor: &[f32], device: &Device) -> Tensor<2> {
+        let mut held = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // Device equality ignores autodiff; a learner reads on its device with and without.
+        let same = |d: &Device| d == device && d.is_autodiff() == device.is_autodiff();
+        if let Some(t) = held.iter().find(|t| same(&t.device())) {
+            return t.clone();
+        }
+        let t = upload(factor.to_vec(), [1, factor.len()], device);
+        if held.len() == Self::MAX_DEVICES {
+            held.remove(0);
+        }
+        held.push(t.clone());
+        t
+    }
 }
 
 /// What [`ArmacNet::forward`] returns for a batch of `B` decision points (`A` actions).
@@ -97,8 +129,7 @@ impl ArmacNet {
         if self.input_factor.is_empty() {
             return x;
         }
-        let d = self.input_factor.len();
-        let factor = upload(self.input_factor.clone(), [1, d], &x.device());
+        let factor = self.factor_on_device.get(&self.input_factor, &x.device());
         x * factor
     }
 
