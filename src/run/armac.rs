@@ -522,22 +522,9 @@ pub fn write_synthetic_run(config: &Config, dir: &Path, past_epochs: u64) -> Res
 /// run was trained on.
 pub fn load_checkpoint_policy(path: &Path) -> Result<(GameRef, ArmacAveragePolicy), RunError> {
     // A run that is training commits a newer checkpoint now and then and deletes the older
-    // one, possibly between this load's verification and its reads: when the run's pointer
-    // moved during a failed load, the newer checkpoint is read instead (a few times at most).
-    let mut retries = 3;
-    loop {
-        let before = super::generation::committed(path);
-        match load_checkpoint_policy_once(path) {
-            Err(_)
-                if retries > 0
-                    && before.is_some()
-                    && super::generation::committed(path) != before =>
-            {
-                retries -= 1;
-            }
-            result => return result,
-        }
-    }
+    // one, possibly between this load's verification and its reads: then the newer one is
+    // read instead (a few times at most).
+    super::generation::load_committed(path, 3, || load_checkpoint_policy_once(path))
 }
 
 fn load_checkpoint_policy_once(path: &Path) -> Result<(GameRef, ArmacAveragePolicy), RunError> {

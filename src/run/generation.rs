@@ -137,10 +137,24 @@ fn list_generations(run_dir: &Path) -> Vec<(u64, PathBuf)> {
     out
 }
 
-/// The generation a run directory's checkpoint pointer names now (`None` for anything else,
-/// a model directory say): a change tells a reader that the run committed a newer checkpoint.
-pub fn committed(run_dir: &Path) -> Option<u64> {
-    pointed(run_dir)
+/// Runs `load` (a reader of `run_dir`'s committed checkpoint) and, when it fails while the run
+/// commits a newer checkpoint (the pointer names another generation after the attempt than
+/// before it: the older one's files may have gone mid-read), runs it again, at most `retries`
+/// more times. Any other failure, and every failure on a directory without a pointer (a model
+/// directory), is returned as it is.
+pub fn load_committed<T, E>(
+    run_dir: &Path,
+    retries: usize,
+    mut load: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    let mut left = retries;
+    loop {
+        let before = pointed(run_dir);
+        match load() {
+            Err(_) if left > 0 && before.is_some() && pointed(run_dir) != before => left -= 1,
+            result => return result,
+        }
+    }
 }
 
 /// The generation the pointer names, if it is a symlink to `checkpoints/gen_<n>`.
@@ -459,6 +473,48 @@ mod tests {
         w.record("learner").unwrap();
         w.reference(&shared, FileSum::of(payload));
         w.commit().unwrap()
+    }
+
+    /// A load that fails while the run commits a newer generation is run again; one that
+    /// fails with the pointer unchanged, or on a directory without one, is not; a run that
+    /// keeps committing gets `retries` more tries, no more.
+    #[test]
+    fn a_load_is_retried_only_when_the_run_commits_during_it() {
+        let dir = tmp("retry");
+        write_gen(&dir, 5, b"five");
+        let read = |d: &Path| std::fs::read(d.join(POINTER).join("state.json"));
+        let mut calls = 0;
+        let got = load_committed(&dir, 3, || {
+            calls += 1;
+            if calls == 1 {
+                write_gen(&dir, 6, b"six");
+                return Err("the older generation went away");
+            }
+            Ok(read(&dir).unwrap())
+        });
+        assert_eq!((got, calls), (Ok(b"six".to_vec()), 2));
+        let mut calls = 0;
+        let got: Result<(), _> = load_committed(&dir, 3, || {
+            calls += 1;
+            Err("corrupt")
+        });
+        assert_eq!((got, calls), (Err("corrupt"), 1));
+        let mut calls = 0;
+        let got: Result<(), _> = load_committed(&dir, 3, || {
+            calls += 1;
+            write_gen(&dir, 6 + calls, b"next");
+            Err("moved again")
+        });
+        assert_eq!((got, calls), (Err("moved again"), 4));
+        let model = tmp("retry-model");
+        let mut calls = 0;
+        let got: Result<(), _> = load_committed(&model, 3, || {
+            calls += 1;
+            Err("no pointer")
+        });
+        assert_eq!((got, calls), (Err("no pointer"), 1));
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&model).unwrap();
     }
 
     #[test]
