@@ -424,3 +424,46 @@ fn replay_prints_openspiel_infostates_and_rejects_illegal_actions() {
         "`x`",
     );
 }
+
+/// A model exported with `--play-threshold` plays thresholded: its exact NashConv is the
+/// source model's with `--play-threshold` on the command line, not the raw network's, and the
+/// exported config records the key; `--play-threshold 0` plays the raw network again.
+#[test]
+fn exported_play_threshold_is_how_the_model_plays() {
+    let nashconv = |policy: &str, extra: &[&str]| -> f64 {
+        let out = run_ok(
+            eval()
+                .args([
+                    "nashconv",
+                    "--game",
+                    "leduc_poker",
+                    "--json",
+                    "--policy",
+                    policy,
+                ])
+                .args(extra),
+        );
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+        j["nash_conv"].as_f64().unwrap()
+    };
+    let dir = common::tmp("cli", "threshold-model");
+    let _ = std::fs::remove_dir_all(&dir);
+    let model = dir.to_str().unwrap();
+    run_ok(
+        eval()
+            .args(["export-model", "--checkpoint", "models/leduc_armac"])
+            .args(["--out", model, "--play-threshold", "0.15"]),
+    );
+    run_ok(eval().args(["manifest", model]));
+    let config = std::fs::read_to_string(dir.join("checkpoint/config.toml")).unwrap();
+    assert!(config.contains("play_threshold = 0.15"), "{config}");
+    let raw = nashconv("models/leduc_armac", &[]);
+    let thresholded = nashconv(model, &[]);
+    assert_eq!(
+        thresholded,
+        nashconv("models/leduc_armac", &["--play-threshold", "0.15"])
+    );
+    assert!((thresholded - raw).abs() > 1e-6, "{raw} vs {thresholded}");
+    assert_eq!(nashconv(model, &["--play-threshold", "0"]), raw);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -253,6 +253,10 @@ fn bad_policies_games_and_arguments_of_armac_eval_are_refused_by_name() {
         ("export-policy: missing checkpoint", vec!["export-policy", "--checkpoint", "/no/such/run", "--out", &out_path], vec!["/no/such/run"]),
         ("export-model: missing checkpoint", vec!["export-model", "--checkpoint", "/no/such/run", "--out", &out_path], vec!["/no/such/run"]),
         ("export-model: existing output", vec!["export-model", "--checkpoint", "models/leduc_armac", "--out", &not_model], vec!["plain_dir"]),
+        ("export-model: threshold of 1", vec!["export-model", "--checkpoint", "models/leduc_armac", "--out", &out_path, "--play-threshold", "1"], vec!["--play-threshold"]),
+        ("export-model: threshold of a search policy", vec!["export-model", "--checkpoint", "models/hunl_fcpa_sog", "--out", &out_path, "--play-threshold", "0.1"], vec!["--play-threshold", "Student of Games"]),
+        ("nashconv: threshold above 1", vec!["nashconv", "--game", "leduc_poker", "--policy", "models/leduc_armac", "--play-threshold", "1.5"], vec!["--play-threshold"]),
+        ("match: negative threshold", vec!["match", "--game", "leduc_poker", "--a", "models/leduc_armac", "--b", "uniform", "--play-threshold=-0.5"], vec!["--play-threshold"]),
         ("manifest: not a model", vec!["manifest", &not_model], vec!["manifest.json"]),
         ("search-nashconv: zero simulations", vec!["search-nashconv", "--game", "kuhn_poker", "--simulations", "0"], vec!["simulations"]),
     ];

@@ -493,3 +493,54 @@ fn watch_follows_a_training_run_to_its_last_checkpoint() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--breakdown`: the hands by how they ended, as JSON rows whose shares add up to the mean
+/// and whose hands add up to the total, and as a text table; without it, no rows.
+#[test]
+fn breakdown_rows_add_up_to_the_mean() {
+    let v = lbr_json("uniform", "fcpa", 200, &["--breakdown"]);
+    let rows = v["breakdown"].as_array().unwrap();
+    assert!(rows.len() > 3, "{v}");
+    let share: f64 = rows.iter().map(|r| num(r, "share_mbb")).sum();
+    assert!((share - num(&v, "mean")).abs() < 1e-6, "{v}");
+    let hands: u64 = rows.iter().map(|r| r["hands"].as_u64().unwrap()).sum();
+    assert_eq!(hands, 200);
+    assert!(
+        rows.iter().any(|r| r["label"] == "policy folds pre-flop"),
+        "{v}"
+    );
+    assert!(lbr_json("uniform", "fcpa", 8, &[])["breakdown"].is_null());
+    let out = run_ok(
+        eval()
+            .args(["lbr", "--policy", "uniform", "--variant", "fc"])
+            .args(["--hands", "40", "--threads", "2", "--breakdown"]),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("LBR's hands, by how they ended"), "{text}");
+    assert!(text.contains("showdown, "), "{text}");
+}
+
+/// `--play-threshold` plays a network thresholded (its name says so) and refuses values
+/// outside [0, 1).
+#[test]
+fn play_threshold_is_applied_and_checked() {
+    let model = "models/hunl_fcpa_armac";
+    let v = lbr_json(model, "fc", 8, &["--play-threshold", "0.3"]);
+    assert!(
+        v["policy"].as_str().unwrap().contains("threshold 0.3"),
+        "{v}"
+    );
+    let raw = lbr_json(model, "fc", 8, &["--play-threshold", "0"]);
+    assert!(
+        !raw["policy"].as_str().unwrap().contains("threshold"),
+        "{raw}"
+    );
+    for bad in ["1", "1.5", "nan"] {
+        run_err(
+            eval()
+                .args(["lbr", "--policy", model, "--variant", "fc", "--hands", "4"])
+                .args(["--play-threshold", bad]),
+            "--play-threshold",
+        );
+    }
+}

@@ -406,7 +406,7 @@ impl PolicyArg {
             .map_err(|e| to_py(&e))?;
         Ok(match self {
             PolicyArg::Named(name) => {
-                armac::run::evaluate::match_policy(name, game.as_ref(), flag, None)
+                armac::run::evaluate::match_policy(name, game.as_ref(), flag, Default::default())
                     .map_err(run_err)?
             }
             PolicyArg::Tabular(t) => Box::new(t.clone()),
@@ -421,7 +421,8 @@ impl PolicyArg {
         self.check_game(game, "policy").map_err(|e| to_py(&e))?;
         Ok(match self {
             PolicyArg::Named(name) => {
-                armac::run::evaluate::lbr_policy(name, game, false, None).map_err(run_err)?
+                armac::run::evaluate::lbr_policy(name, game, false, Default::default())
+                    .map_err(run_err)?
             }
             PolicyArg::Tabular(t) => Box::new(PerHand(t.clone())),
             PolicyArg::Model(m, _) => Box::new(m.clone()),

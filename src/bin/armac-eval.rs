@@ -33,7 +33,7 @@ use armac::games::load_game;
 use armac::policy::Policy;
 use armac::run::evaluate::lbr_command::LbrCommand;
 use armac::run::evaluate::scorecard::{self, ScorecardOptions};
-use armac::run::evaluate::{MatchOptions, MatchOutcome, match_policy, play_match};
+use armac::run::evaluate::{MatchOptions, MatchOutcome, PolicyArgs, match_policy, play_match};
 use armac::search::{SearchEval, search_nash_conv};
 use armac::tree::PublicTree;
 use clap::{Parser, Subcommand};
@@ -75,12 +75,18 @@ enum Command {
         /// Game name or OpenSpiel game string.
         #[arg(long)]
         game: String,
-        /// `uniform`, `first-legal`, or an OpenSpiel-format policy JSON file.
+        /// `uniform`, `first-legal`, an OpenSpiel-format policy JSON file, or an ARMAC run or
+        /// model directory (`current:DIR`: its current policy).
         #[arg(long)]
         policy: String,
         /// One JSON object with per-player values.
         #[arg(long)]
         json: bool,
+        /// ARMAC networks: play with this threshold (actions below it dropped, the rest
+        /// renormalised) instead of the checkpoint's `armac.play_threshold`; 0 plays the
+        /// network's probabilities as they are.
+        #[arg(long)]
+        play_threshold: Option<f64>,
         /// Refuse games with more histories than this (counted, with an early exit at the
         /// cap, before the tree is compiled; its time and memory grow with the histories).
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
@@ -96,6 +102,11 @@ enum Command {
         /// Output file.
         #[arg(long)]
         out: std::path::PathBuf,
+        /// ARMAC networks: play with this threshold (actions below it dropped, the rest
+        /// renormalised) instead of the checkpoint's `armac.play_threshold`; 0 plays the
+        /// network's probabilities as they are.
+        #[arg(long)]
+        play_threshold: Option<f64>,
         /// Refuse games with more histories than this (counted, with an early exit at the
         /// cap, before the tree is compiled).
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
@@ -112,6 +123,10 @@ enum Command {
         /// The model directory to create (must not exist).
         #[arg(long)]
         out: PathBuf,
+        /// ARMAC networks: write `armac.play_threshold = T` into the model's config (how it
+        /// plays: actions below T dropped, the rest renormalised; the network is the same).
+        #[arg(long)]
+        play_threshold: Option<f64>,
     },
     /// Check a model directory against its `manifest.json` (every file's length and hash),
     /// or with `--write` record the files it holds now.
@@ -155,6 +170,11 @@ enum Command {
         /// it trained with; 200 for a bare CVPN directory).
         #[arg(long)]
         search_iterations: Option<usize>,
+        /// ARMAC networks: play with this threshold (actions below it dropped, the rest
+        /// renormalised) instead of the checkpoint's `armac.play_threshold`; 0 plays the
+        /// network's probabilities as they are.
+        #[arg(long)]
+        play_threshold: Option<f64>,
         /// Exact matches: refuse games with more histories than this (counted, with an early
         /// exit at the cap, before the tree is compiled); `--sampled` plays hands instead.
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
@@ -257,6 +277,16 @@ enum Command {
         /// it trained with; 200 for a bare CVPN directory).
         #[arg(long)]
         search_iterations: Option<usize>,
+        /// ARMAC networks (the policy and the reference): play with this threshold (actions below it dropped, the rest
+        /// renormalised) instead of the checkpoint's `armac.play_threshold`; 0 plays the
+        /// network's probabilities as they are.
+        #[arg(long)]
+        play_threshold: Option<f64>,
+        /// Also print where LBR's winnings come from: its hands grouped by how they ended (who
+        /// folded in which round; showdowns all in or not, by who bet last in which round),
+        /// each group's share of the mean and its mean per hand (with --json: `breakdown`).
+        #[arg(long)]
+        breakdown: bool,
     },
     /// The scorecard of a heads-up no-limit Hold'em policy: duplicate matches against uniform
     /// and always-call, and LBR-FC, LBR-FCPA and LBR-FC12-FCPA34 each with its ratio to LBR
@@ -291,6 +321,11 @@ enum Command {
         /// it trained with; 200 for a bare CVPN directory).
         #[arg(long)]
         search_iterations: Option<usize>,
+        /// ARMAC networks: play with this threshold (actions below it dropped, the rest
+        /// renormalised) instead of the checkpoint's `armac.play_threshold`; 0 plays the
+        /// network's probabilities as they are.
+        #[arg(long)]
+        play_threshold: Option<f64>,
         /// One JSON object (the `scorecard` field of a shipped model's score.json).
         #[arg(long)]
         json: bool,
@@ -356,8 +391,9 @@ fn run(args: Args) -> Result<()> {
             game,
             policy,
             json,
+            play_threshold,
             max_histories,
-        } => nashconv(&game, &policy, json, max_histories),
+        } => nashconv(&game, &policy, json, play_threshold, max_histories),
         Command::SearchNashconv {
             game,
             run: Some(dir),
@@ -390,25 +426,33 @@ fn run(args: Args) -> Result<()> {
             sampled,
             json,
             search_iterations,
+            play_threshold,
             max_histories,
         } => head_to_head(
             &game,
-            &a,
-            &b,
+            (&a, &b),
             hands,
             seed,
             sampled,
             json,
-            search_iterations,
+            PolicyArgs {
+                search_iterations,
+                play_threshold,
+            },
             max_histories,
         ),
-        Command::ExportModel { checkpoint, out } => export_model(&checkpoint, &out),
+        Command::ExportModel {
+            checkpoint,
+            out,
+            play_threshold,
+        } => export_model(&checkpoint, &out, play_threshold),
         Command::Manifest { dir, write } => manifest(&dir, write),
         Command::ExportPolicy {
             checkpoint,
             out,
+            play_threshold,
             max_histories,
-        } => export_policy(&checkpoint, &out, max_histories),
+        } => export_policy(&checkpoint, &out, play_threshold, max_histories),
         Command::Lbr {
             game,
             policy,
@@ -426,6 +470,8 @@ fn run(args: Args) -> Result<()> {
             replay_ranges,
             reference,
             search_iterations,
+            play_threshold,
+            breakdown,
         } => Ok(armac::run::evaluate::lbr_command::run(&LbrCommand {
             game,
             policy,
@@ -443,6 +489,8 @@ fn run(args: Args) -> Result<()> {
             replay_ranges,
             reference,
             search_iterations,
+            play_threshold,
+            breakdown,
         })?),
         Command::Scorecard {
             policy,
@@ -453,6 +501,7 @@ fn run(args: Args) -> Result<()> {
             threads,
             preflop_samples,
             search_iterations,
+            play_threshold,
             json,
             out,
         } => {
@@ -465,6 +514,7 @@ fn run(args: Args) -> Result<()> {
                 threads,
                 preflop_samples,
                 search_iterations,
+                play_threshold,
             };
             Ok(scorecard::command(&opts, json, out.as_deref())?)
         }
@@ -486,8 +536,8 @@ fn run(args: Args) -> Result<()> {
     }
 }
 
-fn export_model(checkpoint: &Path, out: &Path) -> Result<()> {
-    let m = armac::run::model::export_model(checkpoint, out)?;
+fn export_model(checkpoint: &Path, out: &Path, play_threshold: Option<f64>) -> Result<()> {
+    let m = armac::run::model::export_model_with(checkpoint, out, play_threshold)?;
     println!(
         "wrote {} ({} files and manifest.json)",
         out.display(),
@@ -507,7 +557,17 @@ fn manifest(dir: &Path, write: bool) -> Result<()> {
     Ok(())
 }
 
-fn export_policy(checkpoint: &Path, out: &Path, max_histories: usize) -> Result<()> {
+fn export_policy(
+    checkpoint: &Path,
+    out: &Path,
+    play_threshold: Option<f64>,
+    max_histories: usize,
+) -> Result<()> {
+    let args = PolicyArgs {
+        search_iterations: None,
+        play_threshold,
+    };
+    args.check()?;
     let (game, policy): (_, Box<dyn Policy>) =
         match checkpoint.to_str().and_then(|p| p.strip_prefix("sog:")) {
             Some(dir) => {
@@ -517,6 +577,10 @@ fn export_policy(checkpoint: &Path, out: &Path, max_histories: usize) -> Result<
             }
             None => {
                 let (g, p) = armac::run::armac::load_checkpoint_policy(checkpoint)?;
+                let p = match play_threshold {
+                    Some(t) => p.with_threshold(t),
+                    None => p,
+                };
                 (g, Box::new(p))
             }
         };
@@ -547,7 +611,7 @@ fn replay(game_name: &str, actions: &str, as_json: bool, policy: Option<&str>) -
     let game = load_game(game_name)?;
     let actions = parse_actions(actions)?;
     let policy = policy
-        .map(|p| match_policy(p, game.as_ref(), "--policy", None))
+        .map(|p| match_policy(p, game.as_ref(), "--policy", PolicyArgs::default()))
         .transpose()?;
     let mut state = game.new_initial_state();
     let mut steps = Vec::new();
@@ -605,18 +669,17 @@ fn replay(game_name: &str, actions: &str, as_json: bool, policy: Option<&str>) -
 #[allow(clippy::too_many_arguments)]
 fn head_to_head(
     game_name: &str,
-    a: &str,
-    b: &str,
+    (a, b): (&str, &str),
     hands: u64,
     seed: u64,
     sampled: bool,
     as_json: bool,
-    search_iterations: Option<usize>,
+    args: PolicyArgs,
     max_histories: usize,
 ) -> Result<()> {
     let game = load_game(game_name)?;
-    let pa = match_policy(a, game.as_ref(), "--a", search_iterations)?;
-    let pb = match_policy(b, game.as_ref(), "--b", search_iterations)?;
+    let pa = match_policy(a, game.as_ref(), "--a", args)?;
+    let pb = match_policy(b, game.as_ref(), "--b", args)?;
     let opts = MatchOptions {
         hands,
         seed,
@@ -677,10 +740,21 @@ fn exact_tree(game: &dyn Game, max_histories: usize) -> Result<PublicTree> {
     Ok(armac::run::evaluate::exact_tree(game, max_histories)?)
 }
 
-fn nashconv(game_name: &str, policy: &str, as_json: bool, max_histories: usize) -> Result<()> {
+fn nashconv(
+    game_name: &str,
+    policy: &str,
+    as_json: bool,
+    play_threshold: Option<f64>,
+    max_histories: usize,
+) -> Result<()> {
     let game = load_game(game_name)?;
+    let args = PolicyArgs {
+        search_iterations: None,
+        play_threshold,
+    };
+    args.check()?;
     let tree = exact_tree(game.as_ref(), max_histories)?;
-    let policy = match_policy(policy, game.as_ref(), "--policy", None)?;
+    let policy = match_policy(policy, game.as_ref(), "--policy", args)?;
     let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())
         .with_context(|| format!("policy {}", policy.name()))?;
     let r = nash_conv(&tree, &flat);

@@ -96,6 +96,32 @@ fn normalised_row(row: &[f32], legal: &[f32], n_legal: f64) -> crate::eval::lbr:
     out
 }
 
+/// Thresholding (Ganzfried, Sandholm & Waugh, *Strategy purification and thresholding*,
+/// AAMAS 2012): the probabilities `probs` (summing to 1 over the legal actions) lose every
+/// action below `threshold` and are renormalised over the rest. Small probabilities of a
+/// learned policy are mostly the network's noise, and in poker a little noise on an all-in
+/// costs whole stacks against a player who calls it; dropping them trades exactness for
+/// robustness. When no action reaches the threshold (possible only above `1 / legal
+/// actions`), the most likely action alone is kept. `threshold <= 0` changes nothing.
+pub fn threshold_probs(probs: &mut [f64], threshold: f64) {
+    if threshold <= 0.0 {
+        return;
+    }
+    let kept: f64 = probs.iter().filter(|&&p| p >= threshold).sum();
+    if kept <= 0.0 {
+        let best = (0..probs.len())
+            .max_by(|&a, &b| probs[a].total_cmp(&probs[b]))
+            .unwrap_or(0);
+        for (a, p) in probs.iter_mut().enumerate() {
+            *p = if a == best { 1.0 } else { 0.0 };
+        }
+        return;
+    }
+    for p in probs.iter_mut() {
+        *p = if *p >= threshold { *p / kept } else { 0.0 };
+    }
+}
+
 /// The average-policy head `π̄` of an ARMAC checkpoint as a
 /// [`Policy`](crate::policy::Policy): the acting player's information-state tensor goes
 /// through the network; probabilities are renormalised over the legal actions.
@@ -116,6 +142,9 @@ pub struct ArmacAveragePolicy {
     /// `true`: play the epoch's current policy pi^t (regret matching on the mean-regret head)
     /// instead of the average-policy head (range queries: feed-forward nets only).
     current: bool,
+    /// Actions below this probability are dropped and the rest renormalised
+    /// ([`threshold_probs`]); 0 plays the network's probabilities as they are.
+    threshold: f64,
 }
 
 impl ArmacAveragePolicy {
@@ -131,6 +160,7 @@ impl ArmacAveragePolicy {
             plain: OnceLock::new(),
             cache: RangeCache::new(DEFAULT_RANGE_CACHE_BYTES, row_state_bytes),
             current: false,
+            threshold: 0.0,
         }
     }
 
@@ -141,6 +171,19 @@ impl ArmacAveragePolicy {
     pub fn with_current_policy(mut self, current: bool) -> Self {
         self.current = current;
         self
+    }
+
+    /// Plays the network's probabilities thresholded at `threshold` (see
+    /// [`threshold_probs`]; 0, the default, leaves them as they are). Every query path
+    /// (single states, tensors, ranges) applies it.
+    pub fn with_threshold(mut self, threshold: f64) -> Self {
+        self.threshold = threshold;
+        self
+    }
+
+    /// The play threshold ([`Self::with_threshold`]).
+    pub fn threshold(&self) -> f64 {
+        self.threshold
     }
 
     /// Chooses how range queries are answered: `true` (the default) computes each public
@@ -157,6 +200,15 @@ impl ArmacAveragePolicy {
     pub fn with_plain_kernels(mut self, plain: bool) -> Self {
         self.plain_kernels = plain;
         self
+    }
+
+    /// `probs` thresholded at [`Self::threshold`].
+    fn thresholded(
+        &self,
+        mut probs: crate::eval::lbr::ActionProbs,
+    ) -> crate::eval::lbr::ActionProbs {
+        threshold_probs(&mut probs, self.threshold);
+        probs
     }
 
     /// The plain kernels when they are on (built on first use).
@@ -246,6 +298,7 @@ impl ArmacAveragePolicy {
                     1.0 / n
                 };
             }
+            threshold_probs(row, self.threshold);
         }
         Ok(probs)
     }
@@ -305,7 +358,7 @@ impl ArmacAveragePolicy {
             };
             return Ok(rows
                 .chunks_exact(na)
-                .map(|row| normalised_row(row, &legal, n_legal))
+                .map(|row| self.thresholded(normalised_row(row, &legal, n_legal)))
                 .collect());
         }
         RangeCounters::add(&self.cache.counters.queries, 1);
@@ -335,7 +388,7 @@ impl ArmacAveragePolicy {
             .iter()
             .map(|&hand| {
                 let row = &probs[hand as usize * na..(hand as usize + 1) * na];
-                normalised_row(row, &legal, n_legal)
+                self.thresholded(normalised_row(row, &legal, n_legal))
             })
             .collect())
     }
@@ -652,15 +705,24 @@ impl crate::policy::Policy for ArmacAveragePolicy {
         };
         let total: f64 = probs.iter().sum();
         let n = probs.len() as f64;
-        Ok(probs
+        let mut probs: Vec<f64> = probs
             .iter()
             .map(|&x| if total > 0.0 { x / total } else { 1.0 / n })
-            .collect())
+            .collect();
+        threshold_probs(&mut probs, self.threshold);
+        Ok(probs)
     }
 
     fn name(&self) -> String {
         let head = if self.current { "current" } else { "average" };
-        format!("armac-{head}-policy(epoch {})", self.epoch)
+        if self.threshold > 0.0 {
+            format!(
+                "armac-{head}-policy(epoch {}, threshold {})",
+                self.epoch, self.threshold
+            )
+        } else {
+            format!("armac-{head}-policy(epoch {})", self.epoch)
+        }
     }
 }
 
@@ -759,7 +821,7 @@ impl crate::eval::lbr::RangePolicy for ArmacAveragePolicy {
                         0.0
                     };
                 }
-                probs
+                self.thresholded(probs)
             })
             .collect())
     }

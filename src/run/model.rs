@@ -285,6 +285,25 @@ pub fn verified_sog_cvpn(dir: &Path) -> Result<Option<PathBuf>, RunError> {
 /// run's `reservoir/net_<epoch>.bpk`, or a Student of Games run's `checkpoint/cvpn/`. `out`
 /// must not exist; it appears complete or not at all.
 pub fn export_model(from: &Path, out: &Path) -> Result<ModelManifest, RunError> {
+    export_model_with(from, out, None)
+}
+
+/// [`export_model`], with `armac.play_threshold = t` written into the model's
+/// `checkpoint/config.toml` when `play_threshold` is `Some(t)` (how the model plays; the
+/// network is the same). Refused, before anything is written, for a value outside [0, 1)
+/// and for a Student of Games checkpoint.
+pub fn export_model_with(
+    from: &Path,
+    out: &Path,
+    play_threshold: Option<f64>,
+) -> Result<ModelManifest, RunError> {
+    if let Some(t) = play_threshold
+        && !(0.0..1.0).contains(&t)
+    {
+        return Err(RunError::Usage(format!(
+            "--play-threshold {t}: must be in [0, 1)"
+        )));
+    }
     if out.exists() {
         return Err(RunError::Usage(format!(
             "--out {} exists; a model is written to a new directory",
@@ -308,6 +327,13 @@ pub fn export_model(from: &Path, out: &Path) -> Result<ModelManifest, RunError> 
             verified.checkpoint_file(file)?;
         }
         sog_cvpn = meta.parent().map(Path::to_path_buf);
+        if play_threshold.is_some() {
+            return Err(RunError::Usage(format!(
+                "--play-threshold: {} holds a Student of Games search policy; the threshold \
+                 applies to ARMAC networks",
+                from.display()
+            )));
+        }
     } else {
         let state = crate::rl::armac::read_state(&state_path)?;
         let net = crate::rl::armac::residency::reservoir_rel(state.epoch);
@@ -332,6 +358,9 @@ pub fn export_model(from: &Path, out: &Path) -> Result<ModelManifest, RunError> 
         if let Some(src) = &sog_cvpn {
             export_cvpn(src, &tmp.join("checkpoint").join(SOG_CVPN_DIR))?;
         }
+        if let Some(t) = play_threshold {
+            set_play_threshold(&tmp.join("checkpoint").join("config.toml"), t)?;
+        }
         let manifest = write_manifest(&tmp)?;
         std::fs::rename(&tmp, out).map_err(io_err("cannot create", out))?;
         Ok(manifest)
@@ -340,6 +369,24 @@ pub fn export_model(from: &Path, out: &Path) -> Result<ModelManifest, RunError> 
         let _ = std::fs::remove_dir_all(&tmp);
     }
     result
+}
+
+/// Sets `armac.play_threshold = t` in the config file `path`, and checks that the result is
+/// a valid ARMAC config.
+fn set_play_threshold(path: &Path, t: f64) -> Result<(), RunError> {
+    let text = std::fs::read_to_string(path).map_err(io_err("cannot read", path))?;
+    let bad = |why: String| RunError::Usage(format!("{}: {why}", path.display()));
+    let mut table: toml::Table = text.parse().map_err(|e| bad(format!("{e}")))?;
+    let armac = table
+        .get_mut("armac")
+        .and_then(toml::Value::as_table_mut)
+        .ok_or_else(|| bad("no [armac] section".into()))?;
+    armac.insert("play_threshold".into(), toml::Value::Float(t));
+    let text = toml::to_string(&table).map_err(|e| bad(format!("{e}")))?;
+    write_atomic(path, text.as_bytes()).map_err(io_err("cannot write", path))?;
+    let (config, _) = super::config::Config::load(&path.display().to_string(), &[])?;
+    config.armac()?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -227,6 +227,7 @@ impl fmt::Display for LbrVariant {
     }
 }
 
+mod breakdown;
 mod decision;
 mod deck;
 mod equity;
@@ -234,6 +235,7 @@ mod exact;
 mod play;
 mod range;
 
+pub use breakdown::{Breakdown, BreakdownRow, HandEnd, Side, classify};
 pub use decision::lbr_utilities;
 pub use equity::win_probability;
 pub use exact::{ExactLbr, exact_lbr};

@@ -1,5 +1,6 @@
 //! Whole LBR runs: options, results, paired ratios, deals and the parallel driver.
 
+use super::breakdown::{Breakdown, BreakdownRow, HandEnd, classify};
 use super::decision::{HandCtx, play_hand};
 use super::deck::{Deck, is_holdem};
 use super::*;
@@ -65,6 +66,10 @@ pub struct LbrResult {
     /// is the same cards for every policy evaluated with the same seed).
     #[serde(skip)]
     pub deal_means: Vec<f64>,
+    /// Where LBR's winnings come from: its hands by how they ended (see
+    /// [`super::breakdown`]), largest share first.
+    #[serde(skip)]
+    pub breakdown: Vec<BreakdownRow>,
 }
 
 /// LBR against one policy relative to LBR against a reference policy on the same deals (see
@@ -178,6 +183,16 @@ pub fn play_deal(
     opts: &LbrOptions,
     deal: u64,
 ) -> Result<[f64; 4], LbrError> {
+    Ok(play_deal_ends(game, policy, opts, deal)?.map(|(v, _)| v))
+}
+
+/// [`play_deal`], with how each hand ended.
+fn play_deal_ends(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    deal: u64,
+) -> Result<[(f64, HandEnd); 4], LbrError> {
     let deck = Deck::new(game.config());
     let ctx = HandCtx {
         policy,
@@ -191,13 +206,14 @@ pub fn play_deal(
     let mut swapped = cards.clone();
     swapped[..2].copy_from_slice(&cards[2..4]);
     swapped[2..4].copy_from_slice(&cards[..2]);
-    let mut out = [0.0; 4];
-    for (k, v) in out.iter_mut().enumerate() {
+    let mut out = Vec::with_capacity(4);
+    for k in 0..4 {
         let dealt = if k < 2 { &cards } else { &swapped };
         let mut hand_rng = SplitMix64::new(derive_seed(&[opts.seed, deal, k as u64 + 1]));
-        *v = play_hand(&ctx, game, k % 2, dealt, &mut hand_rng)?.returns()[k % 2];
+        let end = play_hand(&ctx, game, k % 2, dealt, &mut hand_rng)?;
+        out.push((end.returns()[k % 2], classify(game, &end, k % 2)));
     }
-    Ok(out)
+    Ok([out[0], out[1], out[2], out[3]])
 }
 
 /// Runs LBR against `policy` on `game` (see the module docs). `progress`, if given, is called
@@ -223,11 +239,11 @@ pub fn run_lbr(
         .num_threads(opts.threads)
         .build()
         .map_err(|e| LbrError::Options(format!("cannot start the thread pool: {e}")))?;
-    let values: Vec<[f64; 4]> = pool.install(|| {
+    let played: Vec<[(f64, HandEnd); 4]> = pool.install(|| {
         (0..deals)
             .into_par_iter()
             .map(|d| {
-                let v = play_deal(game, policy, opts, d);
+                let v = play_deal_ends(game, policy, opts, d);
                 if let Some(f) = progress {
                     f(4);
                 }
@@ -235,6 +251,11 @@ pub fn run_lbr(
             })
             .collect::<Result<Vec<_>, _>>()
     })?;
+    let mut breakdown = Breakdown::default();
+    for &(chips, end) in played.iter().flatten() {
+        breakdown.add(end, chips);
+    }
+    let values: Vec<[f64; 4]> = played.iter().map(|d| d.map(|(v, _)| v)).collect();
     let n = deals as f64;
     let deal_means: Vec<f64> = values.iter().map(|v| v.iter().sum::<f64>() / 4.0).collect();
     let mean = deal_means.iter().sum::<f64>() / n;
@@ -258,5 +279,6 @@ pub fn run_lbr(
         seconds: start.elapsed().as_secs_f64(),
         seed: opts.seed,
         deal_means,
+        breakdown: breakdown.rows(game.config().num_rounds, game.config().big_blind as f64),
     })
 }

@@ -421,6 +421,7 @@ fn paired_ratio_delta_method() {
         seconds: 0.0,
         seed,
         deal_means,
+        breakdown: Vec::new(),
     };
     // By hand: r = 2 / 2, x − r y = (−1, 1), sd = sqrt(2), se = sqrt(2) / (sqrt(2) · 2).
     let r = paired_ratio(&result(1, vec![1.0, 3.0]), &result(1, vec![2.0, 2.0])).unwrap();
@@ -683,5 +684,101 @@ fn replayed_decisions_are_the_played_ones() {
         }
         eprintln!("{}: {compared} decisions compared", g.config().load_string);
         assert!(compared > 2 * deals, "{compared} decisions compared");
+    }
+}
+
+/// Deals chance outcomes (the lowest cards left) until a player is to move or the hand ends.
+fn deal_lowest(state: &mut UniversalPokerState) {
+    while state.turn() == Turn::Chance {
+        let mask = state.chance_mask();
+        state.apply(mask.trailing_zeros() as Action);
+    }
+}
+
+#[test]
+fn hands_are_classified_by_how_they_ended() {
+    let g = game();
+    // P1 (first to act pre-flop) shoves, P0 calls: an all-in showdown after P1's bet.
+    let mut s = g.initial_state();
+    deal_lowest(&mut s);
+    s.apply(ALL_IN);
+    s.apply(CALL);
+    deal_lowest(&mut s);
+    assert_eq!(s.turn(), Turn::Terminal);
+    let shove = HandEnd::Showdown {
+        all_in: true,
+        last_bet: Some((Side::Policy, 0)),
+    };
+    assert_eq!(classify(&g, &s, 0), shove);
+    assert_eq!(
+        shove.label(4),
+        "showdown, all in, last bet by policy pre-flop"
+    );
+    assert_eq!(
+        classify(&g, &s, 1),
+        HandEnd::Showdown {
+            all_in: true,
+            last_bet: Some((Side::Lbr, 0)),
+        }
+    );
+    // P1 limps, P0 raises the pot, P1 folds.
+    let mut s = g.initial_state();
+    deal_lowest(&mut s);
+    for a in [CALL, BET, FOLD] {
+        s.apply(a);
+    }
+    let fold = classify(&g, &s, 0);
+    assert_eq!(
+        fold,
+        HandEnd::Fold {
+            by: Side::Policy,
+            round: 0
+        }
+    );
+    assert_eq!(fold.label(4), "policy folds pre-flop");
+    // Checked down to the river: a showdown with no bet, not all in.
+    let mut s = g.initial_state();
+    while s.turn() != Turn::Terminal {
+        deal_lowest(&mut s);
+        if s.turn() != Turn::Terminal {
+            s.apply(CALL);
+        }
+    }
+    let end = classify(&g, &s, 1);
+    assert_eq!(
+        end,
+        HandEnd::Showdown {
+            all_in: false,
+            last_bet: None
+        }
+    );
+    assert_eq!(end.label(4), "showdown, not all in, no bet");
+}
+
+#[test]
+fn breakdown_of_always_fold_adds_up_to_the_mean() {
+    for variant in LbrVariant::ALL {
+        let r = run(&AlwaysFold, variant, 40, 2);
+        let total: f64 = r.breakdown.iter().map(|row| row.share_mbb).sum();
+        assert!((total - r.mean_mbb).abs() < 1e-9, "{variant}: {r:?}");
+        assert_eq!(r.breakdown.iter().map(|row| row.hands).sum::<u64>(), 40);
+        let folds = HandEnd::Fold {
+            by: Side::Policy,
+            round: 0,
+        };
+        let checked = HandEnd::Showdown {
+            all_in: false,
+            last_bet: None,
+        };
+        let ends: Vec<(HandEnd, u64)> =
+            r.breakdown.iter().map(|row| (row.end, row.hands)).collect();
+        if variant == LbrVariant::Fc {
+            // As big blind LBR wins the small blind; as small blind it limps and checks down.
+            assert_eq!(ends, vec![(folds, 20), (checked, 20)], "{r:?}");
+            assert_eq!(r.breakdown[0].mean_mbb, 500.0);
+        } else if variant == LbrVariant::Fcpa {
+            // LBR raises as small blind: the policy folds every hand pre-flop.
+            assert_eq!(ends, vec![(folds, 40)], "{r:?}");
+        }
     }
 }

@@ -70,6 +70,9 @@ pub struct ArmacSettings {
     pub advantage_target: AdvantageTarget,
     pub chance_baseline: bool,
     pub allin_runouts: usize,
+    /// Thresholding of the trained policy when it is played (`armac.play_threshold`); not
+    /// used in training.
+    pub play_threshold: f64,
     pub regret_hands: usize,
     pub targets_in_step: bool,
     pub actors: usize,

@@ -442,3 +442,73 @@ fn tensor_queries_match_state_queries() {
         .to_string();
     assert!(e.contains("recurrent"), "{e}");
 }
+
+/// Thresholding by hand: actions below the threshold go, the rest are renormalised; with
+/// none left the most likely action alone stays; 0 changes nothing.
+#[test]
+fn threshold_drops_small_probabilities() {
+    let mut p = [0.05, 0.15, 0.8, 0.0];
+    threshold_probs(&mut p, 0.1);
+    let want = [0.0, 0.15 / 0.95, 0.8 / 0.95, 0.0];
+    assert!(
+        p.iter().zip(want).all(|(x, y)| (x - y).abs() < 1e-12),
+        "{p:?}"
+    );
+    let mut p = [0.3, 0.3, 0.4];
+    threshold_probs(&mut p, 0.6);
+    assert_eq!(p, [0.0, 0.0, 1.0]);
+    let mut p = [0.05, 0.95];
+    threshold_probs(&mut p, 0.0);
+    assert_eq!(p, [0.05, 0.95]);
+}
+
+/// A thresholded network answers the same on every query path (single states, tensors, fast
+/// and replayed ranges), and each answer is the unthresholded one thresholded.
+#[test]
+fn every_query_path_applies_the_threshold() {
+    use crate::policy::Policy;
+    let tau = 0.26;
+    let (game, net) = small_net(false, 5);
+    for current in [false, true] {
+        let raw =
+            ArmacAveragePolicy::new(net.clone(), game.clone(), 0).with_current_policy(current);
+        let fast = ArmacAveragePolicy::new(net.clone(), game.clone(), 0)
+            .with_current_policy(current)
+            .with_threshold(tau);
+        let slow = ArmacAveragePolicy::new(net.clone(), game.clone(), 0)
+            .with_current_policy(current)
+            .with_incremental_ranges(false)
+            .with_threshold(tau);
+        let name = Policy::name(&fast);
+        assert!(name.contains("threshold 0.26"), "{name}");
+        let mut s = dealt_fcpa();
+        let mut dropped = 0;
+        for step in [1, 2, 1] {
+            let (p, hands) = live_hands(&s, 97);
+            let a = fast.hand_action_probabilities(&s, &hands).unwrap();
+            let b = slow.hand_action_probabilities(&s, &hands).unwrap();
+            let r = raw.hand_action_probabilities(&s, &hands).unwrap();
+            for (i, &h) in hands.iter().enumerate() {
+                let mut want = r[i];
+                threshold_probs(&mut want, tau);
+                for k in 0..4 {
+                    assert!((a[i][k] - want[k]).abs() < 1e-6, "{:?} vs {want:?}", a[i]);
+                    assert!((b[i][k] - want[k]).abs() < 1e-5, "{:?} vs {want:?}", b[i]);
+                    assert!(a[i][k] == 0.0 || a[i][k] >= tau, "{:?}", a[i]);
+                }
+                dropped += (0..4).filter(|&k| r[i][k] > 0.0 && a[i][k] == 0.0).count();
+                // The per-state query of that hand agrees.
+                let hs = crate::eval::lbr::with_hole_cards(&s, p, h as usize).unwrap();
+                let single = fast.action_probabilities(&hs).unwrap();
+                for (&act, &q) in hs.legal_actions().iter().zip(&single) {
+                    assert!((q - a[i][act]).abs() < 1e-6, "hand {h} action {act}");
+                }
+            }
+            s.apply(step);
+        }
+        assert!(
+            dropped > 0,
+            "the threshold should drop some actions of a random net"
+        );
+    }
+}

@@ -276,6 +276,15 @@ pub struct ArmacConfig {
     /// contributions by the stack, so they enter within [-1, 1] as the card bits do).
     #[serde(default)]
     pub input_scale: InputScale,
+    /// How the trained agent plays, not how it trains: when a checkpoint or model is played
+    /// or evaluated (matches, LBR, the scorecard, the viewer, exported policies, Python), its
+    /// average policy (and `current:` its π^t) drops every action below this probability and
+    /// renormalises the rest (thresholding). Small probabilities of a network are mostly its
+    /// error; in no-limit poker a little of it on an all-in loses whole stacks. In [0, 1); 0
+    /// (default): the network's probabilities as they are. Evaluations during training
+    /// (`eval.every`) score the unthresholded policy.
+    #[serde(default)]
+    pub play_threshold: f64,
     /// Recurrent learner: steps per unroll (backpropagation through time); longer episodes are
     /// split into consecutive unrolls whose LSTM states carry over.
     #[serde(default = "d_unroll")]
@@ -411,6 +420,7 @@ impl Config {
             zero_init_heads: a.zero_init_heads,
             separate_regret_encoder: a.separate_regret_encoder,
             input_scale: a.input_scale,
+            play_threshold: a.play_threshold,
             unroll_length: a.unroll_length,
             device: a.device.as_str().to_string(),
             exact_eval: a.exact_eval,
@@ -662,5 +672,6 @@ fn check_ranges(a: &ArmacConfig) -> Result<(), ConfigError> {
         ("adam_beta1", a.adam_beta1),
         ("candidate_decay", a.candidate_decay),
         ("eval_fraction", a.eval_fraction),
+        ("play_threshold", a.play_threshold),
     ])
 }

@@ -238,10 +238,12 @@ fn learning_keys_default_and_bad_values_name_the_key() {
         "armac.loss_weights=[1,1,1,0.5]",
         "armac.polyak=0.99",
         "armac.adam_beta1=0.9",
+        "armac.play_threshold=0.2",
     ] {
         apply_override(&mut t, kv).unwrap();
     }
     let s = Config::from_table(t.clone(), "x").unwrap().armac().unwrap();
+    assert_eq!(s.play_threshold, 0.2);
     assert_eq!(s.past_draw, PastDraw::Group);
     assert_eq!(s.polyak_scope, PolyakScope::All);
     let mut t2 = t;
@@ -266,6 +268,8 @@ fn learning_keys_default_and_bad_values_name_the_key() {
         ("armac.exact_advantages=true", "armac.exact_advantages"),
         ("armac.tabular_w=true", "armac.tabular_w"),
         ("armac.learner_threads=2000", "armac.learner_threads"),
+        ("armac.play_threshold=1.0", "armac.play_threshold"),
+        ("armac.play_threshold=-0.1", "armac.play_threshold"),
         // Without separate_regret_encoder.
         ("armac.polyak_scope=\"regret\"", "armac.polyak_scope"),
     ] {

@@ -6,7 +6,7 @@
 //! variant, before anything else, and every result is paired with it on the same deals
 //! ([`paired_ratio`]).
 
-use super::{holdem_game, lbr_policy, lbr_with_bar};
+use super::{PolicyArgs, holdem_game, lbr_policy, lbr_with_bar};
 use crate::eval::lbr::{LbrOptions, LbrResult, LbrVariant, RangePolicy, paired_ratio};
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
@@ -51,6 +51,10 @@ pub struct LbrCommand {
     pub reference: Option<String>,
     /// CFR+ iterations per search of a Hold'em `sog:DIR` policy.
     pub search_iterations: Option<usize>,
+    /// Also report where LBR's winnings come from (hands by how they ended).
+    pub breakdown: bool,
+    /// ARMAC networks: play with this threshold instead of the checkpoint's own.
+    pub play_threshold: Option<f64>,
 }
 
 /// `--variant`: `fc`, `fcpa`, `fc12-fcpa34`, a comma-separated list of them (in the order
@@ -112,7 +116,10 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
             name,
             &game_string,
             args.replay_ranges,
-            args.search_iterations,
+            PolicyArgs {
+                search_iterations: args.search_iterations,
+                play_threshold: args.play_threshold,
+            },
         )
     };
     let references: Vec<Option<LbrResult>> = match &args.reference {
@@ -179,7 +186,10 @@ fn watch(
             &dir.display().to_string(),
             &game_string,
             args.replay_ranges,
-            args.search_iterations,
+            PolicyArgs {
+                search_iterations: args.search_iterations,
+                play_threshold: args.play_threshold,
+            },
         )?;
         for (o, reference) in opts.iter().zip(references) {
             let report = Report {
@@ -290,6 +300,7 @@ fn lbr_once(
                 "preflop_samples": args.preflop_samples,
                 "step": step,
                 "reference": reference_json,
+                "breakdown": if args.breakdown { json!(r.breakdown) } else { serde_json::Value::Null },
             })
         );
     } else {
@@ -316,6 +327,26 @@ fn lbr_once(
                 reference.policy, reference.mean_mbb, reference.ci95_mbb
             );
         }
+        if args.breakdown {
+            print_breakdown(&r);
+        }
     }
     Ok(r)
+}
+
+/// The text table of `r.breakdown`: one row per way a hand ended.
+fn print_breakdown(r: &LbrResult) {
+    println!(
+        "{:<52} {:>7} {:>12} {:>12}",
+        "LBR's hands, by how they ended", "hands", "mbb/hand", "per hand"
+    );
+    for row in &r.breakdown {
+        println!(
+            "{:<52} {:>6.1}% {:>12.1} {:>12.1}",
+            row.label,
+            100.0 * row.hands as f64 / r.hands.max(1) as f64,
+            row.share_mbb,
+            row.mean_mbb
+        );
+    }
 }

@@ -20,6 +20,7 @@ use crate::eval::tree_policy;
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
+use crate::rl::policy::ArmacAveragePolicy;
 use crate::tree::PublicTree;
 use std::path::Path;
 
@@ -32,21 +33,53 @@ pub fn checkpoint_arg(arg: &str) -> (bool, &Path) {
     }
 }
 
+/// How a named policy is loaded, beyond its name.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PolicyArgs {
+    /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default: `sog.search.s` of
+    /// the run it comes from, see [`super::holdem_sog::load_trained_holdem_search_policy`]).
+    pub search_iterations: Option<usize>,
+    /// ARMAC networks: play with this threshold instead of the run's own
+    /// `armac.play_threshold` (0: the network's probabilities as they are).
+    pub play_threshold: Option<f64>,
+}
+
+impl PolicyArgs {
+    /// Checks `play_threshold` (`--play-threshold` on the command line): in [0, 1).
+    pub fn check(&self) -> Result<(), RunError> {
+        match self.play_threshold {
+            Some(t) if !(0.0..1.0).contains(&t) => Err(RunError::Usage(format!(
+                "--play-threshold {t}: must be in [0, 1) (0 plays the network's probabilities \
+                 as they are)"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// `policy` with the threshold of these arguments, if they set one.
+    fn apply(&self, policy: ArmacAveragePolicy) -> ArmacAveragePolicy {
+        match self.play_threshold {
+            Some(t) => policy.with_threshold(t),
+            None => policy,
+        }
+    }
+}
+
 /// An error that names the option (`flag`) and the argument it came from.
 fn named(what: String) -> impl FnOnce(RunError) -> RunError {
     RunError::context(what)
 }
 
 /// A policy for `game` by name (see the module docs), for matches and exact evaluations;
-/// `flag` names the option in errors, `search_iterations` sets the CFR+ iterations per search
-/// of a Hold'em `sog:DIR` policy (default: `sog.search.s` of the run it comes from, see
-/// [`super::holdem_sog::load_trained_holdem_search_policy`]).
+/// `flag` names the option in errors, `args` sets how searches and networks play.
 pub fn match_policy(
     name: &str,
     game: &dyn Game,
     flag: &str,
-    search_iterations: Option<usize>,
+    args: PolicyArgs,
 ) -> Result<Box<dyn Policy>, RunError> {
+    args.check()?;
+    let search_iterations = args.search_iterations;
     let game_string = game.load_string();
     Ok(match name {
         "uniform" => Box::new(UniformPolicy),
@@ -83,7 +116,7 @@ pub fn match_policy(
             let (current, dir) = checkpoint_arg(path);
             let (trained_on, p) = super::armac::load_checkpoint_policy(dir)
                 .map_err(named(format!("{flag} {path}")))?;
-            let p = p.with_current_policy(current);
+            let p = args.apply(p.with_current_policy(current));
             if trained_on.load_string() != game_string {
                 return Err(RunError::Usage(format!(
                     "{flag} {path}: the checkpoint was trained on {}, not on {game_string}",
@@ -111,13 +144,15 @@ pub fn match_policy(
 /// A policy for LBR on the Hold'em game `game_string`, queried for whole ranges (see the
 /// module docs; no `first-legal`). ARMAC networks compute each public state once for all
 /// 1326 hands unless `replay` (the slow reference path: every hand replayed from the root);
-/// `search_iterations` as in [`match_policy`]. Errors name `--policy`.
+/// `args` as in [`match_policy`]. Errors name `--policy`.
 pub fn lbr_policy(
     name: &str,
     game_string: &str,
     replay: bool,
-    search_iterations: Option<usize>,
+    args: PolicyArgs,
 ) -> Result<Box<dyn RangePolicy>, RunError> {
+    args.check()?;
+    let search_iterations = args.search_iterations;
     Ok(match name {
         "uniform" => Box::new(UniformPolicy),
         sog if sog.starts_with("sog:") => {
@@ -145,8 +180,10 @@ pub fn lbr_policy(
                 )));
             }
             Box::new(
-                p.with_incremental_ranges(!replay)
-                    .with_current_policy(current),
+                args.apply(
+                    p.with_incremental_ranges(!replay)
+                        .with_current_policy(current),
+                ),
             )
         }
         path => {

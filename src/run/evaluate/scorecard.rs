@@ -43,7 +43,7 @@
 //! (wall seconds in all and per row, the only field that differs between two runs with the
 //! same seed). Intervals that are undefined (a single deal) are `null`.
 
-use super::{holdem_game, lbr_policy, lbr_with_bar, match_policy};
+use super::{PolicyArgs, holdem_game, lbr_policy, lbr_with_bar, match_policy};
 use crate::eval::lbr::{AlwaysCall, LbrOptions, LbrResult, LbrVariant, paired_ratio};
 use crate::eval::matchup::sampled_match;
 use crate::game::Game;
@@ -83,6 +83,9 @@ pub struct ScorecardOptions {
     /// CFR+ iterations per search of a `sog:DIR` policy (default: the `sog.search.s` it
     /// trained with; 200 for a bare CVPN directory).
     pub search_iterations: Option<usize>,
+    /// ARMAC networks: play with this threshold instead of the checkpoint's
+    /// `armac.play_threshold` (see [`super::PolicyArgs`]).
+    pub play_threshold: Option<f64>,
 }
 
 impl ScorecardOptions {
@@ -98,6 +101,7 @@ impl ScorecardOptions {
             threads: 0,
             preflop_samples: crate::eval::lbr::DEFAULT_PREFLOP_SAMPLES,
             search_iterations: None,
+            play_threshold: None,
         }
     }
 }
@@ -286,8 +290,12 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
             eprintln!("{argument}: not scored ({why})");
             continue;
         }
-        let per_state = match_policy(&argument, &game, "--policy", opts.search_iterations)?;
-        let per_range = lbr_policy(&argument, &game_string, false, opts.search_iterations)?;
+        let args = PolicyArgs {
+            search_iterations: opts.search_iterations,
+            play_threshold: opts.play_threshold,
+        };
+        let per_state = match_policy(&argument, &game, "--policy", args)?;
+        let per_range = lbr_policy(&argument, &game_string, false, args)?;
         out.push(Column {
             name,
             argument,
