@@ -30,7 +30,8 @@ def points_of_json(hours, path):
         epoch = ""
         name = p.get("policy", "")
         if "epoch " in name:
-            epoch = name.split("epoch ")[1].rstrip(")")
+            # `armac-average-policy(epoch 5023)` or `...(epoch 5023, threshold 0.2)`.
+            epoch = name.split("epoch ")[1].split(",")[0].rstrip(")")
         for m in MEASURES:
             if m in LBR_KEYS:
                 r = p["lbr"][LBR_KEYS[m]]

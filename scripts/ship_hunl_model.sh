@@ -8,7 +8,9 @@
 # (`armac-eval scorecard`, all five rows for the average and the current policy, at
 # SCORECARD_HANDS LBR hands and SCORECARD_MATCH_HANDS match hands, seed SCORECARD_SEED) with
 # a small-sample scorecard beside it (`scorecard_check`, 16 LBR and 400 match hands) that
-# tests/models.rs re-runs. Everything goes into <OUT>/score.json.
+# tests/models.rs re-runs. Everything goes into <OUT>/score.json. PLAY_THRESHOLD=T writes
+# `armac.play_threshold = T` into the model's config (`export-model --play-threshold`), so the
+# model and every score of it play thresholded; unset, the model keeps its run's own key.
 #
 # A Student of Games run (its checkpoint holds a CVPN) ships as a search policy, scored as
 # `sog:<OUT>` with SEARCH_ITERATIONS CFR+ iterations per search (default 10): no current
@@ -97,7 +99,8 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The checkpoint's files, verified against the run's manifest, and a model manifest.
-"$eval" export-model --checkpoint "$run" --out "$tmp/model"
+"$eval" export-model --checkpoint "$run" --out "$tmp/model" \
+  ${PLAY_THRESHOLD:+--play-threshold "$PLAY_THRESHOLD"}
 
 m="$tmp/model"
 a=$(spec "$m")
@@ -142,6 +145,7 @@ score = {
     "elapsed_seconds": state.get("elapsed_seconds"),
     "cpu_seconds": summary.get("cpu_seconds"),
     "machine": machine,
+    "policy_name": rd("vs_uniform.json")["a"],
 }
 if os.path.exists(os.path.join(tmp, "lbr_model.json")):
     lbr = rd("lbr_model.json")

@@ -48,20 +48,20 @@ pub enum HandEnd {
     },
 }
 
-/// The name of betting round `round` of a game with `num_rounds` rounds (Hold'em's names
-/// when it has four).
+/// When in a game of `num_rounds` rounds betting round `round` is (Hold'em's streets when it
+/// has four: `pre-flop`, `on the flop`, ...; `in round N` otherwise).
 fn round_name(round: u8, num_rounds: usize) -> String {
     match (num_rounds, round) {
         (4, 0) => "pre-flop".into(),
-        (4, 1) => "flop".into(),
-        (4, 2) => "turn".into(),
-        (4, 3) => "river".into(),
-        _ => format!("round {}", round + 1),
+        (4, 1) => "on the flop".into(),
+        (4, 2) => "on the turn".into(),
+        (4, 3) => "on the river".into(),
+        _ => format!("in round {}", round + 1),
     }
 }
 
 impl HandEnd {
-    /// A one-line description, e.g. `showdown, all in, last bet by policy pre-flop`.
+    /// A one-line description, e.g. `showdown, all in, last bet by policy on the river`.
     pub fn label(&self, num_rounds: usize) -> String {
         match *self {
             HandEnd::Fold { by, round } => {

@@ -736,6 +736,12 @@ fn hands_are_classified_by_how_they_ended() {
         }
     );
     assert_eq!(fold.label(4), "policy folds pre-flop");
+    let later = HandEnd::Fold {
+        by: Side::Lbr,
+        round: 1,
+    };
+    assert_eq!(later.label(4), "LBR folds on the flop");
+    assert_eq!(later.label(2), "LBR folds in round 2");
     // Checked down to the river: a showdown with no bet, not all in.
     let mut s = g.initial_state();
     while s.turn() != Turn::Terminal {
