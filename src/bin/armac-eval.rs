@@ -277,9 +277,9 @@ enum Command {
         /// it trained with; 200 for a bare CVPN directory).
         #[arg(long)]
         search_iterations: Option<usize>,
-        /// ARMAC networks (the policy and the reference): play with this threshold (actions below it dropped, the rest
-        /// renormalised) instead of the checkpoint's `armac.play_threshold`; 0 plays the
-        /// network's probabilities as they are.
+        /// ARMAC networks (the policy and the reference): play with this threshold (actions
+        /// below it dropped, the rest renormalised) instead of the checkpoint's
+        /// `armac.play_threshold`; 0 plays the network's probabilities as they are.
         #[arg(long)]
         play_threshold: Option<f64>,
         /// Also print where LBR's winnings come from: its hands grouped by how they ended (who
@@ -577,11 +577,7 @@ fn export_policy(
             }
             None => {
                 let (g, p) = armac::run::armac::load_checkpoint_policy(checkpoint)?;
-                let p = match play_threshold {
-                    Some(t) => p.with_threshold(t),
-                    None => p,
-                };
-                (g, Box::new(p))
+                (g, Box::new(args.apply(p)))
             }
         };
     let tree = exact_tree(game.as_ref(), max_histories)?;

@@ -181,11 +181,6 @@ impl ArmacAveragePolicy {
         self
     }
 
-    /// The play threshold ([`Self::with_threshold`]).
-    pub fn threshold(&self) -> f64 {
-        self.threshold
-    }
-
     /// Chooses how range queries are answered: `true` (the default) computes each public
     /// state once for all 1326 hands and keeps it (see the module docs); `false` replays every
     /// hand's history from the root (the reference path).

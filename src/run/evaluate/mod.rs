@@ -57,7 +57,7 @@ impl PolicyArgs {
     }
 
     /// `policy` with the threshold of these arguments, if they set one.
-    fn apply(&self, policy: ArmacAveragePolicy) -> ArmacAveragePolicy {
+    pub fn apply(&self, policy: ArmacAveragePolicy) -> ArmacAveragePolicy {
         match self.play_threshold {
             Some(t) => policy.with_threshold(t),
             None => policy,
