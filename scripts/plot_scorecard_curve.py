@@ -101,7 +101,8 @@ def main():
                         label=label, alpha=1.0 if policy == "average" else 0.6)
     axes[0].axhline(0.15, color="grey", lw=0.8, ls=":")
     axes[0].axhline(0.25, color="grey", lw=0.8, ls=":")
-    axes[0].set_ylim(bottom=0)
+    # Below 0 is LBR losing: the moonshot's side of the axis, so it is never clipped.
+    axes[0].axhline(0.0, color="black", lw=0.8)
     axes[0].set_ylabel("LBR's winnings / its winnings against uniform")
     axes[0].set_title("Local best response (lower is better)")
     axes[1].axhline(5000, color="grey", lw=0.8, ls=":")
