@@ -195,3 +195,47 @@ fn a_recurrent_run_is_scored_as_its_average_policy() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--breakdown`: every LBR row of every column carries LBR's hands by how they ended (the
+/// shares add up to the row's mean, the hands to its hands) and the text shows one table per
+/// row; without it the JSON has no `breakdown`.
+#[test]
+fn breakdown_is_kept_per_lbr_row() {
+    let out = scorecard("always-call", &["--json", "--breakdown"]);
+    let card: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let col = &card["policies"]["policy"];
+    for v in VARIANTS {
+        let row = &col["lbr"][v];
+        let parts = row["breakdown"].as_array().unwrap();
+        assert!(!parts.is_empty(), "{row}");
+        let share: f64 = parts.iter().map(|r| num(r, "share_mbb")).sum();
+        assert!((share - num(row, "mean")).abs() < 1e-6, "{row}");
+        let hands: u64 = parts.iter().map(|r| r["hands"].as_u64().unwrap()).sum();
+        assert_eq!(hands, 40, "{row}");
+        // Always-call never folds, so no hand ends with the policy folding.
+        assert!(
+            parts
+                .iter()
+                .all(|r| !r["label"].as_str().unwrap().starts_with("policy folds")),
+            "{row}"
+        );
+    }
+    let plain: Value =
+        serde_json::from_slice(&scorecard("always-call", &["--json"]).stdout).unwrap();
+    assert!(
+        plain["policies"]["policy"]["lbr"]["fc"]
+            .get("breakdown")
+            .is_none()
+    );
+    let text =
+        String::from_utf8_lossy(&scorecard("always-call", &["--breakdown"]).stdout).into_owned();
+    assert_eq!(
+        text.matches("LBR's hands, by how they ended").count(),
+        3,
+        "{text}"
+    );
+    assert!(
+        text.contains("LBR-FC12-FCPA34 vs policy (always-call)"),
+        "{text}"
+    );
+}

@@ -326,6 +326,10 @@ enum Command {
         /// network's probabilities as they are.
         #[arg(long)]
         play_threshold: Option<f64>,
+        /// Also show where each LBR row's winnings come from: its hands grouped by how they
+        /// ended, as `lbr --breakdown` does (with --json: each row's `breakdown`).
+        #[arg(long)]
+        breakdown: bool,
         /// One JSON object (the `scorecard` field of a shipped model's score.json).
         #[arg(long)]
         json: bool,
@@ -502,6 +506,7 @@ fn run(args: Args) -> Result<()> {
             preflop_samples,
             search_iterations,
             play_threshold,
+            breakdown,
             json,
             out,
         } => {
@@ -515,6 +520,7 @@ fn run(args: Args) -> Result<()> {
                 preflop_samples,
                 search_iterations,
                 play_threshold,
+                breakdown,
             };
             Ok(scorecard::command(&opts, json, out.as_deref())?)
         }

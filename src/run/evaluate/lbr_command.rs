@@ -6,7 +6,7 @@
 //! variant, before anything else, and every result is paired with it on the same deals
 //! ([`paired_ratio`]).
 
-use super::{PolicyArgs, holdem_game, lbr_policy, lbr_with_bar};
+use super::{PolicyArgs, breakdown_table, holdem_game, lbr_policy, lbr_with_bar};
 use crate::eval::lbr::{LbrOptions, LbrResult, LbrVariant, RangePolicy, paired_ratio};
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
@@ -328,25 +328,8 @@ fn lbr_once(
             );
         }
         if args.breakdown {
-            print_breakdown(&r);
+            print!("{}", breakdown_table(&r.breakdown, r.hands));
         }
     }
     Ok(r)
-}
-
-/// The text table of `r.breakdown`: one row per way a hand ended.
-fn print_breakdown(r: &LbrResult) {
-    println!(
-        "{:<52} {:>7} {:>12} {:>12}",
-        "LBR's hands, by how they ended", "hands", "mbb/hand", "per hand"
-    );
-    for row in &r.breakdown {
-        println!(
-            "{:<52} {:>6.1}% {:>12.1} {:>12.1}",
-            row.label,
-            100.0 * row.hands as f64 / r.hands.max(1) as f64,
-            row.share_mbb,
-            row.mean_mbb
-        );
-    }
 }

@@ -13,7 +13,7 @@ pub mod scorecard;
 
 use super::RunError;
 use crate::eval::lbr::{
-    AlwaysCall, AlwaysFold, LbrOptions, LbrResult, PerHand, RangePolicy, run_lbr,
+    AlwaysCall, AlwaysFold, BreakdownRow, LbrOptions, LbrResult, PerHand, RangePolicy, run_lbr,
 };
 use crate::eval::matchup::{MatchReport, exact_match, sampled_match};
 use crate::eval::tree_policy;
@@ -218,6 +218,25 @@ pub fn lbr_with_bar(
         "LBR against policy {}",
         policy.name()
     )))
+}
+
+/// The text table of an LBR breakdown over `hands` hands: one line per way a hand ended, with
+/// its share of the hands, its share of LBR's mean and LBR's mean per hand of it (mbb).
+pub fn breakdown_table(rows: &[BreakdownRow], hands: u64) -> String {
+    let mut out = format!(
+        "{:<52} {:>7} {:>12} {:>12}\n",
+        "LBR's hands, by how they ended", "hands", "mbb/hand", "per hand"
+    );
+    for row in rows {
+        out.push_str(&format!(
+            "{:<52} {:>6.1}% {:>12.1} {:>12.1}\n",
+            row.label,
+            100.0 * row.hands as f64 / hands.max(1) as f64,
+            row.share_mbb,
+            row.mean_mbb
+        ));
+    }
+    out
 }
 
 /// The Hold'em game `name` for LBR with every variant of `variants`, or an error naming the

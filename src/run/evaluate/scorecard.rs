@@ -39,12 +39,13 @@
 //! `lbr_uniform` (per variant `fc`, `fcpa`, `fc12-fcpa34`: `mean`, `ci95`, `hands`, `seed`),
 //! `policies` (per column name: `argument`, `policy` (its name), `vs_uniform` and
 //! `vs_always_call` (`mean`, `ci95`, `hands`, `seed`), `lbr` (per variant: the same plus
-//! `ratio`, `ratio_ci95`, `null` when LBR won exactly nothing against uniform)), and `timing`
+//! `ratio`, `ratio_ci95`, `null` when LBR won exactly nothing against uniform, and with
+//! `--breakdown` `breakdown`, LBR's hands by how they ended)), and `timing`
 //! (wall seconds in all and per row, the only field that differs between two runs with the
 //! same seed). Intervals that are undefined (a single deal) are `null`.
 
-use super::{PolicyArgs, holdem_game, lbr_policy, lbr_with_bar, match_policy};
-use crate::eval::lbr::{AlwaysCall, LbrOptions, LbrResult, LbrVariant, paired_ratio};
+use super::{PolicyArgs, breakdown_table, holdem_game, lbr_policy, lbr_with_bar, match_policy};
+use crate::eval::lbr::{AlwaysCall, BreakdownRow, LbrOptions, LbrResult, LbrVariant, paired_ratio};
 use crate::eval::matchup::sampled_match;
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
@@ -86,6 +87,9 @@ pub struct ScorecardOptions {
     /// ARMAC networks: play with this threshold instead of the checkpoint's
     /// `armac.play_threshold` (see [`super::PolicyArgs`]).
     pub play_threshold: Option<f64>,
+    /// Keep each LBR row's breakdown of LBR's winnings by how the hands ended
+    /// ([`LbrRow::breakdown`]).
+    pub breakdown: bool,
 }
 
 impl ScorecardOptions {
@@ -102,6 +106,7 @@ impl ScorecardOptions {
             preflop_samples: crate::eval::lbr::DEFAULT_PREFLOP_SAMPLES,
             search_iterations: None,
             play_threshold: None,
+            breakdown: false,
         }
     }
 }
@@ -166,6 +171,10 @@ pub struct LbrRow {
     pub ratio: Option<f64>,
     /// Half-width of the paired 95% interval of `ratio`.
     pub ratio_ci95: Option<f64>,
+    /// LBR's winnings by how the hands ended, largest share first (only with
+    /// [`ScorecardOptions::breakdown`]; absent from the JSON otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<Vec<BreakdownRow>>,
 }
 
 /// One column of the scorecard.
@@ -398,6 +407,7 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
                     estimate: estimate(&r),
                     ratio: ratio.as_ref().map(|q| q.ratio),
                     ratio_ci95: ratio.as_ref().map(|q| q.ci95),
+                    breakdown: opts.breakdown.then(|| r.breakdown.clone()),
                 },
             );
         }
@@ -540,6 +550,20 @@ impl Scorecard {
         for r in &table[1..] {
             out.push_str(&line(r));
             out.push('\n');
+        }
+        for (name, c) in &cols {
+            for v in LbrVariant::ALL {
+                let r = &c.lbr[v.name()];
+                if let Some(rows) = &r.breakdown {
+                    out.push_str(&format!(
+                        "\nLBR-{} vs {name} ({}): {}\n",
+                        v.name().to_uppercase(),
+                        c.policy,
+                        interval(r.estimate.mean, r.estimate.ci95, false)
+                    ));
+                    out.push_str(&breakdown_table(rows, r.estimate.hands));
+                }
+            }
         }
         out
     }
