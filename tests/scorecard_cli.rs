@@ -239,3 +239,81 @@ fn breakdown_is_kept_per_lbr_row() {
         "{text}"
     );
 }
+
+/// `scripts/hunl_curve.sh` on a tiny Hold'em run with one-second legs: a model and a
+/// scorecard per hour (played with PLAY_THRESHOLD), later hours at later epochs, the merged
+/// CSV with every point; run again, it finds every hour scored and trains nothing more.
+#[test]
+fn the_curve_script_keeps_a_model_and_a_scorecard_per_leg() {
+    let dir = tmp("scorecard", "curve");
+    let run = dir.join("run");
+    let out = dir.join("out");
+    run_ok(
+        common::train()
+            .args(["--config", "nlhe_fcpa.toml", "--quiet"])
+            .args(["--out", run.to_str().unwrap(), "--max-cpu-seconds", "1"])
+            .args(["--set", "armac.hidden=8", "--set", "armac.epochs=100000"])
+            .args(["--set", "armac.episodes_per_epoch=8"])
+            .args(["--set", "armac.learning_steps_per_epoch=1"])
+            .args(["--set", "armac.batch_trajectories=4"])
+            .args(["--set", "armac.games_per_group=8"])
+            .args(["--set", "armac.replay_capacity=64"]),
+    );
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_armac-eval"))
+        .parent()
+        .unwrap();
+    let curve = || {
+        let mut cmd = std::process::Command::new("bash");
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("scripts/hunl_curve.sh")
+            .args([run.to_str().unwrap(), out.to_str().unwrap(), "2"])
+            .env("BIN", bin)
+            .env("LEG_SECONDS", "1")
+            .env("HANDS", "4")
+            .env("MATCH_HANDS", "20")
+            .env("PLAY_THRESHOLD", "0.3");
+        cmd
+    };
+    run_ok(&mut curve());
+    let card = |h: u32| -> Value {
+        let text = std::fs::read_to_string(out.join(format!("sc_h{h}.json"))).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let epoch = |h: u32| -> u64 {
+        let name = card(h)["policies"]["average"]["policy"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(name.contains("threshold 0.3"), "{name}");
+        name.split("epoch ")
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(epoch(2) > epoch(1), "{} {}", epoch(1), epoch(2));
+    for h in [1, 2] {
+        assert_eq!(
+            card(h)["policies"]["average"]["argument"],
+            out.join(format!("models/h{h}")).to_str().unwrap()
+        );
+        assert!(out.join(format!("models/h{h}/manifest.json")).is_file());
+    }
+    let csv = std::fs::read_to_string(out.join("curve.csv")).unwrap();
+    for h in ["1", "2"] {
+        assert!(
+            csv.lines().any(|l| l.starts_with(&format!("{h},"))),
+            "{csv}"
+        );
+    }
+    // A second call finds both hours scored: the run's checkpoint does not move.
+    let state = run.join("checkpoint").join("state.json");
+    let before = std::fs::read(&state).unwrap();
+    let again = run_ok(&mut curve());
+    assert!(!String::from_utf8_lossy(&again.stdout).contains("hour "));
+    assert_eq!(std::fs::read(&state).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
