@@ -544,3 +544,39 @@ fn play_threshold_is_applied_and_checked() {
         );
     }
 }
+
+/// `--endgame N` solves the river of a network's play: LBR runs against it (its name says
+/// so, and the river answers differ from the network's own on the same deals), and a count
+/// outside 1..=100,000 is refused naming the flag.
+#[test]
+fn endgame_solving_is_applied_and_checked() {
+    let model = "models/hunl_fcpa_armac";
+    let v = lbr_json(model, "fc", 40, &["--endgame", "20"]);
+    let name = v["policy"].as_str().unwrap();
+    assert!(name.contains("endgame solving (20 iterations)"), "{v}");
+    assert!(num(&v, "mean").is_finite());
+    let plain = lbr_json(model, "fc", 40, &[]);
+    assert_ne!(num(&v, "mean"), num(&plain, "mean"), "{v} {plain}");
+    for bad in ["0", "100001"] {
+        run_err(
+            eval()
+                .args(["lbr", "--policy", model, "--variant", "fc", "--hands", "4"])
+                .args(["--endgame", bad]),
+            "--endgame",
+        );
+    }
+    run_err(
+        eval()
+            .args([
+                "match",
+                "--game",
+                "hunl_fcpa",
+                "--a",
+                model,
+                "--b",
+                "uniform",
+            ])
+            .args(["--sampled", "--hands", "2", "--endgame", "0"]),
+        "--endgame",
+    );
+}

@@ -87,6 +87,11 @@ enum Command {
         /// network's probabilities as they are.
         #[arg(long)]
         play_threshold: Option<f64>,
+        /// ARMAC networks on heads-up poker: answer every decision of the last betting round
+        /// from a solve of that round (CFR+ with this many iterations, both players' ranges
+        /// from the network's play before it; see docs/evaluation.md).
+        #[arg(long)]
+        endgame: Option<usize>,
         /// Refuse games with more histories than this (counted, with an early exit at the
         /// cap, before the tree is compiled; its time and memory grow with the histories).
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
@@ -175,6 +180,11 @@ enum Command {
         /// network's probabilities as they are.
         #[arg(long)]
         play_threshold: Option<f64>,
+        /// ARMAC networks on heads-up poker: answer every decision of the last betting round
+        /// from a solve of that round (CFR+ with this many iterations, both players' ranges
+        /// from the network's play before it; see docs/evaluation.md).
+        #[arg(long)]
+        endgame: Option<usize>,
         /// Exact matches: refuse games with more histories than this (counted, with an early
         /// exit at the cap, before the tree is compiled); `--sampled` plays hands instead.
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
@@ -282,6 +292,11 @@ enum Command {
         /// `armac.play_threshold`; 0 plays the network's probabilities as they are.
         #[arg(long)]
         play_threshold: Option<f64>,
+        /// ARMAC networks on heads-up poker: answer every decision of the last betting round
+        /// from a solve of that round (CFR+ with this many iterations, both players' ranges
+        /// from the network's play before it; see docs/evaluation.md).
+        #[arg(long)]
+        endgame: Option<usize>,
         /// Also print where LBR's winnings come from: its hands grouped by how they ended (who
         /// folded in which round; showdowns all in or not, by who bet last in which round),
         /// each group's share of the mean and its mean per hand (with --json: `breakdown`).
@@ -326,6 +341,11 @@ enum Command {
         /// network's probabilities as they are.
         #[arg(long)]
         play_threshold: Option<f64>,
+        /// ARMAC networks on heads-up poker: answer every decision of the last betting round
+        /// from a solve of that round (CFR+ with this many iterations, both players' ranges
+        /// from the network's play before it; see docs/evaluation.md).
+        #[arg(long)]
+        endgame: Option<usize>,
         /// Also show where each LBR row's winnings come from: its hands grouped by how they
         /// ended, as `lbr --breakdown` does (with --json: each row's `breakdown`).
         #[arg(long)]
@@ -396,8 +416,19 @@ fn run(args: Args) -> Result<()> {
             policy,
             json,
             play_threshold,
+            endgame,
             max_histories,
-        } => nashconv(&game, &policy, json, play_threshold, max_histories),
+        } => nashconv(
+            &game,
+            &policy,
+            json,
+            PolicyArgs {
+                search_iterations: None,
+                play_threshold,
+                endgame_iterations: endgame,
+            },
+            max_histories,
+        ),
         Command::SearchNashconv {
             game,
             run: Some(dir),
@@ -431,6 +462,7 @@ fn run(args: Args) -> Result<()> {
             json,
             search_iterations,
             play_threshold,
+            endgame,
             max_histories,
         } => head_to_head(
             &game,
@@ -442,6 +474,7 @@ fn run(args: Args) -> Result<()> {
             PolicyArgs {
                 search_iterations,
                 play_threshold,
+                endgame_iterations: endgame,
             },
             max_histories,
         ),
@@ -475,6 +508,7 @@ fn run(args: Args) -> Result<()> {
             reference,
             search_iterations,
             play_threshold,
+            endgame,
             breakdown,
         } => Ok(armac::run::evaluate::lbr_command::run(&LbrCommand {
             game,
@@ -494,6 +528,7 @@ fn run(args: Args) -> Result<()> {
             reference,
             search_iterations,
             play_threshold,
+            endgame,
             breakdown,
         })?),
         Command::Scorecard {
@@ -506,6 +541,7 @@ fn run(args: Args) -> Result<()> {
             preflop_samples,
             search_iterations,
             play_threshold,
+            endgame,
             breakdown,
             json,
             out,
@@ -520,6 +556,7 @@ fn run(args: Args) -> Result<()> {
                 preflop_samples,
                 search_iterations,
                 play_threshold,
+                endgame_iterations: endgame,
                 breakdown,
             };
             Ok(scorecard::command(&opts, json, out.as_deref())?)
@@ -570,8 +607,8 @@ fn export_policy(
     max_histories: usize,
 ) -> Result<()> {
     let args = PolicyArgs {
-        search_iterations: None,
         play_threshold,
+        ..PolicyArgs::default()
     };
     args.check()?;
     let (game, policy): (_, Box<dyn Policy>) =
@@ -746,14 +783,10 @@ fn nashconv(
     game_name: &str,
     policy: &str,
     as_json: bool,
-    play_threshold: Option<f64>,
+    args: PolicyArgs,
     max_histories: usize,
 ) -> Result<()> {
     let game = load_game(game_name)?;
-    let args = PolicyArgs {
-        search_iterations: None,
-        play_threshold,
-    };
     args.check()?;
     let tree = exact_tree(game.as_ref(), max_histories)?;
     let policy = match_policy(policy, game.as_ref(), "--policy", args)?;

@@ -19,6 +19,7 @@
 //!   chance, not the player's own reach).
 //! * A player's root value is `Σ_x r_i(x) v_i(x)`.
 
+pub mod endgame;
 pub mod engine;
 pub mod factored;
 pub mod features;

@@ -55,6 +55,8 @@ pub struct LbrCommand {
     pub breakdown: bool,
     /// ARMAC networks: play with this threshold instead of the checkpoint's own.
     pub play_threshold: Option<f64>,
+    /// ARMAC networks: solve the last betting round with this many CFR+ iterations.
+    pub endgame: Option<usize>,
 }
 
 /// `--variant`: `fc`, `fcpa`, `fc12-fcpa34`, a comma-separated list of them (in the order
@@ -117,6 +119,7 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
             &game_string,
             args.replay_ranges,
             PolicyArgs {
+                endgame_iterations: args.endgame,
                 search_iterations: args.search_iterations,
                 play_threshold: args.play_threshold,
             },
@@ -187,6 +190,7 @@ fn watch(
             &game_string,
             args.replay_ranges,
             PolicyArgs {
+                endgame_iterations: args.endgame,
                 search_iterations: args.search_iterations,
                 play_threshold: args.play_threshold,
             },

@@ -21,6 +21,7 @@ use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
 use crate::rl::policy::ArmacAveragePolicy;
+use crate::search::endgame::EndgamePolicy;
 use crate::tree::PublicTree;
 use std::path::Path;
 
@@ -42,18 +43,44 @@ pub struct PolicyArgs {
     /// ARMAC networks: play with this threshold instead of the run's own
     /// `armac.play_threshold` (0: the network's probabilities as they are).
     pub play_threshold: Option<f64>,
+    /// ARMAC networks on heads-up poker: answer the last betting round's decisions by solving
+    /// that round with this many CFR+ iterations ([`crate::search::endgame`]).
+    pub endgame_iterations: Option<usize>,
 }
 
 impl PolicyArgs {
-    /// Checks `play_threshold` (`--play-threshold` on the command line): in [0, 1).
+    /// Checks `play_threshold` (`--play-threshold` on the command line): in [0, 1); and
+    /// `endgame_iterations` (`--endgame`): 1 to [`crate::search::endgame::MAX_ITERATIONS`].
     pub fn check(&self) -> Result<(), RunError> {
-        match self.play_threshold {
-            Some(t) if !(0.0..1.0).contains(&t) => Err(RunError::Usage(format!(
+        use crate::search::endgame::MAX_ITERATIONS;
+        if let Some(t) = self.play_threshold.filter(|t| !(0.0..1.0).contains(t)) {
+            return Err(RunError::Usage(format!(
                 "--play-threshold {t}: must be in [0, 1) (0 plays the network's probabilities \
                  as they are)"
+            )));
+        }
+        match self.endgame_iterations {
+            Some(n) if !(1..=MAX_ITERATIONS).contains(&n) => Err(RunError::Usage(format!(
+                "--endgame {n}: must be 1 to {MAX_ITERATIONS} CFR+ iterations per solve"
             ))),
             _ => Ok(()),
         }
+    }
+
+    /// `policy` (an ARMAC network of a universal_poker game `game_string`) with endgame
+    /// solving when these arguments ask for it.
+    fn wrap<P>(&self, policy: P, game_string: &str) -> Result<Wrapped<P>, RunError>
+    where
+        P: Policy + RangePolicy + 'static,
+    {
+        let Some(n) = self.endgame_iterations else {
+            return Ok(Wrapped::Plain(policy));
+        };
+        let game = UniversalPokerGame::from_string(game_string)
+            .map_err(|e| RunError::Usage(format!("--endgame needs a universal_poker game: {e}")))?;
+        let p = EndgamePolicy::new(policy, game, n)
+            .map_err(|e| RunError::Usage(format!("--endgame {n}: {e}")))?;
+        Ok(Wrapped::Endgame(p))
     }
 
     /// `policy` with the threshold of these arguments, if they set one.
@@ -61,6 +88,28 @@ impl PolicyArgs {
         match self.play_threshold {
             Some(t) => policy.with_threshold(t),
             None => policy,
+        }
+    }
+}
+
+/// A policy as loaded, or with endgame solving.
+enum Wrapped<P> {
+    Plain(P),
+    Endgame(EndgamePolicy<P>),
+}
+
+impl<P: Policy + RangePolicy + 'static> Wrapped<P> {
+    fn per_state(self) -> Box<dyn Policy> {
+        match self {
+            Wrapped::Plain(p) => Box::new(p),
+            Wrapped::Endgame(p) => Box::new(p),
+        }
+    }
+
+    fn per_range(self) -> Box<dyn RangePolicy> {
+        match self {
+            Wrapped::Plain(p) => Box::new(p),
+            Wrapped::Endgame(p) => Box::new(p),
         }
     }
 }
@@ -123,7 +172,7 @@ pub fn match_policy(
                     trained_on.load_string()
                 )));
             }
-            Box::new(p)
+            args.wrap(p, &game_string)?.per_state()
         }
         path => {
             if !Path::new(path).is_file() {
@@ -179,12 +228,11 @@ pub fn lbr_policy(
                     trained_on.load_string()
                 )));
             }
-            Box::new(
-                args.apply(
-                    p.with_incremental_ranges(!replay)
-                        .with_current_policy(current),
-                ),
-            )
+            let p = args.apply(
+                p.with_incremental_ranges(!replay)
+                    .with_current_policy(current),
+            );
+            args.wrap(p, game_string)?.per_range()
         }
         path => {
             if !Path::new(path).is_file() {

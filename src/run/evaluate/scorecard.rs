@@ -87,6 +87,9 @@ pub struct ScorecardOptions {
     /// ARMAC networks: play with this threshold instead of the checkpoint's
     /// `armac.play_threshold` (see [`super::PolicyArgs`]).
     pub play_threshold: Option<f64>,
+    /// ARMAC networks: solve the last betting round with this many CFR+ iterations
+    /// ([`super::PolicyArgs::endgame_iterations`]).
+    pub endgame_iterations: Option<usize>,
     /// Keep each LBR row's breakdown of LBR's winnings by how the hands ended
     /// ([`LbrRow::breakdown`]).
     pub breakdown: bool,
@@ -106,6 +109,7 @@ impl ScorecardOptions {
             preflop_samples: crate::eval::lbr::DEFAULT_PREFLOP_SAMPLES,
             search_iterations: None,
             play_threshold: None,
+            endgame_iterations: None,
             breakdown: false,
         }
     }
@@ -302,6 +306,7 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
         let args = PolicyArgs {
             search_iterations: opts.search_iterations,
             play_threshold: opts.play_threshold,
+            endgame_iterations: opts.endgame_iterations,
         };
         let per_state = match_policy(&argument, &game, "--policy", args)?;
         let per_range = lbr_policy(&argument, &game_string, false, args)?;

@@ -1,0 +1,413 @@
+//! Endgame solving for a blueprint policy on heads-up Hold'em: in the last betting round the
+//! blueprint's own answer is replaced by the solution of that round's subgame.
+//!
+//! # One solve
+//! At a decision in the last round, both players' ranges at the round's first state are the
+//! blueprint's reach of each hand: the product, over that player's decisions of the earlier
+//! rounds, of the probability the blueprint gives the action taken (floored at
+//! [`RANGE_FLOOR`], so that an opponent who took an action the blueprint never takes still has
+//! a range). The rest of the hand from there is a small public tree with exact terminal
+//! values (folds and showdowns on the full board: no value network), solved by a CFR variant
+//! ([`FactoredCfr`], CFR+ by default) from those ranges for `iterations` iterations; the
+//! player to act plays the average strategy at the current node for its hand.
+//!
+//! Every decision of the round is answered from the same solve (it is cached by the round's
+//! public root), so the player's river actions are consistent with one another and with the
+//! ranges the solve assumed. The solve assumes the opponent reached the round by playing the
+//! blueprint: it is *unsafe* re-solving (no CFR-D gadget), and an opponent whose range
+//! differs from the blueprint's may exploit it. Earlier rounds are the blueprint's.
+//!
+//! Works on any heads-up `universal_poker` game the factored layout supports; the blueprint
+//! must answer range queries ([`RangePolicy`]) for every hand that avoids the board.
+
+use super::factored::FactoredCfr;
+use super::holdem::{HoldemSearchError, public_edges, state_at};
+use crate::cfr::SolverSpec;
+use crate::eval::lbr::{ActionProbs, RangePolicy, with_hole_cards};
+use crate::game::{Player, State, Turn};
+use crate::games::cards::hole_index;
+use crate::games::universal_poker::{UniversalPokerGame, UniversalPokerState};
+use crate::policy::{Policy, PolicyError};
+use crate::tree::poker::{PokerEdge, PokerLayout};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// The least probability an action taken before the last round keeps in a range.
+pub const RANGE_FLOOR: f64 = 0.01;
+
+/// Cached solves kept at most (the cache is emptied when full).
+pub const MAX_CACHED_SOLVES: usize = 4096;
+
+/// The most iterations one solve may run.
+pub const MAX_ITERATIONS: usize = 100_000;
+
+/// Public nodes one last-round tree may have.
+const MAX_NODES: usize = 100_000;
+
+/// One solved last round: its layout and both players' average strategies.
+struct Solved {
+    layout: Arc<PokerLayout>,
+    average: [Vec<f64>; 2],
+}
+
+/// A blueprint policy whose last-round decisions come from endgame solving (module docs).
+pub struct EndgamePolicy<B> {
+    blueprint: B,
+    game: UniversalPokerGame,
+    spec: SolverSpec,
+    iterations: usize,
+    name: String,
+    cache: Mutex<HashMap<Vec<PokerEdge>, Arc<Solved>>>,
+}
+
+impl<B: Policy + RangePolicy> EndgamePolicy<B> {
+    /// `blueprint` on `game`, its last round solved with `iterations` CFR+ iterations (1 to
+    /// [`MAX_ITERATIONS`]).
+    pub fn new(
+        blueprint: B,
+        game: UniversalPokerGame,
+        iterations: usize,
+    ) -> Result<Self, HoldemSearchError> {
+        if !(1..=MAX_ITERATIONS).contains(&iterations) {
+            return Err(HoldemSearchError::BadSetting {
+                key: "endgame iterations",
+                value: iterations.to_string(),
+                reason: format!("must be 1 to {MAX_ITERATIONS}"),
+            });
+        }
+        let cfg = game.config();
+        if cfg.num_hole != 2 {
+            return Err(HoldemSearchError::BadSetting {
+                key: "game",
+                value: cfg.load_string.clone(),
+                reason: "endgame solving needs two hole cards per player".into(),
+            });
+        }
+        let name = format!(
+            "{} + endgame solving ({iterations} iterations)",
+            Policy::name(&blueprint)
+        );
+        Ok(EndgamePolicy {
+            blueprint,
+            game,
+            spec: SolverSpec::named("cfr+").expect("cfr+ is a named solver"),
+            iterations,
+            name,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Solves run so far and still cached.
+    pub fn cached_solves(&self) -> usize {
+        self.cache.lock().expect("cache lock").len()
+    }
+
+    fn fail(&self, reason: String) -> PolicyError {
+        PolicyError::Failed {
+            policy: self.name.clone(),
+            reason,
+        }
+    }
+
+    /// Where the last round starts in `edges`: the index just past its board deal, or `None`
+    /// before the last round.
+    fn last_round_root(&self, edges: &[PokerEdge]) -> Option<usize> {
+        let rounds = self.game.config().num_rounds;
+        let deals: Vec<usize> = edges
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, PokerEdge::Deal(_)))
+            .map(|(k, _)| k)
+            .collect();
+        match deals.last() {
+            Some(&k) if deals.len() + 1 == rounds => Some(k + 1),
+            None if rounds == 1 => Some(0),
+            _ => None,
+        }
+    }
+
+    /// Both players' blueprint reaches of every hole index at the start of the last round of
+    /// `state`'s hand (zero for hands that collide with `state`'s board).
+    fn ranges(&self, state: &UniversalPokerState) -> Result<[Vec<f64>; 2], PolicyError> {
+        let cfg = self.game.config();
+        let last = (cfg.num_rounds - 1) as u8;
+        let board = state.board_cards().to_vec();
+        let deck = &cfg.deck[..cfg.deck_size];
+        let hands = hands_avoiding(deck, &board);
+        let size = crate::games::cards::NUM_HOLE_HANDS;
+        let mut reach = [vec![0.0; size], vec![0.0; size]];
+        for r in reach.iter_mut() {
+            for &h in &hands {
+                r[h as usize] = 1.0;
+            }
+        }
+        let mut s = self.game.initial_state();
+        for &a in state.history() {
+            if let Turn::Player(q) = s.turn() {
+                if s.betting().round >= last {
+                    break;
+                }
+                let probs = self.range_probs(&s, q, &hands)?;
+                for (&h, p) in hands.iter().zip(&probs) {
+                    reach[q][h as usize] *= p[a].max(RANGE_FLOOR);
+                }
+            }
+            s.try_apply(a).map_err(|e| self.fail(e.to_string()))?;
+        }
+        Ok(reach)
+    }
+
+    /// The blueprint's action probabilities of player `q` to act at `s` for each of `hands`
+    /// (hole indices that avoid `s`'s board). A range query needs the opponent's hole cards
+    /// to avoid the hands asked about, so the hands are asked in groups, each on a copy of
+    /// `s` whose opponent holds stand-in cards that avoid the group: `q`'s information is
+    /// the same in every copy.
+    fn range_probs(
+        &self,
+        s: &UniversalPokerState,
+        q: Player,
+        hands: &[u16],
+    ) -> Result<Vec<ActionProbs>, PolicyError> {
+        let cfg = self.game.config();
+        let board = s.board_cards();
+        let free: Vec<u8> = cfg.deck[..cfg.deck_size]
+            .iter()
+            .copied()
+            .filter(|c| !board.contains(c))
+            .collect();
+        let pairs: Vec<(u8, u8)> = free
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &a)| free[i + 1..].iter().map(move |&b| (a, b)))
+            .collect();
+        let clash = |h: u16, (a, b): (u8, u8)| {
+            let (x, y) = crate::games::cards::hole_cards(h as usize);
+            [x, y].iter().any(|&c| c == a || c == b)
+        };
+        let mut out = vec![[0.0; 4]; hands.len()];
+        let mut left: Vec<usize> = (0..hands.len()).collect();
+        while let Some(&first) = left.first() {
+            let pair = *pairs
+                .iter()
+                .find(|&&p| !clash(hands[first], p))
+                .ok_or_else(|| self.fail("no stand-in cards for the opponent".into()))?;
+            let base = self.with_opponent_cards(s, q, pair)?;
+            let (fit, rest): (Vec<usize>, Vec<usize>) =
+                left.iter().partition(|&&i| !clash(hands[i], pair));
+            let asked: Vec<u16> = fit.iter().map(|&i| hands[i]).collect();
+            let probs = self.blueprint.hand_action_probabilities(&base, &asked)?;
+            for (&i, p) in fit.iter().zip(probs) {
+                out[i] = p;
+            }
+            left = rest;
+        }
+        Ok(out)
+    }
+
+    /// `s` with `q`'s opponent holding `pair` (and `q` holding other stand-in cards first
+    /// where its own cards clash with `pair`).
+    fn with_opponent_cards(
+        &self,
+        s: &UniversalPokerState,
+        q: Player,
+        pair: (u8, u8),
+    ) -> Result<UniversalPokerState, PolicyError> {
+        let other = 1 - q;
+        let cfg = self.game.config();
+        let mine = s.hole_cards(q);
+        let base = if mine.contains(&pair.0) || mine.contains(&pair.1) {
+            let theirs = s.hole_cards(other);
+            let spare: Vec<u8> = cfg.deck[..cfg.deck_size]
+                .iter()
+                .copied()
+                .filter(|c| {
+                    !s.board_cards().contains(c)
+                        && !theirs.contains(c)
+                        && *c != pair.0
+                        && *c != pair.1
+                })
+                .take(2)
+                .collect();
+            if spare.len() < 2 {
+                return Err(self.fail("no stand-in cards for the player".into()));
+            }
+            with_hole_cards(s, q, hole_index(spare[0], spare[1]))
+                .ok_or_else(|| self.fail("stand-in cards for the player clash".into()))?
+        } else {
+            s.clone()
+        };
+        with_hole_cards(&base, other, hole_index(pair.0, pair.1))
+            .ok_or_else(|| self.fail("stand-in cards for the opponent clash".into()))
+    }
+
+    /// The cached solve of the last round that `state` (a decision of it, public edges
+    /// `edges`, round root at `root`) belongs to.
+    fn solve(
+        &self,
+        state: &UniversalPokerState,
+        edges: &[PokerEdge],
+        root: usize,
+    ) -> Result<Arc<Solved>, PolicyError> {
+        let key = edges[..root].to_vec();
+        if let Some(s) = self.cache.lock().expect("cache lock").get(&key) {
+            return Ok(s.clone());
+        }
+        let reach = self.ranges(state)?;
+        let root_state = state_at(state, &key).map_err(|e| self.fail(e.to_string()))?;
+        let layout = Arc::new(
+            PokerLayout::from_state_limited(&root_state, MAX_NODES, true)
+                .map_err(|e| self.fail(e.to_string()))?,
+        );
+        let ranges = reach.map(|r| {
+            layout
+                .hole_index
+                .iter()
+                .map(|&h| r[h as usize])
+                .collect::<Vec<f64>>()
+        });
+        let mut solver = FactoredCfr::with_leaves(layout.clone(), self.spec, Some(ranges), None)
+            .map_err(|e| self.fail(e.to_string()))?;
+        for _ in 0..self.iterations {
+            solver.iterate();
+        }
+        let solved = Arc::new(Solved {
+            layout,
+            average: [solver.average(0), solver.average(1)],
+        });
+        let mut cache = self.cache.lock().expect("cache lock");
+        if cache.len() >= MAX_CACHED_SOLVES {
+            cache.clear();
+        }
+        cache.insert(key, solved.clone());
+        Ok(solved)
+    }
+
+    /// For a decision of the last round: the legal actions and, per hole index of `hands`,
+    /// the solved probabilities; `None` before the last round.
+    #[allow(clippy::type_complexity)]
+    fn solved_rows(
+        &self,
+        state: &UniversalPokerState,
+        hands: &[usize],
+    ) -> Result<Option<(Vec<usize>, Vec<Vec<f64>>)>, PolicyError> {
+        let Turn::Player(p) = state.turn() else {
+            return Err(PolicyError::NotADecision);
+        };
+        let edges = public_edges(state).map_err(|e| self.fail(e.to_string()))?;
+        let Some(root) = self.last_round_root(&edges) else {
+            return Ok(None);
+        };
+        let solved = self.solve(state, &edges, root)?;
+        let l = &*solved.layout;
+        let mut here = 0;
+        for e in &edges[root..] {
+            here = l
+                .children(here)
+                .find(|&c| &l.nodes[c].edge == e)
+                .ok_or_else(|| self.fail(format!("edge {e:?} is not in the solved tree")))?;
+        }
+        let node = &l.nodes[here];
+        let d = node.decision as usize;
+        let np = l.num_hands();
+        let o = l.offsets[p][d];
+        let na = node.actions.len();
+        let rows = hands
+            .iter()
+            .map(|&h| {
+                let x = l
+                    .hole_index
+                    .binary_search(&(h as u32))
+                    .map_err(|_| self.fail(format!("hand {h} is not in the layout")))?;
+                Ok((0..na).map(|a| solved.average[p][o + a * np + x]).collect())
+            })
+            .collect::<Result<Vec<Vec<f64>>, PolicyError>>()?;
+        Ok(Some((node.actions.clone(), rows)))
+    }
+
+    /// `state` replayed in this policy's game (the per-state API takes any [`State`]).
+    fn replay(&self, state: &dyn State) -> Result<UniversalPokerState, PolicyError> {
+        let mut s = self.game.initial_state();
+        for &a in state.history() {
+            s.try_apply(a).map_err(|e| {
+                self.fail(format!(
+                    "replaying the state in {}: {e}",
+                    self.game.config().load_string
+                ))
+            })?;
+        }
+        Ok(s)
+    }
+}
+
+/// Hole indices of every two-card hand of `deck` (card codes) that avoids `board`.
+fn hands_avoiding(deck: &[u8], board: &[u8]) -> Vec<u16> {
+    let mut out = Vec::new();
+    for (i, &a) in deck.iter().enumerate() {
+        for &b in &deck[i + 1..] {
+            if !board.contains(&a) && !board.contains(&b) {
+                out.push(hole_index(a, b) as u16);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+impl<B: Policy + RangePolicy> Policy for EndgamePolicy<B> {
+    fn action_probabilities(&self, state: &dyn State) -> Result<Vec<f64>, PolicyError> {
+        let Turn::Player(p) = state.turn() else {
+            return Err(PolicyError::NotADecision);
+        };
+        let s = self.replay(state)?;
+        let holes = s.hole_cards(p);
+        let hand = hole_index(holes[0], holes[1]);
+        match self.solved_rows(&s, &[hand])? {
+            None => self.blueprint.action_probabilities(state),
+            Some((actions, rows)) => {
+                let legal = s.legal_actions();
+                if legal != actions {
+                    return Err(self.fail(format!(
+                        "the solve's actions {actions:?} differ from the legal actions {legal:?}"
+                    )));
+                }
+                Ok(rows[0].clone())
+            }
+        }
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}
+
+impl<B: Policy + RangePolicy> RangePolicy for EndgamePolicy<B> {
+    fn hand_action_probabilities(
+        &self,
+        state: &UniversalPokerState,
+        hands: &[u16],
+    ) -> Result<Vec<ActionProbs>, PolicyError> {
+        let asked: Vec<usize> = hands.iter().map(|&h| h as usize).collect();
+        match self.solved_rows(state, &asked)? {
+            None => self.blueprint.hand_action_probabilities(state, hands),
+            Some((actions, rows)) => rows
+                .into_iter()
+                .map(|row| {
+                    let mut out = [0.0; 4];
+                    for (&a, q) in actions.iter().zip(row) {
+                        *out.get_mut(a).ok_or_else(|| {
+                            self.fail(format!("action {a} is not an FCPA action"))
+                        })? = q;
+                    }
+                    Ok(out)
+                })
+                .collect(),
+        }
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests;

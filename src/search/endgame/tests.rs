@@ -1,0 +1,87 @@
+use super::*;
+use crate::eval::lbr::AlwaysCall;
+use crate::eval::{nash_conv, tree_policy};
+use crate::games::registry::load_game;
+use crate::policy::UniformPolicy;
+use crate::run::evaluate::exact_tree;
+
+fn small() -> UniversalPokerGame {
+    let g = load_game("small_fcpa").unwrap();
+    UniversalPokerGame::from_string(&g.load_string()).unwrap()
+}
+
+/// Every decision state of `game` reached by the action sequence `actions` after dealing
+/// the outcomes `deal` (hole cards, then board cards as their rounds start).
+fn play(game: &UniversalPokerGame, script: &[usize]) -> UniversalPokerState {
+    let mut s = game.initial_state();
+    for &a in script {
+        s.try_apply(a).unwrap();
+    }
+    s
+}
+
+/// Before the last round the blueprint answers; in it, the per-state answer and the range
+/// answer agree, sum to 1 over the legal actions, and come from one cached solve per round.
+#[test]
+fn last_round_answers_agree_and_earlier_rounds_are_the_blueprint() {
+    let game = small();
+    let policy = EndgamePolicy::new(AlwaysCall, small(), 50).unwrap();
+    // Hole cards (outcomes 0-3), pre-flop call and check, then the flop (outcomes 4-6).
+    let pre = play(&game, &[0, 1, 2, 3]);
+    assert_eq!(
+        Policy::action_probabilities(&policy, &pre).unwrap(),
+        Policy::action_probabilities(&AlwaysCall, &pre).unwrap()
+    );
+    let flop = play(&game, &[0, 1, 2, 3, 1, 1, 4, 5, 6]);
+    assert!(matches!(flop.turn(), Turn::Player(_)), "{flop:?}");
+    let Turn::Player(p) = flop.turn() else {
+        unreachable!()
+    };
+    let probs = Policy::action_probabilities(&policy, &flop).unwrap();
+    assert_eq!(probs.len(), flop.legal_actions().len());
+    assert!((probs.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{probs:?}");
+    let holes = flop.hole_cards(p);
+    let h = hole_index(holes[0], holes[1]) as u16;
+    let rows = policy.hand_action_probabilities(&flop, &[h]).unwrap();
+    for (k, &a) in flop.legal_actions().iter().enumerate() {
+        assert!((rows[0][a] - probs[k]).abs() < 1e-12, "{rows:?} {probs:?}");
+    }
+    // The opponent's answer after a check comes from the same solve.
+    assert_eq!(policy.cached_solves(), 1);
+    let after = play(&game, &[0, 1, 2, 3, 1, 1, 4, 5, 6, 1]);
+    Policy::action_probabilities(&policy, &after).unwrap();
+    assert_eq!(policy.cached_solves(), 1);
+}
+
+/// Solving the last round lowers the exact NashConv of a poor blueprint (uniform, and
+/// always-call) on small_fcpa, and the solved policy is a valid policy at every infoset.
+#[test]
+fn endgame_solving_lowers_nash_conv_of_poor_blueprints() {
+    let game = small();
+    let any = load_game("small_fcpa").unwrap();
+    let tree = exact_tree(any.as_ref(), 10_000_000).unwrap();
+    let nc =
+        |p: &dyn Policy| nash_conv(&tree, &tree_policy(&tree, any.as_ref(), p).unwrap()).nash_conv;
+    let uniform = nc(&UniformPolicy);
+    let solved = nc(&EndgamePolicy::new(UniformPolicy, small(), 200).unwrap());
+    assert!(solved < 0.8 * uniform, "uniform {uniform}, solved {solved}");
+    let call = nc(&AlwaysCall);
+    let solved_call = nc(&EndgamePolicy::new(AlwaysCall, game, 200).unwrap());
+    assert!(
+        solved_call < 0.8 * call,
+        "always-call {call}, solved {solved_call}"
+    );
+}
+
+#[test]
+fn bad_settings_are_refused_by_name() {
+    let err = EndgamePolicy::new(UniformPolicy, small(), 0).err().unwrap();
+    assert!(err.to_string().contains("endgame iterations"), "{err}");
+    let big = EndgamePolicy::new(UniformPolicy, small(), MAX_ITERATIONS + 1)
+        .err()
+        .unwrap();
+    assert!(
+        big.to_string().contains(&(MAX_ITERATIONS + 1).to_string()),
+        "{big}"
+    );
+}
