@@ -35,8 +35,9 @@ use std::sync::{Arc, Mutex};
 /// The least probability an action taken before the last round keeps in a range.
 pub const RANGE_FLOOR: f64 = 0.01;
 
-/// Cached solves kept at most (the cache is emptied when full).
-pub const MAX_CACHED_SOLVES: usize = 4096;
+/// Bytes the cached solves may hold (the cache is emptied when a solve would pass it; one
+/// Hold'em river solve holds about half a megabyte).
+pub const CACHE_BYTES: usize = 256 << 20;
 
 /// The most iterations one solve may run.
 pub const MAX_ITERATIONS: usize = 100_000;
@@ -50,6 +51,19 @@ struct Solved {
     average: [Vec<f64>; 2],
 }
 
+impl Solved {
+    fn bytes(&self) -> usize {
+        self.layout.heap_bytes() + 8 * (self.average[0].len() + self.average[1].len())
+    }
+}
+
+/// The cache of solves by round root, and the bytes it holds.
+#[derive(Default)]
+struct Cache {
+    map: HashMap<Vec<PokerEdge>, Arc<Solved>>,
+    bytes: usize,
+}
+
 /// A blueprint policy whose last-round decisions come from endgame solving (module docs).
 pub struct EndgamePolicy<B> {
     blueprint: B,
@@ -57,7 +71,8 @@ pub struct EndgamePolicy<B> {
     spec: SolverSpec,
     iterations: usize,
     name: String,
-    cache: Mutex<HashMap<Vec<PokerEdge>, Arc<Solved>>>,
+    cache: Mutex<Cache>,
+    cache_budget: usize,
 }
 
 impl<B: Policy + RangePolicy> EndgamePolicy<B> {
@@ -93,13 +108,22 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
             spec: SolverSpec::named("cfr+").expect("cfr+ is a named solver"),
             iterations,
             name,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(Cache::default()),
+            cache_budget: CACHE_BYTES,
         })
     }
 
-    /// Solves run so far and still cached.
-    pub fn cached_solves(&self) -> usize {
-        self.cache.lock().expect("cache lock").len()
+    /// The policy with a cache of at most `bytes` ([`CACHE_BYTES`] unless set; 0 caches
+    /// nothing: every decision solves its round again).
+    pub fn with_cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_budget = bytes;
+        self
+    }
+
+    /// Solves cached now, and the bytes they hold.
+    pub fn cached(&self) -> (usize, usize) {
+        let c = self.cache.lock().expect("cache lock");
+        (c.map.len(), c.bytes)
     }
 
     fn fail(&self, reason: String) -> PolicyError {
@@ -249,7 +273,7 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
         root: usize,
     ) -> Result<Arc<Solved>, PolicyError> {
         let key = edges[..root].to_vec();
-        if let Some(s) = self.cache.lock().expect("cache lock").get(&key) {
+        if let Some(s) = self.cache.lock().expect("cache lock").map.get(&key) {
             return Ok(s.clone());
         }
         let reach = self.ranges(state)?;
@@ -274,11 +298,20 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
             layout,
             average: [solver.average(0), solver.average(1)],
         });
-        let mut cache = self.cache.lock().expect("cache lock");
-        if cache.len() >= MAX_CACHED_SOLVES {
-            cache.clear();
+        let bytes = solved.bytes();
+        if bytes > self.cache_budget {
+            return Ok(solved);
         }
-        cache.insert(key, solved.clone());
+        let mut cache = self.cache.lock().expect("cache lock");
+        if cache.bytes + bytes > self.cache_budget {
+            cache.map.clear();
+            cache.bytes = 0;
+        }
+        // Another thread may have cached the same solve meanwhile: count it once.
+        if let Some(old) = cache.map.insert(key, solved.clone()) {
+            cache.bytes -= old.bytes();
+        }
+        cache.bytes += bytes;
         Ok(solved)
     }
 

@@ -10,8 +10,7 @@ fn small() -> UniversalPokerGame {
     UniversalPokerGame::from_string(&g.load_string()).unwrap()
 }
 
-/// Every decision state of `game` reached by the action sequence `actions` after dealing
-/// the outcomes `deal` (hole cards, then board cards as their rounds start).
+/// The state of `game` after the chance outcomes and actions of `script`, in order.
 fn play(game: &UniversalPokerGame, script: &[usize]) -> UniversalPokerState {
     let mut s = game.initial_state();
     for &a in script {
@@ -47,10 +46,28 @@ fn last_round_answers_agree_and_earlier_rounds_are_the_blueprint() {
         assert!((rows[0][a] - probs[k]).abs() < 1e-12, "{rows:?} {probs:?}");
     }
     // The opponent's answer after a check comes from the same solve.
-    assert_eq!(policy.cached_solves(), 1);
+    let (solves, bytes) = policy.cached();
+    assert_eq!(solves, 1);
     let after = play(&game, &[0, 1, 2, 3, 1, 1, 4, 5, 6, 1]);
-    Policy::action_probabilities(&policy, &after).unwrap();
-    assert_eq!(policy.cached_solves(), 1);
+    let again = Policy::action_probabilities(&policy, &after).unwrap();
+    assert_eq!(policy.cached(), (1, bytes));
+    // Another flop is another solve; a budget of one solve keeps only the newest, and a
+    // budget of nothing keeps none but answers the same.
+    let other = play(&game, &[0, 1, 2, 3, 1, 1, 4, 5, 7]);
+    Policy::action_probabilities(&policy, &other).unwrap();
+    assert_eq!(policy.cached().0, 2);
+    let tight = EndgamePolicy::new(AlwaysCall, small(), 50)
+        .unwrap()
+        .with_cache_bytes(bytes + bytes / 2);
+    Policy::action_probabilities(&tight, &flop).unwrap();
+    Policy::action_probabilities(&tight, &other).unwrap();
+    assert_eq!(tight.cached().0, 1);
+    assert!(tight.cached().1 <= bytes + bytes / 2);
+    let none = EndgamePolicy::new(AlwaysCall, small(), 50)
+        .unwrap()
+        .with_cache_bytes(0);
+    assert_eq!(Policy::action_probabilities(&none, &after).unwrap(), again);
+    assert_eq!(none.cached(), (0, 0));
 }
 
 /// Solving the last round lowers the exact NashConv of a poor blueprint (uniform, and
