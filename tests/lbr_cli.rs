@@ -557,6 +557,14 @@ fn endgame_solving_is_applied_and_checked() {
     assert!(num(&v, "mean").is_finite());
     let plain = lbr_json(model, "fc", 40, &[]);
     assert_ne!(num(&v, "mean"), num(&plain, "mean"), "{v} {plain}");
+    let safe = lbr_json(model, "fc", 8, &["--endgame", "20", "--endgame-safe"]);
+    assert!(
+        safe["policy"]
+            .as_str()
+            .unwrap()
+            .contains("safe endgame solving"),
+        "{safe}"
+    );
     for bad in ["0", "100001"] {
         run_err(
             eval()
@@ -565,6 +573,12 @@ fn endgame_solving_is_applied_and_checked() {
             "--endgame",
         );
     }
+    run_err(
+        eval()
+            .args(["lbr", "--policy", model, "--variant", "fc", "--hands", "4"])
+            .arg("--endgame-safe"),
+        "--endgame-safe needs --endgame",
+    );
     run_err(
         eval()
             .args([

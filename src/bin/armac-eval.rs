@@ -92,6 +92,10 @@ enum Command {
         /// from the network's play before it; see docs/evaluation.md).
         #[arg(long)]
         endgame: Option<usize>,
+        /// With --endgame: safe re-solving (the opponent may leave each solve with the value
+        /// the network's own play gives its hand: the CFR-D gadget).
+        #[arg(long)]
+        endgame_safe: bool,
         /// Refuse games with more histories than this (counted, with an early exit at the
         /// cap, before the tree is compiled; its time and memory grow with the histories).
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
@@ -185,6 +189,10 @@ enum Command {
         /// from the network's play before it; see docs/evaluation.md).
         #[arg(long)]
         endgame: Option<usize>,
+        /// With --endgame: safe re-solving (the opponent may leave each solve with the value
+        /// the network's own play gives its hand: the CFR-D gadget).
+        #[arg(long)]
+        endgame_safe: bool,
         /// Exact matches: refuse games with more histories than this (counted, with an early
         /// exit at the cap, before the tree is compiled); `--sampled` plays hands instead.
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
@@ -297,6 +305,10 @@ enum Command {
         /// from the network's play before it; see docs/evaluation.md).
         #[arg(long)]
         endgame: Option<usize>,
+        /// With --endgame: safe re-solving (the opponent may leave each solve with the value
+        /// the network's own play gives its hand: the CFR-D gadget).
+        #[arg(long)]
+        endgame_safe: bool,
         /// Also print where LBR's winnings come from: its hands grouped by how they ended (who
         /// folded in which round; showdowns all in or not, by who bet last in which round),
         /// each group's share of the mean and its mean per hand (with --json: `breakdown`).
@@ -346,6 +358,10 @@ enum Command {
         /// from the network's play before it; see docs/evaluation.md).
         #[arg(long)]
         endgame: Option<usize>,
+        /// With --endgame: safe re-solving (the opponent may leave each solve with the value
+        /// the network's own play gives its hand: the CFR-D gadget).
+        #[arg(long)]
+        endgame_safe: bool,
         /// Also show where each LBR row's winnings come from: its hands grouped by how they
         /// ended, as `lbr --breakdown` does (with --json: each row's `breakdown`).
         #[arg(long)]
@@ -417,6 +433,7 @@ fn run(args: Args) -> Result<()> {
             json,
             play_threshold,
             endgame,
+            endgame_safe,
             max_histories,
         } => nashconv(
             &game,
@@ -426,6 +443,7 @@ fn run(args: Args) -> Result<()> {
                 search_iterations: None,
                 play_threshold,
                 endgame_iterations: endgame,
+                endgame_safe,
             },
             max_histories,
         ),
@@ -463,6 +481,7 @@ fn run(args: Args) -> Result<()> {
             search_iterations,
             play_threshold,
             endgame,
+            endgame_safe,
             max_histories,
         } => head_to_head(
             &game,
@@ -475,6 +494,7 @@ fn run(args: Args) -> Result<()> {
                 search_iterations,
                 play_threshold,
                 endgame_iterations: endgame,
+                endgame_safe,
             },
             max_histories,
         ),
@@ -509,6 +529,7 @@ fn run(args: Args) -> Result<()> {
             search_iterations,
             play_threshold,
             endgame,
+            endgame_safe,
             breakdown,
         } => Ok(armac::run::evaluate::lbr_command::run(&LbrCommand {
             game,
@@ -529,6 +550,7 @@ fn run(args: Args) -> Result<()> {
             search_iterations,
             play_threshold,
             endgame,
+            endgame_safe,
             breakdown,
         })?),
         Command::Scorecard {
@@ -542,6 +564,7 @@ fn run(args: Args) -> Result<()> {
             search_iterations,
             play_threshold,
             endgame,
+            endgame_safe,
             breakdown,
             json,
             out,
@@ -557,6 +580,7 @@ fn run(args: Args) -> Result<()> {
                 search_iterations,
                 play_threshold,
                 endgame_iterations: endgame,
+                endgame_safe,
                 breakdown,
             };
             Ok(scorecard::command(&opts, json, out.as_deref())?)

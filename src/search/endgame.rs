@@ -23,7 +23,7 @@
 use super::factored::FactoredCfr;
 use super::holdem::{HoldemSearchError, public_edges, state_at};
 use crate::cfr::SolverSpec;
-use crate::eval::lbr::{ActionProbs, RangePolicy, with_hole_cards};
+use crate::eval::lbr::{ActionProbs, RangePolicy};
 use crate::game::{Player, State, Turn};
 use crate::games::cards::hole_index;
 use crate::games::universal_poker::{UniversalPokerGame, UniversalPokerState};
@@ -60,7 +60,7 @@ impl Solved {
 /// The cache of solves by round root, and the bytes it holds.
 #[derive(Default)]
 struct Cache {
-    map: HashMap<Vec<PokerEdge>, Arc<Solved>>,
+    map: HashMap<(Option<Player>, Vec<PokerEdge>), Arc<Solved>>,
     bytes: usize,
 }
 
@@ -73,6 +73,7 @@ pub struct EndgamePolicy<B> {
     name: String,
     cache: Mutex<Cache>,
     cache_budget: usize,
+    safe: bool,
 }
 
 impl<B: Policy + RangePolicy> EndgamePolicy<B> {
@@ -110,6 +111,7 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
             name,
             cache: Mutex::new(Cache::default()),
             cache_budget: CACHE_BYTES,
+            safe: false,
         })
     }
 
@@ -117,6 +119,21 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
     /// nothing: every decision solves its round again).
     pub fn with_cache_bytes(mut self, bytes: usize) -> Self {
         self.cache_budget = bytes;
+        self
+    }
+
+    /// The policy with safe re-solving: the opponent enters each solve through the CFR-D
+    /// gadget with the values the blueprint gives its hands there (see the module docs).
+    pub fn with_gadget(mut self, safe: bool) -> Self {
+        self.safe = safe;
+        self.name = self.name.replace(
+            " + endgame solving (",
+            if safe {
+                " + safe endgame solving ("
+            } else {
+                " + endgame solving ("
+            },
+        );
         self
     }
 
@@ -215,7 +232,7 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
                 .iter()
                 .find(|&&p| !clash(hands[first], p))
                 .ok_or_else(|| self.fail("no stand-in cards for the opponent".into()))?;
-            let base = self.with_opponent_cards(s, q, pair)?;
+            let base = self.with_holes(s, q, hands[first], pair)?;
             let (fit, rest): (Vec<usize>, Vec<usize>) =
                 left.iter().partition(|&&i| !clash(hands[i], pair));
             let asked: Vec<u16> = fit.iter().map(|&i| hands[i]).collect();
@@ -228,40 +245,35 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
         Ok(out)
     }
 
-    /// `s` with `q`'s opponent holding `pair` (and `q` holding other stand-in cards first
-    /// where its own cards clash with `pair`).
-    fn with_opponent_cards(
+    /// `s` with `q` holding `own` and its opponent `pair` (both avoid `s`'s board and each
+    /// other): the history replayed with those hole cards dealt.
+    fn with_holes(
         &self,
         s: &UniversalPokerState,
         q: Player,
+        own: u16,
         pair: (u8, u8),
     ) -> Result<UniversalPokerState, PolicyError> {
-        let other = 1 - q;
-        let cfg = self.game.config();
-        let mine = s.hole_cards(q);
-        let base = if mine.contains(&pair.0) || mine.contains(&pair.1) {
-            let theirs = s.hole_cards(other);
-            let spare: Vec<u8> = cfg.deck[..cfg.deck_size]
-                .iter()
-                .copied()
-                .filter(|c| {
-                    !s.board_cards().contains(c)
-                        && !theirs.contains(c)
-                        && *c != pair.0
-                        && *c != pair.1
-                })
-                .take(2)
-                .collect();
-            if spare.len() < 2 {
-                return Err(self.fail("no stand-in cards for the player".into()));
-            }
-            with_hole_cards(s, q, hole_index(spare[0], spare[1]))
-                .ok_or_else(|| self.fail("stand-in cards for the player clash".into()))?
-        } else {
-            s.clone()
-        };
-        with_hole_cards(&base, other, hole_index(pair.0, pair.1))
-            .ok_or_else(|| self.fail("stand-in cards for the opponent clash".into()))
+        let cfg = s.config();
+        let (a, b) = crate::games::cards::hole_cards(own as usize);
+        let mut cards = [[a, b], [pair.0, pair.1]];
+        if q == 1 {
+            cards.swap(0, 1);
+        }
+        let dealt: Vec<usize> = cards
+            .iter()
+            .flatten()
+            .map(|&c| cfg.outcome_of(c))
+            .collect::<Option<Vec<usize>>>()
+            .ok_or_else(|| self.fail("a stand-in card is not in the deck".into()))?;
+        let mut out = s.clone();
+        out.reset();
+        for (k, &x) in s.history().iter().enumerate() {
+            let x = dealt.get(k).copied().unwrap_or(x);
+            out.try_apply(x)
+                .map_err(|e| self.fail(format!("stand-in hole cards: {e}")))?;
+        }
+        Ok(out)
     }
 
     /// The cached solve of the last round that `state` (a decision of it, public edges
@@ -271,13 +283,14 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
         state: &UniversalPokerState,
         edges: &[PokerEdge],
         root: usize,
+        player: Player,
     ) -> Result<Arc<Solved>, PolicyError> {
-        let key = edges[..root].to_vec();
+        let key = (self.safe.then_some(player), edges[..root].to_vec());
         if let Some(s) = self.cache.lock().expect("cache lock").map.get(&key) {
             return Ok(s.clone());
         }
         let reach = self.ranges(state)?;
-        let root_state = state_at(state, &key).map_err(|e| self.fail(e.to_string()))?;
+        let root_state = state_at(state, &key.1).map_err(|e| self.fail(e.to_string()))?;
         let layout = Arc::new(
             PokerLayout::from_state_limited(&root_state, MAX_NODES, true)
                 .map_err(|e| self.fail(e.to_string()))?,
@@ -289,8 +302,16 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
                 .map(|&h| r[h as usize])
                 .collect::<Vec<f64>>()
         });
+        let gadget = if self.safe {
+            Some(self.gadget(&layout, &key.1, state, &ranges, 1 - player)?)
+        } else {
+            None
+        };
         let mut solver = FactoredCfr::with_leaves(layout.clone(), self.spec, Some(ranges), None)
             .map_err(|e| self.fail(e.to_string()))?;
+        if let Some(g) = gadget {
+            solver.set_gadget(g).map_err(|e| self.fail(e.to_string()))?;
+        }
         for _ in 0..self.iterations {
             solver.iterate();
         }
@@ -315,6 +336,58 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
         Ok(solved)
     }
 
+    /// The CFR-D gadget of a safe solve on `layout` (the round rooted at public edges `root`
+    /// of `state`'s hand, both players entering with `ranges`): the opponent `opp` may
+    /// terminate each hand with the counterfactual value the blueprint's own play of the
+    /// round gives it.
+    fn gadget(
+        &self,
+        layout: &Arc<PokerLayout>,
+        root: &[PokerEdge],
+        state: &UniversalPokerState,
+        ranges: &[Vec<f64>; 2],
+        opp: Player,
+    ) -> Result<super::Gadget, PolicyError> {
+        let np = layout.num_hands();
+        let hands: Vec<u16> = (0..np)
+            .filter(|&x| layout.possible(0, x))
+            .map(|x| layout.hole_index[x] as u16)
+            .collect();
+        let mut blueprint =
+            FactoredCfr::with_leaves(layout.clone(), self.spec, Some(ranges.clone()), None)
+                .map_err(|e| self.fail(e.to_string()))?;
+        for (i, decisions) in layout.decisions.iter().enumerate() {
+            let mut strategy = blueprint.current(i).to_vec();
+            for (d, &n) in decisions.iter().enumerate() {
+                let node = &layout.nodes[n as usize];
+                let mut path = root.to_vec();
+                path.extend(layout.path(n as usize));
+                let at = state_at(state, &path).map_err(|e| self.fail(e.to_string()))?;
+                let probs = self.range_probs(&at, i, &hands)?;
+                let o = layout.offsets[i][d];
+                for (&h, p) in hands.iter().zip(&probs) {
+                    let x = layout
+                        .hole_index
+                        .binary_search(&u32::from(h))
+                        .expect("the hands come from the layout");
+                    let total: f64 = node.actions.iter().map(|&a| p[a]).sum();
+                    for (k, &a) in node.actions.iter().enumerate() {
+                        strategy[o + k * np + x] = if total > 0.0 {
+                            p[a] / total
+                        } else {
+                            1.0 / node.actions.len() as f64
+                        };
+                    }
+                }
+            }
+            blueprint
+                .set_current(i, &strategy)
+                .map_err(|e| self.fail(e.to_string()))?;
+        }
+        let w = blueprint.root_cfvs(opp);
+        super::Gadget::new(opp, w, ranges[opp].clone(), 0.5).map_err(|e| self.fail(e.to_string()))
+    }
+
     /// For a decision of the last round: the legal actions and, per hole index of `hands`,
     /// the solved probabilities; `None` before the last round.
     #[allow(clippy::type_complexity)]
@@ -330,7 +403,7 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
         let Some(root) = self.last_round_root(&edges) else {
             return Ok(None);
         };
-        let solved = self.solve(state, &edges, root)?;
+        let solved = self.solve(state, &edges, root, p)?;
         let l = &*solved.layout;
         let mut here = 0;
         for e in &edges[root..] {

@@ -57,6 +57,8 @@ pub struct LbrCommand {
     pub play_threshold: Option<f64>,
     /// ARMAC networks: solve the last betting round with this many CFR+ iterations.
     pub endgame: Option<usize>,
+    /// With `endgame`: safe re-solving.
+    pub endgame_safe: bool,
 }
 
 /// `--variant`: `fc`, `fcpa`, `fc12-fcpa34`, a comma-separated list of them (in the order
@@ -120,6 +122,7 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
             args.replay_ranges,
             PolicyArgs {
                 endgame_iterations: args.endgame,
+                endgame_safe: args.endgame_safe,
                 search_iterations: args.search_iterations,
                 play_threshold: args.play_threshold,
             },
@@ -191,6 +194,7 @@ fn watch(
             args.replay_ranges,
             PolicyArgs {
                 endgame_iterations: args.endgame,
+                endgame_safe: args.endgame_safe,
                 search_iterations: args.search_iterations,
                 play_threshold: args.play_threshold,
             },

@@ -46,6 +46,8 @@ pub struct PolicyArgs {
     /// ARMAC networks on heads-up poker: answer the last betting round's decisions by solving
     /// that round with this many CFR+ iterations ([`crate::search::endgame`]).
     pub endgame_iterations: Option<usize>,
+    /// With `endgame_iterations`: safe re-solving (the opponent behind the CFR-D gadget).
+    pub endgame_safe: bool,
 }
 
 impl PolicyArgs {
@@ -63,6 +65,9 @@ impl PolicyArgs {
             Some(n) if !(1..=MAX_ITERATIONS).contains(&n) => Err(RunError::Usage(format!(
                 "--endgame {n}: must be 1 to {MAX_ITERATIONS} CFR+ iterations per solve"
             ))),
+            None if self.endgame_safe => Err(RunError::Usage(
+                "--endgame-safe needs --endgame N (the iterations of each solve)".into(),
+            )),
             _ => Ok(()),
         }
     }
@@ -79,7 +84,8 @@ impl PolicyArgs {
         let game = UniversalPokerGame::from_string(game_string)
             .map_err(|e| RunError::Usage(format!("--endgame needs a universal_poker game: {e}")))?;
         let p = EndgamePolicy::new(policy, game, n)
-            .map_err(|e| RunError::Usage(format!("--endgame {n}: {e}")))?;
+            .map_err(|e| RunError::Usage(format!("--endgame {n}: {e}")))?
+            .with_gadget(self.endgame_safe);
         Ok(Wrapped::Endgame(p))
     }
 

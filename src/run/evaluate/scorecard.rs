@@ -90,6 +90,8 @@ pub struct ScorecardOptions {
     /// ARMAC networks: solve the last betting round with this many CFR+ iterations
     /// ([`super::PolicyArgs::endgame_iterations`]).
     pub endgame_iterations: Option<usize>,
+    /// With `endgame_iterations`: safe re-solving.
+    pub endgame_safe: bool,
     /// Keep each LBR row's breakdown of LBR's winnings by how the hands ended
     /// ([`LbrRow::breakdown`]).
     pub breakdown: bool,
@@ -110,6 +112,7 @@ impl ScorecardOptions {
             search_iterations: None,
             play_threshold: None,
             endgame_iterations: None,
+            endgame_safe: false,
             breakdown: false,
         }
     }
@@ -307,6 +310,7 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
             search_iterations: opts.search_iterations,
             play_threshold: opts.play_threshold,
             endgame_iterations: opts.endgame_iterations,
+            endgame_safe: opts.endgame_safe,
         };
         let per_state = match_policy(&argument, &game, "--policy", args)?;
         let per_range = lbr_policy(&argument, &game_string, false, args)?;

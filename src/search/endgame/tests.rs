@@ -71,7 +71,8 @@ fn last_round_answers_agree_and_earlier_rounds_are_the_blueprint() {
 }
 
 /// Solving the last round lowers the exact NashConv of a poor blueprint (uniform, and
-/// always-call) on small_fcpa, and the solved policy is a valid policy at every infoset.
+/// always-call) on small_fcpa, safe (the gadget) or not, and the solved policy is a valid
+/// policy at every infoset.
 #[test]
 fn endgame_solving_lowers_nash_conv_of_poor_blueprints() {
     let game = small();
@@ -82,6 +83,10 @@ fn endgame_solving_lowers_nash_conv_of_poor_blueprints() {
     let uniform = nc(&UniformPolicy);
     let solved = nc(&EndgamePolicy::new(UniformPolicy, small(), 200).unwrap());
     assert!(solved < 0.8 * uniform, "uniform {uniform}, solved {solved}");
+    let safe = nc(&EndgamePolicy::new(UniformPolicy, small(), 200)
+        .unwrap()
+        .with_gadget(true));
+    assert!(safe < 0.8 * uniform, "uniform {uniform}, safe {safe}");
     let call = nc(&AlwaysCall);
     let solved_call = nc(&EndgamePolicy::new(AlwaysCall, game, 200).unwrap());
     assert!(
