@@ -13,9 +13,16 @@
 //!
 //! Every decision of the round is answered from the same solve (it is cached by the round's
 //! public root), so the player's river actions are consistent with one another and with the
-//! ranges the solve assumed. The solve assumes the opponent reached the round by playing the
-//! blueprint: it is *unsafe* re-solving (no CFR-D gadget), and an opponent whose range
-//! differs from the blueprint's may exploit it. Earlier rounds are the blueprint's.
+//! ranges the solve assumed. Earlier rounds are the blueprint's.
+//!
+//! # Safe and unsafe
+//! By default the solve assumes the opponent reached the round by playing the blueprint: it
+//! is *unsafe* re-solving, and an opponent whose range differs from the blueprint's may
+//! exploit it. [`EndgamePolicy::with_gadget`] makes it *safe* (CFR-D's re-solving gadget, as
+//! in [`super::holdem`]): the blueprint's own play of the round is evaluated first, and in
+//! the solve the opponent may, per hand, take the counterfactual value the blueprint gives
+//! that hand instead of entering (its root range mixed half and half with the blueprint's
+//! reach); one solve per round and player then.
 //!
 //! Works on any heads-up `universal_poker` game the factored layout supports; the blueprint
 //! must answer range queries ([`RangePolicy`]) for every hand that avoids the board.
