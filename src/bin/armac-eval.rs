@@ -51,6 +51,37 @@ struct Args {
     command: Command,
 }
 
+/// How the ARMAC networks a command loads play (nashconv, match, lbr, scorecard).
+#[derive(clap::Args, Debug, Clone, Copy)]
+struct PlayFlags {
+    /// ARMAC networks: play with this threshold (actions below it dropped, the rest
+    /// renormalised) instead of the checkpoint's `armac.play_threshold`; 0 plays the
+    /// network's probabilities as they are.
+    #[arg(long)]
+    play_threshold: Option<f64>,
+    /// ARMAC networks on heads-up poker: answer every decision of the last betting round
+    /// from a solve of that round (CFR+ with this many iterations, both players' ranges from
+    /// the network's play before it; see docs/evaluation.md).
+    #[arg(long)]
+    endgame: Option<usize>,
+    /// With --endgame: safe re-solving (the opponent may leave each solve with the value the
+    /// network's own play gives its hand: the CFR-D gadget).
+    #[arg(long)]
+    endgame_safe: bool,
+}
+
+impl PlayFlags {
+    /// The loader's arguments, with `search_iterations` for `sog:` policies.
+    fn args(&self, search_iterations: Option<usize>) -> PolicyArgs {
+        PolicyArgs {
+            search_iterations,
+            play_threshold: self.play_threshold,
+            endgame_iterations: self.endgame,
+            endgame_safe: self.endgame_safe,
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Print, for every prefix of an action sequence, the player to move, the legal actions and
@@ -82,20 +113,8 @@ enum Command {
         /// One JSON object with per-player values.
         #[arg(long)]
         json: bool,
-        /// ARMAC networks: play with this threshold (actions below it dropped, the rest
-        /// renormalised) instead of the checkpoint's `armac.play_threshold`; 0 plays the
-        /// network's probabilities as they are.
-        #[arg(long)]
-        play_threshold: Option<f64>,
-        /// ARMAC networks on heads-up poker: answer every decision of the last betting round
-        /// from a solve of that round (CFR+ with this many iterations, both players' ranges
-        /// from the network's play before it; see docs/evaluation.md).
-        #[arg(long)]
-        endgame: Option<usize>,
-        /// With --endgame: safe re-solving (the opponent may leave each solve with the value
-        /// the network's own play gives its hand: the CFR-D gadget).
-        #[arg(long)]
-        endgame_safe: bool,
+        #[command(flatten)]
+        play: PlayFlags,
         /// Refuse games with more histories than this (counted, with an early exit at the
         /// cap, before the tree is compiled; its time and memory grow with the histories).
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
@@ -179,20 +198,8 @@ enum Command {
         /// it trained with; 200 for a bare CVPN directory).
         #[arg(long)]
         search_iterations: Option<usize>,
-        /// ARMAC networks: play with this threshold (actions below it dropped, the rest
-        /// renormalised) instead of the checkpoint's `armac.play_threshold`; 0 plays the
-        /// network's probabilities as they are.
-        #[arg(long)]
-        play_threshold: Option<f64>,
-        /// ARMAC networks on heads-up poker: answer every decision of the last betting round
-        /// from a solve of that round (CFR+ with this many iterations, both players' ranges
-        /// from the network's play before it; see docs/evaluation.md).
-        #[arg(long)]
-        endgame: Option<usize>,
-        /// With --endgame: safe re-solving (the opponent may leave each solve with the value
-        /// the network's own play gives its hand: the CFR-D gadget).
-        #[arg(long)]
-        endgame_safe: bool,
+        #[command(flatten)]
+        play: PlayFlags,
         /// Exact matches: refuse games with more histories than this (counted, with an early
         /// exit at the cap, before the tree is compiled); `--sampled` plays hands instead.
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
@@ -295,20 +302,8 @@ enum Command {
         /// it trained with; 200 for a bare CVPN directory).
         #[arg(long)]
         search_iterations: Option<usize>,
-        /// ARMAC networks (the policy and the reference): play with this threshold (actions
-        /// below it dropped, the rest renormalised) instead of the checkpoint's
-        /// `armac.play_threshold`; 0 plays the network's probabilities as they are.
-        #[arg(long)]
-        play_threshold: Option<f64>,
-        /// ARMAC networks on heads-up poker: answer every decision of the last betting round
-        /// from a solve of that round (CFR+ with this many iterations, both players' ranges
-        /// from the network's play before it; see docs/evaluation.md).
-        #[arg(long)]
-        endgame: Option<usize>,
-        /// With --endgame: safe re-solving (the opponent may leave each solve with the value
-        /// the network's own play gives its hand: the CFR-D gadget).
-        #[arg(long)]
-        endgame_safe: bool,
+        #[command(flatten)]
+        play: PlayFlags,
         /// Also print where LBR's winnings come from: its hands grouped by how they ended (who
         /// folded in which round; showdowns all in or not, by who bet last in which round),
         /// each group's share of the mean and its mean per hand (with --json: `breakdown`).
@@ -348,20 +343,8 @@ enum Command {
         /// it trained with; 200 for a bare CVPN directory).
         #[arg(long)]
         search_iterations: Option<usize>,
-        /// ARMAC networks: play with this threshold (actions below it dropped, the rest
-        /// renormalised) instead of the checkpoint's `armac.play_threshold`; 0 plays the
-        /// network's probabilities as they are.
-        #[arg(long)]
-        play_threshold: Option<f64>,
-        /// ARMAC networks on heads-up poker: answer every decision of the last betting round
-        /// from a solve of that round (CFR+ with this many iterations, both players' ranges
-        /// from the network's play before it; see docs/evaluation.md).
-        #[arg(long)]
-        endgame: Option<usize>,
-        /// With --endgame: safe re-solving (the opponent may leave each solve with the value
-        /// the network's own play gives its hand: the CFR-D gadget).
-        #[arg(long)]
-        endgame_safe: bool,
+        #[command(flatten)]
+        play: PlayFlags,
         /// Also show where each LBR row's winnings come from: its hands grouped by how they
         /// ended, as `lbr --breakdown` does (with --json: each row's `breakdown`).
         #[arg(long)]
@@ -431,22 +414,9 @@ fn run(args: Args) -> Result<()> {
             game,
             policy,
             json,
-            play_threshold,
-            endgame,
-            endgame_safe,
+            play,
             max_histories,
-        } => nashconv(
-            &game,
-            &policy,
-            json,
-            PolicyArgs {
-                search_iterations: None,
-                play_threshold,
-                endgame_iterations: endgame,
-                endgame_safe,
-            },
-            max_histories,
-        ),
+        } => nashconv(&game, &policy, json, play.args(None), max_histories),
         Command::SearchNashconv {
             game,
             run: Some(dir),
@@ -479,9 +449,7 @@ fn run(args: Args) -> Result<()> {
             sampled,
             json,
             search_iterations,
-            play_threshold,
-            endgame,
-            endgame_safe,
+            play,
             max_histories,
         } => head_to_head(
             &game,
@@ -490,12 +458,7 @@ fn run(args: Args) -> Result<()> {
             seed,
             sampled,
             json,
-            PolicyArgs {
-                search_iterations,
-                play_threshold,
-                endgame_iterations: endgame,
-                endgame_safe,
-            },
+            play.args(search_iterations),
             max_histories,
         ),
         Command::ExportModel {
@@ -527,9 +490,7 @@ fn run(args: Args) -> Result<()> {
             replay_ranges,
             reference,
             search_iterations,
-            play_threshold,
-            endgame,
-            endgame_safe,
+            play,
             breakdown,
         } => Ok(armac::run::evaluate::lbr_command::run(&LbrCommand {
             game,
@@ -548,9 +509,9 @@ fn run(args: Args) -> Result<()> {
             replay_ranges,
             reference,
             search_iterations,
-            play_threshold,
-            endgame,
-            endgame_safe,
+            play_threshold: play.play_threshold,
+            endgame: play.endgame,
+            endgame_safe: play.endgame_safe,
             breakdown,
         })?),
         Command::Scorecard {
@@ -562,9 +523,7 @@ fn run(args: Args) -> Result<()> {
             threads,
             preflop_samples,
             search_iterations,
-            play_threshold,
-            endgame,
-            endgame_safe,
+            play,
             breakdown,
             json,
             out,
@@ -578,9 +537,9 @@ fn run(args: Args) -> Result<()> {
                 threads,
                 preflop_samples,
                 search_iterations,
-                play_threshold,
-                endgame_iterations: endgame,
-                endgame_safe,
+                play_threshold: play.play_threshold,
+                endgame_iterations: play.endgame,
+                endgame_safe: play.endgame_safe,
                 breakdown,
             };
             Ok(scorecard::command(&opts, json, out.as_deref())?)
