@@ -32,7 +32,7 @@ use super::holdem::{HoldemSearchError, public_edges, state_at};
 use crate::cfr::SolverSpec;
 use crate::eval::lbr::{ActionProbs, RangePolicy};
 use crate::game::{Player, State, Turn};
-use crate::games::cards::hole_index;
+use crate::games::cards::{CardSet, hole_index, hole_mask};
 use crate::games::universal_poker::{UniversalPokerGame, UniversalPokerState};
 use crate::policy::{Policy, PolicyError};
 use crate::tree::poker::{PokerEdge, PokerLayout};
@@ -77,7 +77,6 @@ pub struct EndgamePolicy<B> {
     game: UniversalPokerGame,
     spec: SolverSpec,
     iterations: usize,
-    name: String,
     cache: Mutex<Cache>,
     cache_budget: usize,
     safe: bool,
@@ -106,16 +105,11 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
                 reason: "endgame solving needs two hole cards per player".into(),
             });
         }
-        let name = format!(
-            "{} + endgame solving ({iterations} iterations)",
-            Policy::name(&blueprint)
-        );
         Ok(EndgamePolicy {
             blueprint,
             game,
             spec: SolverSpec::named("cfr+").expect("cfr+ is a named solver"),
             iterations,
-            name,
             cache: Mutex::new(Cache::default()),
             cache_budget: CACHE_BYTES,
             safe: false,
@@ -133,15 +127,17 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
     /// gadget with the values the blueprint gives its hands there (see the module docs).
     pub fn with_gadget(mut self, safe: bool) -> Self {
         self.safe = safe;
-        self.name = self.name.replace(
-            " + endgame solving (",
-            if safe {
-                " + safe endgame solving ("
-            } else {
-                " + endgame solving ("
-            },
-        );
         self
+    }
+
+    /// The blueprint's name, how its last round is solved and with how many iterations.
+    fn label(&self) -> String {
+        format!(
+            "{} + {}endgame solving ({} iterations)",
+            Policy::name(&self.blueprint),
+            if self.safe { "safe " } else { "" },
+            self.iterations
+        )
     }
 
     /// Solves cached now, and the bytes they hold.
@@ -152,7 +148,7 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
 
     fn fail(&self, reason: String) -> PolicyError {
         PolicyError::Failed {
-            policy: self.name.clone(),
+            policy: self.label(),
             reason,
         }
     }
@@ -229,8 +225,7 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
             .flat_map(|(i, &a)| free[i + 1..].iter().map(move |&b| (a, b)))
             .collect();
         let clash = |h: u16, (a, b): (u8, u8)| {
-            let (x, y) = crate::games::cards::hole_cards(h as usize);
-            [x, y].iter().any(|&c| c == a || c == b)
+            hole_mask(h as usize).intersects(CardSet::from_cards(&[a, b]))
         };
         let mut out = vec![[0.0; 4]; hands.len()];
         let mut left: Vec<usize> = (0..hands.len()).collect();
@@ -489,7 +484,7 @@ impl<B: Policy + RangePolicy> Policy for EndgamePolicy<B> {
     }
 
     fn name(&self) -> String {
-        self.name.clone()
+        self.label()
     }
 }
 
@@ -518,7 +513,7 @@ impl<B: Policy + RangePolicy> RangePolicy for EndgamePolicy<B> {
     }
 
     fn name(&self) -> String {
-        self.name.clone()
+        self.label()
     }
 }
 
