@@ -547,7 +547,8 @@ fn play_threshold_is_applied_and_checked() {
 
 /// `--endgame N` solves the river of a network's play: LBR runs against it (its name says
 /// so, and the river answers differ from the network's own on the same deals), and a count
-/// outside 1..=100,000 is refused naming the flag.
+/// outside 1..=100,000 is refused naming the flag, as are the play flags where no policy
+/// is a network.
 #[test]
 fn endgame_solving_is_applied_and_checked() {
     let model = "models/hunl_fcpa_armac";
@@ -592,5 +593,40 @@ fn endgame_solving_is_applied_and_checked() {
             ])
             .args(["--sampled", "--hands", "2", "--endgame", "0"]),
         "--endgame",
+    );
+    // The play flags change networks only: with no network among the policies they are
+    // refused, naming the flag and the policies.
+    run_err(
+        eval()
+            .args([
+                "lbr",
+                "--policy",
+                "uniform",
+                "--variant",
+                "fc",
+                "--hands",
+                "4",
+            ])
+            .args(["--endgame", "20"]),
+        "--endgame changes how ARMAC networks play, and no policy here (`uniform`)",
+    );
+    run_err(
+        eval()
+            .args(["match", "--game", "hunl_fcpa", "--a", "uniform", "--b"])
+            .args([
+                "always-call",
+                "--sampled",
+                "--hands",
+                "2",
+                "--play-threshold",
+                "0.2",
+            ]),
+        "no policy here (`uniform`, `always-call`)",
+    );
+    run_err(
+        eval()
+            .args(["scorecard", "--policy", "always-call", "--hands", "4"])
+            .args(["--endgame", "20", "--endgame-safe"]),
+        "drop --endgame",
     );
 }

@@ -700,6 +700,7 @@ fn head_to_head(
     max_histories: usize,
 ) -> Result<()> {
     let game = load_game(game_name)?;
+    args.check_applies(&[a, b])?;
     let pa = match_policy(a, game.as_ref(), "--a", args)?;
     let pb = match_policy(b, game.as_ref(), "--b", args)?;
     let opts = MatchOptions {
@@ -771,6 +772,7 @@ fn nashconv(
 ) -> Result<()> {
     let game = load_game(game_name)?;
     args.check()?;
+    args.check_applies(&[policy])?;
     let tree = exact_tree(game.as_ref(), max_histories)?;
     let policy = match_policy(policy, game.as_ref(), "--policy", args)?;
     let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())

@@ -61,6 +61,18 @@ pub struct LbrCommand {
     pub endgame_safe: bool,
 }
 
+impl LbrCommand {
+    /// How the policies of this command are loaded ([`lbr_policy`]).
+    pub fn policy_args(&self) -> PolicyArgs {
+        PolicyArgs {
+            search_iterations: self.search_iterations,
+            play_threshold: self.play_threshold,
+            endgame_iterations: self.endgame,
+            endgame_safe: self.endgame_safe,
+        }
+    }
+}
+
 /// `--variant`: `fc`, `fcpa`, `fc12-fcpa34`, a comma-separated list of them (in the order
 /// given, each at most once) or `all` (the three, in that order).
 pub fn parse_variants(text: &str) -> Result<Vec<LbrVariant>, RunError> {
@@ -98,6 +110,16 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
             "--poll-seconds must be a positive number of seconds".into(),
         ));
     }
+    let watched = args.watch.as_ref().map(|w| w.display().to_string());
+    let names: Vec<&str> = [
+        args.policy.as_deref(),
+        watched.as_deref(),
+        args.reference.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    args.policy_args().check_applies(&names)?;
     if args.watch.is_some() && args.logdir.is_some() {
         return Err(RunError::Usage(
             "--watch writes into the run's own TensorBoard; drop --logdir".into(),
@@ -115,19 +137,7 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
         })
         .collect();
     let game_string = game.load_string();
-    let load = |name: &str| {
-        lbr_policy(
-            name,
-            &game_string,
-            args.replay_ranges,
-            PolicyArgs {
-                endgame_iterations: args.endgame,
-                endgame_safe: args.endgame_safe,
-                search_iterations: args.search_iterations,
-                play_threshold: args.play_threshold,
-            },
-        )
-    };
+    let load = |name: &str| lbr_policy(name, &game_string, args.replay_ranges, args.policy_args());
     let references: Vec<Option<LbrResult>> = match &args.reference {
         Some(name) => {
             let policy = load(name).map_err(RunError::context(format!("--reference {name}")))?;
@@ -192,12 +202,7 @@ fn watch(
             &dir.display().to_string(),
             &game_string,
             args.replay_ranges,
-            PolicyArgs {
-                endgame_iterations: args.endgame,
-                endgame_safe: args.endgame_safe,
-                search_iterations: args.search_iterations,
-                play_threshold: args.play_threshold,
-            },
+            args.policy_args(),
         )?;
         for (o, reference) in opts.iter().zip(references) {
             let report = Report {

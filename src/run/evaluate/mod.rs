@@ -72,6 +72,31 @@ impl PolicyArgs {
         }
     }
 
+    /// Refuses `--play-threshold`, `--endgame` and `--endgame-safe` when none of the policies
+    /// a command loads (`names`, as given on the command line) is an ARMAC network: the
+    /// flags only change how networks play, so they would have no effect.
+    pub fn check_applies(&self, names: &[&str]) -> Result<(), RunError> {
+        let flag = if self.endgame_iterations.is_some() {
+            "--endgame"
+        } else if self.play_threshold.is_some() {
+            "--play-threshold"
+        } else {
+            return Ok(());
+        };
+        if names.iter().any(|n| is_network(n)) {
+            return Ok(());
+        }
+        let listed = names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Err(RunError::Usage(format!(
+            "{flag} changes how ARMAC networks play, and no policy here ({listed}) is one (a \
+             run, checkpoint or model directory): drop {flag}"
+        )))
+    }
+
     /// `policy` (an ARMAC network of a universal_poker game `game_string`) with endgame
     /// solving when these arguments ask for it.
     fn wrap<P>(&self, policy: P, game_string: &str) -> Result<Wrapped<P>, RunError>
@@ -96,6 +121,12 @@ impl PolicyArgs {
             None => policy,
         }
     }
+}
+
+/// Whether a policy argument names an ARMAC network (a run, checkpoint or model directory,
+/// `current:DIR` included), the only policies [`PolicyArgs`]' play settings change.
+fn is_network(name: &str) -> bool {
+    !name.starts_with("sog:") && checkpoint_arg(name).1.is_dir()
 }
 
 /// A policy as loaded, or with endgame solving.

@@ -293,6 +293,14 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
     }
     let game = holdem_game(&opts.game, &LbrVariant::ALL, "the scorecard")?;
     let game_string = game.load_string();
+    let args = PolicyArgs {
+        search_iterations: opts.search_iterations,
+        play_threshold: opts.play_threshold,
+        endgame_iterations: opts.endgame_iterations,
+        endgame_safe: opts.endgame_safe,
+    };
+    args.check()?;
+    args.check_applies(&[&opts.policy])?;
     let mut out = Vec::new();
     let explicit = !Path::new(&opts.policy).is_dir();
     for (name, argument) in columns(&opts.policy) {
@@ -306,12 +314,6 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
             eprintln!("{argument}: not scored ({why})");
             continue;
         }
-        let args = PolicyArgs {
-            search_iterations: opts.search_iterations,
-            play_threshold: opts.play_threshold,
-            endgame_iterations: opts.endgame_iterations,
-            endgame_safe: opts.endgame_safe,
-        };
         let per_state = match_policy(&argument, &game, "--policy", args)?;
         let per_range = lbr_policy(&argument, &game_string, false, args)?;
         out.push(Column {
