@@ -5,7 +5,7 @@
 mod common;
 
 /// Trains `kuhn_armac.toml` into `dir` with the `--set` keys `sets` (the run must succeed) and
-/// returns its `metrics.csv` (see [`read_metrics`]).
+/// returns its `metrics.csv` (see [`read_metrics`]); the run directory is removed then.
 fn train_kuhn(dir: &std::path::Path, sets: &[&str]) -> (Vec<String>, Vec<Vec<f64>>) {
     let mut cmd = common::train();
     cmd.args(["--config", "kuhn_armac.toml", "--quiet"]);
@@ -14,7 +14,9 @@ fn train_kuhn(dir: &std::path::Path, sets: &[&str]) -> (Vec<String>, Vec<Vec<f64
     }
     let o = cmd.arg("--out").arg(dir).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    read_metrics(dir)
+    let metrics = read_metrics(dir);
+    let _ = std::fs::remove_dir_all(dir);
+    metrics
 }
 
 /// `metrics.csv` of a run directory: the header and every row parsed as numbers.
@@ -108,6 +110,7 @@ fn diagnostics_without_exact_eval_is_refused() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("diagnostics"), "{err}");
+    assert!(!dir.exists(), "a refused run created {}", dir.display());
 }
 
 /// `armac.tabular_w`: the actors play regret matching on the reservoir's per-infoset mean
@@ -173,6 +176,7 @@ fn tabular_w_needs_the_reservoir_memory_and_uniform_behaviour() {
         assert!(!o.status.success());
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("armac.tabular_w"), "{err}");
+        assert!(!dir.exists(), "a refused run created {}", dir.display());
         let want = if extra.is_empty() {
             "reservoir"
         } else {

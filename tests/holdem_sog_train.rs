@@ -71,6 +71,7 @@ fn tiny_holdem_self_play_lowers_the_value_loss_and_plays_as_sog_dir() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("per hand"), "{text}");
     exported_model_plays_and_is_verified(&out);
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// `export-model` of a SoG run: a model directory whose CVPN is in half precision without the
@@ -126,6 +127,7 @@ fn exported_model_plays_and_is_verified(run: &Path) {
     bytes[last] ^= 1;
     std::fs::write(&net, bytes).unwrap();
     run_err(&mut play(&model), "cvpn_model.bpk");
+    let _ = std::fs::remove_dir_all(&model);
 }
 
 /// Deterministic for a seed: 2 rounds, then resumed to 4, ends with the metrics of 4 rounds
@@ -146,6 +148,9 @@ fn tiny_holdem_resume_equals_an_uninterrupted_run() {
         metrics_without_seconds(&cut),
         metrics_without_seconds(&whole)
     );
+    for dir in [whole, cut] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// Keys with no meaning for Hold'em search are refused, naming the key.
