@@ -236,126 +236,13 @@ enum Command {
     },
     /// Local best response (LBR) against a policy in heads-up no-limit Hold'em: LBR's
     /// winnings per hand over both seats, with a 95% confidence interval.
-    Lbr {
-        /// Game name or OpenSpiel game string (heads-up Hold'em with fc or fcpa actions).
-        #[arg(long, default_value = "hunl_fcpa")]
-        game: String,
-        /// `uniform`, `always-call`, `always-fold`, an OpenSpiel-format policy JSON file, or an
-        /// ARMAC run directory / checkpoint directory (its average-policy network, queried for
-        /// whole ranges in one batch; `current:DIR`: its current policy pi^t, regret matching
-        /// on the mean-regret head, feed-forward networks only).
-        #[arg(long, required_unless_present = "watch", conflicts_with = "watch")]
-        policy: Option<String>,
-        /// Follow an ARMAC run directory (training or finished): evaluate its newest checkpoint,
-        /// then each new one as it is committed, writing `lbr/<variant>` to the run's
-        /// TensorBoard (x axis: epoch) and a row to `<RUN>/lbr_<variant>.csv`; ends when the run
-        /// has ended and its last checkpoint is evaluated.
-        #[arg(long, value_name = "RUN")]
-        watch: Option<PathBuf>,
-        /// With --watch: evaluate every checkpoint that appears, not only the newest one each
-        /// time an evaluation finishes.
-        #[arg(long, requires = "watch")]
-        every_checkpoint: bool,
-        /// With --watch: seconds between looks at the run directory.
-        #[arg(long, default_value_t = 5.0, requires = "watch")]
-        poll_seconds: f64,
-        /// Actions LBR may take: `fc`, `fcpa` or `fc12-fcpa34`; a comma list of them or `all`
-        /// runs each in turn on the same seed (one report per variant; with --watch, every
-        /// checkpoint against each, `lbr/<variant>` and `<RUN>/lbr_<variant>.csv` for each).
-        #[arg(long)]
-        variant: String,
-        /// Number of hands (rounded up to a multiple of 4: each deal is played in both seats
-        /// with both card assignments).
-        #[arg(long)]
-        hands: u64,
-        /// Run seed.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Worker threads (default: one per core; at most 1024).
-        #[arg(long, default_value_t = 0, value_parser = parse_threads)]
-        threads: usize,
-        /// Sampled (hand, board) pairs per pre-flop equity (at least 1).
-        #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, value_parser = parse_samples)]
-        preflop_samples: usize,
-        /// One JSON object (mean, ci95 in mbb/hand, hands, variant, seconds, ...).
-        #[arg(long)]
-        json: bool,
-        /// Run directory: also write the result as TensorBoard scalars `lbr/<variant>` and
-        /// `lbr/<variant>_ci95` (mbb/hand).
-        #[arg(long)]
-        logdir: Option<PathBuf>,
-        /// Training step of the evaluated policy (the TensorBoard x axis).
-        #[arg(long, default_value_t = 0)]
-        step: u64,
-        /// ARMAC networks: answer range queries hand by hand, replaying every hand from the
-        /// root (the slow reference path), instead of computing each public state once for
-        /// all 1326 hands and keeping it.
-        #[arg(long)]
-        replay_ranges: bool,
-        /// Also run LBR against this policy (same forms as --policy, e.g. `uniform`) on the
-        /// same deals, once, and report LBR(policy) / LBR(reference) with a 95% confidence
-        /// interval from the paired deals (with --watch: for every checkpoint, also written
-        /// to TensorBoard as `lbr/<variant>_ratio`).
-        #[arg(long, value_name = "POLICY")]
-        reference: Option<String>,
-        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default: the `sog.search.s`
-        /// it trained with; 200 for a bare CVPN directory).
-        #[arg(long)]
-        search_iterations: Option<usize>,
-        #[command(flatten)]
-        play: PlayFlags,
-        /// Also print where LBR's winnings come from: its hands grouped by how they ended (who
-        /// folded in which round; showdowns all in or not, by who bet last in which round),
-        /// each group's share of the mean and its mean per hand (with --json: `breakdown`).
-        #[arg(long)]
-        breakdown: bool,
-    },
+    Lbr(LbrArgs),
     /// The scorecard of a heads-up no-limit Hold'em policy: duplicate matches against uniform
     /// and always-call, and LBR-FC, LBR-FCPA and LBR-FC12-FCPA34 each with its ratio to LBR
     /// against uniform on the same deals, on seeds derived from --seed (matches: S and S+1;
     /// LBR: S+2, S+3, S+4); an ARMAC run or model directory is scored as its average and its
     /// current policy.
-    Scorecard {
-        /// An ARMAC run / model directory (both its average and its current policy),
-        /// `current:DIR` (only the current policy), `sog:DIR` (Student of Games search), or
-        /// any other `lbr` policy (`uniform`, `always-call`, a policy file).
-        #[arg(long)]
-        policy: String,
-        /// Game name or OpenSpiel game string (heads-up no-limit Hold'em with fcpa actions).
-        #[arg(long, default_value = "hunl_fcpa")]
-        game: String,
-        /// LBR hands per row (rounded up to a multiple of 4).
-        #[arg(long, default_value_t = scorecard::DEFAULT_HANDS)]
-        hands: u64,
-        /// Hands per match (rounded up to an even number).
-        #[arg(long, default_value_t = scorecard::DEFAULT_MATCH_HANDS)]
-        match_hands: u64,
-        /// The scorecard's seed (every row's seed derives from it).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Worker threads (default: one per core; at most 1024).
-        #[arg(long, default_value_t = 0, value_parser = parse_threads)]
-        threads: usize,
-        /// Sampled (hand, board) pairs per pre-flop equity of LBR (at least 1).
-        #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, value_parser = parse_samples)]
-        preflop_samples: usize,
-        /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default: the `sog.search.s`
-        /// it trained with; 200 for a bare CVPN directory).
-        #[arg(long)]
-        search_iterations: Option<usize>,
-        #[command(flatten)]
-        play: PlayFlags,
-        /// Also show where each LBR row's winnings come from: its hands grouped by how they
-        /// ended, as `lbr --breakdown` does (with --json: each row's `breakdown`).
-        #[arg(long)]
-        breakdown: bool,
-        /// One JSON object (the `scorecard` field of a shipped model's score.json).
-        #[arg(long)]
-        json: bool,
-        /// Also write the JSON object (indented) to this file.
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Scorecard(ScorecardArgs),
     /// A local web page (HTTP on --host:--port) with each policy's strategy (Hold'em: 13x13
     /// preflop and per-board charts; small games: every information state), play against it,
     /// and a run directory's learning curves.
@@ -381,6 +268,175 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+}
+
+/// `armac-eval lbr` (see [`Command::Lbr`]).
+#[derive(clap::Args, Debug)]
+struct LbrArgs {
+    /// Game name or OpenSpiel game string (heads-up Hold'em with fc or fcpa actions).
+    #[arg(long, default_value = "hunl_fcpa")]
+    game: String,
+    /// `uniform`, `always-call`, `always-fold`, an OpenSpiel-format policy JSON file, or an
+    /// ARMAC run directory / checkpoint directory (its average-policy network, queried for
+    /// whole ranges in one batch; `current:DIR`: its current policy pi^t, regret matching
+    /// on the mean-regret head, feed-forward networks only).
+    #[arg(long, required_unless_present = "watch", conflicts_with = "watch")]
+    policy: Option<String>,
+    /// Follow an ARMAC run directory (training or finished): evaluate its newest checkpoint,
+    /// then each new one as it is committed, writing `lbr/<variant>` to the run's
+    /// TensorBoard (x axis: epoch) and a row to `<RUN>/lbr_<variant>.csv`; ends when the run
+    /// has ended and its last checkpoint is evaluated.
+    #[arg(long, value_name = "RUN")]
+    watch: Option<PathBuf>,
+    /// With --watch: evaluate every checkpoint that appears, not only the newest one each
+    /// time an evaluation finishes.
+    #[arg(long, requires = "watch")]
+    every_checkpoint: bool,
+    /// With --watch: seconds between looks at the run directory.
+    #[arg(long, default_value_t = 5.0, requires = "watch")]
+    poll_seconds: f64,
+    /// Actions LBR may take: `fc`, `fcpa` or `fc12-fcpa34`; a comma list of them or `all`
+    /// runs each in turn on the same seed (one report per variant; with --watch, every
+    /// checkpoint against each, `lbr/<variant>` and `<RUN>/lbr_<variant>.csv` for each).
+    #[arg(long)]
+    variant: String,
+    /// Number of hands (rounded up to a multiple of 4: each deal is played in both seats
+    /// with both card assignments).
+    #[arg(long)]
+    hands: u64,
+    /// Run seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Worker threads (default: one per core; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
+    threads: usize,
+    /// Sampled (hand, board) pairs per pre-flop equity (at least 1).
+    #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, value_parser = parse_samples)]
+    preflop_samples: usize,
+    /// One JSON object (mean, ci95 in mbb/hand, hands, variant, seconds, ...).
+    #[arg(long)]
+    json: bool,
+    /// Run directory: also write the result as TensorBoard scalars `lbr/<variant>` and
+    /// `lbr/<variant>_ci95` (mbb/hand).
+    #[arg(long)]
+    logdir: Option<PathBuf>,
+    /// Training step of the evaluated policy (the TensorBoard x axis).
+    #[arg(long, default_value_t = 0)]
+    step: u64,
+    /// ARMAC networks: answer range queries hand by hand, replaying every hand from the
+    /// root (the slow reference path), instead of computing each public state once for
+    /// all 1326 hands and keeping it.
+    #[arg(long)]
+    replay_ranges: bool,
+    /// Also run LBR against this policy (same forms as --policy, e.g. `uniform`) on the
+    /// same deals, once, and report LBR(policy) / LBR(reference) with a 95% confidence
+    /// interval from the paired deals (with --watch: for every checkpoint, also written
+    /// to TensorBoard as `lbr/<variant>_ratio`).
+    #[arg(long, value_name = "POLICY")]
+    reference: Option<String>,
+    /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default: the `sog.search.s`
+    /// it trained with; 200 for a bare CVPN directory).
+    #[arg(long)]
+    search_iterations: Option<usize>,
+    #[command(flatten)]
+    play: PlayFlags,
+    /// Also print where LBR's winnings come from: its hands grouped by how they ended (who
+    /// folded in which round; showdowns all in or not, by who bet last in which round),
+    /// each group's share of the mean and its mean per hand (with --json: `breakdown`).
+    #[arg(long)]
+    breakdown: bool,
+}
+
+impl LbrArgs {
+    /// The library's settings of the command.
+    fn command(self) -> LbrCommand {
+        LbrCommand {
+            game: self.game,
+            policy: self.policy,
+            watch: self.watch,
+            every_checkpoint: self.every_checkpoint,
+            poll_seconds: self.poll_seconds,
+            variant: self.variant,
+            hands: self.hands,
+            seed: self.seed,
+            threads: self.threads,
+            preflop_samples: self.preflop_samples,
+            json: self.json,
+            logdir: self.logdir,
+            step: self.step,
+            replay_ranges: self.replay_ranges,
+            reference: self.reference,
+            search_iterations: self.search_iterations,
+            play_threshold: self.play.play_threshold,
+            endgame: self.play.endgame,
+            endgame_safe: self.play.endgame_safe,
+            breakdown: self.breakdown,
+        }
+    }
+}
+
+/// `armac-eval scorecard` (see [`Command::Scorecard`]).
+#[derive(clap::Args, Debug)]
+struct ScorecardArgs {
+    /// An ARMAC run / model directory (both its average and its current policy),
+    /// `current:DIR` (only the current policy), `sog:DIR` (Student of Games search), or
+    /// any other `lbr` policy (`uniform`, `always-call`, a policy file).
+    #[arg(long)]
+    policy: String,
+    /// Game name or OpenSpiel game string (heads-up no-limit Hold'em with fcpa actions).
+    #[arg(long, default_value = "hunl_fcpa")]
+    game: String,
+    /// LBR hands per row (rounded up to a multiple of 4).
+    #[arg(long, default_value_t = scorecard::DEFAULT_HANDS)]
+    hands: u64,
+    /// Hands per match (rounded up to an even number).
+    #[arg(long, default_value_t = scorecard::DEFAULT_MATCH_HANDS)]
+    match_hands: u64,
+    /// The scorecard's seed (every row's seed derives from it).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Worker threads (default: one per core; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
+    threads: usize,
+    /// Sampled (hand, board) pairs per pre-flop equity of LBR (at least 1).
+    #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, value_parser = parse_samples)]
+    preflop_samples: usize,
+    /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default: the `sog.search.s`
+    /// it trained with; 200 for a bare CVPN directory).
+    #[arg(long)]
+    search_iterations: Option<usize>,
+    #[command(flatten)]
+    play: PlayFlags,
+    /// Also show where each LBR row's winnings come from: its hands grouped by how they
+    /// ended, as `lbr --breakdown` does (with --json: each row's `breakdown`).
+    #[arg(long)]
+    breakdown: bool,
+    /// One JSON object (the `scorecard` field of a shipped model's score.json).
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON object (indented) to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+impl ScorecardArgs {
+    /// The library's settings of the command.
+    fn options(&self) -> ScorecardOptions {
+        ScorecardOptions {
+            game: self.game.clone(),
+            policy: self.policy.clone(),
+            hands: self.hands,
+            match_hands: self.match_hands,
+            seed: self.seed,
+            threads: self.threads,
+            preflop_samples: self.preflop_samples,
+            search_iterations: self.search_iterations,
+            play_threshold: self.play.play_threshold,
+            endgame_iterations: self.play.endgame,
+            endgame_safe: self.play.endgame_safe,
+            breakdown: self.breakdown,
+        }
+    }
 }
 
 fn main() {
@@ -473,77 +529,12 @@ fn run(args: Args) -> Result<()> {
             play_threshold,
             max_histories,
         } => export_policy(&checkpoint, &out, play_threshold, max_histories),
-        Command::Lbr {
-            game,
-            policy,
-            watch,
-            every_checkpoint,
-            poll_seconds,
-            variant,
-            hands,
-            seed,
-            threads,
-            preflop_samples,
-            json,
-            logdir,
-            step,
-            replay_ranges,
-            reference,
-            search_iterations,
-            play,
-            breakdown,
-        } => Ok(armac::run::evaluate::lbr_command::run(&LbrCommand {
-            game,
-            policy,
-            watch,
-            every_checkpoint,
-            poll_seconds,
-            variant,
-            hands,
-            seed,
-            threads,
-            preflop_samples,
-            json,
-            logdir,
-            step,
-            replay_ranges,
-            reference,
-            search_iterations,
-            play_threshold: play.play_threshold,
-            endgame: play.endgame,
-            endgame_safe: play.endgame_safe,
-            breakdown,
-        })?),
-        Command::Scorecard {
-            policy,
-            game,
-            hands,
-            match_hands,
-            seed,
-            threads,
-            preflop_samples,
-            search_iterations,
-            play,
-            breakdown,
-            json,
-            out,
-        } => {
-            let opts = ScorecardOptions {
-                game,
-                policy,
-                hands,
-                match_hands,
-                seed,
-                threads,
-                preflop_samples,
-                search_iterations,
-                play_threshold: play.play_threshold,
-                endgame_iterations: play.endgame,
-                endgame_safe: play.endgame_safe,
-                breakdown,
-            };
-            Ok(scorecard::command(&opts, json, out.as_deref())?)
-        }
+        Command::Lbr(args) => Ok(armac::run::evaluate::lbr_command::run(&args.command())?),
+        Command::Scorecard(args) => Ok(scorecard::command(
+            &args.options(),
+            args.json,
+            args.out.as_deref(),
+        )?),
         Command::Serve {
             policy,
             game,
