@@ -582,6 +582,20 @@ fn endgame_solving_is_applied_and_checked() {
     );
     run_err(
         eval()
+            .args(["lbr", "--policy", model, "--variant", "fc", "--hands", "4"])
+            .args(["--endgame-rounds", "2"]),
+        "--endgame-rounds needs --endgame",
+    );
+    for bad in ["0", "5"] {
+        run_err(
+            eval()
+                .args(["lbr", "--policy", model, "--variant", "fc", "--hands", "4"])
+                .args(["--endgame", "20", "--endgame-rounds", bad]),
+            "--endgame-rounds",
+        );
+    }
+    run_err(
+        eval()
             .args([
                 "match",
                 "--game",

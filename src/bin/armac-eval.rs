@@ -68,6 +68,10 @@ struct PlayFlags {
     /// network's own play gives its hand: the CFR-D gadget).
     #[arg(long)]
     endgame_safe: bool,
+    /// With --endgame: solve the last this many betting rounds instead of the last one (2 on
+    /// Hold'em: the turn and the river, every river card dealt in each solve).
+    #[arg(long, value_name = "R")]
+    endgame_rounds: Option<usize>,
 }
 
 impl PlayFlags {
@@ -78,6 +82,7 @@ impl PlayFlags {
             play_threshold: self.play_threshold,
             endgame_iterations: self.endgame,
             endgame_safe: self.endgame_safe,
+            endgame_rounds: self.endgame_rounds,
         }
     }
 }
@@ -370,6 +375,7 @@ impl LbrArgs {
             play_threshold: self.play.play_threshold,
             endgame: self.play.endgame,
             endgame_safe: self.play.endgame_safe,
+            endgame_rounds: self.play.endgame_rounds,
             breakdown: self.breakdown,
         }
     }
@@ -434,6 +440,7 @@ impl ScorecardArgs {
             play_threshold: self.play.play_threshold,
             endgame_iterations: self.play.endgame,
             endgame_safe: self.play.endgame_safe,
+            endgame_rounds: self.play.endgame_rounds,
             breakdown: self.breakdown,
         }
     }

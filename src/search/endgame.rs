@@ -1,18 +1,20 @@
-//! Endgame solving for a blueprint policy on heads-up Hold'em: in the last betting round the
-//! blueprint's own answer is replaced by the solution of that round's subgame.
+//! Endgame solving for a blueprint policy on heads-up Hold'em: in the last betting round (or
+//! the last few, [`EndgamePolicy::with_rounds`]) the blueprint's own answer is replaced by the
+//! solution of the subgame that starts with that round.
 //!
 //! # One solve
-//! At a decision in the last round, both players' ranges at the round's first state are the
-//! blueprint's reach of each hand: the product, over that player's decisions of the earlier
-//! rounds, of the probability the blueprint gives the action taken (floored at
-//! [`RANGE_FLOOR`], so that an opponent who took an action the blueprint never takes still has
-//! a range). The rest of the hand from there is a small public tree with exact terminal
-//! values (folds and showdowns on the full board: no value network), solved by a CFR variant
-//! ([`FactoredCfr`], CFR+ by default) from those ranges for `iterations` iterations; the
-//! player to act plays the average strategy at the current node for its hand.
+//! At a decision in the solved rounds, both players' ranges at the first solved round's
+//! first state are the blueprint's reach of each hand: the product, over that player's
+//! decisions of the earlier rounds, of the probability the blueprint gives the action taken
+//! (floored at [`RANGE_FLOOR`], so that an opponent who took an action the blueprint never
+//! takes still has a range). The rest of the hand from there is a public tree with exact
+//! terminal values (folds and showdowns on the full board, every board card still to come
+//! dealt: no value network), solved by a CFR variant ([`FactoredCfr`], CFR+ by default) from
+//! those ranges for `iterations` iterations; the player to act plays the average strategy at
+//! the current node for its hand.
 //!
-//! Every decision of the round is answered from the same solve (it is cached by the round's
-//! public root), so the player's river actions are consistent with one another and with the
+//! Every decision below one root is answered from the same solve (it is cached by the root's
+//! public edges), so the player's actions there are consistent with one another and with the
 //! ranges the solve assumed. Earlier rounds are the blueprint's.
 //!
 //! # Safe and unsafe
@@ -39,7 +41,7 @@ use crate::tree::poker::{PokerEdge, PokerLayout};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// The least probability an action taken before the last round keeps in a range.
+/// The least probability an action taken before the solved rounds keeps in a range.
 pub const RANGE_FLOOR: f64 = 0.01;
 
 /// Bytes the cached solves may hold (the cache is emptied when a solve would pass it; one
@@ -52,7 +54,7 @@ pub const MAX_ITERATIONS: usize = 100_000;
 /// Public nodes one last-round tree may have.
 const MAX_NODES: usize = 100_000;
 
-/// One solved last round: its layout and both players' average strategies.
+/// One solved subgame: its layout and both players' average strategies.
 struct Solved {
     layout: Arc<PokerLayout>,
     average: [Vec<f64>; 2],
@@ -80,6 +82,7 @@ pub struct EndgamePolicy<B> {
     cache: Mutex<Cache>,
     cache_budget: usize,
     safe: bool,
+    rounds: usize,
 }
 
 impl<B: Policy + RangePolicy> EndgamePolicy<B> {
@@ -113,7 +116,30 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
             cache: Mutex::new(Cache::default()),
             cache_budget: CACHE_BYTES,
             safe: false,
+            rounds: 1,
         })
+    }
+
+    /// The policy solving the last `rounds` betting rounds (1, the default: the last round
+    /// only; the game's number of rounds: the whole hand from the root). Each solve starts at
+    /// the first of those rounds and answers every decision below it, through the board
+    /// cards still to come. Refused outside 1 to the game's rounds.
+    pub fn with_rounds(mut self, rounds: usize) -> Result<Self, HoldemSearchError> {
+        let most = self.game.config().num_rounds;
+        if !(1..=most).contains(&rounds) {
+            return Err(HoldemSearchError::BadSetting {
+                key: "endgame rounds",
+                value: rounds.to_string(),
+                reason: format!("must be 1 to the game's {most} betting rounds"),
+            });
+        }
+        self.rounds = rounds;
+        Ok(self)
+    }
+
+    /// The first round the solves cover (0: the pre-flop).
+    fn first_solved_round(&self) -> usize {
+        self.game.config().num_rounds - self.rounds
     }
 
     /// The policy with a cache of at most `bytes` ([`CACHE_BYTES`] unless set; 0 caches
@@ -130,10 +156,14 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
         self
     }
 
-    /// The blueprint's name, how its last round is solved and with how many iterations.
+    /// The blueprint's name, how its last rounds are solved and with how many iterations.
     fn label(&self) -> String {
+        let rounds = match self.rounds {
+            1 => String::new(),
+            r => format!(", last {r} rounds"),
+        };
         format!(
-            "{} + {}endgame solving ({} iterations)",
+            "{} + {}endgame solving ({} iterations{rounds})",
             Policy::name(&self.blueprint),
             if self.safe { "safe " } else { "" },
             self.iterations
@@ -153,29 +183,34 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
         }
     }
 
-    /// Where the last round starts in `edges`: the index just past its board deal, or `None`
-    /// before the last round.
-    fn last_round_root(&self, edges: &[PokerEdge]) -> Option<usize> {
-        let rounds = self.game.config().num_rounds;
+    /// Where the solved rounds start in `edges` (the public edges of a decision): the index
+    /// just past the board deal that opens the first of them (0 when that is the pre-flop),
+    /// or `None` before them. The decision's round is the number of board deals it has seen.
+    fn solve_root(&self, edges: &[PokerEdge]) -> Option<usize> {
+        let first = self.first_solved_round();
         let deals: Vec<usize> = edges
             .iter()
             .enumerate()
             .filter(|(_, e)| matches!(e, PokerEdge::Deal(_)))
             .map(|(k, _)| k)
             .collect();
-        match deals.last() {
-            Some(&k) if deals.len() + 1 == rounds => Some(k + 1),
-            None if rounds == 1 => Some(0),
+        match first {
+            0 => Some(0),
+            f if deals.len() >= f => Some(deals[f - 1] + 1),
             _ => None,
         }
     }
 
-    /// Both players' blueprint reaches of every hole index at the start of the last round of
-    /// `state`'s hand (zero for hands that collide with `state`'s board).
-    fn ranges(&self, state: &UniversalPokerState) -> Result<[Vec<f64>; 2], PolicyError> {
+    /// Both players' blueprint reaches of every hole index at the start of the first solved
+    /// round of `state`'s hand (zero for hands that collide with that round's board).
+    fn ranges(
+        &self,
+        state: &UniversalPokerState,
+        root: &UniversalPokerState,
+    ) -> Result<[Vec<f64>; 2], PolicyError> {
         let cfg = self.game.config();
-        let last = (cfg.num_rounds - 1) as u8;
-        let board = state.board_cards().to_vec();
+        let last = self.first_solved_round() as u8;
+        let board = root.board_cards().to_vec();
         let deck = &cfg.deck[..cfg.deck_size];
         let hands = hands_avoiding(deck, &board);
         let size = crate::games::cards::NUM_HOLE_HANDS;
@@ -278,7 +313,7 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
         Ok(out)
     }
 
-    /// The cached solve of the last round that `state` (a decision of it, public edges
+    /// The cached solve of the solved rounds that `state` (a decision of them, public edges
     /// `edges`, round root at `root`) belongs to.
     fn solve(
         &self,
@@ -291,10 +326,10 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
         if let Some(s) = self.cache.lock().expect("cache lock").map.get(&key) {
             return Ok(s.clone());
         }
-        let reach = self.ranges(state)?;
         let root_state = state_at(state, &key.1).map_err(|e| self.fail(e.to_string()))?;
+        let reach = self.ranges(state, &root_state)?;
         let layout = Arc::new(
-            PokerLayout::from_state_limited(&root_state, MAX_NODES, true)
+            PokerLayout::from_state(&root_state, MAX_NODES)
                 .map_err(|e| self.fail(e.to_string()))?,
         );
         let ranges = reach.map(|r| {
@@ -365,9 +400,17 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
                 let mut path = root.to_vec();
                 path.extend(layout.path(n as usize));
                 let at = state_at(state, &path).map_err(|e| self.fail(e.to_string()))?;
-                let probs = self.range_probs(&at, i, &hands)?;
+                // Below a later deal some hands hold a board card: they cannot be there
+                // (zero reach), so their rows keep the solver's uniform start.
+                let board = CardSet::from_cards(at.board_cards());
+                let live: Vec<u16> = hands
+                    .iter()
+                    .copied()
+                    .filter(|&h| !hole_mask(h as usize).intersects(board))
+                    .collect();
+                let probs = self.range_probs(&at, i, &live)?;
                 let o = layout.offsets[i][d];
-                for (&h, p) in hands.iter().zip(&probs) {
+                for (&h, p) in live.iter().zip(&probs) {
                     let x = layout
                         .hole_index
                         .binary_search(&u32::from(h))
@@ -390,8 +433,8 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
         super::Gadget::new(opp, w, ranges[opp].clone(), 0.5).map_err(|e| self.fail(e.to_string()))
     }
 
-    /// For a decision of the last round: the legal actions and, per hole index of `hands`,
-    /// the solved probabilities; `None` before the last round.
+    /// For a decision of the solved rounds: the legal actions and, per hole index of `hands`,
+    /// the solved probabilities; `None` before them.
     #[allow(clippy::type_complexity)]
     fn solved_rows(
         &self,
@@ -402,7 +445,7 @@ impl<B: Policy + RangePolicy> EndgamePolicy<B> {
             return Err(PolicyError::NotADecision);
         };
         let edges = public_edges(state).map_err(|e| self.fail(e.to_string()))?;
-        let Some(root) = self.last_round_root(&edges) else {
+        let Some(root) = self.solve_root(&edges) else {
             return Ok(None);
         };
         let solved = self.solve(state, &edges, root, p)?;

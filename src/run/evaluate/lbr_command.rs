@@ -59,6 +59,8 @@ pub struct LbrCommand {
     pub endgame: Option<usize>,
     /// With `endgame`: safe re-solving.
     pub endgame_safe: bool,
+    /// With `endgame`: how many of the last betting rounds each solve covers.
+    pub endgame_rounds: Option<usize>,
 }
 
 impl LbrCommand {
@@ -69,6 +71,7 @@ impl LbrCommand {
             play_threshold: self.play_threshold,
             endgame_iterations: self.endgame,
             endgame_safe: self.endgame_safe,
+            endgame_rounds: self.endgame_rounds,
         }
     }
 }

@@ -48,6 +48,8 @@ pub struct PolicyArgs {
     pub endgame_iterations: Option<usize>,
     /// With `endgame_iterations`: safe re-solving (the opponent behind the CFR-D gadget).
     pub endgame_safe: bool,
+    /// With `endgame_iterations`: solve the last this many betting rounds (default 1).
+    pub endgame_rounds: Option<usize>,
 }
 
 impl PolicyArgs {
@@ -67,6 +69,9 @@ impl PolicyArgs {
             ))),
             None if self.endgame_safe => Err(RunError::Usage(
                 "--endgame-safe needs --endgame N (the iterations of each solve)".into(),
+            )),
+            None if self.endgame_rounds.is_some() => Err(RunError::Usage(
+                "--endgame-rounds needs --endgame N (the iterations of each solve)".into(),
             )),
             _ => Ok(()),
         }
@@ -110,7 +115,9 @@ impl PolicyArgs {
             .map_err(|e| RunError::Usage(format!("--endgame needs a universal_poker game: {e}")))?;
         let p = EndgamePolicy::new(policy, game, n)
             .map_err(|e| RunError::Usage(format!("--endgame {n}: {e}")))?
-            .with_gadget(self.endgame_safe);
+            .with_gadget(self.endgame_safe)
+            .with_rounds(self.endgame_rounds.unwrap_or(1))
+            .map_err(|e| RunError::Usage(format!("--endgame-rounds: {e}")))?;
         Ok(Wrapped::Endgame(p))
     }
 

@@ -92,6 +92,8 @@ pub struct ScorecardOptions {
     pub endgame_iterations: Option<usize>,
     /// With `endgame_iterations`: safe re-solving.
     pub endgame_safe: bool,
+    /// With `endgame_iterations`: how many of the last betting rounds each solve covers.
+    pub endgame_rounds: Option<usize>,
     /// Keep each LBR row's breakdown of LBR's winnings by how the hands ended
     /// ([`LbrRow::breakdown`]).
     pub breakdown: bool,
@@ -113,6 +115,7 @@ impl ScorecardOptions {
             play_threshold: None,
             endgame_iterations: None,
             endgame_safe: false,
+            endgame_rounds: None,
             breakdown: false,
         }
     }
@@ -298,6 +301,7 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
         play_threshold: opts.play_threshold,
         endgame_iterations: opts.endgame_iterations,
         endgame_safe: opts.endgame_safe,
+        endgame_rounds: opts.endgame_rounds,
     };
     args.check()?;
     args.check_applies(&[&opts.policy])?;
