@@ -371,12 +371,8 @@ impl LbrArgs {
             step: self.step,
             replay_ranges: self.replay_ranges,
             reference: self.reference,
-            search_iterations: self.search_iterations,
-            play_threshold: self.play.play_threshold,
-            endgame: self.play.endgame,
-            endgame_safe: self.play.endgame_safe,
-            endgame_rounds: self.play.endgame_rounds,
             breakdown: self.breakdown,
+            play: self.play.args(self.search_iterations),
         }
     }
 }
@@ -436,11 +432,7 @@ impl ScorecardArgs {
             seed: self.seed,
             threads: self.threads,
             preflop_samples: self.preflop_samples,
-            search_iterations: self.search_iterations,
-            play_threshold: self.play.play_threshold,
-            endgame_iterations: self.play.endgame,
-            endgame_safe: self.play.endgame_safe,
-            endgame_rounds: self.play.endgame_rounds,
+            play: self.play.args(self.search_iterations),
             breakdown: self.breakdown,
         }
     }

@@ -49,31 +49,11 @@ pub struct LbrCommand {
     pub replay_ranges: bool,
     /// A reference policy for the paired ratio.
     pub reference: Option<String>,
-    /// CFR+ iterations per search of a Hold'em `sog:DIR` policy.
-    pub search_iterations: Option<usize>,
     /// Also report where LBR's winnings come from (hands by how they ended).
     pub breakdown: bool,
-    /// ARMAC networks: play with this threshold instead of the checkpoint's own.
-    pub play_threshold: Option<f64>,
-    /// ARMAC networks: solve the last betting round with this many CFR+ iterations.
-    pub endgame: Option<usize>,
-    /// With `endgame`: safe re-solving.
-    pub endgame_safe: bool,
-    /// With `endgame`: how many of the last betting rounds each solve covers.
-    pub endgame_rounds: Option<usize>,
-}
-
-impl LbrCommand {
-    /// How the policies of this command are loaded ([`lbr_policy`]).
-    pub fn policy_args(&self) -> PolicyArgs {
-        PolicyArgs {
-            search_iterations: self.search_iterations,
-            play_threshold: self.play_threshold,
-            endgame_iterations: self.endgame,
-            endgame_safe: self.endgame_safe,
-            endgame_rounds: self.endgame_rounds,
-        }
-    }
+    /// How the policies are loaded: CFR+ iterations of a Hold'em `sog:DIR` search, and how
+    /// ARMAC networks play (threshold, endgame solving; see [`PolicyArgs`]).
+    pub play: PolicyArgs,
 }
 
 /// `--variant`: `fc`, `fcpa`, `fc12-fcpa34`, a comma-separated list of them (in the order
@@ -122,7 +102,7 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
     .into_iter()
     .flatten()
     .collect();
-    args.policy_args().check_applies(&names)?;
+    args.play.check_applies(&names)?;
     if args.watch.is_some() && args.logdir.is_some() {
         return Err(RunError::Usage(
             "--watch writes into the run's own TensorBoard; drop --logdir".into(),
@@ -140,7 +120,7 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
         })
         .collect();
     let game_string = game.load_string();
-    let load = |name: &str| lbr_policy(name, &game_string, args.replay_ranges, args.policy_args());
+    let load = |name: &str| lbr_policy(name, &game_string, args.replay_ranges, args.play);
     let references: Vec<Option<LbrResult>> = match &args.reference {
         Some(name) => {
             let policy = load(name).map_err(RunError::context(format!("--reference {name}")))?;
@@ -205,7 +185,7 @@ fn watch(
             &dir.display().to_string(),
             &game_string,
             args.replay_ranges,
-            args.policy_args(),
+            args.play,
         )?;
         for (o, reference) in opts.iter().zip(references) {
             let report = Report {

@@ -81,19 +81,10 @@ pub struct ScorecardOptions {
     pub threads: usize,
     /// Sampled (hand, board) pairs per pre-flop equity of LBR.
     pub preflop_samples: usize,
-    /// CFR+ iterations per search of a `sog:DIR` policy (default: the `sog.search.s` it
-    /// trained with; 200 for a bare CVPN directory).
-    pub search_iterations: Option<usize>,
-    /// ARMAC networks: play with this threshold instead of the checkpoint's
-    /// `armac.play_threshold` (see [`super::PolicyArgs`]).
-    pub play_threshold: Option<f64>,
-    /// ARMAC networks: solve the last betting round with this many CFR+ iterations
-    /// ([`super::PolicyArgs::endgame_iterations`]).
-    pub endgame_iterations: Option<usize>,
-    /// With `endgame_iterations`: safe re-solving.
-    pub endgame_safe: bool,
-    /// With `endgame_iterations`: how many of the last betting rounds each solve covers.
-    pub endgame_rounds: Option<usize>,
+    /// How the policy is loaded: CFR+ iterations of a `sog:DIR` search (default: the
+    /// `sog.search.s` it trained with; 200 for a bare CVPN directory), and how ARMAC networks
+    /// play (threshold, endgame solving; see [`PolicyArgs`]).
+    pub play: PolicyArgs,
     /// Keep each LBR row's breakdown of LBR's winnings by how the hands ended
     /// ([`LbrRow::breakdown`]).
     pub breakdown: bool,
@@ -111,11 +102,7 @@ impl ScorecardOptions {
             seed: 0,
             threads: 0,
             preflop_samples: crate::eval::lbr::DEFAULT_PREFLOP_SAMPLES,
-            search_iterations: None,
-            play_threshold: None,
-            endgame_iterations: None,
-            endgame_safe: false,
-            endgame_rounds: None,
+            play: PolicyArgs::default(),
             breakdown: false,
         }
     }
@@ -296,13 +283,7 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
     }
     let game = holdem_game(&opts.game, &LbrVariant::ALL, "the scorecard")?;
     let game_string = game.load_string();
-    let args = PolicyArgs {
-        search_iterations: opts.search_iterations,
-        play_threshold: opts.play_threshold,
-        endgame_iterations: opts.endgame_iterations,
-        endgame_safe: opts.endgame_safe,
-        endgame_rounds: opts.endgame_rounds,
-    };
+    let args = opts.play;
     args.check()?;
     args.check_applies(&[&opts.policy])?;
     let mut out = Vec::new();
