@@ -275,6 +275,17 @@ enum Command {
     },
 }
 
+/// How LBR spreads and samples its work (`lbr`, `scorecard`).
+#[derive(clap::Args, Debug, Clone, Copy)]
+struct LbrWork {
+    /// Worker threads (default: one per core; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
+    threads: usize,
+    /// Sampled (hand, board) pairs per pre-flop equity of LBR (at least 1).
+    #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, value_parser = parse_samples)]
+    preflop_samples: usize,
+}
+
 /// `armac-eval lbr` (see [`Command::Lbr`]).
 #[derive(clap::Args, Debug)]
 struct LbrArgs {
@@ -312,12 +323,8 @@ struct LbrArgs {
     /// Run seed.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Worker threads (default: one per core; at most 1024).
-    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
-    threads: usize,
-    /// Sampled (hand, board) pairs per pre-flop equity (at least 1).
-    #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, value_parser = parse_samples)]
-    preflop_samples: usize,
+    #[command(flatten)]
+    work: LbrWork,
     /// One JSON object (mean, ci95 in mbb/hand, hands, variant, seconds, ...).
     #[arg(long)]
     json: bool,
@@ -364,8 +371,8 @@ impl LbrArgs {
             variant: self.variant,
             hands: self.hands,
             seed: self.seed,
-            threads: self.threads,
-            preflop_samples: self.preflop_samples,
+            threads: self.work.threads,
+            preflop_samples: self.work.preflop_samples,
             json: self.json,
             logdir: self.logdir,
             step: self.step,
@@ -397,12 +404,8 @@ struct ScorecardArgs {
     /// The scorecard's seed (every row's seed derives from it).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Worker threads (default: one per core; at most 1024).
-    #[arg(long, default_value_t = 0, value_parser = parse_threads)]
-    threads: usize,
-    /// Sampled (hand, board) pairs per pre-flop equity of LBR (at least 1).
-    #[arg(long, default_value_t = armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, value_parser = parse_samples)]
-    preflop_samples: usize,
+    #[command(flatten)]
+    work: LbrWork,
     /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default: the `sog.search.s`
     /// it trained with; 200 for a bare CVPN directory).
     #[arg(long)]
@@ -430,8 +433,8 @@ impl ScorecardArgs {
             hands: self.hands,
             match_hands: self.match_hands,
             seed: self.seed,
-            threads: self.threads,
-            preflop_samples: self.preflop_samples,
+            threads: self.work.threads,
+            preflop_samples: self.work.preflop_samples,
             play: self.play.args(self.search_iterations),
             breakdown: self.breakdown,
         }
