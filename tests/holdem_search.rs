@@ -408,7 +408,8 @@ fn save_untrained_cvpn(
 fn holdem_search_cache_keeps_to_its_byte_budget_and_changes_no_answer() {
     use armac::game::Turn;
     use armac::policy::Policy;
-    use armac::run::holdem_sog::{DEFAULT_CACHE_BYTES, load_holdem_search_policy};
+    use armac::rl::sog::holdem_policy::DEFAULT_CACHE_BYTES;
+    use armac::run::sog::holdem::load_holdem_search_policy;
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("holdem_search_cache");
     let _ = std::fs::remove_dir_all(&dir);
     let tiny = UniversalPokerGame::from_string(TINY).unwrap();
@@ -496,7 +497,7 @@ fn holdem_search_cache_keeps_to_its_byte_budget_and_changes_no_answer() {
 fn holdem_search_policy_plays_a_match_and_names_bad_checkpoints() {
     use armac::eval::matchup::sampled_match;
     use armac::policy::{Policy, UniformPolicy};
-    use armac::run::holdem_sog::load_holdem_search_policy;
+    use armac::run::sog::holdem::load_holdem_search_policy;
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("holdem_search");
     let _ = std::fs::remove_dir_all(&dir);
     let save = |game: &UniversalPokerGame, hands: usize, name: &str| {
@@ -572,7 +573,7 @@ fn untrained_fcpa_cvpn(hidden: usize, layers: usize, seed: u64) -> armac::nn::cv
 
 #[test]
 fn fcpa_chain_searches_every_street_with_a_cvpn() {
-    use armac::run::holdem_sog::CvpnHoldemLeaves;
+    use armac::rl::sog::holdem_policy::CvpnHoldemLeaves;
     let game = UniversalPokerGame::hunl_fcpa();
     let net = untrained_fcpa_cvpn(64, 2, 1);
     let config = HoldemSearchConfig {
@@ -717,7 +718,7 @@ fn holdem_resolver_refuses_bad_settings_and_states_naming_them() {
 fn fcpa_all_in_calls_are_valued_from_the_cards() {
     use armac::eval::lbr::RangePolicy;
     use armac::games::cards::{hole_index, parse_card};
-    use armac::run::holdem_sog::HoldemSearchPolicy;
+    use armac::rl::sog::holdem_policy::HoldemSearchPolicy;
     let game = UniversalPokerGame::hunl_fcpa();
     let net = untrained_fcpa_cvpn(32, 1, 3);
     let config = HoldemSearchConfig {

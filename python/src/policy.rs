@@ -8,7 +8,7 @@ use crate::game::{PyGame, PyState, f32_array};
 use armac::eval::lbr::{PerHand, RangePolicy};
 use armac::game::{GameRef, State};
 use armac::policy::{Policy, PolicyError, TabularPolicy};
-use armac::rl::policy::ArmacAveragePolicy;
+use armac::rl::armac::policy::ArmacAveragePolicy;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;

@@ -7,8 +7,8 @@
 use super::{Result, median, timed};
 use crate::games::load_game;
 use crate::nn::armac::ArmacPolicyNet;
-use crate::rl::actor::{PastEpoch, Snapshots, play_group, play_group_all_heads};
-use crate::rl::candidates::Candidate;
+use crate::rl::armac::actor::{PastEpoch, Snapshots, play_group, play_group_all_heads};
+use crate::rl::armac::candidates::Candidate;
 use crate::run::config::Config;
 use crate::util::SplitMix64;
 use serde_json::{Value, json};

@@ -20,16 +20,16 @@ use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, io_err};
 use crate::game::GameRef;
 use crate::games::load_game;
 use crate::nn::armac::{ArmacLearner, ArmacPolicyNet};
+use crate::rl::armac::memory::{Memory, MemoryKind};
 use crate::rl::armac::memory_io::{data_files, new_memory};
+use crate::rl::armac::policy::ArmacAveragePolicy;
+use crate::rl::armac::replay::Replay;
 use crate::rl::armac::residency::{
     needed_snapshots, network_bytes, reservoir_path, reservoir_rel, working_set_capacity,
 };
 use crate::rl::armac::{
     ArmacTrainer, ScalarSink, Start, Sums, fresh_state, read_state, resume_state,
 };
-use crate::rl::memory::{Memory, MemoryKind};
-use crate::rl::policy::ArmacAveragePolicy;
-use crate::rl::replay::Replay;
 use crate::util::{FileSum, SplitMix64, write_atomic};
 use std::path::Path;
 use std::sync::atomic::Ordering;

@@ -7,7 +7,6 @@ pub mod config;
 pub mod diagnostics;
 pub mod evaluate;
 pub mod generation;
-pub mod holdem_sog;
 pub mod model;
 pub mod resume;
 pub mod sog;
@@ -321,11 +320,11 @@ impl From<crate::cluster::ClusterError> for RunError {
     }
 }
 
-impl From<crate::rl::armac::TrainError> for RunError {
+impl From<crate::rl::TrainError> for RunError {
     /// Variant by variant; an error of the run layer carried through the trainer comes out as
     /// it went in.
-    fn from(e: crate::rl::armac::TrainError) -> RunError {
-        use crate::rl::armac::TrainError;
+    fn from(e: crate::rl::TrainError) -> RunError {
+        use crate::rl::TrainError;
         match e {
             TrainError::Game(e) => RunError::Game(e),
             TrainError::Tree(e) => RunError::Tree(e),
@@ -343,9 +342,9 @@ impl From<crate::rl::armac::TrainError> for RunError {
     }
 }
 
-impl From<RunError> for crate::rl::armac::TrainError {
-    fn from(e: RunError) -> crate::rl::armac::TrainError {
-        crate::rl::armac::TrainError::Driver(Box::new(e))
+impl From<RunError> for crate::rl::TrainError {
+    fn from(e: RunError) -> crate::rl::TrainError {
+        crate::rl::TrainError::Driver(Box::new(e))
     }
 }
 
@@ -622,7 +621,7 @@ fn armac_memory_terms(
     // headers and the row's bookkeeping.
     let row = |tensors: u128| tensors * info * 4 + actions * 9 + 160;
     let mut terms = vec![network_term("armac.hidden", a.hidden, a.layers)];
-    if a.memory == crate::rl::memory::MemoryKind::Reservoir {
+    if a.memory == crate::rl::armac::memory::MemoryKind::Reservoir {
         terms.push(MemoryTerm {
             key: "armac.memory_capacity",
             what: format!("two reservoirs of {} decisions", a.memory_capacity),
@@ -697,7 +696,7 @@ fn validate_section(config: &config::Config) -> Result<(), RunError> {
             // Games search refuses are refused before the run directory is touched.
             let game = crate::games::load_game(&config.game)?;
             if game.short_name() == "universal_poker" {
-                return holdem_sog::check_settings(&s);
+                return sog::holdem::check_settings(&s);
             }
             for (key, set) in [
                 ("sog.search.max_nodes", s.max_nodes.is_some()),

@@ -7,7 +7,7 @@ use crate::game::{Action, GameRef, State};
 use crate::games::load_game;
 use crate::games::universal_poker::{UniversalPokerGame, UniversalPokerState};
 use crate::policy::{Policy, PolicyError, TabularPolicy, UniformPolicy};
-use crate::rl::policy::ArmacAveragePolicy;
+use crate::rl::armac::policy::ArmacAveragePolicy;
 use crate::run::RunError;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

@@ -40,10 +40,11 @@ use super::{
 };
 use crate::games::load_game;
 use crate::nn::armac::ArmacPolicyNet;
-use crate::rl::actor::{ActorMsg, PastEpoch, Snapshots};
-use crate::rl::armac::{ArmacSettings, TrainError, net_config};
-use crate::rl::candidates::Candidate;
-use crate::rl::trajectory::{decode_replay, encode_replay};
+use crate::rl::TrainError;
+use crate::rl::armac::actor::{ActorMsg, PastEpoch, Snapshots};
+use crate::rl::armac::candidates::Candidate;
+use crate::rl::armac::trajectory::{decode_replay, encode_replay};
+use crate::rl::armac::{ArmacSettings, net_config};
 use crate::util::{FileSum, SplitMix64};
 use ::redis::{Connection, Value};
 use serde::{Deserialize, Serialize};

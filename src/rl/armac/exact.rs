@@ -3,18 +3,18 @@
 //! `exact_advantages` ablations.
 
 use super::diagnostics::SampledRegrets;
-use super::error::TrainError;
 use super::state::{ArmacState, Nets};
 use crate::eval::nash_conv;
 use crate::game::GameRef;
 use crate::nn::armac::{ActBatch, ArmacPolicyNet, SeqInputs};
 use crate::policy::probs::normalized_relu;
-use crate::rl::actor::AdvantageTarget;
-use crate::rl::exact::ExactValues;
-use crate::rl::memory::Memory;
-use crate::rl::replay::Replay;
-use crate::rl::sequence::{decision_path, gather_rows, seq_inputs};
-use crate::rl::table::PolicyTable;
+use crate::rl::armac::actor::AdvantageTarget;
+use crate::rl::armac::exact_values::ExactValues;
+use crate::rl::armac::memory::Memory;
+use crate::rl::armac::replay::Replay;
+use crate::rl::armac::sequence::{decision_path, gather_rows, seq_inputs};
+use crate::rl::armac::table::PolicyTable;
+use crate::rl::error::TrainError;
 use crate::tree::TreePolicy;
 use crate::tree::history::HistoryTree;
 use crate::tree::{PublicTree, TreeError};
@@ -101,7 +101,7 @@ impl Exact {
                     .enumerate()
                     .map(|(i, path)| i * time + path.len() - 1)
                     .collect();
-                let seqs: Vec<&[crate::rl::trajectory::Step]> =
+                let seqs: Vec<&[crate::rl::armac::trajectory::Step]> =
                     paths.iter().map(|x| &x[..]).collect();
                 let inputs = seq_inputs(&seqs, time, game.observation_tensor_size(), na);
                 per_player.push((inputs, last));
@@ -223,7 +223,7 @@ impl Exact {
     ) -> Option<TreePolicy> {
         let lookup = self.lookup.as_ref()?;
         let mut sums = SampledRegrets::new(&self.tree);
-        let mut add = |st: &crate::rl::trajectory::Step, w: f32| {
+        let mut add = |st: &crate::rl::armac::trajectory::Step, w: f32| {
             if let (Some(adv), Some(&i)) = (
                 &st.advantage,
                 lookup[st.player].get(&tensor_key(&st.info[st.player])),

@@ -1,18 +1,18 @@
 //! The body of one epoch (Algorithm 1): the actors' fresh trajectories go into the replay
 //! memory while the learner takes its steps on batches drawn from it, in pace with acting.
 
-use super::error::TrainError;
 use super::settings::ArmacSettings;
 use super::state::ArmacState;
 use super::transport::{EpochPlan, LearnerLink};
 use crate::nn::armac::{ArmacLearner, ArmacPolicyNet, DeviceIo};
-use crate::rl::actor::{ActorMsg, Snapshots};
-use crate::rl::candidates::CandidateStats;
-use crate::rl::learner::{CriticTargets, act_batch, train_batch};
-use crate::rl::memory::Memory;
-use crate::rl::replay::Replay;
-use crate::rl::sequence::{SeqCritic, seq_inputs, seq_time, seq_train_batch};
-use crate::rl::trajectory::Trajectory;
+use crate::rl::armac::actor::{ActorMsg, Snapshots};
+use crate::rl::armac::candidates::CandidateStats;
+use crate::rl::armac::learner::{CriticTargets, act_batch, train_batch};
+use crate::rl::armac::memory::Memory;
+use crate::rl::armac::replay::Replay;
+use crate::rl::armac::sequence::{SeqCritic, seq_inputs, seq_time, seq_train_batch};
+use crate::rl::armac::trajectory::Trajectory;
+use crate::rl::error::TrainError;
 use crate::util::SplitMix64;
 use std::time::Duration;
 
@@ -29,7 +29,8 @@ pub(crate) fn recurrent_step(
     let cfg = learner.config().clone();
     let max_len = picks.iter().map(|t| t.len()).max().unwrap_or(0);
     let time = seq_time(max_len, s.unroll_length);
-    let seqs: Vec<&[crate::rl::trajectory::Step]> = picks.iter().map(|t| &t.steps[..]).collect();
+    let seqs: Vec<&[crate::rl::armac::trajectory::Step]> =
+        picks.iter().map(|t| &t.steps[..]).collect();
     let inputs = seq_inputs(&seqs, time, cfg.input_size, cfg.num_actions);
     let (snap_out, _) = snapshot.evaluate_sequences(&inputs, time.max(1))?;
     let train = |critic| {

@@ -1,12 +1,12 @@
 //! The files of a checkpoint that hold the learner's data: the replay memory and the
 //! reservoir memories of `armac.memory = "reservoir"`.
 
-use super::error::{TrainError, io_err};
 use super::settings::ArmacSettings;
 use crate::nn::armac::ArmacNetConfig;
-use crate::rl::memory::{Memory, MemoryKind};
-use crate::rl::replay::Replay;
-use crate::rl::trajectory::encode_replay;
+use crate::rl::armac::memory::{Memory, MemoryKind};
+use crate::rl::armac::replay::Replay;
+use crate::rl::armac::trajectory::encode_replay;
+use crate::rl::error::{TrainError, io_err};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -80,7 +80,7 @@ pub fn load_memory(
             ckpt.display()
         ))
     })?;
-    if s.memory_targets == crate::rl::memory::MemoryTargets::InfosetMeanAll {
+    if s.memory_targets == crate::rl::armac::memory::MemoryTargets::InfosetMeanAll {
         let path = ckpt.join(MEMORY_MEANS_FILE);
         if path.exists() {
             let bytes = std::fs::read(&path).map_err(io_err("reservoir mean targets", &path))?;

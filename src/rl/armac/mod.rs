@@ -14,20 +14,46 @@
 //!
 //! The run layer ([`crate::run::armac`]) drives a trainer: config, run directory, checkpoint
 //! generations, metrics and the stopping rules.
+//!
+//! # Components
+//! Plain `f64` arithmetic, tested exactly: [`targets`] (Tree-Backup(λ) returns for the history
+//! critic), [`reservoir`] (Vitter's Algorithm R for the reservoir of past policies, §3.1),
+//! [`regret`] (the tabular limit [`regret::TabularArmac`], whose regret-matching policy equals
+//! CFR's: Lemma 1, Appendix D), [`candidates`] (the adaptive behaviour-policy selection of
+//! §3.3). With the networks: [`trajectory`], [`actor`], [`learner`], [`sequence`] (the actor
+//! threads' lock-step episode groups and the learner's feed-forward and recurrent batches),
+//! [`replay`] and [`memory`] (the replay memory and the reservoir memories of the mean-regret
+//! and average-policy targets), [`exact_values`] and [`table`] (the `exact_advantages` and
+//! `tabular_w` ablations), [`policy`] (the average-policy head as a
+//! [`crate::policy::Policy`] and an LBR range policy), [`choices`] (the actors' setting
+//! enums), [`working_set`] (the in-memory working set of the reservoir).
 
+pub mod actor;
+pub mod candidates;
+pub mod choices;
 pub mod diagnostics;
-pub mod error;
 mod exact;
+pub mod exact_values;
 mod learn;
+pub mod learner;
+pub mod memory;
 pub mod memory_io;
+pub mod policy;
+pub mod regret;
+pub mod replay;
+pub mod reservoir;
 pub mod residency;
+pub mod sequence;
 pub mod settings;
 pub mod start;
 pub mod state;
+pub mod table;
+pub mod targets;
 mod trainer;
+pub mod trajectory;
 pub mod transport;
+pub mod working_set;
 
-pub use error::TrainError;
 pub use learn::EpochWork;
 pub use residency::ResidentStats;
 pub use settings::{

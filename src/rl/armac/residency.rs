@@ -2,11 +2,11 @@
 //! reservoir) and which in memory (the working set), their files under `reservoir/`, and
 //! the networks the actors play each past epoch with.
 
-use super::error::{TrainError, io_err};
 use super::exact::{ExactAdvantages, TabularW};
 use super::state::{ArmacState, Nets, Sums};
 use crate::nn::armac::{ArmacNetConfig, ArmacPolicyNet, SnapshotPrecision};
-use crate::rl::actor::PastEpoch;
+use crate::rl::armac::actor::PastEpoch;
+use crate::rl::error::{TrainError, io_err};
 use crate::util::FileSum;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

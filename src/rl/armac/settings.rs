@@ -4,8 +4,10 @@
 
 use crate::game::GameRef;
 use crate::nn::armac::{ArmacNetConfig, SnapshotPrecision};
-use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
-use crate::rl::memory::{DeviceMemory, MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
+use crate::rl::armac::actor::{AdvantageTarget, Behaviour, PastDraw};
+use crate::rl::armac::memory::{
+    DeviceMemory, MemoryKind, MemorySampling, MemoryTargets, MemoryWeights,
+};
 use serde::{Deserialize, Serialize};
 
 /// What `armac.polyak` averages (see `armac.polyak_scope`).

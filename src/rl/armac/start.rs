@@ -1,19 +1,19 @@
 //! How an ARMAC trainer starts: a new run's learner and `θ^0`, or everything a checkpoint
 //! holds of a run that resumes.
 
-use super::error::{TrainError, io_err};
 use super::memory_io::{REPLAY_FILE, load_memory};
 use super::residency::{load_resident, needed_snapshots, reservoir_rel, save_net};
 use super::settings::{ArmacSettings, PolyakScope};
 use super::state::{ArmacState, Nets, Sums, read_state};
 use crate::game::GameRef;
 use crate::nn::armac::{ArmacLearner, ArmacNetConfig};
-use crate::rl::actor::PastDraw;
-use crate::rl::candidates::{Candidate, CandidateStats};
-use crate::rl::memory::Memory;
-use crate::rl::reservoir::Reservoir;
-use crate::rl::trajectory::{Trajectory, decode_replay};
-use crate::rl::working_set::WorkingSet;
+use crate::rl::armac::actor::PastDraw;
+use crate::rl::armac::candidates::{Candidate, CandidateStats};
+use crate::rl::armac::memory::Memory;
+use crate::rl::armac::reservoir::Reservoir;
+use crate::rl::armac::trajectory::{Trajectory, decode_replay};
+use crate::rl::armac::working_set::WorkingSet;
+use crate::rl::error::{TrainError, io_err};
 use crate::util::{FileSum, SplitMix64};
 use std::path::Path;
 use std::sync::Arc;

@@ -1,10 +1,10 @@
 //! What an ARMAC run carries from epoch to epoch and saves in `checkpoint/state.json`.
 
-use super::error::{TrainError, io_err};
 use crate::nn::armac::ArmacPolicyNet;
-use crate::rl::candidates::{Candidate, CandidateStats};
-use crate::rl::reservoir::Reservoir;
-use crate::rl::working_set::WorkingSet;
+use crate::rl::armac::candidates::{Candidate, CandidateStats};
+use crate::rl::armac::reservoir::Reservoir;
+use crate::rl::armac::working_set::WorkingSet;
+use crate::rl::error::{TrainError, io_err};
 use crate::util::FileSum;
 use serde::{Deserialize, Serialize};
 use std::path::Path;

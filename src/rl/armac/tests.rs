@@ -5,9 +5,9 @@ use super::residency::{
 use super::state::{ArmacState, Nets};
 use crate::games::load_game;
 use crate::nn::armac::{ActBatch, ArmacNetConfig, ArmacPolicyNet, SnapshotPrecision};
-use crate::rl::candidates::{Candidate, CandidateStats};
-use crate::rl::reservoir::Reservoir;
-use crate::rl::working_set::WorkingSet;
+use crate::rl::armac::candidates::{Candidate, CandidateStats};
+use crate::rl::armac::reservoir::Reservoir;
+use crate::rl::armac::working_set::WorkingSet;
 use crate::util::SplitMix64;
 fn state_with(working_set: &[u64], items: &[u64], epoch: u64) -> ArmacState {
     let mut rng = SplitMix64::new(1);

@@ -5,7 +5,6 @@
 //! and checkpoints what the trainer's public fields hold.
 
 use super::diagnostics::{Diagnostics, DiagnosticsRow, critic_error, exact_critic};
-use super::error::{TrainError, io_err};
 use super::exact::{Exact, ExactAdvantages, TabularW};
 use super::learn::{EpochWork, act_and_learn, epoch_plan};
 use super::residency::{ResidentStats, load_resident, past_epochs, previous_epoch, save_net};
@@ -18,9 +17,10 @@ use super::transport::{
 use crate::eval::nash_conv;
 use crate::game::GameRef;
 use crate::nn::armac::{ArmacLearner, ArmacNetConfig, ArmacPolicyNet};
-use crate::rl::actor::{ActorMsg, Snapshots};
-use crate::rl::memory::Memory;
-use crate::rl::replay::Replay;
+use crate::rl::armac::actor::{ActorMsg, Snapshots};
+use crate::rl::armac::memory::Memory;
+use crate::rl::armac::replay::Replay;
+use crate::rl::error::{TrainError, io_err};
 use crate::tree::TreePolicy;
 use crate::util::SplitMix64;
 use std::path::{Path, PathBuf};

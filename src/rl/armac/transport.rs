@@ -8,11 +8,11 @@
 //! networks (or to wait, or to stop), play the group with [`play_group`], hand the messages to
 //! the link.
 
-use super::error::TrainError;
 use super::settings::{ArmacSettings, reward_scale};
 use crate::game::GameRef;
-use crate::rl::actor::{ActorMsg, ActorSettings, Snapshots, play_group};
-use crate::rl::candidates::Candidate;
+use crate::rl::armac::actor::{ActorMsg, ActorSettings, Snapshots, play_group};
+use crate::rl::armac::candidates::Candidate;
+use crate::rl::error::TrainError;
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};

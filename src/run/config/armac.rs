@@ -3,9 +3,11 @@
 use super::validate::{MAX_THREADS, Section};
 use super::{ArmacSettings, Config, ConfigError, DeviceName, d_device, d_hidden, d_layers, d_true};
 use crate::nn::armac::{RESIDENT_MAX_CAPACITY, SnapshotPrecision};
-use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
+use crate::rl::armac::actor::{AdvantageTarget, Behaviour, PastDraw};
+use crate::rl::armac::memory::{
+    DeviceMemory, MemoryKind, MemorySampling, MemoryTargets, MemoryWeights,
+};
 pub use crate::rl::armac::{InputScale, PolyakScope};
-use crate::rl::memory::{DeviceMemory, MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
 use serde::{Deserialize, Serialize};
 
 /// `[armac]`: ARMAC's hyper-parameters (defaults follow the paper where it states them).

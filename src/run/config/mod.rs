@@ -22,7 +22,7 @@ pub use armac::{ArmacConfig, PolyakScope};
 pub use choice::{DeviceName, SearchEngine, SearchFinal};
 pub use keys::key_reference;
 pub use schedule::{CheckpointConfig, EvalConfig};
-pub use sog::{SogConfig, SogNetConfig, SogSearchConfig, SogSelfPlayConfig, SogSettings};
+pub use sog::{SogConfig, SogNetConfig, SogSearchConfig, SogSelfPlayConfig};
 pub use solver::SolverConfig;
 
 use serde::{Deserialize, Serialize};

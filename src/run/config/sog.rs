@@ -6,6 +6,7 @@ use super::{
     Config, ConfigError, DeviceName, SearchEngine, SearchFinal, d_device, d_hidden, d_layers,
     d_true,
 };
+use crate::rl::sog::SogSettings;
 use serde::{Deserialize, Serialize};
 
 /// `[sog]`: Student of Games training (see `run::sog`).
@@ -263,59 +264,6 @@ fn d_sog_replay() -> usize {
 }
 fn d_sog_steps() -> usize {
     100
-}
-
-/// Validated settings of a Student of Games run.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SogSettings {
-    pub game: String,
-    pub seed: u64,
-    pub rounds: u64,
-    pub device: String,
-    pub exact_eval: bool,
-    pub simulations: usize,
-    pub c: f64,
-    pub puct: f64,
-    pub alpha: f64,
-    /// `true`: searches answer with the average strategy.
-    pub final_average: bool,
-    pub policy_prior: bool,
-    /// Self-play games per actor in lock-step (`sog.search.batch`).
-    pub search_batch: usize,
-    /// The regret engine (`sog.search.engine`: `scalar` or `tensor`).
-    pub search_engine: String,
-    /// Where the tensor engine runs (`sog.search.device`).
-    pub search_device: String,
-    /// Top-k restriction of the simulations' selection (`sog.search.top_k`).
-    pub top_k: Option<usize>,
-    /// Node cap of a Hold'em search tree (`sog.search.max_nodes`; Hold'em only).
-    pub max_nodes: Option<usize>,
-    /// Run-outs per all-in leaf of a Hold'em search (`sog.search.runout_boards`; Hold'em
-    /// only).
-    pub runout_boards: Option<usize>,
-    pub hidden: usize,
-    pub layers: usize,
-    pub learning_rate: f64,
-    pub batch: usize,
-    /// Zero-sum correction of frontier answers (`sog.net.zero_sum`).
-    pub zero_sum: bool,
-    pub epsilon: f64,
-    pub games_per_round: usize,
-    pub queries_per_search: usize,
-    pub buffer: usize,
-    pub solves_per_round: usize,
-    pub solver_simulations: usize,
-    pub random_queries: usize,
-    pub p_rec: f64,
-    pub replay: usize,
-    pub steps_per_round: usize,
-    pub actors: usize,
-    pub solvers: usize,
-    pub sync_every: usize,
-    pub td1: f64,
-    pub eval_every: u64,
-    pub checkpoint_every: u64,
-    pub checkpoint_seconds: f64,
 }
 
 /// The errors of `sog.*` keys.

@@ -1,6 +1,6 @@
 use super::*;
-use crate::rl::actor::{AdvantageTarget, Behaviour, PastDraw};
-use crate::rl::memory::{MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
+use crate::rl::armac::actor::{AdvantageTarget, Behaviour, PastDraw};
+use crate::rl::armac::memory::{MemoryKind, MemorySampling, MemoryTargets, MemoryWeights};
 
 fn table(text: &str) -> toml::Table {
     text.parse().unwrap()

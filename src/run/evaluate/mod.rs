@@ -20,7 +20,7 @@ use crate::eval::tree_policy;
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
-use crate::rl::policy::ArmacAveragePolicy;
+use crate::rl::armac::policy::ArmacAveragePolicy;
 use crate::search::endgame::EndgamePolicy;
 use crate::tree::PublicTree;
 use std::path::Path;
@@ -38,7 +38,7 @@ pub fn checkpoint_arg(arg: &str) -> (bool, &Path) {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PolicyArgs {
     /// CFR+ iterations per search of a Hold'em `sog:DIR` policy (default: `sog.search.s` of
-    /// the run it comes from, see [`super::holdem_sog::load_trained_holdem_search_policy`]).
+    /// the run it comes from, see [`super::sog::holdem::load_trained_holdem_search_policy`]).
     pub search_iterations: Option<usize>,
     /// ARMAC networks: play with this threshold instead of the run's own
     /// `armac.play_threshold` (0: the network's probabilities as they are).
@@ -185,7 +185,7 @@ pub fn match_policy(
             let dir = Path::new(&sog[4..]);
             let poker = UniversalPokerGame::from_string(&game_string)?;
             Box::new(
-                super::holdem_sog::load_trained_holdem_search_policy(
+                super::sog::holdem::load_trained_holdem_search_policy(
                     dir,
                     &poker,
                     search_iterations,
@@ -253,7 +253,7 @@ pub fn lbr_policy(
             let poker = UniversalPokerGame::from_string(game_string)?;
             let dir = Path::new(&sog[4..]);
             Box::new(
-                super::holdem_sog::load_trained_holdem_search_policy(
+                super::sog::holdem::load_trained_holdem_search_policy(
                     dir,
                     &poker,
                     search_iterations,

@@ -1,5 +1,5 @@
 //! The round loop shared by the Student of Games trainers (`run::sog` for the games whose
-//! whole tree fits, `run::holdem_sog` for `universal_poker`): rounds until `sog.rounds`, the
+//! whole tree fits, `run::sog::holdem` for `universal_poker`): rounds until `sog.rounds`, the
 //! deadline or an interrupt, the progress bar, the checkpoint cadence
 //! (`sog.checkpoint.every` rounds, `sog.checkpoint.every_seconds`, and the first round of a
 //! process), the final checkpoint and `summary.json`. A trainer supplies its round (the
@@ -7,18 +7,21 @@
 //! [`SogRounds`]; the checkpoint files common to both trainers are written by
 //! [`save_generation`].
 
-use super::super::config::{Config, SogSettings};
+use super::super::config::Config;
 use super::super::generation::GenerationWriter;
 use super::super::tensorboard::TbWriter;
 use super::super::{Deadline, RunError, RunSummary, TrainOptions, io_err};
-use super::CVPN_DIR;
 use crate::nn::cvpn::Cvpn;
+use crate::rl::sog::SogSettings;
 use crate::util::write_atomic;
 use indicatif::ProgressBar;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
+
+/// The directory of the CVPN inside a checkpoint generation.
+pub const CVPN_DIR: &str = "cvpn";
 
 /// A trainer driven by [`drive`].
 pub(crate) trait SogRounds {

@@ -27,36 +27,26 @@
 //! replay) are taken at round boundaries, so a resumed run continues exactly.
 
 mod driver;
-mod threaded;
+pub mod holdem;
 
-pub(crate) use driver::{
-    PhaseRates, SogRounds, drive, load_net, log_buffers_and_rates, save_generation, start_fresh,
-};
+use driver::CVPN_DIR;
 
-use super::config::{Config, SogSettings};
+use super::config::Config;
 use super::tensorboard::TbWriter;
 use super::{MetricsCsv, RunError, RunSummary, TrainOptions, io_err, read_checkpoint_file};
-use crate::cfr::SolverSpec;
 use crate::game::GameRef;
 use crate::games::load_game;
-use crate::nn::cvpn::{CVPN_META_FILE, Cvpn, CvpnConfig, CvpnLeaves};
-use crate::nn::public::engine::TensorEngineBuilder;
-use crate::nn::public::{Ctx, Precision};
-use crate::rl::sog::{
-    ExampleReplay, QueryBuffer, SelfPlayConfig, decode_buffers, encode_buffers, play_games,
-    policy_example, td1_example, value_examples,
+use crate::nn::cvpn::{CVPN_META_FILE, Cvpn, CvpnLeaves};
+use crate::rl::sog::rounds::{
+    Compiled, RoundCtx, RoundOut, SogState, compile, encoder, frontier_fraction, net_config,
+    search_nash_conv, sequential_round,
 };
-use crate::search::{
-    EngineBuilder, Final, GtCfrConfig, LayoutCache, PbsEncoder, ResolverConfig, SearchPolicy,
-    SearchPolicyStats, solve_pbs_with_frontier,
-};
-use crate::tree::PublicTree;
-use crate::tree::history::HistoryTree;
-use crate::util::SplitMix64;
-use serde::{Deserialize, Serialize};
+use crate::rl::sog::settings::{SogSettings, resolver_config};
+use crate::rl::sog::threaded::threaded_round;
+use crate::rl::sog::{ExampleReplay, QueryBuffer, SelfPlayConfig, decode_buffers, encode_buffers};
+use crate::search::{GtCfrConfig, PbsEncoder, ResolverConfig, SearchPolicy, SearchPolicyStats};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Instant;
 
 /// Columns of `metrics.csv` of a SoG run.
 pub const METRICS_HEADER: &[&str] = &[
@@ -82,163 +72,8 @@ pub const METRICS_HEADER: &[&str] = &[
     "recursive_queries",
 ];
 
-/// The directory of the CVPN inside a checkpoint generation.
-pub const CVPN_DIR: &str = "cvpn";
 const STATE_FILE: &str = "state.json";
 const BUFFERS_FILE: &str = "buffers.bin";
-/// Games with more histories than this are refused (the search layouts and the exact
-/// evaluation need the whole tree).
-const MAX_HISTORIES: usize = 1_000_000;
-
-/// Counters of a run, saved with every checkpoint (counters a checkpoint lacks read as 0).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
-struct SogState {
-    round: u64,
-    games: u64,
-    decisions: u64,
-    searches: u64,
-    searches_with_frontier: u64,
-    first_searches: u64,
-    first_searches_with_frontier: u64,
-    unsearched: u64,
-    off_policy_actions: u64,
-    queries_generated: u64,
-    queries_solved: u64,
-    recursive_queries: u64,
-    learner_steps: u64,
-    elapsed_seconds: f64,
-}
-
-/// The compiled game and what search needs of it.
-/// Search layouts a run keeps (one per public node searched from; Leduc has fewer nodes).
-const LAYOUT_CACHE: usize = 4096;
-
-struct Compiled {
-    game: GameRef,
-    tree: Arc<PublicTree>,
-    ht: Arc<HistoryTree>,
-    /// Search layouts by public root node, shared by every self-play chain of the run.
-    layouts: Arc<LayoutCache>,
-}
-
-fn compile(name: &str) -> Result<Compiled, RunError> {
-    let game = load_game(name)?;
-    crate::search::check_supported(game.as_ref())
-        .map_err(RunError::context("the game of a Student of Games run"))?;
-    let tree = Arc::new(PublicTree::build_with_limit(game.as_ref(), MAX_HISTORIES)?);
-    let ht = Arc::new(HistoryTree::build(game.as_ref(), &tree)?);
-    // The whole game's search layout: games it refuses (hidden actions, as in II-Goofspiel)
-    // are refused here with the layout's reason, before anything else looks at them.
-    crate::tree::tensor::TensorTree::build(&tree, &ht, 0, None)
-        .map_err(RunError::context("the game's search layout"))?;
-    Ok(Compiled {
-        game,
-        tree,
-        ht,
-        layouts: Arc::new(LayoutCache::new(LAYOUT_CACHE)),
-    })
-}
-
-fn encoder(c: &Compiled) -> Result<PbsEncoder, RunError> {
-    PbsEncoder::new(c.game.clone(), c.tree.clone(), c.ht.clone())
-        .map_err(RunError::context("the game's CVPN input"))
-}
-
-fn net_config(c: &Compiled, enc: &PbsEncoder, s: &SogSettings) -> CvpnConfig {
-    CvpnConfig {
-        game: c.game.load_string(),
-        input_size: enc.input_size(),
-        private_states: enc.private_states(),
-        num_actions: c.game.num_distinct_actions(),
-        hidden: s.hidden,
-        layers: s.layers,
-    }
-}
-
-/// The search settings of self-play and evaluation.
-pub fn resolver_config(s: &SogSettings, simulations: usize) -> ResolverConfig {
-    ResolverConfig {
-        search: GtCfrConfig {
-            simulations,
-            expansions_per_update: s.c,
-            puct: s.puct,
-            final_policy: if s.final_average {
-                Final::Average
-            } else {
-                Final::Current
-            },
-            spec: SolverSpec::named("cfr+").expect("cfr+ is a known algorithm"),
-            seed: s.seed,
-            policy_prior: s.policy_prior,
-            top_k: s.top_k,
-            engine: engine_builder(s),
-        },
-        alpha: s.alpha,
-        ..ResolverConfig::default()
-    }
-}
-
-/// The regret engine of `sog.search.engine`: `None` for the scalar one, a
-/// [`TensorEngineBuilder`] on `sog.search.device` for `tensor` (`f64` on the flex CPU backend,
-/// `f32` on wgpu and cuda, whose shaders have no `f64`).
-pub fn engine_builder(s: &SogSettings) -> Option<Arc<dyn EngineBuilder>> {
-    if s.search_engine != "tensor" {
-        return None;
-    }
-    let device = crate::nn::select_device(&s.search_device)
-        .expect("Config::sog checked that sog.search.device is available");
-    let cpu = match s.search_device.as_str() {
-        "cpu" | "flex" => true,
-        "default" => crate::nn::compiled_backends().first() == Some(&"flex"),
-        _ => false,
-    };
-    let precision = if cpu { Precision::F64 } else { Precision::F32 };
-    Some(Arc::new(TensorEngineBuilder::new(Ctx::new(
-        &device, precision,
-    ))))
-}
-
-fn round_seed(seed: u64, round: u64) -> u64 {
-    SplitMix64::new(seed ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x50C0_5E1F_0000_0001)
-        .next_u64()
-}
-
-/// Exact NashConv of the whole-game search policy with `net` at the frontier, and what the
-/// walk did.
-fn search_nash_conv(
-    c: &Compiled,
-    resolver: &ResolverConfig,
-    net: &Cvpn,
-    enc: &mut PbsEncoder,
-    zero_sum: bool,
-) -> Result<(f64, SearchPolicyStats), RunError> {
-    let mut leaves = CvpnLeaves::new(net, enc).with_zero_sum(zero_sum);
-    let sp = SearchPolicy::build(c.tree.clone(), c.ht.clone(), resolver, &mut leaves)
-        .map_err(RunError::context("evaluating the search policy"))?;
-    Ok((sp.nash_conv().nash_conv, sp.stats().clone()))
-}
-
-/// What one round did (for metrics).
-#[derive(Default)]
-struct RoundStats {
-    decisions: u64,
-    first_searches: u64,
-    first_searches_with_frontier: u64,
-    td1_examples: u64,
-    /// Sum over games of (learner steps − the version of the weights the game was played with).
-    weight_lag: u64,
-    games: u64,
-    searches: u64,
-    searches_with_frontier: u64,
-    unsearched: u64,
-    off_policy: u64,
-    generated: u64,
-    solved: u64,
-    recursive: u64,
-    value_loss: f64,
-    policy_loss: f64,
-}
 
 /// Runs (or resumes) a Student of Games run in `dir`.
 pub fn run(
@@ -249,7 +84,7 @@ pub fn run(
     resumed: Option<&super::Resumed>,
 ) -> Result<RunSummary, RunError> {
     if load_game(&s.game)?.short_name() == "universal_poker" {
-        return super::holdem_sog::train(config, s, dir, opts, resumed);
+        return holdem::train(config, s, dir, opts, resumed);
     }
     let mut r = SogRun::open(config, s, dir, resumed)?;
     if resumed.is_none() {
@@ -364,13 +199,13 @@ impl<'a> SogRun<'a> {
 
     /// Exact NashConv of the search policy with the current network.
     fn nash_conv(&mut self) -> Result<(f64, SearchPolicyStats), RunError> {
-        search_nash_conv(
+        Ok(search_nash_conv(
             &self.c,
             &self.eval_resolver,
             &self.net,
             &mut self.leaf_enc,
             self.s.zero_sum,
-        )
+        )?)
     }
 
     /// Round 0 of a fresh run: the initial network's row, and a checkpoint so that a stop in
@@ -470,22 +305,9 @@ impl driver::SogRounds for SogRun<'_> {
                 &mut self.ex_enc,
             )?
         } else {
-            threaded::threaded_round(&ctx, &mut self.net, &mut self.queries, &mut self.replay)?
+            threaded_round(&ctx, &mut self.net, &mut self.queries, &mut self.replay)?
         };
-        let (st, rs) = (&mut self.st, &out.rs);
-        st.decisions += rs.decisions;
-        st.first_searches += rs.first_searches;
-        st.first_searches_with_frontier += rs.first_searches_with_frontier;
-        st.round = round;
-        st.games += rs.games;
-        st.searches += rs.searches;
-        st.searches_with_frontier += rs.searches_with_frontier;
-        st.unsearched += rs.unsearched;
-        st.off_policy_actions += rs.off_policy;
-        st.queries_generated += rs.generated;
-        st.queries_solved += rs.solved;
-        st.recursive_queries += rs.recursive;
-        st.learner_steps += out.steps as u64;
+        self.st.add_round(round, &out);
         Ok(out)
     }
 
@@ -559,163 +381,6 @@ impl driver::SogRounds for SogRun<'_> {
         }
         Ok(self.last_nash_conv)
     }
-}
-
-/// What a round needs besides the mutable run state.
-struct RoundCtx<'a> {
-    c: &'a Compiled,
-    s: &'a SogSettings,
-    play_cfg: &'a SelfPlayConfig,
-    solver_cfg: &'a GtCfrConfig,
-    round: u64,
-    /// The network's private states and actions.
-    p: usize,
-    a: usize,
-}
-
-/// A round's tallies and the wall time of its phases.
-struct RoundOut {
-    rs: RoundStats,
-    steps: usize,
-    play_secs: f64,
-    solve_secs: f64,
-    learn_secs: f64,
-}
-
-/// Adds one self-play game's counts to `rs`.
-fn tally_game(rs: &mut RoundStats, g: &crate::rl::sog::GameRecord) {
-    rs.games += 1;
-    rs.decisions += g.decisions as u64;
-    rs.searches += g.searches as u64;
-    rs.searches_with_frontier += g.searches_with_frontier as u64;
-    rs.first_searches += g.first_searches as u64;
-    rs.first_searches_with_frontier += g.first_searches_with_frontier as u64;
-    rs.unsearched += g.unsearched as u64;
-    rs.off_policy += g.off_policy_actions as u64;
-    rs.generated += g.queries.len() as u64;
-}
-
-/// The policy examples (and TD(1) value examples, weight `td1`) of a self-play game.
-fn game_examples(
-    enc: &mut PbsEncoder,
-    g: &crate::rl::sog::GameRecord,
-    a: usize,
-    td1: f64,
-) -> Result<(Vec<crate::rl::sog::Example>, u64), RunError> {
-    let mut out = Vec::with_capacity(2 * g.policy_targets.len());
-    let mut n_td1 = 0;
-    for t in &g.policy_targets {
-        out.push(policy_example(enc, t, a).map_err(RunError::context("encoding a policy target"))?);
-        if let Some(e) = td1_example(enc, t, g.return0, td1)
-            .map_err(RunError::context("encoding a TD(1) target"))?
-        {
-            out.push(e);
-            n_td1 += 1;
-        }
-    }
-    Ok((out, n_td1))
-}
-
-/// One round of the sequential schedule (`actors = 0`): self-play, then solving, then
-/// learning, all with the weights of the round's start except the learner's own steps;
-/// deterministic given `(seed, round)` and the state at the round's start.
-fn sequential_round(
-    ctx: &RoundCtx,
-    net: &mut Cvpn,
-    queries: &mut QueryBuffer,
-    replay: &mut ExampleReplay,
-    leaf_enc: &mut PbsEncoder,
-    ex_enc: &mut PbsEncoder,
-) -> Result<RoundOut, RunError> {
-    let (c, s, round) = (ctx.c, ctx.s, ctx.round);
-    let mut rng = SplitMix64::new(round_seed(s.seed, round));
-    let mut rs = RoundStats::default();
-    let t_play = Instant::now();
-    // 1. Self-play with the current network.
-    {
-        let mut leaves = CvpnLeaves::new(&*net, leaf_enc).with_zero_sum(s.zero_sum);
-        let seeds: Vec<u64> = (0..s.games_per_round).map(|_| rng.next_u64()).collect();
-        let mut games = Vec::with_capacity(seeds.len());
-        for group in seeds.chunks(s.search_batch.max(1)) {
-            games.extend(
-                play_games(&c.tree, &c.ht, ctx.play_cfg, group, &c.layouts, &mut leaves)
-                    .map_err(RunError::context(format!("self-play in round {round}")))?,
-            );
-        }
-        for g in games {
-            tally_game(&mut rs, &g);
-            let (examples, n_td1) = game_examples(ex_enc, &g, ctx.a, s.td1)?;
-            rs.td1_examples += n_td1;
-            for q in g.queries {
-                queries.push(q);
-            }
-            for e in examples {
-                replay.push(e);
-            }
-        }
-    }
-    let play_secs = t_play.elapsed().as_secs_f64();
-    // 2. Re-solve the oldest queries (and random ones) with the current network.
-    let t_solve = Instant::now();
-    let mut batch = queries.take(s.solves_per_round);
-    batch.extend(ex_enc.random_queries(&mut rng, s.random_queries));
-    if !batch.is_empty() {
-        let mut answers = Vec::with_capacity(batch.len());
-        let mut recursive = Vec::new();
-        {
-            let mut inner = CvpnLeaves::new(&*net, leaf_enc).with_zero_sum(s.zero_sum);
-            for q in &batch {
-                let (v, frontier) =
-                    solve_pbs_with_frontier(&c.tree, &c.ht, q, ctx.solver_cfg, &mut inner)
-                        .map_err(RunError::context(format!(
-                            "solving queries in round {round}"
-                        )))?;
-                answers.push(v);
-                if s.p_rec > 0.0 {
-                    recursive.extend(frontier.into_iter().filter(|_| rng.next_f64() < s.p_rec));
-                }
-            }
-        }
-        for e in value_examples(ex_enc, &batch, &answers)
-            .map_err(RunError::context("encoding value targets"))?
-        {
-            replay.push(e);
-        }
-        rs.solved = batch.len() as u64;
-        rs.recursive = recursive.len() as u64;
-        for q in recursive {
-            queries.push(q);
-        }
-    }
-    let solve_secs = t_solve.elapsed().as_secs_f64();
-    // 3. Learner steps.
-    let t_learn = Instant::now();
-    let mut steps = 0;
-    for _ in 0..s.steps_per_round {
-        let b = replay.sample(&mut rng, s.batch, ctx.p, ctx.a);
-        if b.input.is_empty() {
-            break;
-        }
-        let l = net
-            .train_step(&b)
-            .map_err(RunError::context("a learner step"))?;
-        rs.value_loss += l.value;
-        rs.policy_loss += l.policy;
-        steps += 1;
-    }
-    rs.value_loss /= steps.max(1) as f64;
-    rs.policy_loss /= steps.max(1) as f64;
-    Ok(RoundOut {
-        rs,
-        steps,
-        play_secs,
-        solve_secs,
-        learn_secs: t_learn.elapsed().as_secs_f64(),
-    })
-}
-
-fn frontier_fraction(stats: &SearchPolicyStats) -> f64 {
-    stats.searches_with_frontier as f64 / stats.searches.max(1) as f64
 }
 
 /// The result of [`evaluate_run`].

@@ -1,4 +1,5 @@
 use super::*;
+use crate::rl::sog::settings::engine_builder;
 use crate::run::config::apply_override;
 
 fn base() -> toml::Table {

@@ -5,8 +5,8 @@ use super::nets::{Nets, slot};
 use super::{Behaviour, PastDraw, Snapshots};
 use crate::nn::armac::{ActOutput, Heads};
 use crate::policy::probs::{mix_epsilon, normalized_relu};
-use crate::rl::candidates::Candidate;
-use crate::rl::exact::ExactValues;
+use crate::rl::armac::candidates::Candidate;
+use crate::rl::armac::exact_values::ExactValues;
 use crate::util::SplitMix64;
 use std::sync::Arc;
 

@@ -24,7 +24,7 @@
 //! Targets depend on the network that values the re-solve's own leaves (bootstrapping, as in
 //! the small-game SoG), except in a last betting round, whose re-solves are exact.
 
-use super::sog::{Example, Reader, put_f32s, put_f64s, put_u64};
+use super::{Example, Reader, put_f32s, put_f64s, put_u64};
 use crate::game::{State, Turn};
 use crate::games::universal_poker::UniversalPokerState;
 use crate::nn::cvpn::{CvpnForward, CvpnPokerLeaves};

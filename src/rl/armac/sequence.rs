@@ -290,8 +290,8 @@ mod tests {
     use crate::games::load_game;
     use crate::nn::armac::{ArmacNetConfig, ArmacPolicyNet};
     use crate::policy::probs::normalized_relu;
-    use crate::rl::actor::{episode_settings, one_epoch_snapshots, play_group};
-    use crate::rl::candidates::Candidate;
+    use crate::rl::armac::actor::{episode_settings, one_epoch_snapshots, play_group};
+    use crate::rl::armac::candidates::Candidate;
     use crate::util::SplitMix64;
 
     fn kuhn_net(seed: u64) -> (crate::game::GameRef, ArmacPolicyNet) {

@@ -39,14 +39,14 @@ mod target_tests;
 mod tests;
 mod variants;
 
-pub use super::settings::{AdvantageTarget, Behaviour, PastDraw};
+pub use super::choices::{AdvantageTarget, Behaviour, PastDraw};
 pub use cv::{CvStep, corrected_advantages};
 pub use play::{play_group, play_group_all_heads};
 pub use roles::candidate_policy;
 pub use shadow::MAX_SHADOWS;
 
 use super::candidates::Candidate;
-use super::exact::ExactValues;
+use super::exact_values::ExactValues;
 use super::table::PolicyTable;
 use super::trajectory::Trajectory;
 use crate::nn::armac::ArmacPolicyNet;

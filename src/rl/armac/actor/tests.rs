@@ -6,7 +6,7 @@ use crate::games::load_game;
 use crate::nn::armac::ActBatch;
 use crate::nn::armac::ArmacNetConfig;
 use crate::policy::probs::normalized_relu;
-use crate::rl::trajectory::Step;
+use crate::rl::armac::trajectory::Step;
 use crate::util::SplitMix64;
 
 /// Epoch 3's snapshots with `past` as the only (and previous) past epoch, the average

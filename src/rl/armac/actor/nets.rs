@@ -4,7 +4,7 @@
 
 use crate::game::State;
 use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet, Heads};
-use crate::rl::table::PolicyTable;
+use crate::rl::armac::table::PolicyTable;
 use std::sync::Arc;
 
 /// The learning player's information-state tensor of `state`.

@@ -651,7 +651,8 @@ impl ArmacAveragePolicy {
             }
             last.push(i * time + path.len() - 1);
         }
-        let seqs: Vec<&[crate::rl::trajectory::Step]> = paths.iter().map(|x| &x[..]).collect();
+        let seqs: Vec<&[crate::rl::armac::trajectory::Step]> =
+            paths.iter().map(|x| &x[..]).collect();
         let cfg = self.net.config();
         let inputs = seq_inputs(&seqs, time, cfg.input_size, cfg.num_actions);
         let (out, _) = self

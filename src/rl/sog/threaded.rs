@@ -1,10 +1,12 @@
 //! The threaded schedule of a SoG round (`actors ≥ 1`): actor and solver threads feed a
 //! paced learner on the calling thread (see [`threaded_round`]).
 
-use super::{RoundCtx, RoundOut, RoundStats, encoder, game_examples, round_seed, tally_game};
+use super::rounds::{
+    RoundCtx, RoundOut, RoundStats, encoder, game_examples, round_seed, tally_game,
+};
 use crate::nn::cvpn::{Cvpn, CvpnLeaves, CvpnSnapshot};
+use crate::rl::error::TrainError;
 use crate::rl::sog::{ExampleReplay, QueryBuffer, play_games, value_examples};
-use crate::run::RunError;
 use crate::search::{Pbs, solve_pbs_with_frontier};
 use crate::util::SplitMix64;
 use crossbeam::channel::{Receiver, Sender};
@@ -39,7 +41,7 @@ struct Round<'c, 'a> {
     actors_left: AtomicUsize,
     solvers_left: AtomicUsize,
     abort: AtomicBool,
-    failure: Mutex<Option<RunError>>,
+    failure: Mutex<Option<TrainError>>,
     tally: Mutex<RoundStats>,
     /// When the last actor and the last solver finished, in seconds since `t0`.
     times: Mutex<[f64; 2]>,
@@ -48,7 +50,7 @@ struct Round<'c, 'a> {
 
 impl Round<'_, '_> {
     /// Records the round's first failure and stops every thread.
-    fn fail(&self, e: RunError) {
+    fn fail(&self, e: TrainError) {
         self.abort.store(true, Ordering::Relaxed);
         self.failure.lock().expect("failure lock").get_or_insert(e);
     }
@@ -71,12 +73,12 @@ impl Round<'_, '_> {
 /// sees, and the order in which queries and examples arrive, depend on thread timing: runs
 /// with threads are not reproducible bit for bit. At the round's end every thread has
 /// finished, so checkpoints hold a consistent state.
-pub(super) fn threaded_round(
+pub fn threaded_round(
     ctx: &RoundCtx,
     net: &mut Cvpn,
     queries: &mut QueryBuffer,
     replay: &mut ExampleReplay,
-) -> Result<RoundOut, RunError> {
+) -> Result<RoundOut, TrainError> {
     let s = ctx.s;
     let base_seed = round_seed(s.seed, ctx.round);
     let mut rng = SplitMix64::new(base_seed);
@@ -165,7 +167,7 @@ pub(super) fn threaded_round(
 
 /// An actor thread: plays groups of `search_batch` games, their searches in lock-step, until
 /// the round's games are claimed.
-fn actor_loop(r: &Round, tx: &Sender<Produced>) -> Result<(), RunError> {
+fn actor_loop(r: &Round, tx: &Sender<Produced>) -> Result<(), TrainError> {
     let (ctx, s) = (r.ctx, r.ctx.s);
     let c = ctx.c;
     let mut enc = encoder(c)?;
@@ -200,7 +202,7 @@ fn actor_loop(r: &Round, tx: &Sender<Produced>) -> Result<(), RunError> {
             &c.layouts,
             &mut leaves,
         )
-        .map_err(RunError::context(format!(
+        .map_err(TrainError::context(format!(
             "self-play in round {}",
             ctx.round
         )))?;
@@ -244,7 +246,7 @@ fn next_query(r: &Round) -> Result<Option<Pbs>, ()> {
 
 /// A solver thread: re-solves queries with the newest weights until the quota is reached or
 /// the actors are done and the buffer is empty.
-fn solver_loop(r: &Round, solver: usize, tx: &Sender<Produced>) -> Result<(), RunError> {
+fn solver_loop(r: &Round, solver: usize, tx: &Sender<Produced>) -> Result<(), TrainError> {
     let (ctx, s) = (r.ctx, r.ctx.s);
     let c = ctx.c;
     let mut enc = encoder(c)?;
@@ -266,10 +268,10 @@ fn solver_loop(r: &Round, solver: usize, tx: &Sender<Produced>) -> Result<(), Ru
         let mut leaves = CvpnLeaves::new(&*weights, &mut enc).with_zero_sum(s.zero_sum);
         let (v, frontier) =
             solve_pbs_with_frontier(&c.tree, &c.ht, &q, ctx.solver_cfg, &mut leaves).map_err(
-                RunError::context(format!("solving queries in round {}", ctx.round)),
+                TrainError::context(format!("solving queries in round {}", ctx.round)),
             )?;
         let examples = value_examples(&mut ex_enc, &[q], &[v])
-            .map_err(RunError::context("encoding value targets"))?;
+            .map_err(TrainError::context("encoding value targets"))?;
         let recursive: Vec<Pbs> = if s.p_rec > 0.0 {
             frontier
                 .into_iter()
@@ -359,7 +361,7 @@ fn learn(
                 out.steps += 1;
             }
             Err(e) => {
-                r.fail(RunError::context("a learner step")(e));
+                r.fail(TrainError::context("a learner step")(e));
                 break;
             }
         }

@@ -1,7 +1,7 @@
 //! The actors' setting choices that the configuration, the actors and the exact-value
 //! bookkeeping all read: how past epochs are drawn, what a stored mean-regret target averages
 //! over, and the learning player's behaviour policy. They sit below [`super::actor`] and
-//! [`super::exact`] so that neither has to import the other for them.
+//! [`super::exact_values`] so that neither has to import the other for them.
 
 /// How often the actors draw a past epoch `j` (and the exploring network and candidate).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -19,8 +19,8 @@ use super::shadow::{Shadow, ShadowQuery, evaluate_shadows};
 use crate::game::State;
 use crate::nn::armac::{ActOutput, Heads};
 use crate::policy::probs::normalized_relu;
-use crate::rl::exact::ExactValues;
-use crate::rl::trajectory::Step;
+use crate::rl::armac::exact_values::ExactValues;
+use crate::rl::armac::trajectory::Step;
 use crate::util::SplitMix64;
 use std::sync::Arc;
 

@@ -247,8 +247,8 @@ mod tests {
     use super::*;
     use crate::games::load_game;
     use crate::nn::armac::{ArmacLearner, ArmacNetConfig, ArmacPolicyNet, Losses};
-    use crate::rl::actor::{episode_settings, one_epoch_snapshots, play_group};
-    use crate::rl::candidates::Candidate;
+    use crate::rl::armac::actor::{episode_settings, one_epoch_snapshots, play_group};
+    use crate::rl::armac::candidates::Candidate;
     use crate::util::SplitMix64;
 
     /// Learning episodes of Leduc (up to 8 decisions) played by a random feed-forward net.

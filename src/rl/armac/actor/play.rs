@@ -14,8 +14,8 @@ use super::{ActorSettings, AdvantageTarget, PastDraw, Snapshots};
 use crate::game::{GameRef, State, Turn};
 use crate::nn::armac::{ActBatch, ActOutput, Heads, RecurrentState, StepBatch};
 use crate::policy::probs::normalized_relu;
-use crate::rl::candidates::Candidate;
-use crate::rl::trajectory::{Step, Trajectory};
+use crate::rl::armac::candidates::Candidate;
+use crate::rl::armac::trajectory::{Step, Trajectory};
 use crate::util::SplitMix64;
 use std::sync::Arc;
 

@@ -1,9 +1,9 @@
-//! Errors of the ARMAC trainer. Each variant reads like the [`crate::run::RunError`] variant of
+//! Errors of the trainers (ARMAC and Student of Games). Each variant reads like the [`crate::run::RunError`] variant of
 //! the same name, into which the run layer converts it.
 
 use std::path::Path;
 
-/// What stopped an ARMAC trainer.
+/// What stopped a trainer.
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
     #[error(transparent)]

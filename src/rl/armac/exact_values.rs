@@ -4,7 +4,7 @@
 //! `q_{π^j}(h, a) − v_{π^j}(h)` at every sampled history, which separates the critic's error
 //! from the regret head's.
 
-use super::settings::AdvantageTarget;
+use super::choices::AdvantageTarget;
 use crate::game::Action;
 use crate::tree::history::{HistoryKind, HistoryTree};
 use crate::tree::{PublicTree, TreePolicy};
