@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Lowest first: each module may use those before it.
 const LAYERS: &[&str] = &[
     "util", "game", "games", "policy", "tree", "eval", "cfr", "search", "nn", "rl", "cluster",
-    "run", "bench",
+    "run", "serve", "bench",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -100,6 +100,33 @@ fn every_module_uses_only_the_layers_below_it() {
     assert!(
         breaches.is_empty(),
         "layering breaches:\n{}",
+        breaches.join("\n")
+    );
+}
+
+/// Only `nn` names burn: every other module reaches networks and devices through `nn`'s types
+/// (`nn::Device`, snapshots, inference handles).
+#[test]
+fn only_nn_imports_burn() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut breaches = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).unwrap();
+        if rel.starts_with("nn") {
+            continue;
+        }
+        let Some(code) = library_code(file) else {
+            continue;
+        };
+        if code.contains("burn::") || code.contains("burn_autodiff::") {
+            breaches.push(rel.display().to_string());
+        }
+    }
+    assert!(
+        breaches.is_empty(),
+        "files outside src/nn that name burn:\n{}",
         breaches.join("\n")
     );
 }

@@ -7,7 +7,7 @@ use crate::nn::armac::{
     synthetic_seq_batch, synthetic_step_targets, synthetic_train_batch, train_step_flops,
 };
 use crate::util::SplitMix64;
-use burn::tensor::Device;
+use crate::nn::Device;
 use std::time::Instant;
 
 use super::Result;

@@ -89,8 +89,23 @@ fn run(args: Args) -> Result<()> {
         set.push(format!("cluster.role={}", toml_string(role)));
     }
     let summary = train(args.config.as_deref(), &set, &opts)?;
+    let why = if armac::run::interrupt_signal().is_some() {
+        " (signal)"
+    } else if summary.stopped_early {
+        " (time limit)"
+    } else {
+        ""
+    };
+    // Games too large for an exact best response (Hold'em) have no NashConv: say so and how
+    // such a run is scored, instead of printing NaN.
+    let score = if summary.nash_conv.is_nan() {
+        "no exact NashConv for this game (score it with `armac-eval scorecard --policy RUN`)"
+            .to_string()
+    } else {
+        format!("nash_conv {:.6e}", summary.nash_conv)
+    };
     println!(
-        "{} {} on {}: {} iterations in {:.2}s, nash_conv {:.6e}{}; outputs in {}",
+        "{}{why} {} on {}: {} iterations in {:.2}s, {score}; outputs in {}",
         if summary.stopped_early {
             "stopped"
         } else {
@@ -100,14 +115,6 @@ fn run(args: Args) -> Result<()> {
         summary.game,
         summary.iterations,
         summary.seconds,
-        summary.nash_conv,
-        if armac::run::interrupt_signal().is_some() {
-            " (signal)"
-        } else if summary.stopped_early {
-            " (time limit)"
-        } else {
-            ""
-        },
         summary.run_dir.display()
     );
     if let Some(sig) = armac::run::interrupt_signal() {

@@ -7,7 +7,11 @@ pub mod armac;
 pub mod cvpn;
 pub mod public;
 
-use burn::tensor::{Device, Tensor};
+use burn::tensor::Tensor;
+
+/// A compute device (burn's), as the layers above `nn` name it: they hold and pass devices
+/// chosen by [`select_device`] without importing burn.
+pub type Device = burn::tensor::Device;
 
 /// Errors choosing a compute device.
 #[derive(Debug, thiserror::Error, PartialEq)]

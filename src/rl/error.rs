@@ -1,5 +1,6 @@
-//! Errors of the trainers (ARMAC and Student of Games). Each variant reads like the [`crate::run::RunError`] variant of
-//! the same name, into which the run layer converts it.
+//! Errors of the trainers (ARMAC and Student of Games). Each variant reads like the
+//! [`crate::run::RunError`] variant of the same name, into which the run layer converts it;
+//! the conversion runs one way only (the trainers never carry a run-layer error).
 
 use std::path::Path;
 
@@ -25,10 +26,6 @@ pub enum TrainError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// An error of the layer that drives the trainer (its checkpoint or metrics writer),
-    /// carried through unchanged.
-    #[error(transparent)]
-    Driver(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl TrainError {

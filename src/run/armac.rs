@@ -242,7 +242,7 @@ fn start_of(
     dir: &Path,
     resumed: Option<&super::Resumed>,
     game: &GameRef,
-    device: &burn::tensor::Device,
+    device: &crate::nn::Device,
     ws_capacity: usize,
 ) -> Result<(Start, MetricsCsv), RunError> {
     let metrics_path = dir.join("metrics.csv");

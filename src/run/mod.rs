@@ -321,8 +321,7 @@ impl From<crate::cluster::ClusterError> for RunError {
 }
 
 impl From<crate::rl::TrainError> for RunError {
-    /// Variant by variant; an error of the run layer carried through the trainer comes out as
-    /// it went in.
+    /// Variant by variant.
     fn from(e: crate::rl::TrainError) -> RunError {
         use crate::rl::TrainError;
         match e {
@@ -331,22 +330,10 @@ impl From<crate::rl::TrainError> for RunError {
             TrainError::Io { what, path, source } => RunError::Io { what, path, source },
             TrainError::Usage(s) => RunError::Usage(s),
             TrainError::Failed { context, source } => RunError::Failed { context, source },
-            TrainError::Driver(e) => match e.downcast::<RunError>() {
-                Ok(e) => *e,
-                Err(source) => RunError::Failed {
-                    context: "the run".into(),
-                    source,
-                },
-            },
         }
     }
 }
 
-impl From<RunError> for crate::rl::TrainError {
-    fn from(e: RunError) -> crate::rl::TrainError {
-        crate::rl::TrainError::Driver(Box::new(e))
-    }
-}
 
 impl RunError {
     /// Wraps an error of a step of the run with what was being done (for `map_err`).

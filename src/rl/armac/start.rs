@@ -51,7 +51,7 @@ pub fn resume_state(
     shared: &std::collections::BTreeMap<String, FileSum>,
     game: &GameRef,
     net_cfg: &ArmacNetConfig,
-    device: &burn::tensor::Device,
+    device: &crate::nn::Device,
     s: &ArmacSettings,
     ws_capacity: usize,
 ) -> Result<Start, TrainError> {
@@ -143,7 +143,7 @@ pub fn fresh_state(
     dir: &Path,
     game: &GameRef,
     net_cfg: &ArmacNetConfig,
-    device: &burn::tensor::Device,
+    device: &crate::nn::Device,
     s: &ArmacSettings,
     seed: u64,
 ) -> Result<(ArmacLearner, ArmacState, Nets), TrainError> {

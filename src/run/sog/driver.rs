@@ -154,7 +154,7 @@ pub(crate) fn start_fresh(
     dir: &Path,
     config: &Config,
     net_cfg: &crate::nn::cvpn::CvpnConfig,
-    device: &burn::tensor::Device,
+    device: &crate::nn::Device,
     s: &SogSettings,
     header: &[&str],
 ) -> Result<(Cvpn, super::super::MetricsCsv), RunError> {
@@ -172,7 +172,7 @@ pub(crate) fn start_fresh(
 pub(crate) fn load_net(
     gen_dir: &Path,
     net_cfg: &crate::nn::cvpn::CvpnConfig,
-    device: &burn::tensor::Device,
+    device: &crate::nn::Device,
     s: &SogSettings,
 ) -> Result<Cvpn, RunError> {
     Cvpn::load(&gen_dir.join(CVPN_DIR), net_cfg, device, s.learning_rate)
