@@ -1,13 +1,13 @@
 //! ARMAC learner and inference throughput on synthetic batches (the workloads behind
 //! `armac-bench learner`; `scripts/bench_learner.sh` times the PyTorch peer beside them).
 
+use crate::nn::Device;
 use crate::nn::armac::{
     ArmacLearner, ArmacNetConfig, ArmacPolicyNet, DeviceIo, ResidentDraw, ResidentStep,
     ResidentUpdate, TrainBatch, push_synthetic_memory_rows, synthetic_act_batch,
     synthetic_seq_batch, synthetic_step_targets, synthetic_train_batch, train_step_flops,
 };
 use crate::util::SplitMix64;
-use crate::nn::Device;
 use std::time::Instant;
 
 use super::Result;

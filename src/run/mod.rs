@@ -334,7 +334,6 @@ impl From<crate::rl::TrainError> for RunError {
     }
 }
 
-
 impl RunError {
     /// Wraps an error of a step of the run with what was being done (for `map_err`).
     pub fn context<E: std::error::Error + Send + Sync + 'static>(

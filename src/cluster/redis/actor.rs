@@ -1,6 +1,29 @@
 //! The actors' end of the Redis transport: [`RemoteActor`] and the `armac-actor` process ([`run_actors`]).
 
-use super::*;
+use super::super::ActorLink;
+use super::super::ActorTotals;
+use super::super::ClusterError;
+use super::super::Next;
+use super::super::actor_loop;
+use super::super::actor_settings;
+use super::Keys;
+use super::Published;
+use super::broker::Broker;
+use super::content_id;
+use super::wire::Audit;
+use super::wire::encode_msg;
+use crate::games::load_game;
+use crate::nn::armac::ArmacPolicyNet;
+use crate::rl::armac::ArmacSettings;
+use crate::rl::armac::actor::ActorMsg;
+use crate::rl::armac::actor::PastEpoch;
+use crate::rl::armac::actor::Snapshots;
+use crate::rl::armac::net_config;
+use crate::util::FileSum;
+use crate::util::SplitMix64;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// One actor thread's end of the Redis transport.
 pub struct RemoteActor {

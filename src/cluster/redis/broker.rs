@@ -1,6 +1,11 @@
 //! Connections to the broker that ride out a restart ([`Broker`]).
 
-use super::*;
+use super::super::ClusterError;
+use super::super::client;
+use super::super::redact_url;
+use crate::rl::TrainError;
+use ::redis::Connection;
+use std::time::Duration;
 
 /// Connects to `url` (at most 5 s), with an error that names the broker (never its password).
 pub fn connect(url: &str) -> Result<Connection, ClusterError> {

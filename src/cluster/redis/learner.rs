@@ -1,6 +1,31 @@
 //! The learner's end of the Redis transport ([`RedisLearner`]).
 
-use super::*;
+use super::super::ClusterError;
+use super::super::EpochPlan;
+use super::super::LearnerLink;
+use super::super::LearnerSettings;
+use super::GROUP;
+use super::Keys;
+use super::Published;
+use super::broker::Broker;
+use super::broker::run_err;
+use super::content_id;
+use super::wire::Audit;
+use super::wire::Fields;
+use super::wire::Origin;
+use super::wire::decode_msg;
+use super::wire::is_copy;
+use super::wire::parse_id;
+use super::wire::read_entries;
+use crate::rl::TrainError;
+use crate::rl::armac::actor::ActorMsg;
+use crate::util::FileSum;
+use ::redis::Value;
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// One entry read from the stream, not yet handed to the training loop.
 pub(super) struct Read {

@@ -34,25 +34,10 @@
 //! deleted once acknowledged, and the learner checkpoints early when half the cap is read but
 //! unacknowledged, so the stream drains.
 
-use super::{
-    ActorLink, ActorTotals, ClusterError, EpochPlan, LearnerLink, LearnerSettings, Next,
-    actor_loop, actor_settings, client, redact_url,
-};
-use crate::games::load_game;
-use crate::nn::armac::ArmacPolicyNet;
-use crate::rl::TrainError;
-use crate::rl::armac::actor::{ActorMsg, PastEpoch, Snapshots};
-use crate::rl::armac::candidates::Candidate;
-use crate::rl::armac::trajectory::{decode_replay, encode_replay};
-use crate::rl::armac::{ArmacSettings, net_config};
-use crate::util::{FileSum, SplitMix64};
-use ::redis::{Connection, Value};
+use super::{ClusterError, EpochPlan, LearnerSettings};
+use crate::util::FileSum;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::io::Write;
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
 
 mod actor;
 mod broker;

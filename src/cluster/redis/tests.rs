@@ -1,4 +1,6 @@
 use super::*;
+use crate::rl::armac::actor::ActorMsg;
+use crate::rl::armac::candidates::Candidate;
 
 #[test]
 fn entries_written_again_by_a_retried_xadd_are_copies() {

@@ -1,6 +1,14 @@
 //! What travels through the stream: entry fields, the encoding of actor messages, where an entry came from, and the audit trail.
 
-use super::*;
+use super::AUDIT_ENV;
+use crate::rl::armac::actor::ActorMsg;
+use crate::rl::armac::candidates::Candidate;
+use crate::rl::armac::trajectory::decode_replay;
+use crate::rl::armac::trajectory::encode_replay;
+use ::redis::Value;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
 
 /// A stream id `ms-seq` as a pair that orders like Redis orders ids.
 pub(super) fn parse_id(id: &str) -> (u64, u64) {

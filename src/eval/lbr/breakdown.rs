@@ -5,7 +5,15 @@
 //! folding too much (`policy folds`), betting too loosely (`showdown, last bet by policy`),
 //! calling too much (`showdown, last bet by LBR`, only where LBR may raise).
 
-use super::*;
+use crate::game::Player;
+use crate::game::State;
+use crate::game::Turn;
+use crate::games::universal_poker::ALL_IN;
+use crate::games::universal_poker::BET;
+use crate::games::universal_poker::FOLD;
+use crate::games::universal_poker::UniversalPokerGame;
+use crate::games::universal_poker::UniversalPokerState;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Who acted, seen from LBR's side of the table.

@@ -1,8 +1,25 @@
 //! The LBR decision at one node, the opponent's side, and the play of one hand.
 
+use super::ActionProbs;
+use super::LbrError;
+use super::LbrVariant;
 use super::deck::Deck;
 use super::equity::general_win_probability;
-use super::*;
+use super::equity::win_probability;
+use super::range::Range;
+use super::range::RangePolicy;
+use crate::game::Action;
+use crate::game::Player;
+use crate::game::State;
+use crate::game::Turn;
+use crate::games::cards::CardSet;
+use crate::games::universal_poker::ALL_IN;
+use crate::games::universal_poker::BET;
+use crate::games::universal_poker::CALL;
+use crate::games::universal_poker::FOLD;
+use crate::games::universal_poker::UniversalPokerGame;
+use crate::games::universal_poker::UniversalPokerState;
+use crate::util::SplitMix64;
 
 /// Lisý & Bowling's values of calling and of raises (module docs), relative to folding now.
 /// `raises` lists `(x, fp)`: what the opponent must add to call the raise and the range's

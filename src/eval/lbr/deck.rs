@@ -1,7 +1,10 @@
 //! What LBR reads of a game's cards: the deck, the board schedule, and whether the game is
 //! full Hold'em (the fast equity path of [`super::equity`]).
 
-use super::*;
+use crate::game::Action;
+use crate::games::cards::CardSet;
+use crate::games::cards::NUM_CARDS;
+use crate::games::universal_poker::Config;
 
 /// The cards of one `universal_poker` game as LBR sees them.
 #[derive(Clone, Debug)]

@@ -1,8 +1,15 @@
 //! Equity of one hand against a range: river sweeps, turn and flop enumeration, preflop sampling.
 
 use super::deck::Deck;
-use super::*;
+use crate::games::cards::CardSet;
+use crate::games::cards::HOLE_CARDS;
+use crate::games::cards::HOLE_MASKS;
+use crate::games::cards::NUM_CARDS;
+use crate::games::cards::NUM_HOLE_HANDS;
+use crate::games::hand_eval::HandKey;
+use crate::games::hand_eval::HandStateMachine;
 use crate::games::hand_eval::evaluate;
+use crate::util::SplitMix64;
 
 /// Twice the showdown result of ranks `ours` vs `theirs`: 2 win, 1 tie, 0 loss.
 #[inline(always)]

@@ -11,11 +11,23 @@
 //! [`super::equity::EXACT_EQUITY_PAIRS`] pairs per decision, so the value is LBR's exact
 //! expected winnings, with no sampling error, and can never exceed the best response's.
 
+use super::ActionProbs;
+use super::DEFAULT_PREFLOP_SAMPLES;
+use super::LbrError;
+use super::LbrVariant;
 use super::decision::{HandCtx, decision_at};
 use super::deck::Deck;
+use super::play::check_game;
 use super::play::derive_seed;
-use super::*;
+use super::range::RangePolicy;
+use crate::game::Action;
+use crate::game::Player;
+use crate::games::universal_poker::UniversalPokerGame;
+use crate::games::universal_poker::UniversalPokerState;
 use crate::tree::{PublicTree, TreePolicy};
+use crate::util::SplitMix64;
+use rayon::prelude::*;
+use serde::Serialize;
 
 /// The outcome of [`exact_lbr`].
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -113,18 +113,10 @@
 //! the big blind (100 chips), 75 chips = 750 mbb per hand (LBR-FC12-FCPA34 checks to the turn
 //! and then bets, or checks down a hand that wins against every hand, also +100).
 
-use crate::game::{Action, Player, State, Turn};
-use crate::games::cards::{CardSet, HOLE_CARDS, HOLE_MASKS, NUM_CARDS, NUM_HOLE_HANDS};
-use crate::games::hand_eval::{HandKey, HandStateMachine};
-use crate::games::universal_poker::{
-    ALL_IN, Abstraction, BET, CALL, Config, FOLD, UniversalPokerGame, UniversalPokerState,
-};
-use crate::policy::{FirstLegalPolicy, Policy, PolicyError, UniformPolicy};
-use crate::util::SplitMix64;
-use rayon::prelude::*;
+use crate::games::universal_poker::{ALL_IN, BET, CALL, FOLD};
+use crate::policy::PolicyError;
 use serde::Serialize;
 use std::fmt;
-use std::time::Instant;
 
 /// Action probabilities of one decision indexed by action id (0 fold, 1 check/call, 2 pot
 /// raise, 3 all-in); illegal actions have probability 0.

@@ -1,9 +1,22 @@
 //! Whole LBR runs: options, results, paired ratios, deals and the parallel driver.
 
+use super::DEFAULT_PREFLOP_SAMPLES;
+use super::LbrError;
+use super::LbrVariant;
 use super::breakdown::{Breakdown, BreakdownRow, HandEnd, classify};
 use super::decision::{HandCtx, play_hand};
 use super::deck::{Deck, is_holdem};
-use super::*;
+use super::range::RangePolicy;
+use crate::game::State;
+use crate::games::cards::CardSet;
+use crate::games::hand_eval::HandStateMachine;
+use crate::games::universal_poker::Abstraction;
+use crate::games::universal_poker::Config;
+use crate::games::universal_poker::UniversalPokerGame;
+use crate::util::SplitMix64;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::time::Instant;
 
 /// Options of an LBR evaluation.
 #[derive(Clone, Debug)]

@@ -1,6 +1,19 @@
 //! Policies over ranges and the opponent range LBR keeps.
 
-use super::*;
+use super::ActionProbs;
+use crate::game::Player;
+use crate::game::State;
+use crate::game::Turn;
+use crate::games::cards::CardSet;
+use crate::games::cards::HOLE_MASKS;
+use crate::games::cards::NUM_HOLE_HANDS;
+use crate::games::universal_poker::CALL;
+use crate::games::universal_poker::FOLD;
+use crate::games::universal_poker::UniversalPokerState;
+use crate::policy::FirstLegalPolicy;
+use crate::policy::Policy;
+use crate::policy::PolicyError;
+use crate::policy::UniformPolicy;
 
 /// A policy queried for many hands at once: what range-based evaluators such as LBR need.
 /// Networks implement it directly to evaluate a whole range in one batch; any [`Policy`] can

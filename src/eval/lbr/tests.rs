@@ -3,8 +3,20 @@ use super::deck::Deck;
 use super::equity::{AliasTable, general_win_probability};
 use super::play::{deal_cards, derive_seed};
 use super::*;
+use crate::game::Action;
+use crate::game::State;
+use crate::game::Turn;
+use crate::games::cards::CardSet;
+use crate::games::cards::HOLE_CARDS;
+use crate::games::cards::HOLE_MASKS;
+use crate::games::cards::NUM_HOLE_HANDS;
 use crate::games::cards::{hole_index, parse_cards};
 use crate::games::hand_eval::evaluate7;
+use crate::games::universal_poker::UniversalPokerGame;
+use crate::games::universal_poker::UniversalPokerState;
+use crate::policy::Policy;
+use crate::policy::UniformPolicy;
+use crate::util::SplitMix64;
 
 fn game() -> UniversalPokerGame {
     UniversalPokerGame::hunl_fcpa()

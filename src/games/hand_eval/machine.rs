@@ -1,7 +1,14 @@
 //! Enumeration with a card-by-card state machine, and the whole-deck counts and
 //! benchmarks built on it.
 
-use super::*;
+use super::NUM_HAND_RANKS;
+use super::RANK_KEYS;
+use super::RankTables;
+use super::category;
+use super::evaluate7;
+use super::rank_tables;
+use crate::games::cards::{rank as card_rank, suit as card_suit};
+use std::sync::OnceLock;
 
 /// A partial hand of `k` cards as the state machine sees it: the rank counts (3 bits per
 /// rank) and, per suit, a 16-bit field that holds the suit's 13-bit rank mask while the

@@ -41,9 +41,7 @@
 
 use std::sync::OnceLock;
 
-use super::cards::{
-    CardSet, HOLE_CARDS, HOLE_MASKS, NUM_HOLE_HANDS, rank as card_rank, suit as card_suit,
-};
+use super::cards::{rank as card_rank, suit as card_suit};
 
 /// Number of distinct hand ranks (equivalence classes of five-card hands).
 pub const NUM_HAND_RANKS: u16 = 7462;

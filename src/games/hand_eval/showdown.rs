@@ -1,6 +1,12 @@
 //! Showdowns against a range: per-hand ranks on a board and one-sweep showdown values.
 
-use super::*;
+use super::super::cards::CardSet;
+use super::super::cards::HOLE_CARDS;
+use super::super::cards::HOLE_MASKS;
+use super::super::cards::NUM_HOLE_HANDS;
+use super::HandKey;
+use super::rank_from_key;
+use super::rank_tables;
 
 /// The rank of each of the 1326 hole-card hands (in [`crate::games::cards::hole_index`]
 /// order) with a five-card board; 0 for hands that share a card with the board.

@@ -1,4 +1,8 @@
 use super::*;
+use crate::games::cards::CardSet;
+use crate::games::cards::HOLE_CARDS;
+use crate::games::cards::HOLE_MASKS;
+use crate::games::cards::NUM_HOLE_HANDS;
 use crate::games::cards::parse_cards;
 use crate::util::SplitMix64;
 

@@ -1,6 +1,7 @@
 //! The CFR-D re-solving gadget at the search root.
 
-use super::*;
+use super::super::SearchError;
+use crate::game::Player;
 
 /// The CFR-D re-solving gadget at the root (see the [`crate::search::engine`] docs).
 #[derive(Clone, Debug)]

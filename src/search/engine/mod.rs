@@ -22,11 +22,10 @@
 //! `α · follow(y) + (1 − α) · r_prev(y)` (Student of Games uses α = 0.5; α = 1 is the plain
 //! gadget).
 
-use super::{LeafValues, Pbs, SearchError, check_range};
-use crate::cfr::{ROUNDING_NOISE, RegretRule, SolverSpec, Updates, regret_match_infoset};
+use super::{LeafValues, Pbs, SearchError};
+use crate::cfr::SolverSpec;
 use crate::game::Player;
-use crate::tree::tensor::{TensorKind, TensorTree};
-use crate::tree::{NONE, PublicTree, TreePolicy, expected_value};
+use crate::tree::tensor::TensorTree;
 use std::sync::Arc;
 
 /// What GT-CFR needs from a regret engine: the scalar `f64` implementation lives here, the

@@ -1,6 +1,29 @@
 //! The scalar `f64` regret engine: sweeps over the in-tree nodes of the union layout.
 
-use super::*;
+use super::super::LeafValues;
+use super::super::Pbs;
+use super::super::SearchError;
+use super::super::check_range;
+use super::RegretEngine;
+use super::blocks::average_blocks;
+use super::blocks::live_rows;
+use super::blocks::row_span;
+use super::blocks::slot_means;
+use super::blocks::weighted_means;
+use super::gadget::Gadget;
+use crate::cfr::ROUNDING_NOISE;
+use crate::cfr::RegretRule;
+use crate::cfr::SolverSpec;
+use crate::cfr::Updates;
+use crate::cfr::regret_match_infoset;
+use crate::game::Player;
+use crate::tree::NONE;
+use crate::tree::PublicTree;
+use crate::tree::TreePolicy;
+use crate::tree::expected_value;
+use crate::tree::tensor::TensorKind;
+use crate::tree::tensor::TensorTree;
+use std::sync::Arc;
 
 /// The scalar `f64` regret engine (see the [`crate::search::engine`] docs).
 #[derive(Clone, Debug)]
