@@ -26,18 +26,13 @@
 //!   local web page with strategy charts, learning curves and play against the policies
 //!   ([`armac::serve`]).
 
-use anyhow::{Context, Result};
-use armac::eval::{nash_conv, tree_policy};
-use armac::game::{Action, Game};
-use armac::games::load_game;
-use armac::policy::Policy;
+use anyhow::Result;
+use armac::run::evaluate::commands;
 use armac::run::evaluate::lbr_command::LbrCommand;
 use armac::run::evaluate::scorecard::{self, ScorecardOptions};
-use armac::run::evaluate::{MatchOptions, MatchOutcome, PolicyArgs, match_policy, play_match};
-use armac::search::{SearchEval, search_nash_conv};
-use armac::tree::PublicTree;
+use armac::run::evaluate::{MatchOptions, PolicyArgs};
+use armac::search::SearchEval;
 use clap::{Parser, Subcommand};
-use serde_json::json;
 use std::path::{Path, PathBuf};
 
 #[derive(Parser, Debug)]
@@ -449,17 +444,6 @@ fn main() {
     }
 }
 
-fn parse_actions(text: &str) -> Result<Vec<Action>> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            t.parse::<Action>()
-                .with_context(|| format!("`{t}` in --actions is not an action number"))
-        })
-        .collect()
-}
-
 fn run(args: Args) -> Result<()> {
     match args.command {
         Command::Replay {
@@ -467,21 +451,27 @@ fn run(args: Args) -> Result<()> {
             actions,
             json,
             policy,
-        } => replay(&game, &actions, json, policy.as_deref()),
+        } => print(commands::replay(&game, &actions, policy.as_deref())?, json),
         Command::Nashconv {
             game,
             policy,
             json,
             play,
             max_histories,
-        } => nashconv(&game, &policy, json, play.args(None), max_histories),
+        } => print(
+            commands::nashconv(&game, &policy, play.args(None), max_histories)?,
+            json,
+        ),
         Command::SearchNashconv {
             game,
             run: Some(dir),
             simulations,
             json,
             ..
-        } => search_nashconv_run(&dir, game.as_deref(), simulations, json),
+        } => print(
+            commands::search_nashconv_run(&dir, game.as_deref(), simulations)?,
+            json,
+        ),
         Command::SearchNashconv {
             game,
             run: None,
@@ -490,14 +480,17 @@ fn run(args: Args) -> Result<()> {
             oracle_iterations,
             max_histories,
             json,
-        } => search_nashconv(
-            game.as_deref().expect("clap requires --game without --run"),
-            simulations.unwrap_or(100),
-            seed,
-            oracle_iterations,
-            max_histories,
-            json,
-        ),
+        } => {
+            let mut eval = SearchEval {
+                oracle_iterations,
+                max_histories,
+                ..SearchEval::default()
+            };
+            eval.resolver.search.simulations = simulations.unwrap_or(100);
+            eval.resolver.search.seed = seed;
+            let game = game.expect("clap requires --game without --run");
+            print(commands::search_nashconv(&game, &eval)?, json)
+        }
         Command::Match {
             game,
             a,
@@ -509,16 +502,19 @@ fn run(args: Args) -> Result<()> {
             search_iterations,
             play,
             max_histories,
-        } => head_to_head(
-            &game,
-            (&a, &b),
-            hands,
-            seed,
-            sampled,
-            json,
-            play.args(search_iterations),
-            max_histories,
-        ),
+        } => {
+            let opts = MatchOptions {
+                hands,
+                seed,
+                sampled,
+                max_histories,
+            };
+            let args = play.args(search_iterations);
+            print(
+                commands::head_to_head(&game, (&a, &b), &opts, seed, args)?,
+                json,
+            )
+        }
         Command::ExportModel {
             checkpoint,
             out,
@@ -530,7 +526,11 @@ fn run(args: Args) -> Result<()> {
             out,
             play_threshold,
             max_histories,
-        } => export_policy(&checkpoint, &out, play_threshold, max_histories),
+        } => {
+            let line = commands::export_policy(&checkpoint, &out, play_threshold, max_histories)?;
+            println!("{line}");
+            Ok(())
+        }
         Command::Lbr(args) => Ok(armac::run::evaluate::lbr_command::run(&args.command())?),
         Command::Scorecard(args) => Ok(scorecard::command(
             &args.options(),
@@ -555,6 +555,12 @@ fn run(args: Args) -> Result<()> {
     }
 }
 
+/// Prints a report as text or JSON.
+fn print(report: commands::Report, as_json: bool) -> Result<()> {
+    println!("{}", report.render(as_json));
+    Ok(())
+}
+
 fn export_model(checkpoint: &Path, out: &Path, play_threshold: Option<f64>) -> Result<()> {
     let m = armac::run::model::export_model_with(checkpoint, out, play_threshold)?;
     println!(
@@ -576,43 +582,6 @@ fn manifest(dir: &Path, write: bool) -> Result<()> {
     Ok(())
 }
 
-fn export_policy(
-    checkpoint: &Path,
-    out: &Path,
-    play_threshold: Option<f64>,
-    max_histories: usize,
-) -> Result<()> {
-    let args = PolicyArgs {
-        play_threshold,
-        ..PolicyArgs::default()
-    };
-    args.check()?;
-    let (game, policy): (_, Box<dyn Policy>) =
-        match checkpoint.to_str().and_then(|p| p.strip_prefix("sog:")) {
-            Some(dir) => {
-                let (g, p) = armac::run::sog::load_search_policy(Path::new(dir), None)
-                    .with_context(|| format!("--checkpoint {}", checkpoint.display()))?;
-                (g, Box::new(p))
-            }
-            None => {
-                let (g, p) = armac::run::armac::load_checkpoint_policy(checkpoint)?;
-                (g, Box::new(args.apply(p)))
-            }
-        };
-    let tree = exact_tree(game.as_ref(), max_histories)?;
-    let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())?;
-    let table = armac::run::tabular::to_tabular_policy(&tree, game.as_ref(), &flat);
-    armac::util::write_atomic(out, table.to_json().as_bytes())
-        .with_context(|| format!("writing {}", out.display()))?;
-    println!(
-        "wrote {} ({} infostates of {})",
-        out.display(),
-        table.table.len(),
-        game.load_string()
-    );
-    Ok(())
-}
-
 fn serve(opts: armac::serve::ServeOptions) -> Result<()> {
     let server = armac::serve::Server::bind(&opts)?;
     println!("armac-eval serve: listening on http://{}/", server.addr());
@@ -622,220 +591,11 @@ fn serve(opts: armac::serve::ServeOptions) -> Result<()> {
     Ok(())
 }
 
-fn replay(game_name: &str, actions: &str, as_json: bool, policy: Option<&str>) -> Result<()> {
-    let game = load_game(game_name)?;
-    let actions = parse_actions(actions)?;
-    let policy = policy
-        .map(|p| match_policy(p, game.as_ref(), "--policy", PolicyArgs::default()))
-        .transpose()?;
-    let mut state = game.new_initial_state();
-    let mut steps = Vec::new();
-    for k in 0..=actions.len() {
-        let turn = state.turn();
-        let probabilities = match (&policy, turn) {
-            (Some(p), armac::game::Turn::Player(_)) => Some(
-                p.action_probabilities(state.as_ref())
-                    .with_context(|| format!("policy {} at action #{k}", p.name()))?,
-            ),
-            _ => None,
-        };
-        let step = json!({
-            "probabilities": probabilities,
-            "history": state.history(),
-            "current_player": turn.openspiel_id(),
-            "legal_actions": state.legal_actions(),
-            "information_state_string": [state.information_state_string(0), state.information_state_string(1)],
-        });
-        if !as_json {
-            println!(
-                "history [{}] player {} legal {:?}",
-                armac::game::history_string(state.history()),
-                turn.openspiel_id(),
-                state.legal_actions()
-            );
-            for p in 0..2 {
-                println!("  infostate p{p}: {:?}", state.information_state_string(p));
-            }
-            if let Some(probs) = &probabilities {
-                println!("  probabilities {probs:?}");
-            }
-        }
-        steps.push(step);
-        if k < actions.len() {
-            let a = actions[k];
-            state
-                .try_apply(a)
-                .with_context(|| format!("action #{k} of --actions"))?;
-        }
-    }
-    let returns = state.is_terminal().then(|| state.returns());
-    if as_json {
-        println!(
-            "{}",
-            json!({"game": game.load_string(), "steps": steps, "terminal": state.is_terminal(), "returns": returns})
-        );
-    } else if let Some(r) = returns {
-        println!("returns {} {}", r[0], r[1]);
-    }
-    Ok(())
-}
-
-/// `armac-eval match`: exact where the tree compiles (unless `sampled`), else duplicate deals.
-#[allow(clippy::too_many_arguments)]
-fn head_to_head(
-    game_name: &str,
-    (a, b): (&str, &str),
-    hands: u64,
-    seed: u64,
-    sampled: bool,
-    as_json: bool,
-    args: PolicyArgs,
-    max_histories: usize,
-) -> Result<()> {
-    let game = load_game(game_name)?;
-    args.check_applies(&[a, b])?;
-    let pa = match_policy(a, game.as_ref(), "--a", args)?;
-    let pb = match_policy(b, game.as_ref(), "--b", args)?;
-    let opts = MatchOptions {
-        hands,
-        seed,
-        sampled,
-        max_histories,
-    };
-    let MatchOutcome { report, big_blind } =
-        play_match(game.as_ref(), pa.as_ref(), pb.as_ref(), &opts)?;
-    let mbb = big_blind.map(|bb| report.mbb_per_hand(bb));
-    if as_json {
-        println!(
-            "{}",
-            json!({
-                "game": game.load_string(),
-                "a": pa.name(),
-                "b": pb.name(),
-                "exact": report.exact,
-                "hands": report.hands,
-                "seed": seed,
-                "mean_chips": report.mean,
-                "ci95_chips": report.ci95,
-                "seat_mean_chips": report.seat_mean,
-                "mean_mbb": mbb.map(|m| m.0),
-                "ci95_mbb": mbb.map(|m| m.1),
-            })
-        );
-    } else {
-        let how = if report.exact {
-            "exact".to_string()
-        } else {
-            format!("{} hands, duplicate deals", report.hands)
-        };
-        let mbb_text = mbb
-            .map(|(m, c)| format!(" = {m:.1} ± {c:.1} mbb/hand"))
-            .unwrap_or_default();
-        println!(
-            "{} vs {}: {:.4} ± {:.4} per hand{} (as P0 {:.4}, as P1 {:.4}; {how})",
-            pa.name(),
-            pb.name(),
-            report.mean,
-            report.ci95,
-            mbb_text,
-            report.seat_mean[0],
-            report.seat_mean[1]
-        );
-    }
-    Ok(())
-}
-
 /// Default `--max-histories` of the exact evaluations (`nashconv`, `export-policy`, exact
 /// `match`): the tree compiler's own cap. Every game the tests and shipped models evaluate
 /// exactly fits (the tiny Hold'em has 5.6 M histories), Hold'em and `liars_dice(numdice=3)`
 /// do not (refused after counting to the cap, about 2 s).
 const EXACT_MAX_HISTORIES: usize = armac::tree::DEFAULT_MAX_HISTORIES;
-
-/// The compiled tree of `game` for an exact evaluation ([`armac::run::evaluate::exact_tree`]).
-fn exact_tree(game: &dyn Game, max_histories: usize) -> Result<PublicTree> {
-    Ok(armac::run::evaluate::exact_tree(game, max_histories)?)
-}
-
-fn nashconv(
-    game_name: &str,
-    policy: &str,
-    as_json: bool,
-    args: PolicyArgs,
-    max_histories: usize,
-) -> Result<()> {
-    let game = load_game(game_name)?;
-    args.check()?;
-    args.check_applies(&[policy])?;
-    let tree = exact_tree(game.as_ref(), max_histories)?;
-    let policy = match_policy(policy, game.as_ref(), "--policy", args)?;
-    let flat = tree_policy(&tree, game.as_ref(), policy.as_ref())
-        .with_context(|| format!("policy {}", policy.name()))?;
-    let r = nash_conv(&tree, &flat);
-    if as_json {
-        println!(
-            "{}",
-            json!({
-                "game": game.load_string(),
-                "policy": policy.name(),
-                "nash_conv": r.nash_conv,
-                "exploitability": r.nash_conv / 2.0,
-                "best_response_values": r.best_response_values,
-                "on_policy_values": r.on_policy_values,
-            })
-        );
-    } else {
-        println!("nash_conv {}", r.nash_conv);
-    }
-    Ok(())
-}
-
-fn search_nashconv(
-    game_name: &str,
-    simulations: usize,
-    seed: u64,
-    oracle_iterations: usize,
-    max_histories: usize,
-    as_json: bool,
-) -> Result<()> {
-    let game = load_game(game_name)?;
-    let mut eval = SearchEval {
-        oracle_iterations,
-        max_histories,
-        ..SearchEval::default()
-    };
-    eval.resolver.search.simulations = simulations;
-    eval.resolver.search.seed = seed;
-    let r = search_nash_conv(game.as_ref(), &eval)
-        .with_context(|| format!("search-nashconv on `{}`", game.load_string()))?;
-    if as_json {
-        println!("{}", serde_json::to_string(&r)?);
-    } else {
-        println!(
-            "nash_conv {} ({} searches, {:.1} s)",
-            r.nash_conv, r.stats.searches, r.stats.seconds
-        );
-    }
-    Ok(())
-}
-
-fn search_nashconv_run(
-    dir: &Path,
-    game: Option<&str>,
-    simulations: Option<usize>,
-    as_json: bool,
-) -> Result<()> {
-    let r = armac::run::sog::evaluate_run(dir, simulations, game)
-        .with_context(|| format!("search-nashconv --run {}", dir.display()))?;
-    if as_json {
-        println!("{}", serde_json::to_string(&r)?);
-    } else {
-        println!(
-            "nash_conv {} (CVPN of round {}, {} searches, {:.1} s)",
-            r.nash_conv, r.round, r.stats.searches, r.stats.seconds
-        );
-    }
-    Ok(())
-}
 
 /// `--simulations`: at least 1.
 fn parse_simulations(s: &str) -> Result<usize, String> {

@@ -13,13 +13,14 @@
 //! `reservoir/`), reservoir sampling state, counters, RNG state and candidate ranking.
 
 use super::config::{ArmacSettings, Config};
-use super::diagnostics::DiagnosticsRow;
 use super::generation::GenerationWriter;
+use super::metrics::{Column, MetricsRow, sci};
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, io_err};
 use crate::game::GameRef;
 use crate::games::load_game;
 use crate::nn::armac::{ArmacLearner, ArmacPolicyNet};
+use crate::rl::armac::diagnostics::DiagnosticsRow;
 use crate::rl::armac::memory::{Memory, MemoryKind};
 use crate::rl::armac::memory_io::{data_files, new_memory};
 use crate::rl::armac::policy::ArmacAveragePolicy;
@@ -53,30 +54,107 @@ pub fn actor_config(
     })
 }
 
-/// Columns of `metrics.csv` for ARMAC runs.
-pub const METRICS_HEADER: &[&str] = &[
-    "epoch",
-    "seconds",
-    "nash_conv",
-    "nash_conv_current",
-    "acting_steps",
-    "learning_steps",
-    "loss_critic",
-    "loss_mean_regret",
-    "loss_immediate",
-    "loss_policy",
-    "diag_policy_change",
-    "diag_w_error",
-    "diag_nash_conv_exact_rm",
-    "diag_nash_conv_exact_avg",
-    "diag_w_sampling_error",
-    "diag_w_fit_error",
-    "diag_critic_rmse",
-    "diag_critic_wrong_sign",
-    "diag_critic_wrong_mass",
-    "diag_critic_drift",
-    "diag_critic_adv_rmse",
-];
+/// One row of an ARMAC run's `metrics.csv`: the epoch's counters, the exact NashConv of the
+/// average policy and of `π^t` (NaN between evaluations and on games without one), the four
+/// losses and the diagnostics (NaN unless `armac.diagnostics`).
+struct ArmacRow {
+    epoch: u64,
+    seconds: f64,
+    nash_conv: (f64, f64),
+    acting_steps: u64,
+    learning_steps: u64,
+    losses: [f64; 4],
+    diag: DiagnosticsRow,
+}
+
+impl MetricsRow for ArmacRow {
+    const COLUMNS: &'static [Column<Self>] = &[
+        Column {
+            name: "epoch",
+            value: |r| r.epoch.to_string(),
+        },
+        Column {
+            name: "seconds",
+            value: |r| format!("{:.3}", r.seconds),
+        },
+        Column {
+            name: "nash_conv",
+            value: |r| sci(r.nash_conv.0),
+        },
+        Column {
+            name: "nash_conv_current",
+            value: |r| sci(r.nash_conv.1),
+        },
+        Column {
+            name: "acting_steps",
+            value: |r| r.acting_steps.to_string(),
+        },
+        Column {
+            name: "learning_steps",
+            value: |r| r.learning_steps.to_string(),
+        },
+        Column {
+            name: "loss_critic",
+            value: |r| sci(r.losses[0]),
+        },
+        Column {
+            name: "loss_mean_regret",
+            value: |r| sci(r.losses[1]),
+        },
+        Column {
+            name: "loss_immediate",
+            value: |r| sci(r.losses[2]),
+        },
+        Column {
+            name: "loss_policy",
+            value: |r| sci(r.losses[3]),
+        },
+        Column {
+            name: "diag_policy_change",
+            value: |r| sci(r.diag.policy_change),
+        },
+        Column {
+            name: "diag_w_error",
+            value: |r| sci(r.diag.w_error),
+        },
+        Column {
+            name: "diag_nash_conv_exact_rm",
+            value: |r| sci(r.diag.nash_conv_exact_rm),
+        },
+        Column {
+            name: "diag_nash_conv_exact_avg",
+            value: |r| sci(r.diag.nash_conv_exact_avg),
+        },
+        Column {
+            name: "diag_w_sampling_error",
+            value: |r| sci(r.diag.w_sampling_error),
+        },
+        Column {
+            name: "diag_w_fit_error",
+            value: |r| sci(r.diag.w_fit_error),
+        },
+        Column {
+            name: "diag_critic_rmse",
+            value: |r| sci(r.diag.critic_rmse),
+        },
+        Column {
+            name: "diag_critic_wrong_sign",
+            value: |r| sci(r.diag.critic_wrong_sign),
+        },
+        Column {
+            name: "diag_critic_wrong_mass",
+            value: |r| sci(r.diag.critic_wrong_mass),
+        },
+        Column {
+            name: "diag_critic_drift",
+            value: |r| sci(r.diag.critic_drift),
+        },
+        Column {
+            name: "diag_critic_adv_rmse",
+            value: |r| sci(r.diag.critic_adv_rmse),
+        },
+    ];
+}
 
 impl ScalarSink for TbWriter {
     fn scalar(&mut self, tag: &str, value: f64, step: u64) {
@@ -175,13 +253,15 @@ fn run_in_pool(
         }
         tb.flush();
         metrics
-            .row(&metrics_row(
-                &trainer.state,
+            .write(&ArmacRow {
+                epoch: trainer.state.epoch,
                 seconds,
-                nc,
-                &report.losses,
-                &report.diagnostics,
-            ))
+                nash_conv: nc,
+                acting_steps: trainer.state.acting_steps,
+                learning_steps: trainer.state.learning_steps,
+                losses: report.losses,
+                diag: report.diagnostics,
+            })
             .map_err(io_err("metrics", &metrics_path))?;
         // The first epoch of every process is checkpointed (a stop soon after the start loses
         // little), then the configured cadence.
@@ -261,8 +341,13 @@ fn start_of(
             ws_capacity,
         )?;
         // Everything loaded and verified: only now does the run directory change.
-        let (metrics, _) =
-            super::resume::commit_resume(dir, &r.generation, config, &r.changed, METRICS_HEADER)?;
+        let (metrics, _) = super::resume::commit_resume(
+            dir,
+            &r.generation,
+            config,
+            &r.changed,
+            &ArmacRow::header(),
+        )?;
         // Networks written after the checkpoint are rewritten by this run.
         collect_reservoir(dir, &needed_snapshots(&start.state));
         (start, metrics)
@@ -270,7 +355,7 @@ fn start_of(
         write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
             .map_err(io_err("config", dir))?;
         let (learner, state, nets) = fresh_state(dir, game, &net_cfg, device, s, config.seed)?;
-        let metrics = MetricsCsv::create(&metrics_path, METRICS_HEADER)
+        let metrics = MetricsCsv::create(&metrics_path, &ArmacRow::header())
             .map_err(io_err("metrics", &metrics_path))?;
         let memory = (s.memory == MemoryKind::Reservoir).then(|| new_memory(s));
         let start = Start {
@@ -352,39 +437,6 @@ fn checkpoint(dir: &Path, trainer: &mut ArmacTrainer, config: &Config) -> Result
     )?;
     trainer.committed()?;
     Ok(())
-}
-
-/// One row of `metrics.csv` ([`METRICS_HEADER`]).
-fn metrics_row(
-    st: &ArmacState,
-    seconds: f64,
-    nc: (f64, f64),
-    losses: &[f64; 4],
-    drow: &DiagnosticsRow,
-) -> Vec<String> {
-    vec![
-        st.epoch.to_string(),
-        format!("{seconds:.3}"),
-        format!("{:.6e}", nc.0),
-        format!("{:.6e}", nc.1),
-        st.acting_steps.to_string(),
-        st.learning_steps.to_string(),
-        format!("{:.6e}", losses[0]),
-        format!("{:.6e}", losses[1]),
-        format!("{:.6e}", losses[2]),
-        format!("{:.6e}", losses[3]),
-        format!("{:.6e}", drow.policy_change),
-        format!("{:.6e}", drow.w_error),
-        format!("{:.6e}", drow.nash_conv_exact_rm),
-        format!("{:.6e}", drow.nash_conv_exact_avg),
-        format!("{:.6e}", drow.w_sampling_error),
-        format!("{:.6e}", drow.w_fit_error),
-        format!("{:.6e}", drow.critic_rmse),
-        format!("{:.6e}", drow.critic_wrong_sign),
-        format!("{:.6e}", drow.critic_wrong_mass),
-        format!("{:.6e}", drow.critic_drift),
-        format!("{:.6e}", drow.critic_adv_rmse),
-    ]
 }
 
 /// Writes a checkpoint generation (learner, state, config, replay memory, and references with
@@ -479,7 +531,8 @@ pub fn write_synthetic_run(config: &Config, dir: &Path, past_epochs: u64) -> Res
     write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
         .map_err(io_err("config", dir))?;
     let metrics_path = dir.join("metrics.csv");
-    MetricsCsv::create(&metrics_path, METRICS_HEADER).map_err(io_err("metrics", &metrics_path))?;
+    MetricsCsv::create(&metrics_path, &ArmacRow::header())
+        .map_err(io_err("metrics", &metrics_path))?;
     let (learner, mut st, nets) = fresh_state(dir, &game, &net_cfg, &device, &s, config.seed)?;
     let src = reservoir_path(dir, 0);
     let bytes = std::fs::read(&src).map_err(io_err("network snapshot", &src))?;

@@ -4,9 +4,9 @@
 pub mod armac;
 pub mod checkpoint;
 pub mod config;
-pub mod diagnostics;
 pub mod evaluate;
 pub mod generation;
+pub mod metrics;
 pub mod model;
 pub mod resume;
 pub mod sog;

@@ -4,6 +4,7 @@
 use super::checkpoint::{self, SolverHeader};
 use super::config::Config;
 use super::generation::GenerationWriter;
+use super::metrics::{Column, MetricsRow};
 use super::solvers::TabularSettings;
 use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions};
@@ -19,17 +20,55 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Columns of `metrics.csv` for tabular runs.
-pub const METRICS_HEADER: &[&str] = &[
-    "iteration",
-    "seconds",
-    "nash_conv",
-    "nash_conv_current",
-    "br_value_p0",
-    "br_value_p1",
-    "value_p0",
-    "nodes_touched",
-];
+/// One row of a tabular run's `metrics.csv`: exact NashConv of the average and the current
+/// policy, the average policy's best-response and on-policy values, and the nodes the solver
+/// has touched so far.
+struct TabularRow {
+    iteration: u64,
+    seconds: f64,
+    nash_conv: f64,
+    nash_conv_current: f64,
+    br_values: [f64; 2],
+    value_p0: f64,
+    nodes_touched: u64,
+}
+
+impl MetricsRow for TabularRow {
+    const COLUMNS: &'static [Column<Self>] = &[
+        Column {
+            name: "iteration",
+            value: |r| r.iteration.to_string(),
+        },
+        Column {
+            name: "seconds",
+            value: |r| format!("{:.3}", r.seconds),
+        },
+        Column {
+            name: "nash_conv",
+            value: |r| format!("{:.12e}", r.nash_conv),
+        },
+        Column {
+            name: "nash_conv_current",
+            value: |r| format!("{:.12e}", r.nash_conv_current),
+        },
+        Column {
+            name: "br_value_p0",
+            value: |r| format!("{:.12e}", r.br_values[0]),
+        },
+        Column {
+            name: "br_value_p1",
+            value: |r| format!("{:.12e}", r.br_values[1]),
+        },
+        Column {
+            name: "value_p0",
+            value: |r| format!("{:.12e}", r.value_p0),
+        },
+        Column {
+            name: "nodes_touched",
+            value: |r| r.nodes_touched.to_string(),
+        },
+    ];
+}
 
 /// The solver state's file inside a checkpoint generation.
 pub const CHECKPOINT_FILE: &str = "checkpoint.bin";
@@ -104,7 +143,7 @@ fn restore(
         &resumed.generation,
         config,
         &resumed.changed,
-        METRICS_HEADER,
+        &TabularRow::header(),
     )?;
     let last_eval = if last_row == Some(header.iteration) {
         last_row
@@ -175,16 +214,15 @@ fn evaluate(
     tb.flush();
     let path = metrics.path().to_path_buf();
     metrics
-        .row(&[
-            it.to_string(),
-            format!("{seconds:.3}"),
-            format!("{:.12e}", avg.nash_conv),
-            format!("{:.12e}", cur.nash_conv),
-            format!("{:.12e}", avg.best_response_values[0]),
-            format!("{:.12e}", avg.best_response_values[1]),
-            format!("{:.12e}", avg.on_policy_values[0]),
-            touched.to_string(),
-        ])
+        .write(&TabularRow {
+            iteration: it,
+            seconds,
+            nash_conv: avg.nash_conv,
+            nash_conv_current: cur.nash_conv,
+            br_values: avg.best_response_values,
+            value_p0: avg.on_policy_values[0],
+            nodes_touched: touched,
+        })
         .map_err(io("metrics", &path))?;
     Ok(avg.nash_conv)
 }
@@ -227,7 +265,7 @@ pub fn run(
         let config_path = dir.join("config.toml");
         write_atomic(&config_path, config.to_toml().as_bytes())
             .map_err(io("config", &config_path))?;
-        let metrics = MetricsCsv::create(&metrics_path, METRICS_HEADER)
+        let metrics = MetricsCsv::create(&metrics_path, &TabularRow::header())
             .map_err(io("metrics", &metrics_path))?;
         (0.0, None, metrics)
     };

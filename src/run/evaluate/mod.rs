@@ -8,6 +8,7 @@
 //! re-solving with the CVPN checkpoint directory DIR), or an OpenSpiel-format policy file.
 //! Every loader checks that the policy belongs to the game it is asked to play.
 
+pub mod commands;
 pub mod lbr_command;
 pub mod scorecard;
 

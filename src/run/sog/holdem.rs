@@ -16,6 +16,7 @@ use crate::rl::sog::holdem_round::{HoldemGame, HoldemRoundOut, HoldemState, hold
 use crate::rl::sog::settings::holdem_search_config;
 use crate::rl::sog::{ExampleReplay, QueryBuffer, decode_buffers, encode_buffers};
 use crate::run::config::{Config, ConfigError, SogSearchConfig};
+use crate::run::metrics::{Column, MetricsRow, sci};
 use crate::run::tensorboard::TbWriter;
 use crate::run::{
     MetricsCsv, Resumed, RunError, RunSummary, TrainOptions, io_err, read_checkpoint_file,
@@ -133,25 +134,87 @@ fn load_cvpn_search_policy(
     )?)
 }
 
-/// Columns of `metrics.csv` of a Hold'em SoG run.
-pub const HOLDEM_METRICS_HEADER: &[&str] = &[
-    "round",
-    "seconds",
-    "games",
-    "decisions",
-    "searches",
-    "unsearched",
-    "off_policy_actions",
-    "queries_generated",
-    "queries_skipped",
-    "queries_solved",
-    "queries_dropped",
-    "buffer",
-    "replay",
-    "learner_steps",
-    "value_loss",
-    "mean_return0",
-];
+/// One row of a Hold'em SoG run's `metrics.csv`: the run's counters after round `round`, the
+/// buffers' sizes, the round's mean value loss and player 0's mean return in its games.
+struct HoldemRow {
+    round: u64,
+    seconds: f64,
+    st: HoldemState,
+    dropped: u64,
+    buffer: usize,
+    replay: usize,
+    value_loss: f64,
+    mean_return0: f64,
+}
+
+impl MetricsRow for HoldemRow {
+    const COLUMNS: &'static [Column<Self>] = &[
+        Column {
+            name: "round",
+            value: |r| r.round.to_string(),
+        },
+        Column {
+            name: "seconds",
+            value: |r| format!("{:.3}", r.seconds),
+        },
+        Column {
+            name: "games",
+            value: |r| r.st.games.to_string(),
+        },
+        Column {
+            name: "decisions",
+            value: |r| r.st.decisions.to_string(),
+        },
+        Column {
+            name: "searches",
+            value: |r| r.st.searches.to_string(),
+        },
+        Column {
+            name: "unsearched",
+            value: |r| r.st.unsearched.to_string(),
+        },
+        Column {
+            name: "off_policy_actions",
+            value: |r| r.st.off_policy_actions.to_string(),
+        },
+        Column {
+            name: "queries_generated",
+            value: |r| r.st.queries_generated.to_string(),
+        },
+        Column {
+            name: "queries_skipped",
+            value: |r| r.st.queries_skipped.to_string(),
+        },
+        Column {
+            name: "queries_solved",
+            value: |r| r.st.queries_solved.to_string(),
+        },
+        Column {
+            name: "queries_dropped",
+            value: |r| r.dropped.to_string(),
+        },
+        Column {
+            name: "buffer",
+            value: |r| r.buffer.to_string(),
+        },
+        Column {
+            name: "replay",
+            value: |r| r.replay.to_string(),
+        },
+        Column {
+            name: "learner_steps",
+            value: |r| r.st.learner_steps.to_string(),
+        },
+        Column {
+            name: "value_loss",
+            value: |r| sci(r.value_loss),
+        },
+        Column {
+            name: "mean_return0",
+            value: |r| sci(r.mean_return0),
+        },
+    ];
+}
 
 const HOLDEM_STATE_FILE: &str = "state.json";
 const HOLDEM_QUERIES_FILE: &str = "queries.bin";
@@ -317,12 +380,12 @@ impl<'a> HoldemRun<'a> {
                 gen_,
                 config,
                 &r.changed,
-                HOLDEM_METRICS_HEADER,
+                &HoldemRow::header(),
             )?;
             (net, st, queries, replay, metrics)
         } else {
             let (net, metrics) =
-                start_fresh(dir, config, &g.net_cfg, &device, s, HOLDEM_METRICS_HEADER)?;
+                start_fresh(dir, config, &g.net_cfg, &device, s, &HoldemRow::header())?;
             (
                 net,
                 HoldemState::default(),
@@ -382,7 +445,6 @@ impl SogRounds for HoldemRun<'_> {
         seconds: f64,
         bar: &indicatif::ProgressBar,
     ) -> Result<(), RunError> {
-        let na = |x: f64| format!("{x:.6e}");
         bar.set_message(format!("value loss {:.4}", o.value_loss));
         let (st, tb) = (&self.st, &mut self.tb);
         tb.scalar("loss/value", o.value_loss, it);
@@ -413,24 +475,16 @@ impl SogRounds for HoldemRun<'_> {
         );
         tb.flush();
         self.metrics
-            .row(&[
-                it.to_string(),
-                format!("{seconds:.3}"),
-                st.games.to_string(),
-                st.decisions.to_string(),
-                st.searches.to_string(),
-                st.unsearched.to_string(),
-                st.off_policy_actions.to_string(),
-                st.queries_generated.to_string(),
-                st.queries_skipped.to_string(),
-                st.queries_solved.to_string(),
-                self.queries.dropped.to_string(),
-                self.queries.items.len().to_string(),
-                self.replay.items.len().to_string(),
-                st.learner_steps.to_string(),
-                na(o.value_loss),
-                na(o.ret0 / o.games.max(1) as f64),
-            ])
+            .write(&HoldemRow {
+                round: it,
+                seconds,
+                st: st.clone(),
+                dropped: self.queries.dropped,
+                buffer: self.queries.items.len(),
+                replay: self.replay.items.len(),
+                value_loss: o.value_loss,
+                mean_return0: o.ret0 / o.games.max(1) as f64,
+            })
             .map_err(io_err("metrics", &self.metrics_path))
     }
 

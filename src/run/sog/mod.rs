@@ -32,6 +32,7 @@ pub mod holdem;
 use driver::CVPN_DIR;
 
 use super::config::Config;
+use super::metrics::{Column, MetricsRow, sci};
 use super::tensorboard::TbWriter;
 use super::{MetricsCsv, RunError, RunSummary, TrainOptions, io_err, read_checkpoint_file};
 use crate::game::GameRef;
@@ -48,29 +49,109 @@ use crate::search::{GtCfrConfig, PbsEncoder, ResolverConfig, SearchPolicy, Searc
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// Columns of `metrics.csv` of a SoG run.
-pub const METRICS_HEADER: &[&str] = &[
-    "round",
-    "seconds",
-    "nash_conv",
-    "games",
-    "searches",
-    "frontier_fraction",
-    "unsearched",
-    "off_policy_actions",
-    "queries_generated",
-    "queries_solved",
-    "queries_dropped",
-    "buffer",
-    "replay",
-    "learner_steps",
-    "value_loss",
-    "policy_loss",
-    "eval_frontier_fraction",
-    "first_searches",
-    "first_searches_with_frontier",
-    "recursive_queries",
-];
+/// One row of a SoG run's `metrics.csv`: the run's counters after round `round`, the
+/// buffers' sizes, the round's mean losses and, on evaluation rounds, the search policy's
+/// exact NashConv (NaN otherwise).
+struct SogRow {
+    round: u64,
+    seconds: f64,
+    nash_conv: f64,
+    st: SogState,
+    /// Searches of the round that reached the network's frontier, as a fraction.
+    fraction: f64,
+    dropped: u64,
+    buffer: usize,
+    replay: usize,
+    value_loss: f64,
+    policy_loss: f64,
+    /// The same fraction in the evaluated search policy (NaN unless evaluated).
+    eval_fraction: f64,
+}
+
+impl MetricsRow for SogRow {
+    const COLUMNS: &'static [Column<Self>] = &[
+        Column {
+            name: "round",
+            value: |r| r.round.to_string(),
+        },
+        Column {
+            name: "seconds",
+            value: |r| format!("{:.3}", r.seconds),
+        },
+        Column {
+            name: "nash_conv",
+            value: |r| sci(r.nash_conv),
+        },
+        Column {
+            name: "games",
+            value: |r| r.st.games.to_string(),
+        },
+        Column {
+            name: "searches",
+            value: |r| r.st.searches.to_string(),
+        },
+        Column {
+            name: "frontier_fraction",
+            value: |r| format!("{:.6}", r.fraction),
+        },
+        Column {
+            name: "unsearched",
+            value: |r| r.st.unsearched.to_string(),
+        },
+        Column {
+            name: "off_policy_actions",
+            value: |r| r.st.off_policy_actions.to_string(),
+        },
+        Column {
+            name: "queries_generated",
+            value: |r| r.st.queries_generated.to_string(),
+        },
+        Column {
+            name: "queries_solved",
+            value: |r| r.st.queries_solved.to_string(),
+        },
+        Column {
+            name: "queries_dropped",
+            value: |r| r.dropped.to_string(),
+        },
+        Column {
+            name: "buffer",
+            value: |r| r.buffer.to_string(),
+        },
+        Column {
+            name: "replay",
+            value: |r| r.replay.to_string(),
+        },
+        Column {
+            name: "learner_steps",
+            value: |r| r.st.learner_steps.to_string(),
+        },
+        Column {
+            name: "value_loss",
+            value: |r| sci(r.value_loss),
+        },
+        Column {
+            name: "policy_loss",
+            value: |r| sci(r.policy_loss),
+        },
+        Column {
+            name: "eval_frontier_fraction",
+            value: |r| sci(r.eval_fraction),
+        },
+        Column {
+            name: "first_searches",
+            value: |r| r.st.first_searches.to_string(),
+        },
+        Column {
+            name: "first_searches_with_frontier",
+            value: |r| r.st.first_searches_with_frontier.to_string(),
+        },
+        Column {
+            name: "recursive_queries",
+            value: |r| r.st.recursive_queries.to_string(),
+        },
+    ];
+}
 
 const STATE_FILE: &str = "state.json";
 const BUFFERS_FILE: &str = "buffers.bin";
@@ -116,10 +197,6 @@ struct SogRun<'a> {
     last_eval_round: Option<u64>,
 }
 
-fn na(x: f64) -> String {
-    format!("{x:.6e}")
-}
-
 impl<'a> SogRun<'a> {
     /// Compiles the game and creates (or loads from `resumed`) the network, counters and
     /// buffers of the run in `dir`.
@@ -158,11 +235,11 @@ impl<'a> SogRun<'a> {
             )?;
             // Everything loaded and verified: only now does the run directory change.
             let (metrics, _) =
-                super::resume::commit_resume(dir, g, config, &r.changed, METRICS_HEADER)?;
+                super::resume::commit_resume(dir, g, config, &r.changed, &SogRow::header())?;
             (net, st, queries, replay, metrics)
         } else {
             let (net, metrics) =
-                driver::start_fresh(dir, config, &net_cfg, &device, s, METRICS_HEADER)?;
+                driver::start_fresh(dir, config, &net_cfg, &device, s, &SogRow::header())?;
             (
                 net,
                 SogState::default(),
@@ -211,24 +288,29 @@ impl<'a> SogRun<'a> {
     /// Round 0 of a fresh run: the initial network's row, and a checkpoint so that a stop in
     /// round 1 resumes.
     fn record_initial(&mut self) -> Result<(), RunError> {
-        let mut row = vec![String::new(); METRICS_HEADER.len()];
-        row[0] = "0".into();
-        row[1] = "0.000".into();
-        row[2] = na(f64::NAN);
-        row[16] = na(f64::NAN);
+        let (mut nash_conv, mut eval_fraction) = (f64::NAN, f64::NAN);
         if self.s.exact_eval {
             let (nc, stats) = self.nash_conv()?;
             self.tb.scalar("nash_conv", nc, 0);
-            row[2] = na(nc);
-            row[16] = na(frontier_fraction(&stats));
+            nash_conv = nc;
+            eval_fraction = frontier_fraction(&stats);
             self.last_nash_conv = nc;
             self.last_eval_round = Some(0);
         }
-        for v in row.iter_mut().skip(3).filter(|v| v.is_empty()) {
-            *v = "0".into();
-        }
         self.metrics
-            .row(&row)
+            .write(&SogRow {
+                round: 0,
+                seconds: 0.0,
+                nash_conv,
+                st: SogState::default(),
+                fraction: 0.0,
+                dropped: 0,
+                buffer: 0,
+                replay: 0,
+                value_loss: 0.0,
+                policy_loss: 0.0,
+                eval_fraction,
+            })
             .map_err(io_err("metrics", &self.metrics_path))?;
         self.tb.flush();
         driver::SogRounds::checkpoint(self)
@@ -335,30 +417,20 @@ impl driver::SogRounds for SogRun<'_> {
             bar.set_message(format!("search NashConv {v:.4}"));
         }
         self.tb.flush();
-        let st = &self.st;
         self.metrics
-            .row(&[
-                it.to_string(),
-                format!("{seconds:.3}"),
-                na(nc),
-                st.games.to_string(),
-                st.searches.to_string(),
-                format!("{fraction:.6}"),
-                st.unsearched.to_string(),
-                st.off_policy_actions.to_string(),
-                st.queries_generated.to_string(),
-                st.queries_solved.to_string(),
-                self.queries.dropped.to_string(),
-                self.queries.items.len().to_string(),
-                self.replay.items.len().to_string(),
-                st.learner_steps.to_string(),
-                na(rs.value_loss),
-                na(rs.policy_loss),
-                na(eval_fraction),
-                st.first_searches.to_string(),
-                st.first_searches_with_frontier.to_string(),
-                st.recursive_queries.to_string(),
-            ])
+            .write(&SogRow {
+                round: it,
+                seconds,
+                nash_conv: nc,
+                st: self.st.clone(),
+                fraction,
+                dropped: self.queries.dropped,
+                buffer: self.queries.items.len(),
+                replay: self.replay.items.len(),
+                value_loss: rs.value_loss,
+                policy_loss: rs.policy_loss,
+                eval_fraction,
+            })
             .map_err(io_err("metrics", &self.metrics_path))
     }
 

@@ -1,3 +1,0 @@
-//! Exact diagnostics of ARMAC runs; they live in [`crate::rl::armac::diagnostics`].
-
-pub use crate::rl::armac::diagnostics::*;

@@ -1,0 +1,73 @@
+//! Typed rows of `metrics.csv`. A driver lists its columns once, each a name beside the
+//! function that formats its value ([`Column`]); the file's header and every row come from
+//! that one list ([`MetricsRow`]), so the two cannot drift apart.
+
+use super::MetricsCsv;
+
+/// One column of a metrics row `R`: its name in the header and how a row formats its value.
+pub struct Column<R> {
+    pub name: &'static str,
+    pub value: fn(&R) -> String,
+}
+
+/// A row type of `metrics.csv`.
+pub trait MetricsRow: Sized + 'static {
+    /// The columns, in file order.
+    const COLUMNS: &'static [Column<Self>];
+
+    /// The header: every column's name.
+    fn header() -> Vec<&'static str> {
+        Self::COLUMNS.iter().map(|c| c.name).collect()
+    }
+
+    /// This row's values, one per column.
+    fn values(&self) -> Vec<String> {
+        Self::COLUMNS.iter().map(|c| (c.value)(self)).collect()
+    }
+}
+
+/// A float as the metrics files write it (`1.234560e-1`; NaN as `NaN`).
+pub fn sci(x: f64) -> String {
+    format!("{x:.6e}")
+}
+
+impl MetricsCsv {
+    /// Appends `row` (its columns are the file's header, see [`MetricsRow`]).
+    pub fn write<R: MetricsRow>(&mut self, row: &R) -> std::io::Result<()> {
+        self.row(&row.values())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Column, MetricsRow, sci};
+
+    struct Row {
+        step: u64,
+        loss: f64,
+    }
+
+    impl MetricsRow for Row {
+        const COLUMNS: &'static [Column<Self>] = &[
+            Column {
+                name: "step",
+                value: |r| r.step.to_string(),
+            },
+            Column {
+                name: "loss",
+                value: |r| sci(r.loss),
+            },
+        ];
+    }
+
+    #[test]
+    fn header_and_values_come_from_the_same_columns() {
+        assert_eq!(Row::header(), ["step", "loss"]);
+        let r = Row {
+            step: 7,
+            loss: 0.125,
+        };
+        assert_eq!(r.values(), ["7", "1.250000e-1"]);
+        assert_eq!(Row::header().len(), r.values().len());
+    }
+}
