@@ -69,90 +69,31 @@ struct ArmacRow {
 
 impl MetricsRow for ArmacRow {
     const COLUMNS: &'static [Column<Self>] = &[
-        Column {
-            name: "epoch",
-            value: |r| r.epoch.to_string(),
-        },
-        Column {
-            name: "seconds",
-            value: |r| format!("{:.3}", r.seconds),
-        },
-        Column {
-            name: "nash_conv",
-            value: |r| sci(r.nash_conv.0),
-        },
-        Column {
-            name: "nash_conv_current",
-            value: |r| sci(r.nash_conv.1),
-        },
-        Column {
-            name: "acting_steps",
-            value: |r| r.acting_steps.to_string(),
-        },
-        Column {
-            name: "learning_steps",
-            value: |r| r.learning_steps.to_string(),
-        },
-        Column {
-            name: "loss_critic",
-            value: |r| sci(r.losses[0]),
-        },
-        Column {
-            name: "loss_mean_regret",
-            value: |r| sci(r.losses[1]),
-        },
-        Column {
-            name: "loss_immediate",
-            value: |r| sci(r.losses[2]),
-        },
-        Column {
-            name: "loss_policy",
-            value: |r| sci(r.losses[3]),
-        },
-        Column {
-            name: "diag_policy_change",
-            value: |r| sci(r.diag.policy_change),
-        },
-        Column {
-            name: "diag_w_error",
-            value: |r| sci(r.diag.w_error),
-        },
-        Column {
-            name: "diag_nash_conv_exact_rm",
-            value: |r| sci(r.diag.nash_conv_exact_rm),
-        },
-        Column {
-            name: "diag_nash_conv_exact_avg",
-            value: |r| sci(r.diag.nash_conv_exact_avg),
-        },
-        Column {
-            name: "diag_w_sampling_error",
-            value: |r| sci(r.diag.w_sampling_error),
-        },
-        Column {
-            name: "diag_w_fit_error",
-            value: |r| sci(r.diag.w_fit_error),
-        },
-        Column {
-            name: "diag_critic_rmse",
-            value: |r| sci(r.diag.critic_rmse),
-        },
-        Column {
-            name: "diag_critic_wrong_sign",
-            value: |r| sci(r.diag.critic_wrong_sign),
-        },
-        Column {
-            name: "diag_critic_wrong_mass",
-            value: |r| sci(r.diag.critic_wrong_mass),
-        },
-        Column {
-            name: "diag_critic_drift",
-            value: |r| sci(r.diag.critic_drift),
-        },
-        Column {
-            name: "diag_critic_adv_rmse",
-            value: |r| sci(r.diag.critic_adv_rmse),
-        },
+        Column::new("epoch", |r| r.epoch.to_string()),
+        Column::new("seconds", |r| format!("{:.3}", r.seconds)),
+        Column::new("nash_conv", |r| sci(r.nash_conv.0)),
+        Column::new("nash_conv_current", |r| sci(r.nash_conv.1)),
+        Column::new("acting_steps", |r| r.acting_steps.to_string()),
+        Column::new("learning_steps", |r| r.learning_steps.to_string()),
+        Column::new("loss_critic", |r| sci(r.losses[0])),
+        Column::new("loss_mean_regret", |r| sci(r.losses[1])),
+        Column::new("loss_immediate", |r| sci(r.losses[2])),
+        Column::new("loss_policy", |r| sci(r.losses[3])),
+        Column::new("diag_policy_change", |r| sci(r.diag.policy_change)),
+        Column::new("diag_w_error", |r| sci(r.diag.w_error)),
+        Column::new("diag_nash_conv_exact_rm", |r| {
+            sci(r.diag.nash_conv_exact_rm)
+        }),
+        Column::new("diag_nash_conv_exact_avg", |r| {
+            sci(r.diag.nash_conv_exact_avg)
+        }),
+        Column::new("diag_w_sampling_error", |r| sci(r.diag.w_sampling_error)),
+        Column::new("diag_w_fit_error", |r| sci(r.diag.w_fit_error)),
+        Column::new("diag_critic_rmse", |r| sci(r.diag.critic_rmse)),
+        Column::new("diag_critic_wrong_sign", |r| sci(r.diag.critic_wrong_sign)),
+        Column::new("diag_critic_wrong_mass", |r| sci(r.diag.critic_wrong_mass)),
+        Column::new("diag_critic_drift", |r| sci(r.diag.critic_drift)),
+        Column::new("diag_critic_adv_rmse", |r| sci(r.diag.critic_adv_rmse)),
     ];
 }
 

@@ -10,6 +10,13 @@ pub struct Column<R> {
     pub value: fn(&R) -> String,
 }
 
+impl<R> Column<R> {
+    /// The column `name`, whose value in a row is `value(row)`.
+    pub const fn new(name: &'static str, value: fn(&R) -> String) -> Column<R> {
+        Column { name, value }
+    }
+}
+
 /// A row type of `metrics.csv`.
 pub trait MetricsRow: Sized + 'static {
     /// The columns, in file order.
@@ -49,14 +56,8 @@ mod tests {
 
     impl MetricsRow for Row {
         const COLUMNS: &'static [Column<Self>] = &[
-            Column {
-                name: "step",
-                value: |r| r.step.to_string(),
-            },
-            Column {
-                name: "loss",
-                value: |r| sci(r.loss),
-            },
+            Column::new("step", |r| r.step.to_string()),
+            Column::new("loss", |r| sci(r.loss)),
         ];
     }
 

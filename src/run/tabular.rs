@@ -35,38 +35,16 @@ struct TabularRow {
 
 impl MetricsRow for TabularRow {
     const COLUMNS: &'static [Column<Self>] = &[
-        Column {
-            name: "iteration",
-            value: |r| r.iteration.to_string(),
-        },
-        Column {
-            name: "seconds",
-            value: |r| format!("{:.3}", r.seconds),
-        },
-        Column {
-            name: "nash_conv",
-            value: |r| format!("{:.12e}", r.nash_conv),
-        },
-        Column {
-            name: "nash_conv_current",
-            value: |r| format!("{:.12e}", r.nash_conv_current),
-        },
-        Column {
-            name: "br_value_p0",
-            value: |r| format!("{:.12e}", r.br_values[0]),
-        },
-        Column {
-            name: "br_value_p1",
-            value: |r| format!("{:.12e}", r.br_values[1]),
-        },
-        Column {
-            name: "value_p0",
-            value: |r| format!("{:.12e}", r.value_p0),
-        },
-        Column {
-            name: "nodes_touched",
-            value: |r| r.nodes_touched.to_string(),
-        },
+        Column::new("iteration", |r| r.iteration.to_string()),
+        Column::new("seconds", |r| format!("{:.3}", r.seconds)),
+        Column::new("nash_conv", |r| format!("{:.12e}", r.nash_conv)),
+        Column::new("nash_conv_current", |r| {
+            format!("{:.12e}", r.nash_conv_current)
+        }),
+        Column::new("br_value_p0", |r| format!("{:.12e}", r.br_values[0])),
+        Column::new("br_value_p1", |r| format!("{:.12e}", r.br_values[1])),
+        Column::new("value_p0", |r| format!("{:.12e}", r.value_p0)),
+        Column::new("nodes_touched", |r| r.nodes_touched.to_string()),
     ];
 }
 

@@ -149,70 +149,24 @@ struct HoldemRow {
 
 impl MetricsRow for HoldemRow {
     const COLUMNS: &'static [Column<Self>] = &[
-        Column {
-            name: "round",
-            value: |r| r.round.to_string(),
-        },
-        Column {
-            name: "seconds",
-            value: |r| format!("{:.3}", r.seconds),
-        },
-        Column {
-            name: "games",
-            value: |r| r.st.games.to_string(),
-        },
-        Column {
-            name: "decisions",
-            value: |r| r.st.decisions.to_string(),
-        },
-        Column {
-            name: "searches",
-            value: |r| r.st.searches.to_string(),
-        },
-        Column {
-            name: "unsearched",
-            value: |r| r.st.unsearched.to_string(),
-        },
-        Column {
-            name: "off_policy_actions",
-            value: |r| r.st.off_policy_actions.to_string(),
-        },
-        Column {
-            name: "queries_generated",
-            value: |r| r.st.queries_generated.to_string(),
-        },
-        Column {
-            name: "queries_skipped",
-            value: |r| r.st.queries_skipped.to_string(),
-        },
-        Column {
-            name: "queries_solved",
-            value: |r| r.st.queries_solved.to_string(),
-        },
-        Column {
-            name: "queries_dropped",
-            value: |r| r.dropped.to_string(),
-        },
-        Column {
-            name: "buffer",
-            value: |r| r.buffer.to_string(),
-        },
-        Column {
-            name: "replay",
-            value: |r| r.replay.to_string(),
-        },
-        Column {
-            name: "learner_steps",
-            value: |r| r.st.learner_steps.to_string(),
-        },
-        Column {
-            name: "value_loss",
-            value: |r| sci(r.value_loss),
-        },
-        Column {
-            name: "mean_return0",
-            value: |r| sci(r.mean_return0),
-        },
+        Column::new("round", |r| r.round.to_string()),
+        Column::new("seconds", |r| format!("{:.3}", r.seconds)),
+        Column::new("games", |r| r.st.games.to_string()),
+        Column::new("decisions", |r| r.st.decisions.to_string()),
+        Column::new("searches", |r| r.st.searches.to_string()),
+        Column::new("unsearched", |r| r.st.unsearched.to_string()),
+        Column::new("off_policy_actions", |r| {
+            r.st.off_policy_actions.to_string()
+        }),
+        Column::new("queries_generated", |r| r.st.queries_generated.to_string()),
+        Column::new("queries_skipped", |r| r.st.queries_skipped.to_string()),
+        Column::new("queries_solved", |r| r.st.queries_solved.to_string()),
+        Column::new("queries_dropped", |r| r.dropped.to_string()),
+        Column::new("buffer", |r| r.buffer.to_string()),
+        Column::new("replay", |r| r.replay.to_string()),
+        Column::new("learner_steps", |r| r.st.learner_steps.to_string()),
+        Column::new("value_loss", |r| sci(r.value_loss)),
+        Column::new("mean_return0", |r| sci(r.mean_return0)),
     ];
 }
 

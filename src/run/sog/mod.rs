@@ -70,86 +70,30 @@ struct SogRow {
 
 impl MetricsRow for SogRow {
     const COLUMNS: &'static [Column<Self>] = &[
-        Column {
-            name: "round",
-            value: |r| r.round.to_string(),
-        },
-        Column {
-            name: "seconds",
-            value: |r| format!("{:.3}", r.seconds),
-        },
-        Column {
-            name: "nash_conv",
-            value: |r| sci(r.nash_conv),
-        },
-        Column {
-            name: "games",
-            value: |r| r.st.games.to_string(),
-        },
-        Column {
-            name: "searches",
-            value: |r| r.st.searches.to_string(),
-        },
-        Column {
-            name: "frontier_fraction",
-            value: |r| format!("{:.6}", r.fraction),
-        },
-        Column {
-            name: "unsearched",
-            value: |r| r.st.unsearched.to_string(),
-        },
-        Column {
-            name: "off_policy_actions",
-            value: |r| r.st.off_policy_actions.to_string(),
-        },
-        Column {
-            name: "queries_generated",
-            value: |r| r.st.queries_generated.to_string(),
-        },
-        Column {
-            name: "queries_solved",
-            value: |r| r.st.queries_solved.to_string(),
-        },
-        Column {
-            name: "queries_dropped",
-            value: |r| r.dropped.to_string(),
-        },
-        Column {
-            name: "buffer",
-            value: |r| r.buffer.to_string(),
-        },
-        Column {
-            name: "replay",
-            value: |r| r.replay.to_string(),
-        },
-        Column {
-            name: "learner_steps",
-            value: |r| r.st.learner_steps.to_string(),
-        },
-        Column {
-            name: "value_loss",
-            value: |r| sci(r.value_loss),
-        },
-        Column {
-            name: "policy_loss",
-            value: |r| sci(r.policy_loss),
-        },
-        Column {
-            name: "eval_frontier_fraction",
-            value: |r| sci(r.eval_fraction),
-        },
-        Column {
-            name: "first_searches",
-            value: |r| r.st.first_searches.to_string(),
-        },
-        Column {
-            name: "first_searches_with_frontier",
-            value: |r| r.st.first_searches_with_frontier.to_string(),
-        },
-        Column {
-            name: "recursive_queries",
-            value: |r| r.st.recursive_queries.to_string(),
-        },
+        Column::new("round", |r| r.round.to_string()),
+        Column::new("seconds", |r| format!("{:.3}", r.seconds)),
+        Column::new("nash_conv", |r| sci(r.nash_conv)),
+        Column::new("games", |r| r.st.games.to_string()),
+        Column::new("searches", |r| r.st.searches.to_string()),
+        Column::new("frontier_fraction", |r| format!("{:.6}", r.fraction)),
+        Column::new("unsearched", |r| r.st.unsearched.to_string()),
+        Column::new("off_policy_actions", |r| {
+            r.st.off_policy_actions.to_string()
+        }),
+        Column::new("queries_generated", |r| r.st.queries_generated.to_string()),
+        Column::new("queries_solved", |r| r.st.queries_solved.to_string()),
+        Column::new("queries_dropped", |r| r.dropped.to_string()),
+        Column::new("buffer", |r| r.buffer.to_string()),
+        Column::new("replay", |r| r.replay.to_string()),
+        Column::new("learner_steps", |r| r.st.learner_steps.to_string()),
+        Column::new("value_loss", |r| sci(r.value_loss)),
+        Column::new("policy_loss", |r| sci(r.policy_loss)),
+        Column::new("eval_frontier_fraction", |r| sci(r.eval_fraction)),
+        Column::new("first_searches", |r| r.st.first_searches.to_string()),
+        Column::new("first_searches_with_frontier", |r| {
+            r.st.first_searches_with_frontier.to_string()
+        }),
+        Column::new("recursive_queries", |r| r.st.recursive_queries.to_string()),
     ];
 }
 
