@@ -1,10 +1,13 @@
 //! Unit tests of the tricky rules, against values taken from OpenSpiel 2.0.2.
 
+use super::playouts::select_bit;
 use super::render::format_g6;
+use super::state::colex_rank;
 use super::*;
 use crate::game::conformance::check_game;
-use crate::games::cards::parse_card;
+use crate::games::cards::{hole_index, parse_card};
 use crate::games::load_game;
+use crate::util::SplitMix64;
 
 fn fcpa() -> UniversalPokerGame {
     UniversalPokerGame::hunl_fcpa()

@@ -1,7 +1,10 @@
 use super::*;
 use crate::games::load_game;
 use crate::search::features::ValueExamples;
-use crate::search::{GtCfrConfig, ResolverConfig, SearchLabels, SearchPolicy, SubgameOracle};
+use crate::search::{
+    GtCfrConfig, LeafValues, Pbs, PbsEncoder, ResolverConfig, SearchLabels, SearchPolicy,
+    SubgameOracle,
+};
 use crate::tree::PublicTree;
 use crate::tree::history::HistoryTree;
 use std::sync::Arc;

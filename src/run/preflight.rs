@@ -1,0 +1,256 @@
+//! Checks of a run before its directory is touched: [`validate`] (the algorithm section, the
+//! game, the devices and a memory estimate against this machine's available memory), the
+//! broker password's removal from the config ([`redact_config`]) and a learner's broker
+//! check ([`broker_preflight`]).
+
+use std::path::Path;
+
+use crate::run::{RunError, config, sog};
+
+/// Validates `config` before anything is written: the algorithm section (exactly one of
+/// `[solver]`, `[armac]`, `[sog]`) with every size bound, the game string (the game is loaded),
+/// the compute devices (compiled in, driver present) and the keys that apply to one run kind
+/// only (`[cluster]`, `--broker`: ARMAC runs).
+pub fn validate(config: &config::Config) -> Result<(), RunError> {
+    validate_section(config)?;
+    crate::games::load_game(&config.game).map_err(RunError::context(format!(
+        "the config's game `{}`",
+        config.game
+    )))?;
+    if config.cluster.is_some() && config.armac.is_none() {
+        return Err(config::ConfigError::Value {
+            key: "cluster".into(),
+            reason: "applies to ARMAC runs only (drop the [cluster] section or --broker/--role)"
+                .into(),
+        }
+        .into());
+    }
+    let device = |key: &str, name: &str| {
+        crate::nn::select_device(name)
+            .map(drop)
+            .map_err(RunError::context(key.to_string()))
+    };
+    if config.armac.is_some() {
+        let a = config.armac()?;
+        device("armac.device", &a.device)?;
+        let game = crate::games::load_game(&config.game)?;
+        fits_in_memory(&armac_memory_terms(&a, game.as_ref()))?;
+        if a.regret_hands > 0 {
+            check_private_deals(game.as_ref())?;
+            if config.cluster.is_some() {
+                return Err(config::ConfigError::Value {
+                    key: "armac.regret_hands".into(),
+                    reason: "is not carried by the broker's messages; use it without [cluster]"
+                        .into(),
+                }
+                .into());
+            }
+        }
+    }
+    if config.sog.is_some() {
+        let s = config.sog()?;
+        device("sog.device", &s.device)?;
+        fits_in_memory(&[network_term("sog.net.hidden", s.hidden, s.layers)])?;
+        if s.search_engine == "tensor" {
+            device("sog.search.device", &s.search_device)?;
+        }
+    }
+    Ok(())
+}
+
+/// `armac.regret_hands` needs a game that deals its players' private states anew: checked at
+/// the first decision reached by the first chance outcomes.
+fn check_private_deals(game: &dyn crate::game::Game) -> Result<(), RunError> {
+    let mut s = game.new_initial_state();
+    while s.is_chance() {
+        let first = s.chance_outcomes()[0].0;
+        s.apply_action(first);
+    }
+    if s.is_terminal() || (0..2).all(|p| s.private_state_alternatives(p).is_empty()) {
+        return Err(config::ConfigError::Value {
+            key: "armac.regret_hands".into(),
+            reason: format!(
+                "needs a game whose players' private deals can be swapped (poker); `{}` does \
+                 not provide them",
+                game.load_string()
+            ),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Bytes of memory this machine has available (`MemAvailable` of `/proc/meminfo`), if known.
+pub fn available_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// One term of a run's memory estimate: the key that sets it, what it holds, and its bytes.
+struct MemoryTerm {
+    key: &'static str,
+    what: String,
+    bytes: u128,
+}
+
+/// A network's training state: each network's f32 weights (about `hidden² × layers × 4`
+/// bytes) are held about eight times over (the learner's heads, their gradients, two Adam
+/// moments, inference snapshots and target copies), so `hidden² × layers × 32` bytes.
+fn network_term(key: &'static str, hidden: usize, layers: usize) -> MemoryTerm {
+    MemoryTerm {
+        key,
+        what: format!("{hidden} units x {layers} layers ({hidden}² × {layers} × 32 bytes)"),
+        bytes: (hidden as u128).pow(2) * layers as u128 * 32,
+    }
+}
+
+/// An ARMAC run's memory estimate: the network, the two reservoirs of decisions (one f32
+/// tensor, a mask and a target per row), the replay memory (at most the game's longest episode
+/// per trajectory, both seats' tensors per step) and the working set of past networks.
+fn armac_memory_terms(
+    a: &crate::rl::armac::ArmacSettings,
+    game: &dyn crate::game::Game,
+) -> Vec<MemoryTerm> {
+    let info = game.information_state_tensor_size() as u128;
+    let actions = game.num_distinct_actions() as u128;
+    // A stored decision: its tensor(s), legal mask and target (f32), plus the vectors'
+    // headers and the row's bookkeeping.
+    let row = |tensors: u128| tensors * info * 4 + actions * 9 + 160;
+    let mut terms = vec![network_term("armac.hidden", a.hidden, a.layers)];
+    if a.memory == crate::rl::armac::memory::MemoryKind::Reservoir {
+        terms.push(MemoryTerm {
+            key: "armac.memory_capacity",
+            what: format!("two reservoirs of {} decisions", a.memory_capacity),
+            bytes: 2 * a.memory_capacity as u128 * row(1),
+        });
+    }
+    let steps = game.max_game_length().max(1) as u128;
+    terms.push(MemoryTerm {
+        key: "armac.replay_capacity",
+        what: format!(
+            "a replay memory of {} trajectories of up to {steps} decisions",
+            a.replay_capacity
+        ),
+        bytes: a.replay_capacity as u128 * steps * row(2),
+    });
+    // Past networks: the working set holds at most `snapshot_memory_mb`, and at most two f32
+    // copies of each network of the reservoir (weights of the encoder and the heads).
+    let (h, l) = (a.hidden as u128, a.layers as u128);
+    let weights = 4 * (2 * info * h + l.saturating_sub(1) * h * h + 4 * h * actions);
+    let past =
+        (a.reservoir_capacity as u128 * 2 * weights).min((a.snapshot_memory_mb as u128) << 20);
+    terms.push(MemoryTerm {
+        key: "armac.snapshot_memory_mb",
+        what: format!(
+            "past networks (up to {} MiB, {} networks)",
+            a.snapshot_memory_mb, a.reservoir_capacity
+        ),
+        bytes: past,
+    });
+    terms
+}
+
+/// Refuses a run whose memory estimate (the sum of `terms`) exceeds this machine's available
+/// memory, naming the key of the largest term.
+fn fits_in_memory(terms: &[MemoryTerm]) -> Result<(), RunError> {
+    let total: u128 = terms.iter().map(|t| t.bytes).sum();
+    let Some(available) = available_memory_bytes() else {
+        return Ok(());
+    };
+    if total <= available as u128 {
+        return Ok(());
+    }
+    let largest = terms
+        .iter()
+        .max_by_key(|t| t.bytes)
+        .expect("terms are given");
+    Err(config::ConfigError::Value {
+        key: largest.key.into(),
+        reason: format!(
+            "the run would need about {} MiB, more than the {} MiB this machine has available; \
+             the largest part is {}: about {} MiB",
+            total >> 20,
+            available >> 20,
+            largest.what,
+            largest.bytes >> 20
+        ),
+    }
+    .into())
+}
+
+/// The algorithm section of [`validate`].
+fn validate_section(config: &config::Config) -> Result<(), RunError> {
+    match (
+        config.solver.is_some(),
+        config.armac.is_some(),
+        config.sog.is_some(),
+    ) {
+        (true, false, false) => config.tabular().map(drop).map_err(Into::into),
+        (false, true, false) => config.armac().map(drop).map_err(Into::into),
+        (false, false, true) => {
+            let s = config.sog()?;
+            // Games search refuses are refused before the run directory is touched.
+            let game = crate::games::load_game(&config.game)?;
+            if game.short_name() == "universal_poker" {
+                return sog::holdem::check_settings(&s);
+            }
+            for (key, set) in [
+                ("sog.search.max_nodes", s.max_nodes.is_some()),
+                ("sog.search.runout_boards", s.runout_boards.is_some()),
+            ] {
+                if set {
+                    return Err(config::ConfigError::Value {
+                        key: key.into(),
+                        reason: "applies to Hold'em (universal_poker) searches only".into(),
+                    }
+                    .into());
+                }
+            }
+            crate::search::check_supported(game.as_ref())
+                .map_err(RunError::context("the game of a Student of Games run"))
+        }
+        (false, false, false) => Err(RunError::Usage(
+            "the config has no algorithm section (expected [solver], [armac] or [sog])".into(),
+        )),
+        _ => Err(RunError::Usage(
+            "the config has more than one of [solver], [armac], [sog]; keep one algorithm section"
+                .into(),
+        )),
+    }
+}
+
+/// Checks `cluster.broker` and moves a password out of it into this process's memory, so
+/// that the config saved in the run directory, in checkpoints and on the broker holds none.
+/// Configs without `[cluster]` are returned unchanged.
+pub(super) fn redact_config(mut config: config::Config) -> Result<config::Config, RunError> {
+    if let Some(c) = config.cluster.as_mut() {
+        c.broker = crate::cluster::redact_broker(&c.broker)?;
+    }
+    Ok(config)
+}
+
+/// A learner with a broker (`cluster.role = "learner"`) checks it before the run directory
+/// is created or changed: an unreachable broker, a wrong password or a taken run id leave the
+/// directory untouched.
+pub(super) fn broker_preflight(
+    config: &config::Config,
+    dir: &Path,
+    resumed: bool,
+) -> Result<(), RunError> {
+    if config.armac.is_none() || config.cluster.is_none() {
+        return Ok(());
+    }
+    let dir_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(ls) =
+        crate::cluster::LearnerSettings::of(config.cluster.as_ref(), &config.armac()?, &dir_name)?
+    {
+        crate::cluster::redis::preflight(&ls, resumed)
+            .map_err(RunError::context("connecting the learner to its broker"))?;
+    }
+    Ok(())
+}
