@@ -26,10 +26,12 @@ pub enum PolyakScope {
 #[serde(rename_all = "lowercase")]
 pub enum InputScale {
     /// Nothing: the game's tensor as it is (chip amounts in chips).
-    #[default]
     None,
     /// The game's per-entry magnitudes (`Game::information_state_tensor_scale`, or the
-    /// observation tensor's for the recurrent net): every entry enters within [-1, 1].
+    /// observation tensor's for the recurrent net): every entry enters within [-1, 1]
+    /// (default: on the no-limit testbed raw inputs left NashConv at 1,013 / 744 chips
+    /// against 420 / 368, docs/results.md; games whose tensors lie in [-1, 1] give no scale).
+    #[default]
     Game,
 }
 
@@ -47,7 +49,6 @@ pub struct ArmacSettings {
     pub replay_capacity: usize,
     pub snapshot_memory_mb: usize,
     pub snapshot_precision: SnapshotPrecision,
-    pub candidate_decay: f64,
     pub past_draw: PastDraw,
     pub memory: MemoryKind,
     pub memory_capacity: usize,
@@ -60,7 +61,6 @@ pub struct ArmacSettings {
     pub memory_max_weight: f64,
     pub memory_regret_power: f64,
     pub memory_policy_power: f64,
-    pub regret_target_growth: f64,
     pub polyak: f64,
     pub polyak_scope: PolyakScope,
     pub adam_beta1: f64,
@@ -75,8 +75,6 @@ pub struct ArmacSettings {
     /// Thresholding of the trained policy when it is played (`armac.play_threshold`); not
     /// used in training.
     pub play_threshold: f64,
-    pub regret_hands: usize,
-    pub targets_in_step: bool,
     pub actors: usize,
     pub learner_threads: usize,
     pub games_per_group: usize,

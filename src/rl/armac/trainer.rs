@@ -316,9 +316,8 @@ impl ArmacTrainer {
         // the next checkpoint commits: the committed one may still reference them); incoming
         // members are read from disk.
         let resident = load_resident(&self.dir, st, &self.net_cfg, &mut self.nets, &self.sums)?;
-        // Candidate ranking: this epoch's evaluations on top of the earlier ones, decayed
-        // (`candidate_decay = 0`: this epoch's alone).
-        st.candidate_stats.decay(s.candidate_decay);
+        // Candidate ranking: this epoch's evaluations alone.
+        st.candidate_stats.reset();
         st.candidate_stats.merge(&work.stats);
         if let Some(best) = st.candidate_stats.best() {
             st.best = best;

@@ -245,6 +245,5 @@ pub fn actor_settings(game: &GameRef, s: &ArmacSettings) -> ActorSettings {
         behaviour: s.behaviour,
         chance_baseline: s.chance_baseline,
         allin_runouts: s.allin_runouts,
-        regret_hands: s.regret_hands,
     }
 }

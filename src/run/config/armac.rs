@@ -49,16 +49,8 @@ pub struct ArmacConfig {
     /// (default; half the disk) or `f32`.
     #[serde(default)]
     pub snapshot_precision: SnapshotPrecision,
-    /// Memory of the exploration candidates' ranking (section 3.3): before each epoch's
-    /// evaluation returns are added, the earlier tallies are multiplied by this factor in
-    /// [0, 1). 0 ranks on the epoch's own evaluations alone (about one evaluation group per
-    /// epoch at the default `eval_fraction`).
-    #[serde(default)]
-    pub candidate_decay: f64,
-    /// How often actors draw the past epoch `j` the opponent plays (and the exploring network
-    /// and candidate): `"episode"` (Algorithm 1, default) or `"group"` (one draw per lock-step
-    /// group of `games_per_group` episodes; on Leduc it gives far
-    /// fewer distinct `π^j` per epoch and a noisier mean-regret target).
+    /// Which past epoch `j` the opponent plays (and the exploring network and candidate):
+    /// `"episode"` (Algorithm 1, default: each episode draws its own).
     ///
     /// `"latest"` always plays the previous epoch `j = t − 1` (each epoch then contributes the
     /// advantages of one policy, and a reservoir `memory` keeps them all); it is the default with
@@ -93,29 +85,21 @@ pub struct ArmacConfig {
     pub memory_weights: MemoryWeights,
     /// How rows are drawn from the reservoirs: `"uniform"` (default; each row's loss weighted
     /// by its sample's weight) or `"weighted"` (drawn with probability proportional to that
-    /// weight, every row weighing the same: the same expected gradient, less spread) or
-    /// `"states"` (no draw: one row per information state held, weighted by its samples'
-    /// summed weight, which is the weighted draw's expected loss without its noise; needs mean
-    /// `memory_targets`, ignores `memory_batch`, and costs a row per distinct state per step,
-    /// so it suits games of a few thousand states).
+    /// weight, every row weighing the same: the same expected gradient, less spread).
     #[serde(default)]
     pub memory_sampling: MemorySampling,
     /// What reservoir rows regress on: `"sample"` (default; each row its own advantages or
     /// played policy, as Algorithm 1's rows) or `"infoset_mean"` (the weighted mean target of
     /// every sample held at the row's information state: the same objective and expected
-    /// gradient, without the targets' spread within a state; `rl::memory` module docs) or
-    /// `"infoset_mean_all"` (the weighted mean of every sample ever offered at the state while
-    /// the reservoir holds one there: the same estimate from all the data, not the reservoir's
-    /// subsample, so its noise keeps falling once the reservoir is full; checkpoints keep the
-    /// sums in `memory_means.bin`).
+    /// gradient, without the targets' spread within a state; `rl::memory` module docs).
     #[serde(default)]
     pub memory_targets: MemoryTargets,
     /// Where the learner reads reservoir rows from: `"auto"` (default: a copy on the device
     /// for `device = "wgpu"` or `"cuda"` where the memory settings allow one, the host
     /// otherwise), `"device"` (a copy of both reservoirs on the learner's device: a step
     /// uploads the slots it draws and the rows that changed since the last step instead of
-    /// the drawn rows; needs `memory = "reservoir"`, `memory_targets = "sample"`,
-    /// `memory_sampling` other than `"states"` and `memory_capacity` ≤ 2^24) or `"host"`
+    /// the drawn rows; needs `memory = "reservoir"`, `memory_targets = "sample"`
+    /// and `memory_capacity` ≤ 2^24) or `"host"`
     /// (every drawn row is uploaded). The same rows and losses either way.
     #[serde(default)]
     pub device_memory: DeviceMemory,
@@ -137,14 +121,6 @@ pub struct ArmacConfig {
     /// The same for the average-policy samples (1: the linearly weighted average strategy).
     #[serde(default)]
     pub memory_policy_power: f64,
-    /// Growth exponent `g` of the mean-regret targets (reservoir memory only): when the latest
-    /// epoch held is `t`, every regret row regresses on its target times `(t + 1)^g`. Regret
-    /// matching ignores a positive scale, so the policies are unchanged in the tabular limit,
-    /// but the mean regret shrinks like `1/√t` while Adam's jitter in the head's outputs does
-    /// not; `g = 0.5` keeps the targets' size about constant. 0 (the default) leaves them as
-    /// they are.
-    #[serde(default)]
-    pub regret_target_growth: f64,
     /// Polyak averaging of the learner's weights, in [0, 1): the networks the actors play and
     /// the run evaluates and saves (`π^t`, the critics of past epochs, `π̄`) are the
     /// exponential moving average with this decay per learning step; 0 uses the raw weights
@@ -220,21 +196,6 @@ pub struct ArmacConfig {
     /// run-out of Algorithm 1.
     #[serde(default)]
     pub allin_runouts: usize,
-    /// At every learning decision, the past critic's advantages at this many other private
-    /// states of the learning player (its other possible hole cards: the same history with
-    /// another deal, drawn uniformly) are stored as further mean-regret samples, from one
-    /// batched forward pass (feed-forward networks, reservoir memory, games that provide
-    /// their private deals: poker). 0: only the played history's, as in Algorithm 1.
-    #[serde(default)]
-    pub regret_hands: usize,
-    /// Where the learner's critic enters the Tree-Backup(λ) and immediate-regret targets:
-    /// `true` (default): inside the learning step, from the critic values of the step's own
-    /// forward pass (the host sends the targets' coefficients; no separate critic evaluation,
-    /// nothing read back); `false`: the critic is evaluated first and the targets are built on
-    /// the host. The same targets either way (feed-forward networks; the recurrent learner
-    /// always evaluates first).
-    #[serde(default = "d_true")]
-    pub targets_in_step: bool,
     /// Actor threads.
     #[serde(default = "d_actors")]
     pub actors: usize,
@@ -273,9 +234,10 @@ pub struct ArmacConfig {
     /// networks only. Default false (Appendix F's single shared encoder).
     #[serde(default)]
     pub separate_regret_encoder: bool,
-    /// What the network divides its inputs by: `none` (the game's tensor as it is) or `game`
-    /// (each entry by the largest magnitude the game gives it: poker's bet sizes and
-    /// contributions by the stack, so they enter within [-1, 1] as the card bits do).
+    /// What the network divides its inputs by: `game` (default: each entry by the largest
+    /// magnitude the game gives it: poker's bet sizes and contributions by the stack, so they
+    /// enter within [-1, 1] as the card bits do; nothing for games whose tensors already lie
+    /// there) or `none` (the game's tensor as it is).
     #[serde(default)]
     pub input_scale: InputScale,
     /// How the trained agent plays, not how it trains: when a checkpoint or model is played
@@ -385,7 +347,6 @@ impl Config {
             replay_capacity: a.replay_capacity,
             snapshot_memory_mb: a.snapshot_memory_mb,
             snapshot_precision: a.snapshot_precision,
-            candidate_decay: a.candidate_decay,
             past_draw,
             memory: a.memory,
             memory_capacity: a.memory_capacity,
@@ -397,7 +358,6 @@ impl Config {
             behaviour: a.behaviour,
             memory_max_weight: a.memory_max_weight,
             memory_regret_power: a.memory_regret_power,
-            regret_target_growth: a.regret_target_growth,
             memory_policy_power: a.memory_policy_power,
             polyak: a.polyak,
             polyak_scope: a.polyak_scope,
@@ -410,8 +370,6 @@ impl Config {
             advantage_target: a.advantage_target,
             chance_baseline: a.chance_baseline,
             allin_runouts: a.allin_runouts,
-            regret_hands: a.regret_hands,
-            targets_in_step: a.targets_in_step,
             actors: a.actors,
             learner_threads: a.learner_threads,
             games_per_group: a.games_per_group,
@@ -477,7 +435,6 @@ fn check_sizes(a: &ArmacConfig) -> Result<(), ConfigError> {
         ("games_per_group", a.games_per_group, 1 << 16, "games"),
         ("unroll_length", a.unroll_length, 1 << 16, "steps"),
         ("allin_runouts", a.allin_runouts, 1 << 16, "run-outs"),
-        ("regret_hands", a.regret_hands, 1 << 12, "private states"),
         (
             "reservoir_capacity",
             a.reservoir_capacity,
@@ -541,20 +498,6 @@ fn check_requirements(a: &ArmacConfig) -> Result<(), ConfigError> {
             return Err(ARMAC.error("chance_baseline", why));
         }
     }
-    if a.regret_hands > 0 {
-        let why = if a.recurrent {
-            Some("needs a feed-forward network (armac.recurrent = false)")
-        } else if a.memory != MemoryKind::Reservoir {
-            Some(
-                "needs armac.memory = \"reservoir\" (replay memories train on played decisions only)",
-            )
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            return Err(ARMAC.error("regret_hands", why));
-        }
-    }
     ARMAC.require(
         !(a.advantage_target.uses_infoset() && a.recurrent),
         "advantage_target",
@@ -606,17 +549,6 @@ fn check_memory(a: &ArmacConfig) -> Result<PastDraw, ConfigError> {
         )?;
     }
     ARMAC.require(
-        reservoir || a.regret_target_growth == 0.0,
-        "regret_target_growth",
-        "needs armac.memory = \"reservoir\"",
-    )?;
-    ARMAC.require(
-        a.memory_sampling != MemorySampling::States || a.memory_targets.is_mean(),
-        "memory_sampling",
-        "\"states\" trains on each state's mean target: it needs armac.memory_targets = \
-         \"infoset_mean\" or \"infoset_mean_all\"",
-    )?;
-    ARMAC.require(
         reservoir || a.memory_targets == MemoryTargets::Sample,
         "memory_targets",
         "mean targets need armac.memory = \"reservoir\"",
@@ -625,11 +557,10 @@ fn check_memory(a: &ArmacConfig) -> Result<PastDraw, ConfigError> {
         a.device_memory != DeviceMemory::Device
             || (reservoir
                 && a.memory_targets == MemoryTargets::Sample
-                && a.memory_sampling != MemorySampling::States
                 && a.memory_capacity <= RESIDENT_MAX_CAPACITY),
         "device_memory",
-        "\"device\" needs armac.memory = \"reservoir\", memory_targets = \"sample\", \
-         memory_sampling \"uniform\" or \"weighted\" and memory_capacity <= 16777216",
+        "\"device\" needs armac.memory = \"reservoir\", memory_targets = \"sample\" \
+         and memory_capacity <= 16777216",
     )?;
     Ok(past_draw)
 }
@@ -649,7 +580,6 @@ fn check_ranges(a: &ArmacConfig) -> Result<(), ConfigError> {
     for (key, v) in [
         ("memory_regret_power", a.memory_regret_power),
         ("memory_policy_power", a.memory_policy_power),
-        ("regret_target_growth", a.regret_target_growth),
     ] {
         ARMAC.require(
             v.is_finite() && (0.0..=4.0).contains(&v),
@@ -672,7 +602,6 @@ fn check_ranges(a: &ArmacConfig) -> Result<(), ConfigError> {
     }
     ARMAC.below_one(&[
         ("adam_beta1", a.adam_beta1),
-        ("candidate_decay", a.candidate_decay),
         ("eval_fraction", a.eval_fraction),
         ("play_threshold", a.play_threshold),
     ])

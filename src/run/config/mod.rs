@@ -12,6 +12,7 @@
 mod armac;
 mod choice;
 mod keys;
+mod retired;
 mod schedule;
 mod sog;
 mod solver;
@@ -209,7 +210,8 @@ fn key_at(text: &str, pos: usize) -> Option<String> {
 
 impl Config {
     /// Types a table; unknown keys and wrong types are errors naming the key.
-    pub fn from_table(table: toml::Table, origin: &str) -> Result<Config, ConfigError> {
+    pub fn from_table(mut table: toml::Table, origin: &str) -> Result<Config, ConfigError> {
+        retired::strip_retired(&mut table)?;
         let text = toml::to_string(&table).map_err(|e| ConfigError::Invalid {
             origin: origin.to_string(),
             reason: e.to_string(),

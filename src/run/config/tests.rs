@@ -69,7 +69,6 @@ fn memory_keys_default_and_bad_combinations_name_the_key() {
         ("armac.memory_max_weight=0.5", "armac.memory_max_weight"),
         ("armac.memory_regret_power=-1", "armac.memory_regret_power"),
         ("armac.memory_policy_power=nan", "armac.memory_policy_power"),
-        ("armac.regret_target_growth=5", "armac.regret_target_growth"),
     ] {
         let mut t = table(base);
         apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
@@ -88,7 +87,6 @@ fn memory_keys_default_and_bad_combinations_name_the_key() {
     // Mean targets: parsed with the reservoir, refused (naming the key) without it.
     for (name, want) in [
         ("infoset_mean", MemoryTargets::InfosetMean),
-        ("infoset_mean_all", MemoryTargets::InfosetMeanAll),
     ] {
         let mut t = table(base);
         apply_override(&mut t, &format!("armac.memory_targets=\"{name}\"")).unwrap();
@@ -178,23 +176,6 @@ fn target_and_behaviour_keys_default_parse_and_name_themselves() {
         let e = with(&[extra]).unwrap_err().to_string();
         assert!(e.contains("chance_baseline"), "{extra}: {e}");
     }
-    // One row per state trains on the states' mean targets, so it needs them.
-    let states = |targets: &str| {
-        let mut t = table(base);
-        apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
-        apply_override(&mut t, "armac.memory_sampling=\"states\"").unwrap();
-        apply_override(&mut t, &format!("armac.memory_targets=\"{targets}\"")).unwrap();
-        Config::from_table(t, "x").unwrap().armac()
-    };
-    assert_eq!(
-        states("infoset_mean").unwrap().memory_sampling,
-        MemorySampling::States
-    );
-    let e = states("sample").unwrap_err().to_string();
-    assert!(
-        e.contains("memory_sampling") && e.contains("memory_targets"),
-        "{e}"
-    );
     for (o, key) in [
         ("armac.behaviour=\"greedy\"", "behaviour"),
         ("armac.memory_sampling=\"often\"", "memory_sampling"),
@@ -232,7 +213,7 @@ fn learning_keys_default_and_bad_values_name_the_key() {
     assert_eq!(learner_threads(3, Some(1)), 3);
     let mut t = table(base);
     for kv in [
-        "armac.past_draw=\"group\"",
+        "armac.past_draw=\"latest\"",
         "armac.lr_decay_epochs=3",
         "armac.reward_scale=2000",
         "armac.loss_weights=[1,1,1,0.5]",
@@ -244,7 +225,7 @@ fn learning_keys_default_and_bad_values_name_the_key() {
     }
     let s = Config::from_table(t.clone(), "x").unwrap().armac().unwrap();
     assert_eq!(s.play_threshold, 0.2);
-    assert_eq!(s.past_draw, PastDraw::Group);
+    assert_eq!(s.past_draw, PastDraw::Latest);
     assert_eq!(s.polyak_scope, PolyakScope::All);
     let mut t2 = t;
     for kv in [
