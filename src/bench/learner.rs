@@ -143,10 +143,7 @@ pub fn bench_resident_steps(
             slots: (0..memory_rows).map(|_| rng.below(r.capacity)).collect(),
             weights: vec![1.0; memory_rows],
         });
-        ResidentStep {
-            updates,
-            draws,
-                }
+        ResidentStep { updates, draws }
     };
     let mut learner = ArmacLearner::new(cfg.clone(), device, 1e-4, 1);
     learner

@@ -534,7 +534,7 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
     };
     if config.armac.is_some() {
         let a = config.armac()?;
-        device("armac.device", &a.device)?;
+        device("armac.device", a.device.as_str())?;
         let game = crate::games::load_game(&config.game)?;
         fits_in_memory(&armac_memory_terms(&a, game.as_ref()))?;
     }
@@ -713,9 +713,11 @@ fn broker_preflight(config: &config::Config, dir: &Path, resumed: bool) -> Resul
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if let Some(ls) =
-        crate::cluster::LearnerSettings::of(config.cluster.as_ref(), &config.armac()?, &dir_name)?
-    {
+    if let Some(ls) = crate::cluster::LearnerSettings::of(
+        config.cluster.as_ref(),
+        &config.armac()?.settings,
+        &dir_name,
+    )? {
         crate::cluster::redis::preflight(&ls, resumed)
             .map_err(RunError::context("connecting the learner to its broker"))?;
     }

@@ -180,7 +180,7 @@ impl ActorLink for RemoteActor {
 /// What an actor needs of its run's config: the ARMAC settings and the `[cluster]` section.
 #[derive(Clone, Debug)]
 pub struct ActorConfig {
-    pub settings: ArmacSettings,
+    pub settings: ArmacRun,
     pub cluster: Option<crate::cluster::ClusterConfig>,
 }
 

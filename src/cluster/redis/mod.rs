@@ -44,7 +44,7 @@ use crate::rl::TrainError;
 use crate::rl::armac::actor::{ActorMsg, PastEpoch, Snapshots};
 use crate::rl::armac::candidates::Candidate;
 use crate::rl::armac::trajectory::{decode_replay, encode_replay};
-use crate::rl::armac::{ArmacSettings, net_config};
+use crate::rl::armac::{ArmacRun, net_config};
 use crate::util::{FileSum, SplitMix64};
 use ::redis::{Connection, Value};
 use serde::{Deserialize, Serialize};

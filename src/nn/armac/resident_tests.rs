@@ -250,7 +250,7 @@ fn resident_memory_refuses_what_it_cannot_hold() {
                 },
                 ResidentDraw::default(),
             ],
-                };
+        };
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             l.train_step_resident(&replay, &step)
         }));
@@ -304,7 +304,7 @@ fn resident_tables_beyond_one_buffer_on_wgpu_train() {
             slots: vec![capacity - 1, 0, capacity - 2, 1],
             weights: vec![1.0; 4],
         }),
-        };
+    };
     learner.train_step_resident(&replay_batch(&cfg), &step);
     let (sums, n) = learner.take_loss_sums();
     assert_eq!(n, 1);

@@ -160,10 +160,10 @@ fn step_targets_train_as_host_targets_beside_resident_rows() {
             slots: vec![2, 0, 1, 0],
             weights: vec![1.0; 4],
         }),
-        };
+    };
     let later = ResidentStep {
         draws: step.draws.clone(),
-            ..ResidentStep::default()
+        ..ResidentStep::default()
     };
     let learner = || {
         let mut l = ArmacLearner::new(small_cfg(), &cpu_device(), 1e-2, 4);

@@ -73,7 +73,7 @@ pub struct EpochWork {
 }
 
 /// The body of one epoch: takes the actors' messages (the epoch's fresh trajectories into the
-/// replay memory, candidate returns into the statistics) and interleaves `s.learning_steps`
+/// replay memory, candidate returns into the statistics) and interleaves `s.learning_steps_per_epoch`
 /// learning steps on batches drawn from the replay memory, keeping learning in pace with acting.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn act_and_learn(
@@ -94,12 +94,12 @@ pub(crate) fn act_and_learn(
     let io_before = learner.io();
     // Losses of an earlier, interrupted epoch are not this epoch's.
     learner.take_loss_sums();
-    while steps_done < s.learning_steps || fresh < s.episodes_per_epoch {
+    while steps_done < s.learning_steps_per_epoch || fresh < s.episodes_per_epoch {
         // Take what the actors sent; block briefly when there is nothing to do. Learning
         // keeps pace with acting: step k of the epoch waits for k/K of its episodes.
         let need_more = fresh < s.episodes_per_epoch
-            && (fresh * s.learning_steps) < (steps_done + 1) * s.episodes_per_epoch;
-        let msg = if need_more || steps_done >= s.learning_steps {
+            && (fresh * s.learning_steps_per_epoch) < (steps_done + 1) * s.episodes_per_epoch;
+        let msg = if need_more || steps_done >= s.learning_steps_per_epoch {
             match link.recv_timeout(Duration::from_millis(20))? {
                 Some(m) => Some(m),
                 None => {
@@ -138,7 +138,7 @@ pub(crate) fn act_and_learn(
             }
             continue;
         }
-        if steps_done < s.learning_steps && !replay.items.is_empty() && !need_more {
+        if steps_done < s.learning_steps_per_epoch && !replay.items.is_empty() && !need_more {
             let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
                 .map(|_| &replay.items[rng.below(replay.items.len())])
                 .collect();

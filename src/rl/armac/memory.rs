@@ -178,7 +178,6 @@ impl MeanTable {
         }
     }
 
-
     /// The weighted mean target at `s`'s information state (`None` if none is held).
     fn mean(&self, s: &Step) -> Option<Vec<f32>> {
         self.mean_at(state_key(s))

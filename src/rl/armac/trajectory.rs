@@ -263,14 +263,14 @@ mod tests {
                 learning_player: 1,
                 learning: true,
                 steps: vec![step(0, false), step(1, true)],
-                    returns: [1.5, -1.5],
+                returns: [1.5, -1.5],
             },
             Trajectory {
                 epoch: 8,
                 learning_player: 0,
                 learning: false,
                 steps: vec![],
-                    returns: [0.0, 0.0],
+                returns: [0.0, 0.0],
             },
         ];
         let bytes = encode_replay(trajs.iter(), 3, 2);

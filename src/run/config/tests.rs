@@ -54,7 +54,7 @@ fn memory_keys_default_and_bad_combinations_name_the_key() {
     apply_override(&mut t, "armac.memory_weights=\"none\"").unwrap();
     let s = Config::from_table(t, "x").unwrap().armac().unwrap();
     assert_eq!(
-        (s.memory, s.past_draw, s.memory_batch, s.memory_weights),
+        (s.memory, s.past_draw(), s.memory_batch, s.memory_weights),
         (
             MemoryKind::Reservoir,
             PastDraw::Latest,
@@ -85,9 +85,7 @@ fn memory_keys_default_and_bad_combinations_name_the_key() {
     let e = Config::from_table(t, "x").unwrap_err().to_string();
     assert!(e.contains("memory"), "{e}");
     // Mean targets: parsed with the reservoir, refused (naming the key) without it.
-    for (name, want) in [
-        ("infoset_mean", MemoryTargets::InfosetMean),
-    ] {
+    for (name, want) in [("infoset_mean", MemoryTargets::InfosetMean)] {
         let mut t = table(base);
         apply_override(&mut t, &format!("armac.memory_targets=\"{name}\"")).unwrap();
         let e = Config::from_table(t.clone(), "x")
@@ -195,7 +193,7 @@ fn learning_keys_default_and_bad_values_name_the_key() {
         .unwrap()
         .armac()
         .unwrap();
-    assert_eq!(s.past_draw, PastDraw::Episode);
+    assert_eq!(s.past_draw(), PastDraw::Episode);
     assert_eq!(
         (s.polyak, s.adam_beta1, s.lr_decay_epochs, s.reward_scale),
         (0.0, 0.0, 0.0, None)
@@ -225,7 +223,7 @@ fn learning_keys_default_and_bad_values_name_the_key() {
     }
     let s = Config::from_table(t.clone(), "x").unwrap().armac().unwrap();
     assert_eq!(s.play_threshold, 0.2);
-    assert_eq!(s.past_draw, PastDraw::Latest);
+    assert_eq!(s.past_draw(), PastDraw::Latest);
     assert_eq!(s.polyak_scope, PolyakScope::All);
     let mut t2 = t;
     for kv in [

@@ -179,10 +179,7 @@ fn past_epochs_are_drawn_per_episode_or_the_latest() {
         }),
         best: Candidate::Uniform,
     };
-    for (draw, want_distinct) in [
-        (PastDraw::Episode, 3),
-        (PastDraw::Latest, 1),
-    ] {
+    for (draw, want_distinct) in [(PastDraw::Episode, 3), (PastDraw::Latest, 1)] {
         let settings = ActorSettings {
             games_per_group: 48,
             eval_fraction: 0.0,
@@ -192,7 +189,7 @@ fn past_epochs_are_drawn_per_episode_or_the_latest() {
             behaviour: Default::default(),
             chance_baseline: false,
             allin_runouts: 0,
-            };
+        };
         let mut rng = SplitMix64::new(5);
         let (trajs, eval) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
         assert!(eval.is_none());
@@ -428,7 +425,7 @@ fn selected_heads_play_the_same_episodes() {
                                 behaviour,
                                 chance_baseline: !rec && target.is_corrected(),
                                 allin_runouts: 0,
-                                                    };
+                            };
                             let ctx = format!("{game} rec={rec} {settings:?}");
                             let play = |all: bool| {
                                 let mut rng = SplitMix64::new(9);
@@ -519,4 +516,3 @@ fn runout_returns_average_the_board_once_no_one_acts() {
     assert_eq!(t.turn(), Turn::Chance, "the flop after a limp and a check");
     assert_eq!(runout_returns(t.as_ref(), 1 << 16, &mut rng), None);
 }
-

@@ -96,10 +96,7 @@ impl Memory {
             slots: d.iter().map(|&(s, _)| s).collect(),
             weights: d.iter().map(|&(_, w)| w).collect(),
         });
-        ResidentStep {
-            updates,
-            draws,
-        }
+        ResidentStep { updates, draws }
     }
 }
 
