@@ -85,7 +85,8 @@ fn memory_keys_default_and_bad_combinations_name_the_key() {
     let e = Config::from_table(t, "x").unwrap_err().to_string();
     assert!(e.contains("memory"), "{e}");
     // Mean targets: parsed with the reservoir, refused (naming the key) without it.
-    for (name, want) in [("infoset_mean", MemoryTargets::InfosetMean)] {
+    {
+        let (name, want) = ("infoset_mean", MemoryTargets::InfosetMean);
         let mut t = table(base);
         apply_override(&mut t, &format!("armac.memory_targets=\"{name}\"")).unwrap();
         let e = Config::from_table(t.clone(), "x")
