@@ -474,7 +474,7 @@ fn key_reference_lists_every_key_of_the_structs_once() {
     let text = "game = \"kuhn_poker\"\n\
                 [solver]\nalgorithm = \"dcfr\"\niterations = 1\naveraging = \"power\"\n\
                 alpha = 1.5\nbeta = 0.5\ngamma = 2.0\n\
-                [armac]\nepochs = 1\nreward_scale = 2.0\npast_draw = \"group\"\n\
+                [armac]\nepochs = 1\nreward_scale = 2.0\npast_draw = \"latest\"\n\
                 [sog]\nrounds = 1\n[sog.search]\ntop_k = 2\nmax_nodes = 10\n\
                 [sog.selfplay]\nsolver_s = 3\n\
                 [cluster]\nbroker = \"redis://localhost\"\nrun = \"r\"\n";

@@ -447,7 +447,7 @@ fn selected_heads_play_the_same_episodes() {
             }
         }
     }
-    assert_eq!(compared, 3 * (32 + 16));
+    assert_eq!(compared, 3 * (16 + 8));
 }
 
 /// `armac.allin_runouts` on small_fcpa: where a player still acts there is no run-out mean;
