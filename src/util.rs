@@ -1,5 +1,7 @@
 //! Small shared helpers with no dependencies on the rest of the crate.
 
+pub mod check;
+
 /// SplitMix64: a tiny, fast, seedable generator for reproducible playouts and tests.
 /// Not for cryptography.
 #[derive(Clone, Debug)]

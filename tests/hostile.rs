@@ -120,8 +120,6 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
         ("huge network", vec!["--config", q, "--set", "armac.hidden=100000000"], vec!["armac.hidden"]),
         ("too many layers", vec!["--config", q, "--set", "armac.layers=100000"], vec!["armac.layers"]),
         ("too many actors", vec!["--config", q, "--set", "armac.actors=100000"], vec!["armac.actors"]),
-        ("private deals in a game without them", vec!["--config", q, "--set", "game=\"liars_dice\"", "--set", "armac.regret_hands=4", "--set", "armac.memory=\"reservoir\""], vec!["armac.regret_hands", "liars_dice"]),
-        ("too many private states", vec!["--config", q, "--set", "armac.regret_hands=100000"], vec!["armac.regret_hands", "4096"]),
         ("device rows with mean targets", vec!["--config", q, "--set", "armac.device_memory=\"device\"", "--set", "armac.memory_targets=\"infoset_mean\""], vec!["armac.device_memory", "memory_targets"]),
         ("device rows with the replay memory", vec!["--config", q, "--set", "armac.device_memory=\"device\"", "--set", "armac.memory=\"replay\""], vec!["armac.device_memory", "reservoir"]),
         ("unknown device memory", vec!["--config", q, "--set", "armac.device_memory=\"gpu\""], vec!["armac.device_memory"]),

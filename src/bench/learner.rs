@@ -143,11 +143,7 @@ pub fn bench_resident_steps(
             slots: (0..memory_rows).map(|_| rng.below(r.capacity)).collect(),
             weights: vec![1.0; memory_rows],
         });
-        ResidentStep {
-            updates,
-            draws,
-            regret_scale: 1.0,
-        }
+        ResidentStep { updates, draws }
     };
     let mut learner = ArmacLearner::new(cfg.clone(), device, 1e-4, 1);
     learner
@@ -264,8 +260,8 @@ pub struct LearnerArgs {
     /// With `--device-memory`: rows of each table rewritten per step (new reservoir samples).
     #[arg(long, default_value_t = 40)]
     pub changed_rows: usize,
-    /// Compute the critic and immediate-regret targets inside the step (`armac.targets_in_step`,
-    /// as a run does) over synthetic episodes of up to this many rows; 0: the batch carries
+    /// Compute the critic and immediate-regret targets inside the step (as a run
+    /// does) over synthetic episodes of up to this many rows; 0: the batch carries
     /// them.
     #[arg(long, default_value_t = 0)]
     pub in_step: usize,

@@ -5,7 +5,10 @@
 
 pub mod armac;
 pub mod cvpn;
+mod device_name;
 pub mod public;
+
+pub use device_name::DeviceName;
 
 use burn::tensor::Tensor;
 

@@ -1,4 +1,4 @@
-//! The ARMAC driver: turns a config into [`ArmacSettings`], owns the run directory (config,
+//! The ARMAC driver: turns a config into [`ArmacRun`], owns the run directory (config,
 //! metrics, TensorBoard, checkpoint generations, summary), attaches the actors (threads of
 //! this process, or `armac-actor` processes through a broker) and drives an
 //! [`ArmacTrainer`] epoch by epoch (see [`crate::rl::armac`] for what an epoch does).
@@ -12,7 +12,7 @@
 //! continues exactly: learner weights and optimizer, reservoir networks (one file each under
 //! `reservoir/`), reservoir sampling state, counters, RNG state and candidate ranking.
 
-use super::config::{ArmacSettings, Config};
+use super::config::{ArmacRun, Config};
 use super::generation::GenerationWriter;
 use super::metrics::{Column, MetricsRow, sci};
 use super::tensorboard::TbWriter;
@@ -106,7 +106,7 @@ impl ScalarSink for TbWriter {
 /// Runs (or resumes) an ARMAC run in `dir`.
 pub fn run(
     config: &Config,
-    s: &ArmacSettings,
+    s: &ArmacRun,
     dir: &Path,
     opts: &TrainOptions,
     resumed: Option<&super::Resumed>,
@@ -138,13 +138,14 @@ pub fn learner_threads(configured: usize, actors: Option<usize>) -> usize {
 
 fn run_in_pool(
     config: &Config,
-    s: &ArmacSettings,
+    s: &ArmacRun,
     dir: &Path,
     opts: &TrainOptions,
     resumed: Option<&super::Resumed>,
 ) -> Result<RunSummary, RunError> {
     let game = load_game(&s.game)?;
-    let device = crate::nn::select_device(&s.device).map_err(RunError::context("armac.device"))?;
+    let device =
+        crate::nn::select_device(s.device.as_str()).map_err(RunError::context("armac.device"))?;
     let net_cfg = crate::rl::armac::net_config(&game, s);
     let metrics_path = dir.join("metrics.csv");
     // Past networks in memory: as many epochs as `armac.snapshot_memory_mb` holds (f32 weights
@@ -209,8 +210,8 @@ fn run_in_pool(
         // A broker's entries are acknowledged only once a checkpoint holds them: it asks for
         // one when half its stream cap is read but unacknowledged.
         if it == first_epoch + 1
-            || it % s.checkpoint_every == 0
-            || last_ckpt.elapsed().as_secs_f64() >= s.checkpoint_seconds
+            || it % config.checkpoint.every_epochs == 0
+            || last_ckpt.elapsed().as_secs_f64() >= config.checkpoint.every_seconds
             || trainer.wants_checkpoint()
         {
             trainer.record(seconds);
@@ -259,7 +260,7 @@ fn run_in_pool(
 /// resumed run (the directory changes only once all of it is loaded), or a new run's `θ^0`.
 fn start_of(
     config: &Config,
-    s: &ArmacSettings,
+    s: &ArmacRun,
     dir: &Path,
     resumed: Option<&super::Resumed>,
     game: &GameRef,
@@ -317,7 +318,7 @@ fn start_of(
 fn attach_actors(
     trainer: &mut ArmacTrainer,
     config: &Config,
-    s: &ArmacSettings,
+    s: &ArmacRun,
     dir: &Path,
     opts: &TrainOptions,
     resumed: bool,
@@ -467,7 +468,8 @@ pub fn write_synthetic_run(config: &Config, dir: &Path, past_epochs: u64) -> Res
     let s = config.armac()?;
     let game = load_game(&s.game)?;
     let net_cfg = net_config(&game, &s);
-    let device = crate::nn::select_device(&s.device).map_err(RunError::context("armac.device"))?;
+    let device =
+        crate::nn::select_device(s.device.as_str()).map_err(RunError::context("armac.device"))?;
     std::fs::create_dir_all(dir).map_err(io_err("run directory", dir))?;
     write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
         .map_err(io_err("config", dir))?;

@@ -32,20 +32,9 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
     };
     if config.armac.is_some() {
         let a = config.armac()?;
-        device("armac.device", &a.device)?;
+        device("armac.device", a.device.as_str())?;
         let game = crate::games::load_game(&config.game)?;
         fits_in_memory(&armac_memory_terms(&a, game.as_ref()))?;
-        if a.regret_hands > 0 {
-            check_private_deals(game.as_ref())?;
-            if config.cluster.is_some() {
-                return Err(config::ConfigError::Value {
-                    key: "armac.regret_hands".into(),
-                    reason: "is not carried by the broker's messages; use it without [cluster]"
-                        .into(),
-                }
-                .into());
-            }
-        }
     }
     if config.sog.is_some() {
         let s = config.sog()?;
@@ -54,28 +43,6 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
         if s.search_engine == "tensor" {
             device("sog.search.device", &s.search_device)?;
         }
-    }
-    Ok(())
-}
-
-/// `armac.regret_hands` needs a game that deals its players' private states anew: checked at
-/// the first decision reached by the first chance outcomes.
-fn check_private_deals(game: &dyn crate::game::Game) -> Result<(), RunError> {
-    let mut s = game.new_initial_state();
-    while s.is_chance() {
-        let first = s.chance_outcomes()[0].0;
-        s.apply_action(first);
-    }
-    if s.is_terminal() || (0..2).all(|p| s.private_state_alternatives(p).is_empty()) {
-        return Err(config::ConfigError::Value {
-            key: "armac.regret_hands".into(),
-            reason: format!(
-                "needs a game whose players' private deals can be swapped (poker); `{}` does \
-                 not provide them",
-                game.load_string()
-            ),
-        }
-        .into());
     }
     Ok(())
 }
@@ -246,9 +213,11 @@ pub(super) fn broker_preflight(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if let Some(ls) =
-        crate::cluster::LearnerSettings::of(config.cluster.as_ref(), &config.armac()?, &dir_name)?
-    {
+    if let Some(ls) = crate::cluster::LearnerSettings::of(
+        config.cluster.as_ref(),
+        &config.armac()?.settings,
+        &dir_name,
+    )? {
         crate::cluster::redis::preflight(&ls, resumed)
             .map_err(RunError::context("connecting the learner to its broker"))?;
     }

@@ -17,8 +17,6 @@ pub const SAFE_KEYS: &[&str] = &[
     "armac.exact_eval",
     // Where the learner reads reservoir rows from: the same rows either way.
     "armac.device_memory",
-    // Where the critic enters the targets: the same targets either way.
-    "armac.targets_in_step",
     "sog.rounds",
     "sog.exact_eval",
     "sog.selfplay.actors",

@@ -14,7 +14,7 @@ use super::wire::Audit;
 use super::wire::encode_msg;
 use crate::games::load_game;
 use crate::nn::armac::ArmacPolicyNet;
-use crate::rl::armac::ArmacSettings;
+use crate::rl::armac::ArmacRun;
 use crate::rl::armac::actor::ActorMsg;
 use crate::rl::armac::actor::PastEpoch;
 use crate::rl::armac::actor::Snapshots;
@@ -203,7 +203,7 @@ impl ActorLink for RemoteActor {
 /// What an actor needs of its run's config: the ARMAC settings and the `[cluster]` section.
 #[derive(Clone, Debug)]
 pub struct ActorConfig {
-    pub settings: ArmacSettings,
+    pub settings: ArmacRun,
     pub cluster: Option<crate::cluster::ClusterConfig>,
 }
 

@@ -43,13 +43,11 @@ pub struct ResidentDraw {
 }
 
 /// What a step takes from the device-resident tables: index 0 is the regret table (the
-/// mean-regret head), index 1 the policy table (the average-policy head). `regret_scale`
-/// multiplies the regret targets (the memory's target growth; 1 leaves them as stored).
+/// mean-regret head), index 1 the policy table (the average-policy head).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ResidentStep {
     pub updates: [ResidentUpdate; 2],
     pub draws: [ResidentDraw; 2],
-    pub regret_scale: f32,
 }
 
 /// The row layout of a table for a net of `cfg`: `input + 2·A` floats.
@@ -230,7 +228,6 @@ impl ArmacLearner {
             let out = self
                 .model
                 .forward_heads(own, legal.clone(), Heads::MEAN_REGRET);
-            let target = target.mul_scalar(step.regret_scale);
             // Mean over the legal actions of each row, weighted mean over rows.
             let per_legal = w / legal.sum_dim(1).clamp_min(1.0);
             mean_regret = mean_regret + weighted_sq_error(out.mean_regret, target, per_legal);

@@ -56,7 +56,6 @@ fn host_batch(replay: &TrainBatch, tables: &[Vec<Row>; 2], step: &ResidentStep) 
     for (k, table) in tables.iter().enumerate() {
         for (&slot, &w) in step.draws[k].slots.iter().zip(&step.draws[k].weights) {
             let r = &table[slot];
-            let scaled: Vec<f32> = r.target.iter().map(|x| x * step.regret_scale).collect();
             let is_regret = k == 0;
             b.push(&TrainRow {
                 own: &r.own,
@@ -66,7 +65,7 @@ fn host_batch(replay: &TrainBatch, tables: &[Vec<Row>; 2], step: &ResidentStep) 
                 action: 0,
                 critic_target: [0.0; 2],
                 critic_weight: 0.0,
-                regret_target: if is_regret { &scaled } else { &zeros },
+                regret_target: if is_regret { &r.target } else { &zeros },
                 regret_weight: if is_regret { w } else { 0.0 },
                 immediate_target: &zeros,
                 immediate_weight: 0.0,
@@ -111,11 +110,7 @@ fn scenario(cfg: &ArmacNetConfig, capacity: usize) -> Vec<(ResidentStep, [Vec<Ro
             let weights = (0..9).map(|_| 0.5 + rng.next_f64() as f32).collect();
             ResidentDraw { slots, weights }
         });
-        let step = ResidentStep {
-            updates,
-            draws,
-            regret_scale: 1.0 + k as f32,
-        };
+        let step = ResidentStep { updates, draws };
         out.push((step, tables.clone()));
     }
     out
@@ -255,7 +250,6 @@ fn resident_memory_refuses_what_it_cannot_hold() {
                 },
                 ResidentDraw::default(),
             ],
-            regret_scale: 1.0,
         };
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             l.train_step_resident(&replay, &step)
@@ -310,7 +304,6 @@ fn resident_tables_beyond_one_buffer_on_wgpu_train() {
             slots: vec![capacity - 1, 0, capacity - 2, 1],
             weights: vec![1.0; 4],
         }),
-        regret_scale: 1.0,
     };
     learner.train_step_resident(&replay_batch(&cfg), &step);
     let (sums, n) = learner.take_loss_sums();

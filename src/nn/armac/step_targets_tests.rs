@@ -160,11 +160,9 @@ fn step_targets_train_as_host_targets_beside_resident_rows() {
             slots: vec![2, 0, 1, 0],
             weights: vec![1.0; 4],
         }),
-        regret_scale: 1.0,
     };
     let later = ResidentStep {
         draws: step.draws.clone(),
-        regret_scale: 1.0,
         ..ResidentStep::default()
     };
     let learner = || {

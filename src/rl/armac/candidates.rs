@@ -160,7 +160,8 @@ pub struct PolicyHeads<'a> {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CandidateStats {
     sum: [f64; NUM_CANDIDATES],
-    /// Number of returns (fractional once [`CandidateStats::decay`] has scaled them).
+    /// Number of returns (a float: checkpoints written with the retired `armac.candidate_decay`
+    /// hold fractional counts).
     count: [f64; NUM_CANDIDATES],
 }
 
@@ -233,15 +234,6 @@ impl CandidateStats {
         Candidate::ALL[rng.below(NUM_CANDIDATES)]
     }
 
-    /// Scales every tally by `factor` in `[0, 1]`: exponential forgetting, so that the ranking
-    /// of an epoch rests on the recent epochs' evaluations and not only on its own few.
-    pub fn decay(&mut self, factor: f64) {
-        for k in 0..NUM_CANDIDATES {
-            self.sum[k] *= factor;
-            self.count[k] *= factor;
-        }
-    }
-
     /// Forgets everything (start of an epoch).
     pub fn reset(&mut self) {
         *self = Self::default();
@@ -294,25 +286,6 @@ mod tests {
             Candidate::MeanRegret(Epsilon::Zero).name(),
             "mean_regret_eps0"
         );
-    }
-
-    #[test]
-    fn decay_keeps_means_and_lets_new_evidence_weigh_more() {
-        let mut s = CandidateStats::new();
-        for _ in 0..4 {
-            s.record(Candidate::Uniform, 1.0);
-        }
-        s.record(Candidate::Average, 0.9);
-        s.decay(0.25);
-        assert_eq!(s.mean(Candidate::Uniform), Some(1.0));
-        assert_eq!(s.count(Candidate::Uniform), 1.0);
-        assert_eq!(s.best(), Some(Candidate::Uniform));
-        // One new poor return now outweighs the four old good ones: mean (1 + 0) / 2.
-        s.record(Candidate::Uniform, 0.0);
-        assert_eq!(s.mean(Candidate::Uniform), Some(0.5));
-        assert_eq!(s.best(), Some(Candidate::Average));
-        s.decay(0.0);
-        assert_eq!(s.best(), None, "decay 0 forgets everything");
     }
 
     #[test]

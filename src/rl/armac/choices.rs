@@ -10,9 +10,6 @@ pub enum PastDraw {
     /// Every episode draws its own (Algorithm 1; default).
     #[default]
     Episode,
-    /// One draw per lock-step group of episodes: fewer distinct past policies per epoch, one
-    /// batched forward pass per network and step.
-    Group,
     /// Always the previous epoch `j = t − 1` (with the reservoir memory, which keeps every
     /// epoch's advantages; see [`super::memory`]).
     Latest,

@@ -129,7 +129,6 @@ fn fit_critic(o: &FitOptions) -> Vec<(usize, CriticError)> {
             learning_player: learner,
             learning: false,
             steps,
-            variants: Vec::new(),
             returns: [u, -u],
         };
         (t, rows)

@@ -47,7 +47,7 @@ pub(crate) fn recurrent_step(
     // One unroll per episode: the step computes the critic targets from its own forward pass
     // (no evaluation or read-back before it). Several unrolls need the learner's states at
     // each unroll's start, so the learner evaluates the sequences first.
-    let batch = if s.targets_in_step && time <= s.unroll_length.max(1) {
+    let batch = if time <= s.unroll_length.max(1) {
         train(SeqCritic::InStep)
     } else {
         let (current, starts) = learner.evaluate_sequences(&inputs, s.unroll_length)?;
@@ -68,13 +68,12 @@ pub struct EpochWork {
     /// Sums over the steps of the critic, mean-regret, immediate-regret and policy losses.
     pub losses_sum: [f64; 4],
     /// The learner's transfers and operations over the epoch (its steps, the critic
-    /// evaluations their targets read when `armac.targets_in_step` is off, and the one
-    /// read-back of the loss sums).
+    /// evaluations of recurrent unrolls, and the one read-back of the loss sums).
     pub io: DeviceIo,
 }
 
 /// The body of one epoch: takes the actors' messages (the epoch's fresh trajectories into the
-/// replay memory, candidate returns into the statistics) and interleaves `s.learning_steps`
+/// replay memory, candidate returns into the statistics) and interleaves `s.learning_steps_per_epoch`
 /// learning steps on batches drawn from the replay memory, keeping learning in pace with acting.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn act_and_learn(
@@ -95,12 +94,12 @@ pub(crate) fn act_and_learn(
     let io_before = learner.io();
     // Losses of an earlier, interrupted epoch are not this epoch's.
     learner.take_loss_sums();
-    while steps_done < s.learning_steps || fresh < s.episodes_per_epoch {
+    while steps_done < s.learning_steps_per_epoch || fresh < s.episodes_per_epoch {
         // Take what the actors sent; block briefly when there is nothing to do. Learning
         // keeps pace with acting: step k of the epoch waits for k/K of its episodes.
         let need_more = fresh < s.episodes_per_epoch
-            && (fresh * s.learning_steps) < (steps_done + 1) * s.episodes_per_epoch;
-        let msg = if need_more || steps_done >= s.learning_steps {
+            && (fresh * s.learning_steps_per_epoch) < (steps_done + 1) * s.episodes_per_epoch;
+        let msg = if need_more || steps_done >= s.learning_steps_per_epoch {
             match link.recv_timeout(Duration::from_millis(20))? {
                 Some(m) => Some(m),
                 None => {
@@ -116,7 +115,7 @@ pub(crate) fn act_and_learn(
         };
         if let Some(m) = msg {
             match m {
-                ActorMsg::Trajectory(mut t) if t.epoch == epoch => {
+                ActorMsg::Trajectory(t) if t.epoch == epoch => {
                     st.acting_steps += t.len() as u64;
                     st.episodes += 1;
                     if fresh < s.episodes_per_epoch {
@@ -124,8 +123,6 @@ pub(crate) fn act_and_learn(
                         if let Some(m) = memory.as_deref_mut() {
                             m.add(&t, rng);
                         }
-                        // The replay memory trains the critic, which the variants do not.
-                        t.variants = Vec::new();
                         replay.push(*t);
                     }
                 }
@@ -141,7 +138,7 @@ pub(crate) fn act_and_learn(
             }
             continue;
         }
-        if steps_done < s.learning_steps && !replay.items.is_empty() && !need_more {
+        if steps_done < s.learning_steps_per_epoch && !replay.items.is_empty() && !need_more {
             let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
                 .map(|_| &replay.items[rng.below(replay.items.len())])
                 .collect();
@@ -166,10 +163,8 @@ pub(crate) fn act_and_learn(
                         .collect();
                     t.overlay(&mut snap_out, &inputs.own, &players);
                 }
-                let current = (!s.targets_in_step).then(|| learner.evaluate_critic(&inputs));
-                let critic = current
-                    .as_ref()
-                    .map_or(CriticTargets::InStep, CriticTargets::Host);
+                // The critic's targets come from the step's own forward pass.
+                let critic = CriticTargets::InStep;
                 let mut batch = train_batch(&picks, inputs, critic, &snap_out, na, s.lambda);
                 match memory.as_deref_mut() {
                     Some(m) => {

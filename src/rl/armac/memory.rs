@@ -87,17 +87,10 @@ pub enum MemoryTargets {
     Sample,
     /// The weighted mean over the samples held at its information state.
     InfosetMean,
-    /// The weighted mean over every sample ever offered at its information state since the
-    /// reservoir last held none there: the same estimate of Eq. 3's mean regret (and of the
-    /// average policy) as [`Self::InfosetMean`] from all the data instead of the reservoir's
-    /// uniform subsample of it, so its noise keeps falling after the reservoir fills. The
-    /// sums cannot be rebuilt from the samples held; checkpoints keep them
-    /// ([`Memory::encode_means`]).
-    InfosetMeanAll,
 }
 
 impl MemoryTargets {
-    /// Rows regress on per-state means (either kind).
+    /// Rows regress on per-state means.
     pub fn is_mean(self) -> bool {
         self != MemoryTargets::Sample
     }
@@ -110,8 +103,6 @@ const MEAN_SCALE: f64 = (1u64 << 30) as f64;
 #[derive(Clone, Debug, Default)]
 struct MeanTable {
     map: HashMap<u128, MeanEntry>,
-    /// Keep each state's row ([`MemorySampling::States`] only: other settings never read it).
-    keep_rows: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -122,19 +113,6 @@ struct MeanEntry {
     weight: i128,
     /// Samples held at this information state.
     count: u32,
-    /// The state's row (acting player's tensor, legal actions, an action played there), kept
-    /// from the first sample added when the table keeps rows ([`MemorySampling::States`]
-    /// trains on it); empty in a table read from bytes until [`Memory::decode_means`] copies
-    /// it from the samples' own table.
-    row: Option<StateRow>,
-}
-
-/// What a training row needs of an information state (any of its samples gives the same).
-#[derive(Clone, Debug)]
-struct StateRow {
-    own: Vec<f32>,
-    legal: Vec<bool>,
-    action: usize,
 }
 
 /// A 128-bit key of the acting player's information state: player, legal actions and tensor
@@ -181,16 +159,10 @@ impl MeanTable {
         let key = state_key(s);
         let t = target(s);
         let wf = f64::from(w);
-        let keep_rows = self.keep_rows;
         let e = self.map.entry(key).or_insert_with(|| MeanEntry {
             sums: vec![0; t.len()],
             weight: 0,
             count: 0,
-            row: keep_rows.then(|| StateRow {
-                own: s.info[s.player].clone(),
-                legal: s.legal.clone(),
-                action: s.action,
-            }),
         });
         for (sum, &y) in e.sums.iter_mut().zip(t) {
             *sum += sign * (wf * f64::from(y) * MEAN_SCALE).round() as i128;
@@ -204,67 +176,6 @@ impl MeanTable {
                 self.map.remove(&key);
             }
         }
-    }
-
-    /// A sample at `s`'s state left the reservoir but its target stays in the sums
-    /// ([`MemoryTargets::InfosetMeanAll`]); the entry goes when the last sample held there
-    /// does.
-    fn release(&mut self, s: &Step) {
-        let key = state_key(s);
-        if let Some(e) = self.map.get_mut(&key) {
-            e.count -= 1;
-            if e.count == 0 {
-                self.map.remove(&key);
-            }
-        }
-    }
-
-    /// Appends the table to `buf`: entry count, then per entry (in key order, so equal
-    /// tables give equal bytes) its key, weight, sample count, target length and sums.
-    fn encode_into(&self, buf: &mut Vec<u8>) {
-        let mut keys: Vec<&u128> = self.map.keys().collect();
-        keys.sort_unstable();
-        buf.extend_from_slice(&(keys.len() as u64).to_le_bytes());
-        for k in keys {
-            let e = &self.map[k];
-            buf.extend_from_slice(&k.to_le_bytes());
-            buf.extend_from_slice(&e.weight.to_le_bytes());
-            buf.extend_from_slice(&e.count.to_le_bytes());
-            buf.extend_from_slice(&(e.sums.len() as u32).to_le_bytes());
-            for x in &e.sums {
-                buf.extend_from_slice(&x.to_le_bytes());
-            }
-        }
-    }
-
-    /// Reads a table written by [`Self::encode_into`] at `r`'s position, advancing it.
-    fn decode_from(r: &mut Reader) -> Result<MeanTable, String> {
-        let n = r.u64()?;
-        let mut map = HashMap::new();
-        for _ in 0..n {
-            let key = u128::from_le_bytes(r.take(16)?.try_into().unwrap());
-            let weight = i128::from_le_bytes(r.take(16)?.try_into().unwrap());
-            let count = r.u32()?;
-            let len = r.u32()? as usize;
-            let sums = r
-                .take(16 * len)?
-                .chunks_exact(16)
-                .map(|c| i128::from_le_bytes(c.try_into().unwrap()))
-                .collect();
-            let entry = MeanEntry {
-                sums,
-                weight,
-                count,
-                row: None,
-            };
-            if count == 0 || map.insert(key, entry).is_some() {
-                return Err("an entry without samples or a repeated state".into());
-            }
-        }
-        Ok(MeanTable {
-            map,
-            keep_rows: false,
-        })
     }
 
     /// The weighted mean target at `s`'s information state (`None` if none is held).
@@ -302,8 +213,6 @@ pub struct Memory {
     means: Option<[MeanTable; 2]>,
     /// Keep the per-state sums even when rows regress on their own samples.
     keep_means: bool,
-    /// Regret rows regress on their targets times `(last_epoch + 1)^regret_growth`.
-    regret_growth: f64,
     /// Slots of the regret and policy reservoirs whose sample changed since the last
     /// [`Self::resident_step`] (kept only after [`Self::track_changes`]).
     changed: Option<[Vec<usize>; 2]>,
@@ -320,13 +229,6 @@ pub enum MemorySampling {
     /// largest possible weight), every row weighing the same in the loss: the same expected
     /// gradient without the spread that weights of 1 to `max_weight · (t + 1)^γ` add to it.
     Weighted,
-    /// No draw: every step trains on one row per information state held, weighted by the sum
-    /// of its samples' weights, with mean targets ([`MemoryTargets::is_mean`]). The loss is the
-    /// expectation of the weighted draw's ([`Self::Weighted`] with `n` rows averages
-    /// `Σ_s W_s ℓ_s / Σ_s W_s` in expectation; this computes that sum), so the heads' gradient
-    /// loses its sampling noise; `memory_batch` is unused. Its cost is the number of distinct
-    /// states held per step: for games with a few thousand information states (Leduc: 936).
-    States,
 }
 
 impl Memory {
@@ -343,7 +245,6 @@ impl Memory {
             targets: MemoryTargets::Sample,
             means: None,
             keep_means: false,
-            regret_growth: 0.0,
             changed: None,
         }
     }
@@ -363,18 +264,6 @@ impl Memory {
         self.means.as_ref()?[0].mean_at(key_of(player, own, legal))
     }
 
-    /// Regret rows regress on their targets times `(t + 1)^growth`, `t` the latest epoch held
-    /// (`armac.regret_target_growth`; 0 leaves them unscaled).
-    pub fn with_regret_growth(mut self, growth: f64) -> Memory {
-        self.regret_growth = growth;
-        self
-    }
-
-    /// The factor [`Self::push_rows`] scales the mean-regret targets by now.
-    pub fn regret_scale(&self) -> f32 {
-        (f64::from(self.last_epoch) + 1.0).powf(self.regret_growth) as f32
-    }
-
     /// Rows regress on `targets` (builds the per-state sums from the samples held).
     pub fn with_targets(mut self, targets: MemoryTargets) -> Memory {
         self.targets = targets;
@@ -386,10 +275,7 @@ impl Memory {
     fn rebuild_means(&mut self) {
         self.means = (self.targets.is_mean() || self.keep_means).then(|| {
             [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
-                let mut table = MeanTable {
-                    keep_rows: self.sampling == MemorySampling::States,
-                    ..MeanTable::default()
-                };
+                let mut table = MeanTable::default();
                 for s in res.items() {
                     table.change(&s.step, self.weight(s, is_regret), 1);
                 }
@@ -404,11 +290,9 @@ impl Memory {
         self.means.as_ref().map(|[r, p]| [r.map.len(), p.map.len()])
     }
 
-    /// Draws rows as `sampling` says (rebuilds the per-state sums, which keep each state's row
-    /// only for [`MemorySampling::States`]).
+    /// Draws rows as `sampling` says.
     pub fn with_sampling(mut self, sampling: MemorySampling) -> Memory {
         self.sampling = sampling;
-        self.rebuild_means();
         self
     }
 
@@ -433,15 +317,14 @@ impl Memory {
         self
     }
 
-    /// Offers the learning decisions of `t` and its [`Trajectory::variants`] (nothing for
-    /// episodes that only rank candidates).
+    /// Offers the learning decisions of `t` (nothing for episodes that only rank candidates).
     pub fn add(&mut self, t: &Trajectory, rng: &mut SplitMix64) {
         if !t.learning {
             return;
         }
         let epoch = u32::try_from(t.epoch).unwrap_or(u32::MAX);
         self.last_epoch = self.last_epoch.max(epoch);
-        for s in t.steps.iter().chain(&t.variants) {
+        for s in &t.steps {
             let is_regret = if s.player == t.learning_player && s.advantage.is_some() {
                 true
             } else if s.player != t.learning_player && s.played_policy.is_some() {
@@ -470,11 +353,6 @@ impl Memory {
             let table = &mut means[k];
             match offer {
                 Offer::Added => {}
-                Offer::Replaced(old) | Offer::Dropped(old)
-                    if self.targets == MemoryTargets::InfosetMeanAll =>
-                {
-                    table.release(&old.step);
-                }
                 Offer::Replaced(old) | Offer::Dropped(old) => {
                     // `weight` depends on the sample and the settings only, so the weight it
                     // was added with.
@@ -499,15 +377,6 @@ impl Memory {
     /// Appends `n` rows drawn uniformly from each non-empty reservoir to `tb`: regret rows train
     /// only the mean-regret head, policy rows only the average-policy head.
     pub fn push_rows(&self, tb: &mut TrainBatch, n: usize, rng: &mut SplitMix64) {
-        let scale = self.regret_scale();
-        if self.sampling == MemorySampling::States
-            && let Some(means) = self.means.as_ref().filter(|_| self.targets.is_mean())
-        {
-            for (table, is_regret) in means.iter().zip([true, false]) {
-                push_state_rows(table, is_regret, scale, tb);
-            }
-            return;
-        }
         let draws = self.draw_slots(n, rng);
         for ((res, is_regret), draw) in [(&self.regret, true), (&self.policy, false)]
             .into_iter()
@@ -522,7 +391,7 @@ impl Memory {
                     .and_then(|m| m[usize::from(!is_regret)].mean(s));
                 let target = mean.unwrap_or_else(|| target(s).to_vec());
                 let (own, legal) = (&s.info[s.player][..], &s.legal[..]);
-                push_head_row(tb, (own, legal, s.action), is_regret, target, scale, w);
+                push_head_row(tb, (own, legal, s.action), is_regret, target, w);
             }
         }
     }
@@ -586,82 +455,8 @@ impl Memory {
     }
 }
 
-impl Memory {
-    /// The per-state sums of both reservoirs as bytes (a magic tag, the two tables, an FNV-1a
-    /// checksum) when rows regress on [`MemoryTargets::InfosetMeanAll`], whose sums the
-    /// samples held cannot rebuild; `None` for the other targets.
-    pub fn encode_means(&self) -> Option<Vec<u8>> {
-        if self.targets != MemoryTargets::InfosetMeanAll {
-            return None;
-        }
-        let tables = self.means.as_ref().expect("mean targets keep sums");
-        let mut buf = MEANS_MAGIC.to_vec();
-        for t in tables {
-            t.encode_into(&mut buf);
-        }
-        crate::util::seal(&mut buf);
-        Some(buf)
-    }
-
-    /// Replaces the sums with [`Self::encode_means`]'s, after [`Self::decode`] restored the
-    /// samples: every state must be held exactly as often as the file says (the error says
-    /// what is wrong).
-    pub fn decode_means(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let (_, body) = crate::util::unseal(bytes, &[MEANS_MAGIC], 16, "mean-target")?;
-        let mut r = Reader { buf: body, pos: 8 };
-        let mut tables = Vec::with_capacity(2);
-        for _ in 0..2 {
-            tables.push(MeanTable::decode_from(&mut r)?);
-        }
-        if r.pos != body.len() {
-            return Err(format!("{} bytes after the tables", body.len() - r.pos));
-        }
-        let held = self.means.as_ref().ok_or("these settings keep no sums")?;
-        for ((got, held), name) in tables.iter().zip(held).zip(["regret", "average-policy"]) {
-            let agree = got.map.len() == held.map.len()
-                && held
-                    .map
-                    .iter()
-                    .all(|(k, e)| got.map.get(k).is_some_and(|g| g.count == e.count));
-            if !agree {
-                return Err(format!(
-                    "its {name} sums do not match the samples the {name} memory holds"
-                ));
-            }
-        }
-        // The file keeps sums, not tensors: each state's row comes from the table the samples
-        // held rebuilt (the same keys, checked above).
-        for (got, held) in tables.iter_mut().zip(held) {
-            got.keep_rows = held.keep_rows;
-            for (k, e) in got.map.iter_mut() {
-                e.row.clone_from(&held.map[k].row);
-            }
-        }
-        let [r, p]: [MeanTable; 2] = tables.try_into().expect("two tables");
-        self.means = Some([r, p]);
-        Ok(())
-    }
-}
-
-/// [`MemorySampling::States`]: one row per information state of `table`, in key order (so
-/// a step's rows do not depend on the hash map's), regressing on the state's weighted mean
-/// target (times `scale` for regret rows) with the state's summed weight.
-fn push_state_rows(table: &MeanTable, is_regret: bool, scale: f32, tb: &mut TrainBatch) {
-    let mut keys: Vec<&u128> = table.map.keys().collect();
-    keys.sort_unstable();
-    for key in keys {
-        let e = &table.map[key];
-        let (Some(row), Some(mean)) = (e.row.as_ref(), table.mean_at(*key)) else {
-            continue;
-        };
-        let w = (e.weight as f64 / MEAN_SCALE) as f32;
-        let parts = (&row.own[..], &row.legal[..], row.action);
-        push_head_row(tb, parts, is_regret, mean, scale, w);
-    }
-}
-
 /// Appends a row at a state (the acting player's tensor, legal actions, an action) that
-/// trains only the mean-regret head (`is_regret`, on `target` times `scale`) or only the
+/// trains only the mean-regret head (`is_regret`, on `target`) or only the
 /// average-policy head (on `target`), with loss weight `w`. Only the acting player's tensor is
 /// kept; the critic's inputs (both players' tensors) are unused by these rows, whose critic
 /// weight is 0.
@@ -670,14 +465,10 @@ fn push_head_row(
     (own, legal, action): (&[f32], &[bool], usize),
     is_regret: bool,
     mut target: Vec<f32>,
-    scale: f32,
     w: f32,
 ) {
     let zeros = vec![0.0; legal.len()];
     target.resize(legal.len(), 0.0);
-    if is_regret && scale != 1.0 {
-        target.iter_mut().for_each(|x| *x *= scale);
-    }
     let (regret, policy) = if is_regret {
         (target.as_slice(), zeros.as_slice())
     } else {
@@ -699,9 +490,6 @@ fn push_head_row(
         policy_weight: if is_regret { 0.0 } else { w },
     });
 }
-
-/// Tag of [`Memory::encode_means`]'s bytes.
-const MEANS_MAGIC: &[u8; 8] = b"ARMACMS1";
 
 /// [`Memory::weight`] from the settings it depends on.
 fn weight_of(

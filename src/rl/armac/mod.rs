@@ -57,7 +57,8 @@ pub mod working_set;
 pub use learn::EpochWork;
 pub use residency::ResidentStats;
 pub use settings::{
-    ArmacSettings, InputScale, PolyakScope, default_reward_scale, net_config, reward_scale,
+    ArmacRun, ArmacSettings, InputScale, PolyakScope, SettingsError, default_reward_scale,
+    net_config, reward_scale,
 };
 pub use start::{Start, fresh_state, resume_state};
 pub use state::{ArmacState, Nets, Sums, read_state};

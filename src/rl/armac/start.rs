@@ -57,7 +57,7 @@ pub fn resume_state(
 ) -> Result<Start, TrainError> {
     let state_path = ckpt_dir.join("state.json");
     let mut st = read_state(&state_path)?;
-    st.keep_previous = s.past_draw == PastDraw::Latest;
+    st.keep_previous = s.past_draw() == PastDraw::Latest;
     if st.game != game.load_string() {
         return Err(TrainError::Usage(format!(
             "checkpoint {} is for game {}, the config says {}",
@@ -161,7 +161,7 @@ pub fn fresh_state(
         candidate_stats: CandidateStats::default(),
         best: Candidate::Uniform,
         game: game.load_string(),
-        keep_previous: s.past_draw == PastDraw::Latest,
+        keep_previous: s.past_draw() == PastDraw::Latest,
         broker_cursor: None,
         broker_seen: Default::default(),
     };

@@ -24,7 +24,7 @@ pub struct ArmacState {
     /// `armac.snapshot_memory_mb`); absent in checkpoints written before it existed.
     #[serde(default)]
     pub working_set: WorkingSet,
-    /// Candidate returns carried across epochs (`armac.candidate_decay`).
+    /// The last epoch's candidate returns (their ranking picks `best`).
     #[serde(default)]
     pub candidate_stats: CandidateStats,
     pub best: Candidate,

@@ -8,7 +8,7 @@ use super::diagnostics::{Diagnostics, DiagnosticsRow, critic_error, exact_critic
 use super::exact::{Exact, ExactAdvantages, TabularW};
 use super::learn::{EpochWork, act_and_learn, epoch_plan};
 use super::residency::{ResidentStats, load_resident, past_epochs, previous_epoch, save_net};
-use super::settings::{ArmacSettings, reward_scale};
+use super::settings::{ArmacRun, reward_scale};
 use super::start::Start;
 use super::state::{ArmacState, Nets, Sums};
 use super::transport::{
@@ -51,7 +51,7 @@ pub struct EpochReport {
 
 /// The learner of an ARMAC run with everything it holds between epochs.
 pub struct ArmacTrainer {
-    s: ArmacSettings,
+    s: ArmacRun,
     game: GameRef,
     na: usize,
     net_cfg: ArmacNetConfig,
@@ -89,7 +89,7 @@ impl ArmacTrainer {
     pub fn new(
         dir: &Path,
         game: GameRef,
-        s: &ArmacSettings,
+        s: &ArmacRun,
         net_cfg: ArmacNetConfig,
         ws_capacity: usize,
         start: Start,
@@ -105,7 +105,7 @@ impl ArmacTrainer {
         } = start;
         if let Some(m) = memory
             .as_mut()
-            .filter(|m| s.device_memory.on_device(&s.device, m))
+            .filter(|m| s.device_memory.on_device(s.device.as_str(), m))
         {
             // The device copy starts empty: the first step uploads every row held.
             learner
@@ -316,9 +316,8 @@ impl ArmacTrainer {
         // the next checkpoint commits: the committed one may still reference them); incoming
         // members are read from disk.
         let resident = load_resident(&self.dir, st, &self.net_cfg, &mut self.nets, &self.sums)?;
-        // Candidate ranking: this epoch's evaluations on top of the earlier ones, decayed
-        // (`candidate_decay = 0`: this epoch's alone).
-        st.candidate_stats.decay(s.candidate_decay);
+        // Candidate ranking: this epoch's evaluations alone.
+        st.candidate_stats.reset();
         st.candidate_stats.merge(&work.stats);
         if let Some(best) = st.candidate_stats.best() {
             st.best = best;
@@ -594,7 +593,7 @@ fn current_policy(
 /// trajectories and candidate returns to the returned channel.
 pub(crate) fn spawn_actors(
     game: &GameRef,
-    s: &ArmacSettings,
+    s: &ArmacRun,
     seed_base: u64,
     snapshots: &Arc<RwLock<Arc<Snapshots>>>,
     stop: &Arc<AtomicBool>,

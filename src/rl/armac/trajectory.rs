@@ -40,12 +40,6 @@ pub struct Trajectory {
     /// not the regret or policy heads.
     pub learning: bool,
     pub steps: Vec<Step>,
-    /// Mean-regret samples at the learning player's other possible private states
-    /// (`armac.regret_hands`): at each of its decisions, the same history with other private
-    /// outcomes dealt to it, each with the past critic's (or the exact) advantages there. They
-    /// train the mean-regret head only; the critic learns from `steps`, and replay memories,
-    /// checkpoints and the broker's messages do not carry them.
-    pub variants: Vec<Step>,
     /// Terminal returns of both players.
     pub returns: [f32; 2],
 }
@@ -239,7 +233,6 @@ pub fn decode_replay(
             learning_player,
             learning,
             steps,
-            variants: Vec::new(),
             returns: [ret[0], ret[1]],
         });
     }
@@ -270,7 +263,6 @@ mod tests {
                 learning_player: 1,
                 learning: true,
                 steps: vec![step(0, false), step(1, true)],
-                variants: Vec::new(),
                 returns: [1.5, -1.5],
             },
             Trajectory {
@@ -278,7 +270,6 @@ mod tests {
                 learning_player: 0,
                 learning: false,
                 steps: vec![],
-                variants: Vec::new(),
                 returns: [0.0, 0.0],
             },
         ];

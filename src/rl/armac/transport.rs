@@ -240,11 +240,10 @@ pub fn actor_settings(game: &GameRef, s: &ArmacSettings) -> ActorSettings {
         games_per_group: s.games_per_group,
         eval_fraction: s.eval_fraction,
         reward_scale: reward_scale(game, s),
-        past_draw: s.past_draw,
+        past_draw: s.past_draw(),
         advantage_target: s.advantage_target,
         behaviour: s.behaviour,
         chance_baseline: s.chance_baseline,
         allin_runouts: s.allin_runouts,
-        regret_hands: s.regret_hands,
     }
 }

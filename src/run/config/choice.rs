@@ -3,33 +3,8 @@
 //! (`unknown variant `tpu`, expected one of `flex`, `cpu`, ...`); [`super::Config::from_table`]
 //! puts the dotted key in front of it.
 
+pub use crate::nn::DeviceName;
 use serde::{Deserialize, Serialize};
-
-/// A compute device by name (`armac.device`, `sog.device`, `sog.search.device`), as
-/// [`crate::nn::select_device`] reads it: `flex` (the CPU backend; `cpu` is the same), `wgpu`,
-/// `cuda`, or `default` for the best backend compiled in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeviceName {
-    Flex,
-    Cpu,
-    Wgpu,
-    Cuda,
-    Default,
-}
-
-impl DeviceName {
-    /// The spelling in the config (and the name [`crate::nn::select_device`] takes).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeviceName::Flex => "flex",
-            DeviceName::Cpu => "cpu",
-            DeviceName::Wgpu => "wgpu",
-            DeviceName::Cuda => "cuda",
-            DeviceName::Default => "default",
-        }
-    }
-}
 
 /// `sog.search.engine`: the regret engine of a search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@
 //! [`nested`].
 
 use super::{
-    ArmacConfig, CheckpointConfig, Config, EvalConfig, SogConfig, SogNetConfig, SogSearchConfig,
+    ArmacSettings, CheckpointConfig, Config, EvalConfig, SogConfig, SogNetConfig, SogSearchConfig,
     SogSelfPlayConfig,
 };
 use serde::Deserialize;
@@ -68,7 +68,7 @@ enum Section {
 fn nested(key: &str) -> Option<Section> {
     let fields = match key {
         "solver" => return Some(Section::Solver),
-        "armac" => fields_of::<ArmacConfig>(),
+        "armac" => fields_of::<ArmacSettings>(),
         "sog" => fields_of::<SogConfig>(),
         "sog.search" => fields_of::<SogSearchConfig>(),
         "sog.net" => fields_of::<SogNetConfig>(),

@@ -1,6 +1,7 @@
 //! Experiment configs: TOML files with typed, defaulted, nested sections that reject unknown
 //! keys, plus dotted `--set a.b=value` overrides from the command line. A config is validated
-//! once into typed settings ([`ArmacSettings`] and [`SogSettings`] here, the `[solver]`
+//! once into typed settings ([`ArmacRun`], whose `[armac]` section is `rl::armac`'s
+//! [`ArmacSettings`], and [`SogSettings`] here, the `[solver]`
 //! section's [`TabularSettings`](super::solvers::TabularSettings) in [`super::solvers`]); the
 //! resolved config is saved in the run directory and beside every checkpoint.
 //!
@@ -12,13 +13,13 @@
 mod armac;
 mod choice;
 mod keys;
+mod retired;
 mod schedule;
 mod sog;
 mod solver;
 mod validate;
 
-pub use crate::rl::armac::ArmacSettings;
-pub use armac::{ArmacConfig, PolyakScope};
+pub use armac::{ArmacRun, ArmacSettings, PolyakScope};
 pub use choice::{DeviceName, SearchEngine, SearchFinal};
 pub use keys::key_reference;
 pub use schedule::{CheckpointConfig, EvalConfig};
@@ -46,6 +47,15 @@ pub enum ConfigError {
     Value { key: String, reason: String },
 }
 
+impl From<crate::util::check::KeyError> for ConfigError {
+    fn from(e: crate::util::check::KeyError) -> Self {
+        ConfigError::Value {
+            key: e.key,
+            reason: e.reason,
+        }
+    }
+}
+
 /// The whole config file.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -60,7 +70,7 @@ pub struct Config {
     pub solver: Option<SolverConfig>,
     /// ARMAC (Advantage Regret-Matching Actor-Critic).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub armac: Option<ArmacConfig>,
+    pub armac: Option<ArmacSettings>,
     /// Student of Games: a CVPN trained by sound self-play.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sog: Option<SogConfig>,
@@ -209,7 +219,8 @@ fn key_at(text: &str, pos: usize) -> Option<String> {
 
 impl Config {
     /// Types a table; unknown keys and wrong types are errors naming the key.
-    pub fn from_table(table: toml::Table, origin: &str) -> Result<Config, ConfigError> {
+    pub fn from_table(mut table: toml::Table, origin: &str) -> Result<Config, ConfigError> {
+        retired::strip_retired(&mut table)?;
         let text = toml::to_string(&table).map_err(|e| ConfigError::Invalid {
             origin: origin.to_string(),
             reason: e.to_string(),

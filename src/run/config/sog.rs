@@ -375,7 +375,8 @@ fn check_numbers(g: &SogConfig) -> Result<(), ConfigError> {
         ("selfplay.epsilon", sp.epsilon),
         ("selfplay.p_rec", sp.p_rec),
         ("selfplay.td1", sp.td1),
-    ])
+    ])?;
+    Ok(())
 }
 
 /// The regret engine and where it runs, and the search's optional limits.
@@ -412,7 +413,8 @@ fn check_search(se: &SogSearchConfig) -> Result<(), ConfigError> {
         se.batch != 0,
         "search.batch",
         "must be at least 1 (self-play games per actor in lock-step)",
-    )
+    )?;
+    Ok(())
 }
 
 /// The learner's step size and the round schedule's threads.
@@ -434,5 +436,6 @@ fn check_schedule(g: &SogConfig) -> Result<(), ConfigError> {
         "selfplay.solvers",
         "solver threads need actor threads: set selfplay.actors >= 1, or solvers = 0 \
          for the sequential schedule",
-    )
+    )?;
+    Ok(())
 }

@@ -54,7 +54,7 @@ fn memory_keys_default_and_bad_combinations_name_the_key() {
     apply_override(&mut t, "armac.memory_weights=\"none\"").unwrap();
     let s = Config::from_table(t, "x").unwrap().armac().unwrap();
     assert_eq!(
-        (s.memory, s.past_draw, s.memory_batch, s.memory_weights),
+        (s.memory, s.past_draw(), s.memory_batch, s.memory_weights),
         (
             MemoryKind::Reservoir,
             PastDraw::Latest,
@@ -69,7 +69,6 @@ fn memory_keys_default_and_bad_combinations_name_the_key() {
         ("armac.memory_max_weight=0.5", "armac.memory_max_weight"),
         ("armac.memory_regret_power=-1", "armac.memory_regret_power"),
         ("armac.memory_policy_power=nan", "armac.memory_policy_power"),
-        ("armac.regret_target_growth=5", "armac.regret_target_growth"),
     ] {
         let mut t = table(base);
         apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
@@ -86,10 +85,8 @@ fn memory_keys_default_and_bad_combinations_name_the_key() {
     let e = Config::from_table(t, "x").unwrap_err().to_string();
     assert!(e.contains("memory"), "{e}");
     // Mean targets: parsed with the reservoir, refused (naming the key) without it.
-    for (name, want) in [
-        ("infoset_mean", MemoryTargets::InfosetMean),
-        ("infoset_mean_all", MemoryTargets::InfosetMeanAll),
-    ] {
+    {
+        let (name, want) = ("infoset_mean", MemoryTargets::InfosetMean);
         let mut t = table(base);
         apply_override(&mut t, &format!("armac.memory_targets=\"{name}\"")).unwrap();
         let e = Config::from_table(t.clone(), "x")
@@ -178,23 +175,6 @@ fn target_and_behaviour_keys_default_parse_and_name_themselves() {
         let e = with(&[extra]).unwrap_err().to_string();
         assert!(e.contains("chance_baseline"), "{extra}: {e}");
     }
-    // One row per state trains on the states' mean targets, so it needs them.
-    let states = |targets: &str| {
-        let mut t = table(base);
-        apply_override(&mut t, "armac.memory=\"reservoir\"").unwrap();
-        apply_override(&mut t, "armac.memory_sampling=\"states\"").unwrap();
-        apply_override(&mut t, &format!("armac.memory_targets=\"{targets}\"")).unwrap();
-        Config::from_table(t, "x").unwrap().armac()
-    };
-    assert_eq!(
-        states("infoset_mean").unwrap().memory_sampling,
-        MemorySampling::States
-    );
-    let e = states("sample").unwrap_err().to_string();
-    assert!(
-        e.contains("memory_sampling") && e.contains("memory_targets"),
-        "{e}"
-    );
     for (o, key) in [
         ("armac.behaviour=\"greedy\"", "behaviour"),
         ("armac.memory_sampling=\"often\"", "memory_sampling"),
@@ -214,7 +194,7 @@ fn learning_keys_default_and_bad_values_name_the_key() {
         .unwrap()
         .armac()
         .unwrap();
-    assert_eq!(s.past_draw, PastDraw::Episode);
+    assert_eq!(s.past_draw(), PastDraw::Episode);
     assert_eq!(
         (s.polyak, s.adam_beta1, s.lr_decay_epochs, s.reward_scale),
         (0.0, 0.0, 0.0, None)
@@ -232,7 +212,7 @@ fn learning_keys_default_and_bad_values_name_the_key() {
     assert_eq!(learner_threads(3, Some(1)), 3);
     let mut t = table(base);
     for kv in [
-        "armac.past_draw=\"group\"",
+        "armac.past_draw=\"latest\"",
         "armac.lr_decay_epochs=3",
         "armac.reward_scale=2000",
         "armac.loss_weights=[1,1,1,0.5]",
@@ -244,7 +224,7 @@ fn learning_keys_default_and_bad_values_name_the_key() {
     }
     let s = Config::from_table(t.clone(), "x").unwrap().armac().unwrap();
     assert_eq!(s.play_threshold, 0.2);
-    assert_eq!(s.past_draw, PastDraw::Group);
+    assert_eq!(s.past_draw(), PastDraw::Latest);
     assert_eq!(s.polyak_scope, PolyakScope::All);
     let mut t2 = t;
     for kv in [
@@ -494,7 +474,7 @@ fn key_reference_lists_every_key_of_the_structs_once() {
     let text = "game = \"kuhn_poker\"\n\
                 [solver]\nalgorithm = \"dcfr\"\niterations = 1\naveraging = \"power\"\n\
                 alpha = 1.5\nbeta = 0.5\ngamma = 2.0\n\
-                [armac]\nepochs = 1\nreward_scale = 2.0\npast_draw = \"group\"\n\
+                [armac]\nepochs = 1\nreward_scale = 2.0\npast_draw = \"latest\"\n\
                 [sog]\nrounds = 1\n[sog.search]\ntop_k = 2\nmax_nodes = 10\n\
                 [sog.selfplay]\nsolver_s = 3\n\
                 [cluster]\nbroker = \"redis://localhost\"\nrun = \"r\"\n";

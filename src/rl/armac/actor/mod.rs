@@ -1,9 +1,8 @@
 //! ARMAC's actors: threads that play many episodes in lock-step so that every network query is
 //! one batched forward pass, and send finished trajectories to the learner.
 //!
-//! Each episode of a group draws its networks (Algorithm 1, section 3.3; with
-//! [`PastDraw::Group`] the whole group shares one draw, and each network still evaluates all
-//! the games that use it in one batch):
+//! Each episode of a group draws its networks (Algorithm 1, section 3.3; each network
+//! evaluates all the games that use it in one batch):
 //! * a **learning episode**: the learning player `i` (alternating between episodes) follows the
 //!   behaviour policy `μ_i` — an exploration candidate (section 3.3) computed from the exploring
 //!   network, which is the latest network with probability 1/2 and otherwise a uniformly drawn
@@ -23,9 +22,7 @@
 //! * `shadow` — the histories the learning player cannot tell from the played one
 //!   ([`AdvantageTarget::Infoset`]);
 //! * `chance` — chance-node values between decisions (`armac.chance_baseline`);
-//! * `cv` — the baseline-corrected advantage targets ([`AdvantageTarget::Corrected`]);
-//! * `variants` — mean-regret targets at the learning player's other private states
-//!   (`armac.regret_hands`).
+//! * `cv` — the baseline-corrected advantage targets ([`AdvantageTarget::Corrected`]).
 
 mod chance;
 mod cv;
@@ -37,7 +34,6 @@ mod shadow;
 mod target_tests;
 #[cfg(test)]
 mod tests;
-mod variants;
 
 pub use super::choices::{AdvantageTarget, Behaviour, PastDraw};
 pub use cv::{CvStep, corrected_advantages};
@@ -118,9 +114,6 @@ pub struct ActorSettings {
     /// chance moves, exact up to this many outcomes in sequence, else over this many sampled
     /// run-outs; 0 samples one run-out (see [`chance::runout_returns`]).
     pub allin_runouts: usize,
-    /// At each learning decision, mean-regret samples at this many other private states of
-    /// the learning player (the same history dealt differently; 0: none, Algorithm 1).
-    pub regret_hands: usize,
 }
 
 /// Test support: epoch 1's snapshots, `latest` playing against one past epoch of `policy`
@@ -159,6 +152,5 @@ pub(crate) fn episode_settings(games: usize, reward_scale: f64) -> ActorSettings
         behaviour: Default::default(),
         chance_baseline: false,
         allin_runouts: 0,
-        regret_hands: 0,
     }
 }

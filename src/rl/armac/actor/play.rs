@@ -9,8 +9,7 @@ use super::roles::{Roles, candidate_heads, candidate_policy, draw_roles, sample}
 use super::shadow::{
     Shadow, ShadowQuery, evaluate_shadows, shadows_after_action, shadows_after_chance,
 };
-use super::variants::{VariantQuery, variant_steps};
-use super::{ActorSettings, AdvantageTarget, PastDraw, Snapshots};
+use super::{ActorSettings, AdvantageTarget, Snapshots};
 use crate::game::{GameRef, State, Turn};
 use crate::nn::armac::{ActBatch, ActOutput, Heads, RecurrentState, StepBatch};
 use crate::policy::probs::normalized_relu;
@@ -218,8 +217,7 @@ impl<'a> Group<'a> {
             )
         };
         let mut nets: Nets = Vec::new();
-        let group_roles =
-            (evaluation || settings.past_draw == PastDraw::Group).then(|| draw(&mut nets, rng));
+        let group_roles = evaluation.then(|| draw(&mut nets, rng));
         let live: Vec<Live> = (0..settings.games_per_group)
             .map(|g| {
                 let roles = group_roles.clone().unwrap_or_else(|| draw(&mut nets, rng));
@@ -315,10 +313,6 @@ impl<'a> Group<'a> {
         let (rows_of, heads_of) = self.plan_rows(&obs.players);
         let outs = self.evaluate_rows(&rows_of, &heads_of, &obs);
         let shadows = self.evaluate_shadows(&obs.players);
-        let variants = self.variant_targets(&obs.players, rng);
-        for (l, v) in self.live.iter_mut().zip(variants) {
-            l.traj.variants.extend(v);
-        }
         let dec = Decision {
             rows_of,
             outs,
@@ -538,38 +532,6 @@ impl<'a> Group<'a> {
         evaluate_shadows(&queries, &self.nets, num_actions, info_size)
     }
 
-    /// With `armac.regret_hands = K`, the mean-regret samples at `K` other private states of
-    /// the learning player in every game at a learning decision ([`variant_steps`]).
-    fn variant_targets(&self, players: &[usize], rng: &mut SplitMix64) -> Vec<Vec<Step>> {
-        let k = self.settings.regret_hands;
-        if k == 0 || self.shape.evaluation || self.shape.recurrent {
-            return Vec::new();
-        }
-        let queries: Vec<Option<VariantQuery>> = self
-            .live
-            .iter()
-            .enumerate()
-            .map(|(g, l)| {
-                let r = &l.roles;
-                let critic = r.critic?;
-                (players[g] == l.traj.learning_player && l.traj.learning).then(|| VariantQuery {
-                    state: l.state.as_ref(),
-                    player: players[g],
-                    opp: r.opp,
-                    critic,
-                    exact: r.exact.as_ref(),
-                    reach: l.reach as f32,
-                })
-            })
-            .collect();
-        let Shape {
-            num_actions,
-            info_size,
-            ..
-        } = self.shape;
-        variant_steps(&queries, k, &self.nets, num_actions, info_size, rng)
-    }
-
     /// The finished episodes and, for an evaluation group, its candidate and summed return.
     fn finish(self) -> (Vec<Trajectory>, Option<(Candidate, f64)>) {
         let eval = self.shape.evaluation.then(|| {
@@ -618,7 +580,6 @@ fn new_episode(
             learning_player: g % 2,
             learning: roles.critic.is_some(),
             steps: Vec::new(),
-            variants: Vec::new(),
             returns: [0.0; 2],
         },
         roles,

@@ -65,7 +65,7 @@ pub(super) struct Roles {
     pub(super) candidate: Candidate,
 }
 
-/// The networks of one episode (or of a whole group with [`PastDraw::Group`]).
+/// The networks of one episode (or of a whole evaluation group).
 pub(super) fn draw_roles(
     snaps: &Snapshots,
     draw: PastDraw,

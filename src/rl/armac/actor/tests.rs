@@ -33,7 +33,6 @@ pub(super) fn latest_settings(target: AdvantageTarget, behaviour: Behaviour) -> 
         behaviour,
         chance_baseline: false,
         allin_runouts: 0,
-        regret_hands: 0,
     }
 }
 
@@ -154,9 +153,9 @@ fn shadows_are_the_infosets_histories_with_opponent_reach() {
 }
 
 /// `PastDraw::Episode` mixes past epochs within one lock-step group (Algorithm 1 draws `j`
-/// per episode); `PastDraw::Group` plays one past epoch per group.
+/// per episode); `PastDraw::Latest` plays the previous epoch.
 #[test]
-fn past_epochs_are_drawn_per_episode_or_per_group() {
+fn past_epochs_are_drawn_per_episode_or_the_latest() {
     let game = load_game("kuhn_poker").unwrap();
     let policies = [kuhn_ff(101), kuhn_ff(202), kuhn_ff(303)];
     let snaps = Snapshots {
@@ -180,11 +179,7 @@ fn past_epochs_are_drawn_per_episode_or_per_group() {
         }),
         best: Candidate::Uniform,
     };
-    for (draw, want_distinct) in [
-        (PastDraw::Episode, 3),
-        (PastDraw::Group, 1),
-        (PastDraw::Latest, 1),
-    ] {
+    for (draw, want_distinct) in [(PastDraw::Episode, 3), (PastDraw::Latest, 1)] {
         let settings = ActorSettings {
             games_per_group: 48,
             eval_fraction: 0.0,
@@ -194,7 +189,6 @@ fn past_epochs_are_drawn_per_episode_or_per_group() {
             behaviour: Default::default(),
             chance_baseline: false,
             allin_runouts: 0,
-            regret_hands: 0,
         };
         let mut rng = SplitMix64::new(5);
         let (trajs, eval) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
@@ -418,7 +412,7 @@ fn selected_heads_play_the_same_episodes() {
                 targets.push(AdvantageTarget::Infoset);
                 targets.push(AdvantageTarget::CorrectedInfoset);
             }
-            for draw in [PastDraw::Episode, PastDraw::Group] {
+            for draw in [PastDraw::Episode] {
                 for behaviour in [Behaviour::Candidates, Behaviour::Uniform] {
                     for &target in &targets {
                         for eval_fraction in [0.0, 1.0] {
@@ -431,7 +425,6 @@ fn selected_heads_play_the_same_episodes() {
                                 behaviour,
                                 chance_baseline: !rec && target.is_corrected(),
                                 allin_runouts: 0,
-                                regret_hands: 0,
                             };
                             let ctx = format!("{game} rec={rec} {settings:?}");
                             let play = |all: bool| {
@@ -454,7 +447,7 @@ fn selected_heads_play_the_same_episodes() {
             }
         }
     }
-    assert_eq!(compared, 3 * (32 + 16));
+    assert_eq!(compared, 3 * (16 + 8));
 }
 
 /// `armac.allin_runouts` on small_fcpa: where a player still acts there is no run-out mean;
@@ -522,93 +515,4 @@ fn runout_returns_average_the_board_once_no_one_acts() {
     t.apply_action(1);
     assert_eq!(t.turn(), Turn::Chance, "the flop after a limp and a check");
     assert_eq!(runout_returns(t.as_ref(), 1 << 16, &mut rng), None);
-}
-
-/// `armac.regret_hands`: with a uniform behaviour policy, the variants at other private
-/// states are drawn as often as the played decisions at each information state (K times as
-/// often, K = 2 here, below the 3-4 alternatives Leduc leaves), and their targets have the
-/// same mean there: the variants are further samples of the same distribution.
-#[test]
-fn private_state_variants_sample_the_played_distribution() {
-    use std::collections::HashMap;
-    let game = load_game("leduc_poker").unwrap();
-    let past = PastEpoch {
-        policy: small_ff("leduc_poker", 5),
-        critic: small_ff("leduc_poker", 6),
-        exact: None,
-        table: None,
-    };
-    let snaps = Snapshots {
-        epoch: 3,
-        latest: small_ff("leduc_poker", 4),
-        latest_table: None,
-        past: vec![past.clone()],
-        previous: Some(past),
-        best: Candidate::Uniform,
-    };
-    let k = 2;
-    let settings = ActorSettings {
-        regret_hands: k,
-        ..latest_settings(AdvantageTarget::History, Behaviour::Uniform)
-    };
-    // Per information state (the acting player's tensor): count, sum and sum of squares of
-    // the first legal action's target, for played decisions and for variants.
-    type Acc = HashMap<Vec<u32>, [f64; 3]>;
-    let (mut played, mut variants): (Acc, Acc) = Default::default();
-    let add = |acc: &mut Acc, s: &Step| {
-        let key: Vec<u32> = s.info[s.player].iter().map(|x| x.to_bits()).collect();
-        let a = s.legal.iter().position(|&m| m).unwrap();
-        let x = f64::from(s.advantage.as_ref().unwrap()[a]);
-        let e = acc.entry(key).or_default();
-        *e = [e[0] + 1.0, e[1] + x, e[2] + x * x];
-    };
-    let mut rng = SplitMix64::new(91);
-    let mut decisions = 0;
-    for _ in 0..300 {
-        let (trajs, _) = play_group(&game, &snaps, &settings, Candidate::all(), &mut rng);
-        for t in &trajs {
-            let learning: Vec<&Step> = t
-                .steps
-                .iter()
-                .filter(|s| s.player == t.learning_player && s.advantage.is_some())
-                .collect();
-            assert_eq!(
-                t.variants.len(),
-                k * learning.len(),
-                "K variants a decision"
-            );
-            decisions += learning.len();
-            learning.iter().for_each(|s| add(&mut played, s));
-            for v in &t.variants {
-                assert_eq!(v.player, t.learning_player);
-                add(&mut variants, v);
-            }
-        }
-    }
-    assert!(decisions > 20_000, "{decisions} learning decisions");
-    let mut compared = 0;
-    for (key, p) in &played {
-        let v = variants.get(key).copied().unwrap_or_default();
-        // Counts: Poisson-like, v ≈ K p.
-        let (np, nv) = (p[0], v[0]);
-        let sd = (k as f64 * np).sqrt().max(1.0);
-        assert!(
-            (nv - k as f64 * np).abs() < 5.0 * sd + 2.0,
-            "counts {nv} vs {k} x {np} at an information state"
-        );
-        if np < 100.0 || nv < 100.0 {
-            continue;
-        }
-        let mean = |a: [f64; 3]| a[1] / a[0];
-        let var = |a: [f64; 3]| (a[2] / a[0] - mean(a).powi(2)).max(0.0);
-        let se = (var(*p) / np + var(v) / nv).sqrt();
-        assert!(
-            (mean(*p) - mean(v)).abs() < 5.0 * se + 1e-4,
-            "mean targets {} vs {} (se {se})",
-            mean(*p),
-            mean(v)
-        );
-        compared += 1;
-    }
-    assert!(compared > 20, "{compared} information states compared");
 }

@@ -2,7 +2,7 @@
 //! (`armac.device_memory`): the slots that changed since the last step, as rows in the
 //! layout of [`crate::nn::armac::ResidentUpdate`], and the slots a step draws.
 
-use super::{Memory, MemorySampling, target};
+use super::{Memory, target};
 use crate::nn::armac::{ResidentDraw, ResidentStep, ResidentUpdate};
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
@@ -38,9 +38,9 @@ impl DeviceMemory {
 
 impl Memory {
     /// Whether rows can be drawn from a device copy: each row's target is its own sample's
-    /// (`memory_targets = "sample"`) and rows are drawn (`memory_sampling` is not `"states"`).
+    /// (`memory_targets = "sample"`).
     pub fn supports_device_rows(&self) -> bool {
-        self.sampling != MemorySampling::States && !self.targets.is_mean()
+        !self.targets.is_mean()
     }
 
     /// Records, from now on, which slots change; every slot held counts as changed (a device
@@ -96,11 +96,7 @@ impl Memory {
             slots: d.iter().map(|&(s, _)| s).collect(),
             weights: d.iter().map(|&(_, w)| w).collect(),
         });
-        ResidentStep {
-            updates,
-            draws,
-            regret_scale: self.regret_scale(),
-        }
+        ResidentStep { updates, draws }
     }
 }
 

@@ -18,7 +18,6 @@ fn episode(learning: bool) -> Trajectory {
         learning_player: 0,
         learning,
         steps: vec![step(0, 1.0, true), step(1, 0.5, false), step(0, 0.25, true)],
-        variants: Vec::new(),
         returns: [1.0, -1.0],
     }
 }
@@ -104,26 +103,6 @@ fn learning_decisions_split_into_the_two_reservoirs_with_reach_weights() {
     }
 }
 
-/// `regret_target_growth` scales the regret rows' targets by `(t + 1)^g` for the latest
-/// epoch `t` held (3 here, so `4^0.5 = 2`) and leaves the policy rows alone.
-#[test]
-fn regret_growth_scales_only_the_regret_targets() {
-    let mut rng = SplitMix64::new(1);
-    let mut m = Memory::new(8, MemoryWeights::Reach, 3.0).with_regret_growth(0.5);
-    m.add(&episode(true), &mut rng);
-    assert_eq!(m.regret_scale(), 2.0);
-    let mut tb = TrainBatch::new();
-    m.push_rows(&mut tb, 4, &mut rng);
-    assert_eq!(tb.rows(), 8);
-    for r in 0..8 {
-        if r < 4 {
-            assert_eq!(&tb.regret_target[2 * r..2 * r + 2], &[1.0, -1.0]);
-        } else {
-            assert_eq!(&tb.policy_target[2 * r..2 * r + 2], &[0.25, 0.75]);
-        }
-    }
-}
-
 /// Weighted sampling draws each sample in proportion to its weight (reach 1 against
 /// clipped reach 3 here, times linear epoch weights 4 against 8) and weighs every row 1.
 #[test]
@@ -170,129 +149,6 @@ fn weighted_sampling_draws_rows_in_proportion_to_their_weights() {
             "{counts:?} {want:?}"
         );
     }
-}
-
-/// `"states"`: one row per information state held, its target the state's weighted mean
-/// and its weight the state's summed weight, so its normalised weights are the shares in
-/// which the weighted draw picks the states (checked against 40,000 weighted rows); a
-/// memory with sample targets ignores it; after a round trip of `infoset_mean_all`'s sums
-/// the same rows come out.
-#[test]
-fn state_rows_carry_each_state_once_with_its_summed_weight() {
-    let mut rng = SplitMix64::new(12);
-    let make = |targets, sampling| {
-        Memory::new(64, MemoryWeights::Reach, 3.0)
-            .with_epoch_powers(1.0, 1.0)
-            .with_targets(targets)
-            .with_sampling(sampling)
-    };
-    let mut m = make(MemoryTargets::InfosetMean, MemorySampling::States);
-    let mut weighted = make(MemoryTargets::InfosetMean, MemorySampling::Weighted);
-    let mut all = make(MemoryTargets::InfosetMeanAll, MemorySampling::States);
-    for e in 0..40u64 {
-        let ep = noisy_episode(e, |k| (e as usize * 7 + k * 3) % 5, &mut rng);
-        for mem in [&mut m, &mut weighted, &mut all] {
-            mem.add(&ep, &mut SplitMix64::new(e));
-        }
-    }
-    let [n_regret, n_policy] = m.distinct_states().unwrap();
-    let mut tb = TrainBatch::new();
-    m.push_rows(&mut tb, 3, &mut rng);
-    assert_eq!(tb.rows(), n_regret + n_policy);
-    // Brute force over the samples held: per (is_regret, tensor), summed weight and mean.
-    let mut want: HashMap<(bool, Vec<u32>), (f64, Vec<f64>)> = HashMap::new();
-    for (res, is_regret) in [(&m.regret, true), (&m.policy, false)] {
-        for smp in res.items() {
-            let w = f64::from(m.weight(smp, is_regret));
-            let key = (
-                is_regret,
-                smp.step.info[smp.step.player]
-                    .iter()
-                    .map(|x| x.to_bits())
-                    .collect(),
-            );
-            let e = want.entry(key).or_insert((0.0, vec![0.0; 2]));
-            e.0 += w;
-            for (a, &y) in e.1.iter_mut().zip(target(&smp.step)) {
-                *a += w * f64::from(y);
-            }
-        }
-    }
-    assert_eq!(want.len(), tb.rows());
-    let mut share = HashMap::new();
-    for r in 0..tb.rows() {
-        let (own, is_regret, y) = memory_row(&tb, r);
-        let w = if is_regret {
-            tb.regret_weight[r]
-        } else {
-            tb.policy_weight[r]
-        };
-        let key = (
-            is_regret,
-            own.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-        );
-        let (ws, sums) = &want[&key];
-        assert!(
-            (f64::from(w) - ws).abs() < 1e-4 * ws,
-            "weight {w} against {ws}"
-        );
-        for (got, sum) in y.iter().zip(sums) {
-            assert!((f64::from(*got) - sum / ws).abs() < 1e-5, "target {y:?}");
-        }
-        share.insert(key, f64::from(w));
-    }
-    // Only `"states"` keeps the states' rows.
-    let rows_kept = |mem: &Memory| {
-        mem.means
-            .as_ref()
-            .unwrap()
-            .iter()
-            .all(|t| t.map.values().all(|e| e.row.is_some()) && t.keep_rows)
-    };
-    assert!(rows_kept(&m) && rows_kept(&all));
-    let none = weighted.means.as_ref().unwrap().iter();
-    assert!(none.flat_map(|t| t.map.values()).all(|e| e.row.is_none()));
-    // The weighted draw picks states in the proportions of the summed weights.
-    let mut drawn = TrainBatch::new();
-    weighted.push_rows(&mut drawn, 40_000, &mut rng);
-    let mut counts: HashMap<(bool, Vec<u32>), f64> = HashMap::new();
-    for r in 0..drawn.rows() {
-        let (own, is_regret, _) = memory_row(&drawn, r);
-        *counts
-            .entry((is_regret, own.iter().map(|x| x.to_bits()).collect()))
-            .or_default() += 1.0;
-    }
-    for is_regret in [true, false] {
-        let total: f64 = share
-            .iter()
-            .filter(|(k, _)| k.0 == is_regret)
-            .map(|(_, w)| w)
-            .sum();
-        for (k, w) in share.iter().filter(|(k, _)| k.0 == is_regret) {
-            let got = counts.get(k).copied().unwrap_or(0.0) / 40_000.0;
-            assert!(
-                (got - w / total).abs() < 0.015,
-                "{k:?}: drawn {got}, weight share {}",
-                w / total
-            );
-        }
-    }
-    // Sample targets keep drawing `n` rows per reservoir.
-    let mut plain = make(MemoryTargets::Sample, MemorySampling::States);
-    plain.add(&episode(true), &mut rng);
-    let mut tp = TrainBatch::new();
-    plain.push_rows(&mut tp, 3, &mut rng);
-    assert_eq!(tp.rows(), 6);
-    // `infoset_mean_all`: the rows survive a round trip of the sums.
-    let [(rb, rs), (pb, ps)] = all.encode(2, 2);
-    let mut back = make(MemoryTargets::InfosetMeanAll, MemorySampling::States);
-    back.decode([(&rb, rs), (&pb, ps)], 2, 2).unwrap();
-    back.decode_means(&all.encode_means().unwrap()).unwrap();
-    let (mut ta, mut tb2) = (TrainBatch::new(), TrainBatch::new());
-    all.push_rows(&mut ta, 3, &mut SplitMix64::new(1));
-    back.push_rows(&mut tb2, 3, &mut SplitMix64::new(1));
-    assert!(ta.rows() > 0);
-    assert_eq!(ta, tb2);
 }
 
 #[test]
@@ -389,84 +245,6 @@ fn mean_targets_follow_the_samples_held_and_survive_a_round_trip() {
     assert_eq!(plain.distinct_states(), None);
 }
 
-/// `infoset_mean_all`: each row carries the weighted mean of every target offered at its
-/// state since the reservoir last held none there (checked by brute force while a
-/// 16-sample reservoir evicts most of them), the sums survive a checkpoint round trip bit
-/// for bit, and a corrupt or mismatched sums file is refused with the reason.
-#[test]
-fn all_seen_mean_targets_keep_evicted_samples_and_survive_a_round_trip() {
-    let make = || small_mean_memory(MemoryTargets::InfosetMeanAll);
-    let mut rng = SplitMix64::new(11);
-    let mut m = make();
-    // (regret?, tensor) -> (weight, target) of every sample offered since the state was
-    // last held nowhere.
-    type Offered = Vec<(f64, Vec<f64>)>;
-    let mut offered: HashMap<(bool, Vec<u32>), Offered> = HashMap::new();
-    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-    for e in 0..300u64 {
-        let ep = noisy_episode(e % 5, |k| (e as usize * 7 + k) % 4, &mut rng);
-        for s in &ep.steps {
-            let is_regret = s.advantage.is_some();
-            let sample = slim(s, ep.epoch as u32);
-            let w = f64::from(m.weight(&sample, is_regret));
-            let t = target(&sample.step).iter().map(|&y| f64::from(y)).collect();
-            offered
-                .entry((is_regret, bits(&s.info[s.player])))
-                .or_default()
-                .push((w, t));
-        }
-        m.add(&ep, &mut rng);
-        offered.retain(|(is_regret, own), _| {
-            let res = if *is_regret { &m.regret } else { &m.policy };
-            res.items()
-                .iter()
-                .any(|o| bits(&o.step.info[o.step.player]) == *own)
-        });
-    }
-    assert_eq!((m.regret.seen(), m.policy.seen()), (600, 300));
-    let kept: usize = offered.values().map(Vec::len).sum();
-    assert!(
-        kept > 400,
-        "most offered samples count ({kept}), 32 are held"
-    );
-    let mut tb = TrainBatch::new();
-    m.push_rows(&mut tb, 64, &mut rng);
-    assert_eq!(tb.rows(), 128);
-    for r in 0..tb.rows() {
-        let (own, is_regret, got) = memory_row(&tb, r);
-        let all = &offered[&(is_regret, bits(own))];
-        let w: f64 = all.iter().map(|(w, _)| w).sum();
-        for (a, g) in got.iter().enumerate() {
-            let want = all.iter().map(|(w, t)| w * t[a]).sum::<f64>() / w;
-            assert!((f64::from(*g) - want).abs() < 1e-6, "row {r}: {got:?}");
-        }
-    }
-
-    let [(rb, rs), (pb, ps)] = m.encode(2, 2);
-    let means = m.encode_means().expect("all-seen means are saved");
-    let mut back = make();
-    back.decode([(&rb, rs), (&pb, ps)], 2, 2).unwrap();
-    back.decode_means(&means).unwrap();
-    assert_eq!(back.encode_means().unwrap(), means);
-    let (mut ta, mut tb2) = (TrainBatch::new(), TrainBatch::new());
-    m.push_rows(&mut ta, 32, &mut SplitMix64::new(5));
-    back.push_rows(&mut tb2, 32, &mut SplitMix64::new(5));
-    assert_eq!(ta.regret_target, tb2.regret_target);
-    assert_eq!(ta.policy_target, tb2.policy_target);
-    // The other targets save nothing.
-    let held = Memory::new(16, MemoryWeights::Reach, 3.0).with_targets(MemoryTargets::InfosetMean);
-    assert_eq!(held.encode_means(), None);
-    // Corrupt bytes, and sums that belong to other samples.
-    let mut bad = means.clone();
-    bad[20] ^= 1;
-    let e = back.decode_means(&bad).unwrap_err();
-    assert!(e.contains("checksum"), "{e}");
-    let e = make().decode_means(&means).unwrap_err();
-    assert!(e.contains("do not match"), "{e}");
-    let e = back.decode_means(&rb).unwrap_err();
-    assert!(e.contains("bad magic"), "{e}");
-}
-
 /// Files of the first format (no epochs) still load, with epoch 0.
 #[test]
 fn first_format_memory_files_load_with_epoch_zero() {
@@ -500,7 +278,6 @@ fn resident_steps_carry_the_changed_slots_and_push_rows_draw() {
     let mut rng = SplitMix64::new(4);
     let mut m = Memory::new(6, MemoryWeights::Reach, 3.0)
         .with_epoch_powers(1.0, 0.0)
-        .with_regret_growth(0.5)
         .with_sampling(MemorySampling::Weighted);
     for e in 0..3 {
         m.add(&noisy_episode(e, |k| k, &mut rng), &mut rng);
@@ -533,9 +310,7 @@ fn resident_steps_carry_the_changed_slots_and_push_rows_draw() {
                 assert_eq!(row.len(), width, "slot {slot} of table {k} was sent");
                 let (own, is_regret, target) = memory_row(&tb, r);
                 assert_eq!((own, is_regret), (&row[..2], k == 0));
-                let scale = if k == 0 { step.regret_scale } else { 1.0 };
-                let sent: Vec<f32> = row[4..].iter().map(|x| x * scale).collect();
-                assert_eq!(target, &sent[..]);
+                assert_eq!(target, &row[4..]);
                 let tw = if k == 0 {
                     tb.regret_weight[r]
                 } else {
