@@ -12,6 +12,7 @@
 //! the kernels they share (regret matching, average normalisation).
 
 pub mod baseline;
+pub(crate) mod deferred;
 pub mod full_width;
 pub mod mccfr;
 pub mod pos;

@@ -66,7 +66,8 @@ mod tests;
 mod walks;
 
 use crate::cfr::baseline::{self, Baseline, BaselineAveraging};
-use crate::cfr::team::{Team, walk_then_apply};
+use crate::cfr::deferred::parallel_turn;
+use crate::cfr::team::Team;
 use crate::cfr::{Averaging, SolverSnapshot, TreeSolver};
 use crate::game::Game;
 use crate::tree::TreePolicy;
@@ -629,16 +630,11 @@ impl MccfrSolver {
             let general = *general_os;
             let parallel_apply = !*serial_apply;
             let predictive = spec.baseline == Baseline::Predictive;
-            let ptrs = walks::TablePtrs::new(tab);
-            let tab_ref: &Tables = tab;
-            let logs: &[CachePadded<RwLock<walks::Log>>] = logs;
-            let walk_chunk = |c: usize| {
-                let mut log = logs[c].write().unwrap_or_else(|e| e.into_inner());
-                let log = &mut *log;
-                log.clear(chunks);
+            let spec: &MccfrSpec = spec;
+            let walk_chunk = |c: usize, tab: &Tables, log: &mut walks::Log| {
                 let mut touched = 0;
                 for k in c * walks / chunks..(c + 1) * walks / chunks {
-                    let (store, stack) = walks::Deferred::new(tab_ref, log, predictive);
+                    let (store, stack) = walks::Deferred::new(tab, log, predictive);
                     let parts = walks::Parts {
                         tree,
                         ht,
@@ -654,22 +650,7 @@ impl MccfrSolver {
                 }
                 log.touched = touched;
             };
-            // Shard `s` of every log, in walk order.
-            let apply_shard = |s: usize| {
-                for log in logs {
-                    let log = log.read().unwrap_or_else(|e| e.into_inner());
-                    // SAFETY: the walks are over (they read `tab_ref` only before the
-                    // barrier) and each shard's entries are applied by one thread only.
-                    unsafe { log.buckets[s].apply(&ptrs, spec, p) };
-                }
-            };
-            walk_then_apply(
-                team.as_ref(),
-                chunks,
-                parallel_apply,
-                &walk_chunk,
-                &apply_shard,
-            );
+            parallel_turn(team.as_ref(), parallel_apply, tab, logs, spec, &walk_chunk);
             for log in logs {
                 self.touched += log.read().unwrap_or_else(|e| e.into_inner()).touched;
             }

@@ -1,6 +1,7 @@
 //! The solver: construction, iterations (one pass or parallel walks), accessors and snapshots.
 
 use super::*;
+use crate::cfr::deferred::parallel_turn;
 
 /// Public Outcome Sampling MCCFR (see the module docs).
 pub struct PosSolver {
@@ -206,13 +207,9 @@ impl PosSolver {
                 ..
             } = self;
             let parallel_apply = !*serial_apply;
-            let ptrs = TablePtrs::new(tab);
-            let tab_ref: &Tables = tab;
-            let workers: &[CachePadded<RwLock<(PassScratch, Log)>>] = workers;
-            let walk_chunk = |c: usize| {
-                let mut guard = workers[c].write().unwrap_or_else(|e| e.into_inner());
-                let (sc, log) = &mut *guard;
-                log.clear(chunks);
+            let walk_chunk = |c: usize, tab: &Tables, worker: &mut (PassScratch, Log)| {
+                let (sc, log) = worker;
+                log.next.clear();
                 let mut extras = Extras::default();
                 for k in c * walks / chunks..(c + 1) * walks / chunks {
                     let mut rng = walk_stream(*seed, t, turn, k);
@@ -220,7 +217,7 @@ impl PosSolver {
                         tree,
                         ht,
                         opts: spec.options,
-                        sink: Deferred { tab: tab_ref, log },
+                        sink: Deferred { tab, log },
                         sc,
                         extras: &mut extras,
                         target: *target,
@@ -228,21 +225,13 @@ impl PosSolver {
                     pass.run(players, &mut rng, weight, true);
                 }
             };
-            // Shard `s` of every log, in walk order.
-            let apply_shard = |s: usize| {
-                for w in workers {
-                    let guard = w.read().unwrap_or_else(|e| e.into_inner());
-                    // SAFETY: the walks are over (they read `tab_ref` only before the
-                    // barrier) and each shard's entries are applied by one thread only.
-                    unsafe { guard.1.buckets[s].apply(&ptrs, &spec.options) };
-                }
-            };
-            walk_then_apply(
+            parallel_turn(
                 team.as_ref(),
-                chunks,
                 parallel_apply,
+                tab,
+                workers,
+                &spec.options,
                 &walk_chunk,
-                &apply_shard,
             );
             for w in workers {
                 let mut guard = w.write().unwrap_or_else(|e| e.into_inner());

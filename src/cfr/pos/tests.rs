@@ -1,4 +1,5 @@
 use super::*;
+use crate::cfr::deferred::Deferrable;
 use crate::cfr::{SolverSpec, SolverState, TabularSolver};
 use crate::games::load_game;
 use crate::tree::NodeKind;
@@ -455,11 +456,8 @@ fn a_deferred_pass_applied_equals_the_in_place_pass() {
                 target: None,
             };
             pass.run(players, &mut rng, weight, true);
-            let ptrs = TablePtrs::new(&mut pos.tab);
-            for b in &log.buckets {
-                // SAFETY: one thread, the tables outlive the loop.
-                unsafe { b.apply(&ptrs, &pos.spec.options) };
-            }
+            log.shards
+                .apply_in_order(pos.tab.tables_mut(), &pos.spec.options);
             pos.touched += std::mem::take(&mut pos.sc.touched);
         }
     }
