@@ -68,7 +68,7 @@ mod walks;
 use crate::cfr::baseline::{self, Baseline, BaselineAveraging};
 use crate::cfr::deferred::parallel_turn;
 use crate::cfr::team::Team;
-use crate::cfr::{Averaging, SolverSnapshot, TreeSolver};
+use crate::cfr::{Averaging, Iteration, SolverSnapshot, TreeSolver, Updates};
 use crate::game::Game;
 use crate::tree::TreePolicy;
 use crate::tree::history::HistoryTree;
@@ -603,17 +603,27 @@ fn infoset_slots(ht: &HistoryTree, p: usize) -> (Vec<u32>, usize) {
 }
 
 impl MccfrSolver {
+    /// The next iteration's schedule: MCCFR always alternates (MCCFR specs only hold uniform
+    /// or linear averaging).
+    fn schedule(&self) -> Iteration {
+        Iteration::new(
+            self.iteration + 1,
+            Updates::Alternating,
+            self.spec.averaging,
+        )
+    }
+
     /// One iteration of `walks > 1` walks per player: per player, the walks read the tables as
     /// they stand, run split into contiguous chunks over the workers (one dispatch of the
     /// team per player), and after a barrier each worker applies the logged updates of its
     /// shard of the tables, in walk order.
     fn iterate_parallel(&mut self) {
-        let t = self.iteration + 1;
-        let weight = self.spec.averaging.weight(t as f64);
+        let it = self.schedule();
+        let (t, weight) = (it.t, it.weight);
         let walks = self.spec.walks;
         let chunks = self.team.as_ref().map_or(1, Team::size);
         self.logs.resize_with(chunks, Default::default);
-        for p in 0..2 {
+        for p in it.turns.iter().flat_map(|&turn| Iteration::updating(turn)) {
             let MccfrSolver {
                 tree,
                 ht,
@@ -665,10 +675,9 @@ impl TreeSolver for MccfrSolver {
             self.iterate_parallel();
             return;
         }
-        let t = self.iteration + 1;
-        // MCCFR specs only hold uniform or linear averaging.
-        let weight = self.spec.averaging.weight(t as f64);
-        for p in 0..2 {
+        let it = self.schedule();
+        let (t, weight) = (it.t, it.weight);
+        for p in it.turns.iter().flat_map(|&turn| Iteration::updating(turn)) {
             let rng = stream(self.seed, t, p);
             let general = self.general_os;
             let mut w = walks::Walk::new(self, p, rng, true);

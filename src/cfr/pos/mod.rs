@@ -78,7 +78,8 @@
 use crate::cfr::baseline::{Baseline, BaselineAveraging};
 use crate::cfr::team::Team;
 use crate::cfr::{
-    Averaging, ROUNDING_NOISE, RegretRule, SolverSnapshot, TreeSolver, Updates, expected_value,
+    Averaging, Iteration, ROUNDING_NOISE, RegretRule, SolverSnapshot, TreeSolver, Updates,
+    expected_value,
 };
 use crate::game::Game;
 use crate::tree::TreePolicy;

@@ -133,17 +133,12 @@ impl PosSolver {
             return;
         }
         self.iteration += 1;
-        let t = self.iteration as f64;
-        let weight = self.spec.averaging.weight(t);
+        let it = Iteration::new(self.iteration, self.spec.updates, self.spec.averaging);
         let mut rng = stream(self.seed, self.iteration);
         self.extras.var_stats[0] = 0.0;
         self.extras.var_stats[1] = 0.0;
-        match self.spec.updates {
-            Updates::Alternating => {
-                self.pass([true, false], &mut rng, weight, true);
-                self.pass([false, true], &mut rng, weight, true);
-            }
-            Updates::Simultaneous => self.pass([true, true], &mut rng, weight, true),
+        for &players in it.turns {
+            self.pass(players, &mut rng, it.weight, true);
         }
         if self.spec.options.measure_variance {
             let v = self.last_cfv_variance();
@@ -181,19 +176,15 @@ impl PosSolver {
     /// barrier each worker applies its shard of every log, in walk order.
     pub(super) fn step_walks(&mut self) {
         self.iteration += 1;
-        let t = self.iteration;
-        let weight = self.spec.averaging.weight(t as f64);
+        let it = Iteration::new(self.iteration, self.spec.updates, self.spec.averaging);
+        let (t, weight) = (it.t, it.weight);
         let walks = self.walks;
         let chunks = self.team.as_ref().map_or(1, Team::size);
         let n = self.ht.len();
         self.workers.resize_with(chunks, || {
             CachePadded::new(RwLock::new((PassScratch::new(n), Log::default())))
         });
-        let turns: &[[bool; 2]] = match self.spec.updates {
-            Updates::Alternating => &[[true, false], [false, true]],
-            Updates::Simultaneous => &[[true, true]],
-        };
-        for (turn, &players) in turns.iter().enumerate() {
+        for (turn, &players) in it.turns.iter().enumerate() {
             let PosSolver {
                 tree,
                 ht,

@@ -431,14 +431,10 @@ fn theorem1_expectation_over_all_public_outcomes_is_exact() {
 fn a_deferred_pass_applied_equals_the_in_place_pass() {
     fn deferred_step(pos: &mut PosSolver) {
         pos.iteration += 1;
-        let t = pos.iteration;
-        let weight = pos.spec.averaging.weight(t as f64);
+        let it = Iteration::new(pos.iteration, pos.spec.updates, pos.spec.averaging);
+        let (t, weight) = (it.t, it.weight);
         let mut rng = stream(pos.seed, t);
-        let turns: &[[bool; 2]] = match pos.spec.updates {
-            Updates::Alternating => &[[true, false], [false, true]],
-            Updates::Simultaneous => &[[true, true]],
-        };
-        for &players in turns {
+        for &players in it.turns {
             // Three shards: the bucketing by shard is part of what is checked.
             let mut log = Log::default();
             log.clear(3);
