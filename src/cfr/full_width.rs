@@ -21,7 +21,7 @@
 //!   regrets are multiplied by `t^α/(t^α+1)` where non-negative and `t^β/(t^β+1)` where negative
 //!   (Brown & Sandholm 2019; LCFR is α = β = γ = 1, DCFR defaults to α = 1.5, β = 0, γ = 2).
 
-use super::rules::{Averaging, RegretRule, Updates};
+use super::rules::{Averaging, Iteration, RegretRule, Updates};
 use super::{
     ROUNDING_NOISE, SolverSnapshot, TreeSolver, expected_value, normalized_average, regret_matching,
 };
@@ -181,22 +181,15 @@ impl TabularSolver {
     /// Runs one iteration.
     pub fn iterate(&mut self) {
         self.state.iteration += 1;
-        let t = self.state.iteration as f64;
-        let weight = self.spec.averaging.weight(t);
-        match self.spec.updates {
-            Updates::Alternating => {
-                for p in 0..2 {
-                    self.compute_reaches();
-                    self.sweep(p, weight);
-                    self.finish_player(p, t);
-                }
+        let it = Iteration::new(self.state.iteration, self.spec.updates, self.spec.averaging);
+        let t = it.t as f64;
+        for &turn in it.turns {
+            self.compute_reaches();
+            for p in Iteration::updating(turn) {
+                self.sweep(p, it.weight);
             }
-            Updates::Simultaneous => {
-                self.compute_reaches();
-                self.sweep(0, weight);
-                self.sweep(1, weight);
-                self.finish_player(0, t);
-                self.finish_player(1, t);
+            for p in Iteration::updating(turn) {
+                self.finish_player(p, t);
             }
         }
     }
@@ -263,10 +256,7 @@ impl TreeSolver for TabularSolver {
 
     /// Full width: every history once per traversal; alternating updates traverse twice.
     fn nodes_touched(&self) -> u64 {
-        let passes = match self.spec.updates {
-            Updates::Alternating => 2,
-            Updates::Simultaneous => 1,
-        };
+        let passes = self.spec.updates.turns().len() as u64;
         self.state.iteration * passes * self.tree.stats.histories as u64
     }
 

@@ -12,6 +12,7 @@
 //! the kernels they share (regret matching, average normalisation).
 
 pub mod baseline;
+pub(crate) mod deferred;
 pub mod full_width;
 pub mod mccfr;
 pub mod pos;
@@ -21,7 +22,7 @@ pub mod team;
 
 pub use crate::tree::expected_value;
 pub use full_width::{ALGORITHMS, SolverSpec, SolverState, TabularSolver};
-pub use rules::{Averaging, RegretRule, Updates};
+pub use rules::{Averaging, Iteration, RegretRule, Updates};
 
 use crate::tree::{PublicTree, TreePolicy};
 

@@ -63,3 +63,75 @@ pub enum Updates {
     Alternating,
     Simultaneous,
 }
+
+impl Updates {
+    /// The turns of one iteration, in order, each as the players it updates: player 0's, then
+    /// player 1's (alternating: player 1's update sees player 0's new strategy), or both
+    /// players' at once (simultaneous: both updates see the same strategies).
+    pub fn turns(self) -> &'static [[bool; 2]] {
+        match self {
+            Updates::Alternating => &[[true, false], [false, true]],
+            Updates::Simultaneous => &[[true, true]],
+        }
+    }
+}
+
+/// The schedule of one CFR iteration, shared by every solver that runs CFR iterations: its
+/// number, the weight of its average-policy increments and its turns. A solver runs each turn
+/// from the strategies as they stand when the turn begins: it evaluates the turn's
+/// [`Iteration::updating`] players, then updates them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Iteration {
+    /// Counted from 1.
+    pub t: u64,
+    /// `w_t` ([`Averaging::weight`] of `t`).
+    pub weight: f64,
+    /// [`Updates::turns`].
+    pub turns: &'static [[bool; 2]],
+}
+
+impl Iteration {
+    /// Iteration `t` (counted from 1) under `updates` and `averaging`.
+    pub fn new(t: u64, updates: Updates, averaging: Averaging) -> Iteration {
+        Iteration {
+            t,
+            weight: averaging.weight(t as f64),
+            turns: updates.turns(),
+        }
+    }
+
+    /// The players a turn updates, in increasing order.
+    pub fn updating(turn: [bool; 2]) -> impl Iterator<Item = usize> + Clone {
+        (0..2).filter(move |&p| turn[p])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Averaging, Iteration, Updates};
+
+    #[test]
+    fn the_schedule_orders_turns_and_weights_iterations() {
+        let alt = Iteration::new(3, Updates::Alternating, Averaging::Linear);
+        assert_eq!(alt.t, 3);
+        assert_eq!(alt.weight, 3.0);
+        let players: Vec<Vec<usize>> = alt
+            .turns
+            .iter()
+            .map(|&turn| Iteration::updating(turn).collect())
+            .collect();
+        assert_eq!(players, [vec![0], vec![1]]);
+        let sim = Iteration::new(4, Updates::Simultaneous, Averaging::Power(1.5));
+        assert_eq!(sim.weight, 4f64.powf(1.5));
+        let players: Vec<Vec<usize>> = sim
+            .turns
+            .iter()
+            .map(|&turn| Iteration::updating(turn).collect())
+            .collect();
+        assert_eq!(players, [vec![0, 1]]);
+        assert_eq!(
+            Iteration::new(7, Updates::Simultaneous, Averaging::Uniform).weight,
+            1.0
+        );
+    }
+}

@@ -41,35 +41,6 @@ pub fn shard_of(key: usize, shards: usize) -> usize {
     ((h * shards as u64) >> 32) as usize
 }
 
-/// One table's buffer as a raw pointer, for the sharded apply (the members write disjoint
-/// entries of the same table).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Buf(*mut f64, usize);
-
-impl Buf {
-    pub(crate) fn of(v: &mut [f64]) -> Buf {
-        Buf(v.as_mut_ptr(), v.len())
-    }
-
-    /// # Safety
-    /// The buffer is alive and nobody else accesses entry `i` meanwhile.
-    #[inline]
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn at(&self, i: usize) -> &mut f64 {
-        debug_assert!(i < self.1);
-        unsafe { &mut *self.0.add(i) }
-    }
-
-    /// # Safety
-    /// As [`Buf::at`] for entries `i..i + n`.
-    #[inline]
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn slice(&self, i: usize, n: usize) -> &mut [f64] {
-        debug_assert!(i + n <= self.1);
-        unsafe { std::slice::from_raw_parts_mut(self.0.add(i), n) }
-    }
-}
-
 /// One parallel player turn: `walk(c)` for every chunk `c` in `0..chunks` (on the team's
 /// members when there is a team; chunk 0 on this thread otherwise), then `apply(s)` for every
 /// shard `s`: by the members after a barrier with `parallel_apply`, else one after the other
@@ -84,8 +55,9 @@ pub(crate) fn walk_then_apply(
     match team {
         Some(team) => team.run(&|c: usize| {
             walk(c);
-            if parallel_apply {
-                team.barrier();
+            // A member that panicked never arrives: then the others skip their apply (some
+            // walks may still be reading the tables) and `Team::run` re-raises the panic.
+            if parallel_apply && team.barrier() {
                 apply(c);
             }
         }),
@@ -259,20 +231,23 @@ impl Team {
         }
     }
 
-    /// Inside a [`Team::run`] job: waits until every member has reached this call.
-    pub fn barrier(&self) {
+    /// Inside a [`Team::run`] job: waits until every member has reached this call. Returns
+    /// whether they all did (false: it stopped waiting because a member's job panicked).
+    pub fn barrier(&self) -> bool {
         let s = &*self.shared;
         if s.size == 1 {
-            return;
+            return true;
         }
         let generation = s.generation.load(SeqCst);
         if s.arrived.fetch_add(1, SeqCst) + 1 == s.size {
             s.arrived.store(0, SeqCst);
             s.generation.fetch_add(1, SeqCst);
             s.meet.notify();
+            true
         } else {
             s.meet
                 .wait_until(|| s.generation.load(SeqCst) != generation || s.panicked.load(SeqCst));
+            s.generation.load(SeqCst) != generation
         }
     }
 }

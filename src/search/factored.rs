@@ -17,7 +17,7 @@
 
 use super::Gadget;
 use super::hand_sweep::HandSweep;
-use crate::cfr::{ROUNDING_NOISE, SolverSpec, Updates, regret_match_infoset};
+use crate::cfr::{Iteration, ROUNDING_NOISE, SolverSpec, regret_match_infoset};
 use crate::tree::expected_value;
 use crate::tree::poker::{PokerKind, PokerLayout};
 use std::collections::HashMap;
@@ -247,28 +247,17 @@ impl FactoredCfr {
     /// Runs one iteration.
     pub fn iterate(&mut self) {
         self.iteration += 1;
-        let t = self.iteration as f64;
-        let weight = self.spec.averaging.weight(t);
-        match self.spec.updates {
-            Updates::Alternating => {
-                for p in 0..2 {
-                    self.refresh_reaches();
-                    self.compute_values(p);
-                    self.accumulate(p, weight);
-                    self.record(p, weight);
-                    self.finish_player(p, t);
-                }
+        let it = Iteration::new(self.iteration, self.spec.updates, self.spec.averaging);
+        let t = it.t as f64;
+        for &turn in it.turns {
+            self.refresh_reaches();
+            for p in Iteration::updating(turn) {
+                self.compute_values(p);
+                self.accumulate(p, it.weight);
+                self.record(p, it.weight);
             }
-            Updates::Simultaneous => {
-                self.refresh_reaches();
-                self.compute_values(0);
-                self.accumulate(0, weight);
-                self.record(0, weight);
-                self.compute_values(1);
-                self.accumulate(1, weight);
-                self.record(1, weight);
-                self.finish_player(0, t);
-                self.finish_player(1, t);
+            for p in Iteration::updating(turn) {
+                self.finish_player(p, t);
             }
         }
     }

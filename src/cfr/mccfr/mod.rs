@@ -66,8 +66,9 @@ mod tests;
 mod walks;
 
 use crate::cfr::baseline::{self, Baseline, BaselineAveraging};
-use crate::cfr::team::{Team, walk_then_apply};
-use crate::cfr::{Averaging, SolverSnapshot, TreeSolver};
+use crate::cfr::deferred::parallel_turn;
+use crate::cfr::team::Team;
+use crate::cfr::{Averaging, Iteration, SolverSnapshot, TreeSolver, Updates};
 use crate::game::Game;
 use crate::tree::TreePolicy;
 use crate::tree::history::HistoryTree;
@@ -602,17 +603,27 @@ fn infoset_slots(ht: &HistoryTree, p: usize) -> (Vec<u32>, usize) {
 }
 
 impl MccfrSolver {
+    /// The next iteration's schedule: MCCFR always alternates (MCCFR specs only hold uniform
+    /// or linear averaging).
+    fn schedule(&self) -> Iteration {
+        Iteration::new(
+            self.iteration + 1,
+            Updates::Alternating,
+            self.spec.averaging,
+        )
+    }
+
     /// One iteration of `walks > 1` walks per player: per player, the walks read the tables as
     /// they stand, run split into contiguous chunks over the workers (one dispatch of the
     /// team per player), and after a barrier each worker applies the logged updates of its
     /// shard of the tables, in walk order.
     fn iterate_parallel(&mut self) {
-        let t = self.iteration + 1;
-        let weight = self.spec.averaging.weight(t as f64);
+        let it = self.schedule();
+        let (t, weight) = (it.t, it.weight);
         let walks = self.spec.walks;
         let chunks = self.team.as_ref().map_or(1, Team::size);
         self.logs.resize_with(chunks, Default::default);
-        for p in 0..2 {
+        for p in it.turns.iter().flat_map(|&turn| Iteration::updating(turn)) {
             let MccfrSolver {
                 tree,
                 ht,
@@ -629,16 +640,11 @@ impl MccfrSolver {
             let general = *general_os;
             let parallel_apply = !*serial_apply;
             let predictive = spec.baseline == Baseline::Predictive;
-            let ptrs = walks::TablePtrs::new(tab);
-            let tab_ref: &Tables = tab;
-            let logs: &[CachePadded<RwLock<walks::Log>>] = logs;
-            let walk_chunk = |c: usize| {
-                let mut log = logs[c].write().unwrap_or_else(|e| e.into_inner());
-                let log = &mut *log;
-                log.clear(chunks);
+            let spec: &MccfrSpec = spec;
+            let walk_chunk = |c: usize, tab: &Tables, log: &mut walks::Log| {
                 let mut touched = 0;
                 for k in c * walks / chunks..(c + 1) * walks / chunks {
-                    let (store, stack) = walks::Deferred::new(tab_ref, log, predictive);
+                    let (store, stack) = walks::Deferred::new(tab, log, predictive);
                     let parts = walks::Parts {
                         tree,
                         ht,
@@ -654,22 +660,7 @@ impl MccfrSolver {
                 }
                 log.touched = touched;
             };
-            // Shard `s` of every log, in walk order.
-            let apply_shard = |s: usize| {
-                for log in logs {
-                    let log = log.read().unwrap_or_else(|e| e.into_inner());
-                    // SAFETY: the walks are over (they read `tab_ref` only before the
-                    // barrier) and each shard's entries are applied by one thread only.
-                    unsafe { log.buckets[s].apply(&ptrs, spec, p) };
-                }
-            };
-            walk_then_apply(
-                team.as_ref(),
-                chunks,
-                parallel_apply,
-                &walk_chunk,
-                &apply_shard,
-            );
+            parallel_turn(team.as_ref(), parallel_apply, tab, logs, spec, &walk_chunk);
             for log in logs {
                 self.touched += log.read().unwrap_or_else(|e| e.into_inner()).touched;
             }
@@ -684,10 +675,9 @@ impl TreeSolver for MccfrSolver {
             self.iterate_parallel();
             return;
         }
-        let t = self.iteration + 1;
-        // MCCFR specs only hold uniform or linear averaging.
-        let weight = self.spec.averaging.weight(t as f64);
-        for p in 0..2 {
+        let it = self.schedule();
+        let (t, weight) = (it.t, it.weight);
+        for p in it.turns.iter().flat_map(|&turn| Iteration::updating(turn)) {
             let rng = stream(self.seed, t, p);
             let general = self.general_os;
             let mut w = walks::Walk::new(self, p, rng, true);

@@ -4,7 +4,7 @@
 
 use super::{Fixed, MccfrSolver, MccfrSpec, OsSampling, Sampler, Tables};
 use crate::cfr::baseline::{Baseline, BaselineAveraging};
-use crate::cfr::team::Buf;
+use crate::cfr::deferred::{Deferrable, Logged, Rules, Shards, Slot, TablesMut};
 use crate::tree::PublicTree;
 use crate::tree::history::{HistoryKind, HistoryTree, Step};
 use crate::util::{SplitMix64, prefetch};
@@ -651,104 +651,43 @@ impl Store for InPlace<'_> {
     }
 }
 
-/// The updates of a run of walks of one player that fall in one shard of the tables (see
-/// [`crate::cfr::team::shard_of`]: regret, policy and average entries by the first action of
-/// their infoset, baseline entries by their slot), in the order the walks made them.
-#[derive(Debug, Default)]
-pub(super) struct Bucket {
-    /// `(index, increment)` into the walking player's regrets.
-    regrets: Vec<(u32, f64)>,
-    /// `(first action, number of actions)` of every infoset whose regrets changed.
-    infosets: Vec<(u32, u32)>,
-    /// Per player, `(index, increment)` into the average-policy weights.
-    avg: [Vec<(u32, f64)>; 2],
-    /// `(slot, sample)` fed to the baseline.
-    baseline: Vec<(u32, f64)>,
-}
-
-impl Bucket {
-    fn clear(&mut self) {
-        self.regrets.clear();
-        self.infosets.clear();
-        self.avg[0].clear();
-        self.avg[1].clear();
-        self.baseline.clear();
+impl Rules for MccfrSpec {
+    #[inline]
+    fn clamp(&self, r: f64) -> f64 {
+        if self.plus && r < 0.0 { 0.0 } else { r }
     }
 
-    /// Applies this bucket of walks of player `p` through `t`, in the order it was written,
-    /// then brings the policy of every changed infoset up to date.
-    ///
-    /// # Safety
-    /// `t` points at live tables, and no other thread accesses the entries of this bucket's
-    /// shard meanwhile (each shard's entries are disjoint from every other shard's).
-    pub unsafe fn apply(&self, t: &TablePtrs, spec: &MccfrSpec, p: usize) {
-        unsafe {
-            for &(i, d) in &self.regrets {
-                let r = t.regrets[p].at(i as usize);
-                *r += d;
-                if spec.plus && *r < 0.0 {
-                    *r = 0.0;
-                }
-            }
-            for q in 0..2 {
-                for &(i, d) in &self.avg[q] {
-                    *t.avg[q].at(i as usize) += d;
-                }
-            }
-            let (avg, alpha) = (spec.baseline_averaging, spec.baseline_alpha);
-            for &(slot, x) in &self.baseline {
-                let slot = slot as usize;
-                match spec.baseline {
-                    Baseline::LearnedHistory => {
-                        averaged(avg, alpha, t.base.at(slot), t.base_n.at(slot), x);
-                    }
-                    Baseline::LearnedInfoset => {
-                        averaged(avg, alpha, t.ibase[p].at(slot), t.ibase_n[p].at(slot), x);
-                    }
-                    Baseline::Predictive => *t.base.at(slot) = x,
-                    Baseline::None | Baseline::Static => {}
-                }
-            }
-            for &(base, n) in &self.infosets {
-                let (base, n) = (base as usize, n as usize);
-                match_regrets(t.regrets[p].slice(base, n), t.cur[p].slice(base, n));
-            }
-        }
+    #[inline]
+    fn learn(&self, value: &mut f64, weight: &mut f64, x: f64) {
+        averaged(
+            self.baseline_averaging,
+            self.baseline_alpha,
+            value,
+            weight,
+            x,
+        );
     }
 }
 
-/// The tables' buffers (see [`Bucket::apply`]).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct TablePtrs {
-    regrets: [Buf; 2],
-    avg: [Buf; 2],
-    cur: [Buf; 2],
-    base: Buf,
-    base_n: Buf,
-    ibase: [Buf; 2],
-    ibase_n: [Buf; 2],
-}
-
-// SAFETY: the pointers are only dereferenced under `Bucket::apply`'s contract (each thread
-// touches the entries of its own shard only).
-unsafe impl Send for TablePtrs {}
-unsafe impl Sync for TablePtrs {}
-
-impl TablePtrs {
-    pub fn new(tab: &mut Tables) -> TablePtrs {
-        let [r0, r1] = &mut tab.regrets;
-        let [a0, a1] = &mut tab.avg;
-        let [c0, c1] = &mut tab.cur;
-        let [i0, i1] = &mut tab.ibase;
-        let [n0, n1] = &mut tab.ibase_n;
-        TablePtrs {
-            regrets: [Buf::of(r0), Buf::of(r1)],
-            avg: [Buf::of(a0), Buf::of(a1)],
-            cur: [Buf::of(c0), Buf::of(c1)],
-            base: Buf::of(&mut tab.base),
-            base_n: Buf::of(&mut tab.base_n),
-            ibase: [Buf::of(i0), Buf::of(i1)],
-            ibase_n: [Buf::of(n0), Buf::of(n1)],
+impl Deferrable for Tables {
+    fn tables_mut(&mut self) -> TablesMut<'_> {
+        let Tables {
+            regrets: [r0, r1],
+            avg: [a0, a1],
+            cur: [c0, c1],
+            base,
+            base_n,
+            ibase: [i0, i1],
+            ibase_n: [n0, n1],
+        } = self;
+        TablesMut {
+            regrets: [r0, r1],
+            avg: [a0, a1],
+            cur: [c0, c1],
+            base_value: base,
+            base_weight: base_n,
+            inf_value: [i0, i1],
+            inf_weight: [n0, n1],
         }
     }
 }
@@ -756,8 +695,7 @@ impl TablePtrs {
 /// The updates of a run of walks of one player, bucketed by shard as they are logged.
 #[derive(Debug, Default)]
 pub(super) struct Log {
-    /// One bucket per shard.
-    pub buckets: Vec<Bucket>,
+    pub shards: Shards,
     /// Histories entered.
     pub touched: u64,
     /// The walks' frame stack.
@@ -766,14 +704,13 @@ pub(super) struct Log {
     next: Vec<f64>,
 }
 
-impl Log {
-    /// Empties the log (keeping its buffers) for `shards` shards.
-    pub fn clear(&mut self, shards: usize) {
-        self.buckets.resize_with(shards.max(1), Default::default);
-        for b in &mut self.buckets {
-            b.clear();
-        }
-        self.touched = 0;
+impl Logged for Log {
+    fn shards(&self) -> &Shards {
+        &self.shards
+    }
+
+    fn shards_mut(&mut self) -> &mut Shards {
+        &mut self.shards
     }
 }
 
@@ -781,7 +718,7 @@ impl Log {
 /// in parallel; a walk does not see its own updates, except through [`Store::cur_after`]).
 pub(super) struct Deferred<'a> {
     pub tab: &'a Tables,
-    pub buckets: &'a mut [Bucket],
+    pub shards: &'a mut Shards,
     pub next: &'a mut Vec<f64>,
     /// Whether [`Store::cur_after`] will be asked (the predictive baseline only); if not,
     /// [`Store::add_regrets_with`] skips the regret matching of the updated regrets.
@@ -797,7 +734,7 @@ impl<'a> Deferred<'a> {
         need_next: bool,
     ) -> (Deferred<'a>, &'a mut Vec<f64>) {
         let Log {
-            buckets,
+            shards,
             stack,
             next,
             ..
@@ -805,19 +742,12 @@ impl<'a> Deferred<'a> {
         (
             Deferred {
                 tab,
-                buckets,
+                shards,
                 next,
                 need_next,
             },
             stack,
         )
-    }
-
-    /// The bucket of table index (infoset start or baseline slot) `key`.
-    #[inline]
-    fn bucket(&mut self, key: usize) -> &mut Bucket {
-        let s = crate::cfr::team::shard_of(key, self.buckets.len());
-        &mut self.buckets[s]
     }
 }
 
@@ -837,49 +767,46 @@ impl Store for Deferred<'_> {
         scale: f64,
         plus: bool,
     ) {
-        let s = crate::cfr::team::shard_of(base, self.buckets.len());
         let Deferred {
             tab,
-            buckets,
+            shards,
             next,
             need_next,
         } = self;
-        let b = &mut buckets[s];
-        b.infosets.push((base as u32, n as u32));
         if !*need_next {
-            for k in 0..n {
-                let d = scale * (value(k) - v);
-                b.regrets.push(((base + k) as u32, d));
-            }
+            shards.regrets(p, base, n, |k| scale * (value(k) - v));
             return;
         }
         next.clear();
-        for k in 0..n {
+        let regrets = &tab.regrets[p];
+        shards.regrets(p, base, n, |k| {
             let d = scale * (value(k) - v);
-            b.regrets.push(((base + k) as u32, d));
-            let mut r = tab.regrets[p][base + k] + d;
+            let mut r = regrets[base + k] + d;
             if plus && r < 0.0 {
                 r = 0.0;
             }
             next.push(r);
-        }
-        self.next.resize(2 * n, 0.0);
-        let (r, out) = self.next.split_at_mut(n);
+            d
+        });
+        next.resize(2 * n, 0.0);
+        let (r, out) = next.split_at_mut(n);
         match_regrets(r, out);
     }
 
     #[inline]
     fn add_avg(&mut self, q: usize, base: usize, n: usize, w: f64) {
-        let tab = self.tab;
-        let cur = &tab.cur[q][base..base + n];
-        let avg = &mut self.bucket(base).avg[q];
-        for (k, s) in cur.iter().enumerate() {
-            avg.push(((base + k) as u32, w * s));
-        }
+        self.shards
+            .avg(q, base, &self.tab.cur[q][base..base + n], w);
     }
 
-    fn learn_baseline(&mut self, _spec: &MccfrSpec, _p: usize, slot: usize, x: f64) {
-        self.bucket(slot).baseline.push((slot as u32, x));
+    fn learn_baseline(&mut self, spec: &MccfrSpec, p: usize, slot: usize, x: f64) {
+        let slot = match spec.baseline {
+            Baseline::LearnedHistory => Slot::History(slot as u32),
+            Baseline::LearnedInfoset => Slot::Infoset(p as u8, slot as u32),
+            Baseline::Predictive => Slot::Predictive(slot as u32),
+            Baseline::None | Baseline::Static => return,
+        };
+        self.shards.baseline(slot, x);
     }
 
     fn cur_after(&self, _q: usize, _base: usize, n: usize) -> &[f64] {

@@ -76,9 +76,10 @@
 //! [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × threads`.
 
 use crate::cfr::baseline::{Baseline, BaselineAveraging};
-use crate::cfr::team::{Buf, Team, walk_then_apply};
+use crate::cfr::team::Team;
 use crate::cfr::{
-    Averaging, ROUNDING_NOISE, RegretRule, SolverSnapshot, TreeSolver, Updates, expected_value,
+    Averaging, Iteration, ROUNDING_NOISE, RegretRule, SolverSnapshot, TreeSolver, Updates,
+    expected_value,
 };
 use crate::game::Game;
 use crate::tree::TreePolicy;
@@ -87,7 +88,6 @@ use crate::tree::{NodeKind, PublicTree, TreeError};
 use crate::util::SplitMix64;
 use crossbeam::utils::CachePadded;
 use serde::Deserialize;
-use std::ops::Range;
 use std::sync::{Arc, RwLock};
 
 /// How the successor public state is drawn.

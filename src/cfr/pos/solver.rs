@@ -1,6 +1,7 @@
 //! The solver: construction, iterations (one pass or parallel walks), accessors and snapshots.
 
 use super::*;
+use crate::cfr::deferred::parallel_turn;
 
 /// Public Outcome Sampling MCCFR (see the module docs).
 pub struct PosSolver {
@@ -132,17 +133,12 @@ impl PosSolver {
             return;
         }
         self.iteration += 1;
-        let t = self.iteration as f64;
-        let weight = self.spec.averaging.weight(t);
+        let it = Iteration::new(self.iteration, self.spec.updates, self.spec.averaging);
         let mut rng = stream(self.seed, self.iteration);
         self.extras.var_stats[0] = 0.0;
         self.extras.var_stats[1] = 0.0;
-        match self.spec.updates {
-            Updates::Alternating => {
-                self.pass([true, false], &mut rng, weight, true);
-                self.pass([false, true], &mut rng, weight, true);
-            }
-            Updates::Simultaneous => self.pass([true, true], &mut rng, weight, true),
+        for &players in it.turns {
+            self.pass(players, &mut rng, it.weight, true);
         }
         if self.spec.options.measure_variance {
             let v = self.last_cfv_variance();
@@ -180,19 +176,15 @@ impl PosSolver {
     /// barrier each worker applies its shard of every log, in walk order.
     pub(super) fn step_walks(&mut self) {
         self.iteration += 1;
-        let t = self.iteration;
-        let weight = self.spec.averaging.weight(t as f64);
+        let it = Iteration::new(self.iteration, self.spec.updates, self.spec.averaging);
+        let (t, weight) = (it.t, it.weight);
         let walks = self.walks;
         let chunks = self.team.as_ref().map_or(1, Team::size);
         let n = self.ht.len();
         self.workers.resize_with(chunks, || {
             CachePadded::new(RwLock::new((PassScratch::new(n), Log::default())))
         });
-        let turns: &[[bool; 2]] = match self.spec.updates {
-            Updates::Alternating => &[[true, false], [false, true]],
-            Updates::Simultaneous => &[[true, true]],
-        };
-        for (turn, &players) in turns.iter().enumerate() {
+        for (turn, &players) in it.turns.iter().enumerate() {
             let PosSolver {
                 tree,
                 ht,
@@ -206,13 +198,9 @@ impl PosSolver {
                 ..
             } = self;
             let parallel_apply = !*serial_apply;
-            let ptrs = TablePtrs::new(tab);
-            let tab_ref: &Tables = tab;
-            let workers: &[CachePadded<RwLock<(PassScratch, Log)>>] = workers;
-            let walk_chunk = |c: usize| {
-                let mut guard = workers[c].write().unwrap_or_else(|e| e.into_inner());
-                let (sc, log) = &mut *guard;
-                log.clear(chunks);
+            let walk_chunk = |c: usize, tab: &Tables, worker: &mut (PassScratch, Log)| {
+                let (sc, log) = worker;
+                log.next.clear();
                 let mut extras = Extras::default();
                 for k in c * walks / chunks..(c + 1) * walks / chunks {
                     let mut rng = walk_stream(*seed, t, turn, k);
@@ -220,7 +208,7 @@ impl PosSolver {
                         tree,
                         ht,
                         opts: spec.options,
-                        sink: Deferred { tab: tab_ref, log },
+                        sink: Deferred { tab, log },
                         sc,
                         extras: &mut extras,
                         target: *target,
@@ -228,21 +216,13 @@ impl PosSolver {
                     pass.run(players, &mut rng, weight, true);
                 }
             };
-            // Shard `s` of every log, in walk order.
-            let apply_shard = |s: usize| {
-                for w in workers {
-                    let guard = w.read().unwrap_or_else(|e| e.into_inner());
-                    // SAFETY: the walks are over (they read `tab_ref` only before the
-                    // barrier) and each shard's entries are applied by one thread only.
-                    unsafe { guard.1.buckets[s].apply(&ptrs, &spec.options) };
-                }
-            };
-            walk_then_apply(
+            parallel_turn(
                 team.as_ref(),
-                chunks,
                 parallel_apply,
+                tab,
+                workers,
+                &spec.options,
                 &walk_chunk,
-                &apply_shard,
             );
             for w in workers {
                 let mut guard = w.write().unwrap_or_else(|e| e.into_inner());

@@ -1,7 +1,13 @@
 //! What the solver learns, the scratch of a pass, and where a pass writes its updates: in
 //! place, or into per-shard logs that are applied after parallel walks.
 
-use super::*;
+use super::{PathStep, PosOptions, regret_match};
+use crate::cfr::RegretRule;
+use crate::cfr::baseline::BaselineAveraging;
+use crate::cfr::deferred::{Deferrable, Logged, Rules, Shards, TablesMut};
+use std::ops::Range;
+
+pub(super) use crate::cfr::deferred::Slot;
 
 /// [`crate::tree::NONE`] as a `usize` (a [`PathStep::child_index`] that names no child).
 pub(super) const NONE_USIZE: usize = crate::tree::NONE as usize;
@@ -38,17 +44,6 @@ pub(super) struct Tables {
     /// Learned-infoset baseline per global action index: sum and weight.
     pub(super) inf_sum: [Vec<f64>; 2],
     pub(super) inf_w: [Vec<f64>; 2],
-}
-
-/// A baseline entry a pass feeds.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Slot {
-    /// The learned baseline of the edge into history `c`.
-    History(u32),
-    /// The learned-infoset baseline of player `p`'s global action `g`.
-    Infoset(u8, u32),
-    /// The predictive baseline of the edge into history `c` (set, not averaged).
-    Predictive(u32),
 }
 
 impl Tables {
@@ -235,105 +230,47 @@ impl Sink for InPlace<'_> {
     }
 }
 
-/// The updates of one worker's walks that fall in one shard of the tables (see
-/// [`crate::cfr::team::shard_of`]: regret, policy and average entries by the first action of
-/// their infoset, baseline entries by their slot), in the order the walks made them.
-#[derive(Default)]
-pub(super) struct Bucket {
-    /// `(player, first action, actions)` of every regret update; their increments, in order,
-    /// in `deltas`.
-    pub(super) infosets: Vec<(u8, u32, u32)>,
-    pub(super) deltas: Vec<f64>,
-    /// Per player, `(action, increment)` into the average-policy weights.
-    pub(super) avg: [Vec<(u32, f64)>; 2],
-    /// Baseline samples and predictive values.
-    pub(super) baseline: Vec<(Slot, f64)>,
-}
-
-impl Bucket {
-    pub(super) fn clear(&mut self) {
-        self.infosets.clear();
-        self.deltas.clear();
-        self.avg[0].clear();
-        self.avg[1].clear();
-        self.baseline.clear();
-    }
-
-    /// Applies the bucket through `t` in the order it was written (a changed infoset's
-    /// policy is refreshed right after its regrets).
-    ///
-    /// # Safety
-    /// `t` points at live tables and no other thread accesses this bucket's shard meanwhile
-    /// (the shards' entries are disjoint).
-    pub(super) unsafe fn apply(&self, t: &TablePtrs, opts: &PosOptions) {
-        let plus = opts.regret == RegretRule::Plus;
-        let mut deltas = self.deltas.iter();
-        unsafe {
-            for &(p, start, n) in &self.infosets {
-                let (p, start, n) = (p as usize, start as usize, n as usize);
-                let reg = t.regrets[p].slice(start, n);
-                for (x, d) in reg.iter_mut().zip(&mut deltas) {
-                    *x += d;
-                    if plus {
-                        *x = x.max(0.0);
-                    }
-                }
-                regret_match(reg, t.current[p].slice(start, n));
-            }
-            for (cum, avg) in t.cumulative.iter().zip(&self.avg) {
-                for &(g, d) in avg {
-                    *cum.at(g as usize) += d;
-                }
-            }
-            let (avg, alpha) = (opts.baseline_averaging, opts.baseline_alpha);
-            for &(slot, x) in &self.baseline {
-                match slot {
-                    Slot::History(c) => {
-                        let c = c as usize;
-                        learn_sample(avg, alpha, t.base_sum.at(c), t.base_w.at(c), x);
-                    }
-                    Slot::Infoset(p, g) => {
-                        let (p, g) = (p as usize, g as usize);
-                        learn_sample(avg, alpha, t.inf_sum[p].at(g), t.inf_w[p].at(g), x);
-                    }
-                    Slot::Predictive(c) => *t.base_sum.at(c as usize) = x,
-                }
-            }
+impl Rules for PosOptions {
+    #[inline]
+    fn clamp(&self, r: f64) -> f64 {
+        if self.regret == RegretRule::Plus {
+            r.max(0.0)
+        } else {
+            r
         }
     }
+
+    #[inline]
+    fn learn(&self, value: &mut f64, weight: &mut f64, x: f64) {
+        learn_sample(
+            self.baseline_averaging,
+            self.baseline_alpha,
+            value,
+            weight,
+            x,
+        );
+    }
 }
 
-/// The tables' buffers (see [`Bucket::apply`]).
-#[derive(Clone, Copy)]
-pub(super) struct TablePtrs {
-    pub(super) regrets: [Buf; 2],
-    pub(super) cumulative: [Buf; 2],
-    pub(super) current: [Buf; 2],
-    pub(super) base_sum: Buf,
-    pub(super) base_w: Buf,
-    pub(super) inf_sum: [Buf; 2],
-    pub(super) inf_w: [Buf; 2],
-}
-
-// SAFETY: the pointers are only dereferenced under `Bucket::apply`'s contract (each thread
-// touches the entries of its own shard only).
-unsafe impl Send for TablePtrs {}
-unsafe impl Sync for TablePtrs {}
-
-impl TablePtrs {
-    pub(super) fn new(tab: &mut Tables) -> TablePtrs {
-        let pair = |v: &mut [Vec<f64>; 2]| {
-            let [a, b] = v;
-            [Buf::of(a), Buf::of(b)]
-        };
-        TablePtrs {
-            regrets: pair(&mut tab.regrets),
-            cumulative: pair(&mut tab.cumulative),
-            current: pair(&mut tab.current),
-            base_sum: Buf::of(&mut tab.base_sum),
-            base_w: Buf::of(&mut tab.base_w),
-            inf_sum: pair(&mut tab.inf_sum),
-            inf_w: pair(&mut tab.inf_w),
+impl Deferrable for Tables {
+    fn tables_mut(&mut self) -> TablesMut<'_> {
+        let Tables {
+            regrets: [r0, r1],
+            cumulative: [a0, a1],
+            current: [c0, c1],
+            base_sum,
+            base_w,
+            inf_sum: [i0, i1],
+            inf_w: [w0, w1],
+        } = self;
+        TablesMut {
+            regrets: [r0, r1],
+            avg: [a0, a1],
+            cur: [c0, c1],
+            base_value: base_sum,
+            base_weight: base_w,
+            inf_value: [i0, i1],
+            inf_weight: [w0, w1],
         }
     }
 }
@@ -341,8 +278,7 @@ impl TablePtrs {
 /// The updates of one worker's walks, bucketed by shard as they are logged.
 #[derive(Default)]
 pub(super) struct Log {
-    /// One bucket per shard.
-    pub(super) buckets: Vec<Bucket>,
+    pub(super) shards: Shards,
     /// σ_{t+1} of the action range `next_at = (player, first action)` of the node being
     /// updated, and the updated regrets it is computed from.
     pub(super) next: Vec<f64>,
@@ -352,19 +288,21 @@ pub(super) struct Log {
 
 impl Log {
     /// Empties the log (keeping its buffers) for `shards` shards.
+    #[cfg(test)]
     pub(super) fn clear(&mut self, shards: usize) {
-        self.buckets.resize_with(shards.max(1), Default::default);
-        for b in &mut self.buckets {
-            b.clear();
-        }
+        self.shards.clear(shards);
         self.next.clear();
     }
+}
 
-    /// The bucket of table index (infoset start or baseline slot) `key`.
-    #[inline]
-    pub(super) fn bucket(&mut self, key: usize) -> &mut Bucket {
-        let s = crate::cfr::team::shard_of(key, self.buckets.len());
-        &mut self.buckets[s]
+/// A worker of the parallel walks: its pass scratch and its log.
+impl Logged for (PassScratch, Log) {
+    fn shards(&self) -> &Shards {
+        &self.1.shards
+    }
+
+    fn shards_mut(&mut self) -> &mut Shards {
+        &mut self.1.shards
     }
 }
 
@@ -383,8 +321,8 @@ impl Sink for Deferred<'_> {
     }
 
     fn add_avg(&mut self, p: usize, r: Range<usize>, w: f64) {
-        let cur = &self.tab.current[p];
-        self.log.bucket(r.start).avg[p].extend(r.map(|g| (g as u32, w * cur[g])));
+        let start = r.start;
+        self.log.shards.avg(p, start, &self.tab.current[p][r], w);
     }
 
     fn update_regrets(
@@ -394,24 +332,20 @@ impl Sink for Deferred<'_> {
         delta: impl Fn(usize) -> Option<f64>,
         plus: bool,
     ) {
-        let log = &mut *self.log;
-        let s = crate::cfr::team::shard_of(r.start, log.buckets.len());
         let Log {
-            buckets,
+            shards,
             next,
             next_at,
             regrets,
-        } = log;
-        let b = &mut buckets[s];
-        b.infosets
-            .push((p as u8, r.start as u32, (r.end - r.start) as u32));
+        } = &mut *self.log;
         regrets.clear();
-        for (k, &x) in self.tab.regrets[p][r.clone()].iter().enumerate() {
+        let old = &self.tab.regrets[p][r.clone()];
+        shards.regrets(p, r.start, r.len(), |k| {
             let d = delta(k).unwrap_or(0.0);
-            b.deltas.push(d);
-            let x = x + d;
+            let x = old[k] + d;
             regrets.push(if plus { x.max(0.0) } else { x });
-        }
+            d
+        });
         let at = next_at.1;
         regret_match(regrets, &mut next[r.start - at..r.end - at]);
     }
@@ -432,9 +366,6 @@ impl Sink for Deferred<'_> {
     }
 
     fn learn(&mut self, slot: Slot, x: f64, _opts: &PosOptions) {
-        let key = match slot {
-            Slot::History(c) | Slot::Predictive(c) | Slot::Infoset(_, c) => c as usize,
-        };
-        self.log.bucket(key).baseline.push((slot, x));
+        self.log.shards.baseline(slot, x);
     }
 }

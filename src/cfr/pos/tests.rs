@@ -1,4 +1,5 @@
 use super::*;
+use crate::cfr::deferred::Deferrable;
 use crate::cfr::{SolverSpec, SolverState, TabularSolver};
 use crate::games::load_game;
 use crate::tree::NodeKind;
@@ -430,14 +431,10 @@ fn theorem1_expectation_over_all_public_outcomes_is_exact() {
 fn a_deferred_pass_applied_equals_the_in_place_pass() {
     fn deferred_step(pos: &mut PosSolver) {
         pos.iteration += 1;
-        let t = pos.iteration;
-        let weight = pos.spec.averaging.weight(t as f64);
+        let it = Iteration::new(pos.iteration, pos.spec.updates, pos.spec.averaging);
+        let (t, weight) = (it.t, it.weight);
         let mut rng = stream(pos.seed, t);
-        let turns: &[[bool; 2]] = match pos.spec.updates {
-            Updates::Alternating => &[[true, false], [false, true]],
-            Updates::Simultaneous => &[[true, true]],
-        };
-        for &players in turns {
+        for &players in it.turns {
             // Three shards: the bucketing by shard is part of what is checked.
             let mut log = Log::default();
             log.clear(3);
@@ -455,11 +452,8 @@ fn a_deferred_pass_applied_equals_the_in_place_pass() {
                 target: None,
             };
             pass.run(players, &mut rng, weight, true);
-            let ptrs = TablePtrs::new(&mut pos.tab);
-            for b in &log.buckets {
-                // SAFETY: one thread, the tables outlive the loop.
-                unsafe { b.apply(&ptrs, &pos.spec.options) };
-            }
+            log.shards
+                .apply_in_order(pos.tab.tables_mut(), &pos.spec.options);
             pos.touched += std::mem::take(&mut pos.sc.touched);
         }
     }

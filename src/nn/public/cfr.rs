@@ -21,7 +21,7 @@ use super::{
     BlockMasks, Ctx, LeafEvaluator, floats, instant_regrets, ints, payoff_tensors, range_times,
     regret_match, to_f64,
 };
-use crate::cfr::{RegretRule, SolverSpec, Updates};
+use crate::cfr::{Iteration, RegretRule, SolverSpec};
 use crate::tree::TreePolicy;
 use crate::tree::tensor::{TensorKind, TensorTree};
 use crate::tree::{NONE, PublicTree};
@@ -191,27 +191,19 @@ impl BatchedCfr {
     /// Runs one iteration for every batch element.
     pub fn iterate(&mut self) {
         self.iteration += 1;
-        let t = self.iteration as f64;
-        let weight = self.spec.averaging.weight(t);
-        match self.spec.updates {
-            Updates::Alternating => {
-                // Player 1's update sees player 0's new strategy: only player 0's reaches
-                // change in between (the cache keeps player 1's), and across iterations only
-                // player 1's.
-                for p in 0..2 {
-                    let sigma = self.strategy_vector();
-                    let reach = self.reaches(&sigma);
-                    let v = self.values(p, &reach, &sigma);
-                    self.update(p, v, &reach[p], weight, t);
-                }
-            }
-            Updates::Simultaneous => {
-                let sigma = self.strategy_vector();
-                let reach = self.reaches(&sigma);
-                let v0 = self.values(0, &reach, &sigma);
-                let v1 = self.values(1, &reach, &sigma);
-                self.update(0, v0, &reach[0], weight, t);
-                self.update(1, v1, &reach[1], weight, t);
+        let it = Iteration::new(self.iteration, self.spec.updates, self.spec.averaging);
+        let t = it.t as f64;
+        // Alternating: player 1's update sees player 0's new strategy; only player 0's reaches
+        // change in between (the cache keeps player 1's), and across iterations only player
+        // 1's.
+        for &turn in it.turns {
+            let sigma = self.strategy_vector();
+            let reach = self.reaches(&sigma);
+            let values: Vec<_> = Iteration::updating(turn)
+                .map(|p| (p, self.values(p, &reach, &sigma)))
+                .collect();
+            for (p, v) in values {
+                self.update(p, v, &reach[p], it.weight, t);
             }
         }
     }

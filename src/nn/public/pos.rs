@@ -27,7 +27,7 @@ use super::{Ctx, floats, instant_regrets, ints, ints2, regret_match, to_f64};
 use crate::cfr::RegretRule;
 use crate::cfr::baseline::Baseline;
 use crate::cfr::pos::{PosSpec, Sampling};
-use crate::cfr::{SolverSnapshot, Updates};
+use crate::cfr::{Iteration, SolverSnapshot};
 use crate::tree::TreePolicy;
 use crate::tree::tensor::{TensorKind, TensorTree};
 use crate::tree::{NONE, PublicTree};
@@ -227,24 +227,15 @@ impl BatchedPos {
     /// Runs one iteration for every batch element.
     pub fn iterate(&mut self) {
         self.iteration += 1;
-        let t = self.iteration as f64;
-        let weight = self.spec.averaging.weight(t);
+        let it = Iteration::new(self.iteration, self.spec.updates, self.spec.averaging);
         let mut rngs: Vec<_> = (0..self.batch)
             .map(|b| crate::cfr::pos::stream(Self::element_seed(self.seed, b), self.iteration))
             .collect();
-        match self.spec.updates {
-            Updates::Alternating => {
-                // Player 1's path is drawn after player 0's pass: under on-policy sampling it
-                // depends on the strategies that pass updated (as in the tabular solver).
-                let s0 = self.schedule(&mut rngs, [true, false], weight);
-                self.pass(&s0);
-                let s1 = self.schedule(&mut rngs, [false, true], weight);
-                self.pass(&s1);
-            }
-            Updates::Simultaneous => {
-                let s = self.schedule(&mut rngs, [true, true], weight);
-                self.pass(&s);
-            }
+        // Alternating: player 1's path is drawn after player 0's pass; under on-policy
+        // sampling it depends on the strategies that pass updated (as in the tabular solver).
+        for &players in it.turns {
+            let s = self.schedule(&mut rngs, players, it.weight);
+            self.pass(&s);
         }
     }
 
