@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::util::write_atomic;
 
-pub use preflight::{available_memory_bytes, validate};
+pub use preflight::{Algorithm, available_memory_bytes, validate};
 use preflight::{broker_preflight, redact_config};
 
 /// A default run directory under `runs/`: `<config stem>-<unix seconds>`.
@@ -555,12 +555,10 @@ pub fn train(
             changed,
         };
         lock.record_pid()?;
-        return if config.solver.is_some() {
-            tabular::run(&config, &config.tabular()?, &dir, opts, Some(&resumed))
-        } else if config.sog.is_some() {
-            sog::run(&config, &config.sog()?, &dir, opts, Some(&resumed))
-        } else {
-            armac::run(&config, &config.armac()?, &dir, opts, Some(&resumed))
+        return match Algorithm::of(&config)? {
+            Algorithm::Tabular(s) => tabular::run(&config, &s, &dir, opts, Some(&resumed)),
+            Algorithm::Sog(s) => sog::run(&config, &s, &dir, opts, Some(&resumed)),
+            Algorithm::Armac(s) => armac::run(&config, &s, &dir, opts, Some(&resumed)),
         };
     }
     let name = config_name.ok_or_else(|| RunError::Usage("--config is required".into()))?;
@@ -587,12 +585,10 @@ pub fn train(
             clear_run_dir(&dir)?;
         }
         lock.record_pid()?;
-        if config.solver.is_some() {
-            tabular::run(&config, &config.tabular()?, &dir, opts, None)
-        } else if config.sog.is_some() {
-            sog::run(&config, &config.sog()?, &dir, opts, None)
-        } else {
-            armac::run(&config, &config.armac()?, &dir, opts, None)
+        match Algorithm::of(&config)? {
+            Algorithm::Tabular(s) => tabular::run(&config, &s, &dir, opts, None),
+            Algorithm::Sog(s) => sog::run(&config, &s, &dir, opts, None),
+            Algorithm::Armac(s) => armac::run(&config, &s, &dir, opts, None),
         }
     })();
     if result.is_err()

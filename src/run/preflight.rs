@@ -147,17 +147,43 @@ fn fits_in_memory(terms: &[MemoryTerm]) -> Result<(), RunError> {
     .into())
 }
 
+/// The algorithm a config runs, validated into its typed settings: exactly one of its
+/// `[solver]`, `[armac]` and `[sog]` sections.
+pub enum Algorithm {
+    Tabular(crate::run::solvers::TabularSettings),
+    Armac(crate::rl::armac::ArmacRun),
+    Sog(crate::rl::sog::SogSettings),
+}
+
+impl Algorithm {
+    /// The algorithm of `config`; errors name the section's bad key, a missing section or a
+    /// second one.
+    pub fn of(config: &config::Config) -> Result<Algorithm, RunError> {
+        match (
+            config.solver.is_some(),
+            config.armac.is_some(),
+            config.sog.is_some(),
+        ) {
+            (true, false, false) => Ok(Algorithm::Tabular(config.tabular()?)),
+            (false, true, false) => Ok(Algorithm::Armac(config.armac()?)),
+            (false, false, true) => Ok(Algorithm::Sog(config.sog()?)),
+            (false, false, false) => Err(RunError::Usage(
+                "the config has no algorithm section (expected [solver], [armac] or [sog])".into(),
+            )),
+            _ => Err(RunError::Usage(
+                "the config has more than one of [solver], [armac], [sog]; keep one algorithm \
+                 section"
+                    .into(),
+            )),
+        }
+    }
+}
+
 /// The algorithm section of [`validate`].
 fn validate_section(config: &config::Config) -> Result<(), RunError> {
-    match (
-        config.solver.is_some(),
-        config.armac.is_some(),
-        config.sog.is_some(),
-    ) {
-        (true, false, false) => config.tabular().map(drop).map_err(Into::into),
-        (false, true, false) => config.armac().map(drop).map_err(Into::into),
-        (false, false, true) => {
-            let s = config.sog()?;
+    match Algorithm::of(config)? {
+        Algorithm::Tabular(_) | Algorithm::Armac(_) => Ok(()),
+        Algorithm::Sog(s) => {
             // Games search refuses are refused before the run directory is touched.
             let game = crate::games::load_game(&config.game)?;
             if game.short_name() == "universal_poker" {
@@ -178,13 +204,6 @@ fn validate_section(config: &config::Config) -> Result<(), RunError> {
             crate::search::check_supported(game.as_ref())
                 .map_err(RunError::context("the game of a Student of Games run"))
         }
-        (false, false, false) => Err(RunError::Usage(
-            "the config has no algorithm section (expected [solver], [armac] or [sog])".into(),
-        )),
-        _ => Err(RunError::Usage(
-            "the config has more than one of [solver], [armac], [sog]; keep one algorithm section"
-                .into(),
-        )),
     }
 }
 

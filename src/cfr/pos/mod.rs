@@ -76,19 +76,8 @@
 //! [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × threads`.
 
 use crate::cfr::baseline::{Baseline, BaselineAveraging};
-use crate::cfr::team::Team;
-use crate::cfr::{
-    Averaging, Iteration, ROUNDING_NOISE, RegretRule, SolverSnapshot, TreeSolver, Updates,
-    expected_value,
-};
-use crate::game::Game;
-use crate::tree::TreePolicy;
-use crate::tree::history::{HistoryKind, HistoryTree};
-use crate::tree::{NodeKind, PublicTree, TreeError};
-use crate::util::SplitMix64;
-use crossbeam::utils::CachePadded;
+use crate::cfr::{Averaging, RegretRule, Updates};
 use serde::Deserialize;
-use std::sync::{Arc, RwLock};
 
 /// How the successor public state is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -242,9 +231,6 @@ pub(crate) use values::stream;
 pub use values::{exact_cf_values, exact_history_values};
 
 use crate::cfr::regret_match_infoset as regret_match;
-use pass::*;
-use tables::*;
-use values::*;
 
 #[cfg(test)]
 mod tests;

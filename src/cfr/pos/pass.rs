@@ -1,7 +1,32 @@
 //! One pass of the solver: the sampled walk down a public path and the node updates on the
 //! way back up.
 
-use super::*;
+use super::PathStep;
+use super::PosOptions;
+use super::Sampling;
+use super::tables::Extras;
+use super::tables::NONE_USIZE;
+use super::tables::NodeScratch;
+use super::tables::PassScratch;
+use super::tables::Sink;
+use super::tables::zeroed;
+use super::values::PredictiveHit;
+use super::values::baseline_of;
+use super::values::exact_history_values;
+use super::values::predictive_hit_values;
+use super::values::propagate_reach;
+use super::values::successor_towards;
+use super::values::values_and_fill;
+use crate::cfr::ROUNDING_NOISE;
+use crate::cfr::RegretRule;
+use crate::cfr::baseline::Baseline;
+use crate::cfr::deferred::Slot;
+use crate::cfr::expected_value;
+use crate::tree::NodeKind;
+use crate::tree::PublicTree;
+use crate::tree::history::HistoryKind;
+use crate::tree::history::HistoryTree;
+use crate::util::SplitMix64;
 
 /// One pass: the trees and options, where its updates go, and its scratch.
 pub(super) struct Pass<'a, S: Sink> {

@@ -1,7 +1,30 @@
 //! The solver: construction, iterations (one pass or parallel walks), accessors and snapshots.
 
-use super::*;
+use super::PathStep;
+use super::PosSpec;
+use super::pass::Pass;
+use super::tables::Deferred;
+use super::tables::Extras;
+use super::tables::InPlace;
+use super::tables::Log;
+use super::tables::PassScratch;
+use super::tables::Tables;
+use super::values::stream;
+use super::values::walk_stream;
+use crate::cfr::Iteration;
+use crate::cfr::SolverSnapshot;
+use crate::cfr::TreeSolver;
 use crate::cfr::deferred::parallel_turn;
+use crate::cfr::team::Team;
+use crate::game::Game;
+use crate::tree::PublicTree;
+use crate::tree::TreeError;
+use crate::tree::TreePolicy;
+use crate::tree::history::HistoryTree;
+use crate::util::SplitMix64;
+use crossbeam::utils::CachePadded;
+use std::sync::Arc;
+use std::sync::RwLock;
 
 /// Public Outcome Sampling MCCFR (see the module docs).
 pub struct PosSolver {

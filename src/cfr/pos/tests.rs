@@ -1,9 +1,17 @@
 use super::*;
+use crate::cfr::Iteration;
+use crate::cfr::TreeSolver;
 use crate::cfr::deferred::Deferrable;
+use crate::cfr::pos::pass::Pass;
+use crate::cfr::pos::tables::{Deferred, Extras, Log};
 use crate::cfr::{SolverSpec, SolverState, TabularSolver};
 use crate::games::load_game;
 use crate::tree::NodeKind;
+use crate::tree::PublicTree;
+use crate::tree::TreePolicy;
+use crate::tree::history::HistoryTree;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 fn setup(name: &str) -> (Arc<PublicTree>, Arc<HistoryTree>) {
     let game = load_game(name).unwrap();

@@ -1,6 +1,14 @@
 //! Exact values, the value sums of a node update, and the random streams of the walks.
 
-use super::*;
+use super::PosOptions;
+use super::tables::PassScratch;
+use super::tables::Tables;
+use crate::cfr::baseline::Baseline;
+use crate::tree::PublicTree;
+use crate::tree::TreePolicy;
+use crate::tree::history::HistoryKind;
+use crate::tree::history::HistoryTree;
+use crate::util::SplitMix64;
 
 /// Exact expected value (player 0) of every history under `policy`, children before parents.
 pub fn exact_history_values(

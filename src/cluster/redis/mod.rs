@@ -44,10 +44,12 @@ mod broker;
 mod learner;
 mod wire;
 
-pub use actor::*;
-pub use broker::*;
-pub use learner::*;
-pub use wire::*;
+pub use actor::{ActorConfig, ActorOptions, ActorReport, ConfigReader, RemoteActor, run_actors};
+pub use broker::{Broker, connect};
+pub use learner::RedisLearner;
+pub use wire::range_entries;
+
+use broker::redis_err;
 
 /// The consumer group (and its only consumer) of the learner.
 pub(super) const GROUP: &str = "learner";

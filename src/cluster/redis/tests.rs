@@ -1,3 +1,4 @@
+use super::wire::{Origin, decode_msg, encode_msg, is_copy, parse_id};
 use super::*;
 use crate::rl::armac::actor::ActorMsg;
 use crate::rl::armac::candidates::Candidate;

@@ -1,7 +1,9 @@
 //! Plain-data batches crossing the module boundary ([`ActBatch`], [`ActOutput`], [`TrainBatch`],
 //! [`Losses`]) and the normalised-ReLU policy of a regret row.
 
-use super::*;
+use super::config::ArmacNetConfig;
+use super::config::NnError;
+use super::step_targets::StepTargets;
 use crate::policy::probs::normalized_relu;
 
 /// A batch of decision points to evaluate, row-major plain data.

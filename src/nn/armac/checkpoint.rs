@@ -1,6 +1,18 @@
 //! Files: model bytes, atomic multi-file writes, and the checksummed checkpoint metadata.
 
-use super::*;
+use super::config::ArmacNetConfig;
+use super::config::NnError;
+use super::config::SnapshotPrecision;
+use super::net::ArmacNet;
+use burn::module::Module;
+use burn::module::Param;
+use burn::store::ModuleRecord;
+use burn::tensor::Bytes;
+use burn::tensor::Tensor;
+use serde::Deserialize;
+use serde::Serialize;
+use std::path::Path;
+use std::path::PathBuf;
 
 /// [`crate::util::write_all_atomic`] with the network layer's error type.
 pub(crate) fn write_all_atomic(files: &[(PathBuf, Vec<u8>)]) -> Result<(), NnError> {

@@ -1,6 +1,19 @@
 //! Errors of the network layer and the network's hyper-parameters ([`ArmacNetConfig`]).
 
-use super::*;
+use super::init_rng;
+use super::layers::Head;
+use super::layers::LstmCell;
+use super::layers::ResBlock;
+use super::layers::init_linear;
+use super::layers::zero_linear;
+use super::net::ArmacNet;
+use super::net::FactorCache;
+use crate::util::SplitMix64;
+use burn::nn::Linear;
+use burn::tensor::Device;
+use serde::Deserialize;
+use serde::Serialize;
+use std::path::PathBuf;
 
 /// Errors of the ARMAC network layer: configs, batches, checkpoints.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,9 @@
 //! The learner's transfer accounting ([`DeviceIo`]): one upload per step, losses kept on the
 //! device until they are read at a log point, and the same losses on every backend.
 
+use crate::nn::armac::tensors::cpu_device;
+use burn::tensor::Device;
+
 use super::*;
 
 fn small_cfg() -> ArmacNetConfig {

@@ -1,7 +1,15 @@
 //! Building blocks: reproducible `Linear` initialisation, DoubleReLU, the residual block `B(x)`,
 //! heads and the LSTM cell of Appendix F.
 
-use super::*;
+use crate::util::SplitMix64;
+use burn::module::Module;
+use burn::module::Param;
+use burn::nn::Linear;
+use burn::tensor::Device;
+use burn::tensor::Tensor;
+use burn::tensor::TensorData;
+use burn::tensor::activation::relu;
+use burn::tensor::activation::sigmoid;
 
 /// `linear` with every weight and bias set to zero (same shapes).
 pub(super) fn zero_linear(linear: Linear, device: &Device) -> Linear {

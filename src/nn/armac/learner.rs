@@ -1,6 +1,60 @@
 //! The learner: losses of every head, Adam (β1 = 0) steps, checkpoints ([`ArmacLearner`]).
 
-use super::*;
+use super::CHECKPOINT_EMA_FILE;
+use super::CHECKPOINT_FORMAT;
+use super::CHECKPOINT_META_FILE;
+use super::CHECKPOINT_MODEL_FILE;
+use super::CHECKPOINT_OPTIMIZER_FILE;
+use super::batch::ActBatch;
+use super::batch::ActOutput;
+use super::batch::Heads;
+use super::batch::Losses;
+use super::batch::TrainBatch;
+use super::batch::check_len;
+use super::checkpoint::BlendFloats;
+use super::checkpoint::CheckpointMeta;
+use super::checkpoint::CollectFloats;
+use super::checkpoint::EmaMeta;
+use super::checkpoint::FileCheck;
+use super::checkpoint::load_model_bytes;
+use super::checkpoint::model_bytes;
+use super::checkpoint::read_file;
+use super::checkpoint::write_all_atomic;
+use super::config::ArmacNetConfig;
+use super::config::NnError;
+use super::layers::LstmState;
+use super::loss::TargetBlocks;
+use super::loss::pack_targets;
+use super::net::ArmacNet;
+use super::net::ArmacOutput;
+use super::policy_net::ArmacPolicyNet;
+use super::policy_net::RecurrentState;
+use super::policy_net::SeqInputs;
+use super::policy_net::evaluate_sequences_on;
+use super::resident::ResidentTables;
+use super::step_targets::StepTargetBlocks;
+use super::step_targets::pack_step_targets;
+use super::tensors::DeviceIo;
+use super::tensors::InputBlocks;
+use super::tensors::Packed;
+use super::tensors::Packer;
+use super::tensors::acting_players;
+use super::tensors::cpu_device;
+use super::tensors::evaluate_on;
+use super::tensors::evaluate_select_on;
+use super::tensors::forward_packed;
+use super::tensors::io_now;
+use super::tensors::pack_inputs;
+use super::tensors::read_back;
+use burn::module::Module;
+use burn::optim::AdamConfig;
+use burn::optim::GradientsParams;
+use burn::optim::ModuleOptimizer;
+use burn::optim::OptimizerRecord;
+use burn::tensor::Bytes;
+use burn::tensor::Device;
+use burn::tensor::Tensor;
+use std::path::Path;
 
 /// A batch of `S` sequences of `T` steps for the recurrent learner.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -2,7 +2,13 @@
 //! ([`pack_targets`], host arithmetic), and the four weighted losses evaluated against the
 //! network's outputs on the device ([`TargetBlocks::losses`]).
 
-use super::*;
+use super::batch::TrainBatch;
+use super::net::ArmacOutput;
+use super::tensors::Block;
+use super::tensors::Packed;
+use super::tensors::Packer;
+use burn::tensor::Tensor;
+use burn::tensor::activation::log_softmax;
 
 /// Where the targets and weights of a batch lie in a [`Packer`] ([`pack_targets`]).
 pub(super) struct TargetBlocks {

@@ -52,33 +52,27 @@ mod tensors;
 #[cfg(test)]
 mod tests;
 
-pub use batch::*;
-use checkpoint::*;
+pub use batch::{ActBatch, ActOutput, Heads, Losses, TrainBatch, TrainRow};
 pub(crate) use checkpoint::{CastFloats, FileCheck, read_file, write_all_atomic};
-pub use config::*;
-pub use layers::*;
-pub use learner::*;
-use loss::*;
-pub use net::*;
-pub use plain::*;
-pub use policy_net::*;
-pub use resident::*;
+pub use config::{ArmacNetConfig, NnError, SnapshotPrecision};
+pub(crate) use layers::init_linear;
+pub use layers::{Head, LstmCell, LstmState, ResBlock, double_relu, feed_forward};
+pub use learner::{ArmacLearner, SeqTrainBatch, train_step_flops};
+pub use net::{ArmacNet, ArmacOutput};
+pub use plain::{PlainRangeNet, fast_sigmoid, fast_tanh};
+pub use policy_net::{ArmacPolicyNet, RecurrentState, SeqInputs, StepBatch};
+pub use resident::{
+    RESIDENT_CHUNK_BYTES, RESIDENT_MAX_CAPACITY, ResidentDraw, ResidentStep, ResidentUpdate,
+    resident_catch_up_uploads, resident_width,
+};
 pub use step_targets::StepTargets;
-use step_targets::*;
-pub use synthetic::*;
+pub use synthetic::{
+    push_synthetic_memory_rows, synthetic_act_batch, synthetic_seq_batch, synthetic_step_targets,
+    synthetic_train_batch,
+};
 pub use tensors::DeviceIo;
-use tensors::*;
 
 use crate::util::SplitMix64;
-use std::path::{Path, PathBuf};
-
-use burn::module::{Module, Param};
-use burn::nn::Linear;
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer, OptimizerRecord};
-use burn::store::ModuleRecord;
-use burn::tensor::activation::{log_softmax, relu, sigmoid, softmax};
-use burn::tensor::{Bytes, Device, Tensor, TensorData};
-use serde::{Deserialize, Serialize};
 
 /// Value of the average-policy logits at illegal actions (before any softmax).
 pub const ILLEGAL_LOGIT: f32 = -1.0e9;

@@ -1,6 +1,18 @@
 //! The ARMAC network: encoder, information-state heads and the global critic ([`ArmacNet`]).
 
-use super::*;
+use super::ILLEGAL_LOGIT;
+use super::batch::Heads;
+use super::layers::Head;
+use super::layers::LstmCell;
+use super::layers::LstmState;
+use super::layers::ResBlock;
+use super::layers::double_relu;
+use super::layers::feed_forward;
+use super::tensors::upload;
+use burn::module::Module;
+use burn::nn::Linear;
+use burn::tensor::Device;
+use burn::tensor::Tensor;
 use std::sync::{Arc, Mutex};
 
 /// The ARMAC network: shared encoder, three information-state heads and the global critic.

@@ -31,8 +31,16 @@
 //! Products run single-threaded ([`gemm::Parallelism::None`]): callers (LBR) already run one
 //! query per worker thread.
 
-use super::*;
+use super::batch::check_len;
+use super::config::ArmacNetConfig;
+use super::config::NnError;
+use super::layers::Head;
+use super::layers::ResBlock;
+use super::policy_net::ArmacPolicyNet;
+use super::policy_net::RecurrentState;
+use super::tensors::to_vec;
 use crate::policy::probs::normalized_relu_into;
+use burn::nn::Linear;
 
 /// A `Linear` layer as plain data: `y = x · w + b`.
 #[derive(Clone, Debug)]

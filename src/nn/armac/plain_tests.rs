@@ -2,6 +2,11 @@
 //! forward (feed-forward, recurrent, with and without an input scale).
 
 use super::*;
+use crate::nn::armac::batch::ActBatch;
+use crate::nn::armac::config::ArmacNetConfig;
+use crate::nn::armac::policy_net::ArmacPolicyNet;
+use crate::nn::armac::policy_net::RecurrentState;
+use crate::util::SplitMix64;
 
 #[test]
 fn fast_tanh_and_sigmoid_are_within_1e6_of_libm() {

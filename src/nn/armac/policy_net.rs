@@ -1,7 +1,35 @@
 //! The inference handle actor threads hold ([`ArmacPolicyNet`]), including recurrent state
 //! carried along episodes.
 
-use super::*;
+use super::batch::ActBatch;
+use super::batch::ActOutput;
+use super::batch::Heads;
+use super::batch::check_len;
+use super::checkpoint::load_model_bytes;
+use super::checkpoint::model_bytes;
+use super::checkpoint::model_bytes_as;
+use super::checkpoint::read_file;
+use super::checkpoint::round_model;
+use super::checkpoint::write_all_atomic;
+use super::config::ArmacNetConfig;
+use super::config::NnError;
+use super::config::SnapshotPrecision;
+use super::layers::LstmState;
+use super::net::ArmacNet;
+use super::net::mask_logits;
+use super::net::select_acting;
+use super::tensors::cpu_device;
+use super::tensors::evaluate_on;
+use super::tensors::evaluate_select_on;
+use super::tensors::read_selected;
+use super::tensors::tensor2;
+use super::tensors::to_vec;
+use burn::module::Module;
+use burn::tensor::Device;
+use burn::tensor::Tensor;
+use burn::tensor::TensorData;
+use burn::tensor::activation::softmax;
+use std::path::Path;
 
 /// An inference copy of the network on the CPU, cheap to clone into actor threads.
 #[derive(Clone, Debug)]

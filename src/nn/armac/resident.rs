@@ -13,7 +13,19 @@
 //! host path's rows would ([`ArmacLearner::train_step`] on the same rows gives the same losses
 //! up to the order of floating-point sums).
 
-use super::*;
+use super::batch::Heads;
+use super::batch::TrainBatch;
+use super::config::ArmacNetConfig;
+use super::config::NnError;
+use super::learner::ArmacLearner;
+use super::learner::pack_grouped;
+use super::loss::policy_cross_entropy;
+use super::loss::weighted_sq_error;
+use super::tensors::Block;
+use super::tensors::Packed;
+use super::tensors::Packer;
+use super::tensors::io_now;
+use burn::tensor::Tensor;
 use burn::tensor::{IndexingUpdateOp, Int};
 
 /// Slots are uploaded as `f32`s, exact below 2^24.

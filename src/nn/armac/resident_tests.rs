@@ -1,7 +1,11 @@
 //! The device-resident reservoir rows ([`ArmacLearner::train_step_resident`]): the same
 //! training as uploading the drawn rows, one upload per step, the changed rows written once.
 
+use crate::nn::armac::tensors::cpu_device;
+use burn::tensor::Device;
+
 use super::io_tests::{assert_losses_close, close};
+use super::synthetic::synthetic_legal;
 use super::*;
 
 fn small_cfg() -> ArmacNetConfig {

@@ -18,8 +18,14 @@
 //!
 //! one gather of `s` with host-made indices and weights.
 
-use super::*;
+use super::batch::TrainBatch;
+use super::batch::check_len;
+use super::config::NnError;
+use super::tensors::Block;
+use super::tensors::Packed;
+use super::tensors::Packer;
 use burn::tensor::Int;
+use burn::tensor::Tensor;
 
 /// The critic and immediate-regret targets of a [`TrainBatch`]'s first `rows` rows as
 /// coefficients of the learner's critic (see the module docs). With `q_p[j]` the critic row of

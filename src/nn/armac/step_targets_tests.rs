@@ -1,7 +1,11 @@
 //! Targets computed inside the step ([`StepTargets`]) train exactly as the same targets built
 //! on the host from a separate critic evaluation, with one upload and no read-back per step.
 
+use crate::nn::armac::tensors::cpu_device;
+use burn::tensor::Device;
+
 use super::io_tests::assert_losses_close;
+use super::learner::row_groups_len;
 use super::*;
 
 fn small_cfg() -> ArmacNetConfig {

@@ -1,7 +1,16 @@
 //! Conversions between plain data and tensors, and the batched forward passes behind
 //! inference.
 
-use super::*;
+use super::batch::ActBatch;
+use super::batch::ActOutput;
+use super::batch::Heads;
+use super::config::NnError;
+use super::net::ArmacNet;
+use super::net::ArmacOutput;
+use burn::tensor::Device;
+use burn::tensor::Tensor;
+use burn::tensor::TensorData;
+use burn::tensor::activation::softmax;
 
 /// Host-to-device and device-to-host traffic and tensor operations of the network code,
 /// counted by the wrappers every upload ([`upload`]) and read-back ([`read_back`]) goes through.

@@ -1,4 +1,15 @@
 use super::*;
+use crate::nn::armac::checkpoint::CollectFloats;
+use crate::nn::armac::learner::{adam, row_groups_len};
+use crate::nn::armac::tensors::acting_players;
+use crate::nn::armac::tensors::cpu_device;
+use crate::nn::armac::tensors::tensor2;
+use crate::nn::armac::tensors::to_vec;
+use burn::module::Module;
+use burn::tensor::Device;
+use burn::tensor::Tensor;
+use burn::tensor::TensorData;
+use std::path::PathBuf;
 
 fn small_cfg() -> ArmacNetConfig {
     ArmacNetConfig::new(7, 4)
