@@ -11,7 +11,7 @@
 //! [`rl::armac`] and Student of Games in [`rl::sog`]), [`cluster`] (the Redis transport
 //! between an ARMAC learner and remote actors), [`run`] (configs, run directories,
 //! checkpoints, TensorBoard, the drivers of trainers and solvers), [`serve`] (the browser
-//! viewer of `armac-eval serve`), [`bench`] (benchmark workloads). The four binaries in
+//! viewer of `armac-eval serve`), [`bench`](mod@bench) (benchmark workloads). The four binaries in
 //! `src/bin` (`armac-train`, `armac-eval`, `armac-bench`, `armac-actor`) parse arguments and
 //! call the library.
 

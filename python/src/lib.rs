@@ -1,8 +1,8 @@
 //! `armac._armac`: the Python extension behind the `armac` package (python/armac). Thin
-//! bindings over the library: games and states ([`game`]), policies ([`policy`]) and the
-//! solvers, evaluators and training runs ([`api`]). Every entry point releases the GIL while
-//! Rust computes, turns library errors into Python exceptions ([`errors`]) and catches panics
-//! ([`errors::guarded`]) so that none crosses into Python.
+//! bindings over the library: games and states (`game`), policies (`policy`) and the
+//! solvers, evaluators and training runs (`api`). Every entry point releases the GIL while
+//! Rust computes, turns library errors into Python exceptions (`errors`) and catches panics
+//! (`errors::guarded`) so that none crosses into Python.
 
 mod api;
 mod errors;

@@ -11,7 +11,7 @@
 //!   trajectories from a Redis stream, filled by `armac-actor` processes on any machine.
 //!
 //! The actor loop ([`actor_loop`]) is the same for both: ask the link for the next group's
-//! networks (or to wait, or to stop), play the group with [`play_group`], hand the messages to
+//! networks (or to wait, or to stop), play the group with `play_group`, hand the messages to
 //! the link.
 
 pub mod redis;

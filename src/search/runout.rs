@@ -110,7 +110,7 @@ impl Boards {
 
 /// The run-outs of the boards that searches have met, kept for the next search on the same
 /// board (the preflop board above all: every hand's first search meets it). Holds the
-/// [`CACHED_BOARDS`] boards used last.
+/// `CACHED_BOARDS` boards used last.
 #[derive(Clone)]
 pub struct RunoutCache {
     boards: usize,

@@ -54,7 +54,7 @@
 //!
 //! # Determinism
 //! Iteration `t` draws from a generator seeded by `(seed, t)`, so a run restored from a
-//! [`SolverSnapshot`] continues exactly as the uninterrupted run.
+//! `SolverSnapshot` continues exactly as the uninterrupted run.
 //!
 //! # Threads (`threads`, `walks`)
 //! With `walks = 1` (the default, and the default whenever `threads = 1`) an iteration is the

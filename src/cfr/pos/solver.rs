@@ -71,7 +71,7 @@ impl PosSolver {
 
     /// A solver at iteration 0 on an existing history tree of `tree`'s game. `spec`'s
     /// `threads` and `walks` are resolved here (invalid values fall back to one sequential
-    /// walk; [`PosOptions::validate`] reports them).
+    /// walk; `PosOptions::validate` reports them).
     pub fn new(tree: Arc<PublicTree>, ht: Arc<HistoryTree>, spec: PosSpec, seed: u64) -> Self {
         let zeros = |p: usize| vec![0.0; tree.infosets[p].num_actions_total()];
         let n = ht.len();
@@ -139,7 +139,7 @@ impl PosSolver {
     /// One sampled estimate of player `p`'s counterfactual action values under the current
     /// strategy and baselines, without learning anything: `1/π_q(S) · Σ_{h∈I} π_{-p}(h)
     /// û(h,a)` at the infosets of the sampled path, 0 elsewhere (an unbiased estimate of
-    /// [`exact_cf_values`] by Theorem 1). `draw` picks the random stream.
+    /// `exact_cf_values` by Theorem 1). `draw` picks the random stream.
     pub fn sample_cf_values(&mut self, p: usize, draw: u64) -> Vec<f64> {
         let mut rng = stream(self.seed ^ 0x5EED_0FC0_FFEE, draw);
         self.extras.cf_sample = vec![0.0; self.tree.infosets[p].num_actions_total()];

@@ -131,7 +131,7 @@ fn lbr_strategy(
 /// LBR's exact expected winnings against `policy` in each seat of `game`, whose compiled
 /// tree is `tree` (see the module docs): the game must be one LBR plays ([`check_game`]),
 /// `threads` workers (0 = one per core). Decisions use the default options of
-/// [`LbrOptions::new`] (range updates deferred, [`DEFAULT_PREFLOP_SAMPLES`] where an equity is
+/// `LbrOptions::new` (range updates deferred, [`DEFAULT_PREFLOP_SAMPLES`] where an equity is
 /// sampled).
 pub fn exact_lbr(
     tree: &PublicTree,

@@ -65,7 +65,7 @@
 //! * **river**: one comparison per opponent hand;
 //! * **turn**: exact, all 44 rivers for each opponent hand;
 //! * **flop**: exact, all 45 · 44 ordered (turn, river) runouts for each opponent hand, using
-//!   the enumeration state machine of [`HandStateMachine`] (one contiguous row of 52 river
+//!   the enumeration state machine of `HandStateMachine` (one contiguous row of 52 river
 //!   ranks per hand and turn card), about 50,000 rows per decision;
 //! * **pre-flop**: sampled. [`LbrOptions::preflop_samples`] (default 10,000) independent pairs
 //!   (opponent hand `h ~ r`, five board cards uniform from the 48 left) give an unbiased

@@ -80,7 +80,7 @@ pub struct LbrResult {
     #[serde(skip)]
     pub deal_means: Vec<f64>,
     /// Where LBR's winnings come from: its hands by how they ended (see
-    /// [`super::breakdown`]), largest share first.
+    /// `super::breakdown`), largest share first.
     #[serde(skip)]
     pub breakdown: Vec<BreakdownRow>,
 }

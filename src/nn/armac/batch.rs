@@ -70,7 +70,7 @@ pub(super) fn check_len(name: &str, got: usize, want: usize) -> Result<(), NnErr
 
 /// Which outputs of the network a forward pass computes: a pass that leaves some out skips
 /// their work (the critic needs both players' encodings, the information-state heads only the
-/// acting player's), and the outputs it leaves out are zeros in an [`ArmacOutput`] and empty
+/// acting player's), and the outputs it leaves out are zeros in an `ArmacOutput` and empty
 /// in an [`ActOutput`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Heads {

@@ -20,7 +20,7 @@
 //!
 //! Illegal actions are masked everywhere: the regret heads and the critic read `0` there, the
 //! average-policy logits read [`ILLEGAL_LOGIT`], every loss ignores them, and the policies built
-//! from the heads ([`normalized_relu`], the masked softmax) give them probability exactly `0`.
+//! from the heads (`normalized_relu`, the masked softmax) give them probability exactly `0`.
 //!
 //! Everything that crosses this module's boundary outside [`ArmacNet`] itself is plain Rust data
 //! ([`ActBatch`], [`ActOutput`], [`TrainBatch`], [`Losses`]), so the rest of the crate never sees a

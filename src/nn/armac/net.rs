@@ -16,7 +16,7 @@ use burn::tensor::Tensor;
 use std::sync::{Arc, Mutex};
 
 /// The ARMAC network: shared encoder, three information-state heads and the global critic.
-/// Build it with [`ArmacNetConfig::init`].
+/// Build it with `ArmacNetConfig::init`.
 #[derive(Module, Debug)]
 pub struct ArmacNet {
     /// What each input entry is multiplied by before the first layer (`1 / input_scale` of

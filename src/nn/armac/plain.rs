@@ -413,7 +413,7 @@ impl PlainRangeNet {
     }
 
     /// The current policy `π^t` on the plain kernels (feed-forward nets): regret matching
-    /// ([`normalized_relu_into`]) on the mean-regret head, as [`ActOutput::current_policy`] of
+    /// ([`normalized_relu_into`]) on the mean-regret head, as `ActOutput::current_policy` of
     /// [`ArmacPolicyNet::evaluate`] computes it, for `rows` information-state tensors `info`
     /// (`rows × input`) with legal masks `legal` (`rows × A`). Only the encoder the head reads
     /// and the head itself run (no critic). Returns `rows × A` probabilities.

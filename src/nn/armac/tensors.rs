@@ -13,8 +13,8 @@ use burn::tensor::TensorData;
 use burn::tensor::activation::softmax;
 
 /// Host-to-device and device-to-host traffic and tensor operations of the network code,
-/// counted by the wrappers every upload ([`upload`]) and read-back ([`read_back`]) goes through.
-/// The learner reports the share of its own calls ([`ArmacLearner::io`]).
+/// counted by the wrappers every upload (`upload`) and read-back (`read_back`) goes through.
+/// The learner reports the share of its own calls (`ArmacLearner::io`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceIo {
     /// Host-to-device transfers (one per tensor created from host data).

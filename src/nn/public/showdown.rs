@@ -45,7 +45,7 @@
 //! opponent hand first, or scale the result by the constant deal probability). At a fold
 //! terminal where the folding player loses `stake`, the winner's value is
 //! `stake · fold_values(r_{−i})(x)` and the folder's `−stake · fold_values(...)`. Both replace
-//! `range_times(r, payoff)` of [`super::range_times`] for `P = 1326` private states, with a
+//! `range_times(r, payoff)` of `super::range_times` for `P = 1326` private states, with a
 //! `[B, T, 1326]` range reshaped to `[B·T, 1326]` when a level holds `T` terminals on the same
 //! board (boards differ per terminal: one `Showdown` per board).
 

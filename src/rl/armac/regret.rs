@@ -2,7 +2,7 @@
 //!
 //! # Eq. 1: `NormalizedReLU`
 //! `π(s, a) = W⁺(s, a) / Σ_b W⁺(s, b)` over the legal actions, or uniform over them when no
-//! `W(s, b)` is positive ([`normalized_relu`]). ARMAC applies it to the mean-regret head
+//! `W(s, b)` is positive (`normalized_relu`). ARMAC applies it to the mean-regret head
 //! `W̄_θ(s)` to get the next joint policy (Algorithm 1, "Let π^t(s) = NormalizedReLU(W̄_θt(s))").
 //!
 //! # Eq. 3 and Lemma 1: the tabular limit

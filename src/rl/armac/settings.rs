@@ -1,6 +1,6 @@
 //! The settings of an ARMAC run: [`ArmacSettings`] is the config's `[armac]` section itself
 //! (serde reads it; every key's doc and default sit on its field) and the type the trainer,
-//! the actors and the learner read; [`ArmacSettings::validate`] (in [`validate`]) checks it
+//! the actors and the learner read; [`ArmacSettings::validate`] (in `validate`) checks it
 //! once, with errors naming the key (`armac.lambda`). The views the lower layers take are
 //! built from it, not copied field by field: [`net_config`] (the network's
 //! [`ArmacNetConfig`]; `nn` cannot see this type), [`ActorSettings`] via

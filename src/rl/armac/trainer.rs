@@ -268,7 +268,7 @@ impl ArmacTrainer {
         epoch_plan(&self.state)
     }
 
-    /// Acting and learning of the current epoch (see [`act_and_learn`]).
+    /// Acting and learning of the current epoch (see `act_and_learn`).
     pub fn act_and_learn(&mut self) -> Result<(EpochWork, f64), TrainError> {
         let epoch = self.state.epoch;
         let snaps = self.snapshots.read().expect("snapshot lock").clone();

@@ -1,13 +1,13 @@
 //! Experiment configs: TOML files with typed, defaulted, nested sections that reject unknown
 //! keys, plus dotted `--set a.b=value` overrides from the command line. A config is validated
 //! once into typed settings ([`ArmacRun`], whose `[armac]` section is `rl::armac`'s
-//! [`ArmacSettings`], and [`SogSettings`] here, the `[solver]`
+//! [`ArmacSettings`], and `SogSettings` here, the `[solver]`
 //! section's [`TabularSettings`](super::solvers::TabularSettings) in [`super::solvers`]); the
 //! resolved config is saved in the run directory and beside every checkpoint.
 //!
-//! One file per section: [`solver`], [`armac`], [`sog`], [`schedule`] (`[eval]` and
+//! One file per section: `solver`, `armac`, `sog`, `schedule` (`[eval]` and
 //! `[checkpoint]`); the `[cluster]` section is [`crate::cluster::ClusterConfig`]. String choices
-//! are the enums of [`choice`], the bounds shared by the sections are in [`validate`], and
+//! are the enums of `choice`, the bounds shared by the sections are in `validate`, and
 //! [`key_reference`] lists every key the sections accept.
 
 mod armac;

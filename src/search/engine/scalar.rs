@@ -238,7 +238,7 @@ impl ScalarEngine {
 
     /// The frontier queries the next single update ([`Self::update_player`]) will ask its
     /// evaluator, in order: the reaches under the current strategies at every frontier node.
-    /// Lock-step batches ([`super::gtcfr::run_lockstep`]) gather them from many searches,
+    /// Lock-step batches (`super::gtcfr::run_lockstep`) gather them from many searches,
     /// answer them with one evaluation and hand each search its answers.
     pub fn pending_queries(&mut self) -> Vec<Pbs> {
         let strat = std::mem::take(&mut self.current);

@@ -112,7 +112,7 @@ pub struct ActorSettings {
     pub chance_baseline: bool,
     /// Returns of an episode that no player can act in again: the mean over the remaining
     /// chance moves, exact up to this many outcomes in sequence, else over this many sampled
-    /// run-outs; 0 samples one run-out (see [`chance::runout_returns`]).
+    /// run-outs; 0 samples one run-out (see `chance::runout_returns`).
     pub allin_runouts: usize,
 }
 
