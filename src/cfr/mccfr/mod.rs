@@ -61,6 +61,7 @@
 //! different, mini-batched algorithm: `W` samples per iteration from one policy. Default
 //! `walks` with more than one thread: [`crate::cfr::PARALLEL_WALKS_PER_THREAD`]` × threads`.
 
+mod store;
 #[cfg(test)]
 mod tests;
 mod walks;
@@ -393,7 +394,7 @@ pub struct MccfrSolver {
     /// writes its own during the walks, then reads all of them to apply its shard).
     /// Each on its own cache lines: a walk pushes onto its log's frame stack all the time, and
     /// logs sharing a line made two threads slower than one (false sharing).
-    logs: Vec<CachePadded<RwLock<walks::Log>>>,
+    logs: Vec<CachePadded<RwLock<store::Log>>>,
     /// With `threads > 1` (and `walks > 1`): the workers.
     team: Option<Team>,
     /// Apply the parallel walks' logs on the calling thread, shard after shard, instead of
@@ -641,10 +642,10 @@ impl MccfrSolver {
             let parallel_apply = !*serial_apply;
             let predictive = spec.baseline == Baseline::Predictive;
             let spec: &MccfrSpec = spec;
-            let walk_chunk = |c: usize, tab: &Tables, log: &mut walks::Log| {
+            let walk_chunk = |c: usize, tab: &Tables, log: &mut store::Log| {
                 let mut touched = 0;
                 for k in c * walks / chunks..(c + 1) * walks / chunks {
-                    let (store, stack) = walks::Deferred::new(tab, log, predictive);
+                    let (store, stack) = store::Deferred::new(tab, log, predictive);
                     let parts = walks::Parts {
                         tree,
                         ht,

@@ -33,6 +33,7 @@
 mod batch;
 mod checkpoint;
 mod config;
+mod grouped;
 #[cfg(test)]
 mod io_tests;
 mod layers;
@@ -55,9 +56,10 @@ mod tests;
 pub use batch::{ActBatch, ActOutput, Heads, Losses, TrainBatch, TrainRow};
 pub(crate) use checkpoint::{CastFloats, FileCheck, read_file, write_all_atomic};
 pub use config::{ArmacNetConfig, NnError, SnapshotPrecision};
+pub use grouped::train_step_flops;
 pub(crate) use layers::init_linear;
 pub use layers::{Head, LstmCell, LstmState, ResBlock, double_relu, feed_forward};
-pub use learner::{ArmacLearner, SeqTrainBatch, train_step_flops};
+pub use learner::{ArmacLearner, SeqTrainBatch};
 pub use net::{ArmacNet, ArmacOutput};
 pub use plain::{PlainRangeNet, fast_sigmoid, fast_tanh};
 pub use policy_net::{ArmacPolicyNet, RecurrentState, SeqInputs, StepBatch};

@@ -4,8 +4,8 @@
 use crate::nn::armac::tensors::cpu_device;
 use burn::tensor::Device;
 
+use super::grouped::row_groups_len;
 use super::io_tests::assert_losses_close;
-use super::learner::row_groups_len;
 use super::*;
 
 fn small_cfg() -> ArmacNetConfig {
