@@ -43,7 +43,7 @@ pub fn actor(args: &ActorArgs) -> Result<Vec<Value>> {
     let s = config.armac()?;
     let game = load_game(&config.game)?;
     // Random output layers, so that the policies are not uniform.
-    let mut cfg = crate::run::armac::net_config(&game, &s);
+    let mut cfg = crate::rl::armac::net_config(&game, &s);
     cfg.zero_init_heads = false;
     let net = |seed: u64| -> Result<Arc<ArmacPolicyNet>> {
         Ok(Arc::new(ArmacPolicyNet::init(cfg.clone(), seed)?))

@@ -19,26 +19,21 @@ use super::tensorboard::TbWriter;
 use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, io_err};
 use crate::game::GameRef;
 use crate::games::load_game;
-use crate::nn::armac::{ArmacLearner, ArmacPolicyNet};
+use crate::nn::armac::ArmacPolicyNet;
+use crate::rl::armac::checkpoint::{self, Checkpoint};
 use crate::rl::armac::diagnostics::DiagnosticsRow;
-use crate::rl::armac::memory::{Memory, MemoryKind};
-use crate::rl::armac::memory_io::{data_files, new_memory};
 use crate::rl::armac::policy::ArmacAveragePolicy;
 use crate::rl::armac::replay::Replay;
 use crate::rl::armac::residency::{
-    needed_snapshots, network_bytes, reservoir_path, reservoir_rel, working_set_capacity,
+    collect_reservoir, reservoir_path, reservoir_rel, working_set_capacity,
 };
-use crate::rl::armac::{
-    ArmacTrainer, ScalarSink, Start, Sums, fresh_state, read_state, resume_state,
-};
-use crate::util::{FileSum, SplitMix64, write_atomic};
+use crate::rl::armac::{ArmacTrainer, ResumePoint, ScalarSink, fresh_state, read_state};
+use crate::util::{SplitMix64, write_atomic};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-pub use crate::rl::armac::ArmacState;
-
-pub use crate::rl::armac::{net_config, reward_scale};
+use crate::rl::armac::net_config;
 
 /// The part of a run's config an `armac-actor` needs, read from the config a learner published
 /// on its broker (`origin` names it in errors).
@@ -144,16 +139,9 @@ fn run_in_pool(
     resumed: Option<&super::Resumed>,
 ) -> Result<RunSummary, RunError> {
     let game = load_game(&s.game)?;
-    let device =
-        crate::nn::select_device(s.device.as_str()).map_err(RunError::context("armac.device"))?;
-    let net_cfg = crate::rl::armac::net_config(&game, s);
     let metrics_path = dir.join("metrics.csv");
-    // Past networks in memory: as many epochs as `armac.snapshot_memory_mb` holds (f32 weights
-    // in memory whatever the file precision); a small share of them rotates every epoch.
-    let ws_capacity = working_set_capacity(s.snapshot_memory_mb, network_bytes(&net_cfg)?);
-    let (start, mut metrics) = start_of(config, s, dir, resumed, &game, &device, ws_capacity)?;
+    let (mut trainer, mut metrics) = open_trainer(config, s, dir, resumed)?;
     let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
-    let mut trainer = ArmacTrainer::new(dir, game.clone(), s, net_cfg.clone(), ws_capacity, start)?;
     let interrupted = crate::run::interrupt_flag();
     attach_actors(&mut trainer, config, s, dir, opts, resumed.is_some())?;
 
@@ -162,15 +150,15 @@ fn run_in_pool(
     if opts.quiet {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
-    bar.set_position(trainer.state.epoch);
-    let elapsed_before = trainer.state.elapsed_seconds;
-    let first_epoch = trainer.state.epoch;
+    bar.set_position(trainer.state().epoch);
+    let elapsed_before = trainer.state().elapsed_seconds;
+    let first_epoch = trainer.state().epoch;
     let mut last_ckpt = Instant::now();
     let mut stopped_early = false;
     let mut last_nash_conv = f64::NAN;
     let mut last_eval_epoch = None;
     let mut result: Result<(), RunError> = Ok(());
-    while trainer.state.epoch < s.epochs {
+    while trainer.state().epoch < s.epochs {
         if deadline.expired() || interrupted.load(Ordering::Relaxed) {
             stopped_early = true;
             break;
@@ -196,11 +184,11 @@ fn run_in_pool(
         tb.flush();
         metrics
             .write(&ArmacRow {
-                epoch: trainer.state.epoch,
+                epoch: trainer.state().epoch,
                 seconds,
                 nash_conv: nc,
-                acting_steps: trainer.state.acting_steps,
-                learning_steps: trainer.state.learning_steps,
+                acting_steps: trainer.state().acting_steps,
+                learning_steps: trainer.state().learning_steps,
                 losses: report.losses,
                 diag: report.diagnostics,
             })
@@ -235,7 +223,7 @@ fn run_in_pool(
     checkpoint(dir, &mut trainer, config)?;
     result?;
     // The summary reports the network the run ends with (also when stopped between evaluations).
-    if last_eval_epoch != Some(trainer.state.epoch)
+    if last_eval_epoch != Some(trainer.state().epoch)
         && let Some(nc) = trainer.final_nash_conv()
     {
         last_nash_conv = nc;
@@ -244,7 +232,7 @@ fn run_in_pool(
         run_dir: dir.to_path_buf(),
         game: game.load_string(),
         algorithm: "armac".into(),
-        iterations: trainer.state.epoch,
+        iterations: trainer.state().epoch,
         nash_conv: last_nash_conv,
         seconds,
         stopped_early,
@@ -256,59 +244,36 @@ fn run_in_pool(
     Ok(summary)
 }
 
-/// What the trainer of a run starts from, and the run's open metrics file: the checkpoint of a
-/// resumed run (the directory changes only once all of it is loaded), or a new run's `θ^0`.
-fn start_of(
+/// The trainer of a run and its open metrics file: resumed from the committed checkpoint of
+/// `resumed` (the directory changes only once all of it is loaded), or a new run's `θ^0`.
+fn open_trainer(
     config: &Config,
     s: &ArmacRun,
     dir: &Path,
     resumed: Option<&super::Resumed>,
-    game: &GameRef,
-    device: &crate::nn::Device,
-    ws_capacity: usize,
-) -> Result<(Start, MetricsCsv), RunError> {
+) -> Result<(ArmacTrainer, MetricsCsv), RunError> {
     let metrics_path = dir.join("metrics.csv");
-    let net_cfg = crate::rl::armac::net_config(game, s);
     Ok(if let Some(r) = resumed {
         let g = &r.generation;
-        let start = resume_state(
-            dir,
-            &g.dir,
-            g.manifest.step,
-            &g.manifest.shared,
-            game,
-            &net_cfg,
-            device,
-            s,
-            ws_capacity,
-        )?;
+        let at = ResumePoint {
+            ckpt_dir: &g.dir,
+            step: g.manifest.step,
+            shared: &g.manifest.shared,
+        };
+        let trainer = ArmacTrainer::open(dir, s, config.seed, Some(at))?;
         // Everything loaded and verified: only now does the run directory change.
-        let (metrics, _) = super::resume::commit_resume(
-            dir,
-            &r.generation,
-            config,
-            &r.changed,
-            &ArmacRow::header(),
-        )?;
+        let (metrics, _) =
+            super::resume::commit_resume(dir, g, config, &r.changed, &ArmacRow::header())?;
         // Networks written after the checkpoint are rewritten by this run.
-        collect_reservoir(dir, &needed_snapshots(&start.state));
-        (start, metrics)
+        trainer.drop_unreferenced_networks();
+        (trainer, metrics)
     } else {
         write_atomic(&dir.join("config.toml"), config.to_toml().as_bytes())
             .map_err(io_err("config", dir))?;
-        let (learner, state, nets) = fresh_state(dir, game, &net_cfg, device, s, config.seed)?;
+        let trainer = ArmacTrainer::open(dir, s, config.seed, None)?;
         let metrics = MetricsCsv::create(&metrics_path, &ArmacRow::header())
             .map_err(io_err("metrics", &metrics_path))?;
-        let memory = (s.memory == MemoryKind::Reservoir).then(|| new_memory(s));
-        let start = Start {
-            learner,
-            state,
-            nets,
-            replay_items: Vec::new(),
-            sums: Default::default(),
-            memory,
-        };
-        (start, metrics)
+        (trainer, metrics)
     })
 }
 
@@ -327,7 +292,8 @@ fn attach_actors(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let st = &trainer.state;
+    let st = trainer.state();
+    let (info_len, num_actions) = trainer.replay_shape();
     match crate::cluster::LearnerSettings::of(config.cluster.as_ref(), s, &dir_name)? {
         None => {
             let seed_base = config
@@ -344,8 +310,8 @@ fn attach_actors(
                 resumed,
                 st.broker_cursor.clone(),
                 st.broker_seen.clone(),
-                trainer.replay.info_len,
-                trainer.replay.num_actions,
+                info_len,
+                num_actions,
                 Box::new(move |id| reservoir_path(&net_dir, id)),
             )
             .map_err(RunError::context("connecting the learner to its broker"))?;
@@ -366,97 +332,38 @@ fn attach_actors(
     Ok(())
 }
 
-/// Writes a checkpoint of `trainer` and tells its link the checkpoint is committed.
+/// Writes the checkpoint generation of `trainer`'s current state and tells the trainer it is
+/// committed (it then forgets and deletes the networks nothing references any more).
 fn checkpoint(dir: &Path, trainer: &mut ArmacTrainer, config: &Config) -> Result<(), RunError> {
-    save_checkpoint(
-        dir,
-        &trainer.learner,
-        &trainer.state,
-        config,
-        &trainer.replay,
-        trainer.memory.as_ref(),
-        &mut trainer.sums,
-    )?;
+    write_generation(dir, config, &trainer.checkpoint()?)?;
     trainer.committed()?;
     Ok(())
 }
 
-/// Writes a checkpoint generation (learner, state, config, replay memory, and references with
-/// sums to the reservoir networks the state needs), commits it, then deletes the reservoir
-/// files nothing references any more.
-fn save_checkpoint(
-    dir: &Path,
-    learner: &ArmacLearner,
-    state: &ArmacState,
-    config: &Config,
-    replay: &Replay,
-    memory: Option<&Memory>,
-    sums: &mut Sums,
-) -> Result<(), RunError> {
+/// Writes and commits a checkpoint generation: the learner, the config and the trainer's
+/// files, with references (and sums) to the reservoir networks it needs.
+fn write_generation(dir: &Path, config: &Config, ck: &Checkpoint<'_>) -> Result<(), RunError> {
     let ctx = || RunError::context("writing a checkpoint");
-    let mut generation = GenerationWriter::begin(dir, state.epoch).map_err(ctx())?;
-    learner
+    let mut generation = GenerationWriter::begin(dir, ck.epoch).map_err(ctx())?;
+    ck.learner
         .save(&generation.dir().join("learner"))
         .map_err(RunError::context("saving the learner"))?;
     generation.record("learner").map_err(ctx())?;
-    generation
-        .add(
-            "state.json",
-            serde_json::to_string_pretty(state).unwrap().as_bytes(),
-        )
-        .map_err(ctx())?;
+    let (state, rest) = ck.files.split_first().expect("a checkpoint has its state");
+    generation.add(state.0, &state.1).map_err(ctx())?;
     generation
         .add("config.toml", config.to_toml().as_bytes())
         .map_err(ctx())?;
-    for (name, bytes) in data_files(replay, memory) {
-        generation.add(name, &bytes).map_err(ctx())?;
+    for (name, bytes) in rest {
+        generation.add(name, bytes).map_err(ctx())?;
     }
-    let needed = needed_snapshots(state);
-    for &id in &needed {
-        let sum = match sums.get(&id) {
-            Some(s) => s.clone(),
-            None => {
-                let path = reservoir_path(dir, id);
-                let b = std::fs::read(&path).map_err(io_err("network snapshot", &path))?;
-                FileSum::of(&b)
-            }
-        };
-        generation.reference(&reservoir_rel(id), sum.clone());
-        sums.insert(id, sum);
+    for (rel, sum) in &ck.snapshots {
+        generation.reference(rel, sum.clone());
     }
     generation
         .commit()
         .map_err(RunError::context("committing a checkpoint"))?;
-    sums.retain(|id, _| needed.contains(id) || *id > state.epoch);
-    collect_reservoir(
-        dir,
-        &needed.iter().copied().chain(sums.keys().copied()).collect(),
-    );
     Ok(())
-}
-
-/// Deletes the reservoir network files whose ids are not in `keep` (no kept generation and
-/// no part of the running state references them), and the temporary files of network writes
-/// that a killed process left behind (the run holds the directory's lock and writes nothing
-/// meanwhile).
-fn collect_reservoir(dir: &Path, keep: &std::collections::BTreeSet<u64>) {
-    super::generation::remove_temporaries(&dir.join("reservoir"));
-    for e in std::fs::read_dir(dir.join("reservoir"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let name = e.file_name();
-        let id = name.to_str().and_then(|n| {
-            n.strip_prefix("net_")?
-                .strip_suffix(".bpk")?
-                .parse::<u64>()
-                .ok()
-        });
-        if id.is_some_and(|id| !keep.contains(&id)) {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
 }
 
 /// Writes a run directory as if `past_epochs` epochs had been trained, for benchmarks of the
@@ -501,15 +408,17 @@ pub fn write_synthetic_run(config: &Config, dir: &Path, past_epochs: u64) -> Res
         info_len: net_cfg.input_size,
         num_actions: game.num_distinct_actions(),
     };
-    save_checkpoint(
-        dir,
-        &learner,
-        &st,
-        config,
-        &replay,
-        None,
-        &mut Default::default(),
-    )
+    let (files, snapshots, referenced) =
+        checkpoint::contents(dir, &st, &replay, None, &mut Default::default())?;
+    let ck = Checkpoint {
+        epoch: st.epoch,
+        learner: &learner,
+        files,
+        snapshots,
+    };
+    write_generation(dir, config, &ck)?;
+    collect_reservoir(dir, &referenced);
+    Ok(())
 }
 
 /// Loads the average-policy head of an ARMAC checkpoint: `path` is a model directory (every

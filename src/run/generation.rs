@@ -440,17 +440,6 @@ impl Generation {
     }
 }
 
-/// Removes stray temporary files (`*.tmp`, left by a stop during an atomic write) from `dir`.
-pub fn remove_temporaries(dir: &Path) {
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        if name.ends_with(".tmp") && e.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

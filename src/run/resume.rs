@@ -3,8 +3,9 @@
 //! an uninterrupted one's. Nothing here runs before the whole checkpoint has been validated.
 
 use super::config::Config;
-use super::generation::{Generation, remove_temporaries};
+use super::generation::Generation;
 use super::{MetricsCsv, RunError};
+use crate::util::remove_temporaries;
 use std::path::Path;
 
 /// Config keys that may change when a run is resumed: budgets, schedules and threads. Any

@@ -30,6 +30,7 @@
 
 pub mod actor;
 pub mod candidates;
+pub mod checkpoint;
 pub mod choices;
 pub mod diagnostics;
 mod exact;
@@ -60,7 +61,7 @@ pub use settings::{
     ArmacRun, ArmacSettings, InputScale, PolyakScope, SettingsError, default_reward_scale,
     net_config, reward_scale,
 };
-pub use start::{Start, fresh_state, resume_state};
+pub use start::{ResumePoint, Start, fresh_state, resume_state};
 pub use state::{ArmacState, Nets, Sums, read_state};
 pub use trainer::{ArmacTrainer, EpochReport, ScalarSink};
 

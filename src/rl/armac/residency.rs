@@ -162,3 +162,27 @@ pub fn network_bytes(net_cfg: &ArmacNetConfig) -> Result<usize, TrainError> {
         .map_err(TrainError::context("sizing the network"))?
         .num_weights())
 }
+
+/// Deletes the reservoir network files whose ids are not in `keep` (no kept generation and
+/// no part of the running state references them), and the temporary files of network writes
+/// that a killed process left behind (the run holds the directory's lock and writes nothing
+/// meanwhile).
+pub fn collect_reservoir(dir: &Path, keep: &std::collections::BTreeSet<u64>) {
+    crate::util::remove_temporaries(&dir.join("reservoir"));
+    for e in std::fs::read_dir(dir.join("reservoir"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = e.file_name();
+        let id = name.to_str().and_then(|n| {
+            n.strip_prefix("net_")?
+                .strip_suffix(".bpk")?
+                .parse::<u64>()
+                .ok()
+        });
+        if id.is_some_and(|id| !keep.contains(&id)) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}

@@ -1,13 +1,19 @@
 //! [`ArmacTrainer`]: the learner's side of an ARMAC run, one epoch at a time. The caller (the
 //! run layer) owns the run directory's generations, the metrics files and the schedule: it
-//! builds a trainer from a [`Start`], attaches the actors, then per epoch calls
-//! [`ArmacTrainer::act_and_learn`], [`ArmacTrainer::advance`] and [`ArmacTrainer::log_epoch`],
-//! and checkpoints what the trainer's public fields hold.
+//! opens a trainer ([`ArmacTrainer::open`]: a new run's `θ^0` or a committed checkpoint),
+//! attaches the actors, then per epoch calls [`ArmacTrainer::act_and_learn`],
+//! [`ArmacTrainer::advance`] and [`ArmacTrainer::log_epoch`], and writes the generation
+//! [`ArmacTrainer::checkpoint`] describes, telling the trainer once it is committed
+//! ([`ArmacTrainer::committed`]).
 
+use super::checkpoint::{Checkpoint, contents};
 use super::diagnostics::{Diagnostics, DiagnosticsRow, critic_error, exact_critic};
 use super::exact::{Exact, ExactAdvantages, TabularW};
 use super::learn::{EpochWork, act_and_learn, epoch_plan};
-use super::residency::{ResidentStats, load_resident, past_epochs, previous_epoch, save_net};
+use super::residency::{
+    ResidentStats, collect_reservoir, load_resident, needed_snapshots, past_epochs, previous_epoch,
+    save_net,
+};
 use super::settings::{ArmacRun, reward_scale};
 use super::start::Start;
 use super::state::{ArmacState, Nets, Sums};
@@ -23,6 +29,7 @@ use crate::rl::armac::replay::Replay;
 use crate::rl::error::{TrainError, io_err};
 use crate::tree::TreePolicy;
 use crate::util::SplitMix64;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -56,20 +63,22 @@ pub struct ArmacTrainer {
     na: usize,
     net_cfg: ArmacNetConfig,
     dir: PathBuf,
-    pub learner: ArmacLearner,
-    pub state: ArmacState,
+    learner: ArmacLearner,
+    state: ArmacState,
     /// The networks in memory, by epoch.
-    pub nets: Nets,
+    nets: Nets,
     /// The recorded sums of the reservoir's network files.
-    pub sums: Sums,
-    pub replay: Replay,
-    pub memory: Option<Memory>,
+    sums: Sums,
+    replay: Replay,
+    memory: Option<Memory>,
     ws_capacity: usize,
     ws_refresh: usize,
     exact: Option<Exact>,
     tabular: Option<TabularW>,
     diag: Option<Diagnostics>,
     exact_adv: Option<ExactAdvantages>,
+    /// The networks the last checkpoint referenced (kept on disk once it is committed).
+    referenced: BTreeSet<u64>,
     stop: Arc<AtomicBool>,
     quota: Arc<AtomicI64>,
     snapshots: Arc<RwLock<Arc<Snapshots>>>,
@@ -215,6 +224,7 @@ impl ArmacTrainer {
             tabular,
             diag,
             exact_adv,
+            referenced: BTreeSet::new(),
             stop,
             quota,
             snapshots,
@@ -537,7 +547,55 @@ impl ArmacTrainer {
 
     /// A checkpoint holding [`ArmacTrainer::record`]'s position is committed.
     pub fn committed(&mut self) -> Result<(), TrainError> {
+        let epoch = self.state.epoch;
+        let referenced = &self.referenced;
+        self.sums
+            .retain(|id, _| referenced.contains(id) || *id > epoch);
+        collect_reservoir(
+            &self.dir,
+            &referenced
+                .iter()
+                .copied()
+                .chain(self.sums.keys().copied())
+                .collect(),
+        );
         self.link().committed()
+    }
+
+    /// What a checkpoint of the trainer's current state holds (call [`ArmacTrainer::record`]
+    /// first); once the generation is committed, call [`ArmacTrainer::committed`].
+    pub fn checkpoint(&mut self) -> Result<Checkpoint<'_>, TrainError> {
+        let (files, snapshots, referenced) = contents(
+            &self.dir,
+            &self.state,
+            &self.replay,
+            self.memory.as_ref(),
+            &mut self.sums,
+        )?;
+        self.referenced = referenced;
+        Ok(Checkpoint {
+            epoch: self.state.epoch,
+            learner: &self.learner,
+            files,
+            snapshots,
+        })
+    }
+
+    /// Deletes the reservoir networks a resumed run's checkpoint does not reference (written
+    /// after it; this run writes them again). Call once the run directory may change.
+    pub fn drop_unreferenced_networks(&self) {
+        collect_reservoir(&self.dir, &needed_snapshots(&self.state));
+    }
+
+    /// The counters, reservoirs and RNG state of the run.
+    pub fn state(&self) -> &ArmacState {
+        &self.state
+    }
+
+    /// The replay memory's information-state length and action count (what trajectories on
+    /// the wire carry).
+    pub fn replay_shape(&self) -> (usize, usize) {
+        (self.replay.info_len, self.replay.num_actions)
     }
 
     /// Stops the actors: tells them, closes the link and joins the threads. The first error
