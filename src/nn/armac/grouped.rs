@@ -5,18 +5,18 @@
 use super::batch::Heads;
 use super::batch::TrainBatch;
 use super::config::ArmacNetConfig;
+use super::forward::InputBlocks;
+use super::forward::acting_players;
+use super::forward::forward_packed;
+use super::forward::pack_inputs;
 use super::loss::TargetBlocks;
 use super::loss::pack_targets;
 use super::net::ArmacNet;
 use super::net::ArmacOutput;
 use super::step_targets::StepTargetBlocks;
 use super::step_targets::pack_step_targets;
-use super::tensors::InputBlocks;
 use super::tensors::Packed;
 use super::tensors::Packer;
-use super::tensors::acting_players;
-use super::tensors::forward_packed;
-use super::tensors::pack_inputs;
 use burn::tensor::Device;
 use burn::tensor::Tensor;
 

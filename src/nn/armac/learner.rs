@@ -22,6 +22,12 @@ use super::checkpoint::read_file;
 use super::checkpoint::write_all_atomic;
 use super::config::ArmacNetConfig;
 use super::config::NnError;
+use super::forward::evaluate_on;
+use super::forward::evaluate_select_on;
+#[cfg(test)]
+use super::forward::forward_packed;
+#[cfg(test)]
+use super::forward::pack_inputs;
 use super::grouped::grouped_terms;
 use super::layers::LstmState;
 use super::loss::pack_targets;
@@ -30,18 +36,11 @@ use super::policy_net::ArmacPolicyNet;
 use super::policy_net::RecurrentState;
 use super::policy_net::SeqInputs;
 use super::policy_net::evaluate_sequences_on;
-use super::resident::ResidentTables;
 use super::step_targets::pack_step_targets;
 use super::tensors::DeviceIo;
 use super::tensors::Packer;
 use super::tensors::cpu_device;
-use super::tensors::evaluate_on;
-use super::tensors::evaluate_select_on;
-#[cfg(test)]
-use super::tensors::forward_packed;
 use super::tensors::io_now;
-#[cfg(test)]
-use super::tensors::pack_inputs;
 use super::tensors::read_back;
 use burn::module::Module;
 use burn::optim::AdamConfig;
@@ -119,6 +118,14 @@ pub struct ArmacLearner {
 pub(super) struct Ema {
     pub(super) decay: f64,
     pub(super) model: ArmacNet,
+}
+
+/// The device tables of [`ArmacLearner::enable_resident_memory`]: per table (regret, policy)
+/// chunks of `chunk_rows` rows, slot `s` at row `s % chunk_rows` of chunk `s / chunk_rows`.
+pub(super) struct ResidentTables {
+    pub(super) chunk_rows: usize,
+    pub(super) capacity: usize,
+    pub(super) tables: [Vec<Tensor<2>>; 2],
 }
 
 impl std::fmt::Debug for ArmacLearner {

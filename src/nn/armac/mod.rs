@@ -33,6 +33,7 @@
 mod batch;
 mod checkpoint;
 mod config;
+mod forward;
 mod grouped;
 #[cfg(test)]
 mod io_tests;
@@ -53,7 +54,7 @@ mod tensors;
 #[cfg(test)]
 mod tests;
 
-pub use batch::{ActBatch, ActOutput, Heads, Losses, TrainBatch, TrainRow};
+pub use batch::{ActBatch, ActOutput, Heads, Losses, StepTargets, TrainBatch, TrainRow};
 pub(crate) use checkpoint::{CastFloats, FileCheck, read_file, write_all_atomic};
 pub use config::{ArmacNetConfig, NnError, SnapshotPrecision};
 pub use grouped::train_step_flops;
@@ -67,7 +68,6 @@ pub use resident::{
     RESIDENT_CHUNK_BYTES, RESIDENT_MAX_CAPACITY, ResidentDraw, ResidentStep, ResidentUpdate,
     resident_catch_up_uploads, resident_width,
 };
-pub use step_targets::StepTargets;
 pub use synthetic::{
     push_synthetic_memory_rows, synthetic_act_batch, synthetic_seq_batch, synthetic_step_targets,
     synthetic_train_batch,

@@ -2,13 +2,19 @@
 
 use super::ILLEGAL_LOGIT;
 use super::batch::Heads;
+use super::config::ArmacNetConfig;
+use super::config::NnError;
+use super::init_rng;
 use super::layers::Head;
 use super::layers::LstmCell;
 use super::layers::LstmState;
 use super::layers::ResBlock;
 use super::layers::double_relu;
 use super::layers::feed_forward;
+use super::layers::init_linear;
+use super::layers::zero_linear;
 use super::tensors::upload;
+use crate::util::SplitMix64;
 use burn::module::Module;
 use burn::nn::Linear;
 use burn::tensor::Device;
@@ -493,6 +499,76 @@ impl ArmacNet {
                 },
             ],
         )
+    }
+}
+
+impl ArmacNetConfig {
+    /// The `Linear` layers of a feed-forward encoder (`encoder_layers` of `encoder_hidden`).
+    fn feed_forward_encoder(&self, rng: &mut SplitMix64, device: &Device) -> Vec<Linear> {
+        let mut d_in = self.input_size;
+        (0..self.encoder_layers)
+            .map(|_| {
+                let layer = init_linear(rng, d_in, self.encoder_hidden, true, device);
+                d_in = 2 * self.encoder_hidden;
+                layer
+            })
+            .collect()
+    }
+
+    /// Builds a network with reproducible weights drawn from `seed`, on `device` (pass an
+    /// autodiff device to train it).
+    pub fn init(&self, device: &Device, seed: u64) -> Result<ArmacNet, NnError> {
+        self.validate()?;
+        let mut rng = init_rng(seed);
+        let rep = self.representation_size();
+        let a = self.num_actions;
+        let hh = self.head_hidden;
+        let (encoder, lstm) = if self.recurrent {
+            let w = self.representation_size();
+            let input = vec![init_linear(&mut rng, self.input_size, w, true, device)];
+            let lstm = LstmCell::init(&mut rng, 2 * w, w, device);
+            (input, Some(lstm))
+        } else {
+            (self.feed_forward_encoder(&mut rng, device), None)
+        };
+        let zero = self.zero_init_heads;
+        let head = |rng: &mut SplitMix64| {
+            let block = ResBlock::init(rng, rep, hh, device);
+            let mut out = init_linear(rng, 2 * hh, a, true, device);
+            if zero {
+                out = zero_linear(out, device);
+            }
+            Head { block, out }
+        };
+        let immediate_regret = head(&mut rng);
+        let mean_regret = head(&mut rng);
+        let avg_policy = head(&mut rng);
+        let critic_a = init_linear(&mut rng, rep, hh, true, device);
+        let critic_b = init_linear(&mut rng, rep, hh, true, device);
+        let critic_block = ResBlock::init(&mut rng, 2 * hh, hh, device);
+        let critic_q0 = init_linear(&mut rng, 2 * hh, a, true, device);
+        let critic_q1 = init_linear(&mut rng, 2 * hh, a, true, device);
+        // Drawn last, so that the other weights do not depend on this option.
+        let regret_encoder = if self.separate_regret_encoder {
+            self.feed_forward_encoder(&mut rng, device)
+        } else {
+            Vec::new()
+        };
+        Ok(ArmacNet {
+            input_factor: self.input_scale.iter().map(|s| 1.0 / s).collect(),
+            factor_on_device: FactorCache::default(),
+            regret_encoder,
+            encoder,
+            lstm,
+            immediate_regret,
+            mean_regret,
+            avg_policy,
+            critic_a,
+            critic_b,
+            critic_block,
+            critic_q0,
+            critic_q1,
+        })
     }
 }
 

@@ -19,6 +19,7 @@ use super::config::ArmacNetConfig;
 use super::config::NnError;
 use super::grouped::pack_grouped;
 use super::learner::ArmacLearner;
+use super::learner::ResidentTables;
 use super::loss::policy_cross_entropy;
 use super::loss::weighted_sq_error;
 use super::tensors::Block;
@@ -384,12 +385,4 @@ fn pack_table(
         draws,
         weights,
     }
-}
-
-/// The device tables of [`ArmacLearner::enable_resident_memory`]: per table (regret, policy)
-/// chunks of `chunk_rows` rows, slot `s` at row `s % chunk_rows` of chunk `s / chunk_rows`.
-pub(super) struct ResidentTables {
-    chunk_rows: usize,
-    capacity: usize,
-    tables: [Vec<Tensor<2>>; 2],
 }

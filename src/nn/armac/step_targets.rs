@@ -18,91 +18,12 @@
 //!
 //! one gather of `s` with host-made indices and weights.
 
-use super::batch::TrainBatch;
-use super::batch::check_len;
-use super::config::NnError;
+use super::batch::StepTargets;
 use super::tensors::Block;
 use super::tensors::Packed;
 use super::tensors::Packer;
 use burn::tensor::Int;
 use burn::tensor::Tensor;
-
-/// The critic and immediate-regret targets of a [`TrainBatch`]'s first `rows` rows as
-/// coefficients of the learner's critic (see the module docs). With `q_p[j]` the critic row of
-/// batch row `j` for player `p`'s utility and `s_p[j] = Σ_a successor[j, a] · q_p[j, a]`:
-///
-/// * critic target of row `r`: `base[r][p] + Σ_d weight[r, d] · s_p[index[r, d]]`;
-/// * immediate-regret target of row `r` with acting player `p = player[r]`: at the legal
-///   actions `q_p[r] − Σ_a policy[r, a] · q_p[r, a]`, 0 elsewhere.
-///
-/// The batch's `critic_target` and `immediate_target` of those rows are not read; rows from
-/// `rows` on must weigh neither the critic nor the immediate-regret head. In a feed-forward
-/// batch every row below `rows` must weigh the critic (so it is in the step's critic pass); a
-/// recurrent batch computes every row's critic, so its padding rows may be covered, with zero
-/// coefficients.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct StepTargets {
-    /// Rows covered: the batch's first `rows`.
-    pub rows: usize,
-    /// Terms per row (the row stride of `index` and `weight`), at least 1 when `rows > 0`.
-    pub depth: usize,
-    /// `rows × A`: the target policy `π` at each row, 0 at illegal actions.
-    pub policy: Vec<f32>,
-    /// `rows × A`: the coefficients by which a row's critic enters the target of the rows
-    /// before it on its trajectory (`π_j − c_j·onehot(a_j)`).
-    pub successor: Vec<f32>,
-    /// `rows × depth`: rows (below `rows`) whose `s` enter each row's critic target.
-    pub index: Vec<usize>,
-    /// `rows × depth`: their weights.
-    pub weight: Vec<f32>,
-    /// `rows`: the part of each critic target that the critic does not enter (the return's).
-    pub base: Vec<[f32; 2]>,
-    /// `rows`: the acting player (0 or 1), whose utility the immediate-regret target reads.
-    pub player: Vec<u8>,
-}
-
-impl StepTargets {
-    /// Checks the lengths and ranges against a batch `t` of `A = a` actions; `full_pass`: the
-    /// step computes the critic of every row (recurrent batches).
-    pub(super) fn validate(
-        &self,
-        t: &TrainBatch,
-        a: usize,
-        full_pass: bool,
-    ) -> Result<(), NnError> {
-        let (r, d) = (self.rows, self.depth);
-        let bad = |what: String| Err(NnError::Config(format!("step_targets: {what}")));
-        if r > t.rows() {
-            return bad(format!("{r} rows in a batch of {}", t.rows()));
-        }
-        if r > 0 && d == 0 {
-            return bad("depth 0".into());
-        }
-        check_len("step_targets.policy", self.policy.len(), r * a)?;
-        check_len("step_targets.successor", self.successor.len(), r * a)?;
-        check_len("step_targets.index", self.index.len(), r * d)?;
-        check_len("step_targets.weight", self.weight.len(), r * d)?;
-        check_len("step_targets.base", self.base.len(), r)?;
-        check_len("step_targets.player", self.player.len(), r)?;
-        if let Some(i) = self.index.iter().find(|&&i| i >= r) {
-            return bad(format!("index {i} beyond its {r} rows"));
-        }
-        if let Some(p) = self.player.iter().find(|&&p| p > 1) {
-            return bad(format!("player {p}"));
-        }
-        if let Some(i) = (0..r).find(|&i| !full_pass && t.critic_weight[i] == 0.0) {
-            return bad(format!("row {i} has no critic weight"));
-        }
-        if let Some(i) =
-            (r..t.rows()).find(|&i| t.critic_weight[i] != 0.0 || t.immediate_weight[i] != 0.0)
-        {
-            return bad(format!(
-                "row {i} weighs the critic or the immediate-regret head but is not covered"
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// Where [`StepTargets`] lie in a [`Packer`], in the packed order of the rows.
 pub(super) struct StepTargetBlocks {

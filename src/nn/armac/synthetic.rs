@@ -1,12 +1,12 @@
 //! Random, reproducible batches for tests and benchmarks (no game involved).
 
 use super::batch::ActBatch;
+use super::batch::StepTargets;
 use super::batch::TrainBatch;
 use super::batch::TrainRow;
 use super::config::ArmacNetConfig;
 use super::init_rng;
 use super::learner::SeqTrainBatch;
-use super::step_targets::StepTargets;
 use crate::util::SplitMix64;
 
 pub(super) fn synthetic_legal(rng: &mut SplitMix64, a: usize) -> Vec<bool> {

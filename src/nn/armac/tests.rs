@@ -1,8 +1,8 @@
 use super::*;
 use crate::nn::armac::checkpoint::CollectFloats;
+use crate::nn::armac::forward::acting_players;
 use crate::nn::armac::grouped::row_groups_len;
 use crate::nn::armac::learner::adam;
-use crate::nn::armac::tensors::acting_players;
 use crate::nn::armac::tensors::cpu_device;
 use crate::nn::armac::tensors::tensor2;
 use crate::nn::armac::tensors::to_vec;
