@@ -1,18 +1,15 @@
-//! How an ARMAC trainer starts ([`ArmacTrainer::open`]): a new run's learner and `θ^0`, or
+//! How an ARMAC trainer starts ([`super::ArmacTrainer::open`]): a new run's learner and `θ^0`, or
 //! everything a checkpoint holds of a run that resumes.
 
-use super::memory_io::{REPLAY_FILE, load_memory, new_memory};
+use super::memory_io::{REPLAY_FILE, load_memory};
 use super::residency::{load_resident, needed_snapshots, reservoir_rel, save_net};
-use super::residency::{network_bytes, working_set_capacity};
-use super::settings::{ArmacRun, ArmacSettings, PolyakScope, net_config};
+use super::settings::{ArmacSettings, PolyakScope};
 use super::state::{ArmacState, Nets, Sums, read_state};
-use super::trainer::ArmacTrainer;
 use crate::game::GameRef;
-use crate::games::load_game;
 use crate::nn::armac::{ArmacLearner, ArmacNetConfig};
 use crate::rl::armac::actor::PastDraw;
 use crate::rl::armac::candidates::{Candidate, CandidateStats};
-use crate::rl::armac::memory::{Memory, MemoryKind};
+use crate::rl::armac::memory::Memory;
 use crate::rl::armac::reservoir::Reservoir;
 use crate::rl::armac::trajectory::{Trajectory, decode_replay};
 use crate::rl::armac::working_set::WorkingSet;
@@ -38,50 +35,6 @@ pub struct ResumePoint<'a> {
     pub ckpt_dir: &'a Path,
     pub step: u64,
     pub shared: &'a std::collections::BTreeMap<String, FileSum>,
-}
-
-impl ArmacTrainer {
-    /// The trainer of the ARMAC run `s` in `dir`: resumed from `resume` (which it only reads),
-    /// or a new run whose `θ^0` is drawn from `seed` and written to the reservoir. Past
-    /// networks in memory: as many epochs as `armac.snapshot_memory_mb` holds. No actors yet.
-    pub fn open(
-        dir: &Path,
-        s: &ArmacRun,
-        seed: u64,
-        resume: Option<ResumePoint<'_>>,
-    ) -> Result<ArmacTrainer, TrainError> {
-        let game = load_game(&s.game)?;
-        let device = crate::nn::select_device(s.device.as_str())
-            .map_err(TrainError::context("armac.device"))?;
-        let net_cfg = net_config(&game, s);
-        let ws_capacity = working_set_capacity(s.snapshot_memory_mb, network_bytes(&net_cfg)?);
-        let start = match resume {
-            Some(r) => resume_state(
-                dir,
-                r.ckpt_dir,
-                r.step,
-                r.shared,
-                &game,
-                &net_cfg,
-                &device,
-                s,
-                ws_capacity,
-            )?,
-            None => {
-                let (learner, state, nets) = fresh_state(dir, &game, &net_cfg, &device, s, seed)?;
-                let memory = (s.memory == MemoryKind::Reservoir).then(|| new_memory(s));
-                Start {
-                    learner,
-                    state,
-                    nets,
-                    replay_items: Vec::new(),
-                    sums: Default::default(),
-                    memory,
-                }
-            }
-        };
-        ArmacTrainer::new(dir, game, s, net_cfg, ws_capacity, start)
-    }
 }
 
 /// Applies the settings a learner takes besides its network and step size.

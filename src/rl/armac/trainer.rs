@@ -10,21 +10,23 @@ use super::checkpoint::{Checkpoint, contents};
 use super::diagnostics::{Diagnostics, DiagnosticsRow, critic_error, exact_critic};
 use super::exact::{Exact, ExactAdvantages, TabularW};
 use super::learn::{EpochWork, act_and_learn, epoch_plan};
+use super::memory_io::new_memory;
 use super::residency::{
-    ResidentStats, collect_reservoir, load_resident, needed_snapshots, past_epochs, previous_epoch,
-    save_net,
+    ResidentStats, collect_reservoir, load_resident, needed_snapshots, network_bytes, past_epochs,
+    previous_epoch, save_net, working_set_capacity,
 };
-use super::settings::{ArmacRun, reward_scale};
-use super::start::Start;
+use super::settings::{ArmacRun, net_config, reward_scale};
+use super::start::{ResumePoint, Start, fresh_state, resume_state};
 use super::state::{ArmacState, Nets, Sums};
 use super::transport::{
     EpochPlan, LearnerLink, LocalActor, LocalLearner, actor_loop, actor_settings,
 };
 use crate::eval::nash_conv;
 use crate::game::GameRef;
+use crate::games::load_game;
 use crate::nn::armac::{ArmacLearner, ArmacNetConfig, ArmacPolicyNet};
 use crate::rl::armac::actor::{ActorMsg, Snapshots};
-use crate::rl::armac::memory::Memory;
+use crate::rl::armac::memory::{Memory, MemoryKind};
 use crate::rl::armac::replay::Replay;
 use crate::rl::error::{TrainError, io_err};
 use crate::tree::TreePolicy;
@@ -88,6 +90,50 @@ pub struct ArmacTrainer {
     acting_t0: Instant,
     acting_before: u64,
     actors_t: Instant,
+}
+
+impl ArmacTrainer {
+    /// The trainer of the ARMAC run `s` in `dir`: resumed from `resume` (which it only reads),
+    /// or a new run whose `θ^0` is drawn from `seed` and written to the reservoir. Past
+    /// networks in memory: as many epochs as `armac.snapshot_memory_mb` holds. No actors yet.
+    pub fn open(
+        dir: &Path,
+        s: &ArmacRun,
+        seed: u64,
+        resume: Option<ResumePoint<'_>>,
+    ) -> Result<ArmacTrainer, TrainError> {
+        let game = load_game(&s.game)?;
+        let device = crate::nn::select_device(s.device.as_str())
+            .map_err(TrainError::context("armac.device"))?;
+        let net_cfg = net_config(&game, s);
+        let ws_capacity = working_set_capacity(s.snapshot_memory_mb, network_bytes(&net_cfg)?);
+        let start = match resume {
+            Some(r) => resume_state(
+                dir,
+                r.ckpt_dir,
+                r.step,
+                r.shared,
+                &game,
+                &net_cfg,
+                &device,
+                s,
+                ws_capacity,
+            )?,
+            None => {
+                let (learner, state, nets) = fresh_state(dir, &game, &net_cfg, &device, s, seed)?;
+                let memory = (s.memory == MemoryKind::Reservoir).then(|| new_memory(s));
+                Start {
+                    learner,
+                    state,
+                    nets,
+                    replay_items: Vec::new(),
+                    sums: Default::default(),
+                    memory,
+                }
+            }
+        };
+        ArmacTrainer::new(dir, game, s, net_cfg, ws_capacity, start)
+    }
 }
 
 impl ArmacTrainer {
