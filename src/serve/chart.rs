@@ -14,7 +14,7 @@
 //! suited classes above it (row = high card), offsuit classes below (column = high card).
 
 use super::ApiError;
-use super::api::Head;
+use super::model::Head;
 use crate::game::{Action, State, Turn};
 use crate::games::cards::{HOLE_CARDS, HOLE_MASKS, card_to_string, rank, suit};
 use crate::games::universal_poker::{UniversalPokerGame, UniversalPokerState};

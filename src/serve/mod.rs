@@ -3,7 +3,8 @@
 //! One synchronous HTTP/1.1 server ([`tiny_http`]) answered by a fixed number of worker
 //! threads ([`ServeOptions::threads`]), bound to 127.0.0.1 unless told otherwise. It serves
 //! three embedded files (`assets/`: the page, its script and its style sheet; nothing is read
-//! from disk, so no request path can reach a file) and a JSON API ([`api`], [`play`]):
+//! from disk, so no request path can reach a file) and a JSON API ([`api`], [`play`]) on the
+//! policies of [`model`]:
 //!
 //! | method and path | answer |
 //! |---|---|
@@ -22,6 +23,7 @@
 
 pub mod api;
 pub mod chart;
+pub mod model;
 pub mod play;
 pub mod table;
 
@@ -86,7 +88,8 @@ pub enum ServeError {
 /// A bound server: [`Server::addr`] is where it listens, [`Server::run`] answers requests.
 pub struct Server {
     http: Arc<tiny_http::Server>,
-    app: Arc<api::App>,
+    app: Arc<model::App>,
+    sessions: Arc<play::Sessions>,
     threads: usize,
 }
 
@@ -104,7 +107,7 @@ impl Server {
                 opts.threads
             )));
         }
-        let app = api::App::load(opts)?;
+        let app = model::App::load(opts)?;
         let addr = format!("{}:{}", opts.host, opts.port);
         let http = tiny_http::Server::http(&addr).map_err(|e| ServeError::Bind {
             addr: addr.clone(),
@@ -113,6 +116,7 @@ impl Server {
         Ok(Server {
             http: Arc::new(http),
             app: Arc::new(app),
+            sessions: Arc::new(play::Sessions::default()),
             threads: opts.threads,
         })
     }
@@ -132,9 +136,10 @@ impl Server {
             .map(|_| {
                 let http = Arc::clone(&self.http);
                 let app = Arc::clone(&self.app);
+                let sessions = Arc::clone(&self.sessions);
                 std::thread::spawn(move || {
                     while let Ok(request) = http.recv() {
-                        answer(&app, request);
+                        answer(&app, &sessions, request);
                     }
                 })
             })
@@ -258,9 +263,9 @@ impl Incoming {
     }
 }
 
-fn answer(app: &api::App, mut request: tiny_http::Request) {
+fn answer(app: &model::App, sessions: &play::Sessions, mut request: tiny_http::Request) {
     let reply = match read_request(&mut request) {
-        Ok(incoming) => route(app, &incoming),
+        Ok(incoming) => route(app, sessions, &incoming),
         Err(e) => e.into(),
     };
     let mut response = tiny_http::Response::from_data(reply.body)
@@ -349,7 +354,7 @@ const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
 const STYLE_CSS: &str = include_str!("assets/style.css");
 
-fn route(app: &api::App, req: &Incoming) -> Reply {
+fn route(app: &model::App, sessions: &play::Sessions, req: &Incoming) -> Reply {
     use tiny_http::Method::{Get, Head, Post};
     let result = match (&req.method, req.path.as_str()) {
         (Get | Head, "/" | "/index.html") => {
@@ -361,11 +366,13 @@ fn route(app: &api::App, req: &Incoming) -> Reply {
         (Get, "/api/chart") => app.chart(req),
         (Get, "/api/table") => app.table(req),
         (Get, "/api/run") => app.run_view(req),
-        (Post, "/api/play/new") => app.play_new(req),
-        (Post, "/api/play/act") => app.play_act(req),
-        (Post, "/api/play/next") => app.play_next(req),
-        (Get, "/api/play/state") => app.play_state(req),
-        (Get, "/api/play/history") => return app.play_history(req).unwrap_or_else(Into::into),
+        (Post, "/api/play/new") => sessions.play_new(app, req),
+        (Post, "/api/play/act") => sessions.play_act(app, req),
+        (Post, "/api/play/next") => sessions.play_next(app, req),
+        (Get, "/api/play/state") => sessions.play_state(app, req),
+        (Get, "/api/play/history") => {
+            return sessions.play_history(app, req).unwrap_or_else(Into::into);
+        }
         (_, p) if KNOWN_PATHS.contains(&p) => Err(ApiError {
             status: 405,
             message: format!("{} is not allowed on {p}", req.method),

@@ -12,7 +12,8 @@
 //! first decision, split in halves: player 0's, then player 1's, as every dealt game here
 //! deals them), the public chance outcomes, every action, and at the end the model's cards.
 
-use super::api::{App, Model};
+use super::model::{App, Model};
+use super::table::strip_move;
 use super::{ApiError, Incoming};
 use crate::game::{Action, State, Turn};
 use crate::games::universal_poker::UniversalPokerGame;
@@ -222,14 +223,6 @@ fn player_label(model: &Model, state: &dyn State, p: usize, a: Action) -> String
     strip_move(state.action_to_string(Some(p), a))
 }
 
-/// `player=0 move=Call` as `Call`.
-pub(super) fn strip_move(s: String) -> String {
-    match s.find("move=") {
-        Some(i) => s[i + "move=".len()..].to_string(),
-        None => s,
-    }
-}
-
 /// Each history action of `s` with the state it was taken in.
 fn replay(model: &Model, s: &Session) -> Vec<(Box<dyn State>, Action, bool)> {
     let mut st = model.game.new_initial_state();
@@ -407,12 +400,13 @@ fn body_u64(body: &serde_json::Map<String, Value>, name: &str) -> Result<Option<
     }
 }
 
-impl App {
+/// The play endpoints: each answers from the served models of `app`.
+impl Sessions {
     /// `POST /api/play/new`: `{"model": id, "policy": head, "seat": 0|1, "seed": n}` (all but
     /// `model` optional).
-    pub fn play_new(&self, req: &Incoming) -> Result<Value, ApiError> {
+    pub fn play_new(&self, app: &App, req: &Incoming) -> Result<Value, ApiError> {
         let body = req.json_body()?;
-        let (id, model) = self.model(body.get("model"))?;
+        let (id, model) = app.model(body.get("model"))?;
         let head_name = match body.get("policy") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.as_str()),
@@ -424,13 +418,13 @@ impl App {
             Some(s @ (0 | 1)) => s as usize,
             Some(s) => return Err(ApiError::bad(format!("`seat` {s} is not 0 or 1"))),
         };
-        let n = self.sessions.created.fetch_add(1, Ordering::Relaxed);
+        let n = self.created.fetch_add(1, Ordering::Relaxed);
         let seed = body_u64(&body, "seed")?
-            .unwrap_or_else(|| self.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            .unwrap_or_else(|| app.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let mut session = Session::new(model, id, head, seat, seed);
         session.advance(model)?;
         let v = view(model, "", &session);
-        let sid = self.sessions.insert(session);
+        let sid = self.insert(session);
         let mut v = v;
         v["session"] = json!(sid);
         Ok(v)
@@ -438,16 +432,16 @@ impl App {
 
     /// `POST /api/play/act`: `{"session", "hand", "step", "action"}`; `hand` and `step` are
     /// the ones of the view being answered.
-    pub fn play_act(&self, req: &Incoming) -> Result<Value, ApiError> {
+    pub fn play_act(&self, app: &App, req: &Incoming) -> Result<Value, ApiError> {
         let body = req.json_body()?;
         let sid = session_id(req, Some(&body))?;
         let field = |name: &str| {
             body_u64(&body, name)?.ok_or_else(|| ApiError::bad(format!("`{name}` is missing")))
         };
         let (hand, step, action) = (field("hand")?, field("step")?, field("action")?);
-        let cell = self.sessions.get(&sid)?;
+        let cell = self.get(&sid)?;
         let mut s = cell.lock().expect("session poisoned");
-        let model = &self.models[s.model];
+        let model = &app.models[s.model];
         if hand != s.hand {
             return Err(ApiError::conflict(format!(
                 "out of turn: the action is for hand {hand}, the match is at hand {}",
@@ -480,12 +474,12 @@ impl App {
     }
 
     /// `POST /api/play/next`: `{"session"}`; the current hand must be over.
-    pub fn play_next(&self, req: &Incoming) -> Result<Value, ApiError> {
+    pub fn play_next(&self, app: &App, req: &Incoming) -> Result<Value, ApiError> {
         let body = req.json_body()?;
         let sid = session_id(req, Some(&body))?;
-        let cell = self.sessions.get(&sid)?;
+        let cell = self.get(&sid)?;
         let mut s = cell.lock().expect("session poisoned");
-        let model = &self.models[s.model];
+        let model = &app.models[s.model];
         if !s.over {
             return Err(ApiError::conflict(format!(
                 "hand {} is still being played",
@@ -503,19 +497,19 @@ impl App {
     }
 
     /// `GET /api/play/state?session=S`.
-    pub fn play_state(&self, req: &Incoming) -> Result<Value, ApiError> {
+    pub fn play_state(&self, app: &App, req: &Incoming) -> Result<Value, ApiError> {
         let sid = session_id(req, None)?;
-        let cell = self.sessions.get(&sid)?;
+        let cell = self.get(&sid)?;
         let s = cell.lock().expect("session poisoned");
-        Ok(view(&self.models[s.model], &sid, &s))
+        Ok(view(&app.models[s.model], &sid, &s))
     }
 
     /// `GET /api/play/history?session=S`: every finished hand as text, then the result.
-    pub fn play_history(&self, req: &Incoming) -> Result<super::Reply, ApiError> {
+    pub fn play_history(&self, app: &App, req: &Incoming) -> Result<super::Reply, ApiError> {
         let sid = session_id(req, None)?;
-        let cell = self.sessions.get(&sid)?;
+        let cell = self.get(&sid)?;
         let s = cell.lock().expect("session poisoned");
-        let model = &self.models[s.model];
+        let model = &app.models[s.model];
         let r = result_json(model, &s);
         let mut text = format!(
             "armac-eval serve: match against `{}` ({}), seed {}, you started in seat {}\n\n",

@@ -58,13 +58,7 @@ pub fn all_infostates(
                     let actions = legal
                         .iter()
                         .zip(probs)
-                        .map(|(&a, pr)| {
-                            (
-                                a,
-                                super::play::strip_move(state.action_to_string(Some(p), a)),
-                                pr,
-                            )
-                        })
+                        .map(|(&a, pr)| (a, strip_move(state.action_to_string(Some(p), a)), pr))
                         .collect();
                     rows.push(Row {
                         player: p,
@@ -83,6 +77,14 @@ pub fn all_infostates(
         }
     }
     Ok(rows)
+}
+
+/// `player=0 move=Call` as `Call` (OpenSpiel's action names without the player prefix).
+pub fn strip_move(s: String) -> String {
+    match s.find("move=") {
+        Some(i) => s[i + "move=".len()..].to_string(),
+        None => s,
+    }
 }
 
 /// Answers `/api/table` from `rows`: `player` and `filter` (a substring of the infostate)
