@@ -145,20 +145,6 @@ fn the_layer_check_sees_an_upward_import() {
 // ---------------------------------------------------------------------------------------------
 // No import circle among sibling modules anywhere in src/.
 
-/// Cycles being removed on another branch, tolerated until it is merged: a cycle whose modules
-/// all lie in one entry passes. Only `nn::armac`'s; delete the entries (and this exemption)
-/// once they are gone.
-const KNOWN_CYCLES: &[&[&str]] = &[
-    &[
-        "nn::armac::batch",
-        "nn::armac::config",
-        "nn::armac::net",
-        "nn::armac::step_targets",
-        "nn::armac::tensors",
-    ],
-    &["nn::armac::learner", "nn::armac::resident"],
-];
-
 /// A library module as its path below the crate (`""` for lib.rs, `"serve::api"`).
 type Module = String;
 
@@ -449,11 +435,6 @@ fn no_import_cycle_among_modules() {
     assert!(edges > 100, "only {edges} edges between modules found");
     let unknown: Vec<String> = cycles(&graph)
         .into_iter()
-        .filter(|c| {
-            !KNOWN_CYCLES
-                .iter()
-                .any(|known| c.iter().all(|m| known.contains(&m.as_str())))
-        })
         .map(|c| describe(&graph, &c))
         .collect();
     assert!(
