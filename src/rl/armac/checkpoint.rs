@@ -26,6 +26,13 @@ pub struct Checkpoint<'a> {
     pub snapshots: Vec<(String, FileSum)>,
 }
 
+/// A checkpoint's own files, its network references and the ids of the networks referenced.
+pub type Contents = (
+    Vec<(&'static str, Vec<u8>)>,
+    Vec<(String, FileSum)>,
+    BTreeSet<u64>,
+);
+
 /// The files and network references of a checkpoint of `state` with `replay` and `memory`, in
 /// the run in `dir`, and the ids of the networks referenced. `sums` caches the networks'
 /// sums; one it lacks is read from the network's file and added.
@@ -35,14 +42,7 @@ pub fn contents(
     replay: &Replay,
     memory: Option<&Memory>,
     sums: &mut Sums,
-) -> Result<
-    (
-        Vec<(&'static str, Vec<u8>)>,
-        Vec<(String, FileSum)>,
-        BTreeSet<u64>,
-    ),
-    TrainError,
-> {
+) -> Result<Contents, TrainError> {
     let state_json =
         serde_json::to_string_pretty(state).map_err(TrainError::context("encoding the state"))?;
     let mut files = vec![("state.json", state_json.into_bytes())];
