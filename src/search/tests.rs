@@ -52,6 +52,48 @@ fn scatter(tree: &PublicTree, l: &TensorTree, blocks: &[Vec<f64>; 2]) -> TreePol
     })
 }
 
+/// The same for the other schedules of `cfr::Iteration`: simultaneous updates (CFR) and an
+/// alternating rule with its own averaging weights (DCFR), fully expanded on Leduc.
+#[test]
+fn fully_expanded_gtcfr_follows_tabular_schedules_iterate_for_iterate() {
+    use crate::cfr::Updates;
+    let g = compile("leduc_poker");
+    let pbs = Pbs {
+        node: 0,
+        ranges: full_ranges(&g, 0),
+    };
+    for spec in [
+        SolverSpec::named("cfr")
+            .unwrap()
+            .with_updates(Updates::Simultaneous),
+        SolverSpec::named("dcfr").unwrap(),
+    ] {
+        let cfg = GtCfrConfig {
+            spec,
+            ..GtCfrConfig::default()
+        };
+        let mut search = GtCfr::new(&g.tree, &g.ht, &pbs, cfg).unwrap();
+        search.engine_mut().expand_all();
+        let mut solver = TabularSolver::new(g.tree.clone(), spec);
+        let l = search.engine().layout().clone();
+        for t in 1..=30 {
+            search.engine_mut().iterate(&mut NoLeaves).unwrap();
+            solver.iterate();
+            let cur = scatter(&g.tree, &l, &search.engine().current_blocks());
+            let avg = scatter(&g.tree, &l, &search.engine().average_blocks());
+            let want_avg = solver.average_policy();
+            for p in 0..2 {
+                let dc = max_diff(&cur[p], &solver.current_policy()[p]);
+                let da = max_diff(&avg[p], &want_avg[p]);
+                assert!(
+                    dc < 1e-9 && da < 1e-9,
+                    "{spec:?} iteration {t} player {p}: current {dc:e}, average {da:e}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn fully_expanded_gtcfr_is_tabular_cfr_plus_iterate_for_iterate() {
     for name in ["kuhn_poker", "leduc_poker"] {

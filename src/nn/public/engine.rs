@@ -35,7 +35,7 @@
 
 use super::cfr::{Tables, apply_regret_rule, take};
 use super::{Ctx, floats, instant_regrets, ints, range_times, regret_match, to_f64};
-use crate::cfr::{SolverSpec, Updates};
+use crate::cfr::{Iteration, SolverSpec, Updates};
 use crate::game::Player;
 use crate::search::engine::{average_blocks, live_rows, row_span, slot_means, weighted_means};
 use crate::search::{
@@ -467,11 +467,30 @@ impl TensorEngine {
         }
         let t = self.iteration.max(1) as f64;
         let weight = self.spec.averaging.weight(t);
+        self.turn(&[p], t, weight, leaves)
+    }
+
+    /// One turn of an iteration (`cfr::Iteration`): the values of each of `players` under the
+    /// current strategies, then their regret and average updates.
+    fn turn(
+        &mut self,
+        players: &[Player],
+        t: f64,
+        weight: f64,
+        leaves: &mut dyn LeafValues,
+    ) -> Result<(), SearchError> {
         let (reach, queries) = self.pending();
         let sigma = self.strategy_vector();
-        let v = self.values(p, &reach, &queries, &sigma, leaves)?;
-        self.update(p, &v, &reach[p], weight, t);
-        self.record(p, &v, weight);
+        let values = players
+            .iter()
+            .map(|&p| self.values(p, &reach, &queries, &sigma, leaves))
+            .collect::<Result<Vec<_>, SearchError>>()?;
+        for (&p, v) in players.iter().zip(&values) {
+            self.update(p, v, &reach[p], weight, t);
+        }
+        for (&p, v) in players.iter().zip(&values) {
+            self.record(p, v, weight);
+        }
         self.reach = reach;
         self.mirror = OnceCell::new();
         Ok(())
@@ -537,28 +556,13 @@ impl RegretEngine for TensorEngine {
     }
 
     fn iterate(&mut self, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
-        match self.spec.updates {
-            Updates::Alternating => {
-                self.single(0, leaves)?;
-                self.single(1, leaves)
-            }
-            Updates::Simultaneous => {
-                self.iteration += 1;
-                let t = self.iteration as f64;
-                let weight = self.spec.averaging.weight(t);
-                let (reach, queries) = self.pending();
-                let sigma = self.strategy_vector();
-                let v0 = self.values(0, &reach, &queries, &sigma, leaves)?;
-                let v1 = self.values(1, &reach, &queries, &sigma, leaves)?;
-                self.update(0, &v0, &reach[0], weight, t);
-                self.update(1, &v1, &reach[1], weight, t);
-                self.record(0, &v0, weight);
-                self.record(1, &v1, weight);
-                self.reach = reach;
-                self.mirror = OnceCell::new();
-                Ok(())
-            }
+        let it = Iteration::new(self.iteration + 1, self.spec.updates, self.spec.averaging);
+        self.iteration = it.t;
+        for &turn in it.turns {
+            let players: Vec<Player> = Iteration::updating(turn).collect();
+            self.turn(&players, it.t as f64, it.weight, leaves)?;
         }
+        Ok(())
     }
 
     fn iteration(&self) -> u64 {

@@ -14,8 +14,8 @@ use super::gadget::Gadget;
 use crate::cfr::ROUNDING_NOISE;
 use crate::cfr::RegretRule;
 use crate::cfr::SolverSpec;
-use crate::cfr::Updates;
 use crate::cfr::regret_match_infoset;
+use crate::cfr::{Iteration, Updates};
 use crate::game::Player;
 use crate::tree::NONE;
 use crate::tree::PublicTree;
@@ -221,18 +221,42 @@ impl ScalarEngine {
         }
         let t = self.iteration.max(1) as f64;
         let weight = self.spec.averaging.weight(t);
+        self.turn(&[p], t, weight, leaves)
+    }
+
+    /// One turn of an iteration (`cfr::Iteration`): sweep with the current strategies (the
+    /// reaches of [`Self::pending_queries`] when fresh), then update each of `players`' regrets
+    /// and average, regret-match them, and drive the gadget.
+    fn turn(
+        &mut self,
+        players: &[Player],
+        t: f64,
+        weight: f64,
+        leaves: &mut dyn LeafValues,
+    ) -> Result<(), SearchError> {
         let strat = std::mem::take(&mut self.current);
         let r = if std::mem::take(&mut self.reaches_fresh) {
             Ok(())
         } else {
             self.compute_reaches(&strat)
         };
-        let out = r.and_then(|_| self.compute_values(p, &strat, leaves, false));
+        let out = r.and_then(|_| {
+            players
+                .iter()
+                .map(|&p| self.compute_values(p, &strat, leaves, false))
+                .collect::<Result<Vec<_>, SearchError>>()
+        });
         self.current = strat;
-        let (v, q) = out?;
-        self.accumulate(p, &q, weight);
-        self.finish(p, t);
-        self.record(p, v, q, weight);
+        let values = out?;
+        for (&p, (_, q)) in players.iter().zip(&values) {
+            self.accumulate(p, q, weight);
+        }
+        for &p in players {
+            self.finish(p, t);
+        }
+        for (&p, (v, q)) in players.iter().zip(values) {
+            self.record(p, v, q, weight);
+        }
         Ok(())
     }
 
@@ -634,33 +658,13 @@ impl RegretEngine for ScalarEngine {
     }
 
     fn iterate(&mut self, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
-        match self.spec.updates {
-            Updates::Alternating => {
-                self.update_player(0, leaves)?;
-                self.update_player(1, leaves)
-            }
-            Updates::Simultaneous => {
-                self.iteration += 1;
-                let t = self.iteration as f64;
-                let weight = self.spec.averaging.weight(t);
-                let strat = std::mem::take(&mut self.current);
-                let out = (|| {
-                    self.compute_reaches(&strat)?;
-                    let a = self.compute_values(0, &strat, leaves, false)?;
-                    let b = self.compute_values(1, &strat, leaves, false)?;
-                    Ok::<_, SearchError>((a, b))
-                })();
-                self.current = strat;
-                let ((v0, q0), (v1, q1)) = out?;
-                self.accumulate(0, &q0, weight);
-                self.accumulate(1, &q1, weight);
-                self.finish(0, t);
-                self.finish(1, t);
-                self.record(0, v0, q0, weight);
-                self.record(1, v1, q1, weight);
-                Ok(())
-            }
+        let it = Iteration::new(self.iteration + 1, self.spec.updates, self.spec.averaging);
+        self.iteration = it.t;
+        for &turn in it.turns {
+            let players: Vec<Player> = Iteration::updating(turn).collect();
+            self.turn(&players, it.t as f64, it.weight, leaves)?;
         }
+        Ok(())
     }
 
     fn iteration(&self) -> u64 {
