@@ -510,10 +510,7 @@ fn run(args: Args) -> Result<()> {
                 max_histories,
             };
             let args = play.args(search_iterations);
-            print(
-                commands::head_to_head(&game, (&a, &b), &opts, seed, args)?,
-                json,
-            )
+            print(commands::head_to_head(&game, (&a, &b), &opts, args)?, json)
         }
         Command::ExportModel {
             checkpoint,

@@ -100,6 +100,22 @@ impl Iteration {
         }
     }
 
+    /// Player `p`'s turn alone, as search engines run alternating updates one player at a time
+    /// when `done` iterations are counted: player 0's turn begins iteration `done + 1` (and
+    /// counts it), player 1's belongs to the iteration counted last (the first one before any
+    /// is counted).
+    pub fn single(done: &mut u64, p: usize, averaging: Averaging) -> Iteration {
+        if p == 0 {
+            *done += 1;
+        }
+        let t = (*done).max(1);
+        Iteration {
+            t,
+            weight: averaging.weight(t as f64),
+            turns: &Updates::Alternating.turns()[p..=p],
+        }
+    }
+
     /// The players a turn updates, in increasing order.
     pub fn updating(turn: [bool; 2]) -> impl Iterator<Item = usize> + Clone {
         (0..2).filter(move |&p| turn[p])
@@ -109,6 +125,21 @@ impl Iteration {
 #[cfg(test)]
 mod tests {
     use super::{Averaging, Iteration, Updates};
+
+    #[test]
+    fn single_turns_count_iterations_at_player_0() {
+        let mut done = 0;
+        let first = Iteration::single(&mut done, 1, Averaging::Linear);
+        assert_eq!((first.t, first.turns), (1, &[[false, true]][..]));
+        assert_eq!(done, 0, "player 1 alone counts no iteration");
+        let a = Iteration::single(&mut done, 0, Averaging::Linear);
+        let b = Iteration::single(&mut done, 1, Averaging::Linear);
+        assert_eq!((a.t, b.t, done), (1, 1, 1));
+        assert_eq!(a.turns, &[[true, false]][..]);
+        assert_eq!(a.weight, Averaging::Linear.weight(1.0));
+        let c = Iteration::single(&mut done, 0, Averaging::Linear);
+        assert_eq!((c.t, c.weight, done), (2, Averaging::Linear.weight(2.0), 2));
+    }
 
     #[test]
     fn the_schedule_orders_turns_and_weights_iterations() {

@@ -138,7 +138,6 @@ fn run_in_pool(
     opts: &TrainOptions,
     resumed: Option<&super::Resumed>,
 ) -> Result<RunSummary, RunError> {
-    let game = load_game(&s.game)?;
     let metrics_path = dir.join("metrics.csv");
     let (mut trainer, mut metrics) = open_trainer(config, s, dir, resumed)?;
     let mut tb = TbWriter::create(dir).map_err(io_err("TensorBoard events", dir))?;
@@ -230,7 +229,7 @@ fn run_in_pool(
     }
     let summary = RunSummary {
         run_dir: dir.to_path_buf(),
-        game: game.load_string(),
+        game: trainer.game().load_string(),
         algorithm: "armac".into(),
         iterations: trainer.state().epoch,
         nash_conv: last_nash_conv,

@@ -462,12 +462,8 @@ impl TensorEngine {
     }
 
     fn single(&mut self, p: Player, leaves: &mut dyn LeafValues) -> Result<(), SearchError> {
-        if p == 0 {
-            self.iteration += 1;
-        }
-        let t = self.iteration.max(1) as f64;
-        let weight = self.spec.averaging.weight(t);
-        self.turn(&[p], t, weight, leaves)
+        let it = Iteration::single(&mut self.iteration, p, self.spec.averaging);
+        self.turn(&[p], it.t as f64, it.weight, leaves)
     }
 
     /// One turn of an iteration (`cfr::Iteration`): the values of each of `players` under the

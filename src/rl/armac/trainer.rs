@@ -633,6 +633,11 @@ impl ArmacTrainer {
         collect_reservoir(&self.dir, &needed_snapshots(&self.state));
     }
 
+    /// The game the run trains on.
+    pub fn game(&self) -> &GameRef {
+        &self.game
+    }
+
     /// The counters, reservoirs and RNG state of the run.
     pub fn state(&self) -> &ArmacState {
         &self.state

@@ -112,7 +112,6 @@ pub fn head_to_head(
     game_name: &str,
     (a, b): (&str, &str),
     opts: &MatchOptions,
-    seed: u64,
     args: PolicyArgs,
 ) -> Result<Report, RunError> {
     let game = load_game(game_name)?;
@@ -128,7 +127,7 @@ pub fn head_to_head(
         "b": pb.name(),
         "exact": report.exact,
         "hands": report.hands,
-        "seed": seed,
+        "seed": opts.seed,
         "mean_chips": report.mean,
         "ci95_chips": report.ci95,
         "seat_mean_chips": report.seat_mean,
