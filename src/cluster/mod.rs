@@ -276,6 +276,15 @@ impl LearnerSettings {
                     .into(),
             });
         }
+        if s.schedule == crate::rl::armac::choices::Schedule::Lockstep {
+            return Err(ClusterError::Key {
+                key: "armac.schedule".into(),
+                reason: "\"lockstep\" is not available with cluster.role = \"learner\" (remote \
+                         actors play concurrently; the lock-step schedule plays its groups in \
+                         this process)"
+                    .into(),
+            });
+        }
         Ok(Some(LearnerSettings {
             broker: redact_url(&c.broker),
             run,

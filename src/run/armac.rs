@@ -55,11 +55,16 @@ pub fn actor_config(
 struct ArmacRow {
     epoch: u64,
     seconds: f64,
+    cpu_seconds: f64,
     nash_conv: (f64, f64),
     acting_steps: u64,
     learning_steps: u64,
     losses: [f64; 4],
     diag: DiagnosticsRow,
+    episodes: u64,
+    learning_decisions: u64,
+    nodes_touched: u64,
+    rows_learned: u64,
 }
 
 impl MetricsRow for ArmacRow {
@@ -89,6 +94,12 @@ impl MetricsRow for ArmacRow {
         Column::new("diag_critic_wrong_mass", |r| sci(r.diag.critic_wrong_mass)),
         Column::new("diag_critic_drift", |r| sci(r.diag.critic_drift)),
         Column::new("diag_critic_adv_rmse", |r| sci(r.diag.critic_adv_rmse)),
+        // The budgets in the papers' units, cumulative (appended: older files keep their rows).
+        Column::new("cpu_seconds", |r| format!("{:.3}", r.cpu_seconds)),
+        Column::new("episodes", |r| r.episodes.to_string()),
+        Column::new("learning_decisions", |r| r.learning_decisions.to_string()),
+        Column::new("nodes_touched", |r| r.nodes_touched.to_string()),
+        Column::new("rows_learned", |r| r.rows_learned.to_string()),
     ];
 }
 
@@ -151,6 +162,7 @@ fn run_in_pool(
     }
     bar.set_position(trainer.state().epoch);
     let elapsed_before = trainer.state().elapsed_seconds;
+    let cpu_before = trainer.state().cpu_seconds;
     let first_epoch = trainer.state().epoch;
     let mut last_ckpt = Instant::now();
     let mut stopped_early = false;
@@ -172,6 +184,7 @@ fn run_in_pool(
         let resident = trainer.advance(&work)?;
         bar.inc(1);
         let seconds = elapsed_before + deadline.elapsed();
+        let cpu_seconds = cpu_before + deadline.cpu_seconds();
         let report = trainer.log_epoch(&work, learn_secs, &resident, &mut tb)?;
         let it = report.step;
         let nc = report.nash_conv.unwrap_or((f64::NAN, f64::NAN));
@@ -181,15 +194,21 @@ fn run_in_pool(
             bar.set_message(format!("NashConv {:.4} (π^t {:.4})", nc.0, nc.1));
         }
         tb.flush();
+        let st = trainer.state();
         metrics
             .write(&ArmacRow {
-                epoch: trainer.state().epoch,
+                epoch: st.epoch,
                 seconds,
+                cpu_seconds,
                 nash_conv: nc,
-                acting_steps: trainer.state().acting_steps,
-                learning_steps: trainer.state().learning_steps,
+                acting_steps: st.acting_steps,
+                learning_steps: st.learning_steps,
                 losses: report.losses,
                 diag: report.diagnostics,
+                episodes: st.episodes,
+                learning_decisions: st.learning_decisions,
+                nodes_touched: st.nodes_touched,
+                rows_learned: st.rows_learned,
             })
             .map_err(io_err("metrics", &metrics_path))?;
         // The first epoch of every process is checkpointed (a stop soon after the start loses
@@ -201,7 +220,7 @@ fn run_in_pool(
             || last_ckpt.elapsed().as_secs_f64() >= config.checkpoint.every_seconds
             || trainer.wants_checkpoint()
         {
-            trainer.record(seconds);
+            trainer.record(seconds, cpu_seconds);
             checkpoint(dir, &mut trainer, config)?;
             last_ckpt = Instant::now();
             tb.scalar(
@@ -218,7 +237,8 @@ fn run_in_pool(
     }
     bar.finish_and_clear();
     let seconds = elapsed_before + deadline.elapsed();
-    trainer.record(seconds);
+    let cpu_seconds = cpu_before + deadline.cpu_seconds();
+    trainer.record(seconds, cpu_seconds);
     checkpoint(dir, &mut trainer, config)?;
     result?;
     // The summary reports the network the run ends with (also when stopped between evaluations).
@@ -238,6 +258,7 @@ fn run_in_pool(
         acting_steps_per_second: Some(trainer.acting_steps_per_second()),
         peak_memory_mb: crate::util::peak_memory_mb(),
         cpu_seconds: Some(deadline.cpu_seconds()),
+        budget: Some(super::Budget::of_armac(trainer.state(), cpu_seconds)),
     };
     super::summary::write_summary(dir, &summary).map_err(io_err("summary", dir))?;
     Ok(summary)

@@ -71,4 +71,23 @@ mod tests {
         assert_eq!(r.values(), ["7", "1.250000e-1"]);
         assert_eq!(Row::header().len(), r.values().len());
     }
+
+    #[test]
+    fn resuming_keeps_rows_written_before_columns_were_appended() {
+        let dir = std::env::temp_dir().join(format!("armac-metrics-pad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("metrics.csv");
+        std::fs::write(&path, "step,loss\n1,0.5\n2,0.25\n3,0.125\n4,0.1").unwrap();
+        let (mut m, last) =
+            crate::run::MetricsCsv::resume(&path, &["step", "loss", "nodes"], 2).unwrap();
+        assert_eq!(last, Some(2));
+        m.row(&["3".into(), "0.2".into(), "9".into()]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "step,loss,nodes\n1,0.5,\n2,0.25,\n3,0.2,9\n");
+        // A header that is not a prefix of the new one keeps no rows.
+        std::fs::write(&path, "step,other\n1,0.5\n").unwrap();
+        let (_, last) = crate::run::MetricsCsv::resume(&path, &["step", "loss", "nodes"], 2).unwrap();
+        assert_eq!(last, None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -71,16 +71,27 @@ impl MetricsCsv {
             Err(_) => return Ok((Self::create(path, header)?, None)),
         };
         let mut kept = format!("{}\n", header.join(","));
+        // A file written before columns were added at the end keeps its rows, the new
+        // columns left empty.
+        let old_len = text
+            .lines()
+            .next()
+            .map(|h| h.split(',').collect::<Vec<_>>())
+            .filter(|old| old.len() < header.len() && header.starts_with(old))
+            .map_or(header.len(), |old| old.len());
+        let pad = ",".repeat(header.len() - old_len);
         let mut last = None;
         for line in text.split_inclusive('\n').skip(1) {
             let Some(row) = line.strip_suffix('\n') else {
                 continue; // torn by a stop during the write
             };
             let step = row.split(',').next().and_then(|s| s.parse::<u64>().ok());
-            if row.split(',').count() == header.len()
+            if row.split(',').count() == old_len
                 && let Some(step) = step.filter(|&s| s <= last_step)
             {
-                kept.push_str(line);
+                kept.push_str(row);
+                kept.push_str(&pad);
+                kept.push('\n');
                 last = Some(step);
             }
         }
@@ -491,6 +502,48 @@ pub struct RunSummary {
     /// CPU seconds of this process (all threads) since the run (or the resume) started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_seconds: Option<f64>,
+    /// The run's cumulative budget in the papers' units (ARMAC and the tabular solvers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+}
+
+/// What a run has spent, cumulative over its resumes, in the units papers state budgets in.
+/// Counters an algorithm does not have are absent.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Budget {
+    /// CPU seconds of every process that trained the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_seconds: Option<f64>,
+    /// ARMAC: episodes the actors played.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub episodes: Option<u64>,
+    /// ARMAC: decisions of the learning player in learning episodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learning_decisions: Option<u64>,
+    /// States visited: ARMAC's actors (decisions, chance nodes, terminals), a sampled solver's
+    /// walks, a full-width solver's traversals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes_touched: Option<u64>,
+    /// ARMAC: the learner's steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learning_steps: Option<u64>,
+    /// ARMAC: rows the learner's steps trained on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_learned: Option<u64>,
+}
+
+impl Budget {
+    /// The budget an ARMAC run's counters record.
+    pub fn of_armac(st: &crate::rl::armac::ArmacState, cpu_seconds: f64) -> Budget {
+        Budget {
+            cpu_seconds: Some(cpu_seconds),
+            episodes: Some(st.episodes),
+            learning_decisions: Some(st.learning_decisions),
+            nodes_touched: Some(st.nodes_touched),
+            learning_steps: Some(st.learning_steps),
+            rows_learned: Some(st.rows_learned),
+        }
+    }
 }
 
 /// Reads a float that JSON stores as `null` when it was NaN.

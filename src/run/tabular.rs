@@ -319,6 +319,10 @@ pub fn run(
         acting_steps_per_second: None,
         peak_memory_mb: crate::util::peak_memory_mb(),
         cpu_seconds: Some(deadline.cpu_seconds()),
+        budget: Some(super::Budget {
+            nodes_touched: Some(solver.nodes_touched()),
+            ..Default::default()
+        }),
     };
     super::summary::write_summary(dir, &summary)
         .map_err(io("summary", &dir.join(super::summary::SUMMARY)))?;

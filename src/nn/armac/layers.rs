@@ -11,6 +11,28 @@ use burn::tensor::TensorData;
 use burn::tensor::activation::relu;
 use burn::tensor::activation::sigmoid;
 
+/// Gives a module's parameters the ids 1, 2, … in the order the module visits them. burn draws
+/// a parameter's id at random when it is created; the ids are written with the weights and key
+/// the optimizer's state, so without this two runs of one seed would write different files.
+pub(crate) struct NumberParams {
+    next: u64,
+}
+
+impl NumberParams {
+    /// Numbers the parameters of `module`.
+    pub(crate) fn apply<M: Module>(module: M) -> M {
+        module.map(&mut NumberParams { next: 0 })
+    }
+}
+
+impl burn::module::ModuleMapper for NumberParams {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let (_, value, mapper) = param.consume();
+        self.next += 1;
+        Param::from_mapped_value(burn::module::ParamId::from(self.next), value, mapper)
+    }
+}
+
 /// `linear` with every weight and bias set to zero (same shapes).
 pub(super) fn zero_linear(linear: Linear, device: &Device) -> Linear {
     let [d_in, d_out] = linear.weight.dims();

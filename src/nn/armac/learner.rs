@@ -558,15 +558,12 @@ impl ArmacLearner {
             source,
         })?;
         let model = model_bytes(&self.model.valid())?;
-        let optim = self
-            .optim
-            .to_record()
-            .into_bytes()
-            .map_err(|e| NnError::Serialize {
+        let optim = crate::nn::pack::optimizer_bytes(self.optim.to_record()).map_err(|msg| {
+            NnError::Serialize {
                 what: "the optimizer",
-                msg: e.to_string(),
-            })?
-            .to_vec();
+                msg,
+            }
+        })?;
         let ema = match &self.ema {
             Some(e) => Some((e.decay, model_bytes(&e.model)?)),
             None => None,

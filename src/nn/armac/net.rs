@@ -12,6 +12,7 @@ use super::layers::ResBlock;
 use super::layers::double_relu;
 use super::layers::feed_forward;
 use super::layers::init_linear;
+use super::layers::NumberParams;
 use super::layers::zero_linear;
 use super::tensors::upload;
 use crate::util::SplitMix64;
@@ -554,7 +555,7 @@ impl ArmacNetConfig {
         } else {
             Vec::new()
         };
-        Ok(ArmacNet {
+        Ok(NumberParams::apply(ArmacNet {
             input_factor: self.input_scale.iter().map(|s| 1.0 / s).collect(),
             factor_on_device: FactorCache::default(),
             regret_encoder,
@@ -568,7 +569,7 @@ impl ArmacNetConfig {
             critic_block,
             critic_q0,
             critic_q1,
-        })
+        }))
     }
 }
 

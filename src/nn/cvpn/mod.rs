@@ -294,15 +294,12 @@ impl Cvpn {
     /// Writes the weights, the optimizer's state and their record into `dir` (created if
     /// missing), atomically.
     pub fn save(&self, dir: &Path) -> Result<(), NnError> {
-        let optim = self
-            .optim
-            .to_record()
-            .into_bytes()
-            .map_err(|e| NnError::Serialize {
+        let optim = crate::nn::pack::optimizer_bytes(self.optim.to_record()).map_err(|msg| {
+            NnError::Serialize {
                 what: "the CVPN optimizer",
-                msg: e.to_string(),
-            })?
-            .to_vec();
+                msg,
+            }
+        })?;
         self.write(dir, self.model.valid(), Some(optim))
     }
 

@@ -71,3 +71,19 @@ pub enum Behaviour {
     /// The uniform policy, in every epoch.
     Uniform,
 }
+
+/// How actors and learner share an epoch (`armac.schedule`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Schedule {
+    /// Actor threads play while the learner learns (default; the faster one): the order in
+    /// which trajectories reach the learner depends on thread timing, so two runs of one seed
+    /// differ.
+    #[default]
+    Concurrent,
+    /// Actors and learner take turns in a fixed order: every group of episodes draws from a
+    /// stream of its own (seed, epoch, group), the learner from one of (seed, epoch) and takes
+    /// trajectories in group order, so a run is a function of its config and seed alone — the
+    /// same files whatever the number of actor threads, interrupted and resumed or not.
+    Lockstep,
+}

@@ -130,6 +130,7 @@ fn fit_critic(o: &FitOptions) -> Vec<(usize, CriticError)> {
             learning: false,
             steps,
             returns: [u, -u],
+            chance_nodes: 0,
         };
         (t, rows)
     };

@@ -72,39 +72,168 @@ pub struct EpochWork {
     pub io: DeviceIo,
 }
 
-/// The body of one epoch: takes the actors' messages (the epoch's fresh trajectories into the
-/// replay memory, candidate returns into the statistics) and interleaves `s.learning_steps_per_epoch`
-/// learning steps on batches drawn from the replay memory, keeping learning in pace with acting.
-#[allow(clippy::too_many_arguments)]
+/// What the body of an epoch has taken in and done so far.
+#[derive(Default)]
+struct Progress {
+    /// The epoch's learning episodes taken in.
+    fresh: usize,
+    stats: CandidateStats,
+    steps_done: usize,
+}
+
+/// Where one epoch's trajectories go and what the learner trains with: the settings, the
+/// epoch's networks, the learner, its replay and reservoir memories, the run's counters and
+/// the learner's random stream.
+pub(crate) struct EpochBody<'a> {
+    pub s: &'a ArmacSettings,
+    pub epoch: u64,
+    pub snaps: &'a Snapshots,
+    pub learner: &'a mut ArmacLearner,
+    pub replay: &'a mut Replay,
+    pub memory: Option<&'a mut Memory>,
+    pub st: &'a mut ArmacState,
+    pub rng: &'a mut SplitMix64,
+    pub na: usize,
+}
+
+impl EpochBody<'_> {
+    /// Takes one actor message: a trajectory of this epoch is counted and, while the epoch
+    /// still needs episodes, goes into the replay (and reservoir) memory; a candidate's
+    /// returns go into the statistics. Messages of other epochs are dropped.
+    fn take(&mut self, m: ActorMsg, p: &mut Progress) {
+        match m {
+            ActorMsg::Trajectory(t) if t.epoch == self.epoch => {
+                self.st.acting_steps += t.len() as u64;
+                self.st.episodes += 1;
+                self.st.nodes_touched += t.nodes();
+                self.st.learning_decisions += t.learning_decisions();
+                if p.fresh < self.s.episodes_per_epoch {
+                    p.fresh += 1;
+                    if let Some(m) = self.memory.as_deref_mut() {
+                        m.add(&t, self.rng);
+                    }
+                    self.replay.push(*t);
+                }
+            }
+            ActorMsg::CandidateReturn {
+                epoch: e,
+                candidate,
+                total,
+                count,
+            } if e == self.epoch => {
+                p.stats.add(candidate, total, count);
+            }
+            _ => {}
+        }
+    }
+
+    /// One learning step on a batch drawn from the replay memory (and the reservoirs).
+    fn learning_step(&mut self, p: &mut Progress) -> Result<(), TrainError> {
+        let (s, na) = (self.s, self.na);
+        let replay = &*self.replay;
+        let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
+            .map(|_| &replay.items[self.rng.below(replay.items.len())])
+            .collect();
+        let mut rows = picks.iter().map(|t| t.len() as u64).sum::<u64>();
+        if s.recurrent {
+            if let Err(e) = recurrent_step(self.learner, &self.snaps.latest, &picks, s) {
+                return Err(TrainError::context("recurrent learner")(e));
+            }
+        } else {
+            let inputs = act_batch(&picks);
+            // Only what the targets read: the snapshot's `π^t` and (unless the step
+            // computes the targets itself) the learner's critic.
+            let mut snap_out = self
+                .snaps
+                .latest
+                .evaluate_mean_regret(&inputs)
+                .expect("the learner's batches match the feed-forward network");
+            if let Some(t) = &self.snaps.latest_table {
+                // `tabular_w`: the critic learns the value of the table's π^t, the policy
+                // the actors play and evaluate advantages with.
+                let players: Vec<usize> = picks
+                    .iter()
+                    .flat_map(|t| t.steps.iter().map(|s| s.player))
+                    .collect();
+                t.overlay(&mut snap_out, &inputs.own, &players);
+            }
+            // The critic's targets come from the step's own forward pass.
+            let critic = CriticTargets::InStep;
+            let mut batch = train_batch(&picks, inputs, critic, &snap_out, na, s.lambda);
+            let learner = &mut *self.learner;
+            match self.memory.as_deref_mut() {
+                Some(m) => {
+                    // The heads of W̄ and π̄ learn from the reservoirs; the replay's rows
+                    // train the critic and the immediate-regret head.
+                    batch.regret_weight.iter_mut().for_each(|w| *w = 0.0);
+                    batch.policy_weight.iter_mut().for_each(|w| *w = 0.0);
+                    if learner.has_resident_memory() {
+                        let n_in = learner.config().input_size;
+                        let filled = [m.regret.len(), m.policy.len()];
+                        rows += (s.memory_batch * filled.iter().filter(|&&n| n > 0).count())
+                            as u64;
+                        let step = m.resident_step(s.memory_batch, self.rng, n_in, na);
+                        learner.train_step_resident(&batch, &step);
+                    } else {
+                        let before = batch.action.len();
+                        m.push_rows(&mut batch, s.memory_batch, self.rng);
+                        rows += (batch.action.len() - before) as u64;
+                        learner.train_step_deferred(&batch);
+                    }
+                }
+                None => learner.train_step_deferred(&batch),
+            }
+        }
+        p.steps_done += 1;
+        self.st.learning_steps += 1;
+        self.st.rows_learned += rows;
+        Ok(())
+    }
+
+    /// Whether learning step `p.steps_done + 1` is due: learning keeps pace with acting, step
+    /// k of the epoch waits for k/K of its episodes.
+    fn step_due(&self, p: &Progress) -> bool {
+        let (e, k) = (self.s.episodes_per_epoch, self.s.learning_steps_per_epoch);
+        p.steps_done < k
+            && !self.replay.items.is_empty()
+            && (p.fresh >= e || p.fresh * k >= (p.steps_done + 1) * e)
+    }
+
+    /// The epoch's work once its steps are taken: the one read-back of the epoch's losses.
+    fn finish(self, p: Progress, io_before: DeviceIo) -> EpochWork {
+        let (losses_sum, _) = self.learner.take_loss_sums();
+        EpochWork {
+            stats: p.stats,
+            steps_done: p.steps_done,
+            losses_sum,
+            io: self.learner.io() - io_before,
+        }
+    }
+}
+
+/// The body of one epoch with concurrent actors: takes the actors' messages from `link` as
+/// they arrive (the epoch's fresh trajectories into the replay memory, candidate returns into
+/// the statistics) and interleaves `s.learning_steps_per_epoch` learning steps on batches
+/// drawn from the replay memory, keeping learning in pace with acting.
 pub(crate) fn act_and_learn(
-    s: &ArmacSettings,
-    epoch: u64,
+    mut b: EpochBody<'_>,
     link: &mut dyn LearnerLink,
-    snaps: &Snapshots,
-    learner: &mut ArmacLearner,
-    replay: &mut Replay,
-    mut memory: Option<&mut Memory>,
-    st: &mut ArmacState,
-    rng: &mut SplitMix64,
-    na: usize,
 ) -> Result<EpochWork, TrainError> {
-    let mut fresh = 0usize;
-    let mut stats = CandidateStats::default();
-    let mut steps_done = 0usize;
-    let io_before = learner.io();
+    let (s, epoch) = (b.s, b.epoch);
+    let mut p = Progress::default();
+    let io_before = b.learner.io();
     // Losses of an earlier, interrupted epoch are not this epoch's.
-    learner.take_loss_sums();
-    while steps_done < s.learning_steps_per_epoch || fresh < s.episodes_per_epoch {
-        // Take what the actors sent; block briefly when there is nothing to do. Learning
-        // keeps pace with acting: step k of the epoch waits for k/K of its episodes.
-        let need_more = fresh < s.episodes_per_epoch
-            && (fresh * s.learning_steps_per_epoch) < (steps_done + 1) * s.episodes_per_epoch;
-        let msg = if need_more || steps_done >= s.learning_steps_per_epoch {
+    b.learner.take_loss_sums();
+    while p.steps_done < s.learning_steps_per_epoch || p.fresh < s.episodes_per_epoch {
+        // Take what the actors sent; block briefly when there is nothing to do.
+        let need_more = p.fresh < s.episodes_per_epoch
+            && (p.fresh * s.learning_steps_per_epoch) < (p.steps_done + 1) * s.episodes_per_epoch;
+        let msg = if need_more || p.steps_done >= s.learning_steps_per_epoch {
             match link.recv_timeout(Duration::from_millis(20))? {
                 Some(m) => Some(m),
                 None => {
                     // Evaluation groups used part of the quota: let the actors play more.
-                    if fresh < s.episodes_per_epoch {
+                    if p.fresh < s.episodes_per_epoch {
                         link.top_up(epoch, s.games_per_group as i64)?;
                     }
                     None
@@ -114,88 +243,44 @@ pub(crate) fn act_and_learn(
             link.try_recv()?
         };
         if let Some(m) = msg {
-            match m {
-                ActorMsg::Trajectory(t) if t.epoch == epoch => {
-                    st.acting_steps += t.len() as u64;
-                    st.episodes += 1;
-                    if fresh < s.episodes_per_epoch {
-                        fresh += 1;
-                        if let Some(m) = memory.as_deref_mut() {
-                            m.add(&t, rng);
-                        }
-                        replay.push(*t);
-                    }
-                }
-                ActorMsg::CandidateReturn {
-                    epoch: e,
-                    candidate,
-                    total,
-                    count,
-                } if e == epoch => {
-                    stats.add(candidate, total, count);
-                }
-                _ => {}
-            }
+            b.take(m, &mut p);
             continue;
         }
-        if steps_done < s.learning_steps_per_epoch && !replay.items.is_empty() && !need_more {
-            let picks: Vec<&Trajectory> = (0..s.batch_trajectories)
-                .map(|_| &replay.items[rng.below(replay.items.len())])
-                .collect();
-            if s.recurrent {
-                if let Err(e) = recurrent_step(learner, &snaps.latest, &picks, s) {
-                    return Err(TrainError::context("recurrent learner")(e));
-                }
-            } else {
-                let inputs = act_batch(&picks);
-                // Only what the targets read: the snapshot's `π^t` and (unless the step
-                // computes the targets itself) the learner's critic.
-                let mut snap_out = snaps
-                    .latest
-                    .evaluate_mean_regret(&inputs)
-                    .expect("the learner's batches match the feed-forward network");
-                if let Some(t) = &snaps.latest_table {
-                    // `tabular_w`: the critic learns the value of the table's π^t, the policy
-                    // the actors play and evaluate advantages with.
-                    let players: Vec<usize> = picks
-                        .iter()
-                        .flat_map(|t| t.steps.iter().map(|s| s.player))
-                        .collect();
-                    t.overlay(&mut snap_out, &inputs.own, &players);
-                }
-                // The critic's targets come from the step's own forward pass.
-                let critic = CriticTargets::InStep;
-                let mut batch = train_batch(&picks, inputs, critic, &snap_out, na, s.lambda);
-                match memory.as_deref_mut() {
-                    Some(m) => {
-                        // The heads of W̄ and π̄ learn from the reservoirs; the replay's rows
-                        // train the critic and the immediate-regret head.
-                        batch.regret_weight.iter_mut().for_each(|w| *w = 0.0);
-                        batch.policy_weight.iter_mut().for_each(|w| *w = 0.0);
-                        if learner.has_resident_memory() {
-                            let n_in = learner.config().input_size;
-                            let step = m.resident_step(s.memory_batch, rng, n_in, na);
-                            learner.train_step_resident(&batch, &step);
-                        } else {
-                            m.push_rows(&mut batch, s.memory_batch, rng);
-                            learner.train_step_deferred(&batch);
-                        }
-                    }
-                    None => learner.train_step_deferred(&batch),
-                }
-            }
-            steps_done += 1;
-            st.learning_steps += 1;
+        if b.step_due(&p) {
+            b.learning_step(&mut p)?;
         }
     }
-    // The one read-back of the epoch's losses, at its log point.
-    let (losses_sum, _) = learner.take_loss_sums();
-    Ok(EpochWork {
-        stats,
-        steps_done,
-        losses_sum,
-        io: learner.io() - io_before,
-    })
+    Ok(b.finish(p, io_before))
+}
+
+/// The body of one epoch in lock-step: `play(first, n)` plays groups `first..first + n` of
+/// the epoch and returns their messages in group order; waves of groups are played until the
+/// epoch has its episodes, and the learner takes the messages in that order, taking each
+/// learning step as soon as it is due (the pace of [`act_and_learn`], without its timing).
+pub(crate) fn act_and_learn_lockstep(
+    mut b: EpochBody<'_>,
+    play: &mut dyn FnMut(u64, usize) -> Vec<ActorMsg>,
+) -> Result<EpochWork, TrainError> {
+    let s = b.s;
+    let mut p = Progress::default();
+    let io_before = b.learner.io();
+    b.learner.take_loss_sums();
+    let mut next_group = 0u64;
+    while p.fresh < s.episodes_per_epoch {
+        // Enough groups for the missing episodes if none of them is an evaluation group.
+        let groups = (s.episodes_per_epoch - p.fresh).div_ceil(s.games_per_group);
+        for m in play(next_group, groups) {
+            b.take(m, &mut p);
+            while b.step_due(&p) {
+                b.learning_step(&mut p)?;
+            }
+        }
+        next_group += groups as u64;
+    }
+    while b.step_due(&p) {
+        b.learning_step(&mut p)?;
+    }
+    Ok(b.finish(p, io_before))
 }
 
 /// The networks of epoch `st.epoch` by snapshot id, as [`super::residency::past_epochs`] and

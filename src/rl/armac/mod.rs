@@ -26,7 +26,8 @@
 //! and average-policy targets), [`exact_values`] and [`table`] (the `exact_advantages` and
 //! `tabular_w` ablations), [`policy`] (the average-policy head as a
 //! [`crate::policy::Policy`] and an LBR range policy), [`choices`] (the actors' setting
-//! enums), [`working_set`] (the in-memory working set of the reservoir).
+//! enums), [`working_set`] (the in-memory working set of the reservoir), [`lockstep`] (the
+//! actors of the deterministic schedule and the derivation of its random streams).
 
 pub mod actor;
 pub mod candidates;
@@ -37,6 +38,7 @@ mod exact;
 pub mod exact_values;
 mod learn;
 pub mod learner;
+pub mod lockstep;
 pub mod memory;
 pub mod memory_io;
 pub mod policy;

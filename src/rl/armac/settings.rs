@@ -20,6 +20,7 @@ use crate::game::GameRef;
 use crate::nn::DeviceName;
 use crate::nn::armac::{ArmacNetConfig, RESIDENT_MAX_CAPACITY, SnapshotPrecision};
 use crate::rl::armac::actor::{AdvantageTarget, Behaviour, PastDraw};
+use crate::rl::armac::choices::Schedule;
 use crate::rl::armac::memory::{
     DeviceMemory, MemoryKind, MemorySampling, MemoryTargets, MemoryWeights,
 };
@@ -219,6 +220,13 @@ pub struct ArmacSettings {
     /// Actor threads.
     #[serde(default = "default_usize::<1>")]
     pub actors: usize,
+    /// How actors and learner share an epoch: `"concurrent"` (default: actor threads play
+    /// while the learner learns; faster, but two runs of one seed differ) or `"lockstep"`
+    /// (they take turns in a fixed order and every random stream is derived from the seed, the
+    /// epoch and the group: two runs of one config and seed write the same files, whatever
+    /// `actors` is; in-process actors only).
+    #[serde(default)]
+    pub schedule: Schedule,
     /// Threads of the learner's matrix products (burn's CPU backend splits large ones over a
     /// rayon pool). 0 (default): the cores the actor threads leave, at least 1; with one actor
     /// on two cores that is 1, which keeps the pool's worker threads from competing with the

@@ -17,7 +17,23 @@ pub struct ArmacState {
     pub learning_steps: u64,
     pub acting_steps: u64,
     pub episodes: u64,
+    /// States the actors visited: decisions, chance nodes and terminals of every episode
+    /// taken in (the papers' "nodes touched"); absent (0) in older checkpoints.
+    #[serde(default)]
+    pub nodes_touched: u64,
+    /// Decisions of the learning player in learning episodes taken in; absent (0) in older
+    /// checkpoints.
+    #[serde(default)]
+    pub learning_decisions: u64,
+    /// Rows the learner's steps trained on (trajectory steps and memory samples); absent (0)
+    /// in older checkpoints.
+    #[serde(default)]
+    pub rows_learned: u64,
     pub elapsed_seconds: f64,
+    /// CPU seconds of the processes that trained the run, all threads (absent in older
+    /// checkpoints: 0, then counted from the resume on).
+    #[serde(default)]
+    pub cpu_seconds: f64,
     pub rng: u64,
     pub reservoir: Reservoir<u64>,
     /// The past epochs held in memory for the actors (all of the reservoir while it fits

@@ -9,7 +9,9 @@
 use super::checkpoint::{Checkpoint, contents};
 use super::diagnostics::{Diagnostics, DiagnosticsRow, critic_error, exact_critic};
 use super::exact::{Exact, ExactAdvantages, TabularW};
-use super::learn::{EpochWork, act_and_learn, epoch_plan};
+use super::choices::Schedule;
+use super::learn::{EpochBody, EpochWork, act_and_learn, act_and_learn_lockstep, epoch_plan};
+use super::lockstep::{LockstepActors, Stream, stream_seed};
 use super::memory_io::new_memory;
 use super::residency::{
     ResidentStats, collect_reservoir, load_resident, needed_snapshots, network_bytes, past_epochs,
@@ -86,6 +88,11 @@ pub struct ArmacTrainer {
     snapshots: Arc<RwLock<Arc<Snapshots>>>,
     link: Option<Box<dyn LearnerLink>>,
     handles: Vec<std::thread::JoinHandle<()>>,
+    /// `armac.schedule = "lockstep"`: the actors the learner hands each wave of groups to
+    /// (instead of a link).
+    lockstep: Option<LockstepActors>,
+    /// The run's seed (the lock-step schedule derives every random stream from it).
+    seed: u64,
     rng: SplitMix64,
     acting_t0: Instant,
     acting_before: u64,
@@ -132,22 +139,23 @@ impl ArmacTrainer {
                 }
             }
         };
-        ArmacTrainer::new(dir, game, s, net_cfg, ws_capacity, start)
+        ArmacTrainer::new(dir, game, s, net_cfg, ws_capacity, start, seed)
     }
 }
 
 impl ArmacTrainer {
-    /// A trainer for the run in `dir` from `start`, with the exact evaluator, the ablations'
-    /// tables and the diagnostics its settings ask for; `ws_capacity` past epochs fit in
-    /// memory. No actors yet (see [`ArmacTrainer::spawn_local_actors`] and
-    /// [`ArmacTrainer::attach`]).
-    pub fn new(
+    /// A trainer for the run in `dir` (seeded with `seed`) from `start`, with the exact
+    /// evaluator, the ablations' tables and the diagnostics its settings ask for;
+    /// `ws_capacity` past epochs fit in memory. No actors yet (see
+    /// [`ArmacTrainer::spawn_local_actors`] and [`ArmacTrainer::attach`]).
+    fn new(
         dir: &Path,
         game: GameRef,
         s: &ArmacRun,
         net_cfg: ArmacNetConfig,
         ws_capacity: usize,
         start: Start,
+        seed: u64,
     ) -> Result<ArmacTrainer, TrainError> {
         let na = game.num_distinct_actions();
         let Start {
@@ -276,6 +284,8 @@ impl ArmacTrainer {
             snapshots,
             link: None,
             handles: Vec::new(),
+            lockstep: None,
+            seed,
             rng,
             acting_t0: Instant::now(),
             acting_before,
@@ -283,9 +293,17 @@ impl ArmacTrainer {
         })
     }
 
-    /// Starts `armac.actors` actor threads in this process (actor `a` seeded with
-    /// `seed_base + a + 1`) and attaches them.
+    /// The actors in this process: with the concurrent schedule `armac.actors` actor threads
+    /// (actor `a` seeded with `seed_base + a + 1`), attached; with the lock-step schedule the
+    /// actors the learner hands its waves of groups to (their streams come from the run's
+    /// seed, not from `seed_base`).
     pub fn spawn_local_actors(&mut self, seed_base: u64) -> Result<(), TrainError> {
+        if self.s.schedule == Schedule::Lockstep {
+            let settings = actor_settings(&self.game, &self.s);
+            let actors = LockstepActors::new(self.game.clone(), settings, self.seed, self.s.actors);
+            self.lockstep = Some(actors);
+            return Ok(());
+        }
         let (handles, rx) = spawn_actors(
             &self.game,
             &self.s,
@@ -313,40 +331,41 @@ impl ArmacTrainer {
         self.handles = handles;
     }
 
-    fn link(&mut self) -> &mut dyn LearnerLink {
-        self.link
-            .as_deref_mut()
-            .expect("the trainer's actors are attached")
-    }
-
     /// The current epoch's networks by snapshot id (what a broker publishes).
     pub fn epoch_plan(&self) -> EpochPlan {
         epoch_plan(&self.state)
     }
 
-    /// Acting and learning of the current epoch (see `act_and_learn`).
+    /// Acting and learning of the current epoch (see `act_and_learn` and
+    /// `act_and_learn_lockstep`).
     pub fn act_and_learn(&mut self) -> Result<(EpochWork, f64), TrainError> {
         let epoch = self.state.epoch;
         let snaps = self.snapshots.read().expect("snapshot lock").clone();
         self.learner.set_lr(self.s.learning_rate_at(epoch));
         self.learner.set_loss_weights(self.s.loss_weights);
         let learn_t0 = Instant::now();
-        let link = self
-            .link
-            .as_deref_mut()
-            .expect("the trainer's actors are attached");
-        let work = act_and_learn(
-            &self.s,
+        if self.lockstep.is_some() {
+            // The learner's stream of this epoch (it also serves the epoch's end, `advance`).
+            self.rng = SplitMix64::new(stream_seed(self.seed, Stream::Learner, epoch, 0));
+        }
+        let body = EpochBody {
+            s: &self.s,
             epoch,
-            link,
-            &snaps,
-            &mut self.learner,
-            &mut self.replay,
-            self.memory.as_mut(),
-            &mut self.state,
-            &mut self.rng,
-            self.na,
-        )?;
+            snaps: &snaps,
+            learner: &mut self.learner,
+            replay: &mut self.replay,
+            memory: self.memory.as_mut(),
+            st: &mut self.state,
+            rng: &mut self.rng,
+            na: self.na,
+        };
+        let work = match (&self.lockstep, self.link.as_deref_mut()) {
+            (Some(actors), _) => {
+                act_and_learn_lockstep(body, &mut |first, n| actors.play(&snaps, first, n))?
+            }
+            (None, Some(link)) => act_and_learn(body, link)?,
+            (None, None) => panic!("the trainer's actors are attached"),
+        };
         Ok((work, learn_t0.elapsed().as_secs_f64()))
     }
 
@@ -396,7 +415,9 @@ impl ArmacTrainer {
         });
         let plan = epoch_plan(&self.state);
         let episodes = self.s.episodes_per_epoch as i64;
-        self.link().begin_epoch(&plan, episodes)?;
+        if let Some(link) = self.link.as_deref_mut() {
+            link.begin_epoch(&plan, episodes)?;
+        }
         Ok(resident)
     }
 
@@ -501,10 +522,14 @@ impl ArmacTrainer {
             it,
         );
         tb.scalar("best_candidate", st.best.id() as f64, it);
-        let link = self
-            .link
-            .as_deref_mut()
-            .expect("the trainer's actors are attached");
+        tb.scalar("budget/episodes", st.episodes as f64, it);
+        tb.scalar("budget/learning_decisions", st.learning_decisions as f64, it);
+        tb.scalar("budget/nodes_touched", st.nodes_touched as f64, it);
+        tb.scalar("budget/learning_steps", st.learning_steps as f64, it);
+        tb.scalar("budget/rows_learned", st.rows_learned as f64, it);
+        let Some(link) = self.link.as_deref_mut() else {
+            return;
+        };
         if let Some(q) = link.queue_depth() {
             tb.scalar("broker/queue_depth", q as f64, it);
             // Remote actors by name: the acting steps of theirs this epoch took in, per
@@ -575,20 +600,20 @@ impl ArmacTrainer {
 
     /// Whether the link asks for a checkpoint now (a broker, to acknowledge what it read).
     pub fn wants_checkpoint(&mut self) -> bool {
-        self.link().wants_checkpoint()
+        self.link.as_deref().is_some_and(|l| l.wants_checkpoint())
     }
 
-    /// Fills in what a checkpoint records beside the counters: `seconds` of training so far,
-    /// the RNG state and the link's stream position.
-    pub fn record(&mut self, seconds: f64) {
+    /// Fills in what a checkpoint records beside the counters: `seconds` of wall time and
+    /// `cpu_seconds` of CPU time of training so far, the RNG state and the link's stream
+    /// position.
+    pub fn record(&mut self, seconds: f64, cpu_seconds: f64) {
         self.state.elapsed_seconds = seconds;
+        self.state.cpu_seconds = cpu_seconds;
         self.state.rng = self.rng.clone().next_u64();
-        let link = self
-            .link
-            .as_deref()
-            .expect("the trainer's actors are attached");
-        self.state.broker_cursor = link.cursor();
-        self.state.broker_seen = link.seen();
+        if let Some(link) = self.link.as_deref() {
+            self.state.broker_cursor = link.cursor();
+            self.state.broker_seen = link.seen();
+        }
     }
 
     /// A checkpoint holding [`ArmacTrainer::record`]'s position is committed.
@@ -605,7 +630,10 @@ impl ArmacTrainer {
                 .chain(self.sums.keys().copied())
                 .collect(),
         );
-        self.link().committed()
+        match self.link.as_deref_mut() {
+            Some(link) => link.committed(),
+            None => Ok(()),
+        }
     }
 
     /// What a checkpoint of the trainer's current state holds (call [`ArmacTrainer::record`]
@@ -653,7 +681,10 @@ impl ArmacTrainer {
     /// (the link's, then a panicked thread).
     pub fn shutdown(&mut self) -> Result<(), TrainError> {
         self.stop.store(true, Ordering::Relaxed);
-        let mut result = self.link().close();
+        let mut result = match self.link.as_deref_mut() {
+            Some(link) => link.close(),
+            None => Ok(()),
+        };
         for h in std::mem::take(&mut self.handles) {
             if h.join().is_err() && result.is_ok() {
                 result = Err(TrainError::Usage("an actor thread panicked".into()));

@@ -42,6 +42,9 @@ pub struct Trajectory {
     pub steps: Vec<Step>,
     /// Terminal returns of both players.
     pub returns: [f32; 2],
+    /// Chance nodes whose outcome the episode sampled (with `armac.allin_runouts`, the node
+    /// where the run-outs start is not one of them: it ends the episode).
+    pub chance_nodes: u32,
 }
 
 impl Trajectory {
@@ -54,10 +57,27 @@ impl Trajectory {
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
     }
+
+    /// The states the episode visited: its decisions, its chance nodes and the terminal (or
+    /// the node its run-outs started from) — the "nodes touched" of the papers' budgets.
+    pub fn nodes(&self) -> u64 {
+        self.steps.len() as u64 + u64::from(self.chance_nodes) + 1
+    }
+
+    /// The decisions of the learning player in a learning episode (0 in the others).
+    pub fn learning_decisions(&self) -> u64 {
+        if !self.learning {
+            return 0;
+        }
+        let p = self.learning_player;
+        self.steps.iter().filter(|s| s.player == p).count() as u64
+    }
 }
 
-const REPLAY_MAGIC: &[u8; 8] = b"ARMACRP2";
-/// The first format (no behaviour reach per step; read as reach 1).
+const REPLAY_MAGIC: &[u8; 8] = b"ARMACRP3";
+/// The second format (no chance-node count per trajectory; read as 0).
+const REPLAY_MAGIC_V2: &[u8; 8] = b"ARMACRP2";
+/// The first format (no behaviour reach per step; read as reach 1; no chance-node count).
 const REPLAY_MAGIC_V1: &[u8; 8] = b"ARMACRP1";
 
 fn put_f32s(buf: &mut Vec<u8>, xs: &[f32]) {
@@ -76,14 +96,7 @@ pub fn encode_replay<'a>(
 ) -> Vec<u8> {
     let mut buf = replay_header(info_len, num_actions, trajs.len());
     for t in trajs {
-        put_trajectory(
-            &mut buf,
-            t.epoch,
-            t.learning_player,
-            t.learning,
-            &t.returns,
-            &t.steps,
-        );
+        put_trajectory(&mut buf, t);
         for s in &t.steps {
             put_step(&mut buf, s, info_len, num_actions);
         }
@@ -100,19 +113,13 @@ fn replay_header(info_len: usize, num_actions: usize, count: usize) -> Vec<u8> {
     buf
 }
 
-fn put_trajectory(
-    buf: &mut Vec<u8>,
-    epoch: u64,
-    learning_player: usize,
-    learning: bool,
-    returns: &[f32; 2],
-    steps: &[Step],
-) {
-    buf.extend_from_slice(&epoch.to_le_bytes());
-    buf.push(learning_player as u8);
-    buf.push(u8::from(learning));
-    put_f32s(buf, returns);
-    buf.extend_from_slice(&(steps.len() as u32).to_le_bytes());
+fn put_trajectory(buf: &mut Vec<u8>, t: &Trajectory) {
+    buf.extend_from_slice(&t.epoch.to_le_bytes());
+    buf.push(t.learning_player as u8);
+    buf.push(u8::from(t.learning));
+    put_f32s(buf, &t.returns);
+    buf.extend_from_slice(&(t.steps.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&t.chance_nodes.to_le_bytes());
 }
 
 fn put_step(buf: &mut Vec<u8>, s: &Step, info_len: usize, num_actions: usize) {
@@ -187,8 +194,10 @@ pub fn decode_replay(
     info_len: usize,
     num_actions: usize,
 ) -> Result<Vec<Trajectory>, String> {
-    let (which, body) = crate::util::unseal(bytes, &[REPLAY_MAGIC, REPLAY_MAGIC_V1], 40, "replay")?;
-    let with_reach = which == 0;
+    let magics = [REPLAY_MAGIC, REPLAY_MAGIC_V2, REPLAY_MAGIC_V1];
+    let (which, body) = crate::util::unseal(bytes, &magics, 40, "replay")?;
+    let with_reach = which < 2;
+    let with_chance = which == 0;
     let mut r = Reader { buf: body, pos: 8 };
     let (il, na, n) = (r.u64()? as usize, r.u64()? as usize, r.u64()? as usize);
     if (il, na) != (info_len, num_actions) {
@@ -203,6 +212,7 @@ pub fn decode_replay(
         let learning = r.u8()? != 0;
         let ret = r.f32s(2)?;
         let len = r.u32()? as usize;
+        let chance_nodes = if with_chance { r.u32()? } else { 0 };
         let mut steps = Vec::with_capacity(len.min(1 << 16));
         for _ in 0..len {
             let player = r.u8()? as usize;
@@ -234,6 +244,7 @@ pub fn decode_replay(
             learning,
             steps,
             returns: [ret[0], ret[1]],
+            chance_nodes,
         });
     }
     if r.pos != body.len() {
@@ -264,6 +275,7 @@ mod tests {
                 learning: true,
                 steps: vec![step(0, false), step(1, true)],
                 returns: [1.5, -1.5],
+                chance_nodes: 2,
             },
             Trajectory {
                 epoch: 8,
@@ -271,6 +283,7 @@ mod tests {
                 learning: false,
                 steps: vec![],
                 returns: [0.0, 0.0],
+                chance_nodes: 0,
             },
         ];
         let bytes = encode_replay(trajs.iter(), 3, 2);

@@ -107,6 +107,7 @@ pub(crate) fn drive<R: SogRounds>(
         acting_steps_per_second: None,
         peak_memory_mb: crate::util::peak_memory_mb(),
         cpu_seconds: Some(deadline.cpu_seconds()),
+        budget: None,
     };
     crate::run::summary::write_summary(dir, &summary).map_err(io_err("summary", dir))?;
     Ok(summary)

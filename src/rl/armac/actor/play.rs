@@ -570,6 +570,7 @@ fn new_episode(
             learning: roles.critic.is_some(),
             steps: Vec::new(),
             returns: [0.0; 2],
+            chance_nodes: 0,
         },
         roles,
         rnn: Vec::new(),
@@ -591,6 +592,7 @@ impl Live {
         let w: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
         let a = outcomes[rng.weighted(&w)].0;
         self.state.apply_action(a);
+        self.traj.chance_nodes += 1;
         if let Some(sh) = self.shadows.take() {
             let lp = self.traj.learning_player;
             self.shadows = shadows_after_chance(sh, self.state.as_ref(), lp, shape.info_size);

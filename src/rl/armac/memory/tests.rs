@@ -19,6 +19,7 @@ fn episode(learning: bool) -> Trajectory {
         learning,
         steps: vec![step(0, 1.0, true), step(1, 0.5, false), step(0, 0.25, true)],
         returns: [1.0, -1.0],
+        chance_nodes: 0,
     }
 }
 
