@@ -245,6 +245,8 @@ fn lockstep_is_refused_for_a_learner_with_remote_actors() {
             "--quiet",
             "--set",
             "armac.schedule=\"lockstep\"",
+            "--role",
+            "learner",
             "--broker",
             "redis://127.0.0.1:1",
         ]),

@@ -58,7 +58,7 @@ pub use batch::{ActBatch, ActOutput, Heads, Losses, StepTargets, TrainBatch, Tra
 pub(crate) use checkpoint::{CastFloats, FileCheck, read_file, write_all_atomic};
 pub use config::{ArmacNetConfig, NnError, SnapshotPrecision};
 pub use grouped::train_step_flops;
-pub(crate) use layers::init_linear;
+pub(crate) use layers::{NumberParams, init_linear};
 pub use layers::{Head, LstmCell, LstmState, ResBlock, double_relu, feed_forward};
 pub use learner::{ArmacLearner, SeqTrainBatch};
 pub use net::{ArmacNet, ArmacOutput};

@@ -11,7 +11,9 @@
 //! Checkpoints: weights, Adam's state and a JSON record (config, steps, file lengths and
 //! hashes), written atomically; a resumed learner continues with the same moments.
 
-use crate::nn::armac::{FileCheck, NnError, double_relu, init_linear, read_file, write_all_atomic};
+use crate::nn::armac::{
+    FileCheck, NnError, NumberParams, double_relu, init_linear, read_file, write_all_atomic,
+};
 use crate::util::SplitMix64;
 use burn::module::Module;
 use burn::nn::Linear;
@@ -93,11 +95,11 @@ impl CvpnModel {
             true,
             device,
         );
-        CvpnModel {
+        NumberParams::apply(CvpnModel {
             layers,
             values,
             policy,
-        }
+        })
     }
 
     /// `[B, input]` → (values `[B, 2P]`, policy logits `[B, P·A]`).
