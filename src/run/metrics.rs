@@ -86,7 +86,8 @@ mod tests {
         assert_eq!(text, "step,loss,nodes\n1,0.5,\n2,0.25,\n3,0.2,9\n");
         // A header that is not a prefix of the new one keeps no rows.
         std::fs::write(&path, "step,other\n1,0.5\n").unwrap();
-        let (_, last) = crate::run::MetricsCsv::resume(&path, &["step", "loss", "nodes"], 2).unwrap();
+        let (_, last) =
+            crate::run::MetricsCsv::resume(&path, &["step", "loss", "nodes"], 2).unwrap();
         assert_eq!(last, None);
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -58,8 +58,8 @@ pub use batch::{ActBatch, ActOutput, Heads, Losses, StepTargets, TrainBatch, Tra
 pub(crate) use checkpoint::{CastFloats, FileCheck, read_file, write_all_atomic};
 pub use config::{ArmacNetConfig, NnError, SnapshotPrecision};
 pub use grouped::train_step_flops;
-pub(crate) use layers::{NumberParams, init_linear};
 pub use layers::{Head, LstmCell, LstmState, ResBlock, double_relu, feed_forward};
+pub(crate) use layers::{NumberParams, init_linear};
 pub use learner::{ArmacLearner, SeqTrainBatch};
 pub use net::{ArmacNet, ArmacOutput};
 pub use plain::{PlainRangeNet, fast_sigmoid, fast_tanh};

@@ -170,8 +170,7 @@ impl EpochBody<'_> {
                     if learner.has_resident_memory() {
                         let n_in = learner.config().input_size;
                         let filled = [m.regret.len(), m.policy.len()];
-                        rows += (s.memory_batch * filled.iter().filter(|&&n| n > 0).count())
-                            as u64;
+                        rows += (s.memory_batch * filled.iter().filter(|&&n| n > 0).count()) as u64;
                         let step = m.resident_step(s.memory_batch, self.rng, n_in, na);
                         learner.train_step_resident(&batch, &step);
                     } else {

@@ -67,7 +67,8 @@ impl LockstepActors {
                     return;
                 }
                 let g = first + k as u64;
-                let mut rng = SplitMix64::new(stream_seed(self.seed, Stream::Group, snaps.epoch, g));
+                let mut rng =
+                    SplitMix64::new(stream_seed(self.seed, Stream::Group, snaps.epoch, g));
                 let (trajs, eval) =
                     play_group(&self.game, snaps, &self.settings, &candidates, &mut rng);
                 let mut msgs: Vec<ActorMsg> = trajs

@@ -7,9 +7,9 @@
 //! ([`ArmacTrainer::committed`]).
 
 use super::checkpoint::{Checkpoint, contents};
+use super::choices::Schedule;
 use super::diagnostics::{Diagnostics, DiagnosticsRow, critic_error, exact_critic};
 use super::exact::{Exact, ExactAdvantages, TabularW};
-use super::choices::Schedule;
 use super::learn::{EpochBody, EpochWork, act_and_learn, act_and_learn_lockstep, epoch_plan};
 use super::lockstep::{LockstepActors, Stream, stream_seed};
 use super::memory_io::new_memory;
@@ -523,7 +523,11 @@ impl ArmacTrainer {
         );
         tb.scalar("best_candidate", st.best.id() as f64, it);
         tb.scalar("budget/episodes", st.episodes as f64, it);
-        tb.scalar("budget/learning_decisions", st.learning_decisions as f64, it);
+        tb.scalar(
+            "budget/learning_decisions",
+            st.learning_decisions as f64,
+            it,
+        );
         tb.scalar("budget/nodes_touched", st.nodes_touched as f64, it);
         tb.scalar("budget/learning_steps", st.learning_steps as f64, it);
         tb.scalar("budget/rows_learned", st.rows_learned as f64, it);
