@@ -299,12 +299,16 @@ def match(
     seed: int = 0,
     game: Any = "hunl_fcpa",
     sampled: bool = False,
+    hands_out: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
     """``a`` against ``b`` in both seats, as ``armac-eval match``: exact on games whose tree
-    compiles, otherwise ``hands`` hands of duplicate deals; figures from ``a``'s side."""
+    compiles, otherwise ``hands`` hands of duplicate deals; figures from ``a``'s side. With
+    ``hands_out``, every hand is written to that file in the Poker Hand History format
+    (heads-up no-limit Hold'em)."""
     g = _armac_game(game)
     gs = g.load_string()
-    return _armac.play_match(_policy_arg(a, gs), _policy_arg(b, gs), g, hands, seed, sampled)
+    out = None if hands_out is None else os.fspath(hands_out)
+    return _armac.play_match(_policy_arg(a, gs), _policy_arg(b, gs), g, hands, seed, sampled, hands_out=out)
 
 
 def _toml_literal(value: Any) -> str:

@@ -118,8 +118,16 @@ def lbr(
 ) -> dict[str, Any]:
     """Local Best Response against `policy` (mbb/hand with 95% interval), as `armac-eval lbr`."""
 
-def match(a: Policy, b: Policy, hands: int = 10000, seed: int = 0, game: Any = "hunl_fcpa", sampled: bool = False) -> dict[str, Any]:
-    """`a` against `b` in both seats, as `armac-eval match`."""
+def match(
+    a: Policy,
+    b: Policy,
+    hands: int = 10000,
+    seed: int = 0,
+    game: Any = "hunl_fcpa",
+    sampled: bool = False,
+    hands_out: str | os.PathLike | None = None,
+) -> dict[str, Any]:
+    """`a` against `b` in both seats, as `armac-eval match`; `hands_out`: every hand in PHH."""
 
 def train(
     config: str | os.PathLike | None,

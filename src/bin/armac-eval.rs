@@ -14,9 +14,10 @@
 //! * `scorecard --policy <model|run dir|current:DIR|sog:DIR> [--hands N] [--match-hands M]
 //!   [--seed S] [--threads T] [--json] [--out FILE]`: the scorecard of a heads-up no-limit
 //!   Hold'em policy ([`armac::run::evaluate::scorecard`]).
-//! * `match --game G --a <policy> --b <policy> [--hands N] [--seed S] [--json]`: head-to-head,
-//!   both seats: exact expected payoff on games whose tree compiles, otherwise N hands as
-//!   duplicate deals (mean and 95% CI, in chips and, for poker, mbb/hand).
+//! * `match --game G --a <policy> --b <policy> [--hands N] [--seed S] [--json]
+//!   [--hands-out FILE.phhs]`: head-to-head, both seats: exact expected payoff on games whose
+//!   tree compiles, otherwise N hands as duplicate deals (mean and 95% CI, in chips and, for
+//!   poker, mbb/hand); `--hands-out` writes every hand in the Poker Hand History format.
 //! * `search-nashconv --game G [--simulations S] [--seed N] [--oracle-iterations K]
 //!   [--max-histories H] [--json]`: exact NashConv of continual re-solving with GT-CFR at every
 //!   decision (Student of Games) and exact leaf values ([`armac::search::search_nash_conv`]).
@@ -204,6 +205,10 @@ enum Command {
         /// exit at the cap, before the tree is compiled); `--sampled` plays hands instead.
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
         max_histories: usize,
+        /// Write every hand to this file in the Poker Hand History format (PHH, a `.phhs`
+        /// file; heads-up no-limit Texas hold'em only).
+        #[arg(long, value_name = "FILE")]
+        hands_out: Option<PathBuf>,
     },
     /// Exact NashConv of Student of Games search: continual re-solving with GT-CFR at every
     /// decision of both players, frontier values from an exact subgame oracle, assembled into
@@ -502,6 +507,7 @@ fn run(args: Args) -> Result<()> {
             search_iterations,
             play,
             max_histories,
+            hands_out,
         } => {
             let opts = MatchOptions {
                 hands,
@@ -510,7 +516,9 @@ fn run(args: Args) -> Result<()> {
                 max_histories,
             };
             let args = play.args(search_iterations);
-            print(commands::head_to_head(&game, (&a, &b), &opts, args)?, json)
+            let report =
+                commands::head_to_head(&game, (&a, &b), &opts, args, hands_out.as_deref())?;
+            print(report, json)
         }
         Command::ExportModel {
             checkpoint,
