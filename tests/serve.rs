@@ -533,12 +533,48 @@ fn play_a_holdem_match_and_refuse_actions_out_of_turn() {
         "{}",
         h.head
     );
+    // Hold'em hands download in the Poker Hand History format: the person is `you`, in PHH's
+    // seat of the small blind (`p2`) in hand 1 (OpenSpiel's player 1) and of the big blind in
+    // hand 2; each table ends with the finishing stacks of the hand's result.
     assert!(
-        h.body.contains("Hand 1 ") && h.body.contains("Hand 2 "),
+        h.head.contains("armac-hands-") && h.head.contains(".phhs"),
+        "{}",
+        h.head
+    );
+    assert!(
+        h.body.starts_with("[1]\nvariant = 'NT'\n") && h.body.contains("\n[2]\nvariant"),
         "{}",
         h.body
     );
-    assert!(h.body.contains("2 finished hands"), "{}", h.body);
+    assert!(!h.body.contains("[3]"), "{}", h.body);
+    let players: Vec<&str> = h
+        .body
+        .lines()
+        .filter(|l| l.starts_with("players = "))
+        .collect();
+    assert_eq!(players.len(), 2, "{}", h.body);
+    assert!(players[0].ends_with(", \"you\"]"), "{}", players[0]);
+    assert!(
+        players[1].starts_with("players = [\"you\", "),
+        "{}",
+        players[1]
+    );
+    let stacks: Vec<&str> = h
+        .body
+        .lines()
+        .filter(|l| l.starts_with("finishing_stacks = "))
+        .collect();
+    let you_won = |line: &str, seat: usize| {
+        let v: Vec<f64> = line["finishing_stacks = [".len()..line.len() - 1]
+            .split(", ")
+            .map(|x| x.parse().unwrap())
+            .collect();
+        v[seat] - 20000.0
+    };
+    assert_eq!(you_won(stacks[0], 1), won, "{}", h.body);
+    let total = you_won(stacks[0], 1) + you_won(stacks[1], 0);
+    let mean_mbb = end2["result"]["mean"].as_f64().unwrap();
+    assert!((total * 10.0 / 2.0 - mean_mbb).abs() < 1e-9, "{}", h.body);
     assert!(
         get(&s, "/api/play/history?session=nope")
             .error(404)
@@ -589,6 +625,16 @@ fn play_kuhn_and_leduc_hands_to_the_end() {
                 &json!({"session": end["session"]}),
             ));
         }
+        // Games without a PHH variant download their hands as text.
+        let h = get(
+            &s,
+            &format!(
+                "/api/play/history?session={}",
+                v["session"].as_str().unwrap()
+            ),
+        );
+        assert!(h.head.contains(".txt"), "{}", h.head);
+        assert!(h.body.contains("Hand 4 ") && h.body.contains("4 finished hands"));
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,6 +15,7 @@
 use super::model::{App, Model};
 use super::table::strip_move;
 use super::{ApiError, Incoming};
+use crate::eval::phh::{PhhTable, PhhWriter};
 use crate::game::{Action, State, Turn};
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::util::SplitMix64;
@@ -116,6 +117,8 @@ struct Session {
     over: bool,
     /// The text of every finished hand.
     transcript: String,
+    /// Every finished hand: its whole history and the person's seat.
+    finished: Vec<(Vec<Action>, usize)>,
 }
 
 impl Session {
@@ -133,6 +136,7 @@ impl Session {
             results: Vec::new(),
             over: false,
             transcript: String::new(),
+            finished: Vec::new(),
         }
     }
 
@@ -146,6 +150,8 @@ impl Session {
                         self.results.push(self.state.returns()[self.seat]);
                         let text = hand_text(model, self);
                         self.transcript.push_str(&text);
+                        self.finished
+                            .push((self.state.history().to_vec(), self.seat));
                     }
                     return Ok(());
                 }
@@ -504,12 +510,31 @@ impl Sessions {
         Ok(view(&app.models[s.model], &sid, &s))
     }
 
-    /// `GET /api/play/history?session=S`: every finished hand as text, then the result.
+    /// `GET /api/play/history?session=S`: every finished hand, in the Poker Hand History format
+    /// (a `.phhs` file) for heads-up no-limit Hold'em, else as text followed by the result.
     pub fn play_history(&self, app: &App, req: &Incoming) -> Result<super::Reply, ApiError> {
         let sid = session_id(req, None)?;
         let cell = self.get(&sid)?;
         let s = cell.lock().expect("session poisoned");
         let model = &app.models[s.model];
+        let short = &sid[..8.min(sid.len())];
+        if let Ok(table) = PhhTable::new(&model.game.load_string()) {
+            let opponent = format!("{} ({})", model.name, model.heads[s.head].0);
+            let mut out = PhhWriter::new(table, Vec::new());
+            for (history, seat) in &s.finished {
+                let mut names = [opponent.as_str(); 2];
+                names[*seat] = "you";
+                out.write_hand(names, history).map_err(|e| ApiError {
+                    status: 500,
+                    message: format!("writing the hand history: {e}"),
+                })?;
+            }
+            let bytes = out.finish().expect("writing to memory cannot fail");
+            return Ok(super::Reply::download(
+                String::from_utf8(bytes).expect("hand histories are text"),
+                format!("armac-hands-{short}.phhs"),
+            ));
+        }
         let r = result_json(model, &s);
         let mut text = format!(
             "armac-eval serve: match against `{}` ({}), seed {}, you started in seat {}\n\n",
@@ -530,7 +555,7 @@ impl Sessions {
         );
         Ok(super::Reply::download(
             text,
-            format!("armac-hands-{}.txt", &sid[..8.min(sid.len())]),
+            format!("armac-hands-{short}.txt"),
         ))
     }
 }
