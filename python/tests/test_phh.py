@@ -101,3 +101,24 @@ def test_python_match_writes_the_same_hands_as_the_cli(tmp_path):
     r = armac.match("uniform", "always-call", hands=40, seed=9, hands_out=py)
     assert r["hands_written"] == 40
     assert py.read_text() == cli.read_text()
+
+
+def test_pokerkit_replays_every_hand_lbr_plays(tmp_path):
+    """`lbr --hands-out`: LBR's 1,000 hands against the shipped model, each replayed by pokerkit
+    to armac's result; LBR's winnings over them are the reported mean."""
+    out = tmp_path / "lbr.phhs"
+    report = armac_eval_json(
+        "lbr", "--policy", str(ROOT / "models" / "hunl_fcpa_armac"), "--variant", "fc12-fcpa34",
+        "--hands", "1000", "--seed", "2", "--preflop-samples", "500", "--hands-out", str(out),
+    )
+    hands = list(pokerkit.HandHistory.loads_all(out.read_text()))
+    assert len(hands) == report["hands"] == 1000
+    lbr_total = 0
+    for n, hh in enumerate(hands, start=1):
+        stacks = replay(hh)
+        assert stacks == list(hh.finishing_stacks), f"hand {n}: pokerkit {stacks}, armac {hh.finishing_stacks}"
+        # Each deal is four hands: LBR as OpenSpiel's player 0 (PHH's p1), then player 1, ...
+        seat = 0 if n % 2 == 1 else 1
+        assert hh.players[seat] == "LBR-FC12-FCPA34" and hh.players[1 - seat] == report["policy"]
+        lbr_total += stacks[seat] - hh.starting_stacks[seat]
+    assert lbr_total / 1000 == pytest.approx(report["mean_chips"], abs=1e-9)

@@ -10,7 +10,8 @@
 //!   `lbr/<variant>` (mbb/hand) at step `--step`; `--reference uniform` also plays LBR
 //!   against the reference on the same deals and reports the ratio with a paired 95% interval.
 //! * `lbr ... --variant all` (or `fc,fcpa`): each variant in turn, one report each; with
-//!   `--watch RUN`, every checkpoint against each variant.
+//!   `--watch RUN`, every checkpoint against each variant; `--hands-out FILE.phhs` writes
+//!   every hand LBR plays in the Poker Hand History format.
 //! * `scorecard --policy <model|run dir|current:DIR|sog:DIR> [--hands N] [--match-hands M]
 //!   [--seed S] [--threads T] [--json] [--out FILE]`: the scorecard of a heads-up no-limit
 //!   Hold'em policy ([`armac::run::evaluate::scorecard`]).
@@ -357,6 +358,10 @@ struct LbrArgs {
     /// each group's share of the mean and its mean per hand (with --json: `breakdown`).
     #[arg(long)]
     breakdown: bool,
+    /// Write every hand LBR plays against --policy (each variant in turn; not the
+    /// reference's) to this file in the Poker Hand History format (PHH, a `.phhs` file).
+    #[arg(long, value_name = "FILE")]
+    hands_out: Option<PathBuf>,
 }
 
 impl LbrArgs {
@@ -380,6 +385,7 @@ impl LbrArgs {
             reference: self.reference,
             breakdown: self.breakdown,
             play: self.play.args(self.search_iterations),
+            hands_out: self.hands_out,
         }
     }
 }

@@ -15,7 +15,8 @@ pub mod scorecard;
 
 use super::RunError;
 use crate::eval::lbr::{
-    AlwaysCall, AlwaysFold, BreakdownRow, LbrOptions, LbrResult, PerHand, RangePolicy, run_lbr,
+    AlwaysCall, AlwaysFold, BreakdownRow, LbrHand, LbrOptions, LbrResult, PerHand, RangePolicy,
+    run_lbr, run_lbr_hands,
 };
 use crate::eval::matchup::{MatchReport, exact_match, sampled_match_recorded};
 use crate::eval::tree_policy;
@@ -303,10 +304,25 @@ pub fn lbr_with_bar(
     opts: &LbrOptions,
     label: &str,
 ) -> Result<LbrResult, RunError> {
+    Ok(lbr_hands_with_bar(game, policy, opts, label, false)?.0)
+}
+
+/// [`lbr_with_bar`], with every hand LBR played when `keep` (else none).
+pub fn lbr_hands_with_bar(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    label: &str,
+    keep: bool,
+) -> Result<(LbrResult, Vec<LbrHand>), RunError> {
     let bar = super::progress_bar(opts.hands.div_ceil(4) * 4, "hands");
     bar.set_message(label.to_string());
     let tick = |n: u64| bar.inc(n);
-    let result = run_lbr(game, policy, opts, Some(&tick));
+    let result = if keep {
+        run_lbr_hands(game, policy, opts, Some(&tick))
+    } else {
+        run_lbr(game, policy, opts, Some(&tick)).map(|r| (r, Vec::new()))
+    };
     bar.finish_and_clear();
     result.map_err(RunError::context(format!(
         "LBR against policy {}",
