@@ -13,7 +13,7 @@
 //! deals them), the public chance outcomes, every action, and at the end the model's cards.
 
 use super::model::{App, Model};
-use super::table::strip_move;
+use super::table::{small_poker_card, strip_move};
 use super::{ApiError, Incoming};
 use crate::eval::phh::{PhhTable, PhhWriter};
 use crate::game::{Action, State, Turn};
@@ -203,13 +203,10 @@ impl Session {
 
 /// The name of chance outcome `a` of `model`'s game as a card, die or plain outcome.
 fn outcome_name(model: &Model, state_before: &dyn State, a: Action) -> String {
+    if let Some(card) = small_poker_card(model.game.short_name(), a) {
+        return card.to_string();
+    }
     match model.game.short_name() {
-        "kuhn_poker" => ["J", "Q", "K", "A"]
-            .get(a)
-            .map_or(a.to_string(), |s| s.to_string()),
-        "leduc_poker" => ["J", "Q", "K", "A", "T", "9"]
-            .get(a / 2)
-            .map_or(a.to_string(), |s| s.to_string()),
         "liars_dice" => format!("die {}", a + 1),
         _ => {
             let s = strip_move(state_before.action_to_string(None, a));
@@ -224,6 +221,11 @@ fn player_label(model: &Model, state: &dyn State, p: usize, a: Action) -> String
     let fcpa =
         model.game.short_name() == "universal_poker" && model.game.num_distinct_actions() <= 4;
     if let Some(name) = ["Fold", "Call", "Pot", "All-in"].get(a).filter(|_| fcpa) {
+        // Nothing to call: the call is a check.
+        let nothing_to_call = poker_pot(model, state.history()).is_some_and(|(_, c)| c[0] == c[1]);
+        if a == 1 && nothing_to_call {
+            return "Check".to_string();
+        }
         return name.to_string();
     }
     strip_move(state.action_to_string(Some(p), a))
@@ -370,7 +372,9 @@ fn view(model: &Model, id: &str, s: &Session) -> Value {
     })
 }
 
-/// For poker, the pot and each player's contribution after `history`.
+/// For poker, the pot as OpenSpiel's information state prints it (`[Pot: X]`: the largest
+/// contribution times the number of players who have not folded) and each player's
+/// contribution after `history`.
 fn poker_pot(model: &Model, history: &[Action]) -> Option<(i32, [i32; 2])> {
     model.big_blind?;
     let game = UniversalPokerGame::from_string(&model.game.load_string()).ok()?;
@@ -379,7 +383,8 @@ fn poker_pot(model: &Model, history: &[Action]) -> Option<(i32, [i32; 2])> {
         st.apply(a);
     }
     let c = st.contributions();
-    Some((c[0] + c[1], c))
+    let in_hand = st.betting().folded.iter().filter(|&&f| !f).count() as i32;
+    Some((c[0].max(c[1]) * in_hand, c))
 }
 
 /// The session named by the request: `session` in the JSON body or the query.
