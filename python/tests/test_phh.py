@@ -122,3 +122,38 @@ def test_pokerkit_replays_every_hand_lbr_plays(tmp_path):
         assert hh.players[seat] == "LBR-FC12-FCPA34" and hh.players[1 - seat] == report["policy"]
         lbr_total += stacks[seat] - hh.starting_stacks[seat]
     assert lbr_total / 1000 == pytest.approx(report["mean_chips"], abs=1e-9)
+
+
+def test_pokerkit_replays_every_hand_of_a_scorecard(tmp_path):
+    """`scorecard --hands-out`: every hand of every row (LBR against uniform, the matches, each
+    column's LBR rows), replayed by pokerkit; each row's mean is its hands' result."""
+    out = tmp_path / "card.phhs"
+    card = armac_eval_json(
+        "scorecard", "--policy", str(ROOT / "models" / "hunl_fcpa_armac"), "--hands", "100",
+        "--match-hands", "1000", "--preflop-samples", "200", "--seed", "4", "--hands-out", str(out),
+    )
+    hands = list(pokerkit.HandHistory.loads_all(out.read_text()))
+    columns = card["policies"]
+    assert len(hands) == 3 * 100 + len(columns) * (2 * 1000 + 3 * 100)
+    # Chips won per (player, opponent) pair, summed over the pair's hands in both seats.
+    won: dict[tuple[str, str], list[int]] = {}
+    for hh in hands:
+        stacks = replay(hh)
+        assert stacks == list(hh.finishing_stacks), f"hand {hh.hand}: pokerkit {stacks}, armac {hh.finishing_stacks}"
+        for seat in (0, 1):
+            key = (hh.players[seat], hh.players[1 - seat])
+            won.setdefault(key, []).append(stacks[seat] - hh.starting_stacks[seat])
+
+    def mbb(player: str, opponent: str, hands: int) -> float:
+        chips = won[(player, opponent)]
+        assert len(chips) == hands
+        return 10 * sum(chips) / hands  # big blind 100 chips
+
+    for variant, row in card["lbr_uniform"].items():
+        assert mbb(f"LBR-{variant.upper()}", "uniform", 100) == pytest.approx(row["mean"], abs=1e-6)
+    for column in columns.values():
+        name = column["policy"]
+        assert mbb(name, "uniform", 1000) == pytest.approx(column["vs_uniform"]["mean"], abs=1e-6)
+        assert mbb(name, "always-call", 1000) == pytest.approx(column["vs_always_call"]["mean"], abs=1e-6)
+        for variant, row in column["lbr"].items():
+            assert mbb(f"LBR-{variant.upper()}", name, 100) == pytest.approx(row["mean"], abs=1e-6)

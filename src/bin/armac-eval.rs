@@ -13,8 +13,8 @@
 //!   `--watch RUN`, every checkpoint against each variant; `--hands-out FILE.phhs` writes
 //!   every hand LBR plays in the Poker Hand History format.
 //! * `scorecard --policy <model|run dir|current:DIR|sog:DIR> [--hands N] [--match-hands M]
-//!   [--seed S] [--threads T] [--json] [--out FILE]`: the scorecard of a heads-up no-limit
-//!   Hold'em policy ([`armac::run::evaluate::scorecard`]).
+//!   [--seed S] [--threads T] [--json] [--out FILE] [--hands-out FILE.phhs]`: the scorecard
+//!   of a heads-up no-limit Hold'em policy ([`armac::run::evaluate::scorecard`]).
 //! * `match --game G --a <policy> --b <policy> [--hands N] [--seed S] [--json]
 //!   [--hands-out FILE.phhs]`: head-to-head, both seats: exact expected payoff on games whose
 //!   tree compiles, otherwise N hands as duplicate deals (mean and 95% CI, in chips and, for
@@ -422,6 +422,10 @@ struct ScorecardArgs {
     /// ended, as `lbr --breakdown` does (with --json: each row's `breakdown`).
     #[arg(long)]
     breakdown: bool,
+    /// Write every hand the scorecard plays (its matches and LBR rows, in the table's order)
+    /// to this file in the Poker Hand History format (PHH, a `.phhs` file).
+    #[arg(long, value_name = "FILE")]
+    hands_out: Option<PathBuf>,
     /// One JSON object (the `scorecard` field of a shipped model's score.json).
     #[arg(long)]
     json: bool,
@@ -443,6 +447,7 @@ impl ScorecardArgs {
             preflop_samples: self.work.preflop_samples,
             play: self.play.args(self.search_iterations),
             breakdown: self.breakdown,
+            hands_out: self.hands_out.clone(),
         }
     }
 }
