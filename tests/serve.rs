@@ -209,7 +209,10 @@ fn preflop_chart_matches_the_policy_queried_hand_by_hand() {
     // hunl_fcpa: the small blind (player 1) acts first before the flop.
     assert_eq!(c["player"], 1);
     assert_eq!(c["round"], 0);
-    assert_eq!(c["pot"], 150);
+    assert_eq!(
+        c["pot"], 200,
+        "OpenSpiel's [Pot: 200]: the big blind times two"
+    );
     let labels: Vec<&str> = c["actions"]
         .as_array()
         .unwrap()
@@ -350,6 +353,31 @@ fn infostate_tables_list_every_information_state() {
             .unwrap()
             .starts_with("[Observer: 0]")
     );
+    // Cards by name: the player's card, then the board once it is dealt.
+    let all = ok(get(&s, "/api/table?model=0&policy=average&limit=1000"));
+    let cards: Vec<&str> = all["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cards"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        cards[0], "J",
+        "the first Leduc row is player 0 holding a jack"
+    );
+    assert!(cards.iter().all(|c| ["J", "Q", "K"].contains(&&c[..1])));
+    assert!(cards.contains(&"K | board Q"), "{cards:?}");
+    let kuhn = ok(get(&s, "/api/table?model=1&limit=1000"));
+    let kuhn_cards: Vec<&str> = kuhn["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cards"].as_str().unwrap())
+        .collect();
+    assert_eq!(kuhn_cards.len(), 12);
+    for name in ["J", "Q", "K"] {
+        assert_eq!(kuhn_cards.iter().filter(|&&c| c == name).count(), 4);
+    }
     let probs: f64 = row["actions"]
         .as_array()
         .unwrap()
@@ -441,7 +469,58 @@ fn play_a_holdem_match_and_refuse_actions_out_of_turn() {
     assert_eq!(v["model_cards"], json!([]), "the model's cards stay hidden");
     assert_eq!(v["result"]["hands"], 0);
     assert_eq!(v["events"], json!([]), "nobody has acted yet");
-    assert_eq!(v["pot"], 150);
+    assert_eq!(v["pot"], 200);
+    assert!(
+        v["infostate"].as_str().unwrap().contains("[Pot: 200]"),
+        "the pot is the game's own: {v}"
+    );
+    let labels = |v: &Value| -> Vec<String> {
+        v["legal"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(labels(&v), ["Fold", "Call", "Pot", "All-in"]);
+    // The person checks when nothing is owed and calls a bet; the pot is always the game's.
+    let mut seen = (false, false);
+    for seed in 0..20 {
+        let mut w = ok(post(
+            &s,
+            "/api/play/new",
+            &json!({"model": 0, "seat": 0, "seed": seed}),
+        ));
+        while w["over"] == false {
+            let c = &w["contributions"];
+            let l = labels(&w);
+            if c[0] == c[1] {
+                assert!(
+                    l.contains(&"Check".into()) && !l.contains(&"Call".into()),
+                    "{w}"
+                );
+                seen.0 = true;
+            } else {
+                assert!(
+                    l.contains(&"Call".into()) && !l.contains(&"Check".into()),
+                    "{w}"
+                );
+                seen.1 = true;
+            }
+            let pot = w["pot"].as_i64().unwrap();
+            assert!(
+                w["infostate"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("[Pot: {pot}]")),
+                "{w}"
+            );
+            let body =
+                json!({"session": w["session"], "hand": w["hand"], "step": w["step"], "action": 1});
+            w = ok(post(&s, "/api/play/act", &body));
+        }
+    }
+    assert_eq!(seen, (true, true), "both a check and a call were offered");
     let legal: Vec<u64> = v["legal"]
         .as_array()
         .unwrap()
@@ -533,12 +612,48 @@ fn play_a_holdem_match_and_refuse_actions_out_of_turn() {
         "{}",
         h.head
     );
+    // Hold'em hands download in the Poker Hand History format: the person is `you`, in PHH's
+    // seat of the small blind (`p2`) in hand 1 (OpenSpiel's player 1) and of the big blind in
+    // hand 2; each table ends with the finishing stacks of the hand's result.
     assert!(
-        h.body.contains("Hand 1 ") && h.body.contains("Hand 2 "),
+        h.head.contains("armac-hands-") && h.head.contains(".phhs"),
+        "{}",
+        h.head
+    );
+    assert!(
+        h.body.starts_with("[1]\nvariant = 'NT'\n") && h.body.contains("\n[2]\nvariant"),
         "{}",
         h.body
     );
-    assert!(h.body.contains("2 finished hands"), "{}", h.body);
+    assert!(!h.body.contains("[3]"), "{}", h.body);
+    let players: Vec<&str> = h
+        .body
+        .lines()
+        .filter(|l| l.starts_with("players = "))
+        .collect();
+    assert_eq!(players.len(), 2, "{}", h.body);
+    assert!(players[0].ends_with(", \"you\"]"), "{}", players[0]);
+    assert!(
+        players[1].starts_with("players = [\"you\", "),
+        "{}",
+        players[1]
+    );
+    let stacks: Vec<&str> = h
+        .body
+        .lines()
+        .filter(|l| l.starts_with("finishing_stacks = "))
+        .collect();
+    let you_won = |line: &str, seat: usize| {
+        let v: Vec<f64> = line["finishing_stacks = [".len()..line.len() - 1]
+            .split(", ")
+            .map(|x| x.parse().unwrap())
+            .collect();
+        v[seat] - 20000.0
+    };
+    assert_eq!(you_won(stacks[0], 1), won, "{}", h.body);
+    let total = you_won(stacks[0], 1) + you_won(stacks[1], 0);
+    let mean_mbb = end2["result"]["mean"].as_f64().unwrap();
+    assert!((total * 10.0 / 2.0 - mean_mbb).abs() < 1e-9, "{}", h.body);
     assert!(
         get(&s, "/api/play/history?session=nope")
             .error(404)
@@ -589,6 +704,16 @@ fn play_kuhn_and_leduc_hands_to_the_end() {
                 &json!({"session": end["session"]}),
             ));
         }
+        // Games without a PHH variant download their hands as text.
+        let h = get(
+            &s,
+            &format!(
+                "/api/play/history?session={}",
+                v["session"].as_str().unwrap()
+            ),
+        );
+        assert!(h.head.contains(".txt"), "{}", h.head);
+        assert!(h.body.contains("Hand 4 ") && h.body.contains("4 finished hands"));
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -764,8 +889,51 @@ fn the_page_plays_a_hand_in_a_headless_browser() {
         2,
         "{r}"
     );
+    // What the person saw at the first decision: the game's own pot, poker's button names,
+    // two named cards.
+    let pot = r["first_pot"].as_str().unwrap();
+    assert!(
+        r["first_infostate"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("[Pot: {pot}]")),
+        "{r}"
+    );
+    let buttons: Vec<&str> = r["first_buttons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap())
+        .collect();
+    assert!(
+        buttons
+            .iter()
+            .all(|b| ["Fold", "Check", "Call", "Pot", "All-in"].contains(b)),
+        "{r}"
+    );
+    assert!(
+        buttons.is_empty() || buttons.contains(&"Check") != buttons.contains(&"Call"),
+        "{r}"
+    );
+    let cards: Vec<&str> = r["first_cards"].as_str().unwrap().split(' ').collect();
+    assert!(
+        cards.len() == 2 && cards.iter().all(|c| c.len() == 2),
+        "{r}"
+    );
     let leduc = autotest_report(&chromium(&["--dump-dom".into(), url("model=1&autotest=1")]));
     assert_eq!(leduc["ok"], true, "{leduc}");
+    assert!(
+        ["J", "Q", "K"].contains(&leduc["first_cards"].as_str().unwrap()),
+        "{leduc}"
+    );
+    let table_cards = leduc["table_cards"].as_array().unwrap();
+    assert_eq!(table_cards.len(), 100);
+    assert!(
+        table_cards
+            .iter()
+            .all(|c| ["J", "Q", "K"].contains(&&c.as_str().unwrap()[..1])),
+        "{leduc}"
+    );
     assert_eq!(leduc["table_total"], 936);
     assert_eq!(leduc["table_rows"], 100);
     assert!(leduc["moves"].as_u64().unwrap() >= 1, "{leduc}");

@@ -10,14 +10,14 @@ See docs/python.md for the manual.
 
 from __future__ import annotations
 
-import json
-import os
+import json as _json
+import os as _os
 from typing import Any, Callable, Mapping, Sequence
 
-import numpy as np
+import numpy as _np
 
 from . import _armac
-from ._armac import ConfigError, Game, GameError, PolicyError, State, algorithms, load_game
+from ._armac import ConfigError, Game, GameError, PolicyError, State, __version__, algorithms, load_game
 
 __all__ = [
     "ConfigError",
@@ -38,6 +38,11 @@ __all__ = [
     "solve",
     "train",
 ]
+
+
+def __dir__() -> list[str]:
+    """The public API (``__all__``) and ``__version__``: no imported helper modules."""
+    return sorted([*__all__, "__version__"])
 
 try:  # OpenSpiel is optional: only the conversions and the Model base class need it.
     import pyspiel as _pyspiel
@@ -80,6 +85,8 @@ class TabularPolicy:
 
     def __init__(self, inner: Any):
         self._inner = inner
+        self._game: Game | None = None
+        self._checked: set[str] = set()
 
     @classmethod
     def from_table(cls, game: Any, table: Mapping[str, Sequence[tuple[int, float]]]) -> "TabularPolicy":
@@ -88,9 +95,9 @@ class TabularPolicy:
         return cls(_armac.tabular_policy(_armac_game(game).load_string(), entries))
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "TabularPolicy":
+    def load(cls, path: str | _os.PathLike) -> "TabularPolicy":
         """Reads an OpenSpiel-format policy JSON file (``policy.json`` of a solver run)."""
-        return cls(_armac.TabularPolicy.load(os.fspath(path)))
+        return cls(_armac.TabularPolicy.load(_os.fspath(path)))
 
     @property
     def game(self) -> str:
@@ -105,14 +112,25 @@ class TabularPolicy:
         """OpenSpiel's policy JSON, as ``armac-eval export-policy`` writes it."""
         return self._inner.to_json()
 
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | _os.PathLike) -> None:
         """Writes ``to_json()`` to ``path``."""
         with open(path, "w") as f:
             f.write(self.to_json())
 
-    def action_probabilities(self, state: State) -> list[float]:
-        """Probabilities of ``state.legal_actions()`` at an armac state."""
-        return self._inner.action_probabilities(state)
+    def action_probabilities(self, state: Any, player_id: int | None = None) -> dict[int, float]:
+        """``{action: probability}`` over the legal actions of the player to move, as
+        OpenSpiel's policies answer; ``state`` is an armac state or a pyspiel state of the
+        table's game (replayed from its history)."""
+        if not isinstance(state, State):
+            key = str(state.get_game())
+            if key not in self._checked:
+                if not _same_game(self.game, key):
+                    raise PolicyError(f"policy is for game `{self.game}` but the state is of `{key}`")
+                self._checked.add(key)
+            if self._game is None:
+                self._game = load_game(self.game)
+            state = self._game.state_from_history([int(a) for a in state.history()])
+        return dict(zip(state.legal_actions(), self._inner.action_probabilities(state)))
 
     def to_openspiel(self, pyspiel_game: Any) -> Any:
         """This table as an ``open_spiel.python.policy.TabularPolicy`` of ``pyspiel_game``."""
@@ -125,7 +143,7 @@ class TabularPolicy:
             entry = table.get(key)
             if entry is None:
                 raise PolicyError(f"policy has no entry for information state {key!r}")
-            probs = np.zeros(out.action_probability_array.shape[1])
+            probs = _np.zeros(out.action_probability_array.shape[1])
             for a, p in entry:
                 probs[a] = p
             out.action_probability_array[row] = probs
@@ -148,7 +166,7 @@ def policy_from_openspiel(tabular_policy: Any) -> TabularPolicy:
     mask = tabular_policy.legal_actions_mask
     table = {}
     for key, row in tabular_policy.state_lookup.items():
-        legal = np.flatnonzero(mask[row])
+        legal = _np.flatnonzero(mask[row])
         table[key] = [(int(a), float(probs[row][a])) for a in legal]
     return TabularPolicy(_armac.tabular_policy(str(tabular_policy.game), table))
 
@@ -192,13 +210,13 @@ class Model(_PolicyBase):
         legal, probs = self._model.history_probabilities(list(state.history()))
         return dict(zip(legal, probs))
 
-    def action_probabilities_batch(self, tensors: Any, legal_mask: Any) -> np.ndarray:
+    def action_probabilities_batch(self, tensors: Any, legal_mask: Any) -> _np.ndarray:
         """Probabilities for many information states at once: ``tensors`` is
         ``[N, information_state_tensor_size]``, ``legal_mask`` ``[N, num_distinct_actions]``
         (nonzero where legal); returns float32 ``[N, num_distinct_actions]``, 0 at illegal
         actions. Feed-forward networks only."""
-        x = np.ascontiguousarray(tensors, dtype=np.float32)
-        m = np.ascontiguousarray(legal_mask).astype(np.uint8)
+        x = _np.ascontiguousarray(tensors, dtype=_np.float32)
+        m = _np.ascontiguousarray(legal_mask).astype(_np.uint8)
         game = self._model.game
         if x.ndim != 2 or x.shape[1] != game.information_state_tensor_size():
             raise ValueError(
@@ -213,10 +231,10 @@ class Model(_PolicyBase):
         return repr(self._model)
 
 
-def load_model(path: str | os.PathLike, current: bool = False) -> Model:
+def load_model(path: str | _os.PathLike, current: bool = False) -> Model:
     """Loads an ARMAC model or run directory (verified against its manifest); ``current=True``
     plays the checkpoint's current policy instead of its average policy."""
-    return Model(_armac.load_model(os.fspath(path), current))
+    return Model(_armac.load_model(_os.fspath(path), current))
 
 
 def solve(game: Any, algorithm: str = "cfr+", iterations: int = 1000, seed: int = 0, **keys: Any) -> TabularPolicy:
@@ -247,8 +265,8 @@ def _policy_arg(policy: Any, game_string: str) -> Any:
         return policy._inner
     if isinstance(policy, Model):
         return policy._model
-    if isinstance(policy, (str, os.PathLike)):
-        return os.fspath(policy)
+    if isinstance(policy, (str, _os.PathLike)):
+        return _os.fspath(policy)
     if hasattr(policy, "state_lookup") and hasattr(policy, "action_probability_array"):
         return policy_from_openspiel(policy)._inner
     if _os_policy is not None and isinstance(policy, _os_policy.Policy):
@@ -299,12 +317,16 @@ def match(
     seed: int = 0,
     game: Any = "hunl_fcpa",
     sampled: bool = False,
+    hands_out: str | _os.PathLike | None = None,
 ) -> dict[str, Any]:
     """``a`` against ``b`` in both seats, as ``armac-eval match``: exact on games whose tree
-    compiles, otherwise ``hands`` hands of duplicate deals; figures from ``a``'s side."""
+    compiles, otherwise ``hands`` hands of duplicate deals; figures from ``a``'s side. With
+    ``hands_out``, every hand is written to that file in the Poker Hand History format
+    (heads-up no-limit Hold'em)."""
     g = _armac_game(game)
     gs = g.load_string()
-    return _armac.play_match(_policy_arg(a, gs), _policy_arg(b, gs), g, hands, seed, sampled)
+    out = None if hands_out is None else _os.fspath(hands_out)
+    return _armac.play_match(_policy_arg(a, gs), _policy_arg(b, gs), g, hands, seed, sampled, hands_out=out)
 
 
 def _toml_literal(value: Any) -> str:
@@ -313,13 +335,13 @@ def _toml_literal(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value)
+        return _json.dumps(value)
     raise ConfigError(f"override value {value!r} is not a bool, number or string")
 
 
 def train(
-    config: str | os.PathLike,
-    out: str | os.PathLike | None = None,
+    config: str | _os.PathLike,
+    out: str | _os.PathLike | None = None,
     max_seconds: float | None = None,
     overrides: Mapping[str, Any] | None = None,
     max_cpu_seconds: float | None = None,
@@ -334,8 +356,8 @@ def train(
     continue and ``config`` may be None."""
     sets = [f"{k}={_toml_literal(v)}" for k, v in (overrides or {}).items()]
     return _armac.train(
-        None if config is None else os.fspath(config),
-        None if out is None else os.fspath(out),
+        None if config is None else _os.fspath(config),
+        None if out is None else _os.fspath(out),
         max_seconds,
         max_cpu_seconds,
         sets,

@@ -5,6 +5,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+__version__: str
+"""The package's version (the crate's, e.g. "0.1.0")."""
+
 class ConfigError(ValueError):
     """A bad config, `[solver]` key or override (the message names the key)."""
 
@@ -66,7 +69,8 @@ class TabularPolicy:
     def table(self) -> dict[str, list[tuple[int, float]]]: ...
     def to_json(self) -> str: ...
     def save(self, path: str | os.PathLike) -> None: ...
-    def action_probabilities(self, state: State) -> list[float]: ...
+    def action_probabilities(self, state: Any, player_id: int | None = None) -> dict[int, float]:
+        """`{action: probability}` over the legal actions (an armac or pyspiel state)."""
     def to_openspiel(self, pyspiel_game: Any) -> Any:
         """An open_spiel.python.policy.TabularPolicy of `pyspiel_game`."""
     def __len__(self) -> int: ...
@@ -118,8 +122,16 @@ def lbr(
 ) -> dict[str, Any]:
     """Local Best Response against `policy` (mbb/hand with 95% interval), as `armac-eval lbr`."""
 
-def match(a: Policy, b: Policy, hands: int = 10000, seed: int = 0, game: Any = "hunl_fcpa", sampled: bool = False) -> dict[str, Any]:
-    """`a` against `b` in both seats, as `armac-eval match`."""
+def match(
+    a: Policy,
+    b: Policy,
+    hands: int = 10000,
+    seed: int = 0,
+    game: Any = "hunl_fcpa",
+    sampled: bool = False,
+    hands_out: str | os.PathLike | None = None,
+) -> dict[str, Any]:
+    """`a` against `b` in both seats, as `armac-eval match`; `hands_out`: every hand in PHH."""
 
 def train(
     config: str | os.PathLike | None,

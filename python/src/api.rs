@@ -266,7 +266,7 @@ pub fn lbr<'py>(
 
 /// Policy `a` against policy `b`, both seats (exact where the tree compiles).
 #[pyfunction]
-#[pyo3(signature = (a, b, game=None, hands=10_000, seed=0, sampled=false, max_histories=armac::tree::DEFAULT_MAX_HISTORIES))]
+#[pyo3(signature = (a, b, game=None, hands=10_000, seed=0, sampled=false, max_histories=armac::tree::DEFAULT_MAX_HISTORIES, hands_out=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn play_match<'py>(
     py: Python<'py>,
@@ -277,6 +277,7 @@ pub fn play_match<'py>(
     seed: u64,
     sampled: bool,
     max_histories: usize,
+    hands_out: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let game = match game {
         Some(g) => game_of(g)?,
@@ -294,7 +295,16 @@ pub fn play_match<'py>(
         max_histories,
     };
     let result = py.detach(|| {
-        guarded(|| lib_match(game.as_ref(), pa.as_ref(), pb.as_ref(), &opts).map_err(run_err))
+        guarded(|| {
+            lib_match(
+                game.as_ref(),
+                pa.as_ref(),
+                pb.as_ref(),
+                &opts,
+                hands_out.as_deref(),
+            )
+            .map_err(run_err)
+        })
     });
     if let Some(e) = arg_a.raised().or_else(|| arg_b.raised()) {
         return Err(e);
@@ -311,6 +321,7 @@ pub fn play_match<'py>(
             report: &out.report,
             mean_mbb: mbb.map(|m| m.0),
             ci95_mbb: mbb.map(|m| m.1),
+            hands_written: out.hands_written,
         },
     )
 }
@@ -327,6 +338,8 @@ struct MatchResult<'a> {
     report: &'a armac::eval::matchup::MatchReport,
     mean_mbb: Option<f64>,
     ci95_mbb: Option<f64>,
+    /// Hands written to `hands_out` (0 without it).
+    hands_written: u64,
 }
 
 /// Runs a config as `armac-train` does; returns the run's summary as a dict.

@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _armac(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<game::PyGame>()?;
     m.add_class::<game::PyState>()?;
     m.add_class::<policy::PyTabularPolicy>()?;

@@ -119,7 +119,8 @@ def test_match_of_a_model_equals_the_cli(hunl_model):
     assert ours["mean_mbb"] == pytest.approx(cli["mean_mbb"], abs=1e-9)
     exact = armac.match("first-legal", "uniform", game="kuhn_poker")
     assert exact["exact"] and exact["hands"] == 0
-    assert set(exact) == {"game", "a", "b", "seed", "mean", "ci95", "seat_mean", "hands", "exact", "mean_mbb", "ci95_mbb"}
+    assert set(exact) == {"game", "a", "b", "seed", "mean", "ci95", "seat_mean", "hands", "exact", "mean_mbb", "ci95_mbb",
+                          "hands_written"}
     assert exact["mean_mbb"] is None and exact["a"] == "first-legal" and len(exact["seat_mean"]) == 2
 
 

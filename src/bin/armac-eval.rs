@@ -10,13 +10,15 @@
 //!   `lbr/<variant>` (mbb/hand) at step `--step`; `--reference uniform` also plays LBR
 //!   against the reference on the same deals and reports the ratio with a paired 95% interval.
 //! * `lbr ... --variant all` (or `fc,fcpa`): each variant in turn, one report each; with
-//!   `--watch RUN`, every checkpoint against each variant.
+//!   `--watch RUN`, every checkpoint against each variant; `--hands-out FILE.phhs` writes
+//!   every hand LBR plays in the Poker Hand History format.
 //! * `scorecard --policy <model|run dir|current:DIR|sog:DIR> [--hands N] [--match-hands M]
-//!   [--seed S] [--threads T] [--json] [--out FILE]`: the scorecard of a heads-up no-limit
-//!   Hold'em policy ([`armac::run::evaluate::scorecard`]).
-//! * `match --game G --a <policy> --b <policy> [--hands N] [--seed S] [--json]`: head-to-head,
-//!   both seats: exact expected payoff on games whose tree compiles, otherwise N hands as
-//!   duplicate deals (mean and 95% CI, in chips and, for poker, mbb/hand).
+//!   [--seed S] [--threads T] [--json] [--out FILE] [--hands-out FILE.phhs]`: the scorecard
+//!   of a heads-up no-limit Hold'em policy ([`armac::run::evaluate::scorecard`]).
+//! * `match --game G --a <policy> --b <policy> [--hands N] [--seed S] [--json]
+//!   [--hands-out FILE.phhs]`: head-to-head, both seats: exact expected payoff on games whose
+//!   tree compiles, otherwise N hands as duplicate deals (mean and 95% CI, in chips and, for
+//!   poker, mbb/hand); `--hands-out` writes every hand in the Poker Hand History format.
 //! * `search-nashconv --game G [--simulations S] [--seed N] [--oracle-iterations K]
 //!   [--max-histories H] [--json]`: exact NashConv of continual re-solving with GT-CFR at every
 //!   decision (Student of Games) and exact leaf values ([`armac::search::search_nash_conv`]).
@@ -204,6 +206,10 @@ enum Command {
         /// exit at the cap, before the tree is compiled); `--sampled` plays hands instead.
         #[arg(long, default_value_t = EXACT_MAX_HISTORIES)]
         max_histories: usize,
+        /// Write every hand to this file in the Poker Hand History format (PHH, a `.phhs`
+        /// file; heads-up no-limit Texas hold'em only).
+        #[arg(long, value_name = "FILE")]
+        hands_out: Option<PathBuf>,
     },
     /// Exact NashConv of Student of Games search: continual re-solving with GT-CFR at every
     /// decision of both players, frontier values from an exact subgame oracle, assembled into
@@ -352,6 +358,10 @@ struct LbrArgs {
     /// each group's share of the mean and its mean per hand (with --json: `breakdown`).
     #[arg(long)]
     breakdown: bool,
+    /// Write every hand LBR plays against --policy (each variant in turn; not the
+    /// reference's) to this file in the Poker Hand History format (PHH, a `.phhs` file).
+    #[arg(long, value_name = "FILE")]
+    hands_out: Option<PathBuf>,
 }
 
 impl LbrArgs {
@@ -375,6 +385,7 @@ impl LbrArgs {
             reference: self.reference,
             breakdown: self.breakdown,
             play: self.play.args(self.search_iterations),
+            hands_out: self.hands_out,
         }
     }
 }
@@ -411,6 +422,10 @@ struct ScorecardArgs {
     /// ended, as `lbr --breakdown` does (with --json: each row's `breakdown`).
     #[arg(long)]
     breakdown: bool,
+    /// Write every hand the scorecard plays (its matches and LBR rows, in the table's order)
+    /// to this file in the Poker Hand History format (PHH, a `.phhs` file).
+    #[arg(long, value_name = "FILE")]
+    hands_out: Option<PathBuf>,
     /// One JSON object (the `scorecard` field of a shipped model's score.json).
     #[arg(long)]
     json: bool,
@@ -432,6 +447,7 @@ impl ScorecardArgs {
             preflop_samples: self.work.preflop_samples,
             play: self.play.args(self.search_iterations),
             breakdown: self.breakdown,
+            hands_out: self.hands_out.clone(),
         }
     }
 }
@@ -502,6 +518,7 @@ fn run(args: Args) -> Result<()> {
             search_iterations,
             play,
             max_histories,
+            hands_out,
         } => {
             let opts = MatchOptions {
                 hands,
@@ -510,7 +527,9 @@ fn run(args: Args) -> Result<()> {
                 max_histories,
             };
             let args = play.args(search_iterations);
-            print(commands::head_to_head(&game, (&a, &b), &opts, args)?, json)
+            let report =
+                commands::head_to_head(&game, (&a, &b), &opts, args, hands_out.as_deref())?;
+            print(report, json)
         }
         Command::ExportModel {
             checkpoint,

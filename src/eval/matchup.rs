@@ -11,7 +11,7 @@
 //! Returns are in the game's units (chips in poker); [`MatchReport::mbb_per_hand`] converts to
 //! milli-big-blinds per hand where the game has a big blind.
 
-use crate::game::{Game, Turn};
+use crate::game::{Action, Game, State, Turn};
 use crate::policy::{Policy, PolicyError};
 use crate::tree::{PublicTree, TreePolicy};
 use crate::util::SplitMix64;
@@ -57,7 +57,30 @@ pub enum MatchError {
     },
     #[error("a match needs at least one deal")]
     NoDeals,
+    #[error("recording hand {number}: {source}")]
+    Record {
+        number: u64,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
+
+/// One hand of a sampled match, as [`sampled_match_recorded`] hands it to its recorder.
+#[derive(Clone, Copy, Debug)]
+pub struct PlayedHand<'a> {
+    /// The hand's number from 0: deal `d` is hands `2d` (A in seat 0) and `2d + 1`.
+    pub number: u64,
+    /// The seat policy A played (0 or 1).
+    pub a_seat: usize,
+    /// The whole history, chance outcomes included.
+    pub history: &'a [Action],
+    /// Both players' returns.
+    pub returns: [f64; 2],
+}
+
+/// What receives every hand of a sampled match.
+pub type HandRecorder<'r> =
+    dyn FnMut(PlayedHand<'_>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> + 'r;
 
 /// Exact match on a compiled tree: `a` and `b` are flat tree policies of the same tree.
 pub fn exact_match(tree: &PublicTree, a: &TreePolicy, b: &TreePolicy) -> MatchReport {
@@ -77,17 +100,17 @@ pub fn exact_match(tree: &PublicTree, a: &TreePolicy, b: &TreePolicy) -> MatchRe
 }
 
 /// Plays one hand: `players[p]` acts for seat `p`; chance draws from `chance`, actions from
-/// `actions`. Returns both players' returns.
+/// `actions`. Returns the final state.
 fn play_hand(
     game: &dyn Game,
     players: [&dyn Policy; 2],
     chance: &mut SplitMix64,
     actions: &mut SplitMix64,
-) -> Result<[f64; 2], MatchError> {
+) -> Result<Box<dyn State>, MatchError> {
     let mut state = game.new_initial_state();
     loop {
         match state.turn() {
-            Turn::Terminal => return Ok(state.returns()),
+            Turn::Terminal => return Ok(state),
             Turn::Chance => {
                 let outcomes = state.chance_outcomes();
                 let probs: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
@@ -126,6 +149,19 @@ pub fn sampled_match(
     deals: u64,
     seed: u64,
 ) -> Result<MatchReport, MatchError> {
+    sampled_match_recorded(game, a, b, deals, seed, None)
+}
+
+/// [`sampled_match`], handing every hand to `record` (when given) as it ends, in the order
+/// played: deal `d`'s hand with A in seat 0, then its hand with A in seat 1.
+pub fn sampled_match_recorded(
+    game: &dyn Game,
+    a: &dyn Policy,
+    b: &dyn Policy,
+    deals: u64,
+    seed: u64,
+    mut record: Option<&mut HandRecorder<'_>>,
+) -> Result<MatchReport, MatchError> {
     if deals == 0 {
         return Err(MatchError::NoDeals);
     }
@@ -134,8 +170,23 @@ pub fn sampled_match(
     let mut seat_sum = [0.0; 2];
     for d in 0..deals {
         let deal_seed = SplitMix64::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ d).next_u64();
-        let first = play_hand(game, [a, b], &mut SplitMix64::new(deal_seed), &mut actions)?[0];
-        let second = play_hand(game, [b, a], &mut SplitMix64::new(deal_seed), &mut actions)?[1];
+        let mut returns = [0.0; 2];
+        for (a_seat, seats) in [[a, b], [b, a]].into_iter().enumerate() {
+            let end = play_hand(game, seats, &mut SplitMix64::new(deal_seed), &mut actions)?;
+            let r = end.returns();
+            if let Some(record) = record.as_mut() {
+                let number = 2 * d + a_seat as u64;
+                let hand = PlayedHand {
+                    number,
+                    a_seat,
+                    history: end.history(),
+                    returns: r,
+                };
+                record(hand).map_err(|source| MatchError::Record { number, source })?;
+            }
+            returns[a_seat] = r[a_seat];
+        }
+        let [first, second] = returns;
         seat_sum[0] += first;
         seat_sum[1] += second;
         let x = 0.5 * (first + second);

@@ -11,6 +11,7 @@
 
 pub mod lbr;
 pub mod matchup;
+pub mod phh;
 
 use crate::game::{Game, Player};
 use crate::policy::{Policy, PolicyError};

@@ -215,7 +215,8 @@ pub fn chart(
         "status": "decision",
         "player": p,
         "round": probe.betting().round,
-        "pot": probe.contributions().iter().sum::<i32>(),
+        // OpenSpiel's `[Pot: X]`: at a decision nobody has folded, so twice the largest bet.
+        "pot": 2 * probe.contributions().iter().max().copied().unwrap_or(0),
         "contributions": probe.contributions(),
         "board": board_text.concat(),
         "history": history,

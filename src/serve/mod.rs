@@ -16,7 +16,7 @@
 //! | `POST /api/play/act {"session","hand","step","action"}` | the person's action; the model answers until the person is to act again |
 //! | `POST /api/play/next {"session"}` | the next hand of the match (seats alternate) |
 //! | `GET /api/play/state?session=S` | the hand as the person sees it |
-//! | `GET /api/play/history?session=S` | the match's hand history as text |
+//! | `GET /api/play/history?session=S` | the match's finished hands: a `.phhs` file (Poker Hand History) for heads-up no-limit Hold'em, else text |
 //!
 //! Errors are `4xx` with `{"error": "<message>"}`; the server keeps no state a request can
 //! corrupt (every request is validated before anything changes).

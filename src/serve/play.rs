@@ -13,8 +13,9 @@
 //! deals them), the public chance outcomes, every action, and at the end the model's cards.
 
 use super::model::{App, Model};
-use super::table::strip_move;
+use super::table::{small_poker_card, strip_move};
 use super::{ApiError, Incoming};
+use crate::eval::phh::{PhhTable, PhhWriter};
 use crate::game::{Action, State, Turn};
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::util::SplitMix64;
@@ -116,6 +117,8 @@ struct Session {
     over: bool,
     /// The text of every finished hand.
     transcript: String,
+    /// Every finished hand: its whole history and the person's seat.
+    finished: Vec<(Vec<Action>, usize)>,
 }
 
 impl Session {
@@ -133,6 +136,7 @@ impl Session {
             results: Vec::new(),
             over: false,
             transcript: String::new(),
+            finished: Vec::new(),
         }
     }
 
@@ -146,6 +150,8 @@ impl Session {
                         self.results.push(self.state.returns()[self.seat]);
                         let text = hand_text(model, self);
                         self.transcript.push_str(&text);
+                        self.finished
+                            .push((self.state.history().to_vec(), self.seat));
                     }
                     return Ok(());
                 }
@@ -197,13 +203,10 @@ impl Session {
 
 /// The name of chance outcome `a` of `model`'s game as a card, die or plain outcome.
 fn outcome_name(model: &Model, state_before: &dyn State, a: Action) -> String {
+    if let Some(card) = small_poker_card(model.game.short_name(), a) {
+        return card.to_string();
+    }
     match model.game.short_name() {
-        "kuhn_poker" => ["J", "Q", "K", "A"]
-            .get(a)
-            .map_or(a.to_string(), |s| s.to_string()),
-        "leduc_poker" => ["J", "Q", "K", "A", "T", "9"]
-            .get(a / 2)
-            .map_or(a.to_string(), |s| s.to_string()),
         "liars_dice" => format!("die {}", a + 1),
         _ => {
             let s = strip_move(state_before.action_to_string(None, a));
@@ -218,6 +221,11 @@ fn player_label(model: &Model, state: &dyn State, p: usize, a: Action) -> String
     let fcpa =
         model.game.short_name() == "universal_poker" && model.game.num_distinct_actions() <= 4;
     if let Some(name) = ["Fold", "Call", "Pot", "All-in"].get(a).filter(|_| fcpa) {
+        // Nothing to call: the call is a check.
+        let nothing_to_call = poker_pot(model, state.history()).is_some_and(|(_, c)| c[0] == c[1]);
+        if a == 1 && nothing_to_call {
+            return "Check".to_string();
+        }
         return name.to_string();
     }
     strip_move(state.action_to_string(Some(p), a))
@@ -364,7 +372,9 @@ fn view(model: &Model, id: &str, s: &Session) -> Value {
     })
 }
 
-/// For poker, the pot and each player's contribution after `history`.
+/// For poker, the pot as OpenSpiel's information state prints it (`[Pot: X]`: the largest
+/// contribution times the number of players who have not folded) and each player's
+/// contribution after `history`.
 fn poker_pot(model: &Model, history: &[Action]) -> Option<(i32, [i32; 2])> {
     model.big_blind?;
     let game = UniversalPokerGame::from_string(&model.game.load_string()).ok()?;
@@ -373,7 +383,8 @@ fn poker_pot(model: &Model, history: &[Action]) -> Option<(i32, [i32; 2])> {
         st.apply(a);
     }
     let c = st.contributions();
-    Some((c[0] + c[1], c))
+    let in_hand = st.betting().folded.iter().filter(|&&f| !f).count() as i32;
+    Some((c[0].max(c[1]) * in_hand, c))
 }
 
 /// The session named by the request: `session` in the JSON body or the query.
@@ -504,12 +515,31 @@ impl Sessions {
         Ok(view(&app.models[s.model], &sid, &s))
     }
 
-    /// `GET /api/play/history?session=S`: every finished hand as text, then the result.
+    /// `GET /api/play/history?session=S`: every finished hand, in the Poker Hand History format
+    /// (a `.phhs` file) for heads-up no-limit Hold'em, else as text followed by the result.
     pub fn play_history(&self, app: &App, req: &Incoming) -> Result<super::Reply, ApiError> {
         let sid = session_id(req, None)?;
         let cell = self.get(&sid)?;
         let s = cell.lock().expect("session poisoned");
         let model = &app.models[s.model];
+        let short = &sid[..8.min(sid.len())];
+        if let Ok(table) = PhhTable::new(&model.game.load_string()) {
+            let opponent = format!("{} ({})", model.name, model.heads[s.head].0);
+            let mut out = PhhWriter::new(table, Vec::new());
+            for (history, seat) in &s.finished {
+                let mut names = [opponent.as_str(); 2];
+                names[*seat] = "you";
+                out.write_hand(names, history).map_err(|e| ApiError {
+                    status: 500,
+                    message: format!("writing the hand history: {e}"),
+                })?;
+            }
+            let bytes = out.finish().expect("writing to memory cannot fail");
+            return Ok(super::Reply::download(
+                String::from_utf8(bytes).expect("hand histories are text"),
+                format!("armac-hands-{short}.phhs"),
+            ));
+        }
         let r = result_json(model, &s);
         let mut text = format!(
             "armac-eval serve: match against `{}` ({}), seed {}, you started in seat {}\n\n",
@@ -530,7 +560,7 @@ impl Sessions {
         );
         Ok(super::Reply::download(
             text,
-            format!("armac-hands-{}.txt", &sid[..8.min(sid.len())]),
+            format!("armac-hands-{short}.txt"),
         ))
     }
 }

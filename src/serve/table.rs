@@ -18,6 +18,8 @@ pub const MAX_LIMIT: usize = 1000;
 pub struct Row {
     pub player: usize,
     pub infostate: String,
+    /// Kuhn and Leduc poker: the player's card and the board by name (`Q`, `Q | board K`).
+    pub cards: Option<String>,
     /// `(action, its name, probability)` for each legal action, ascending.
     pub actions: Vec<(Action, String, f64)>,
 }
@@ -62,6 +64,7 @@ pub fn all_infostates(
                         .collect();
                     rows.push(Row {
                         player: p,
+                        cards: card_names(game, state.history(), p),
                         infostate: key,
                         actions,
                     });
@@ -77,6 +80,36 @@ pub fn all_infostates(
         }
     }
     Ok(rows)
+}
+
+/// The name of card `a` (a chance outcome) in Kuhn poker (`J`, `Q`, `K`, ...) or Leduc poker
+/// (two suits of each rank: outcomes `2r` and `2r + 1` are rank `r`); `None` in other games.
+pub fn small_poker_card(game: &str, a: Action) -> Option<&'static str> {
+    const RANKS: [&str; 6] = ["J", "Q", "K", "A", "T", "9"];
+    match game {
+        "kuhn_poker" => RANKS.get(a).copied(),
+        "leduc_poker" => RANKS.get(a / 2).copied(),
+        _ => None,
+    }
+}
+
+/// Kuhn and Leduc poker: player `p`'s card after `history` and the public card once dealt, by
+/// name. Both games deal player 0's card, then player 1's; any later deal is public.
+fn card_names(game: &dyn Game, history: &[Action], p: usize) -> Option<String> {
+    small_poker_card(game.short_name(), 0)?;
+    let mut state = game.new_initial_state();
+    let mut dealt = Vec::new();
+    for &a in history {
+        if state.turn() == Turn::Chance {
+            dealt.push(small_poker_card(game.short_name(), a)?);
+        }
+        state.apply_action(a);
+    }
+    let mine = dealt.get(p)?;
+    Some(match dealt.get(2..).filter(|b| !b.is_empty()) {
+        Some(board) => format!("{mine} | board {}", board.join(" ")),
+        None => mine.to_string(),
+    })
 }
 
 /// `player=0 move=Call` as `Call` (OpenSpiel's action names without the player prefix).
@@ -124,6 +157,7 @@ pub fn query(rows: &[Row], req: &Incoming) -> Result<Value, ApiError> {
         .map(|r| {
             json!({
                 "player": r.player,
+                "cards": r.cards,
                 "infostate": r.infostate,
                 "actions": r.actions.iter().map(|(a, name, p)| {
                     json!({"action": a, "label": name, "prob": p})

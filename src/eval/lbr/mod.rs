@@ -231,7 +231,10 @@ pub use breakdown::{Breakdown, BreakdownRow, HandEnd, Side, classify};
 pub use decision::lbr_utilities;
 pub use equity::win_probability;
 pub use exact::{ExactLbr, exact_lbr};
-pub use play::{LbrOptions, LbrRatio, LbrResult, check_game, paired_ratio, play_deal, run_lbr};
+pub use play::{
+    LbrHand, LbrOptions, LbrRatio, LbrResult, check_game, paired_ratio, play_deal, run_lbr,
+    run_lbr_hands,
+};
 pub use range::{AlwaysCall, AlwaysFold, PerHand, Range, RangePolicy, with_hole_cards};
 
 #[cfg(test)]

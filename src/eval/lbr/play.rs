@@ -7,7 +7,7 @@ use super::breakdown::{Breakdown, BreakdownRow, HandEnd, classify};
 use super::decision::{HandCtx, play_hand};
 use super::deck::{Deck, is_holdem};
 use super::range::RangePolicy;
-use crate::game::State;
+use crate::game::{Action, State};
 use crate::games::cards::CardSet;
 use crate::games::hand_eval::HandStateMachine;
 use crate::games::universal_poker::Abstraction;
@@ -196,16 +196,30 @@ pub fn play_deal(
     opts: &LbrOptions,
     deal: u64,
 ) -> Result<[f64; 4], LbrError> {
-    Ok(play_deal_ends(game, policy, opts, deal)?.map(|(v, _)| v))
+    Ok(play_deal_ends(game, policy, opts, deal, false)?.map(|(v, _, _)| v))
 }
 
-/// [`play_deal`], with how each hand ended.
+/// One hand LBR played, as [`run_lbr_hands`] returns it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LbrHand {
+    /// LBR's seat (OpenSpiel's player number).
+    pub lbr_seat: usize,
+    /// The whole history, chance outcomes included.
+    pub history: Vec<Action>,
+}
+
+/// What one deal's hands give a run: LBR's winnings, how each hand ended and, when asked
+/// for, its history.
+type DealHands = [(f64, HandEnd, Option<Vec<Action>>); 4];
+
+/// [`play_deal`], with how each hand ended (and its history with `keep`).
 fn play_deal_ends(
     game: &UniversalPokerGame,
     policy: &dyn RangePolicy,
     opts: &LbrOptions,
     deal: u64,
-) -> Result<[(f64, HandEnd); 4], LbrError> {
+    keep: bool,
+) -> Result<DealHands, LbrError> {
     let deck = Deck::new(game.config());
     let ctx = HandCtx {
         policy,
@@ -224,9 +238,11 @@ fn play_deal_ends(
         let dealt = if k < 2 { &cards } else { &swapped };
         let mut hand_rng = SplitMix64::new(derive_seed(&[opts.seed, deal, k as u64 + 1]));
         let end = play_hand(&ctx, game, k % 2, dealt, &mut hand_rng)?;
-        out.push((end.returns()[k % 2], classify(game, &end, k % 2)));
+        let history = keep.then(|| end.history().to_vec());
+        out.push((end.returns()[k % 2], classify(game, &end, k % 2), history));
     }
-    Ok([out[0], out[1], out[2], out[3]])
+    let [a, b, c, d]: DealHands = out.try_into().expect("four hands per deal");
+    Ok([a, b, c, d])
 }
 
 /// Runs LBR against `policy` on `game` (see the module docs). `progress`, if given, is called
@@ -237,6 +253,28 @@ pub fn run_lbr(
     opts: &LbrOptions,
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<LbrResult, LbrError> {
+    Ok(run_lbr_played(game, policy, opts, progress, false)?.0)
+}
+
+/// [`run_lbr`], also returning every hand in play order: deal `d`'s four hands (LBR as
+/// player 0 and as player 1 with the cards as dealt, then both with the hole pairs swapped).
+pub fn run_lbr_hands(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<(LbrResult, Vec<LbrHand>), LbrError> {
+    run_lbr_played(game, policy, opts, progress, true)
+}
+
+/// The run of [`run_lbr`], with the hands' histories when `keep`.
+fn run_lbr_played(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+    keep: bool,
+) -> Result<(LbrResult, Vec<LbrHand>), LbrError> {
     check_game(game.config(), opts.variant)?;
     if opts.hands == 0 {
         return Err(LbrError::Options(
@@ -252,11 +290,11 @@ pub fn run_lbr(
         .num_threads(opts.threads)
         .build()
         .map_err(|e| LbrError::Options(format!("cannot start the thread pool: {e}")))?;
-    let played: Vec<[(f64, HandEnd); 4]> = pool.install(|| {
+    let mut played: Vec<DealHands> = pool.install(|| {
         (0..deals)
             .into_par_iter()
             .map(|d| {
-                let v = play_deal_ends(game, policy, opts, d);
+                let v = play_deal_ends(game, policy, opts, d, keep);
                 if let Some(f) = progress {
                     f(4);
                 }
@@ -265,10 +303,23 @@ pub fn run_lbr(
             .collect::<Result<Vec<_>, _>>()
     })?;
     let mut breakdown = Breakdown::default();
-    for &(chips, end) in played.iter().flatten() {
+    for &(chips, end, _) in played.iter().flatten() {
         breakdown.add(end, chips);
     }
-    let values: Vec<[f64; 4]> = played.iter().map(|d| d.map(|(v, _)| v)).collect();
+    let values: Vec<[f64; 4]> = played
+        .iter()
+        .map(|d| [d[0].0, d[1].0, d[2].0, d[3].0])
+        .collect();
+    let hands: Vec<LbrHand> = played
+        .iter_mut()
+        .flat_map(|d| d.iter_mut().enumerate())
+        .filter_map(|(k, h)| {
+            h.2.take().map(|history| LbrHand {
+                lbr_seat: k % 2,
+                history,
+            })
+        })
+        .collect();
     let n = deals as f64;
     let deal_means: Vec<f64> = values.iter().map(|v| v.iter().sum::<f64>() / 4.0).collect();
     let mean = deal_means.iter().sum::<f64>() / n;
@@ -280,7 +331,7 @@ pub fn run_lbr(
     };
     let seat = |s: usize| values.iter().map(|v| v[s] + v[s + 2]).sum::<f64>() / (2.0 * n);
     let to_mbb = 1000.0 / game.config().big_blind as f64;
-    Ok(LbrResult {
+    let result = LbrResult {
         variant: opts.variant.name().to_string(),
         policy: policy.name(),
         hands: 4 * deals,
@@ -293,5 +344,6 @@ pub fn run_lbr(
         seed: opts.seed,
         deal_means,
         breakdown: breakdown.rows(game.config().num_rounds, game.config().big_blind as f64),
-    })
+    };
+    Ok((result, hands))
 }

@@ -113,13 +113,17 @@ pub fn head_to_head(
     (a, b): (&str, &str),
     opts: &MatchOptions,
     args: PolicyArgs,
+    hands_out: Option<&Path>,
 ) -> Result<Report, RunError> {
     let game = load_game(game_name)?;
     args.check_applies(&[a, b])?;
     let pa = match_policy(a, game.as_ref(), "--a", args)?;
     let pb = match_policy(b, game.as_ref(), "--b", args)?;
-    let MatchOutcome { report, big_blind } =
-        play_match(game.as_ref(), pa.as_ref(), pb.as_ref(), opts)?;
+    let MatchOutcome {
+        report,
+        big_blind,
+        hands_written,
+    } = play_match(game.as_ref(), pa.as_ref(), pb.as_ref(), opts, hands_out)?;
     let mbb = big_blind.map(|bb| report.mbb_per_hand(bb));
     let json = json!({
         "game": game.load_string(),
@@ -133,6 +137,8 @@ pub fn head_to_head(
         "seat_mean_chips": report.seat_mean,
         "mean_mbb": mbb.map(|m| m.0),
         "ci95_mbb": mbb.map(|m| m.1),
+        "hands_out": hands_out.map(|p| p.display().to_string()),
+        "hands_written": hands_written,
     })
     .to_string();
     let how = if report.exact {
@@ -143,7 +149,7 @@ pub fn head_to_head(
     let mbb_text = mbb
         .map(|(m, c)| format!(" = {m:.1} ± {c:.1} mbb/hand"))
         .unwrap_or_default();
-    let text = format!(
+    let mut text = format!(
         "{} vs {}: {:.4} ± {:.4} per hand{} (as P0 {:.4}, as P1 {:.4}; {how})",
         pa.name(),
         pb.name(),
@@ -153,6 +159,12 @@ pub fn head_to_head(
         report.seat_mean[0],
         report.seat_mean[1]
     );
+    if let Some(path) = hands_out {
+        text.push_str(&format!(
+            "\nwrote {hands_written} hands to {} (Poker Hand History)",
+            path.display()
+        ));
+    }
     Ok(Report { json, text })
 }
 

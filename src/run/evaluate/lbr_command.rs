@@ -6,7 +6,10 @@
 //! variant, before anything else, and every result is paired with it on the same deals
 //! ([`paired_ratio`]).
 
-use super::{PolicyArgs, breakdown_table, holdem_game, lbr_policy, lbr_with_bar};
+use super::hands::HandsOut;
+use super::{
+    PolicyArgs, breakdown_table, holdem_game, lbr_hands_with_bar, lbr_policy, lbr_with_bar,
+};
 use crate::eval::lbr::{LbrOptions, LbrResult, LbrVariant, RangePolicy, paired_ratio};
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
@@ -54,6 +57,9 @@ pub struct LbrCommand {
     /// How the policies are loaded: CFR+ iterations of a Hold'em `sog:DIR` search, and how
     /// ARMAC networks play (threshold, endgame solving; see [`PolicyArgs`]).
     pub play: PolicyArgs,
+    /// Write every hand LBR plays against the policy (each variant in turn) to this file in
+    /// the Poker Hand History format.
+    pub hands_out: Option<PathBuf>,
 }
 
 /// `--variant`: `fc`, `fcpa`, `fc12-fcpa34`, a comma-separated list of them (in the order
@@ -103,6 +109,11 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
     .flatten()
     .collect();
     args.play.check_applies(&names)?;
+    if args.watch.is_some() && args.hands_out.is_some() {
+        return Err(RunError::Usage(
+            "--hands-out writes the hands of one policy; drop --watch".into(),
+        ));
+    }
     if args.watch.is_some() && args.logdir.is_some() {
         return Err(RunError::Usage(
             "--watch writes into the run's own TensorBoard; drop --logdir".into(),
@@ -146,13 +157,26 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
             })?),
             None => None,
         };
+        let mut hands_out = args
+            .hands_out
+            .as_deref()
+            .map(|path| HandsOut::create(&game, path))
+            .transpose()?;
         for (o, reference) in opts.iter().zip(&references) {
             let report = Report {
                 tb: tb.as_mut(),
                 step: args.step,
                 reference: reference.as_ref(),
+                hands_out: hands_out.as_mut(),
             };
             lbr_once(&game, policy.as_ref(), o, report, args)?;
+        }
+        if let Some(out) = hands_out {
+            let path = args.hands_out.as_deref().unwrap_or(Path::new(""));
+            let n = out.finish()?;
+            if !args.json {
+                println!("wrote {n} hands to {} (Poker Hand History)", path.display());
+            }
         }
         return Ok(());
     };
@@ -192,6 +216,7 @@ fn watch(
                 tb: Some(&mut tb),
                 step,
                 reference: reference.as_ref(),
+                hands_out: None,
             };
             let r = lbr_once(game, policy.as_ref(), o, report, args)?;
             append_csv(&run.join(format!("lbr_{}.csv", o.variant)), step, &r)?;
@@ -232,6 +257,8 @@ struct Report<'a> {
     step: u64,
     /// LBR against the reference policy on the same deals (`--reference`).
     reference: Option<&'a LbrResult>,
+    /// Where every hand goes (`--hands-out`).
+    hands_out: Option<&'a mut HandsOut>,
 }
 
 /// One LBR evaluation of `policy`: progress bar, TensorBoard scalars when `report.tb` is
@@ -247,7 +274,20 @@ fn lbr_once(
     let variant = opts.variant;
     let step = report.step;
     let label = format!("LBR-{} vs {}", variant.name().to_uppercase(), policy.name());
-    let r = lbr_with_bar(game, policy, opts, &label)?;
+    let (r, hands) = lbr_hands_with_bar(game, policy, opts, &label, report.hands_out.is_some())?;
+    if let Some(out) = report.hands_out {
+        let lbr = format!("LBR-{}", variant.name().to_uppercase());
+        let opponent = policy.name();
+        for hand in &hands {
+            let mut names = [opponent.as_str(); 2];
+            names[hand.lbr_seat] = &lbr;
+            out.write(names, &hand.history)
+                .map_err(|source| RunError::Failed {
+                    context: "--hands-out".into(),
+                    source,
+                })?;
+        }
+    }
     // Both runs share the options, so they always pair up; the ratio is undefined only when
     // LBR won exactly nothing against the reference.
     let ratio = report

@@ -9,14 +9,16 @@
 //! Every loader checks that the policy belongs to the game it is asked to play.
 
 pub mod commands;
+pub mod hands;
 pub mod lbr_command;
 pub mod scorecard;
 
 use super::RunError;
 use crate::eval::lbr::{
-    AlwaysCall, AlwaysFold, BreakdownRow, LbrOptions, LbrResult, PerHand, RangePolicy, run_lbr,
+    AlwaysCall, AlwaysFold, BreakdownRow, LbrHand, LbrOptions, LbrResult, PerHand, RangePolicy,
+    run_lbr, run_lbr_hands,
 };
-use crate::eval::matchup::{MatchReport, exact_match, sampled_match};
+use crate::eval::matchup::{MatchReport, exact_match, sampled_match_recorded};
 use crate::eval::tree_policy;
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
@@ -302,10 +304,25 @@ pub fn lbr_with_bar(
     opts: &LbrOptions,
     label: &str,
 ) -> Result<LbrResult, RunError> {
+    Ok(lbr_hands_with_bar(game, policy, opts, label, false)?.0)
+}
+
+/// [`lbr_with_bar`], with every hand LBR played when `keep` (else none).
+pub fn lbr_hands_with_bar(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    label: &str,
+    keep: bool,
+) -> Result<(LbrResult, Vec<LbrHand>), RunError> {
     let bar = super::progress_bar(opts.hands.div_ceil(4) * 4, "hands");
     bar.set_message(label.to_string());
     let tick = |n: u64| bar.inc(n);
-    let result = run_lbr(game, policy, opts, Some(&tick));
+    let result = if keep {
+        run_lbr_hands(game, policy, opts, Some(&tick))
+    } else {
+        run_lbr(game, policy, opts, Some(&tick)).map(|r| (r, Vec::new()))
+    };
     bar.finish_and_clear();
     result.map_err(RunError::context(format!(
         "LBR against policy {}",
@@ -389,16 +406,22 @@ pub struct MatchOutcome {
     pub report: MatchReport,
     /// The big blind in chips (`universal_poker` only).
     pub big_blind: Option<f64>,
+    /// Hands written to `hands_out` (0 without it).
+    pub hands_written: u64,
 }
 
 /// `armac-eval match`: policy `a` against `b` in both seats, exactly on the compiled tree
 /// (unless `opts.sampled`, and never for `universal_poker`, whose trees are too large), else
-/// as `opts.hands` hands of duplicate deals ([`sampled_match`]).
+/// as `opts.hands` hands of duplicate deals
+/// ([`sampled_match`](crate::eval::matchup::sampled_match)). With `hands_out`, every hand
+/// is written there in the Poker Hand History format ([`hands::HandsOut`]; heads-up no-limit
+/// Texas hold'em only).
 pub fn play_match(
     game: &dyn Game,
     a: &dyn Policy,
     b: &dyn Policy,
     opts: &MatchOptions,
+    hands_out: Option<&Path>,
 ) -> Result<MatchOutcome, RunError> {
     let poker = game.short_name() == "universal_poker";
     let big_blind = if poker {
@@ -410,12 +433,24 @@ pub fn play_match(
     } else {
         None
     };
+    let mut out = hands_out
+        .map(|path| hands::HandsOut::create(game, path))
+        .transpose()?;
     let report = if opts.sampled || poker {
         if opts.hands == 0 {
             return Err(RunError::Usage("--hands must be positive".into()));
         }
-        sampled_match(game, a, b, opts.hands.div_ceil(2), opts.seed)
-            .map_err(RunError::context("the match"))?
+        let (deals, seed) = (opts.hands.div_ceil(2), opts.seed);
+        let report = match out.as_mut() {
+            Some(o) => {
+                let (na, nb) = (a.name(), b.name());
+                let mut write =
+                    |hand: crate::eval::matchup::PlayedHand<'_>| o.write_match_hand(&na, &nb, hand);
+                sampled_match_recorded(game, a, b, deals, seed, Some(&mut write))
+            }
+            None => sampled_match_recorded(game, a, b, deals, seed, None),
+        };
+        report.map_err(RunError::context("the match"))?
     } else {
         let tree = exact_tree(game, opts.max_histories).map_err(RunError::context(
             "an exact match (--sampled plays hands instead)",
@@ -424,7 +459,15 @@ pub fn play_match(
         let fb = tree_policy(&tree, game, b).map_err(RunError::context("--b"))?;
         exact_match(&tree, &fa, &fb)
     };
-    Ok(MatchOutcome { report, big_blind })
+    let hands_written = match out {
+        Some(o) => o.finish()?,
+        None => 0,
+    };
+    Ok(MatchOutcome {
+        report,
+        big_blind,
+        hands_written,
+    })
 }
 
 #[cfg(test)]
@@ -442,13 +485,27 @@ mod tests {
             sampled: false,
             max_histories: 1_000_000,
         };
-        let exact = play_match(game.as_ref(), &FirstLegalPolicy, &UniformPolicy, &opts).unwrap();
+        let exact = play_match(
+            game.as_ref(),
+            &FirstLegalPolicy,
+            &UniformPolicy,
+            &opts,
+            None,
+        )
+        .unwrap();
         assert!(exact.report.exact && exact.big_blind.is_none());
         let sampled = MatchOptions {
             sampled: true,
             ..opts
         };
-        let s = play_match(game.as_ref(), &FirstLegalPolicy, &UniformPolicy, &sampled).unwrap();
+        let s = play_match(
+            game.as_ref(),
+            &FirstLegalPolicy,
+            &UniformPolicy,
+            &sampled,
+            None,
+        )
+        .unwrap();
         assert!(!s.report.exact && s.report.hands == 40_000);
         assert!(
             (s.report.mean - exact.report.mean).abs() < s.report.ci95 * 1.5,
@@ -456,12 +513,12 @@ mod tests {
             s.report,
             exact.report
         );
-        let same = play_match(game.as_ref(), &UniformPolicy, &UniformPolicy, &opts).unwrap();
+        let same = play_match(game.as_ref(), &UniformPolicy, &UniformPolicy, &opts, None).unwrap();
         assert!(same.report.mean.abs() < 1e-12);
         let zero = MatchOptions {
             hands: 0,
             ..sampled
         };
-        assert!(play_match(game.as_ref(), &UniformPolicy, &UniformPolicy, &zero).is_err());
+        assert!(play_match(game.as_ref(), &UniformPolicy, &UniformPolicy, &zero, None).is_err());
     }
 }

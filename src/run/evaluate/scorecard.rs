@@ -3,7 +3,7 @@
 //!
 //! # Rows
 //!
-//! * **vs uniform**, **vs always-call**: duplicate matches ([`sampled_match`]): `match_hands`
+//! * **vs uniform**, **vs always-call**: duplicate matches ([`sampled_match`](crate::eval::matchup::sampled_match)): `match_hands`
 //!   hands, every deal played twice with the seats swapped, the policy's winnings in mbb/hand
 //!   with a 95% interval. The same figures as `armac-eval match --a POLICY --b uniform
 //!   --hands M --seed S`.
@@ -44,10 +44,15 @@
 //! (wall seconds in all and per row, the only field that differs between two runs with the
 //! same seed). Intervals that are undefined (a single deal) are `null`.
 
-use super::{PolicyArgs, breakdown_table, holdem_game, lbr_policy, lbr_with_bar, match_policy};
-use crate::eval::lbr::{AlwaysCall, BreakdownRow, LbrOptions, LbrResult, LbrVariant, paired_ratio};
-use crate::eval::matchup::sampled_match;
-use crate::game::Game;
+use super::hands::HandsOut;
+use super::{
+    PolicyArgs, breakdown_table, holdem_game, lbr_hands_with_bar, lbr_policy, match_policy,
+};
+use crate::eval::lbr::{
+    AlwaysCall, BreakdownRow, LbrOptions, LbrResult, LbrVariant, RangePolicy, paired_ratio,
+};
+use crate::eval::matchup::{HandRecorder, PlayedHand, sampled_match_recorded};
+use crate::game::{Action, Game};
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::policy::{Policy, UniformPolicy};
 use crate::run::RunError;
@@ -88,6 +93,10 @@ pub struct ScorecardOptions {
     /// Keep each LBR row's breakdown of LBR's winnings by how the hands ended
     /// ([`LbrRow::breakdown`]).
     pub breakdown: bool,
+    /// Write every hand the scorecard plays to this file in the Poker Hand History format, in
+    /// the order of the rows: LBR against uniform (each variant), the matches (per column,
+    /// against uniform then always-call), then each column's LBR rows.
+    pub hands_out: Option<std::path::PathBuf>,
 }
 
 impl ScorecardOptions {
@@ -104,6 +113,7 @@ impl ScorecardOptions {
             preflop_samples: crate::eval::lbr::DEFAULT_PREFLOP_SAMPLES,
             play: PolicyArgs::default(),
             breakdown: false,
+            hands_out: None,
         }
     }
 }
@@ -314,14 +324,16 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
 /// The four-or-fewer matches of the columns against uniform and always-call, in parallel on
 /// `opts.threads` threads (each match is sequential, so its result is that of `armac-eval
 /// match` with the same seed); returns `(vs_uniform, vs_always_call, seconds of each)` per
-/// column.
+/// column, and written to `out` every hand, match by match.
 #[allow(clippy::type_complexity)]
 fn matches(
     game: &UniversalPokerGame,
     columns: &[Column],
     opts: &ScorecardOptions,
     seeds: &Seeds,
+    out: Option<&mut HandsOut>,
 ) -> Result<Vec<(Estimate, Estimate, [f64; 2])>, RunError> {
+    let keep = out.is_some();
     let jobs: Vec<(usize, usize)> = (0..columns.len()).flat_map(|c| [(c, 0), (c, 1)]).collect();
     let bar = crate::run::progress_bar(jobs.len() as u64, "matches");
     bar.set_message(format!("{} hands each", opts.match_hands.div_ceil(2) * 2));
@@ -329,7 +341,7 @@ fn matches(
         .num_threads(opts.threads)
         .build()
         .map_err(|e| RunError::Usage(format!("cannot start the thread pool: {e}")))?;
-    let results: Vec<(Estimate, f64)> = pool.install(|| {
+    let results: Vec<(Estimate, f64, Vec<(Vec<Action>, usize)>)> = pool.install(|| {
         jobs.par_iter()
             .map(|&(c, opponent)| {
                 let start = Instant::now();
@@ -339,11 +351,16 @@ fn matches(
                     _ => (&AlwaysCall, seeds.vs_always_call, "always-call"),
                 };
                 let deals = opts.match_hands.div_ceil(2);
-                let report = sampled_match(game, column.per_state.as_ref(), b, deals, seed)
-                    .map_err(RunError::context(format!(
-                        "the match of {} against {name}",
-                        column.argument
-                    )))?;
+                let mut hands = Vec::new();
+                let mut keep_hand = |h: PlayedHand<'_>| {
+                    hands.push((h.history.to_vec(), h.a_seat));
+                    Ok(())
+                };
+                let record: Option<&mut HandRecorder<'_>> = keep.then_some(&mut keep_hand);
+                let a = column.per_state.as_ref();
+                let report = sampled_match_recorded(game, a, b, deals, seed, record).map_err(
+                    RunError::context(format!("the match of {} against {name}", column.argument)),
+                )?;
                 bar.inc(1);
                 let (mean, ci95) = mbb(game, (report.mean, report.ci95));
                 let e = Estimate {
@@ -352,11 +369,29 @@ fn matches(
                     hands: report.hands,
                     seed,
                 };
-                Ok((e, start.elapsed().as_secs_f64()))
+                Ok((e, start.elapsed().as_secs_f64(), hands))
             })
             .collect::<Result<_, RunError>>()
     })?;
     bar.finish_and_clear();
+    if let Some(out) = out {
+        for (&(c, opponent), (_, _, hands)) in jobs.iter().zip(&results) {
+            let a = columns[c].per_state.name();
+            let b = ["uniform", "always-call"][opponent];
+            for (history, a_seat) in hands {
+                let names = if *a_seat == 0 {
+                    [a.as_str(), b]
+                } else {
+                    [b, a.as_str()]
+                };
+                out.write(names, history)
+                    .map_err(|source| RunError::Failed {
+                        context: "--hands-out".into(),
+                        source,
+                    })?;
+            }
+        }
+    }
     Ok(results
         .chunks(2)
         .map(|p| (p[0].0.clone(), p[1].0.clone(), [p[0].1, p[1].1]))
@@ -378,15 +413,20 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
         preflop_samples: opts.preflop_samples,
         defer_range_updates: true,
     };
+    let mut out = opts
+        .hands_out
+        .as_deref()
+        .map(|path| HandsOut::create(&game, path))
+        .transpose()?;
     let mut rows = BTreeMap::new();
     let mut uniform = Vec::new();
     for v in LbrVariant::ALL {
         let label = format!("LBR-{} vs uniform", v.name().to_uppercase());
-        let r = lbr_with_bar(&game, &UniformPolicy, &lbr_opts(v), &label)?;
+        let r = lbr_rows(&game, &UniformPolicy, &lbr_opts(v), &label, out.as_mut())?;
         rows.insert(format!("uniform/lbr_{v}"), r.seconds);
         uniform.push(r);
     }
-    let played = matches(&game, &columns, opts, &seeds)?;
+    let played = matches(&game, &columns, opts, &seeds, out.as_mut())?;
     let mut policies = BTreeMap::new();
     for (column, (vs_uniform, vs_always_call, secs)) in columns.iter().zip(played) {
         rows.insert(format!("{}/vs_uniform", column.name), secs[0]);
@@ -394,7 +434,8 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
         let mut lbr = BTreeMap::new();
         for (v, reference) in LbrVariant::ALL.into_iter().zip(&uniform) {
             let label = format!("LBR-{} vs {}", v.name().to_uppercase(), column.name);
-            let r = lbr_with_bar(&game, column.per_range.as_ref(), &lbr_opts(v), &label)?;
+            let policy = column.per_range.as_ref();
+            let r = lbr_rows(&game, policy, &lbr_opts(v), &label, out.as_mut())?;
             rows.insert(format!("{}/lbr_{v}", column.name), r.seconds);
             let ratio = paired_ratio(&r, reference);
             lbr.insert(
@@ -418,6 +459,9 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
             },
         );
     }
+    if let Some(out) = out {
+        out.finish()?;
+    }
     Ok(Scorecard {
         game: game.load_string(),
         policy: opts.policy.clone(),
@@ -438,6 +482,32 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
             rows,
         },
     })
+}
+
+/// One LBR row ([`lbr_hands_with_bar`]), its hands written to `out` when given (LBR named
+/// `LBR-<VARIANT>`).
+fn lbr_rows(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    label: &str,
+    out: Option<&mut HandsOut>,
+) -> Result<LbrResult, RunError> {
+    let (r, hands) = lbr_hands_with_bar(game, policy, opts, label, out.is_some())?;
+    if let Some(out) = out {
+        let lbr = format!("LBR-{}", opts.variant.name().to_uppercase());
+        let name = policy.name();
+        for hand in &hands {
+            let mut names = [name.as_str(); 2];
+            names[hand.lbr_seat] = &lbr;
+            out.write(names, &hand.history)
+                .map_err(|source| RunError::Failed {
+                    context: "--hands-out".into(),
+                    source,
+                })?;
+        }
+    }
+    Ok(r)
 }
 
 /// `mean ± ci95` with no decimals (`± n/a` for an undefined interval); `signed` adds `+`.

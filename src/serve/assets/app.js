@@ -154,7 +154,7 @@ async function refreshTable() {
     for (const a of r.actions) {
       acts.append(el("div", {}, el("span", { class: "bar", style: `width:${(60 * a.prob).toFixed(1)}px` }), ` ${a.label} ${pct(a.prob)}`));
     }
-    body.append(el("tr", {}, el("td", {}, String(r.player)), el("td", { class: "infostate" }, r.infostate), acts));
+    body.append(el("tr", {}, el("td", {}, String(r.player)), el("td", { class: "cards" }, r.cards || "-"), el("td", { class: "infostate" }, r.infostate), acts));
   }
   state.tableMatching = j.matching;
   const end = Math.min(j.offset + j.rows.length, j.matching);
@@ -308,9 +308,16 @@ async function autotest() {
       const j = await refreshTable();
       out.table_rows = document.querySelectorAll("#table tbody tr").length;
       out.table_total = j.total;
+      out.table_cards = Array.from(document.querySelectorAll("#table tbody td.cards")).map((c) => c.textContent);
     }
     // Hands until one in which the person acted ends (the model may fold at once).
     let v = await newMatch();
+    // What the person sees at the first decision: the pot beside the game's own string, the
+    // buttons, the cards.
+    out.first_pot = $("hand-pot").textContent;
+    out.first_infostate = v.infostate;
+    out.first_buttons = Array.from(document.querySelectorAll("#your-actions button")).map((b) => b.textContent);
+    out.first_cards = $("your-cards").textContent;
     let moves = 0;
     for (let hand = 1; hand <= 20; hand++) {
       if (hand > 1) v = await nextHand();
