@@ -90,6 +90,10 @@ mod tests {
             acting_steps_per_second: None,
             peak_memory_mb: None,
             cpu_seconds: None,
+            budget: Some(crate::run::Budget {
+                nodes_touched: Some(7),
+                ..Default::default()
+            }),
         }
     }
 
