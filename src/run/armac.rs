@@ -123,7 +123,14 @@ pub fn run(
         .cluster
         .as_ref()
         .is_none_or(|c| c.role != crate::cluster::Role::Learner);
-    let threads = learner_threads(s.learner_threads, in_process_actors.then_some(s.actors));
+    // Lock-step actors and learner take turns: the learner's pool does not depend on
+    // `armac.actors` (it leaves one core, as one concurrent actor would), so neither does
+    // the run.
+    let actors = match s.schedule {
+        crate::rl::armac::choices::Schedule::Lockstep => 1,
+        crate::rl::armac::choices::Schedule::Concurrent => s.actors,
+    };
+    let threads = learner_threads(s.learner_threads, in_process_actors.then_some(actors));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("learner-{i}"))

@@ -228,10 +228,11 @@ pub struct ArmacSettings {
     #[serde(default)]
     pub schedule: Schedule,
     /// Threads of the learner's matrix products (burn's CPU backend splits large ones over a
-    /// rayon pool). 0 (default): the cores the actor threads leave, at least 1; with one actor
-    /// on two cores that is 1, which keeps the pool's worker threads from competing with the
-    /// actor (measured on Leduc, side by side on a loaded 2-core machine: 36 and 38 epochs in
-    /// 120 s against 24 and 28 with the backend's default pool of one thread per core).
+    /// rayon pool). 0 (default): the cores the actor threads leave, at least 1 (under
+    /// `schedule = "lockstep"` all cores but one, whatever `actors` is); with one actor on two
+    /// cores that is 1, which keeps the pool's worker threads from competing with the actor
+    /// (measured on Leduc, side by side on a loaded 2-core machine: 36 and 38 epochs in 120 s
+    /// against 24 and 28 with the backend's default pool of one thread per core).
     #[serde(default)]
     pub learner_threads: usize,
     /// Episodes each actor plays in lock-step (one batched forward pass per step).
