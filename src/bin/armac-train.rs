@@ -37,7 +37,9 @@ struct Args {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
-    /// Replace the contents of a non-empty --out (a new run refuses one otherwise).
+    /// Replace the run in --out: only a run directory of armac-train (it holds a .armac-run
+    /// marker), never a symbolic link; the old run stays until the new one has committed its
+    /// first checkpoint.
     #[arg(long, conflicts_with = "resume")]
     overwrite: bool,
     /// ARMAC: `learner` trains with `armac-actor` processes connected through the broker

@@ -286,6 +286,10 @@ impl GenerationWriter {
         let pointer = self.run_dir.join(POINTER);
         std::fs::rename(&next, &pointer).map_err(io("cannot switch pointer", &pointer))?;
         sync_dir(&self.run_dir)?;
+        // A run replacing another (`--overwrite`) takes the old one's place at its first
+        // committed checkpoint.
+        super::replace::on_commit(&self.run_dir)
+            .map_err(io("cannot move the new run into place of", &self.run_dir))?;
         for (n, dir) in list_generations(&self.run_dir) {
             if n != self.number {
                 fault_point();
