@@ -124,6 +124,7 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
         ("device rows with the replay memory", vec!["--config", q, "--set", "armac.device_memory=\"device\"", "--set", "armac.memory=\"replay\""], vec!["armac.device_memory", "reservoir"]),
         ("unknown device memory", vec!["--config", q, "--set", "armac.device_memory=\"gpu\""], vec!["armac.device_memory"]),
         ("zero actors", vec!["--config", q, "--set", "armac.actors=0"], vec!["armac.actors"]),
+        ("too many learning steps", vec!["--config", q, "--set", "armac.learning_steps_per_epoch=100000000"], vec!["armac.learning_steps_per_epoch", "at most"]),
         ("huge batch", vec!["--config", q, "--set", "armac.batch_trajectories=1000000000"], vec!["armac.batch_trajectories"]),
         ("huge reservoir", vec!["--config", q, "--set", "armac.reservoir_capacity=100000000000"], vec!["armac.reservoir_capacity"]),
         ("unknown key", vec!["--config", q, "--set", "armac.nosuch=1"], vec!["nosuch"]),
@@ -196,6 +197,8 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
     #[rustfmt::skip]
     let flags: Vec<(&str, Vec<&str>, &str)> = vec![
         ("negative seconds", vec!["--config", q, "--max-seconds", "-1"], "--max-seconds"),
+        ("seconds beyond a Duration", vec!["--config", q, "--max-seconds", "1e20"], "up to 1e9"),
+        ("CPU seconds beyond a Duration", vec!["--config", q, "--max-cpu-seconds", "1e300"], "up to 1e9"),
         ("seconds not a number", vec!["--config", q, "--max-cpu-seconds", "soon"], "--max-cpu-seconds"),
         ("resume with overwrite", vec!["--resume", "x", "--overwrite"], "--overwrite"),
         ("unknown role", vec!["--config", q, "--role", "boss"], "--role"),
@@ -243,6 +246,11 @@ fn bad_policies_games_and_arguments_of_armac_eval_are_refused_by_name() {
         ("lbr: not Hold'em", vec!["lbr", "--game", "leduc_poker", "--policy", "uniform", "--variant", "fc", "--hands", "4"], vec!["leduc_poker"]),
         ("lbr: unknown variant", vec!["lbr", "--policy", "uniform", "--variant", "fcx", "--hands", "4"], vec!["--variant"]),
         ("lbr: zero hands", vec!["lbr", "--policy", "uniform", "--variant", "fc", "--hands", "0"], vec!["--hands"]),
+        ("lbr: 10^12 hands", vec!["lbr", "--policy", "uniform", "--variant", "fc", "--hands", "1000000000000"], vec!["--hands", "1000000000"]),
+        ("lbr --watch: poll seconds beyond a Duration", vec!["lbr", "--watch", &not_model, "--variant", "fc", "--hands", "4", "--poll-seconds", "1e20"], vec!["--poll-seconds", "1e20"]),
+        ("match: 10^12 hands", vec!["match", "--a", "uniform", "--b", "uniform", "--hands", "1000000000000"], vec!["--hands", "1000000000"]),
+        ("scorecard: 10^12 hands", vec!["scorecard", "--policy", "uniform", "--hands", "1000000000000"], vec!["--hands"]),
+        ("scorecard: 10^12 match hands", vec!["scorecard", "--policy", "uniform", "--match-hands", "1000000000000"], vec!["--match-hands"]),
         ("lbr: small-game model", vec!["lbr", "--policy", "models/leduc_armac", "--variant", "fc", "--hands", "4"], vec!["leduc"]),
         ("match: unknown policy", vec!["match", "--a", "nosuch", "--b", "uniform", "--hands", "2"], vec!["nosuch"]),
         ("match: model of another game", vec!["match", "--game", "kuhn_poker", "--a", "models/leduc_armac", "--b", "uniform"], vec!["leduc"]),

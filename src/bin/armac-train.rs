@@ -59,10 +59,13 @@ fn toml_string(s: &str) -> String {
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not a non-negative number of seconds")),
-    }
+    use armac::util::check::{MAX_SECONDS, seconds};
+    s.parse::<f64>()
+        .ok()
+        .and_then(|v| seconds("", v).ok())
+        .ok_or_else(|| {
+            format!("`{s}` is not a non-negative number of seconds up to {MAX_SECONDS:e}")
+        })
 }
 
 fn main() {

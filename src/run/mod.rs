@@ -124,7 +124,8 @@ impl Deadline {
     pub fn new(seconds: Option<f64>) -> Deadline {
         Deadline {
             start: Instant::now(),
-            budget: seconds.map(Duration::from_secs_f64),
+            // A budget too large for a `Duration` is never spent (callers bound it first).
+            budget: seconds.and_then(|s| Duration::try_from_secs_f64(s).ok()),
             cpu_start: 0.0,
             cpu_budget: None,
         }
@@ -481,6 +482,14 @@ pub fn train(
     overrides: &[String],
     opts: &TrainOptions,
 ) -> Result<RunSummary, RunError> {
+    for (flag, v) in [
+        ("--max-seconds", opts.max_seconds),
+        ("--max-cpu-seconds", opts.max_cpu_seconds),
+    ] {
+        if let Some(v) = v {
+            crate::util::check::seconds(flag, v).map_err(RunError::Usage)?;
+        }
+    }
     if opts.resume && opts.overwrite {
         return Err(RunError::Usage(
             "--overwrite replaces a run; it cannot be combined with --resume".into(),

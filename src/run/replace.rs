@@ -376,4 +376,29 @@ mod tests {
         assert_eq!(names(&root), vec!["run".to_string()]);
         let _ = std::fs::remove_dir_all(&root);
     }
+
+    /// Time limits out of range (what Python passes without the CLI's parser) are refused
+    /// before a run starts, and the run it would replace is left alone.
+    #[test]
+    fn a_time_limit_out_of_range_is_refused_before_anything_changes() {
+        let root = fresh("limits");
+        let target = root.join("run");
+        run_dir(&target, "old.txt", "old");
+        for (max_seconds, max_cpu_seconds) in [(Some(1e20), None), (None, Some(f64::NAN))] {
+            let opts = crate::run::TrainOptions {
+                out: Some(target.clone()),
+                max_seconds,
+                max_cpu_seconds,
+                overwrite: true,
+                quiet: true,
+                ..Default::default()
+            };
+            let config = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/kuhn_cfr.toml");
+            let err = crate::run::train(Some(config), &[], &opts).unwrap_err();
+            assert!(err.to_string().contains("seconds from 0 to 1e9"), "{err}");
+            assert_eq!(names(&target), vec![MARKER.to_string(), "old.txt".into()]);
+            assert_eq!(names(&root), vec!["run".to_string()]);
+        }
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

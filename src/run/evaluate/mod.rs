@@ -24,6 +24,7 @@ use crate::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
 use crate::rl::armac::policy::ArmacAveragePolicy;
 use crate::search::endgame::EndgamePolicy;
 use crate::tree::PublicTree;
+use crate::util::check;
 use std::path::Path;
 
 /// A run-directory policy argument: `current:DIR` asks for the checkpoint's current policy
@@ -411,9 +412,7 @@ pub fn play_match(
         None
     };
     let report = if opts.sampled || poker {
-        if opts.hands == 0 {
-            return Err(RunError::Usage("--hands must be positive".into()));
-        }
+        check::hands("--hands", opts.hands).map_err(RunError::Usage)?;
         sampled_match(game, a, b, opts.hands.div_ceil(2), opts.seed)
             .map_err(RunError::context("the match"))?
     } else {
