@@ -142,6 +142,8 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
         ("config not found", vec!["--config", "no_such_config"], vec!["no_such_config"]),
         ("unknown solver", vec!["--config", cfr, "--set", "solver.algorithm=\"nosuch\""], vec!["solver.algorithm"]),
         ("zero iterations", vec!["--config", cfr, "--set", "solver.iterations=0"], vec!["solver.iterations"]),
+        ("Hold'em under a tabular solver", vec!["--config", cfr, "--set", "game=\"hunl_fcpa\""], vec!["`game`", "numRanks=13", "more than 20000000 histories"]),
+        ("Liar's Dice with 3 dice under a tabular solver", vec!["--config", cfr, "--set", "game=\"liars_dice(numdice=3)\""], vec!["`game`", "liars_dice(numdice=3)", "more than 20000000 histories"]),
         ("checkpoint every 0 epochs (solver)", vec!["--config", cfr, "--set", "checkpoint.every_epochs=0"], vec!["checkpoint.every_epochs"]),
         ("checkpoint every 0 epochs (ARMAC)", vec!["--config", q, "--set", "checkpoint.every_epochs=0"], vec!["checkpoint.every_epochs"]),
         ("eval every 0", vec!["--config", cfr, "--set", "eval.every=0"], vec!["eval.every"]),
@@ -651,4 +653,28 @@ fn overwrite_swaps_in_the_new_run_only_once_it_has_a_checkpoint() {
     assert!(!run.join("stray.txt").exists());
     assert_eq!(common::json(&run.join("summary.json"))["iterations"], 25);
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A `[solver]` run whose tree is under the history cap but over the memory the process may
+/// take (here `RLIMIT_AS`, set by `ulimit -v` to 1.5 GB; the tiny Hold'em's history tree for
+/// stochastic OMD is estimated at about 1.7 GB) is refused before the tree is built, naming
+/// the game key and the estimate, instead of aborting when an allocation fails.
+#[test]
+fn a_solver_run_over_the_address_space_limit_is_refused_before_building() {
+    let out = tmp("hostile", "rlimit");
+    let o = out.display().to_string();
+    let game = "game=\"universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=5 2,\
+                raiseSize=4 7,firstPlayer=2 1,maxRaises=0 1,numSuits=2,numRanks=5,numHoleCards=2,\
+                numBoardCards=0 3,bettingAbstraction=fcpa)\"";
+    let mut cmd = Command::new("sh");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["-c", "ulimit -v 1500000 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_armac-train"))
+        .args(["--config", "leduc13_omd.toml", "--set", game, "--out", &o]);
+    refused(
+        &mut cmd,
+        &["`game`", "5645621 histories", "RLIMIT_AS"],
+        "tiny Hold'em OMD under a 1.5 GB address space",
+    );
+    assert!(snapshot(&out).is_none(), "left {o}");
 }

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::util::write_atomic;
 
-pub use preflight::{Algorithm, available_memory_bytes, validate};
+pub use preflight::{Algorithm, available_memory_bytes, tabular_fits, validate};
 use preflight::{broker_preflight, redact_config};
 
 /// A default run directory under `runs/`: `<config stem>-<unix seconds>`.
