@@ -31,8 +31,11 @@ fn snapshot(dir: &Path) -> Option<BTreeMap<PathBuf, Vec<u8>>> {
             } else if meta.is_dir() {
                 out.insert(rel, b"<dir>".to_vec());
                 stack.push(p);
-            } else {
+            } else if meta.is_file() {
                 out.insert(rel, std::fs::read(&p).unwrap());
+            } else {
+                // A FIFO or device: its type, never its content.
+                out.insert(rel, format!("<{:?}>", meta.file_type()).into_bytes());
             }
         }
     }
@@ -677,4 +680,77 @@ fn a_solver_run_over_the_address_space_limit_is_refused_before_building() {
         "tiny Hold'em OMD under a 1.5 GB address space",
     );
     assert!(snapshot(&out).is_none(), "left {o}");
+}
+
+/// Model verification reads no FIFO, device or link: a listed file of a model replaced by a
+/// FIFO (which would block a reader forever), by a link to `/dev/zero` (endless) or by a
+/// link to a good copy of itself, and a FIFO as the manifest, are each refused by name
+/// within the time limit of `timeout`, and the model folder is left as it was.
+#[test]
+fn model_verification_reads_no_fifo_device_or_link() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/leduc_armac");
+    let dir = tmp("hostile", "special-files");
+    copy_dir(&src, &dir);
+    let listed: Vec<String> = common::json(&dir.join("manifest.json"))["files"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let victim = listed.iter().find(|r| !r.contains('/')).unwrap().clone();
+    let path = dir.join(&victim);
+    let good = std::fs::read(&path).unwrap();
+    let spare = tmp("hostile", "spare-copy");
+    std::fs::write(&spare, &good).unwrap();
+    let fifo = |p: &Path| {
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path that lives across the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    };
+    let d = dir.display().to_string();
+    type Make = Box<dyn Fn(&Path)>;
+    let cases: Vec<(&str, PathBuf, Make, &str)> = vec![
+        ("a FIFO", path.clone(), Box::new(fifo), "not a regular file"),
+        (
+            "a link to /dev/zero",
+            path.clone(),
+            Box::new(|p: &Path| std::os::unix::fs::symlink("/dev/zero", p).unwrap()),
+            "symbolic link",
+        ),
+        (
+            "a link to a good copy",
+            path.clone(),
+            Box::new({
+                let spare = spare.clone();
+                move |p: &Path| std::os::unix::fs::symlink(&spare, p).unwrap()
+            }),
+            "symbolic link",
+        ),
+        (
+            "a FIFO manifest",
+            dir.join("manifest.json"),
+            Box::new(fifo),
+            "",
+        ),
+    ];
+    for (case, target, make, why) in &cases {
+        let saved = std::fs::read(target).unwrap();
+        std::fs::remove_file(target).unwrap();
+        make(target);
+        let before = snapshot(&dir);
+        let mut cmd = Command::new("timeout");
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("60")
+            .arg(env!("CARGO_BIN_EXE_armac-eval"))
+            .args(["nashconv", "--game", "leduc_poker", "--policy", &d]);
+        let name = target.file_name().unwrap().to_str().unwrap();
+        let needles: Vec<&str> = [name, why].into_iter().filter(|n| !n.is_empty()).collect();
+        refused(&mut cmd, &needles, case);
+        assert_eq!(snapshot(&dir), before, "{case}: the model folder changed");
+        std::fs::remove_file(target).unwrap();
+        std::fs::write(target, saved).unwrap();
+    }
+    run_ok(eval().args(["nashconv", "--game", "leduc_poker", "--policy", &d]));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&spare);
 }
