@@ -309,6 +309,47 @@ impl FileSum {
 }
 
 /// Removes stray temporary files (`*.tmp`, left by a stop during an atomic write) from `dir`.
+/// Most bytes one verified file (of a checkpoint or a model) may have.
+pub const MAX_VERIFIED_FILE_BYTES: u64 = 64 << 30;
+
+/// Reads `path` when it is a regular file (not a symbolic link, FIFO, device or directory) of
+/// at most `max` bytes: its type and length are checked on the opened file before anything is
+/// read, the open neither follows a final link nor waits on a FIFO, and the read stops past
+/// `max`. `Ok(Err(reason))`: the file is there but refused, and why.
+pub fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<Result<Vec<u8>, String>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.file_type().is_symlink() {
+        return Ok(Err("is a symbolic link, not a regular file".into()));
+    }
+    if !meta.is_file() {
+        return Ok(Err(
+            "is not a regular file (a directory, FIFO, socket or device)".into(),
+        ));
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(Err("is not a regular file".into()));
+    }
+    if meta.len() > max {
+        return Ok(Err(format!(
+            "has {} bytes, more than the {max} a file may have here",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Ok(Err(format!("grew past {max} bytes while it was read")));
+    }
+    Ok(Ok(bytes))
+}
+
 pub fn remove_temporaries(dir: &std::path::Path) {
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = e.file_name();

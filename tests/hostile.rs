@@ -31,8 +31,11 @@ fn snapshot(dir: &Path) -> Option<BTreeMap<PathBuf, Vec<u8>>> {
             } else if meta.is_dir() {
                 out.insert(rel, b"<dir>".to_vec());
                 stack.push(p);
-            } else {
+            } else if meta.is_file() {
                 out.insert(rel, std::fs::read(&p).unwrap());
+            } else {
+                // A FIFO or device: its type, never its content.
+                out.insert(rel, format!("<{:?}>", meta.file_type()).into_bytes());
             }
         }
     }
@@ -124,6 +127,7 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
         ("device rows with the replay memory", vec!["--config", q, "--set", "armac.device_memory=\"device\"", "--set", "armac.memory=\"replay\""], vec!["armac.device_memory", "reservoir"]),
         ("unknown device memory", vec!["--config", q, "--set", "armac.device_memory=\"gpu\""], vec!["armac.device_memory"]),
         ("zero actors", vec!["--config", q, "--set", "armac.actors=0"], vec!["armac.actors"]),
+        ("too many learning steps", vec!["--config", q, "--set", "armac.learning_steps_per_epoch=100000000"], vec!["armac.learning_steps_per_epoch", "at most"]),
         ("huge batch", vec!["--config", q, "--set", "armac.batch_trajectories=1000000000"], vec!["armac.batch_trajectories"]),
         ("huge reservoir", vec!["--config", q, "--set", "armac.reservoir_capacity=100000000000"], vec!["armac.reservoir_capacity"]),
         ("unknown key", vec!["--config", q, "--set", "armac.nosuch=1"], vec!["nosuch"]),
@@ -141,6 +145,8 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
         ("config not found", vec!["--config", "no_such_config"], vec!["no_such_config"]),
         ("unknown solver", vec!["--config", cfr, "--set", "solver.algorithm=\"nosuch\""], vec!["solver.algorithm"]),
         ("zero iterations", vec!["--config", cfr, "--set", "solver.iterations=0"], vec!["solver.iterations"]),
+        ("Hold'em under a tabular solver", vec!["--config", cfr, "--set", "game=\"hunl_fcpa\""], vec!["`game`", "numRanks=13", "more than 20000000 histories"]),
+        ("Liar's Dice with 3 dice under a tabular solver", vec!["--config", cfr, "--set", "game=\"liars_dice(numdice=3)\""], vec!["`game`", "liars_dice(numdice=3)", "more than 20000000 histories"]),
         ("checkpoint every 0 epochs (solver)", vec!["--config", cfr, "--set", "checkpoint.every_epochs=0"], vec!["checkpoint.every_epochs"]),
         ("checkpoint every 0 epochs (ARMAC)", vec!["--config", q, "--set", "checkpoint.every_epochs=0"], vec!["checkpoint.every_epochs"]),
         ("eval every 0", vec!["--config", cfr, "--set", "eval.every=0"], vec!["eval.every"]),
@@ -196,6 +202,8 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
     #[rustfmt::skip]
     let flags: Vec<(&str, Vec<&str>, &str)> = vec![
         ("negative seconds", vec!["--config", q, "--max-seconds", "-1"], "--max-seconds"),
+        ("seconds beyond a Duration", vec!["--config", q, "--max-seconds", "1e20"], "up to 1e9"),
+        ("CPU seconds beyond a Duration", vec!["--config", q, "--max-cpu-seconds", "1e300"], "up to 1e9"),
         ("seconds not a number", vec!["--config", q, "--max-cpu-seconds", "soon"], "--max-cpu-seconds"),
         ("resume with overwrite", vec!["--resume", "x", "--overwrite"], "--overwrite"),
         ("unknown role", vec!["--config", q, "--role", "boss"], "--role"),
@@ -243,6 +251,11 @@ fn bad_policies_games_and_arguments_of_armac_eval_are_refused_by_name() {
         ("lbr: not Hold'em", vec!["lbr", "--game", "leduc_poker", "--policy", "uniform", "--variant", "fc", "--hands", "4"], vec!["leduc_poker"]),
         ("lbr: unknown variant", vec!["lbr", "--policy", "uniform", "--variant", "fcx", "--hands", "4"], vec!["--variant"]),
         ("lbr: zero hands", vec!["lbr", "--policy", "uniform", "--variant", "fc", "--hands", "0"], vec!["--hands"]),
+        ("lbr: 10^12 hands", vec!["lbr", "--policy", "uniform", "--variant", "fc", "--hands", "1000000000000"], vec!["--hands", "1000000000"]),
+        ("lbr --watch: poll seconds beyond a Duration", vec!["lbr", "--watch", &not_model, "--variant", "fc", "--hands", "4", "--poll-seconds", "1e20"], vec!["--poll-seconds", "1e20"]),
+        ("match: 10^12 hands", vec!["match", "--a", "uniform", "--b", "uniform", "--hands", "1000000000000"], vec!["--hands", "1000000000"]),
+        ("scorecard: 10^12 hands", vec!["scorecard", "--policy", "uniform", "--hands", "1000000000000"], vec!["--hands"]),
+        ("scorecard: 10^12 match hands", vec!["scorecard", "--policy", "uniform", "--match-hands", "1000000000000"], vec!["--match-hands"]),
         ("lbr: small-game model", vec!["lbr", "--policy", "models/leduc_armac", "--variant", "fc", "--hands", "4"], vec!["leduc"]),
         ("match: unknown policy", vec!["match", "--a", "nosuch", "--b", "uniform", "--hands", "2"], vec!["nosuch"]),
         ("match: model of another game", vec!["match", "--game", "kuhn_poker", "--a", "models/leduc_armac", "--b", "uniform"], vec!["leduc"]),
@@ -494,4 +507,250 @@ fn a_damaged_summary_of_a_finished_run_is_named_and_not_taken_as_finished() {
         assert!(err.contains("already finished"), "{case}:\n{err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The hidden siblings a replacement builds in (`.<name>.armac-...`) under `parent`.
+fn staging_left(parent: &Path) -> Vec<String> {
+    std::fs::read_dir(parent)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(".armac-"))
+        .collect()
+}
+
+/// `--overwrite` replaces only a run of armac-train: a folder of notes, a `.ssh`-like folder,
+/// a git checkout, a file and a symbolic link (to a folder, or to a run) are refused naming
+/// why, and nothing changes; without `--overwrite` the refusal of such a folder does not
+/// suggest it.
+#[test]
+fn overwrite_replaces_only_a_run_and_never_follows_a_link() {
+    let root = tmp("hostile", "overwrite");
+    let notes = root.join("notes");
+    write(&notes, "precious.txt", b"keep");
+    let ssh = root.join("dotssh");
+    write(&ssh, "id_ed25519", b"secret");
+    write(&ssh, "config.toml", b"not a run config");
+    let git = root.join("checkout");
+    write(&git.join(".git"), "HEAD", b"ref: refs/heads/main\n");
+    write(&git, "README.md", b"# project\n");
+    let file = root.join("plain_file");
+    std::fs::write(&file, b"a file").unwrap();
+    let run = root.join("run");
+    let r = run.display().to_string();
+    run_ok(train().args([
+        "--config",
+        "kuhn_cfr.toml",
+        "--set",
+        "solver.iterations=20",
+        "--out",
+        &r,
+        "--quiet",
+    ]));
+    assert!(run.join(".armac-run").is_file(), "a run carries its marker");
+    let link = root.join("link");
+    std::os::unix::fs::symlink(&notes, &link).unwrap();
+    let link_to_run = root.join("link_to_run");
+    std::os::unix::fs::symlink(&run, &link_to_run).unwrap();
+    let before = snapshot(&root);
+    #[rustfmt::skip]
+    let cases: Vec<(&str, &Path, &str)> = vec![
+        ("a folder of notes", &notes, "not a run of armac-train"),
+        ("a .ssh-like folder with a config.toml", &ssh, "not a run of armac-train"),
+        ("a git checkout", &git, "not a run of armac-train"),
+        ("a file", &file, "not a directory"),
+        ("a link to a folder", &link, "symbolic link"),
+        ("a link to a run", &link_to_run, "symbolic link"),
+    ];
+    for (case, out, why) in &cases {
+        let o = out.display().to_string();
+        let mut cmd = train();
+        cmd.args([
+            "--config",
+            "kuhn_cfr.toml",
+            "--out",
+            &o,
+            "--overwrite",
+            "--quiet",
+        ]);
+        refused(&mut cmd, &["--overwrite refuses", &o, why], case);
+        assert_eq!(snapshot(&root), before, "{case} (--overwrite): changed");
+        let mut cmd = train();
+        cmd.args(["--config", "kuhn_cfr.toml", "--out", &o, "--quiet"]);
+        let err = refused(&mut cmd, &[&o, why], case);
+        assert!(
+            !err.contains("--overwrite"),
+            "{case}: suggests --overwrite:\n{err}"
+        );
+        assert_eq!(snapshot(&root), before, "{case}: changed");
+    }
+    // A run is refused without --overwrite, which the message offers.
+    refused(
+        train().args(["--config", "kuhn_cfr.toml", "--out", &r, "--quiet"]),
+        &["--resume", "--overwrite"],
+        "a new run into a run",
+    );
+    assert_eq!(snapshot(&root), before);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// `--overwrite` of a run builds the new run beside it: a replacement stopped at any file
+/// operation of its first checkpoint (`ARMAC_CRASH_AT`, as a kill would) leaves the old run
+/// byte-identical or, once that checkpoint is committed, the new run in its place; one that
+/// finishes leaves only the new run (with its marker, its summary naming the directory) and
+/// nothing beside it. A run made before the marker existed (config.toml and the checkpoint
+/// pointer) is replaced too.
+#[test]
+fn overwrite_swaps_in_the_new_run_only_once_it_has_a_checkpoint() {
+    let root = tmp("hostile", "replace");
+    let run = root.join("run");
+    let r = run.display().to_string();
+    let new_run = |iterations: &str| {
+        let mut c = train();
+        c.args(["--config", "kuhn_cfr.toml", "--out", &r, "--quiet"])
+            .args(["--set", &format!("solver.iterations={iterations}")]);
+        c
+    };
+    run_ok(&mut new_run("20"));
+    std::fs::write(run.join("stray.txt"), b"left by the old run").unwrap();
+    let old = snapshot(&run);
+    let (mut kept, mut swapped) = (0, 0);
+    for at in 1..=60 {
+        let out = new_run("30")
+            .arg("--overwrite")
+            .env("ARMAC_CRASH_AT", at.to_string())
+            .output()
+            .unwrap();
+        if out.status.success() {
+            break;
+        }
+        assert_eq!(out.status.code(), Some(86), "crash at {at}");
+        for name in staging_left(&root) {
+            let _ = std::fs::remove_dir_all(root.join(&name));
+            let _ = std::fs::remove_file(root.join(&name));
+        }
+        if snapshot(&run) == old {
+            kept += 1;
+        } else {
+            // Swapped: the new run is complete where the old one was.
+            assert!(!run.join("stray.txt").exists(), "crash at {at}: a mix");
+            run_ok(train().args(["--resume", &r, "--quiet"]));
+            std::fs::write(run.join("stray.txt"), b"x").unwrap();
+            swapped += 1;
+            break;
+        }
+    }
+    assert!(kept >= 3, "{kept} crashes left the old run");
+    println!("{kept} stopped replacements left the old run, {swapped} the new one");
+    // A replacement that finishes.
+    run_ok(new_run("30").arg("--overwrite"));
+    assert!(!run.join("stray.txt").exists());
+    assert!(run.join(".armac-run").is_file());
+    let summary = common::json(&run.join("summary.json"));
+    assert_eq!(summary["run_dir"], r.as_str());
+    assert_eq!(summary["iterations"], 30);
+    assert_eq!(staging_left(&root), Vec::<String>::new());
+    // A run without the marker (made before it existed) is recognised by its layout.
+    std::fs::remove_file(run.join(".armac-run")).unwrap();
+    std::fs::write(run.join("stray.txt"), b"x").unwrap();
+    run_ok(new_run("25").arg("--overwrite"));
+    assert!(!run.join("stray.txt").exists());
+    assert_eq!(common::json(&run.join("summary.json"))["iterations"], 25);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A `[solver]` run whose tree is under the history cap but over the memory the process may
+/// take (here `RLIMIT_AS`, set by `ulimit -v` to 1.5 GB; the tiny Hold'em's history tree for
+/// stochastic OMD is estimated at about 1.7 GB) is refused before the tree is built, naming
+/// the game key and the estimate, instead of aborting when an allocation fails.
+#[test]
+fn a_solver_run_over_the_address_space_limit_is_refused_before_building() {
+    let out = tmp("hostile", "rlimit");
+    let o = out.display().to_string();
+    let game = "game=\"universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=5 2,\
+                raiseSize=4 7,firstPlayer=2 1,maxRaises=0 1,numSuits=2,numRanks=5,numHoleCards=2,\
+                numBoardCards=0 3,bettingAbstraction=fcpa)\"";
+    let mut cmd = Command::new("sh");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["-c", "ulimit -v 1500000 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_armac-train"))
+        .args(["--config", "leduc13_omd.toml", "--set", game, "--out", &o]);
+    refused(
+        &mut cmd,
+        &["`game`", "5645621 histories", "RLIMIT_AS"],
+        "tiny Hold'em OMD under a 1.5 GB address space",
+    );
+    assert!(snapshot(&out).is_none(), "left {o}");
+}
+
+/// Model verification reads no FIFO, device or link: a listed file of a model replaced by a
+/// FIFO (which would block a reader forever), by a link to `/dev/zero` (endless) or by a
+/// link to a good copy of itself, and a FIFO as the manifest, are each refused by name
+/// within the time limit of `timeout`, and the model folder is left as it was.
+#[test]
+fn model_verification_reads_no_fifo_device_or_link() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/leduc_armac");
+    let dir = tmp("hostile", "special-files");
+    copy_dir(&src, &dir);
+    let listed: Vec<String> = common::json(&dir.join("manifest.json"))["files"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let victim = listed.iter().find(|r| !r.contains('/')).unwrap().clone();
+    let path = dir.join(&victim);
+    let good = std::fs::read(&path).unwrap();
+    let spare = tmp("hostile", "spare-copy");
+    std::fs::write(&spare, &good).unwrap();
+    let fifo = |p: &Path| {
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path that lives across the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    };
+    let d = dir.display().to_string();
+    type Make = Box<dyn Fn(&Path)>;
+    let cases: Vec<(&str, PathBuf, Make, &str)> = vec![
+        ("a FIFO", path.clone(), Box::new(fifo), "not a regular file"),
+        (
+            "a link to /dev/zero",
+            path.clone(),
+            Box::new(|p: &Path| std::os::unix::fs::symlink("/dev/zero", p).unwrap()),
+            "symbolic link",
+        ),
+        (
+            "a link to a good copy",
+            path.clone(),
+            Box::new({
+                let spare = spare.clone();
+                move |p: &Path| std::os::unix::fs::symlink(&spare, p).unwrap()
+            }),
+            "symbolic link",
+        ),
+        (
+            "a FIFO manifest",
+            dir.join("manifest.json"),
+            Box::new(fifo),
+            "",
+        ),
+    ];
+    for (case, target, make, why) in &cases {
+        let saved = std::fs::read(target).unwrap();
+        std::fs::remove_file(target).unwrap();
+        make(target);
+        let before = snapshot(&dir);
+        let mut cmd = Command::new("timeout");
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("60")
+            .arg(env!("CARGO_BIN_EXE_armac-eval"))
+            .args(["nashconv", "--game", "leduc_poker", "--policy", &d]);
+        let name = target.file_name().unwrap().to_str().unwrap();
+        let needles: Vec<&str> = [name, why].into_iter().filter(|n| !n.is_empty()).collect();
+        refused(&mut cmd, &needles, case);
+        assert_eq!(snapshot(&dir), before, "{case}: the model folder changed");
+        std::fs::remove_file(target).unwrap();
+        std::fs::write(target, saved).unwrap();
+    }
+    run_ok(eval().args(["nashconv", "--game", "leduc_poker", "--policy", &d]));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&spare);
 }

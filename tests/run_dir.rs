@@ -1,6 +1,7 @@
 //! Run directories are never destroyed or shared by accident: a new run refuses a non-empty
-//! `--out` (unless `--overwrite`), a rejected config creates nothing, two processes cannot run
-//! in one directory at once, and SIGTERM stops a run at a safe point with a checkpoint.
+//! `--out` (unless it is a run and `--overwrite` is given), a rejected config creates nothing,
+//! two processes cannot run in one directory at once, and SIGTERM stops a run at a safe point
+//! with a checkpoint.
 
 mod common;
 
@@ -63,7 +64,7 @@ fn a_new_run_refuses_a_non_empty_out_and_leaves_it_untouched() {
             "--out",
             other.to_str().unwrap(),
         ]),
-        "not empty",
+        "not a run of armac-train",
     );
     assert_eq!(std::fs::read(other.join("notes.txt")).unwrap(), b"mine");
     // --overwrite replaces the run: a fresh metrics.csv of the new run only.

@@ -353,7 +353,8 @@ def train(
     run directory layout; ``overrides`` are ``--set`` keys (``{"solver.iterations": 500}``).
     Releases the GIL while it runs; Ctrl-C stops it at the next safe point with a checkpoint
     and then raises ``KeyboardInterrupt``. With ``resume=True``, ``out`` is the run to
-    continue and ``config`` may be None."""
+    continue and ``config`` may be None. ``overwrite=True`` replaces only a run directory
+    (never a symbolic link), keeping the old run until the new one has a checkpoint."""
     sets = [f"{k}={_toml_literal(v)}" for k, v in (overrides or {}).items()]
     return _armac.train(
         None if config is None else _os.fspath(config),

@@ -226,9 +226,7 @@ pub fn lbr<'py>(
             "variant `{variant}`: one of fc, fcpa, fc12-fcpa34 per call"
         )));
     };
-    if hands == 0 {
-        return Err(PyValueError::new_err("hands must be positive"));
-    }
+    armac::util::check::hands("hands", hands).map_err(PyValueError::new_err)?;
     if preflop_samples == 0 {
         return Err(PyValueError::new_err("preflop_samples must be positive"));
     }

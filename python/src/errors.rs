@@ -68,7 +68,7 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<fn(String) -> PyErr> {
             RunError::Config(c) => class_of(c),
             RunError::Game(_) => Some(GameError::new_err),
             RunError::Policy(p) => class_of(p),
-            RunError::RunExists(_) => Some(PyFileExistsError::new_err),
+            RunError::RunExists(_) | RunError::NotARun { .. } => Some(PyFileExistsError::new_err),
             RunError::Io { source, .. } => class_of(source),
             RunError::Failed { source, .. } => class_of(source.as_ref()),
             _ => None,

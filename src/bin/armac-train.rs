@@ -37,7 +37,9 @@ struct Args {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
-    /// Replace the contents of a non-empty --out (a new run refuses one otherwise).
+    /// Replace the run in --out: only a run directory of armac-train (it holds a .armac-run
+    /// marker), never a symbolic link; the old run stays until the new one has committed its
+    /// first checkpoint.
     #[arg(long, conflicts_with = "resume")]
     overwrite: bool,
     /// ARMAC: `learner` trains with `armac-actor` processes connected through the broker
@@ -57,10 +59,13 @@ fn toml_string(s: &str) -> String {
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not a non-negative number of seconds")),
-    }
+    use armac::util::check::{MAX_SECONDS, seconds};
+    s.parse::<f64>()
+        .ok()
+        .and_then(|v| seconds("", v).ok())
+        .ok_or_else(|| {
+            format!("`{s}` is not a non-negative number of seconds up to {MAX_SECONDS:e}")
+        })
 }
 
 fn main() {

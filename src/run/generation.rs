@@ -53,13 +53,38 @@ pub enum GenerationError {
 pub use crate::util::FileSum;
 
 impl FileSum {
-    /// Reads `path` and checks it against `self`.
+    /// Reads `path` and checks it against `self`: a regular file only (no link, FIFO or
+    /// device), its length compared before its content is read, and never more than the
+    /// recorded length (capped at [`crate::util::MAX_VERIFIED_FILE_BYTES`]) plus one byte.
     pub fn verify(&self, path: &Path) -> Result<(), GenerationError> {
-        let bytes = std::fs::read(path).map_err(|source| GenerationError::Io {
-            op: "cannot read checkpoint file",
+        let corrupt = |reason: String| GenerationError::Corrupt {
             path: path.to_path_buf(),
-            source,
-        })?;
+            reason,
+        };
+        if self.len > crate::util::MAX_VERIFIED_FILE_BYTES {
+            return Err(corrupt(format!(
+                "the manifest records {} bytes, more than the {} a file may have",
+                self.len,
+                crate::util::MAX_VERIFIED_FILE_BYTES
+            )));
+        }
+        let on_disk = std::fs::symlink_metadata(path).map(|m| m.len());
+        if let Ok(len) = on_disk
+            && len != self.len
+            && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        {
+            return Err(corrupt(format!(
+                "{len} bytes, the manifest records {} bytes (truncated or modified)",
+                self.len
+            )));
+        }
+        let bytes = crate::util::read_regular(path, self.len)
+            .map_err(|source| GenerationError::Io {
+                op: "cannot read checkpoint file",
+                path: path.to_path_buf(),
+                source,
+            })?
+            .map_err(corrupt)?;
         let got = FileSum::of(&bytes);
         if got != *self {
             return Err(GenerationError::Corrupt {
@@ -286,6 +311,10 @@ impl GenerationWriter {
         let pointer = self.run_dir.join(POINTER);
         std::fs::rename(&next, &pointer).map_err(io("cannot switch pointer", &pointer))?;
         sync_dir(&self.run_dir)?;
+        // A run replacing another (`--overwrite`) takes the old one's place at its first
+        // committed checkpoint.
+        super::replace::on_commit(&self.run_dir)
+            .map_err(io("cannot move the new run into place of", &self.run_dir))?;
         for (n, dir) in list_generations(&self.run_dir) {
             if n != self.number {
                 fault_point();

@@ -9,6 +9,7 @@ pub mod generation;
 pub mod metrics;
 pub mod model;
 mod preflight;
+pub mod replace;
 pub mod resume;
 pub mod sog;
 pub mod solvers;
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::util::write_atomic;
 
-pub use preflight::{Algorithm, available_memory_bytes, validate};
+pub use preflight::{Algorithm, available_memory_bytes, tabular_fits, validate};
 use preflight::{broker_preflight, redact_config};
 
 /// A default run directory under `runs/`: `<config stem>-<unix seconds>`.
@@ -134,7 +135,8 @@ impl Deadline {
     pub fn new(seconds: Option<f64>) -> Deadline {
         Deadline {
             start: Instant::now(),
-            budget: seconds.map(Duration::from_secs_f64),
+            // A budget too large for a `Duration` is never spent (callers bound it first).
+            budget: seconds.and_then(|s| Duration::try_from_secs_f64(s).ok()),
             cpu_start: 0.0,
             cpu_budget: None,
         }
@@ -304,6 +306,8 @@ pub enum RunError {
         "run directory {0} is not empty; pass --resume {0} to continue its run, --overwrite to replace it, or choose another --out"
     )]
     RunExists(String),
+    #[error("{dir} cannot take a new run: {why}; choose another --out (nothing was changed)")]
+    NotARun { dir: String, why: String },
     #[error(
         "run directory {dir} is in use by another armac process{holder}; wait for it or stop it"
     )]
@@ -376,7 +380,7 @@ pub struct TrainOptions {
     pub resume: bool,
     /// No progress bar or chatter.
     pub quiet: bool,
-    /// Replace whatever a non-empty `out` holds (a new run only).
+    /// Replace the run in `out` (a new run only; see [`replace`]).
     pub overwrite: bool,
 }
 
@@ -442,34 +446,6 @@ impl RunLock {
             }
         })
     }
-}
-
-/// Whether `dir` holds anything but (possibly) its lock file.
-fn has_contents(dir: &Path) -> bool {
-    std::fs::read_dir(dir)
-        .is_ok_and(|mut it| it.any(|e| e.is_ok_and(|e| e.file_name() != LOCK_FILE)))
-}
-
-/// Removes everything in `dir` except its lock file.
-fn clear_run_dir(dir: &Path) -> Result<(), RunError> {
-    let io = |source| RunError::Io {
-        what: "run directory (--overwrite)".into(),
-        path: dir.display().to_string(),
-        source,
-    };
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let entry = entry.map_err(io)?;
-        if entry.file_name() == LOCK_FILE {
-            continue;
-        }
-        let p = entry.path();
-        if entry.file_type().map_err(io)?.is_dir() {
-            std::fs::remove_dir_all(&p).map_err(io)?;
-        } else {
-            std::fs::remove_file(&p).map_err(io)?;
-        }
-    }
-    Ok(())
 }
 
 /// A validated checkpoint to resume from, with the config keys the resume changes.
@@ -559,6 +535,14 @@ pub fn train(
     overrides: &[String],
     opts: &TrainOptions,
 ) -> Result<RunSummary, RunError> {
+    for (flag, v) in [
+        ("--max-seconds", opts.max_seconds),
+        ("--max-cpu-seconds", opts.max_cpu_seconds),
+    ] {
+        if let Some(v) = v {
+            crate::util::check::seconds(flag, v).map_err(RunError::Usage)?;
+        }
+    }
     if opts.resume && opts.overwrite {
         return Err(RunError::Usage(
             "--overwrite replaces a run; it cannot be combined with --resume".into(),
@@ -621,10 +605,29 @@ pub fn train(
     let dir = opts.out.clone().unwrap_or_else(|| default_run_dir(&path));
     // Everything is validated before the run directory is touched.
     validate(&config)?;
-    if has_contents(&dir) && !opts.overwrite {
-        return Err(RunError::RunExists(dir.display().to_string()));
+    let existing = replace::classify(&dir);
+    match (&existing, opts.overwrite) {
+        (replace::Existing::Run, false) => {
+            return Err(RunError::RunExists(dir.display().to_string()));
+        }
+        (replace::Existing::Other(why), false) => {
+            return Err(RunError::NotARun {
+                dir: dir.display().to_string(),
+                why: why.clone(),
+            });
+        }
+        (replace::Existing::Other(why), true) => {
+            return Err(RunError::Usage(format!(
+                "--overwrite refuses to replace {}: {why}; nothing was changed",
+                dir.display()
+            )));
+        }
+        _ => {}
     }
     broker_preflight(&config, &dir, false)?;
+    if existing == replace::Existing::Run {
+        return replace_run(config, &dir, opts);
+    }
     // The outermost directory this run creates: removed again if the run fails before its
     // first checkpoint, so a failed new run leaves nothing behind.
     let created = dir
@@ -634,21 +637,58 @@ pub fn train(
         .map(Path::to_path_buf);
     let lock = RunLock::acquire(&dir, true)?;
     let result = (|| {
-        if opts.overwrite {
-            clear_run_dir(&dir)?;
-        }
+        replace::write_marker(&dir)?;
         lock.record_pid()?;
-        match Algorithm::of(&config)? {
-            Algorithm::Tabular(s) => tabular::run(&config, &s, &dir, opts, None),
-            Algorithm::Sog(s) => sog::run(&config, &s, &dir, opts, None),
-            Algorithm::Armac(s) => armac::run(&config, &s, &dir, opts, None),
-        }
+        start(&config, &dir, opts)
     })();
-    if result.is_err()
-        && let Some(top) = created
-        && !generation::Generation::exists(&dir)
-    {
-        let _ = std::fs::remove_dir_all(top);
+    if result.is_err() {
+        if let Some(top) = created
+            && !generation::Generation::exists(&dir)
+        {
+            let _ = std::fs::remove_dir_all(top);
+        } else if !generation::Generation::exists(&dir) {
+            // An empty directory given as --out: left empty again.
+            let _ = std::fs::remove_file(dir.join(replace::MARKER));
+        }
     }
+    result
+}
+
+/// Starts a new run of `config` in `dir`.
+fn start(config: &config::Config, dir: &Path, opts: &TrainOptions) -> Result<RunSummary, RunError> {
+    match Algorithm::of(config)? {
+        Algorithm::Tabular(s) => tabular::run(config, &s, dir, opts, None),
+        Algorithm::Sog(s) => sog::run(config, &s, dir, opts, None),
+        Algorithm::Armac(s) => armac::run(config, &s, dir, opts, None),
+    }
+}
+
+/// `--overwrite` of the run in `dir`: the new run is built beside it and takes its place at
+/// its first committed checkpoint; until then the old run stays as it is.
+fn replace_run(
+    mut config: config::Config,
+    dir: &Path,
+    opts: &TrainOptions,
+) -> Result<RunSummary, RunError> {
+    // A learner's broker run id defaults to the directory's name: the final one, not the
+    // staging directory's.
+    if let Some(cluster) = config.cluster.as_mut()
+        && cluster.run.is_none()
+        && let Some(name) = dir.file_name()
+    {
+        cluster.run = Some(name.to_string_lossy().into_owned());
+    }
+    let replacement = replace::Replacement::begin(dir)?;
+    let staging = replacement.staging.clone();
+    // Held until the replacement is finished (the staging directory's lock moves with it).
+    let mut lock = None;
+    let result = (|| {
+        let held = lock.insert(RunLock::acquire(&staging, false)?);
+        replace::write_marker(&staging)?;
+        held.record_pid()?;
+        start(&config, &staging, opts)
+    })();
+    let result = replacement.finish(result);
+    drop(lock);
     result
 }

@@ -136,10 +136,14 @@ pub fn write_manifest(dir: &Path) -> Result<ModelManifest, RunError> {
     Ok(manifest)
 }
 
+/// Most bytes a model's manifest may have.
+const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+
 /// Whether `dir` is a model directory (it has a model manifest; nothing is verified).
 pub fn is_model_dir(dir: &Path) -> bool {
-    std::fs::read(dir.join(MANIFEST))
+    crate::util::read_regular(&dir.join(MANIFEST), MAX_MANIFEST_BYTES)
         .ok()
+        .and_then(Result::ok)
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .is_some_and(|v| v.get("kind").and_then(|k| k.as_str()) == Some(MODEL_KIND))
 }
@@ -149,7 +153,9 @@ pub fn is_model_dir(dir: &Path) -> bool {
 pub fn verify_model(dir: &Path) -> Result<Verified, RunError> {
     let path = dir.join(MANIFEST);
     let corrupt = |reason: String| RunError::Usage(format!("{}: {reason}", path.display()));
-    let bytes = std::fs::read(&path).map_err(io_err("cannot read", &path))?;
+    let bytes = crate::util::read_regular(&path, MAX_MANIFEST_BYTES)
+        .map_err(io_err("cannot read", &path))?
+        .map_err(corrupt)?;
     let manifest: ModelManifest = serde_json::from_slice(&bytes)
         .map_err(|e| corrupt(format!("not a model manifest ({e})")))?;
     if manifest.kind != MODEL_KIND || manifest.format != FORMAT {

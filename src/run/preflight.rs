@@ -13,10 +13,13 @@ use crate::run::{RunError, config, sog};
 /// only (`[cluster]`, `--broker`: ARMAC runs).
 pub fn validate(config: &config::Config) -> Result<(), RunError> {
     validate_section(config)?;
-    crate::games::load_game(&config.game).map_err(RunError::context(format!(
+    let game = crate::games::load_game(&config.game).map_err(RunError::context(format!(
         "the config's game `{}`",
         config.game
     )))?;
+    if let Algorithm::Tabular(s) = Algorithm::of(config)? {
+        tabular_fits(game.as_ref(), &s.choice)?;
+    }
     if config.cluster.is_some() && config.armac.is_none() {
         return Err(config::ConfigError::Value {
             key: "cluster".into(),
@@ -47,12 +50,103 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Bytes of memory this machine has available (`MemAvailable` of `/proc/meminfo`), if known.
+/// Bytes of memory this process can still take, if known: the smallest of the machine's
+/// `MemAvailable` (`/proc/meminfo`), what the cgroup's `memory.max` leaves above its
+/// `memory.current`, and what `RLIMIT_AS` leaves above the process's address space.
 pub fn available_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    [
+        meminfo_available(),
+        cgroup_available(),
+        rlimit_as_available(),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+}
+
+/// The number (in KiB, as bytes) after `key` in a `/proc` status-style file.
+fn proc_kib(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+fn meminfo_available() -> Option<u64> {
+    proc_kib("/proc/meminfo", "MemAvailable:")
+}
+
+/// cgroup v2: `memory.max` less `memory.current` of this process's cgroup (`max`: none).
+fn cgroup_available() -> Option<u64> {
+    let line = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let rel = line.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = Path::new("/sys/fs/cgroup").join(rel.trim_start_matches('/'));
+    let read = |name: &str| -> Option<u64> {
+        std::fs::read_to_string(dir.join(name))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let max = read("memory.max")?;
+    Some(max.saturating_sub(read("memory.current").unwrap_or(0)))
+}
+
+/// `RLIMIT_AS` less the address space the process already has (`VmSize`).
+fn rlimit_as_available() -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable rlimit; RLIMIT_AS is a constant libc defines.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } != 0
+        || lim.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    let used = proc_kib("/proc/self/status", "VmSize:").unwrap_or(0);
+    Some(lim.rlim_cur.saturating_sub(used))
+}
+
+/// Bytes per history of the game that a compiled tree and a tabular solver's tables take, at
+/// most: the public tree with its infosets (measured about 30 to 80 bytes a history on the
+/// tiny Hold'em and Liar's Dice), and with a history tree beside it (stochastic FTRL/OMD and
+/// the batched solvers: about 275 bytes a history on the tiny Hold'em).
+const TREE_BYTES_PER_HISTORY: u128 = 100;
+const HISTORY_TREE_BYTES_PER_HISTORY: u128 = 320;
+
+/// A `[solver]` run's size check, before any tree is built: the game's histories are counted
+/// (stopping past the tree's cap, so a game too large costs seconds and no memory) and their
+/// estimated bytes compared with the memory available. Errors name the game and the estimate.
+pub fn tabular_fits(
+    game: &dyn crate::game::Game,
+    choice: &crate::run::solvers::SolverChoice,
+) -> Result<(), RunError> {
+    use crate::run::solvers::SolverChoice;
+    let limit = crate::tree::DEFAULT_MAX_HISTORIES;
+    let histories =
+        crate::tree::count_histories(game, limit).map_err(|_| config::ConfigError::Value {
+            key: "game".into(),
+            reason: format!(
+                "`{}` has more than {limit} histories, the most a [solver] run compiles (its \
+                 tree would take over {} MiB); ARMAC and Student of Games runs sample such a \
+                 game instead",
+                game.load_string(),
+                (limit as u128 * TREE_BYTES_PER_HISTORY) >> 20
+            ),
+        })?;
+    let per = match choice {
+        SolverChoice::Sfo(_) | SolverChoice::Batched(_) => HISTORY_TREE_BYTES_PER_HISTORY,
+        _ => TREE_BYTES_PER_HISTORY,
+    };
+    fits_in_memory(&[MemoryTerm {
+        key: "game",
+        what: format!(
+            "the tree of `{}` ({histories} histories × {per} bytes)",
+            game.load_string()
+        ),
+        bytes: histories as u128 * per,
+    }])
 }
 
 /// One term of a run's memory estimate: the key that sets it, what it holds, and its bytes.
@@ -136,8 +230,9 @@ fn fits_in_memory(terms: &[MemoryTerm]) -> Result<(), RunError> {
     Err(config::ConfigError::Value {
         key: largest.key.into(),
         reason: format!(
-            "the run would need about {} MiB, more than the {} MiB this machine has available; \
-             the largest part is {}: about {} MiB",
+            "the run would need about {} MiB, more than the {} MiB available to it (the least \
+             of the machine's available memory, the cgroup's memory.max and RLIMIT_AS); the \
+             largest part is {}: about {} MiB",
             total >> 20,
             available >> 20,
             largest.what,

@@ -597,6 +597,7 @@ pub fn solve(
     let config = Config::from_table(table, "solve()")?;
     let settings = config.tabular()?;
     let game = crate::games::load_game(&settings.game)?;
+    super::tabular_fits(game.as_ref(), &settings.choice)?;
     let tree = Arc::new(PublicTree::build(game.as_ref())?);
     let mut solver = build(&settings.choice, settings.seed, game.as_ref(), tree.clone())?;
     while solver.iteration() < settings.iterations

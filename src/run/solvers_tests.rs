@@ -40,6 +40,21 @@ fn solve_matches_the_solver_and_names_bad_keys() {
     assert!(e.contains("kuhn_pokr"), "{e}");
 }
 
+/// `solve` (what Python's `armac.solve` calls) refuses a game too large for a tree, after
+/// counting to the cap, instead of building until memory runs out.
+#[test]
+fn solve_refuses_a_game_over_the_tree_cap_before_building() {
+    let go = AtomicBool::new(false);
+    let e = solve("hunl_fcpa", "cfr", 1, 0, toml::Table::new(), &go)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("`game`") && e.contains("more than 20000000 histories"),
+        "{e}"
+    );
+}
+
 fn settle(extra: &str) -> Result<SolverChoice, String> {
     let text =
         format!("game = \"kuhn_poker\"\n[solver]\nalgorithm = \"ftrl\"\niterations = 3\n{extra}");

@@ -127,7 +127,8 @@ pub fn watch_checkpoints(
         {
             return Ok(done);
         }
-        std::thread::sleep(Duration::from_secs_f64(opts.poll_seconds.max(0.01)));
+        let poll = Duration::try_from_secs_f64(opts.poll_seconds).unwrap_or(Duration::from_secs(5));
+        std::thread::sleep(poll.max(Duration::from_millis(10)));
     }
 }
 

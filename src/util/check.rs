@@ -108,3 +108,66 @@ impl Section {
         })
     }
 }
+
+/// Most seconds a time limit may name (`--max-seconds`, `--max-cpu-seconds`,
+/// `--poll-seconds`): about 31 years, beyond any run and well inside what a
+/// `std::time::Duration` holds.
+pub const MAX_SECONDS: f64 = 1e9;
+
+/// Most hands one evaluation may play (`--hands`, `--match-hands`, `hands=` in Python).
+pub const MAX_HANDS: u64 = 1_000_000_000;
+
+/// A number of seconds for `what` (a flag's name): finite, at least 0, at most
+/// [`MAX_SECONDS`].
+pub fn seconds(what: &str, v: f64) -> Result<f64, String> {
+    if v.is_finite() && (0.0..=MAX_SECONDS).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{what} must be a number of seconds from 0 to {MAX_SECONDS:e}, not {}",
+            short_number(v)
+        ))
+    }
+}
+
+/// A number of hands for `what` (a flag's name): from 1 to [`MAX_HANDS`].
+pub fn hands(what: &str, n: u64) -> Result<u64, String> {
+    if (1..=MAX_HANDS).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "{what} must be from 1 to {MAX_HANDS} hands, not {n}"
+        ))
+    }
+}
+
+/// `v` for a message: as written when short, otherwise in scientific notation (a huge value
+/// is not printed with hundreds of digits).
+pub fn short_number(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() <= 16 {
+        plain
+    } else {
+        format!("{v:e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_HANDS, hands, seconds, short_number};
+
+    #[test]
+    fn seconds_and_hands_have_one_range_and_a_short_message() {
+        assert_eq!(seconds("--max-seconds", 2.5), Ok(2.5));
+        assert_eq!(seconds("--max-seconds", 0.0), Ok(0.0));
+        for bad in [1e20, -1.0, f64::NAN, f64::INFINITY] {
+            let e = seconds("--max-seconds", bad).unwrap_err();
+            assert!(e.contains("--max-seconds") && e.len() < 120, "{e}");
+        }
+        assert!(seconds("s", -1e308).unwrap_err().contains("-1e308"));
+        assert_eq!(hands("--hands", 4), Ok(4));
+        assert!(hands("--hands", 0).unwrap_err().contains("--hands"));
+        assert!(hands("--hands", MAX_HANDS + 1).is_err());
+        assert_eq!(short_number(3.0), "3");
+    }
+}

@@ -276,11 +276,7 @@ fn run_lbr_played(
     keep: bool,
 ) -> Result<(LbrResult, Vec<LbrHand>), LbrError> {
     check_game(game.config(), opts.variant)?;
-    if opts.hands == 0 {
-        return Err(LbrError::Options(
-            "the number of hands must be positive".into(),
-        ));
-    }
+    crate::util::check::hands("the number of hands", opts.hands).map_err(LbrError::Options)?;
     let start = Instant::now();
     if is_holdem(game.config()) {
         HandStateMachine::get();

@@ -457,6 +457,12 @@ fn check_sizes(a: &ArmacSettings) -> Result<(), SettingsError> {
     ARMAC.at_most(&[
         ("actors", a.actors, MAX_THREADS, "threads"),
         (
+            "learning_steps_per_epoch",
+            a.learning_steps_per_epoch,
+            1 << 20,
+            "learning steps",
+        ),
+        (
             "episodes_per_epoch",
             a.episodes_per_epoch,
             1 << 24,

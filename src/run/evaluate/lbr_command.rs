@@ -15,6 +15,7 @@ use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::run::RunError;
 use crate::run::tensorboard::TbWriter;
+use crate::util::check;
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,11 +91,10 @@ pub fn parse_variants(text: &str) -> Result<Vec<LbrVariant>, RunError> {
 /// Runs `armac-eval lbr` (see the module docs and the binary's help).
 pub fn run(args: &LbrCommand) -> Result<(), RunError> {
     let variants = parse_variants(&args.variant)?;
-    if args.hands == 0 {
-        return Err(RunError::Usage("--hands must be positive".into()));
-    }
+    check::hands("--hands", args.hands).map_err(RunError::Usage)?;
     let game = holdem_game(&args.game, &variants, "LBR")?;
-    if !(args.poll_seconds.is_finite() && args.poll_seconds > 0.0) {
+    check::seconds("--poll-seconds", args.poll_seconds).map_err(RunError::Usage)?;
+    if args.poll_seconds == 0.0 {
         return Err(RunError::Usage(
             "--poll-seconds must be a positive number of seconds".into(),
         ));

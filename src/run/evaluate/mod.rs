@@ -26,6 +26,7 @@ use crate::policy::{FirstLegalPolicy, Policy, TabularPolicy, UniformPolicy};
 use crate::rl::armac::policy::ArmacAveragePolicy;
 use crate::search::endgame::EndgamePolicy;
 use crate::tree::PublicTree;
+use crate::util::check;
 use std::path::Path;
 
 /// A run-directory policy argument: `current:DIR` asks for the checkpoint's current policy
@@ -437,9 +438,7 @@ pub fn play_match(
         .map(|path| hands::HandsOut::create(game, path))
         .transpose()?;
     let report = if opts.sampled || poker {
-        if opts.hands == 0 {
-            return Err(RunError::Usage("--hands must be positive".into()));
-        }
+        check::hands("--hands", opts.hands).map_err(RunError::Usage)?;
         let (deals, seed) = (opts.hands.div_ceil(2), opts.seed);
         let report = match out.as_mut() {
             Some(o) => {

@@ -56,6 +56,7 @@ use crate::game::{Action, Game};
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::policy::{Policy, UniformPolicy};
 use crate::run::RunError;
+use crate::util::check;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -282,12 +283,8 @@ fn recurrent(dir: &Path) -> bool {
 
 /// Checks the options and loads every column, before anything is played.
 fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>), RunError> {
-    if opts.hands == 0 {
-        return Err(RunError::Usage("--hands must be positive".into()));
-    }
-    if opts.match_hands == 0 {
-        return Err(RunError::Usage("--match-hands must be positive".into()));
-    }
+    check::hands("--hands", opts.hands).map_err(RunError::Usage)?;
+    check::hands("--match-hands", opts.match_hands).map_err(RunError::Usage)?;
     if opts.preflop_samples == 0 {
         return Err(RunError::Usage("--preflop-samples must be positive".into()));
     }
