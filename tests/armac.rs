@@ -25,20 +25,23 @@ use common::UNIFORM_KUHN_NASH_CONV;
 #[test]
 fn kuhn_armac_learns_well_below_uniform() {
     let dir = common::tmp("e2e", "kuhn");
+    // The short curve CI keeps: the lock-step schedule makes it one curve per seed.
     let args: Vec<&str> = common::KUHN_ARMAC_CI
         .iter()
         .copied()
-        .chain(["--out"])
+        .chain(["--set", "armac.schedule=\"lockstep\"", "--set", "seed=1", "--out"])
         .collect();
     train(&args, &dir);
     let curve = nash_convs(&dir);
     assert_eq!(curve.len(), 15, "{curve:?}");
-    // Many short epochs with the reservoir memory: five idle runs of these settings gave best
-    // 0.080-0.105 and last 0.080-0.162 (with 100 epochs: best 0.077-0.154 over many runs).
+    // Measured (2-core VM, 2026-12-07): 0.302 at epoch 10, best 0.119, 0.149 at epoch 150
+    // (seeds 2 and 3: 0.125 and 0.147 at 150). The bounds leave room for another CPU's
+    // floating-point rounding.
     let best = curve.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
-    let last = curve.last().unwrap().1;
+    let (first, last) = (curve[0].1, curve.last().unwrap().1);
     assert!(best <= 0.15, "best NashConv {best} in {curve:?}");
-    assert!(last <= 0.3, "last NashConv {last} in {curve:?}");
+    assert!(last <= 0.2, "NashConv {last} at epoch 150 in {curve:?}");
+    assert!(last <= 0.6 * first, "no progress from epoch 10: {curve:?}");
     assert!(best < 0.5 * UNIFORM_KUHN_NASH_CONV);
     let s = common::json(&dir.join("summary.json"));
     assert_eq!(s["iterations"], 150);
