@@ -2,8 +2,8 @@
 # Learning curves on the small games beside the published ones (docs/curves/*.png): trains, on
 # seeds 1..SEEDS, ARMAC on Leduc, Liar's Dice and Goofspiel 5 for EPOCHS epochs each under the
 # deterministic schedule (armac.schedule = "lockstep": each run is reproducible from its seed),
-# Student of Games on Leduc for its config's rounds and outcome-sampling MCCFR on Leduc for its
-# config's iterations, then draws exact NashConv against iterations, learning steps, episodes,
+# Student of Games on Leduc for its config's rounds and outcome-sampling MCCFR on Leduc for 10^8
+# iterations, then draws exact NashConv against iterations, learning steps, episodes,
 # nodes touched and CPU seconds (median and range of the seeds) with scripts/plot_curves.py.
 # A finished run is reused; an interrupted one is resumed.
 # Usage: scripts/curves.sh [EPOCHS=500] [SEEDS=3] [OUT=runs/curves] [PLOTS=docs/curves]
@@ -32,7 +32,7 @@ for s in $(seq 1 "$seeds"); do
       --set 'armac.schedule="lockstep"' --set eval.every=25
   done
   train leduc_sog.toml "$out/leduc_sog_s$s" "$s"
-  train leduc_os_mccfr.toml "$out/leduc_os_mccfr_s$s" "$s"
+  train leduc_os_mccfr.toml "$out/leduc_os_mccfr_s$s" "$s" --set solver.iterations=100000000
 done
 p() { python3 scripts/plot_curves.py "$@"; }
 p --title "ARMAC on Leduc poker (exact NashConv, $seeds seeds)" --out "$plots/leduc_armac.png" \
