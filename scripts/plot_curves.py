@@ -9,7 +9,8 @@ common grid inside the range every seed covers), on log-log axes:
   learning steps  ARMAC `learning_steps`, Student of Games `learner_steps`
   episodes        ARMAC `episodes`, Student of Games `games`
   nodes touched   ARMAC `nodes_touched` (actors' decisions, chance nodes, terminals), CFR solvers
-  CPU seconds     `cpu_seconds` where the run records it, else wall `seconds` (labelled so)
+  CPU seconds     `cpu_seconds` (ARMAC: every thread of every process that trained the run)
+  wall seconds    `seconds`
 --published NAME draws a curve or a point of ../shared/reference/published_curves.md on the axis
 whose units it is stated in: armac_a (ARMAC Figure 4, Leduc, version A, x in epochs), dream
 (DREAM, Leduc, NashConv about 0.12 after about 4.5 million nodes touched); --final LABEL=VALUE a
@@ -35,6 +36,7 @@ AXES = [
     ("episodes", ["episodes", "games"]),
     ("nodes touched", ["nodes_touched"]),
     ("CPU seconds", ["cpu_seconds"]),
+    ("wall seconds", ["seconds"]),
 ]
 
 # Published points (../shared/reference/published_curves.md), by name: (axis, label, points).
@@ -83,7 +85,10 @@ def series(runs, names):
 
 
 def interp(pts, x):
-    """Log-log interpolation of the points at x (inside their range)."""
+    """Log-log interpolation of the points at x (clamped into their range)."""
+    x = min(max(x, pts[0][0]), pts[-1][0])
+    if len(pts) == 1:
+        return pts[0][1]
     for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
         if x0 <= x <= x1:
             if x1 == x0:
@@ -126,29 +131,30 @@ def main():
     panels = []
     for axis, names in AXES:
         data = []
-        for label, runs in settings:
-            per_run, col = series(runs, names if axis != "CPU seconds" else names)
-            if per_run is None and axis == "CPU seconds":
-                per_run, col = series(runs, ["seconds"])
-                if per_run is not None:
-                    col = "seconds (wall)"
+        for k, (label, runs) in enumerate(settings):
+            per_run, col = series(runs, names)
             if per_run is not None and all(per_run):
-                data.append((label, per_run, col))
+                data.append((k, label, per_run))
         if data:
             panels.append((axis, data))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
+    ncols = min(3, len(panels))
+    nrows = (len(panels) + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 4.0 * nrows), squeeze=False)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     rows = []
-    for ax, (axis, data) in zip(axes[0], panels):
-        for k, (label, per_run, col) in enumerate(data):
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(panels):]:
+        ax.axis("off")
+    for ax, (axis, data) in zip(flat, panels):
+        ax.set_xlabel(axis)
+        for k, label, per_run in data:
             grid, med, low, high = band(per_run)
             if not grid:
                 continue
-            n = len(per_run)
-            line, = ax.plot(grid, med, label=f"{label}: median of {n}")
-            ax.fill_between(grid, low, high, color=line.get_color(), alpha=0.2)
+            colour = colours[k % len(colours)]
+            ax.plot(grid, med, color=colour, label=f"{label}: median of {len(per_run)}")
+            ax.fill_between(grid, low, high, color=colour, alpha=0.2)
             rows += [(axis, label, x, m, l, h) for x, m, l, h in zip(grid, med, low, high)]
-            if k == 0:
-                ax.set_xlabel(col if "wall" in col else axis)
         for name in args.published:
             p_axis, p_label, pts = PUBLISHED[name]
             if p_axis == axis:
