@@ -29,7 +29,13 @@ fn kuhn_armac_learns_well_below_uniform() {
     let args: Vec<&str> = common::KUHN_ARMAC_CI
         .iter()
         .copied()
-        .chain(["--set", "armac.schedule=\"lockstep\"", "--set", "seed=1", "--out"])
+        .chain([
+            "--set",
+            "armac.schedule=\"lockstep\"",
+            "--set",
+            "seed=1",
+            "--out",
+        ])
         .collect();
     train(&args, &dir);
     let curve = nash_convs(&dir);

@@ -76,6 +76,18 @@ impl Answer {
 
 /// One raw HTTP/1.1 request (the path is sent exactly as given).
 fn request(s: &Served, method: &str, path: &str, body: Option<&str>) -> Answer {
+    request_as(s, method, path, &s.addr, "", body)
+}
+
+/// [`request`] with `host` in the Host header and `extra` header lines (each ending in CRLF).
+fn request_as(
+    s: &Served,
+    method: &str,
+    path: &str,
+    host: &str,
+    extra: &str,
+    body: Option<&str>,
+) -> Answer {
     let mut stream = TcpStream::connect(&s.addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
@@ -83,9 +95,8 @@ fn request(s: &Served, method: &str, path: &str, body: Option<&str>) -> Answer {
     let body = body.unwrap_or("");
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: \
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\nContent-Type: \
          application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        s.addr,
         body.len()
     )
     .unwrap();
@@ -678,6 +689,56 @@ fn play_a_holdem_match_and_refuse_actions_out_of_turn() {
             a.body
         );
     }
+}
+
+#[test]
+fn other_sites_pages_are_refused() {
+    let s = serve(&["--policy", LEDUC]);
+    // DNS rebinding: the attacker's name in Host.
+    let port = s.addr.rsplit(':').next().unwrap();
+    let rebound = request_as(
+        &s,
+        "GET",
+        "/api/models",
+        &format!("evil.example:{port}"),
+        "",
+        None,
+    );
+    assert!(
+        rebound.error(403).contains("evil.example"),
+        "{}",
+        rebound.body
+    );
+    assert_eq!(
+        request_as(
+            &s,
+            "GET",
+            "/api/models",
+            &format!("localhost:{port}"),
+            "",
+            None
+        )
+        .status,
+        200
+    );
+    // A cross-site form post: the other page in Origin.
+    let body = json!({"model": 0, "policy": "current", "seat": 1}).to_string();
+    let posted = request_as(
+        &s,
+        "POST",
+        "/api/play/new",
+        &s.addr,
+        "Origin: http://evil.example\r\n",
+        Some(&body),
+    );
+    assert!(
+        posted.error(403).contains("another site"),
+        "{}",
+        posted.body
+    );
+    let own = format!("Origin: http://{}\r\n", s.addr);
+    let played = request_as(&s, "POST", "/api/play/new", &s.addr, &own, Some(&body));
+    assert_eq!(played.status, 200, "{}", played.body);
 }
 
 #[test]

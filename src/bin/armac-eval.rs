@@ -600,6 +600,9 @@ fn manifest(dir: &Path, write: bool) -> Result<()> {
 
 fn serve(opts: armac::serve::ServeOptions) -> Result<()> {
     let server = armac::serve::Server::bind(&opts)?;
+    if let Some(w) = server.exposure_warning() {
+        eprintln!("{w}");
+    }
     println!("armac-eval serve: listening on http://{}/", server.addr());
     use std::io::Write as _;
     std::io::stdout().flush()?;

@@ -23,6 +23,7 @@
 
 pub mod api;
 pub mod chart;
+pub mod guard;
 pub mod model;
 pub mod play;
 pub mod table;
@@ -90,6 +91,7 @@ pub struct Server {
     http: Arc<tiny_http::Server>,
     app: Arc<model::App>,
     sessions: Arc<play::Sessions>,
+    guard: Arc<guard::Guard>,
     threads: usize,
 }
 
@@ -113,12 +115,20 @@ impl Server {
             addr: addr.clone(),
             reason: e.to_string(),
         })?;
-        Ok(Server {
+        let mut server = Server {
             http: Arc::new(http),
             app: Arc::new(app),
             sessions: Arc::new(play::Sessions::default()),
+            guard: Arc::new(guard::Guard { hosts: None }),
             threads: opts.threads,
-        })
+        };
+        server.guard = Arc::new(guard::Guard::new(&opts.host, server.addr()));
+        Ok(server)
+    }
+
+    /// A warning to print when others on the network can reach the server.
+    pub fn exposure_warning(&self) -> Option<String> {
+        guard::Guard::exposure(self.addr())
     }
 
     /// The address the server listens on (with the port the system chose for port 0).
@@ -137,9 +147,10 @@ impl Server {
                 let http = Arc::clone(&self.http);
                 let app = Arc::clone(&self.app);
                 let sessions = Arc::clone(&self.sessions);
+                let guard = Arc::clone(&self.guard);
                 std::thread::spawn(move || {
                     while let Ok(request) = http.recv() {
-                        answer(&app, &sessions, request);
+                        answer(&app, &sessions, &guard, request);
                     }
                 })
             })
@@ -263,10 +274,31 @@ impl Incoming {
     }
 }
 
-fn answer(app: &model::App, sessions: &play::Sessions, mut request: tiny_http::Request) {
-    let reply = match read_request(&mut request) {
-        Ok(incoming) => route(app, sessions, &incoming),
-        Err(e) => e.into(),
+fn answer(
+    app: &model::App,
+    sessions: &play::Sessions,
+    guard: &guard::Guard,
+    mut request: tiny_http::Request,
+) {
+    let value = |name: &str| {
+        request
+            .headers()
+            .iter()
+            .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
+            .map(|h| h.value.as_str().to_string())
+    };
+    let method = request.method().as_str().to_string();
+    let refused = guard.refuse(
+        &method,
+        value("Host").as_deref(),
+        value("Origin").as_deref(),
+    );
+    let reply = match refused {
+        Some(message) => Reply::error(403, message),
+        None => match read_request(&mut request) {
+            Ok(incoming) => route(app, sessions, &incoming),
+            Err(e) => e.into(),
+        },
     };
     let mut response = tiny_http::Response::from_data(reply.body)
         .with_status_code(reply.status)
