@@ -194,8 +194,7 @@ impl MeanTable {
         let w = e.weight as f64;
         e.mean.clear();
         if w > 0.0 {
-            e.mean
-                .extend(e.sums.iter().map(|&x| (x as f64 / w) as f32));
+            e.mean.extend(e.sums.iter().map(|&x| (x as f64 / w) as f32));
         }
     }
 
@@ -231,6 +230,10 @@ pub struct Memory {
     /// Slots of the regret and policy reservoirs whose sample changed since the last
     /// [`Self::resident_step`] (kept only after [`Self::track_changes`]).
     changed: Option<[Vec<usize>; 2]>,
+    /// [`Self::weight`] of the sample in each slot of the regret and policy reservoirs: the
+    /// rejection sampling of [`Self::draw_slots`] reads these small arrays instead of the
+    /// samples, which lie scattered over a large memory.
+    slot_weights: [Vec<f32>; 2],
 }
 
 /// How [`Memory::push_rows`] draws rows (`armac.memory_sampling`).
@@ -261,6 +264,7 @@ impl Memory {
             means: None,
             keep_means: false,
             changed: None,
+            slot_weights: [Vec::new(), Vec::new()],
         }
     }
 
@@ -288,8 +292,16 @@ impl Memory {
         self
     }
 
-    /// Recomputes the per-state sums from the samples held (or drops them).
+    /// Recomputes the per-state sums from the samples held (or drops them), and the weights
+    /// of the samples held.
     fn rebuild_means(&mut self) {
+        self.slot_weights =
+            [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
+                res.items()
+                    .iter()
+                    .map(|s| self.weight(s, is_regret))
+                    .collect()
+            });
         self.means = (self.targets.is_mean() || self.keep_means).then(|| {
             [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
                 let mut table = MeanTable::default();
@@ -361,6 +373,14 @@ impl Memory {
                 &mut self.policy
             };
             let (offer, slot) = res.offer_slot(sample, rng);
+            if let Some(slot) = slot {
+                let ws = &mut self.slot_weights[k];
+                if slot == ws.len() {
+                    ws.push(w);
+                } else {
+                    ws[slot] = w;
+                }
+            }
             if let (Some(changed), Some(slot)) = (self.changed.as_mut(), slot) {
                 changed[k].push(slot);
             }
@@ -440,6 +460,14 @@ impl Memory {
     pub fn draw_slots(&self, n: usize, rng: &mut SplitMix64) -> [Vec<(usize, f32)>; 2] {
         [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
             let bound = self.weight_bound(is_regret);
+            let held = &self.slot_weights[usize::from(!is_regret)];
+            let weight = |slot: usize| {
+                if held.len() == res.len() {
+                    held[slot]
+                } else {
+                    self.weight(&res.items()[slot], is_regret)
+                }
+            };
             // Rejection sampling gives up after this many draws per row (a memory whose
             // weights all sit far below the bound; never on the shipped settings).
             let mut tries = 1000 * n;
@@ -448,12 +476,12 @@ impl Memory {
                 let Some(mut slot) = res.sample_slot(rng) else {
                     break;
                 };
-                let mut w = self.weight(&res.items()[slot], is_regret);
+                let mut w = weight(slot);
                 if self.sampling == MemorySampling::Weighted {
                     while tries > 0 && rng.next_f64() as f32 * bound >= w {
                         tries -= 1;
                         slot = res.sample_slot(rng).expect("non-empty");
-                        w = self.weight(&res.items()[slot], is_regret);
+                        w = weight(slot);
                     }
                     w = 1.0;
                 }
