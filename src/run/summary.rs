@@ -90,6 +90,7 @@ mod tests {
             acting_steps_per_second: None,
             peak_memory_mb: None,
             cpu_seconds: None,
+            budget: None,
         }
     }
 
