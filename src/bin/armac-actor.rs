@@ -39,6 +39,7 @@ struct Args {
 }
 
 fn main() {
+    armac::util::tune_allocator();
     let args = Args::parse();
     if let Err(e) = run(args) {
         eprintln!("error: {e:#}");

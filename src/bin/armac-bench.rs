@@ -76,6 +76,7 @@ enum Command {
 }
 
 fn main() {
+    armac::util::tune_allocator();
     if let Err(e) = run(Args::parse()) {
         eprintln!("error: {e:#}");
         std::process::exit(1);

@@ -453,6 +453,7 @@ impl ScorecardArgs {
 }
 
 fn main() {
+    armac::util::tune_allocator();
     let args = Args::parse();
     if let Err(e) = run(args) {
         eprintln!("error: {e:#}");

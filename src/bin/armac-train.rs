@@ -69,6 +69,7 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 }
 
 fn main() {
+    armac::util::tune_allocator();
     let args = Args::parse();
     if let Err(e) = run(args) {
         eprintln!("error: {e:#}");

@@ -382,7 +382,11 @@ fn write_generation(dir: &Path, config: &Config, ck: &Checkpoint<'_>) -> Result<
         .add("config.toml", config.to_toml().as_bytes())
         .map_err(ctx())?;
     for (name, bytes) in rest {
-        generation.add(name, bytes).map_err(ctx())?;
+        if crate::rl::armac::memory_io::is_sealed(name) {
+            generation.add_sealed(name, bytes).map_err(ctx())?;
+        } else {
+            generation.add(name, bytes).map_err(ctx())?;
+        }
     }
     for (rel, sum) in &ck.snapshots {
         generation.reference(rel, sum.clone());

@@ -244,6 +244,16 @@ impl GenerationWriter {
 
     /// Writes `bytes` (fsynced) to `rel` inside the generation.
     pub fn add(&mut self, rel: &str, bytes: &[u8]) -> Result<(), GenerationError> {
+        self.add_summed(rel, bytes, FileSum::of(bytes))
+    }
+
+    /// [`Self::add`] for a buffer written by [`crate::util::seal`], whose sum comes from its
+    /// trailer ([`FileSum::of_sealed`]) rather than from a second pass over its bytes.
+    pub fn add_sealed(&mut self, rel: &str, bytes: &[u8]) -> Result<(), GenerationError> {
+        self.add_summed(rel, bytes, FileSum::of_sealed(bytes))
+    }
+
+    fn add_summed(&mut self, rel: &str, bytes: &[u8], sum: FileSum) -> Result<(), GenerationError> {
         let path = self.dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io("cannot create directory", parent))?;
@@ -254,9 +264,7 @@ impl GenerationWriter {
             path: e.path,
             source: e.source,
         })?;
-        self.manifest
-            .files
-            .insert(rel.to_string(), FileSum::of(bytes));
+        self.manifest.files.insert(rel.to_string(), sum);
         Ok(())
     }
 

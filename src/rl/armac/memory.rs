@@ -76,6 +76,16 @@ pub struct Sample {
     pub step: Step,
     /// The epoch of the episode (0 for samples restored from the first memory format).
     pub epoch: u32,
+    /// [`state_key`] of `step`, computed once here rather than at every draw.
+    key: u128,
+}
+
+impl Sample {
+    /// The decision `step` of epoch `epoch`.
+    pub fn new(step: Step, epoch: u32) -> Sample {
+        let key = state_key(&step);
+        Sample { step, epoch, key }
+    }
 }
 
 /// What a memory row regresses on (`armac.memory_targets`; see the module docs).
@@ -113,6 +123,9 @@ struct MeanEntry {
     weight: i128,
     /// Samples held at this information state.
     count: u32,
+    /// `sums / weight` as `f32` (empty while `weight ≤ 0`), refreshed by every change: rows
+    /// are drawn far more often than samples come and go.
+    mean: Vec<f32>,
 }
 
 /// A 128-bit key of the acting player's information state: player, legal actions and tensor
@@ -155,14 +168,15 @@ fn target(s: &Step) -> &[f32] {
 
 impl MeanTable {
     /// Adds (`sign = 1`) or removes (`sign = -1`) sample `s` of weight `w`.
-    fn change(&mut self, s: &Step, w: f32, sign: i128) {
-        let key = state_key(s);
-        let t = target(s);
+    fn change(&mut self, s: &Sample, w: f32, sign: i128) {
+        let key = s.key;
+        let t = target(&s.step);
         let wf = f64::from(w);
         let e = self.map.entry(key).or_insert_with(|| MeanEntry {
             sums: vec![0; t.len()],
             weight: 0,
             count: 0,
+            mean: Vec::new(),
         });
         for (sum, &y) in e.sums.iter_mut().zip(t) {
             *sum += sign * (wf * f64::from(y) * MEAN_SCALE).round() as i128;
@@ -174,20 +188,20 @@ impl MeanTable {
             e.count -= 1;
             if e.count == 0 {
                 self.map.remove(&key);
+                return;
             }
+        }
+        let w = e.weight as f64;
+        e.mean.clear();
+        if w > 0.0 {
+            e.mean.extend(e.sums.iter().map(|&x| (x as f64 / w) as f32));
         }
     }
 
-    /// The weighted mean target at `s`'s information state (`None` if none is held).
-    fn mean(&self, s: &Step) -> Option<Vec<f32>> {
-        self.mean_at(state_key(s))
-    }
-
     /// The weighted mean target of the state with key `key` (`None` if none is held).
-    fn mean_at(&self, key: u128) -> Option<Vec<f32>> {
+    fn mean_at(&self, key: u128) -> Option<&[f32]> {
         let e = self.map.get(&key)?;
-        let w = e.weight as f64;
-        (w > 0.0).then(|| e.sums.iter().map(|&x| (x as f64 / w) as f32).collect())
+        (e.weight > 0).then_some(&e.mean[..])
     }
 }
 
@@ -216,6 +230,10 @@ pub struct Memory {
     /// Slots of the regret and policy reservoirs whose sample changed since the last
     /// [`Self::resident_step`] (kept only after [`Self::track_changes`]).
     changed: Option<[Vec<usize>; 2]>,
+    /// [`Self::weight`] of the sample in each slot of the regret and policy reservoirs: the
+    /// rejection sampling of [`Self::draw_slots`] reads these small arrays instead of the
+    /// samples, which lie scattered over a large memory.
+    slot_weights: [Vec<f32>; 2],
 }
 
 /// How [`Memory::push_rows`] draws rows (`armac.memory_sampling`).
@@ -246,6 +264,7 @@ impl Memory {
             means: None,
             keep_means: false,
             changed: None,
+            slot_weights: [Vec::new(), Vec::new()],
         }
     }
 
@@ -261,7 +280,9 @@ impl Memory {
     /// `player`'s information state with tensor `own` and legal actions `legal` (`None` when it
     /// holds none there, or when no per-state sums are kept).
     pub fn regret_mean(&self, player: usize, own: &[f32], legal: &[bool]) -> Option<Vec<f32>> {
-        self.means.as_ref()?[0].mean_at(key_of(player, own, legal))
+        self.means.as_ref()?[0]
+            .mean_at(key_of(player, own, legal))
+            .map(<[f32]>::to_vec)
     }
 
     /// Rows regress on `targets` (builds the per-state sums from the samples held).
@@ -271,13 +292,21 @@ impl Memory {
         self
     }
 
-    /// Recomputes the per-state sums from the samples held (or drops them).
+    /// Recomputes the per-state sums from the samples held (or drops them), and the weights
+    /// of the samples held.
     fn rebuild_means(&mut self) {
+        self.slot_weights =
+            [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
+                res.items()
+                    .iter()
+                    .map(|s| self.weight(s, is_regret))
+                    .collect()
+            });
         self.means = (self.targets.is_mean() || self.keep_means).then(|| {
             [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
                 let mut table = MeanTable::default();
                 for s in res.items() {
-                    table.change(&s.step, self.weight(s, is_regret), 1);
+                    table.change(s, self.weight(s, is_regret), 1);
                 }
                 table
             })
@@ -336,7 +365,7 @@ impl Memory {
             let w = self.weight(&sample, is_regret);
             let k = usize::from(!is_regret);
             if let Some(means) = self.means.as_mut() {
-                means[k].change(&sample.step, w, 1);
+                means[k].change(&sample, w, 1);
             }
             let res = if is_regret {
                 &mut self.regret
@@ -344,6 +373,14 @@ impl Memory {
                 &mut self.policy
             };
             let (offer, slot) = res.offer_slot(sample, rng);
+            if let Some(slot) = slot {
+                let ws = &mut self.slot_weights[k];
+                if slot == ws.len() {
+                    ws.push(w);
+                } else {
+                    ws[slot] = w;
+                }
+            }
             if let (Some(changed), Some(slot)) = (self.changed.as_mut(), slot) {
                 changed[k].push(slot);
             }
@@ -363,7 +400,7 @@ impl Memory {
                         self.max_weight,
                         self.epoch_powers,
                     );
-                    table.change(&old.step, w_old, -1);
+                    table.change(&old, w_old, -1);
                 }
             }
         }
@@ -378,20 +415,41 @@ impl Memory {
     /// only the mean-regret head, policy rows only the average-policy head.
     pub fn push_rows(&self, tb: &mut TrainBatch, n: usize, rng: &mut SplitMix64) {
         let draws = self.draw_slots(n, rng);
+        // Zeros for the targets a row does not train, and its own target padded to the
+        // action count, in buffers reused across rows.
+        let (mut zeros, mut padded) = (Vec::new(), Vec::new());
         for ((res, is_regret), draw) in [(&self.regret, true), (&self.policy, false)]
             .into_iter()
             .zip(draws)
         {
-            for (slot, w) in draw {
-                let s = &res.items()[slot].step;
-                let mean = self
-                    .means
-                    .as_ref()
-                    .filter(|_| self.targets.is_mean())
-                    .and_then(|m| m[usize::from(!is_regret)].mean(s));
-                let target = mean.unwrap_or_else(|| target(s).to_vec());
+            let means = self
+                .means
+                .as_ref()
+                .filter(|_| self.targets.is_mean())
+                .map(|m| &m[usize::from(!is_regret)]);
+            let items = res.items();
+            for (i, &(slot, w)) in draw.iter().enumerate() {
+                // The rows' samples lie scattered over a large memory: ask for the sample a
+                // few rows ahead, and for the tensor of the next row's.
+                if let Some(&(ahead, _)) = draw.get(i + 4) {
+                    crate::util::prefetch(&items[ahead]);
+                }
+                if let Some(&(next, _)) = draw.get(i + 1) {
+                    let step = &items[next].step;
+                    crate::util::prefetch(step.info[step.player].as_ptr());
+                }
+                let sample = &items[slot];
+                let s = &sample.step;
+                let target = means
+                    .and_then(|m| m.mean_at(sample.key))
+                    .unwrap_or_else(|| target(s));
+                let a = s.legal.len();
+                zeros.resize(a, 0.0);
+                padded.clear();
+                padded.extend_from_slice(&target[..target.len().min(a)]);
+                padded.resize(a, 0.0);
                 let (own, legal) = (&s.info[s.player][..], &s.legal[..]);
-                push_head_row(tb, (own, legal, s.action), is_regret, target, w);
+                push_head_row(tb, (own, legal, s.action), is_regret, (&padded, &zeros), w);
             }
         }
     }
@@ -402,6 +460,14 @@ impl Memory {
     pub fn draw_slots(&self, n: usize, rng: &mut SplitMix64) -> [Vec<(usize, f32)>; 2] {
         [(&self.regret, true), (&self.policy, false)].map(|(res, is_regret)| {
             let bound = self.weight_bound(is_regret);
+            let held = &self.slot_weights[usize::from(!is_regret)];
+            let weight = |slot: usize| {
+                if held.len() == res.len() {
+                    held[slot]
+                } else {
+                    self.weight(&res.items()[slot], is_regret)
+                }
+            };
             // Rejection sampling gives up after this many draws per row (a memory whose
             // weights all sit far below the bound; never on the shipped settings).
             let mut tries = 1000 * n;
@@ -410,12 +476,12 @@ impl Memory {
                 let Some(mut slot) = res.sample_slot(rng) else {
                     break;
                 };
-                let mut w = self.weight(&res.items()[slot], is_regret);
+                let mut w = weight(slot);
                 if self.sampling == MemorySampling::Weighted {
                     while tries > 0 && rng.next_f64() as f32 * bound >= w {
                         tries -= 1;
                         slot = res.sample_slot(rng).expect("non-empty");
-                        w = self.weight(&res.items()[slot], is_regret);
+                        w = weight(slot);
                     }
                     w = 1.0;
                 }
@@ -464,15 +530,13 @@ fn push_head_row(
     tb: &mut TrainBatch,
     (own, legal, action): (&[f32], &[bool], usize),
     is_regret: bool,
-    mut target: Vec<f32>,
+    (target, zeros): (&[f32], &[f32]),
     w: f32,
 ) {
-    let zeros = vec![0.0; legal.len()];
-    target.resize(legal.len(), 0.0);
     let (regret, policy) = if is_regret {
-        (target.as_slice(), zeros.as_slice())
+        (target, zeros)
     } else {
-        (zeros.as_slice(), target.as_slice())
+        (zeros, target)
     };
     tb.push(&TrainRow {
         own,
@@ -484,7 +548,7 @@ fn push_head_row(
         critic_weight: 0.0,
         regret_target: regret,
         regret_weight: if is_regret { w } else { 0.0 },
-        immediate_target: &zeros,
+        immediate_target: zeros,
         immediate_weight: 0.0,
         policy_target: policy,
         policy_weight: if is_regret { 0.0 } else { w },
@@ -515,7 +579,7 @@ fn weight_of(
 fn slim(s: &Step, epoch: u32) -> Sample {
     let mut step = s.clone();
     step.info[1 - s.player] = Vec::new();
-    Sample { step, epoch }
+    Sample::new(step, epoch)
 }
 
 /// The first format (no epochs); still read, its samples get epoch 0.
@@ -601,18 +665,16 @@ pub fn decode_samples(
         }
         let mut info = [Vec::new(), Vec::new()];
         info[player] = own;
-        out.push(Sample {
-            step: Step {
-                player,
-                info,
-                legal,
-                action,
-                advantage: (flag == 1).then(|| target.clone()),
-                played_policy: (flag == 2).then_some(target),
-                reach,
-            },
-            epoch,
-        });
+        let step = Step {
+            player,
+            info,
+            legal,
+            action,
+            advantage: (flag == 1).then(|| target.clone()),
+            played_policy: (flag == 2).then_some(target),
+            reach,
+        };
+        out.push(Sample::new(step, epoch));
     }
     Ok(out)
 }

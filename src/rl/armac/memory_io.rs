@@ -80,6 +80,12 @@ pub fn load_memory(
     Ok(Some(m))
 }
 
+/// Whether the file of [`data_files`] named `name` is written by [`crate::util::seal`] (the
+/// replay and the two reservoirs; not the counts).
+pub fn is_sealed(name: &str) -> bool {
+    [REPLAY_FILE, MEMORY_REGRET_FILE, MEMORY_POLICY_FILE].contains(&name)
+}
+
 /// The checkpoint files of `replay` and `memory`, by name, in the order they are written.
 pub fn data_files(replay: &Replay, memory: Option<&Memory>) -> Vec<(&'static str, Vec<u8>)> {
     let mut files = vec![(
