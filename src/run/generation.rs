@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The pointer to the committed generation (a symlink in the run directory).
-pub const POINTER: &str = "checkpoint";
+pub const POINTER: &str = super::CHECKPOINT_LINK;
 /// The directory that holds the generations.
 pub const GENERATIONS: &str = "checkpoints";
 /// The manifest of a generation, written after all its files.

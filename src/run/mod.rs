@@ -25,6 +25,10 @@ use std::time::{Duration, Instant};
 
 use crate::util::write_atomic;
 
+/// The name of the link in a run directory to its committed checkpoint generation
+/// ([`generation`]).
+pub const CHECKPOINT_LINK: &str = "checkpoint";
+
 pub use preflight::{Algorithm, available_memory_bytes, tabular_fits, validate};
 use preflight::{broker_preflight, redact_config};
 

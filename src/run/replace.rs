@@ -72,7 +72,7 @@ pub fn classify(out: &Path) -> Existing {
     let marked = is_file(out, MARKER)
         && std::fs::read(out.join(MARKER)).is_ok_and(|b| b.starts_with(b"armac-train"));
     let legacy = is_file(out, "config.toml")
-        && std::fs::symlink_metadata(out.join(super::generation::POINTER))
+        && std::fs::symlink_metadata(out.join(super::CHECKPOINT_LINK))
             .is_ok_and(|m| m.file_type().is_symlink());
     if marked || legacy {
         Existing::Run

@@ -6,6 +6,7 @@
 
 use super::actor::{ActorMsg, ActorSettings, Snapshots, play_group};
 use super::candidates::Candidate;
+use super::transport::group_messages;
 use crate::game::GameRef;
 use crate::util::SplitMix64;
 use std::sync::Mutex;
@@ -71,18 +72,7 @@ impl LockstepActors {
                     SplitMix64::new(stream_seed(self.seed, Stream::Group, snaps.epoch, g));
                 let (trajs, eval) =
                     play_group(&self.game, snaps, &self.settings, &candidates, &mut rng);
-                let mut msgs: Vec<ActorMsg> = trajs
-                    .into_iter()
-                    .map(|t| ActorMsg::Trajectory(Box::new(t)))
-                    .collect();
-                if let Some((candidate, total)) = eval {
-                    msgs.push(ActorMsg::CandidateReturn {
-                        epoch: snaps.epoch,
-                        candidate,
-                        total,
-                        count: self.settings.games_per_group as u64,
-                    });
-                }
+                let msgs = group_messages(trajs, eval, snaps.epoch, self.settings.games_per_group);
                 *results[k].lock().expect("a lock-step group's slot") = msgs;
             }
         };

@@ -12,6 +12,7 @@ use super::settings::{ArmacSettings, reward_scale};
 use crate::game::GameRef;
 use crate::rl::armac::actor::{ActorMsg, ActorSettings, Snapshots, play_group};
 use crate::rl::armac::candidates::Candidate;
+use crate::rl::armac::trajectory::Trajectory;
 use crate::rl::error::TrainError;
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
@@ -121,22 +122,34 @@ pub fn actor_loop<L: ActorLink + ?Sized>(
         totals.groups += 1;
         totals.trajectories += trajs.len() as u64;
         totals.steps += trajs.iter().map(|t| t.len() as u64).sum::<u64>();
-        let mut msgs: Vec<ActorMsg> = trajs
-            .into_iter()
-            .map(|t| ActorMsg::Trajectory(Box::new(t)))
-            .collect();
-        if let Some((candidate, total)) = eval {
-            msgs.push(ActorMsg::CandidateReturn {
-                epoch: snaps.epoch,
-                candidate,
-                total,
-                count: settings.games_per_group as u64,
-            });
-        }
+        let msgs = group_messages(trajs, eval, snaps.epoch, settings.games_per_group);
         if !link.send(msgs)? {
             return Ok(totals);
         }
     }
+}
+
+/// The messages of a group played in `epoch`, in order: its trajectories, then, for an
+/// evaluation group of `games` episodes, its candidate's summed return.
+pub(crate) fn group_messages(
+    trajs: Vec<Trajectory>,
+    eval: Option<(Candidate, f64)>,
+    epoch: u64,
+    games: usize,
+) -> Vec<ActorMsg> {
+    let mut msgs: Vec<ActorMsg> = trajs
+        .into_iter()
+        .map(|t| ActorMsg::Trajectory(Box::new(t)))
+        .collect();
+    if let Some((candidate, total)) = eval {
+        msgs.push(ActorMsg::CandidateReturn {
+            epoch,
+            candidate,
+            total,
+            count: games as u64,
+        });
+    }
+    msgs
 }
 
 /// An actor thread's end of the in-process transport.

@@ -7,9 +7,7 @@
 //! ([`paired_ratio`]).
 
 use super::hands::HandsOut;
-use super::{
-    PolicyArgs, breakdown_table, holdem_game, lbr_hands_with_bar, lbr_policy, lbr_with_bar,
-};
+use super::{PolicyArgs, breakdown_table, holdem_game, lbr_policy, lbr_recorded, lbr_with_bar};
 use crate::eval::lbr::{LbrOptions, LbrResult, LbrVariant, RangePolicy, paired_ratio};
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
@@ -274,20 +272,7 @@ fn lbr_once(
     let variant = opts.variant;
     let step = report.step;
     let label = format!("LBR-{} vs {}", variant.name().to_uppercase(), policy.name());
-    let (r, hands) = lbr_hands_with_bar(game, policy, opts, &label, report.hands_out.is_some())?;
-    if let Some(out) = report.hands_out {
-        let lbr = format!("LBR-{}", variant.name().to_uppercase());
-        let opponent = policy.name();
-        for hand in &hands {
-            let mut names = [opponent.as_str(); 2];
-            names[hand.lbr_seat] = &lbr;
-            out.write(names, &hand.history)
-                .map_err(|source| RunError::Failed {
-                    context: "--hands-out".into(),
-                    source,
-                })?;
-        }
-    }
+    let r = lbr_recorded(game, policy, opts, &label, report.hands_out)?;
     // Both runs share the options, so they always pair up; the ratio is undefined only when
     // LBR won exactly nothing against the reference.
     let ratio = report

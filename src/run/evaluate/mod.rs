@@ -331,6 +331,32 @@ pub fn lbr_hands_with_bar(
     )))
 }
 
+/// LBR against `policy` ([`lbr_hands_with_bar`]), its hands written to `out` when given (LBR
+/// named `LBR-<VARIANT>`, the policy by its name).
+pub fn lbr_recorded(
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    opts: &LbrOptions,
+    label: &str,
+    out: Option<&mut hands::HandsOut>,
+) -> Result<LbrResult, RunError> {
+    let (r, hands) = lbr_hands_with_bar(game, policy, opts, label, out.is_some())?;
+    if let Some(out) = out {
+        let lbr = format!("LBR-{}", opts.variant.name().to_uppercase());
+        let name = policy.name();
+        for hand in &hands {
+            let mut names = [name.as_str(); 2];
+            names[hand.lbr_seat] = &lbr;
+            out.write(names, &hand.history)
+                .map_err(|source| RunError::Failed {
+                    context: "--hands-out".into(),
+                    source,
+                })?;
+        }
+    }
+    Ok(r)
+}
+
 /// The text table of an LBR breakdown over `hands` hands: one line per way a hand ended, with
 /// its share of the hands, its share of LBR's mean and LBR's mean per hand of it (mbb).
 pub fn breakdown_table(rows: &[BreakdownRow], hands: u64) -> String {

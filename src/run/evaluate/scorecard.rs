@@ -45,12 +45,8 @@
 //! same seed). Intervals that are undefined (a single deal) are `null`.
 
 use super::hands::HandsOut;
-use super::{
-    PolicyArgs, breakdown_table, holdem_game, lbr_hands_with_bar, lbr_policy, match_policy,
-};
-use crate::eval::lbr::{
-    AlwaysCall, BreakdownRow, LbrOptions, LbrResult, LbrVariant, RangePolicy, paired_ratio,
-};
+use super::{PolicyArgs, breakdown_table, holdem_game, lbr_policy, lbr_recorded, match_policy};
+use crate::eval::lbr::{AlwaysCall, BreakdownRow, LbrOptions, LbrResult, LbrVariant, paired_ratio};
 use crate::eval::matchup::{HandRecorder, PlayedHand, sampled_match_recorded};
 use crate::game::{Action, Game};
 use crate::games::universal_poker::UniversalPokerGame;
@@ -419,7 +415,7 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
     let mut uniform = Vec::new();
     for v in LbrVariant::ALL {
         let label = format!("LBR-{} vs uniform", v.name().to_uppercase());
-        let r = lbr_rows(&game, &UniformPolicy, &lbr_opts(v), &label, out.as_mut())?;
+        let r = lbr_recorded(&game, &UniformPolicy, &lbr_opts(v), &label, out.as_mut())?;
         rows.insert(format!("uniform/lbr_{v}"), r.seconds);
         uniform.push(r);
     }
@@ -432,7 +428,7 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
         for (v, reference) in LbrVariant::ALL.into_iter().zip(&uniform) {
             let label = format!("LBR-{} vs {}", v.name().to_uppercase(), column.name);
             let policy = column.per_range.as_ref();
-            let r = lbr_rows(&game, policy, &lbr_opts(v), &label, out.as_mut())?;
+            let r = lbr_recorded(&game, policy, &lbr_opts(v), &label, out.as_mut())?;
             rows.insert(format!("{}/lbr_{v}", column.name), r.seconds);
             let ratio = paired_ratio(&r, reference);
             lbr.insert(
@@ -479,32 +475,6 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
             rows,
         },
     })
-}
-
-/// One LBR row ([`lbr_hands_with_bar`]), its hands written to `out` when given (LBR named
-/// `LBR-<VARIANT>`).
-fn lbr_rows(
-    game: &UniversalPokerGame,
-    policy: &dyn RangePolicy,
-    opts: &LbrOptions,
-    label: &str,
-    out: Option<&mut HandsOut>,
-) -> Result<LbrResult, RunError> {
-    let (r, hands) = lbr_hands_with_bar(game, policy, opts, label, out.is_some())?;
-    if let Some(out) = out {
-        let lbr = format!("LBR-{}", opts.variant.name().to_uppercase());
-        let name = policy.name();
-        for hand in &hands {
-            let mut names = [name.as_str(); 2];
-            names[hand.lbr_seat] = &lbr;
-            out.write(names, &hand.history)
-                .map_err(|source| RunError::Failed {
-                    context: "--hands-out".into(),
-                    source,
-                })?;
-        }
-    }
-    Ok(r)
 }
 
 /// `mean ± ci95` with no decimals (`± n/a` for an undefined interval); `signed` adds `+`.
