@@ -13,7 +13,7 @@ use std::net::{IpAddr, SocketAddr};
 /// The `Host` values the server answers to, or every value when it listens on every
 /// interface (`--host 0.0.0.0`: it has no one name to check, and says so when it starts).
 pub struct Guard {
-    pub(super) hosts: Option<Vec<String>>,
+    hosts: Option<Vec<String>>,
 }
 
 impl Guard {

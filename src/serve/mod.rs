@@ -115,15 +115,14 @@ impl Server {
             addr: addr.clone(),
             reason: e.to_string(),
         })?;
-        let mut server = Server {
+        let guard = guard::Guard::new(&opts.host, listen_addr(&http));
+        Ok(Server {
             http: Arc::new(http),
             app: Arc::new(app),
             sessions: Arc::new(play::Sessions::default()),
-            guard: Arc::new(guard::Guard { hosts: None }),
+            guard: Arc::new(guard),
             threads: opts.threads,
-        };
-        server.guard = Arc::new(guard::Guard::new(&opts.host, server.addr()));
-        Ok(server)
+        })
     }
 
     /// A warning to print when others on the network can reach the server.
@@ -133,11 +132,7 @@ impl Server {
 
     /// The address the server listens on (with the port the system chose for port 0).
     pub fn addr(&self) -> SocketAddr {
-        match self.http.server_addr() {
-            tiny_http::ListenAddr::IP(a) => a,
-            #[allow(unreachable_patterns)]
-            _ => unreachable!("serve binds TCP addresses only"),
-        }
+        listen_addr(&self.http)
     }
 
     /// Answers requests on [`ServeOptions::threads`] threads until the process ends.
@@ -311,6 +306,15 @@ fn answer(
     }
     // A client that went away is no error of the server's.
     let _ = request.respond(response);
+}
+
+/// The address `http` listens on (with the port the system chose for port 0).
+fn listen_addr(http: &tiny_http::Server) -> SocketAddr {
+    match http.server_addr() {
+        tiny_http::ListenAddr::IP(a) => a,
+        #[allow(unreachable_patterns)]
+        _ => unreachable!("serve binds TCP addresses only"),
+    }
 }
 
 fn header(name: &str, value: &str) -> tiny_http::Header {
