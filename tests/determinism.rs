@@ -224,6 +224,48 @@ fn a_resumed_lockstep_run_equals_an_uninterrupted_one() {
 }
 
 #[test]
+fn a_resumed_run_continues_its_exact_diagnostics() {
+    // The diagnostics' accumulators travel in the checkpoint (`diagnostics.bin`): the resumed
+    // run's W error, exact regret-matching and exact-average NashConv columns are those of the
+    // uninterrupted run, which they are not when the accumulators restart at the resume.
+    let (whole, parts) = (tmp("det", "diag_whole"), tmp("det", "diag_parts"));
+    let sets = [
+        "armac.epochs=4",
+        "armac.exact_eval=true",
+        "armac.diagnostics=true",
+        "eval.every=1",
+    ];
+    lockstep("leduc_armac.toml", &whole, &sets);
+    let mut first = sets.to_vec();
+    first[0] = "armac.epochs=2";
+    lockstep("leduc_armac.toml", &parts, &first);
+    run_ok(
+        train()
+            .arg("--resume")
+            .arg(&parts)
+            .args(["--quiet", "--set", "armac.epochs=4"]),
+    );
+    let (a, b) = (fingerprint(&whole, true), fingerprint(&parts, true));
+    assert!(
+        a.contains_key("checkpoint/diagnostics.bin"),
+        "{:?}",
+        a.keys()
+    );
+    let metrics = String::from_utf8(a["metrics.csv"].clone()).unwrap();
+    let header: Vec<&str> = metrics.lines().next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "diag_nash_conv_exact_avg")
+        .unwrap();
+    let last: Vec<&str> = metrics.lines().last().unwrap().split(',').collect();
+    assert!(last[col].parse::<f64>().unwrap().is_finite(), "{metrics}");
+    assert_eq!(differences(&a, &b), Vec::<String>::new());
+    for d in [whole, parts] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+#[test]
 fn fcpa_lockstep_runs_repeat_byte_for_byte() {
     let sets = [
         "armac.epochs=2",

@@ -440,7 +440,7 @@ pub fn write_synthetic_run(config: &Config, dir: &Path, past_epochs: u64) -> Res
         num_actions: game.num_distinct_actions(),
     };
     let (files, snapshots, referenced) =
-        checkpoint::contents(dir, &st, &replay, None, &mut Default::default())?;
+        checkpoint::contents(dir, &st, &replay, None, None, &mut Default::default())?;
     let ck = Checkpoint {
         epoch: st.epoch,
         learner: &learner,

@@ -3,6 +3,7 @@
 //! own directory), `state.json`, the replay and reservoir memories, and references with sums
 //! to the reservoir networks the state needs (files shared by later generations).
 
+use super::diagnostics::{DIAGNOSTICS_FILE, Diagnostics};
 use super::memory::Memory;
 use super::memory_io::data_files;
 use super::replay::Replay;
@@ -33,20 +34,24 @@ pub type Contents = (
     BTreeSet<u64>,
 );
 
-/// The files and network references of a checkpoint of `state` with `replay` and `memory`, in
-/// the run in `dir`, and the ids of the networks referenced. `sums` caches the networks'
+/// The files and network references of a checkpoint of `state` with `replay`, `memory` and the
+/// accumulators of `diagnostics`, in the run in `dir`, and the ids of the networks referenced. `sums` caches the networks'
 /// sums; one it lacks is read from the network's file and added.
 pub fn contents(
     dir: &Path,
     state: &ArmacState,
     replay: &Replay,
     memory: Option<&Memory>,
+    diagnostics: Option<&Diagnostics>,
     sums: &mut Sums,
 ) -> Result<Contents, TrainError> {
     let state_json =
         serde_json::to_string_pretty(state).map_err(TrainError::context("encoding the state"))?;
     let mut files = vec![("state.json", state_json.into_bytes())];
     files.extend(data_files(replay, memory));
+    if let Some(d) = diagnostics {
+        files.push((DIAGNOSTICS_FILE, d.encode()));
+    }
     let needed = needed_snapshots(state);
     let mut snapshots = Vec::with_capacity(needed.len());
     for &id in &needed {

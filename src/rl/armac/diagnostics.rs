@@ -209,6 +209,13 @@ impl SampledRegrets {
     }
 }
 
+/// The magic tag of a checkpoint's `diagnostics.bin` ([`Diagnostics::encode`]).
+const DIAG_MAGIC: &[u8; 8] = b"ARMACDG1";
+
+/// The checkpoint file that carries the accumulators of `armac.diagnostics`, so that a resumed
+/// run's diagnostics cover the whole policy sequence.
+pub const DIAGNOSTICS_FILE: &str = "diagnostics.bin";
+
 /// Exact accumulators along the network's own policy sequence.
 pub struct Diagnostics {
     ht: std::sync::Arc<HistoryTree>,
@@ -345,6 +352,74 @@ impl Diagnostics {
         self.recorded += 1;
     }
 
+    /// The accumulators as the bytes of a checkpoint's `diagnostics.bin`, sealed
+    /// ([`crate::util::seal`]): magic, the number of policies recorded, then per player the regret sums, the
+    /// average sums and the last recorded policy, each as a length and little-endian `f64`s.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = DIAG_MAGIC.to_vec();
+        out.extend_from_slice(&self.recorded.to_le_bytes());
+        out.push(self.last.is_some() as u8);
+        let empty: TreePolicy = [Vec::new(), Vec::new()];
+        let last = self.last.as_ref().unwrap_or(&empty);
+        for p in 0..2 {
+            for v in [&self.regret_sum[p], &self.avg_sum[p], &last[p]] {
+                out.extend_from_slice(&(v.len() as u64).to_le_bytes());
+                for x in v.iter() {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+        crate::util::seal(&mut out);
+        out
+    }
+
+    /// Accumulators over `tree` read back from [`Diagnostics::encode`]'s bytes (checksum trailer
+    /// included); the error says what does not fit.
+    pub fn decode(
+        ht: std::sync::Arc<HistoryTree>,
+        tree: &PublicTree,
+        sealed: &[u8],
+    ) -> Result<Diagnostics, String> {
+        let (_, body) = crate::util::unseal(sealed, &[DIAG_MAGIC], 17, "diagnostics")?;
+        let mut rest = &body[8..];
+        let mut take = |n: usize| -> Result<&[u8], String> {
+            if rest.len() < n {
+                return Err("truncated diagnostics".into());
+            }
+            let (a, b) = rest.split_at(n);
+            rest = b;
+            Ok(a)
+        };
+        let recorded = u64::from_le_bytes(take(8)?.try_into().unwrap());
+        let has_last = take(1)?[0] != 0;
+        let mut d = Diagnostics::new(ht, tree);
+        let mut last = zeros(tree);
+        for p in 0..2 {
+            let n = tree.infosets[p].num_actions_total();
+            for (k, v) in [&mut d.regret_sum[p], &mut d.avg_sum[p], &mut last[p]]
+                .into_iter()
+                .enumerate()
+            {
+                let len = u64::from_le_bytes(take(8)?.try_into().unwrap()) as usize;
+                let want = if k == 2 && !has_last { 0 } else { n };
+                if len != want {
+                    return Err(format!(
+                        "diagnostics hold {len} values for player {p}, the game has {want}"
+                    ));
+                }
+                for (x, b) in v.iter_mut().zip(take(8 * len)?.chunks_exact(8)) {
+                    *x = f64::from_le_bytes(b.try_into().unwrap());
+                }
+            }
+        }
+        if !rest.is_empty() {
+            return Err(format!("{} bytes after the diagnostics", rest.len()));
+        }
+        d.recorded = recorded;
+        d.last = has_last.then_some(last);
+        Ok(d)
+    }
+
     /// The exact average of the recorded policies (uniform where no recorded policy reaches
     /// an infoset).
     pub fn exact_average(&self, tree: &PublicTree) -> TreePolicy {
@@ -414,6 +489,39 @@ mod tests {
         let g = crate::games::registry::load_game("kuhn_poker").unwrap();
         let t = PublicTree::build(g.as_ref()).unwrap();
         (g, t)
+    }
+
+    #[test]
+    fn accumulators_survive_a_checkpoint_and_bad_files_are_named() {
+        let (g, t) = kuhn();
+        let ht = std::sync::Arc::new(HistoryTree::build(g.as_ref(), &t).unwrap());
+        let mut d = Diagnostics::new(ht.clone(), &t);
+        let mut pi = uniform_tree_policy(&t);
+        d.record(&t, &pi);
+        pi[0][0] = 0.9;
+        pi[0][1] = 0.1;
+        d.record(&t, &pi);
+        let bytes = d.encode();
+        let back = Diagnostics::decode(ht.clone(), &t, &bytes).unwrap();
+        assert_eq!(back.recorded(), 2);
+        assert_eq!(back.regret_sum, d.regret_sum);
+        assert_eq!(back.avg_sum, d.avg_sum);
+        assert_eq!(back.last, d.last);
+        let next = uniform_tree_policy(&t);
+        assert_eq!(
+            format!("{:?}", back.compare(&t, &next, true, None)),
+            format!("{:?}", d.compare(&t, &next, true, None))
+        );
+        // One flipped bit, a cut file and another game's accumulators are refused.
+        let mut bad = bytes.clone();
+        bad[20] ^= 1;
+        assert!(Diagnostics::decode(ht.clone(), &t, &bad).is_err());
+        assert!(Diagnostics::decode(ht.clone(), &t, &bytes[..bytes.len() - 9]).is_err());
+        let leduc = crate::games::registry::load_game("leduc_poker").unwrap();
+        let lt = PublicTree::build(leduc.as_ref()).unwrap();
+        let lht = std::sync::Arc::new(HistoryTree::build(leduc.as_ref(), &lt).unwrap());
+        let e = Diagnostics::decode(lht, &lt, &bytes).err().unwrap();
+        assert!(e.contains("the game has"), "{e}");
     }
 
     #[test]

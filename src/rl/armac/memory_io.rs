@@ -81,9 +81,15 @@ pub fn load_memory(
 }
 
 /// Whether the file of [`data_files`] named `name` is written by [`crate::util::seal`] (the
-/// replay and the two reservoirs; not the counts).
+/// replay, the two reservoirs and the diagnostics; not the counts).
 pub fn is_sealed(name: &str) -> bool {
-    [REPLAY_FILE, MEMORY_REGRET_FILE, MEMORY_POLICY_FILE].contains(&name)
+    [
+        REPLAY_FILE,
+        MEMORY_REGRET_FILE,
+        MEMORY_POLICY_FILE,
+        super::diagnostics::DIAGNOSTICS_FILE,
+    ]
+    .contains(&name)
 }
 
 /// The checkpoint files of `replay` and `memory`, by name, in the order they are written.

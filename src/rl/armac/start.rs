@@ -1,6 +1,7 @@
 //! How an ARMAC trainer starts ([`super::ArmacTrainer::open`]): a new run's learner and `θ^0`, or
 //! everything a checkpoint holds of a run that resumes.
 
+use super::diagnostics::DIAGNOSTICS_FILE;
 use super::memory_io::{REPLAY_FILE, load_memory};
 use super::residency::{load_resident, needed_snapshots, reservoir_rel, save_net};
 use super::settings::{ArmacSettings, PolyakScope};
@@ -27,6 +28,8 @@ pub struct Start {
     pub replay_items: Vec<Trajectory>,
     pub sums: Sums,
     pub memory: Option<Memory>,
+    /// The checkpoint's `diagnostics.bin` as written (absent without `armac.diagnostics`).
+    pub diagnostics: Option<Vec<u8>>,
 }
 
 /// A committed checkpoint a trainer resumes from: its directory (verified against its
@@ -135,6 +138,12 @@ pub fn resume_state(
         TrainError::Usage(format!("replay memory {} is unusable: {e}", path.display()))
     })?;
     let memory = load_memory(ckpt_dir, s, net_cfg)?;
+    let diag_path = ckpt_dir.join(DIAGNOSTICS_FILE);
+    let diagnostics = if s.diagnostics && diag_path.exists() {
+        Some(std::fs::read(&diag_path).map_err(io_err("diagnostics", &diag_path))?)
+    } else {
+        None
+    };
     Ok(Start {
         learner,
         state: st,
@@ -142,6 +151,7 @@ pub fn resume_state(
         replay_items: items,
         sums,
         memory,
+        diagnostics,
     })
 }
 

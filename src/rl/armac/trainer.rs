@@ -8,7 +8,9 @@
 
 use super::checkpoint::{Checkpoint, contents};
 use super::choices::Schedule;
-use super::diagnostics::{Diagnostics, DiagnosticsRow, critic_error, exact_critic};
+use super::diagnostics::{
+    DIAGNOSTICS_FILE, Diagnostics, DiagnosticsRow, critic_error, exact_critic,
+};
 use super::exact::{Exact, ExactAdvantages, TabularW};
 use super::learn::{EpochBody, EpochWork, act_and_learn, act_and_learn_lockstep, epoch_plan};
 use super::lockstep::{LockstepActors, Stream, stream_seed};
@@ -136,6 +138,7 @@ impl ArmacTrainer {
                     replay_items: Vec::new(),
                     sums: Default::default(),
                     memory,
+                    diagnostics: None,
                 }
             }
         };
@@ -165,6 +168,7 @@ impl ArmacTrainer {
             replay_items,
             sums,
             mut memory,
+            diagnostics: saved_diagnostics,
         } = start;
         if let Some(m) = memory
             .as_mut()
@@ -200,8 +204,9 @@ impl ArmacTrainer {
                 )));
             }
         };
-        // Exact diagnostics start from the network the run (re)starts with: after a resume they
-        // cover the epochs of this process only.
+        // Exact diagnostics continue the accumulators of the checkpoint a run resumes from; a
+        // run without them (new, or resumed from a checkpoint written without diagnostics)
+        // starts them at the network it starts with.
         let diag = match (&exact, s.diagnostics) {
             (_, false) => None,
             (None, true) => {
@@ -210,12 +215,29 @@ impl ArmacTrainer {
                     s.game
                 )));
             }
-            (Some(ex), true) => {
-                let mut d = Diagnostics::new(ex.histories(&game)?, &ex.tree);
-                let pi = current_policy(ex, tabular.as_ref(), &learner.snapshot(), st.epoch, na);
-                d.record(&ex.tree, &pi);
-                Some(d)
-            }
+            (Some(ex), true) => match saved_diagnostics {
+                Some(bytes) => Some(
+                    Diagnostics::decode(ex.histories(&game)?, &ex.tree, &bytes).map_err(|e| {
+                        TrainError::Usage(format!(
+                            "the checkpoint's {DIAGNOSTICS_FILE} is unusable: {e}"
+                        ))
+                    })?,
+                ),
+                None => {
+                    if st.epoch > 0 {
+                        eprintln!(
+                            "note: the checkpoint has no {DIAGNOSTICS_FILE}; armac.diagnostics \
+                             covers the policies from epoch {} on",
+                            st.epoch
+                        );
+                    }
+                    let mut d = Diagnostics::new(ex.histories(&game)?, &ex.tree);
+                    let pi =
+                        current_policy(ex, tabular.as_ref(), &learner.snapshot(), st.epoch, na);
+                    d.record(&ex.tree, &pi);
+                    Some(d)
+                }
+            },
         };
         let exact_adv = match (&exact, s.exact_advantages) {
             (_, false) => None,
@@ -648,6 +670,7 @@ impl ArmacTrainer {
             &self.state,
             &self.replay,
             self.memory.as_ref(),
+            self.diag.as_ref(),
             &mut self.sums,
         )?;
         self.referenced = referenced;
