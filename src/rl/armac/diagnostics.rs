@@ -353,16 +353,17 @@ impl Diagnostics {
     }
 
     /// The accumulators as the bytes of a checkpoint's `diagnostics.bin`, sealed
-    /// ([`crate::util::seal`]): magic, the number of policies recorded, then per player the regret sums, the
-    /// average sums and the last recorded policy, each as a length and little-endian `f64`s.
+    /// ([`crate::util::seal`]): magic, the number of policies recorded, then per player the
+    /// regret sums, the average sums and the last recorded policy, each as a length and
+    /// little-endian `f64`s.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = DIAG_MAGIC.to_vec();
         out.extend_from_slice(&self.recorded.to_le_bytes());
         out.push(self.last.is_some() as u8);
         let empty: TreePolicy = [Vec::new(), Vec::new()];
         let last = self.last.as_ref().unwrap_or(&empty);
-        for p in 0..2 {
-            for v in [&self.regret_sum[p], &self.avg_sum[p], &last[p]] {
+        for ((r, a), l) in self.regret_sum.iter().zip(&self.avg_sum).zip(last) {
+            for v in [r, a, l] {
                 out.extend_from_slice(&(v.len() as u64).to_le_bytes());
                 for x in v.iter() {
                     out.extend_from_slice(&x.to_le_bytes());
@@ -394,8 +395,8 @@ impl Diagnostics {
         let has_last = take(1)?[0] != 0;
         let mut d = Diagnostics::new(ht, tree);
         let mut last = zeros(tree);
-        for p in 0..2 {
-            let n = tree.infosets[p].num_actions_total();
+        for (p, inf) in tree.infosets.iter().enumerate() {
+            let n = inf.num_actions_total();
             for (k, v) in [&mut d.regret_sum[p], &mut d.avg_sum[p], &mut last[p]]
                 .into_iter()
                 .enumerate()

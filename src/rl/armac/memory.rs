@@ -42,9 +42,10 @@ use super::trajectory::{Reader, Step, Trajectory};
 use crate::nn::armac::{TrainBatch, TrainRow};
 use crate::util::SplitMix64;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
+mod means;
 mod resident;
+use means::MeanTable;
 pub use resident::DeviceMemory;
 
 /// Where the mean-regret and average-policy heads get their targets (`armac.memory`).
@@ -97,6 +98,15 @@ pub enum MemoryTargets {
     Sample,
     /// The weighted mean over the samples held at its information state.
     InfosetMean,
+    /// The weighted mean over every sample ever offered at its information state since the
+    /// reservoir last held none there: the estimate of [`Self::InfosetMean`] from all the data
+    /// instead of the reservoir's uniform subsample of it. Once the reservoir is full its
+    /// subsample per epoch shrinks like `1/t` while Eq. 3's mean regret shrinks like `1/√t`, so
+    /// the held samples' mean ends up dominated by noise; the sums over all the data keep
+    /// their noise falling. The table holds one entry per state held (bounded by the
+    /// capacity); checkpoints keep its sums (`memory_means.bin`), which the samples held
+    /// cannot rebuild.
+    InfosetMeanAll,
 }
 
 impl MemoryTargets {
@@ -104,28 +114,6 @@ impl MemoryTargets {
     pub fn is_mean(self) -> bool {
         self != MemoryTargets::Sample
     }
-}
-
-/// Fixed-point scale of [`MeanTable`]'s sums.
-const MEAN_SCALE: f64 = (1u64 << 30) as f64;
-
-/// Weighted sums of the targets held per information state.
-#[derive(Clone, Debug, Default)]
-struct MeanTable {
-    map: HashMap<u128, MeanEntry>,
-}
-
-#[derive(Clone, Debug)]
-struct MeanEntry {
-    /// `Σ w · target[a]` per action, in units of 2^-30.
-    sums: Vec<i128>,
-    /// `Σ w`, same units.
-    weight: i128,
-    /// Samples held at this information state.
-    count: u32,
-    /// `sums / weight` as `f32` (empty while `weight ≤ 0`), refreshed by every change: rows
-    /// are drawn far more often than samples come and go.
-    mean: Vec<f32>,
 }
 
 /// A 128-bit key of the acting player's information state: player, legal actions and tensor
@@ -164,45 +152,6 @@ fn target(s: &Step) -> &[f32] {
         .as_deref()
         .or(s.played_policy.as_deref())
         .unwrap_or(&[])
-}
-
-impl MeanTable {
-    /// Adds (`sign = 1`) or removes (`sign = -1`) sample `s` of weight `w`.
-    fn change(&mut self, s: &Sample, w: f32, sign: i128) {
-        let key = s.key;
-        let t = target(&s.step);
-        let wf = f64::from(w);
-        let e = self.map.entry(key).or_insert_with(|| MeanEntry {
-            sums: vec![0; t.len()],
-            weight: 0,
-            count: 0,
-            mean: Vec::new(),
-        });
-        for (sum, &y) in e.sums.iter_mut().zip(t) {
-            *sum += sign * (wf * f64::from(y) * MEAN_SCALE).round() as i128;
-        }
-        e.weight += sign * (wf * MEAN_SCALE).round() as i128;
-        if sign > 0 {
-            e.count += 1;
-        } else {
-            e.count -= 1;
-            if e.count == 0 {
-                self.map.remove(&key);
-                return;
-            }
-        }
-        let w = e.weight as f64;
-        e.mean.clear();
-        if w > 0.0 {
-            e.mean.extend(e.sums.iter().map(|&x| (x as f64 / w) as f32));
-        }
-    }
-
-    /// The weighted mean target of the state with key `key` (`None` if none is held).
-    fn mean_at(&self, key: u128) -> Option<&[f32]> {
-        let e = self.map.get(&key)?;
-        (e.weight > 0).then_some(&e.mean[..])
-    }
 }
 
 /// The two reservoirs and how their samples are weighted.
@@ -390,6 +339,11 @@ impl Memory {
             let table = &mut means[k];
             match offer {
                 Offer::Added => {}
+                Offer::Replaced(old) | Offer::Dropped(old)
+                    if self.targets == MemoryTargets::InfosetMeanAll =>
+                {
+                    table.release(&old);
+                }
                 Offer::Replaced(old) | Offer::Dropped(old) => {
                     // `weight` depends on the sample and the settings only, so the weight it
                     // was added with.

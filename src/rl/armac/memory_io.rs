@@ -14,6 +14,8 @@ pub const REPLAY_FILE: &str = "replay.bin";
 const MEMORY_REGRET_FILE: &str = "memory_regret.bin";
 const MEMORY_POLICY_FILE: &str = "memory_policy.bin";
 const MEMORY_COUNTS_FILE: &str = "memory.json";
+/// The per-state sums of `memory_targets = "infoset_mean_all"`.
+const MEMORY_MEANS_FILE: &str = "memory_means.bin";
 
 /// How many samples each reservoir memory has been offered (`memory.json` of a checkpoint).
 #[derive(Serialize, Deserialize)]
@@ -77,6 +79,24 @@ pub fn load_memory(
             ckpt.display()
         ))
     })?;
+    if s.memory_targets == crate::rl::armac::memory::MemoryTargets::InfosetMeanAll {
+        let path = ckpt.join(MEMORY_MEANS_FILE);
+        if path.exists() {
+            let bytes = std::fs::read(&path).map_err(io_err("reservoir mean targets", &path))?;
+            m.decode_means(&bytes).map_err(|e| {
+                TrainError::Usage(format!(
+                    "reservoir mean targets {} are unusable: {e}",
+                    path.display()
+                ))
+            })?;
+        } else {
+            eprintln!(
+                "note: checkpoint {} has no {MEMORY_MEANS_FILE}; the mean targets of \
+                 memory_targets = \"infoset_mean_all\" start from the samples held",
+                ckpt.display()
+            );
+        }
+    }
     Ok(Some(m))
 }
 
@@ -87,6 +107,7 @@ pub fn is_sealed(name: &str) -> bool {
         REPLAY_FILE,
         MEMORY_REGRET_FILE,
         MEMORY_POLICY_FILE,
+        MEMORY_MEANS_FILE,
         super::diagnostics::DIAGNOSTICS_FILE,
     ]
     .contains(&name)
@@ -103,6 +124,9 @@ pub fn data_files(replay: &Replay, memory: Option<&Memory>) -> Vec<(&'static str
             m.encode(replay.info_len, replay.num_actions);
         files.push((MEMORY_REGRET_FILE, regret));
         files.push((MEMORY_POLICY_FILE, policy));
+        if let Some(means) = m.encode_means() {
+            files.push((MEMORY_MEANS_FILE, means));
+        }
         let counts = MemoryCounts {
             regret_seen,
             policy_seen,

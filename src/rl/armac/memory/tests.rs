@@ -1,4 +1,5 @@
 use super::*;
+use std::collections::HashMap;
 
 fn step(player: usize, reach: f32, adv: bool) -> Step {
     Step {
@@ -328,4 +329,78 @@ fn resident_steps_carry_the_changed_slots_and_push_rows_draw() {
     let next = m.resident_step(1, &mut rng, 2, 2);
     let again = m.resident_step(1, &mut rng, 2, 2);
     assert!(again.updates.iter().all(|u| u.slots.is_empty()), "{next:?}");
+}
+
+#[test]
+fn all_seen_mean_targets_keep_evicted_samples_and_survive_a_round_trip() {
+    let make = || small_mean_memory(MemoryTargets::InfosetMeanAll);
+    let mut rng = SplitMix64::new(11);
+    let mut m = make();
+    // (regret?, tensor) -> (weight, target) of every sample offered since the state was
+    // last held nowhere.
+    type Offered = Vec<(f64, Vec<f64>)>;
+    let mut offered: HashMap<(bool, Vec<u32>), Offered> = HashMap::new();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    for e in 0..300u64 {
+        let ep = noisy_episode(e % 5, |k| (e as usize * 7 + k) % 4, &mut rng);
+        for s in &ep.steps {
+            let is_regret = s.advantage.is_some();
+            let sample = slim(s, ep.epoch as u32);
+            let w = f64::from(m.weight(&sample, is_regret));
+            let t = target(&sample.step).iter().map(|&y| f64::from(y)).collect();
+            offered
+                .entry((is_regret, bits(&s.info[s.player])))
+                .or_default()
+                .push((w, t));
+        }
+        m.add(&ep, &mut rng);
+        offered.retain(|(is_regret, own), _| {
+            let res = if *is_regret { &m.regret } else { &m.policy };
+            res.items()
+                .iter()
+                .any(|o| bits(&o.step.info[o.step.player]) == *own)
+        });
+    }
+    assert_eq!((m.regret.seen(), m.policy.seen()), (600, 300));
+    let kept: usize = offered.values().map(Vec::len).sum();
+    assert!(
+        kept > 400,
+        "most offered samples count ({kept}), 32 are held"
+    );
+    let mut tb = TrainBatch::new();
+    m.push_rows(&mut tb, 64, &mut rng);
+    assert_eq!(tb.rows(), 128);
+    for r in 0..tb.rows() {
+        let (own, is_regret, got) = memory_row(&tb, r);
+        let all = &offered[&(is_regret, bits(own))];
+        let w: f64 = all.iter().map(|(w, _)| w).sum();
+        for (a, g) in got.iter().enumerate() {
+            let want = all.iter().map(|(w, t)| w * t[a]).sum::<f64>() / w;
+            assert!((f64::from(*g) - want).abs() < 1e-6, "row {r}: {got:?}");
+        }
+    }
+
+    let [(rb, rs), (pb, ps)] = m.encode(2, 2);
+    let means = m.encode_means().expect("all-seen means are saved");
+    let mut back = make();
+    back.decode([(&rb, rs), (&pb, ps)], 2, 2).unwrap();
+    back.decode_means(&means).unwrap();
+    assert_eq!(back.encode_means().unwrap(), means);
+    let (mut ta, mut tb2) = (TrainBatch::new(), TrainBatch::new());
+    m.push_rows(&mut ta, 32, &mut SplitMix64::new(5));
+    back.push_rows(&mut tb2, 32, &mut SplitMix64::new(5));
+    assert_eq!(ta.regret_target, tb2.regret_target);
+    assert_eq!(ta.policy_target, tb2.policy_target);
+    // The other targets save nothing.
+    let held = Memory::new(16, MemoryWeights::Reach, 3.0).with_targets(MemoryTargets::InfosetMean);
+    assert_eq!(held.encode_means(), None);
+    // Corrupt bytes, and sums that belong to other samples.
+    let mut bad = means.clone();
+    bad[20] ^= 1;
+    let e = back.decode_means(&bad).unwrap_err();
+    assert!(e.contains("checksum"), "{e}");
+    let e = make().decode_means(&means).unwrap_err();
+    assert!(e.contains("do not match"), "{e}");
+    let e = back.decode_means(&rb).unwrap_err();
+    assert!(e.contains("bad magic"), "{e}");
 }
