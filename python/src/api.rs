@@ -295,6 +295,7 @@ pub fn play_match<'py>(
         seed,
         sampled,
         max_histories,
+        aivat: false,
     };
     let result = py.detach(|| {
         guarded(|| {

@@ -211,6 +211,11 @@ enum Command {
         /// file; heads-up no-limit Texas hold'em only).
         #[arg(long, value_name = "FILE")]
         hands_out: Option<PathBuf>,
+        /// Sampled matches: also report AIVAT (an unbiased, variance-reduced estimate of the
+        /// same mean, on the same hands) with the critic of the ARMAC network that --a or --b
+        /// names as its value estimate (refused when neither is a feed-forward ARMAC network).
+        #[arg(long)]
+        aivat: bool,
     },
     /// Exact NashConv of Student of Games search: continual re-solving with GT-CFR at every
     /// decision of both players, frontier values from an exact subgame oracle, assembled into
@@ -535,12 +540,14 @@ fn run(args: Args) -> Result<()> {
             play,
             max_histories,
             hands_out,
+            aivat,
         } => {
             let opts = MatchOptions {
                 hands,
                 seed,
                 sampled,
                 max_histories,
+                aivat,
             };
             let args = play.args(search_iterations);
             let report =
