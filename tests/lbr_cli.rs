@@ -644,3 +644,45 @@ fn endgame_solving_is_applied_and_checked() {
         "drop --endgame",
     );
 }
+
+/// `--rule sharp` is reported (JSON `rule`, the `sharp LBR-...` label) and changes LBR's raises
+/// against a policy that calls and re-raises; against always-fold both rules win exactly the
+/// same; an unknown rule is refused by name.
+#[test]
+fn sharp_rule_is_reported_and_checked() {
+    let standard = lbr_json("always-fold", "fcpa", 24, &[]);
+    let sharp = lbr_json("always-fold", "fcpa", 24, &["--rule", "sharp"]);
+    assert_eq!(standard["rule"], "standard");
+    assert_eq!(sharp["rule"], "sharp");
+    assert_eq!(standard["mean"], sharp["mean"], "{standard} vs {sharp}");
+    let standard = lbr_json("uniform", "fcpa", 48, &[]);
+    let sharp = lbr_json("uniform", "fcpa", 48, &["--rule", "sharp"]);
+    assert_ne!(standard["mean"], sharp["mean"], "{standard} vs {sharp}");
+    let out = run_ok(eval().args([
+        "lbr",
+        "--policy",
+        "always-fold",
+        "--variant",
+        "fc",
+        "--hands",
+        "4",
+        "--rule",
+        "sharp",
+    ]));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("sharp LBR-FC vs always-fold"), "{text}");
+    run_err(
+        eval().args([
+            "lbr",
+            "--policy",
+            "uniform",
+            "--variant",
+            "fc",
+            "--hands",
+            "4",
+            "--rule",
+            "sharper",
+        ]),
+        "not an LBR rule",
+    );
+}

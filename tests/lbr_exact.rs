@@ -3,17 +3,22 @@
 //! 3-card flop, blinds 50/100 and stacks of 20 big blinds (4.3 M histories). LBR is a pure
 //! strategy of the game, so its exact expected winnings ([`exact_lbr`]) can never exceed the
 //! best response's value, in either seat, against any policy; and LBR's played hands
-//! ([`play_deal`]) must average to that exact value within their sampling error. (With five
+//! ([`play_deal`]) must average to that exact value within their sampling error. Both hold for
+//! Lisý & Bowling's rule and for the sharp rule ([`LbrRule::Sharp`]), which must also beat the
+//! standard rule clearly against at least one policy. (With five
 //! ranks the same game has more than 60 M histories, over the tree compiler's 20 M cap.)
 
 use armac::cfr::{SolverSpec, TabularSolver};
 use armac::eval::lbr::{
-    AlwaysCall, ExactLbr, LbrOptions, LbrVariant, PerHand, RangePolicy, check_game, exact_lbr,
-    play_deal, run_lbr,
+    ActionProbs, AlwaysCall, ExactLbr, LbrOptions, LbrRule, LbrVariant, PerHand, RangePolicy,
+    check_game, exact_lbr, exact_lbr_with_rule, play_deal, run_lbr,
 };
 use armac::eval::{best_response, on_policy_values, tree_policy};
-use armac::games::universal_poker::UniversalPokerGame;
-use armac::policy::{Policy, TabularPolicy, UniformPolicy};
+use armac::game::State;
+use armac::games::universal_poker::{UniversalPokerGame, UniversalPokerState};
+use armac::policy::{Policy, PolicyError, TabularPolicy, UniformPolicy};
+use armac::rl::armac::policy::threshold_probs;
+use armac::search::endgame::EndgamePolicy;
 use armac::tree::{PublicTree, TreeOptions, TreePolicy};
 use armac::util::SplitMix64;
 use std::sync::Arc;
@@ -92,6 +97,46 @@ fn from_arrays(name: &str, tree: &PublicTree, arrays: TreePolicy) -> Case {
     }
 }
 
+/// `arrays` played with a threshold (as ARMAC networks play): every probability below `t`
+/// dropped and the row renormalised.
+fn thresholded(tree: &PublicTree, arrays: &TreePolicy, t: f64) -> TreePolicy {
+    let mut out = arrays.clone();
+    for (inf, flat) in tree.infosets.iter().zip(out.iter_mut()) {
+        for i in 0..inf.len() {
+            threshold_probs(&mut flat[inf.range(i)], t);
+        }
+    }
+    out
+}
+
+/// A table answering both per-state and range queries (what endgame solving needs of its
+/// blueprint).
+struct Table(PerHand<TabularPolicy>);
+
+impl Policy for Table {
+    fn action_probabilities(&self, state: &dyn State) -> Result<Vec<f64>, PolicyError> {
+        self.0.0.action_probabilities(state)
+    }
+
+    fn name(&self) -> String {
+        self.0.0.name()
+    }
+}
+
+impl RangePolicy for Table {
+    fn hand_action_probabilities(
+        &self,
+        state: &UniversalPokerState,
+        hands: &[u16],
+    ) -> Result<Vec<ActionProbs>, PolicyError> {
+        self.0.hand_action_probabilities(state, hands)
+    }
+
+    fn name(&self) -> String {
+        Policy::name(self)
+    }
+}
+
 fn cfr_plus(tree: &Arc<PublicTree>, iterations: u64) -> TreePolicy {
     let mut solver = TabularSolver::new(tree.clone(), SolverSpec::named("cfr+").unwrap());
     while solver.iteration() < iterations {
@@ -104,10 +149,18 @@ fn cases(tree: &Arc<PublicTree>, game: &UniversalPokerGame) -> Vec<Case> {
     let few = cfr_plus(tree, 3);
     let many = cfr_plus(tree, 150);
     let noisy = perturbed(tree, &many, 0.3, 11);
+    let cut = thresholded(tree, &few, 0.2);
+    // The flop solved at play time (20 CFR+ iterations) over the 3-iteration blueprint.
+    let blueprint = Table(PerHand(tabular(tree, &few)));
+    let endgame = EndgamePolicy::new(blueprint, small_game(), 20).unwrap();
+    let mut endgame = from_policy(tree, game, endgame);
+    endgame.name = "cfr+ 3 iterations, flop solved (20 cfr+ iterations)".into();
     vec![
         from_policy(tree, game, UniformPolicy),
         from_policy(tree, game, AlwaysCall),
         from_arrays("cfr+ 3 iterations", tree, few),
+        from_arrays("cfr+ 3 iterations, threshold 0.2", tree, cut),
+        endgame,
         from_arrays("cfr+ 150 iterations", tree, many),
         from_arrays("cfr+ 150, perturbed 30%", tree, noisy),
     ]
@@ -130,6 +183,8 @@ fn lbr_never_beats_the_exact_best_response() {
     assert_eq!(tree.num_infoset_labels(), [10_248, 10_248]);
     assert_eq!(tree.num_infosets(), [10_248, 10_248]);
     let big_blind = 100.0;
+    // The largest gain of the sharp rule over the standard one (mean of the seats, chips).
+    let mut sharpest = (f64::NEG_INFINITY, String::new());
     for case in cases(&tree, &game) {
         let br = [
             best_response(&tree, 0, &case.arrays[1]).0,
@@ -147,6 +202,7 @@ fn lbr_never_beats_the_exact_best_response() {
             on[1]
         );
         let mut best_lbr = [f64::NEG_INFINITY; 2];
+        let mut standard = Vec::new();
         for variant in LbrVariant::ALL {
             let t = std::time::Instant::now();
             let ExactLbr {
@@ -176,6 +232,50 @@ fn lbr_never_beats_the_exact_best_response() {
                 assert!(decisions[seat] > 0, "{} lbr-{variant}", case.name);
                 best_lbr[seat] = best_lbr[seat].max(seat_values[seat]);
             }
+            standard.push((variant, seat_values));
+        }
+        // The sharp rule (raises valued against the hands that call or re-raise) is a pure
+        // strategy too: never above the best response either.
+        for &(variant, plain) in standard.iter().filter(|(v, _)| v.raises()) {
+            let sharp =
+                exact_lbr_with_rule(&tree, &game, case.lbr.as_ref(), variant, LbrRule::Sharp, 0)
+                    .unwrap()
+                    .seat_values;
+            let gain = (sharp[0] + sharp[1] - plain[0] - plain[1]) / 2.0;
+            eprintln!(
+                "  sharp lbr-{variant}: {:.3} / {:.3} chips as P0 / P1 (mean {:.0} mbb/hand; \
+                 BR - sharp {:.3} / {:.3}; sharp - standard {gain:.3} chips/hand)",
+                sharp[0],
+                sharp[1],
+                500.0 * (sharp[0] + sharp[1]) / big_blind,
+                br[0] - sharp[0],
+                br[1] - sharp[1],
+            );
+            for seat in 0..2 {
+                assert!(
+                    sharp[seat] <= br[seat] + 1e-9,
+                    "{} sharp lbr-{variant} seat {seat}: {} above the best response {}",
+                    case.name,
+                    sharp[seat],
+                    br[seat]
+                );
+                best_lbr[seat] = best_lbr[seat].max(sharp[seat]);
+            }
+            // A policy that never folds nor raises calls with its whole range: the two rules
+            // value every raise alike.
+            if case.name == "always-call" {
+                for seat in 0..2 {
+                    assert!(
+                        (sharp[seat] - plain[seat]).abs() < 1e-6,
+                        "always-call lbr-{variant} seat {seat}: sharp {} vs standard {}",
+                        sharp[seat],
+                        plain[seat]
+                    );
+                }
+            }
+            if gain > sharpest.0 {
+                sharpest = (gain, format!("{} lbr-{variant}", case.name));
+            }
         }
         // LBR is an exploiter, not a bystander: against the policies far from equilibrium
         // its best variant wins more in each seat than the policy does against itself.
@@ -191,9 +291,20 @@ fn lbr_never_beats_the_exact_best_response() {
             }
         }
     }
+    // The rule is not a no-op: against some policy that folds selectively it wins clearly
+    // more than Lisý & Bowling's.
+    eprintln!("largest gain of the sharp rule: {sharpest:?}");
+    assert!(
+        sharpest.0 > SHARP_MARGIN,
+        "the sharp rule never beats the standard one by {SHARP_MARGIN} chips/hand: {sharpest:?}"
+    );
 }
 
-/// The hands LBR plays average to its exact expected value (per seat, within 4 standard
+/// Chips per hand (5% of a big blind) the sharp rule must gain over the standard one against
+/// at least one policy.
+const SHARP_MARGIN: f64 = 5.0;
+
+/// The hands LBR plays (either rule) average to its exact expected value (per seat, within 4 standard
 /// errors), so [`exact_lbr`] values the strategy LBR actually plays.
 #[test]
 fn played_hands_average_to_the_exact_value() {
@@ -205,10 +316,17 @@ fn played_hands_average_to_the_exact_value() {
         Box::new(PerHand(tabular(&tree, &few))),
     ];
     for policy in &policies {
-        for variant in [LbrVariant::Fc, LbrVariant::Fcpa] {
-            let exact = exact_lbr(&tree, &game, policy.as_ref(), variant, 0).unwrap();
+        let runs = [
+            (LbrVariant::Fc, LbrRule::Standard),
+            (LbrVariant::Fcpa, LbrRule::Standard),
+            (LbrVariant::Fcpa, LbrRule::Sharp),
+        ];
+        for (variant, rule) in runs {
+            let exact =
+                exact_lbr_with_rule(&tree, &game, policy.as_ref(), variant, rule, 0).unwrap();
             let mut opts = LbrOptions::new(variant, 0);
             opts.seed = 3;
+            opts.rule = rule;
             let deals = 3000;
             let values: Vec<[f64; 4]> = (0..deals)
                 .map(|d| play_deal(&game, policy.as_ref(), &opts, d).unwrap())
@@ -223,14 +341,15 @@ fn played_hands_average_to_the_exact_value() {
                 let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
                 let se = sd / n.sqrt();
                 eprintln!(
-                    "{} lbr-{variant} seat {seat}: played {mean:.3} ± {:.3} (1.96 se), exact {:.3}",
+                    "{} {rule} lbr-{variant} seat {seat}: played {mean:.3} ± {:.3} (1.96 se), \
+                     exact {:.3}",
                     policy.name(),
                     1.96 * se,
                     exact.seat_values[seat]
                 );
                 assert!(
                     (mean - exact.seat_values[seat]).abs() <= 4.0 * se,
-                    "{} lbr-{variant} seat {seat}: played {mean} ± {se}, exact {}",
+                    "{} {rule} lbr-{variant} seat {seat}: played {mean} ± {se}, exact {}",
                     policy.name(),
                     exact.seat_values[seat]
                 );

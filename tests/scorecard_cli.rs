@@ -316,3 +316,38 @@ fn the_curve_script_keeps_a_model_and_a_scorecard_per_leg() {
     assert_eq!(std::fs::read(&state).unwrap(), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--sharp-lbr` adds the sharp rule's rows for the raising variants, on the standard rows'
+/// seeds, in the JSON (`lbr_sharp`, `lbr_sharp_uniform`) and in the table; without it the
+/// JSON has neither field.
+#[test]
+fn sharp_lbr_rows_are_added_on_request() {
+    let plain: Value = serde_json::from_slice(&scorecard("uniform", &["--json"]).stdout).unwrap();
+    assert!(plain.get("lbr_sharp_uniform").is_none(), "{plain}");
+    assert!(plain["policies"]["policy"].get("lbr_sharp").is_none());
+    let out = scorecard("uniform", &["--json", "--sharp-lbr"]);
+    let card: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sharp = &card["policies"]["policy"]["lbr_sharp"];
+    let keys: Vec<&String> = sharp.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["fc12-fcpa34", "fcpa"]);
+    for v in ["fcpa", "fc12-fcpa34"] {
+        let row = &sharp[v];
+        let seed = card["policies"]["policy"]["lbr"][v]["seed"]
+            .as_u64()
+            .unwrap();
+        check_estimate(row, 40, seed);
+        // The policy is uniform: LBR against it is its own reference, ratio 1.
+        assert!((num(row, "ratio") - 1.0).abs() < 1e-9, "{row}");
+        assert_eq!(row["mean"], card["lbr_sharp_uniform"][v]["mean"]);
+        // The standard rows are those of a scorecard without the sharp ones.
+        assert_eq!(
+            card["policies"]["policy"]["lbr"][v],
+            plain["policies"]["policy"]["lbr"][v]
+        );
+    }
+    let out = scorecard("uniform", &["--sharp-lbr"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("| sharp LBR-FCPA "), "{text}");
+    assert!(text.contains("| sharp LBR-FC12-FCPA34 "), "{text}");
+    assert!(!text.contains("sharp LBR-FC "), "{text}");
+}

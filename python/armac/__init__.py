@@ -301,13 +301,17 @@ def lbr(
     threads: int | None = None,
     game: Any = "hunl_fcpa",
     preflop_samples: int = 10000,
+    rule: str = "standard",
 ) -> dict[str, Any]:
     """Local Best Response's winnings against ``policy`` in heads-up no-limit Hold'em (mbb and
     chips per hand with 95% intervals), as ``armac-eval lbr``. Python callables and OpenSpiel
     policies are asked hand by hand (1326 calls per opponent decision) on one thread unless
-    ``threads`` says otherwise."""
+    ``threads`` says otherwise. ``rule="sharp"`` values LBR's raises against the hands that
+    call or re-raise them instead of Lisý & Bowling's whole range (``armac-eval lbr --rule``)."""
     gs = load_game(_game_string(game)).load_string()
-    return _armac.lbr(_policy_arg(policy, gs), variant, hands, seed, threads, gs, preflop_samples)
+    return _armac.lbr(
+        _policy_arg(policy, gs), variant, hands, seed, threads, gs, preflop_samples, rule
+    )
 
 
 def match(

@@ -119,8 +119,10 @@ def lbr(
     threads: int | None = None,
     game: Any = "hunl_fcpa",
     preflop_samples: int = 10000,
+    rule: str = "standard",
 ) -> dict[str, Any]:
-    """Local Best Response against `policy` (mbb/hand with 95% interval), as `armac-eval lbr`."""
+    """Local Best Response against `policy` (mbb/hand with 95% interval), as `armac-eval lbr`
+    (`rule="sharp"`: `armac-eval lbr --rule sharp`)."""
 
 def match(
     a: Policy,

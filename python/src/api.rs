@@ -208,7 +208,7 @@ pub fn nash_conv_report(
 
 /// Local best response against a policy in heads-up no-limit Hold'em.
 #[pyfunction]
-#[pyo3(signature = (policy, variant="fcpa", hands=10_000, seed=0, threads=None, game="hunl_fcpa", preflop_samples=armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES))]
+#[pyo3(signature = (policy, variant="fcpa", hands=10_000, seed=0, threads=None, game="hunl_fcpa", preflop_samples=armac::eval::lbr::DEFAULT_PREFLOP_SAMPLES, rule="standard"))]
 #[allow(clippy::too_many_arguments)]
 pub fn lbr<'py>(
     py: Python<'py>,
@@ -219,8 +219,11 @@ pub fn lbr<'py>(
     threads: Option<usize>,
     game: &str,
     preflop_samples: usize,
+    rule: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let variants = parse_variants(variant).map_err(run_err)?;
+    let rule = armac::eval::lbr::LbrRule::parse(rule)
+        .ok_or_else(|| PyValueError::new_err(format!("rule `{rule}`: standard or sharp")))?;
     let [variant] = variants[..] else {
         return Err(PyValueError::new_err(format!(
             "variant `{variant}`: one of fc, fcpa, fc12-fcpa34 per call"
@@ -251,6 +254,7 @@ pub fn lbr<'py>(
         threads,
         preflop_samples,
         defer_range_updates: true,
+        rule,
     };
     let result =
         py.detach(|| guarded(|| run_lbr(&poker, p.as_ref(), &opts, None).map_err(|e| to_py(&e))));
@@ -291,6 +295,7 @@ pub fn play_match<'py>(
         seed,
         sampled,
         max_histories,
+        aivat: false,
     };
     let result = py.detach(|| {
         guarded(|| {

@@ -29,6 +29,7 @@
 //!   ([`armac::serve`]).
 
 use anyhow::Result;
+use armac::eval::lbr::LbrRule;
 use armac::run::evaluate::commands;
 use armac::run::evaluate::lbr_command::LbrCommand;
 use armac::run::evaluate::scorecard::{self, ScorecardOptions};
@@ -210,6 +211,11 @@ enum Command {
         /// file; heads-up no-limit Texas hold'em only).
         #[arg(long, value_name = "FILE")]
         hands_out: Option<PathBuf>,
+        /// Sampled matches: also report AIVAT (an unbiased, variance-reduced estimate of the
+        /// same mean, on the same hands) with the critic of the ARMAC network that --a or --b
+        /// names as its value estimate (refused when neither is a feed-forward ARMAC network).
+        #[arg(long)]
+        aivat: bool,
     },
     /// Exact NashConv of Student of Games search: continual re-solving with GT-CFR at every
     /// decision of both players, frontier values from an exact subgame oracle, assembled into
@@ -317,6 +323,12 @@ struct LbrArgs {
     /// checkpoint against each, `lbr/<variant>` and `<RUN>/lbr_<variant>.csv` for each).
     #[arg(long)]
     variant: String,
+    /// How LBR values a raise that is not folded to: `standard` (Lisý & Bowling's Algorithm
+    /// 1, equity against the whole range, no re-raise) or `sharp` (equity against the hands
+    /// that call, the policy's re-raises expected; see docs/evaluation.md). With `sharp` the
+    /// curves are `lbr/sharp_<variant>` and `<RUN>/lbr_sharp_<variant>.csv`.
+    #[arg(long, default_value = "standard", value_parser = parse_rule)]
+    rule: LbrRule,
     /// Number of hands (rounded up to a multiple of 4: each deal is played in both seats
     /// with both card assignments).
     #[arg(long)]
@@ -374,6 +386,7 @@ impl LbrArgs {
             every_checkpoint: self.every_checkpoint,
             poll_seconds: self.poll_seconds,
             variant: self.variant,
+            rule: self.rule,
             hands: self.hands,
             seed: self.seed,
             threads: self.work.threads,
@@ -422,6 +435,12 @@ struct ScorecardArgs {
     /// ended, as `lbr --breakdown` does (with --json: each row's `breakdown`).
     #[arg(long)]
     breakdown: bool,
+    /// Also score the policy with the sharp LBR rule (`lbr --rule sharp`): rows `sharp
+    /// LBR-FCPA` and `sharp LBR-FC12-FCPA34` below Lisý & Bowling's rows, each with its
+    /// ratio to the sharp LBR against uniform on the same deals (LBR-FC never raises, so its
+    /// sharp row would be the same).
+    #[arg(long)]
+    sharp_lbr: bool,
     /// Write every hand the scorecard plays (its matches and LBR rows, in the table's order)
     /// to this file in the Poker Hand History format (PHH, a `.phhs` file).
     #[arg(long, value_name = "FILE")]
@@ -447,6 +466,7 @@ impl ScorecardArgs {
             preflop_samples: self.work.preflop_samples,
             play: self.play.args(self.search_iterations),
             breakdown: self.breakdown,
+            sharp_lbr: self.sharp_lbr,
             hands_out: self.hands_out.clone(),
         }
     }
@@ -520,12 +540,14 @@ fn run(args: Args) -> Result<()> {
             play,
             max_histories,
             hands_out,
+            aivat,
         } => {
             let opts = MatchOptions {
                 hands,
                 seed,
                 sampled,
                 max_histories,
+                aivat,
             };
             let args = play.args(search_iterations);
             let report =
@@ -633,6 +655,11 @@ fn parse_threads(s: &str) -> Result<usize, String> {
             "`{s}` is not a thread count in 0..=1024 (0: one per core)"
         )),
     }
+}
+
+/// `--rule`: `standard` or `sharp`.
+fn parse_rule(s: &str) -> Result<LbrRule, String> {
+    LbrRule::parse(s).ok_or_else(|| format!("`{s}` is not an LBR rule (standard or sharp)"))
 }
 
 /// `--preflop-samples`: at least 1 (0 would leave every pre-flop equity undefined).

@@ -8,9 +8,14 @@
 //!   is the sample; the report gives its mean and a 95% confidence interval
 //!   (`1.96 · sd / √deals`).
 //!
+//! * [`sampled_match_with`]: the same hands, with an AIVAT estimate beside the plain mean when
+//!   a value estimate is given ([`crate::eval::aivat`]): each hand's AIVAT value replaces its
+//!   return in the same per-deal mean and interval, on the same deals.
+//!
 //! Returns are in the game's units (chips in poker); [`MatchReport::mbb_per_hand`] converts to
 //! milli-big-blinds per hand where the game has a big blind.
 
+use crate::eval::aivat::{AivatOptions, DecisionProbs, ValueEstimate, aivat_hand};
 use crate::game::{Action, Game, State, Turn};
 use crate::policy::{Policy, PolicyError};
 use crate::tree::{PublicTree, TreePolicy};
@@ -29,6 +34,32 @@ pub struct MatchReport {
     pub hands: u64,
     /// Whether the figures are exact expectations (no sampling).
     pub exact: bool,
+    /// The AIVAT estimate of `mean` on the same hands, when a value estimate was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aivat: Option<AivatReport>,
+}
+
+/// AIVAT's estimate of A's mean return per hand ([`crate::eval::aivat`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct AivatReport {
+    /// The mean of the hands' AIVAT values (A's side), an unbiased estimate of `mean`'s
+    /// expectation.
+    pub mean: f64,
+    /// Half-width of its 95% confidence interval (per-deal values, as the plain interval).
+    pub ci95: f64,
+    /// The value estimate used.
+    pub values: String,
+}
+
+/// A mean and the half-width of its 95% interval from per-deal values (NaN interval with one).
+fn mean_ci(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, f64::NAN);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, 1.96 * (var / n).sqrt())
 }
 
 impl MatchReport {
@@ -96,21 +127,24 @@ pub fn exact_match(tree: &PublicTree, a: &TreePolicy, b: &TreePolicy) -> MatchRe
         seat_mean: seat,
         hands: 0,
         exact: true,
+        aivat: None,
     }
 }
 
 /// Plays one hand: `players[p]` acts for seat `p`; chance draws from `chance`, actions from
-/// `actions`. Returns the final state.
+/// `actions`. Returns the final state and the acting policy's probabilities (normalised over
+/// the legal actions) at each decision in order.
 fn play_hand(
     game: &dyn Game,
     players: [&dyn Policy; 2],
     chance: &mut SplitMix64,
     actions: &mut SplitMix64,
-) -> Result<Box<dyn State>, MatchError> {
+) -> Result<(Box<dyn State>, Vec<DecisionProbs>), MatchError> {
     let mut state = game.new_initial_state();
+    let mut decisions = Vec::new();
     loop {
         match state.turn() {
-            Turn::Terminal => return Ok(state),
+            Turn::Terminal => return Ok((state, decisions)),
             Turn::Chance => {
                 let outcomes = state.chance_outcomes();
                 let probs: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
@@ -135,6 +169,8 @@ fn play_hand(
                 }
                 let w: Vec<f64> = probs.iter().map(|&x| x.max(0.0)).collect();
                 state.apply_action(legal[actions.weighted(&w)]);
+                let total: f64 = w.iter().sum();
+                decisions.push(w.iter().map(|x| x / total).collect());
             }
         }
     }
@@ -160,7 +196,27 @@ pub fn sampled_match_recorded(
     b: &dyn Policy,
     deals: u64,
     seed: u64,
+    record: Option<&mut HandRecorder<'_>>,
+) -> Result<MatchReport, MatchError> {
+    sampled_match_with(game, a, b, deals, seed, record, None)
+}
+
+/// The value estimates for AIVAT of the hands with A in seat 0 and with A in seat 1 (the
+/// same estimate twice when it does not depend on the seating, as a critic), and how chance
+/// expectations are taken.
+pub type AivatWith<'v> = ([&'v dyn ValueEstimate; 2], AivatOptions);
+
+/// [`sampled_match_recorded`], with the AIVAT estimate of the same hands
+/// ([`MatchReport::aivat`]) when `aivat` gives a value estimate. The hands played are the
+/// same with or without it.
+pub fn sampled_match_with(
+    game: &dyn Game,
+    a: &dyn Policy,
+    b: &dyn Policy,
+    deals: u64,
+    seed: u64,
     mut record: Option<&mut HandRecorder<'_>>,
+    aivat: Option<AivatWith<'_>>,
 ) -> Result<MatchReport, MatchError> {
     if deals == 0 {
         return Err(MatchError::NoDeals);
@@ -168,12 +224,27 @@ pub fn sampled_match_recorded(
     let mut actions = SplitMix64::new(seed ^ 0xAC71_0A5E_u64);
     let (mut sum, mut sum_sq) = (0.0, 0.0);
     let mut seat_sum = [0.0; 2];
+    let mut corrected = Vec::new();
     for d in 0..deals {
         let deal_seed = SplitMix64::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ d).next_u64();
         let mut returns = [0.0; 2];
+        let mut deal_aivat = 0.0;
         for (a_seat, seats) in [[a, b], [b, a]].into_iter().enumerate() {
-            let end = play_hand(game, seats, &mut SplitMix64::new(deal_seed), &mut actions)?;
+            let (end, probs) =
+                play_hand(game, seats, &mut SplitMix64::new(deal_seed), &mut actions)?;
             let r = end.returns();
+            if let Some((values, opts)) = aivat {
+                let value = values[a_seat];
+                let hand_seed = SplitMix64::new(deal_seed ^ 0x5EED_A1FA ^ a_seat as u64).next_u64();
+                let v0 = aivat_hand(game, end.history(), &probs, value, opts, hand_seed).map_err(
+                    |source| MatchError::Policy {
+                        name: value.name(),
+                        history: end.history().to_vec(),
+                        source,
+                    },
+                )?;
+                deal_aivat += 0.5 * if a_seat == 0 { v0 } else { -v0 };
+            }
             if let Some(record) = record.as_mut() {
                 let number = 2 * d + a_seat as u64;
                 let hand = PlayedHand {
@@ -190,6 +261,9 @@ pub fn sampled_match_recorded(
         seat_sum[0] += first;
         seat_sum[1] += second;
         let x = 0.5 * (first + second);
+        if aivat.is_some() {
+            corrected.push(deal_aivat);
+        }
         sum += x;
         sum_sq += x * x;
     }
@@ -206,6 +280,14 @@ pub fn sampled_match_recorded(
         seat_mean: [seat_sum[0] / n, seat_sum[1] / n],
         hands: 2 * deals,
         exact: false,
+        aivat: aivat.map(|(values, _)| {
+            let (mean, ci95) = mean_ci(&corrected);
+            AivatReport {
+                mean,
+                ci95,
+                values: values[0].name(),
+            }
+        }),
     })
 }
 
@@ -216,6 +298,159 @@ mod tests {
     use crate::eval::tree_policy;
     use crate::games::load_game;
     use crate::policy::{FirstLegalPolicy, UniformPolicy};
+
+    /// The exact value of a history for player 0 when `seats[p]` plays seat `p`
+    /// (memoised expectation over the rest of the game), or a deliberately bad estimate.
+    struct Values<'a> {
+        seats: [&'a dyn Policy; 2],
+        memo: std::sync::Mutex<std::collections::HashMap<Vec<Action>, f64>>,
+        /// Return garbage instead (a hash of the history, up to ±10 chips).
+        bad: bool,
+    }
+
+    impl Values<'_> {
+        fn exact(&self, state: &dyn State) -> f64 {
+            if let Some(&v) = self.memo.lock().unwrap().get(state.history()) {
+                return v;
+            }
+            let v = match state.turn() {
+                Turn::Terminal => state.returns()[0],
+                Turn::Chance => state
+                    .chance_outcomes()
+                    .into_iter()
+                    .map(|(a, q)| {
+                        let mut c = state.clone_box();
+                        c.apply_action(a);
+                        q * self.exact(c.as_ref())
+                    })
+                    .sum(),
+                Turn::Player(p) => {
+                    let pi = self.seats[p].action_probabilities(state).unwrap();
+                    state
+                        .legal_actions()
+                        .into_iter()
+                        .zip(pi)
+                        .map(|(a, q)| {
+                            let mut c = state.clone_box();
+                            c.apply_action(a);
+                            q * self.exact(c.as_ref())
+                        })
+                        .sum()
+                }
+            };
+            self.memo
+                .lock()
+                .unwrap()
+                .insert(state.history().to_vec(), v);
+            v
+        }
+    }
+
+    impl ValueEstimate for Values<'_> {
+        fn values(&self, states: &[&dyn State]) -> Result<Vec<f64>, PolicyError> {
+            Ok(states
+                .iter()
+                .map(|s| {
+                    if self.bad {
+                        let h = s.history().iter().fold(7u64, |h, &a| h * 31 + a as u64);
+                        SplitMix64::new(h).next_f64() * 20.0 - 10.0
+                    } else {
+                        self.exact(*s)
+                    }
+                })
+                .collect())
+        }
+
+        fn name(&self) -> String {
+            if self.bad { "garbage" } else { "exact" }.into()
+        }
+    }
+
+    /// AIVAT on Leduc: with the pair's exact values every deal's AIVAT value is the game's
+    /// value (zero variance); with garbage values it stays unbiased (the exact value within
+    /// its interval) while its interval widens; the hands and the plain mean do not change.
+    #[test]
+    fn aivat_is_exact_with_exact_values_and_unbiased_with_bad_ones() {
+        let game = load_game("leduc_poker").unwrap();
+        let tree = PublicTree::build(game.as_ref()).unwrap();
+        let (a, b): (&dyn Policy, &dyn Policy) = (&UniformPolicy, &FirstLegalPolicy);
+        let exact = exact_match(
+            &tree,
+            &tree_policy(&tree, game.as_ref(), a).unwrap(),
+            &tree_policy(&tree, game.as_ref(), b).unwrap(),
+        );
+        let values = |seats, bad| Values {
+            seats,
+            memo: Default::default(),
+            bad,
+        };
+        let opts = AivatOptions::default();
+        let deals = 3000;
+        let plain = sampled_match(game.as_ref(), a, b, deals, 5).unwrap();
+        // Player 0's exact values depend on who sits where: seat order (A, B) in the first
+        // hand of each deal, (B, A) in the second.
+        let good = [values([a, b], false), values([b, a], false)];
+        let good: [&dyn ValueEstimate; 2] = [&good[0], &good[1]];
+        let r =
+            sampled_match_with(game.as_ref(), a, b, deals, 5, None, Some((good, opts))).unwrap();
+        assert_eq!(
+            (r.mean, r.ci95, r.hands),
+            (plain.mean, plain.ci95, plain.hands)
+        );
+        let av = r.aivat.clone().unwrap();
+        eprintln!("plain {plain:?}\naivat (exact values) {av:?}\nexact {exact:?}");
+        assert!(exact.mean > 0.1, "{exact:?}");
+        assert!(
+            (av.mean - exact.mean).abs() < 1e-9 && av.ci95 < 1e-9,
+            "{av:?} vs {exact:?}"
+        );
+        // Chance expectations sampled (4 runs, none expanded): no longer zero variance, still
+        // unbiased.
+        let sampled = AivatOptions {
+            exact_runs: 1,
+            samples: 4,
+        };
+        let r = sampled_match_with(game.as_ref(), a, b, deals, 5, None, Some((good, sampled)));
+        let av = r.unwrap().aivat.unwrap();
+        eprintln!("aivat (exact values, sampled chance) {av:?}");
+        assert!(av.ci95 > 1e-6, "{av:?}");
+        assert!(
+            (av.mean - exact.mean).abs() <= 2.0 * av.ci95,
+            "{av:?} vs {exact:?}"
+        );
+        let bad = values([a, b], true);
+        let r = sampled_match_with(
+            game.as_ref(),
+            a,
+            b,
+            deals,
+            5,
+            None,
+            Some(([&bad, &bad], opts)),
+        )
+        .unwrap();
+        let av = r.aivat.unwrap();
+        eprintln!("aivat (garbage values) {av:?}");
+        assert!(
+            (av.mean - exact.mean).abs() <= 2.0 * av.ci95,
+            "{av:?} vs {exact:?}"
+        );
+        assert!(av.ci95 > plain.ci95, "{av:?} vs {plain:?}");
+        // Self-consistent exact values, hand by hand: a hand's AIVAT value is the value of the
+        // game for its seating, whatever the cards and actions.
+        let mut chance = SplitMix64::new(1);
+        let mut actions = SplitMix64::new(2);
+        for (k, seats) in [[a, b], [b, a]].into_iter().enumerate() {
+            let v = values(seats, false);
+            let root = v.exact(game.new_initial_state().as_ref());
+            for _ in 0..200 {
+                let (end, probs) =
+                    play_hand(game.as_ref(), seats, &mut chance, &mut actions).unwrap();
+                let x = aivat_hand(game.as_ref(), end.history(), &probs, &v, opts, 9).unwrap();
+                assert!((x - root).abs() < 1e-9, "seating {k}: {x} vs {root}");
+            }
+        }
+    }
 
     #[test]
     fn exact_match_is_antisymmetric_and_zero_against_itself() {

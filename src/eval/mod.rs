@@ -9,6 +9,7 @@
 //!
 //! NashConv = sum over players of (best-response value − on-policy value), as in OpenSpiel.
 
+pub mod aivat;
 pub mod lbr;
 pub mod matchup;
 pub mod phh;

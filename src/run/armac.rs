@@ -482,7 +482,8 @@ fn load_checkpoint_policy_once(path: &Path) -> Result<(GameRef, ArmacAveragePoli
     let net_path = verified.file(&reservoir_rel(st.epoch))?;
     let net = ArmacPolicyNet::load_file(net_cfg, &net_path)
         .map_err(RunError::context("loading the checkpoint's network"))?;
-    let policy =
-        ArmacAveragePolicy::new(net, game.clone(), st.epoch).with_threshold(s.play_threshold);
+    let policy = ArmacAveragePolicy::new(net, game.clone(), st.epoch)
+        .with_threshold(s.play_threshold)
+        .with_reward_scale(crate::rl::armac::reward_scale(&game, &s));
     Ok((game, policy))
 }

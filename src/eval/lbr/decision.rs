@@ -2,6 +2,7 @@
 
 use super::ActionProbs;
 use super::LbrError;
+use super::LbrRule;
 use super::LbrVariant;
 use super::deck::Deck;
 use super::equity::general_win_probability;
@@ -33,12 +34,21 @@ pub fn lbr_utilities(pot: f64, asked: f64, wp: f64, raises: &[(f64, f64)]) -> (f
     (call, raise)
 }
 
+/// The value relative to folding now of a showdown in which both players have put in
+/// `total`, for LBR having put in `c_me` now and winning with probability `wp` (ties one half):
+/// `S(wp, total)` of the module docs.
+fn showdown_value(wp: f64, total: f64, c_me: f64) -> f64 {
+    wp * (total + c_me) - (1.0 - wp) * (total - c_me)
+}
+
 /// Everything one LBR hand needs besides the state.
 pub(super) struct HandCtx<'a> {
     pub(super) policy: &'a dyn RangePolicy,
     /// The game's cards.
     pub(super) deck: &'a Deck,
     pub(super) variant: LbrVariant,
+    /// How raises are valued.
+    pub(super) rule: LbrRule,
     pub(super) preflop_samples: usize,
     /// [`LbrOptions::defer_range_updates`].
     pub(super) defer: bool,
@@ -60,13 +70,10 @@ fn lbr_action(
     let (c_me, c_opp) = (c[me] as f64, c[1 - me] as f64);
     let pot = c_me + c_opp;
     let asked = c_opp - c_me;
-    let (board, weights) = (state.board_cards(), range.weights());
-    let wp = if ctx.deck.holdem {
-        win_probability(hole, board, weights, ctx.preflop_samples, rng)
-    } else {
-        general_win_probability(ctx.deck, hole, board, weights, ctx.preflop_samples, rng)
-    };
+    let board = state.board_cards();
+    let wp = equity(ctx, hole, board, range.weights(), rng);
     let mut raises = Vec::new();
+    let mut sharp = Vec::new();
     let mut raise_actions = Vec::new();
     for a in [BET, ALL_IN] {
         if allowed >> a & 1 == 0 {
@@ -81,8 +88,22 @@ fn lbr_action(
         let fp = range.average(&hands, |i| probs[i][FOLD]);
         raises.push((x, fp));
         raise_actions.push(a);
+        if ctx.rule == LbrRule::Sharp {
+            let split = Split {
+                child: &child,
+                me,
+                hole,
+                range,
+                hands: &hands,
+                probs: &probs,
+            };
+            sharp.push(sharp_raise_value(ctx, &split, pot, c_me, rng));
+        }
     }
-    let (u_call, u_raise) = lbr_utilities(pot, asked, wp, &raises);
+    let (u_call, mut u_raise) = lbr_utilities(pot, asked, wp, &raises);
+    if ctx.rule == LbrRule::Sharp {
+        u_raise = sharp;
+    }
     let (mut best, mut best_u) = (CALL, u_call);
     for (&a, &u) in raise_actions.iter().zip(&u_raise) {
         if u > best_u {
@@ -95,6 +116,86 @@ fn lbr_action(
     } else {
         Ok(FOLD)
     }
+}
+
+/// LBR's checked-down equity with `hole` on `board` against the hand weights `weights` (1326,
+/// need not be normalised).
+fn equity(
+    ctx: &HandCtx,
+    hole: (u8, u8),
+    board: &[u8],
+    weights: &[f64],
+    rng: &mut SplitMix64,
+) -> f64 {
+    if ctx.deck.holdem {
+        win_probability(hole, board, weights, ctx.preflop_samples, rng)
+    } else {
+        general_win_probability(ctx.deck, hole, board, weights, ctx.preflop_samples, rng)
+    }
+}
+
+/// The opponent's reply to one of LBR's raises: the state after the raise and the policy's
+/// probabilities there for every hand of the range.
+struct Split<'s> {
+    child: &'s UniversalPokerState,
+    me: Player,
+    hole: (u8, u8),
+    range: &'s Range,
+    hands: &'s [u16],
+    probs: &'s [ActionProbs],
+}
+
+/// The sharp rule's value of a raise (module docs): the range split by the opponent's reply
+/// (fold, call, each re-raise), a called raise valued against the hands that call, a re-raise
+/// by LBR folding or calling against the hands that make it.
+fn sharp_raise_value(
+    ctx: &HandCtx,
+    split: &Split,
+    pot: f64,
+    c_me: f64,
+    rng: &mut SplitMix64,
+) -> f64 {
+    let weights = split.range.weights();
+    let mut mass = [0.0; 4];
+    let mut total = 0.0;
+    for (row, &h) in split.probs.iter().zip(split.hands) {
+        let w = weights[h as usize];
+        total += w;
+        for (m, &p) in mass.iter_mut().zip(row) {
+            *m += w * p.max(0.0);
+        }
+    }
+    if total <= 0.0 {
+        return 0.0;
+    }
+    let board = split.child.board_cards();
+    // LBR's equity against the hands that reply with `a`, each weighted by its probability.
+    let against = |a: Action, rng: &mut SplitMix64| {
+        let mut w = vec![0.0; weights.len()];
+        for (row, &h) in split.probs.iter().zip(split.hands) {
+            w[h as usize] = weights[h as usize] * row[a].max(0.0);
+        }
+        equity(ctx, split.hole, board, &w, rng)
+    };
+    let raised_to = split.child.contributions()[split.me] as f64;
+    let mut u = mass[FOLD] / total * pot;
+    if mass[CALL] > 0.0 {
+        let wp = against(CALL, rng);
+        u += mass[CALL] / total * showdown_value(wp, raised_to, c_me);
+    }
+    let legal = split.child.legal_mask();
+    for b in [BET, ALL_IN] {
+        if legal >> b & 1 == 0 || mass[b] <= 0.0 {
+            continue;
+        }
+        let mut reraised = split.child.clone();
+        reraised.apply(b);
+        let to = reraised.contributions()[1 - split.me] as f64;
+        let wp = against(b, rng);
+        let call = showdown_value(wp, to, c_me);
+        u += mass[b] / total * call.max(-(raised_to - c_me));
+    }
+    u
 }
 
 fn check_len(

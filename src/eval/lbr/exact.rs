@@ -14,6 +14,7 @@
 use super::ActionProbs;
 use super::DEFAULT_PREFLOP_SAMPLES;
 use super::LbrError;
+use super::LbrRule;
 use super::LbrVariant;
 use super::decision::{HandCtx, decision_at};
 use super::deck::Deck;
@@ -140,6 +141,18 @@ pub fn exact_lbr(
     variant: LbrVariant,
     threads: usize,
 ) -> Result<ExactLbr, LbrError> {
+    exact_lbr_with_rule(tree, game, policy, variant, LbrRule::Standard, threads)
+}
+
+/// [`exact_lbr`] with LBR valuing its raises by `rule`.
+pub fn exact_lbr_with_rule(
+    tree: &PublicTree,
+    game: &UniversalPokerGame,
+    policy: &dyn RangePolicy,
+    variant: LbrVariant,
+    rule: LbrRule,
+    threads: usize,
+) -> Result<ExactLbr, LbrError> {
     check_game(game.config(), variant)?;
     if tree.game != game.config().load_string {
         return Err(LbrError::Options(format!(
@@ -155,6 +168,7 @@ pub fn exact_lbr(
         variant,
         preflop_samples: DEFAULT_PREFLOP_SAMPLES,
         defer: true,
+        rule,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

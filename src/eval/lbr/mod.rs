@@ -43,13 +43,43 @@
 //! the raise), `x = R − c_opp` is what the opponent must add to call it, and
 //! `fp = Σ_h r(h) π(fold | s·raise, h) / Σ_h r(h)` is the range's fold probability, from one
 //! batched policy query at the state after the raise. A raise that is called is valued with
-//! the same `wp` against the whole range, as in the formula above (some implementations
-//! recompute `wp` against the hands that do not fold; this one does not). These are exact
+//! the same `wp` against the whole range, as in the formula above (the sharp rule below
+//! recomputes it against the hands that do not fold; the standard one does not). These are exact
 //! chip accounting: winning a showdown after the raise gains `c_opp + x + c_me =
 //! pot + x` over folding now, losing it costs the further `asked + x`, and a tie is worth the
 //! average of the two, so counting ties as one half in `wp` is exact. LBR takes the action of
 //! largest `U` among those its variant allows (first of call, pot, all-in on ties) if that
 //! value is positive, and otherwise folds (checks when folding is not legal).
+//!
+//! # The sharp rule ([`LbrRule::Sharp`], not the default)
+//!
+//! Algorithm 1 assumes that a raise which is not folded to is called by the whole range.
+//! A policy folds its weak hands and calls or re-raises with its strong ones, so LBR's
+//! equity against the hands that continue is lower than against the whole range, and the
+//! standard rule over-values raises against ranges that fold selectively. The sharp rule
+//! splits the range at the state after the raise with the same batched policy query that
+//! gives `fp`: with `f_h`, `c_h`, `b_h` the policy's probabilities of folding, calling and
+//! making re-raise `b` with hand `h`,
+//!
+//! ```text
+//! U(raise) = F * pot + C * S(wp_C, R) + Σ_b B_b * max(−(R − c_me), S(wp_b, R_b))
+//! F = Σ_h r(h) f_h,   C = Σ_h r(h) c_h,   B_b = Σ_h r(h) b_h        (r normalised)
+//! S(w, T) = w * (T + c_me) − (1 − w) * (T − c_me)
+//! ```
+//!
+//! where `wp_C` is LBR's checked-down equity against the range weighted by `r(h) c_h` (the
+//! hands that call), `wp_b` against `r(h) b_h` (the hands that re-raise with `b`), `R_b` the
+//! opponent's total contribution after re-raise `b`, and `S(w, T)` the value relative to
+//! folding now of a showdown where both players have put in `T` (the call formula with `T =
+//! c_opp`). After a re-raise LBR is assumed to fold or call, whichever this lookahead values
+//! more (in play it decides again with its own rule). Without re-raises and with `c_h = 1 −
+//! f_h` this is the standard formula with `wp` replaced by the equity against the hands that
+//! do not fold. Each split costs one more equity computation (two or three per raise). Calls
+//! and folds are valued as above. The rule changes only raises, so sharp LBR-FC is LBR-FC.
+//!
+//! Both rules are pure strategies, so both can only bound the best response from below
+//! (`tests/lbr_exact.rs` checks both against it); the sharp one is the tighter bound against
+//! policies that fold their weak hands, the standard one is the number other papers report.
 //!
 //! Variants ([`LbrVariant`]): LBR-FC may only fold or call; LBR-FCPA uses all four FCPA
 //! actions; LBR-FC12-FCPA34 folds or calls in the first two rounds (pre-flop, flop) and uses
@@ -156,6 +186,57 @@ pub enum LbrError {
     Options(String),
 }
 
+/// How LBR values a raise that the opponent does not fold to (module docs, "The sharp rule").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum LbrRule {
+    /// Lisý & Bowling's Algorithm 1: a called raise is worth LBR's equity against the whole
+    /// range, and the opponent never re-raises. The default.
+    #[default]
+    Standard,
+    /// The raise is valued against the range split by the opponent's reply: the hands that
+    /// call it (LBR's equity against them), and those that re-raise (LBR then folds or calls,
+    /// whichever is worth more against them).
+    Sharp,
+}
+
+impl LbrRule {
+    /// Both rules, the standard one first.
+    pub const ALL: [LbrRule; 2] = [LbrRule::Standard, LbrRule::Sharp];
+
+    /// Parses `standard` (also `lisy-bowling`) or `sharp` (case-insensitive).
+    pub fn parse(text: &str) -> Option<LbrRule> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "standard" | "lisy-bowling" => Some(LbrRule::Standard),
+            "sharp" => Some(LbrRule::Sharp),
+            _ => None,
+        }
+    }
+
+    /// `standard` or `sharp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LbrRule::Standard => "standard",
+            LbrRule::Sharp => "sharp",
+        }
+    }
+
+    /// How a row of results names LBR with this rule: `LBR-FCPA` for the standard rule,
+    /// `sharp LBR-FCPA` for the sharp one.
+    pub fn label(self, variant: LbrVariant) -> String {
+        let base = format!("LBR-{}", variant.name().to_uppercase());
+        match self {
+            LbrRule::Standard => base,
+            LbrRule::Sharp => format!("sharp {base}"),
+        }
+    }
+}
+
+impl fmt::Display for LbrRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Which actions LBR may take in each round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum LbrVariant {
@@ -230,7 +311,7 @@ mod range;
 pub use breakdown::{Breakdown, BreakdownRow, HandEnd, Side, classify};
 pub use decision::lbr_utilities;
 pub use equity::win_probability;
-pub use exact::{ExactLbr, exact_lbr};
+pub use exact::{ExactLbr, exact_lbr, exact_lbr_with_rule};
 pub use play::{
     LbrHand, LbrOptions, LbrRatio, LbrResult, check_game, paired_ratio, play_deal, run_lbr,
     run_lbr_hands,

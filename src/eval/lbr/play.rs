@@ -2,6 +2,7 @@
 
 use super::DEFAULT_PREFLOP_SAMPLES;
 use super::LbrError;
+use super::LbrRule;
 use super::LbrVariant;
 use super::breakdown::{Breakdown, BreakdownRow, HandEnd, classify};
 use super::decision::{HandCtx, play_hand};
@@ -35,6 +36,8 @@ pub struct LbrOptions {
     /// default; see the module docs). `false` updates it at every opponent decision (the
     /// benchmark's peer): the same hands are played, with more range queries.
     pub defer_range_updates: bool,
+    /// How LBR values its raises ([`LbrRule::Standard`], Lisý & Bowling's, by default).
+    pub rule: LbrRule,
 }
 
 impl LbrOptions {
@@ -47,6 +50,7 @@ impl LbrOptions {
             threads: 0,
             preflop_samples: DEFAULT_PREFLOP_SAMPLES,
             defer_range_updates: true,
+            rule: LbrRule::Standard,
         }
     }
 }
@@ -56,6 +60,10 @@ impl LbrOptions {
 pub struct LbrResult {
     /// The LBR variant.
     pub variant: String,
+    /// How LBR valued its raises: absent from the JSON for the standard rule, `sharp`
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     /// The policy's name.
     pub policy: String,
     /// Hands played (a multiple of 4).
@@ -227,6 +235,7 @@ fn play_deal_ends(
         variant: opts.variant,
         preflop_samples: opts.preflop_samples,
         defer: opts.defer_range_updates,
+        rule: opts.rule,
     };
     let mut rng = SplitMix64::new(derive_seed(&[opts.seed, deal]));
     let cards = deal_cards(&deck, &mut rng);
@@ -329,6 +338,7 @@ fn run_lbr_played(
     let to_mbb = 1000.0 / game.config().big_blind as f64;
     let result = LbrResult {
         variant: opts.variant.name().to_string(),
+        rule: (opts.rule != LbrRule::Standard).then(|| opts.rule.name().to_string()),
         policy: policy.name(),
         hands: 4 * deals,
         mean_chips: mean,

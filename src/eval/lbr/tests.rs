@@ -277,6 +277,7 @@ fn opponent_range_follows_bayes_in_play() {
         variant: LbrVariant::Fc,
         preflop_samples: 100,
         defer: true,
+        rule: LbrRule::Standard,
     };
     let mut s = g.initial_state();
     for c in cards("KsKd2c3d") {
@@ -360,6 +361,7 @@ fn deferred_range_updates_play_the_same_hands() {
                         variant,
                         preflop_samples: 200,
                         defer,
+                        rule: LbrRule::Standard,
                     };
                     play_hand(&ctx, &g, seat, &cards, &mut SplitMix64::new(seed))
                         .unwrap()
@@ -423,6 +425,7 @@ fn always_fold_exact_values() {
 fn paired_ratio_delta_method() {
     let result = |seed, deal_means: Vec<f64>| LbrResult {
         variant: "fcpa".into(),
+        rule: None,
         policy: "p".into(),
         hands: 4 * deal_means.len() as u64,
         mean_chips: 0.0,
@@ -671,6 +674,7 @@ fn replayed_decisions_are_the_played_ones() {
                 variant,
                 preflop_samples: 200,
                 defer: true,
+                rule: LbrRule::Standard,
             };
             for deal in 0..deals {
                 let cards = deal_cards(&deck, &mut SplitMix64::new(derive_seed(&[3, deal])));

@@ -33,6 +33,7 @@ pub mod actor;
 pub mod candidates;
 pub mod checkpoint;
 pub mod choices;
+pub mod critic_values;
 pub mod diagnostics;
 mod exact;
 pub mod exact_values;

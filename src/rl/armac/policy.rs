@@ -99,6 +99,8 @@ pub struct ArmacAveragePolicy {
     /// Actions below this probability are dropped and the rest renormalised
     /// ([`threshold_probs`]); 0 plays the network's probabilities as they are.
     threshold: f64,
+    /// What the run divided returns by (the critic's unit).
+    reward_scale: f64,
 }
 
 impl ArmacAveragePolicy {
@@ -115,7 +117,28 @@ impl ArmacAveragePolicy {
             cache: RangeCache::new(DEFAULT_RANGE_CACHE_BYTES, row_state_bytes),
             current: false,
             threshold: 0.0,
+            reward_scale: 1.0,
         }
+    }
+
+    /// The policy whose network's critic values returns divided by `scale` (the run's
+    /// `reward_scale`; 1 unless set).
+    pub fn with_reward_scale(mut self, scale: f64) -> Self {
+        self.reward_scale = scale;
+        self
+    }
+
+    /// The network's critic as a value estimate for AIVAT (feed-forward networks; `None` for
+    /// a recurrent one).
+    pub fn critic(&self) -> Option<super::critic_values::ArmacCritic> {
+        (!self.net.config().recurrent).then(|| {
+            super::critic_values::ArmacCritic::new(
+                self.net.clone(),
+                self.game.clone(),
+                self.epoch,
+                self.reward_scale,
+            )
+        })
     }
 
     /// `true` plays the network's current policy pi^t (the normalised-ReLU policy of its

@@ -3,7 +3,9 @@
 //! `search-nashconv`). The LBR and scorecard commands live in [`super::lbr_command`] and
 //! [`super::scorecard`].
 
-use super::{MatchOptions, MatchOutcome, PolicyArgs, exact_tree, match_policy, play_match};
+use super::{
+    MatchOptions, MatchOutcome, PolicyArgs, critic_of, exact_tree, match_policy, play_match_valued,
+};
 use crate::eval::{nash_conv, tree_policy};
 use crate::game::{Action, Turn, history_string};
 use crate::games::load_game;
@@ -119,12 +121,43 @@ pub fn head_to_head(
     args.check_applies(&[a, b])?;
     let pa = match_policy(a, game.as_ref(), "--a", args)?;
     let pb = match_policy(b, game.as_ref(), "--b", args)?;
+    let critic = if opts.aivat {
+        Some(critic_of(a).or_else(|| critic_of(b)).ok_or_else(|| {
+            RunError::Usage(format!(
+                "--aivat values hands with an ARMAC network's critic, and neither `{a}` nor \
+                 `{b}` is a feed-forward ARMAC network (run, checkpoint or model directory)"
+            ))
+        })?)
+    } else {
+        None
+    };
+    let values = critic
+        .as_ref()
+        .map(|c| c as &dyn crate::eval::aivat::ValueEstimate);
     let MatchOutcome {
         report,
         big_blind,
         hands_written,
-    } = play_match(game.as_ref(), pa.as_ref(), pb.as_ref(), opts, hands_out)?;
+    } = play_match_valued(
+        game.as_ref(),
+        pa.as_ref(),
+        pb.as_ref(),
+        opts,
+        hands_out,
+        values,
+    )?;
     let mbb = big_blind.map(|bb| report.mbb_per_hand(bb));
+    let to_mbb = |x: f64| big_blind.map(|bb| 1000.0 * x / bb);
+    let aivat_json = report.aivat.as_ref().map(|v| {
+        json!({
+            "values": v.values,
+            "mean_chips": v.mean,
+            "ci95_chips": v.ci95,
+            "mean_mbb": to_mbb(v.mean),
+            "ci95_mbb": to_mbb(v.ci95),
+            "ci95_ratio": report.ci95 / v.ci95,
+        })
+    });
     let json = json!({
         "game": game.load_string(),
         "a": pa.name(),
@@ -139,6 +172,7 @@ pub fn head_to_head(
         "ci95_mbb": mbb.map(|m| m.1),
         "hands_out": hands_out.map(|p| p.display().to_string()),
         "hands_written": hands_written,
+        "aivat": aivat_json,
     })
     .to_string();
     let how = if report.exact {
@@ -159,6 +193,20 @@ pub fn head_to_head(
         report.seat_mean[0],
         report.seat_mean[1]
     );
+    if let Some(v) = &report.aivat {
+        let mbb_text = to_mbb(v.mean)
+            .zip(to_mbb(v.ci95))
+            .map(|(m, c)| format!(" = {m:.1} ± {c:.1} mbb/hand"))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "\nAIVAT ({}): {:.4} ± {:.4} per hand{mbb_text} (interval {:.2}x narrower, same \
+             hands)",
+            v.values,
+            v.mean,
+            v.ci95,
+            report.ci95 / v.ci95
+        ));
+    }
     if let Some(path) = hands_out {
         text.push_str(&format!(
             "\nwrote {hands_written} hands to {} (Poker Hand History)",

@@ -8,7 +8,7 @@
 
 use super::hands::HandsOut;
 use super::{PolicyArgs, breakdown_table, holdem_game, lbr_policy, lbr_recorded, lbr_with_bar};
-use crate::eval::lbr::{LbrOptions, LbrResult, LbrVariant, RangePolicy, paired_ratio};
+use crate::eval::lbr::{LbrOptions, LbrResult, LbrRule, LbrVariant, RangePolicy, paired_ratio};
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::run::RunError;
@@ -33,6 +33,8 @@ pub struct LbrCommand {
     pub poll_seconds: f64,
     /// The variants ([`parse_variants`]).
     pub variant: String,
+    /// How LBR values its raises (`--rule`: Lisý & Bowling's standard rule by default).
+    pub rule: LbrRule,
     /// Hands per variant.
     pub hands: u64,
     /// Run seed.
@@ -126,6 +128,7 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
             threads: args.threads,
             preflop_samples: args.preflop_samples,
             defer_range_updates: true,
+            rule: args.rule,
         })
         .collect();
     let game_string = game.load_string();
@@ -135,7 +138,7 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
             let policy = load(name).map_err(RunError::context(format!("--reference {name}")))?;
             opts.iter()
                 .map(|o| {
-                    let label = format!("LBR-{} vs {name}", o.variant.name().to_uppercase());
+                    let label = format!("{} vs {name}", o.rule.label(o.variant));
                     lbr_with_bar(&game, policy.as_ref(), o, &label)
                         .map(Some)
                         .map_err(RunError::context("--reference"))
@@ -217,7 +220,7 @@ fn watch(
                 hands_out: None,
             };
             let r = lbr_once(game, policy.as_ref(), o, report, args)?;
-            append_csv(&run.join(format!("lbr_{}.csv", o.variant)), step, &r)?;
+            append_csv(&run.join(format!("{}.csv", scalar_name(o))), step, &r)?;
         }
         Ok(())
     })?;
@@ -248,6 +251,15 @@ fn append_csv(csv: &Path, step: u64, r: &LbrResult) -> std::io::Result<()> {
     )
 }
 
+/// The name of an LBR curve (TensorBoard tag under `lbr/`, CSV file stem): `lbr_fcpa` for the
+/// standard rule, `lbr_sharp_fcpa` for the sharp one.
+fn scalar_name(o: &LbrOptions) -> String {
+    match o.rule {
+        LbrRule::Standard => format!("lbr_{}", o.variant),
+        rule => format!("lbr_{rule}_{}", o.variant),
+    }
+}
+
 /// Where [`lbr_once`] reports besides stdout.
 struct Report<'a> {
     /// TensorBoard scalars at `step`.
@@ -271,7 +283,7 @@ fn lbr_once(
 ) -> Result<LbrResult, RunError> {
     let variant = opts.variant;
     let step = report.step;
-    let label = format!("LBR-{} vs {}", variant.name().to_uppercase(), policy.name());
+    let label = format!("{} vs {}", opts.rule.label(variant), policy.name());
     let r = lbr_recorded(game, policy, opts, &label, report.hands_out)?;
     // Both runs share the options, so they always pair up; the ratio is undefined only when
     // LBR won exactly nothing against the reference.
@@ -279,14 +291,18 @@ fn lbr_once(
         .reference
         .and_then(|reference| paired_ratio(&r, reference));
     if let Some(tb) = report.tb {
-        tb.scalar(&format!("lbr/{variant}"), r.mean_mbb, step);
+        let tag = match opts.rule {
+            LbrRule::Standard => format!("lbr/{variant}"),
+            rule => format!("lbr/{rule}_{variant}"),
+        };
+        tb.scalar(&tag, r.mean_mbb, step);
         if r.ci95_mbb.is_finite() {
-            tb.scalar(&format!("lbr/{variant}_ci95"), r.ci95_mbb, step);
+            tb.scalar(&format!("{tag}_ci95"), r.ci95_mbb, step);
         }
         if let Some(q) = &ratio {
-            tb.scalar(&format!("lbr/{variant}_ratio"), q.ratio, step);
+            tb.scalar(&format!("{tag}_ratio"), q.ratio, step);
             if q.ci95.is_finite() {
-                tb.scalar(&format!("lbr/{variant}_ratio_ci95"), q.ci95, step);
+                tb.scalar(&format!("{tag}_ratio_ci95"), q.ci95, step);
             }
         }
         tb.flush();
@@ -308,6 +324,7 @@ fn lbr_once(
                 "game": game.load_string(),
                 "policy": r.policy,
                 "variant": r.variant,
+                "rule": opts.rule.name(),
                 "hands": r.hands,
                 "mean": r.mean_mbb,
                 "ci95": r.ci95_mbb,
@@ -326,8 +343,8 @@ fn lbr_once(
         );
     } else {
         println!(
-            "LBR-{} vs {}: {:.1} ± {:.1} mbb/hand ({:.2} ± {:.2} chips/hand; LBR as P0 {:.2}, as P1 {:.2} chips/hand) over {} hands in {:.1} s",
-            variant.name().to_uppercase(),
+            "{} vs {}: {:.1} ± {:.1} mbb/hand ({:.2} ± {:.2} chips/hand; LBR as P0 {:.2}, as P1 {:.2} chips/hand) over {} hands in {:.1} s",
+            opts.rule.label(variant),
             r.policy,
             r.mean_mbb,
             r.ci95_mbb,

@@ -18,7 +18,7 @@ use crate::eval::lbr::{
     AlwaysCall, AlwaysFold, BreakdownRow, LbrHand, LbrOptions, LbrResult, PerHand, RangePolicy,
     run_lbr, run_lbr_hands,
 };
-use crate::eval::matchup::{MatchReport, exact_match, sampled_match_recorded};
+use crate::eval::matchup::{MatchReport, exact_match, sampled_match_with};
 use crate::eval::tree_policy;
 use crate::game::Game;
 use crate::games::universal_poker::UniversalPokerGame;
@@ -425,6 +425,9 @@ pub struct MatchOptions {
     pub sampled: bool,
     /// Exact matches: refuse games with more histories than this.
     pub max_histories: usize,
+    /// Sampled matches: also report AIVAT ([`crate::eval::aivat`]) with the critic of the
+    /// ARMAC network among the two policies (`--aivat`).
+    pub aivat: bool,
 }
 
 /// A match's report and, for poker, the big blind that converts it to mbb per hand.
@@ -450,6 +453,31 @@ pub fn play_match(
     opts: &MatchOptions,
     hands_out: Option<&Path>,
 ) -> Result<MatchOutcome, RunError> {
+    play_match_valued(game, a, b, opts, hands_out, None)
+}
+
+/// The critic of the ARMAC network a policy argument names, as AIVAT's value estimate
+/// (`None` for any other policy and for a recurrent network).
+pub fn critic_of(name: &str) -> Option<crate::rl::armac::critic_values::ArmacCritic> {
+    if !is_network(name) {
+        return None;
+    }
+    let (_, dir) = checkpoint_arg(name);
+    let (_, p) = super::armac::load_checkpoint_policy(dir).ok()?;
+    p.critic()
+}
+
+/// [`play_match`], with AIVAT beside the plain mean of a sampled match when `values` is given
+/// (the same estimate for both seatings).
+pub fn play_match_valued(
+    game: &dyn Game,
+    a: &dyn Policy,
+    b: &dyn Policy,
+    opts: &MatchOptions,
+    hands_out: Option<&Path>,
+    values: Option<&dyn crate::eval::aivat::ValueEstimate>,
+) -> Result<MatchOutcome, RunError> {
+    let aivat = values.map(|v| ([v, v], crate::eval::aivat::AivatOptions::default()));
     let poker = game.short_name() == "universal_poker";
     let big_blind = if poker {
         Some(
@@ -471,9 +499,9 @@ pub fn play_match(
                 let (na, nb) = (a.name(), b.name());
                 let mut write =
                     |hand: crate::eval::matchup::PlayedHand<'_>| o.write_match_hand(&na, &nb, hand);
-                sampled_match_recorded(game, a, b, deals, seed, Some(&mut write))
+                sampled_match_with(game, a, b, deals, seed, Some(&mut write), aivat)
             }
-            None => sampled_match_recorded(game, a, b, deals, seed, None),
+            None => sampled_match_with(game, a, b, deals, seed, None, aivat),
         };
         report.map_err(RunError::context("the match"))?
     } else {
@@ -509,6 +537,7 @@ mod tests {
             seed: 3,
             sampled: false,
             max_histories: 1_000_000,
+            aivat: false,
         };
         let exact = play_match(
             game.as_ref(),

@@ -13,7 +13,11 @@
 //!   policy on the same deals, with the paired 95% interval of [`paired_ratio`]. LBR against
 //!   uniform is played once per variant and shared by every policy of the card. The same
 //!   figures as `armac-eval lbr --policy POLICY --variant V --hands N --seed S
-//!   --reference uniform`.
+//!   --reference uniform`. These are Lisý & Bowling's LBR (the standard rule).
+//! * **sharp LBR-FCPA**, **sharp LBR-FC12-FCPA34** (only with `--sharp-lbr`): the same with
+//!   the sharp rule ([`LbrRule::Sharp`]: a raise valued against the hands that call or
+//!   re-raise it), on the same seeds and deals as the standard rows, each with its ratio to
+//!   the sharp LBR against uniform. JSON: `lbr_sharp` in each column, `lbr_sharp_uniform`.
 //!
 //! # Policies
 //!
@@ -46,7 +50,9 @@
 
 use super::hands::HandsOut;
 use super::{PolicyArgs, breakdown_table, holdem_game, lbr_policy, lbr_recorded, match_policy};
-use crate::eval::lbr::{AlwaysCall, BreakdownRow, LbrOptions, LbrResult, LbrVariant, paired_ratio};
+use crate::eval::lbr::{
+    AlwaysCall, BreakdownRow, LbrOptions, LbrResult, LbrRule, LbrVariant, paired_ratio,
+};
 use crate::eval::matchup::{HandRecorder, PlayedHand, sampled_match_recorded};
 use crate::game::{Action, Game};
 use crate::games::universal_poker::UniversalPokerGame;
@@ -90,6 +96,9 @@ pub struct ScorecardOptions {
     /// Keep each LBR row's breakdown of LBR's winnings by how the hands ended
     /// ([`LbrRow::breakdown`]).
     pub breakdown: bool,
+    /// Also run the sharp LBR rule ([`LbrRule::Sharp`]) for the raising variants (rows `sharp
+    /// LBR-FCPA`, `sharp LBR-FC12-FCPA34`, on the seeds and deals of the standard rows).
+    pub sharp_lbr: bool,
     /// Write every hand the scorecard plays to this file in the Poker Hand History format, in
     /// the order of the rows: LBR against uniform (each variant), the matches (per column,
     /// against uniform then always-call), then each column's LBR rows.
@@ -110,6 +119,7 @@ impl ScorecardOptions {
             preflop_samples: crate::eval::lbr::DEFAULT_PREFLOP_SAMPLES,
             play: PolicyArgs::default(),
             breakdown: false,
+            sharp_lbr: false,
             hands_out: None,
         }
     }
@@ -194,6 +204,10 @@ pub struct PolicyCard {
     pub vs_always_call: Estimate,
     /// LBR rows by variant name (`fc`, `fcpa`, `fc12-fcpa34`).
     pub lbr: BTreeMap<String, LbrRow>,
+    /// With [`ScorecardOptions::sharp_lbr`], the sharp LBR rows by variant name (`fcpa`,
+    /// `fc12-fcpa34`); absent from the JSON otherwise.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub lbr_sharp: BTreeMap<String, LbrRow>,
 }
 
 /// Wall-clock seconds of the scorecard.
@@ -227,6 +241,10 @@ pub struct Scorecard {
     pub seeds: Seeds,
     /// LBR against the uniform policy by variant name: the denominators of the ratios.
     pub lbr_uniform: BTreeMap<String, Estimate>,
+    /// With [`ScorecardOptions::sharp_lbr`], the sharp LBR against uniform by variant name;
+    /// absent from the JSON otherwise.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub lbr_sharp_uniform: BTreeMap<String, Estimate>,
     /// The columns by name (`average`, `current`, `search`, `policy`).
     pub policies: BTreeMap<String, PolicyCard>,
     /// Wall-clock seconds.
@@ -398,14 +416,26 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
     let start = Instant::now();
     let (game, columns) = prepare(opts)?;
     let seeds = Seeds::of(opts.seed);
-    let lbr_opts = |variant: LbrVariant| LbrOptions {
+    let lbr_opts = |variant: LbrVariant, rule: LbrRule| LbrOptions {
         variant,
         hands: opts.hands,
         seed: seeds.lbr(variant),
         threads: opts.threads,
         preflop_samples: opts.preflop_samples,
         defer_range_updates: true,
+        rule,
     };
+    // Every (rule, variant) LBR row, the standard rule's first.
+    let lbr_rows: Vec<(LbrRule, LbrVariant)> = LbrVariant::ALL
+        .into_iter()
+        .map(|v| (LbrRule::Standard, v))
+        .chain(
+            SHARP_VARIANTS
+                .into_iter()
+                .filter(|_| opts.sharp_lbr)
+                .map(|v| (LbrRule::Sharp, v)),
+        )
+        .collect();
     let mut out = opts
         .hands_out
         .as_deref()
@@ -413,10 +443,16 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
         .transpose()?;
     let mut rows = BTreeMap::new();
     let mut uniform = Vec::new();
-    for v in LbrVariant::ALL {
-        let label = format!("LBR-{} vs uniform", v.name().to_uppercase());
-        let r = lbr_recorded(&game, &UniformPolicy, &lbr_opts(v), &label, out.as_mut())?;
-        rows.insert(format!("uniform/lbr_{v}"), r.seconds);
+    for &(rule, v) in &lbr_rows {
+        let label = format!("{} vs uniform", rule.label(v));
+        let r = lbr_recorded(
+            &game,
+            &UniformPolicy,
+            &lbr_opts(v, rule),
+            &label,
+            out.as_mut(),
+        )?;
+        rows.insert(format!("uniform/{}", row_key(rule, v)), r.seconds);
         uniform.push(r);
     }
     let played = matches(&game, &columns, opts, &seeds, out.as_mut())?;
@@ -424,14 +460,18 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
     for (column, (vs_uniform, vs_always_call, secs)) in columns.iter().zip(played) {
         rows.insert(format!("{}/vs_uniform", column.name), secs[0]);
         rows.insert(format!("{}/vs_always_call", column.name), secs[1]);
-        let mut lbr = BTreeMap::new();
-        for (v, reference) in LbrVariant::ALL.into_iter().zip(&uniform) {
-            let label = format!("LBR-{} vs {}", v.name().to_uppercase(), column.name);
+        let (mut lbr, mut lbr_sharp) = (BTreeMap::new(), BTreeMap::new());
+        for (&(rule, v), reference) in lbr_rows.iter().zip(&uniform) {
+            let label = format!("{} vs {}", rule.label(v), column.name);
             let policy = column.per_range.as_ref();
-            let r = lbr_recorded(&game, policy, &lbr_opts(v), &label, out.as_mut())?;
-            rows.insert(format!("{}/lbr_{v}", column.name), r.seconds);
+            let r = lbr_recorded(&game, policy, &lbr_opts(v, rule), &label, out.as_mut())?;
+            rows.insert(format!("{}/{}", column.name, row_key(rule, v)), r.seconds);
             let ratio = paired_ratio(&r, reference);
-            lbr.insert(
+            let table = match rule {
+                LbrRule::Standard => &mut lbr,
+                LbrRule::Sharp => &mut lbr_sharp,
+            };
+            table.insert(
                 v.name().to_string(),
                 LbrRow {
                     estimate: estimate(&r),
@@ -449,6 +489,7 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
                 vs_uniform,
                 vs_always_call,
                 lbr,
+                lbr_sharp,
             },
         );
     }
@@ -464,17 +505,38 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
         preflop_samples: opts.preflop_samples,
         unit: "mbb/hand".into(),
         seeds,
-        lbr_uniform: LbrVariant::ALL
-            .iter()
-            .zip(&uniform)
-            .map(|(v, r)| (v.name().to_string(), estimate(r)))
-            .collect(),
+        lbr_uniform: uniform_rows(&lbr_rows, &uniform, LbrRule::Standard),
+        lbr_sharp_uniform: uniform_rows(&lbr_rows, &uniform, LbrRule::Sharp),
         policies,
         timing: Timing {
             seconds: start.elapsed().as_secs_f64(),
             rows,
         },
     })
+}
+
+/// The variants the sharp rule is scored with: those that raise (sharp LBR-FC is LBR-FC).
+const SHARP_VARIANTS: [LbrVariant; 2] = [LbrVariant::Fcpa, LbrVariant::Fc12Fcpa34];
+
+/// The timing key of an LBR row: `lbr_fcpa`, `lbr_sharp_fcpa`.
+fn row_key(rule: LbrRule, v: LbrVariant) -> String {
+    match rule {
+        LbrRule::Standard => format!("lbr_{v}"),
+        LbrRule::Sharp => format!("lbr_sharp_{v}"),
+    }
+}
+
+/// LBR against uniform with `rule`, by variant name.
+fn uniform_rows(
+    rows: &[(LbrRule, LbrVariant)],
+    uniform: &[LbrResult],
+    rule: LbrRule,
+) -> BTreeMap<String, Estimate> {
+    rows.iter()
+        .zip(uniform)
+        .filter(|((r, _), _)| *r == rule)
+        .map(|((_, v), r)| (v.name().to_string(), estimate(r)))
+        .collect()
 }
 
 /// `mean ± ci95` with no decimals (`± n/a` for an undefined interval); `signed` adds `+`.
@@ -491,7 +553,18 @@ fn interval(mean: f64, ci95: f64, signed: bool) -> String {
     }
 }
 
+/// Which of a column's LBR tables a row reads.
+type Rows = fn(&PolicyCard) -> &BTreeMap<String, LbrRow>;
+
 impl Scorecard {
+    fn standard_rows(c: &PolicyCard) -> &BTreeMap<String, LbrRow> {
+        &c.lbr
+    }
+
+    fn sharp_rows(c: &PolicyCard) -> &BTreeMap<String, LbrRow> {
+        &c.lbr_sharp
+    }
+
     /// The columns in display order (average, current, then the others).
     fn ordered(&self) -> Vec<(&String, &PolicyCard)> {
         let rank = |n: &str| match n {
@@ -533,11 +606,23 @@ impl Scorecard {
                 .collect(),
             String::new(),
         );
-        for v in LbrVariant::ALL {
+        let sharp = SHARP_VARIANTS
+            .into_iter()
+            .filter(|v| self.lbr_sharp_uniform.contains_key(v.name()))
+            .map(|v| (LbrRule::Sharp, v));
+        let lbr_rows = LbrVariant::ALL
+            .into_iter()
+            .map(|v| (LbrRule::Standard, v))
+            .chain(sharp);
+        for (rule, v) in lbr_rows {
+            let (of_card, uniform) = match rule {
+                LbrRule::Standard => (Self::standard_rows as Rows, &self.lbr_uniform),
+                LbrRule::Sharp => (Self::sharp_rows as Rows, &self.lbr_sharp_uniform),
+            };
             let cells = cols
                 .iter()
                 .map(|(_, c)| {
-                    let r = &c.lbr[v.name()];
+                    let r = &of_card(c)[v.name()];
                     let ratio = match (r.ratio, r.ratio_ci95) {
                         (Some(q), Some(ci)) if ci.is_finite() => format!(" ({q:.3} ± {ci:.3})"),
                         (Some(q), _) => format!(" ({q:.3})"),
@@ -549,9 +634,8 @@ impl Scorecard {
                     )
                 })
                 .collect();
-            let u = &self.lbr_uniform[v.name()];
-            let name = format!("LBR-{}", v.name().to_uppercase());
-            row(&name, cells, interval(u.mean, u.ci95, false));
+            let u = &uniform[v.name()];
+            row(&rule.label(v), cells, interval(u.mean, u.ci95, false));
         }
         let widths: Vec<usize> = (0..table[0].len())
             .map(|k| {
