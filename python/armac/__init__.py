@@ -29,6 +29,7 @@ __all__ = [
     "TabularPolicy",
     "algorithms",
     "best_response_values",
+    "export_onnx",
     "lbr",
     "load_game",
     "load_model",
@@ -227,14 +228,50 @@ class Model(_PolicyBase):
         out = self._model.tensor_probabilities(x.tobytes(), m.tobytes(), x.shape[0])
         return out.reshape(x.shape[0], game.num_distinct_actions())
 
+    def to_onnx(self) -> bytes:
+        """The policy this model plays as an ONNX model (bytes): inputs ``info_state`` float
+        ``[N, information_state_tensor_size]`` and ``legal_mask`` float ``[N,
+        num_distinct_actions]`` (1 legal, 0 illegal), output ``probabilities`` float ``[N,
+        num_distinct_actions]``, the numbers ``action_probabilities_batch`` gives. Feed-forward
+        networks only."""
+        return self._model.to_onnx()
+
     def __repr__(self) -> str:
         return repr(self._model)
 
 
-def load_model(path: str | _os.PathLike, current: bool = False) -> Model:
+def load_model(path: str | _os.PathLike, current: bool = False, play_threshold: float | None = None) -> Model:
     """Loads an ARMAC model or run directory (verified against its manifest); ``current=True``
-    plays the checkpoint's current policy instead of its average policy."""
-    return Model(_armac.load_model(_os.fspath(path), current))
+    plays the checkpoint's current policy instead of its average policy; ``play_threshold``
+    replaces the checkpoint's ``armac.play_threshold`` (0 plays the network's probabilities as
+    they are)."""
+    return Model(_armac.load_model(_os.fspath(path), current, play_threshold))
+
+
+def export_onnx(
+    policy: Model | str | _os.PathLike,
+    out: str | _os.PathLike,
+    head: str | None = None,
+    play_threshold: float | None = None,
+) -> None:
+    """Writes the policy an ARMAC network plays to ``out`` as an ONNX model, as ``armac-eval
+    export-onnx`` (see ``Model.to_onnx``). ``policy`` is a model, run or checkpoint directory
+    (then ``head`` is ``"average"``, the default, or ``"current"``, and ``play_threshold``
+    replaces the checkpoint's) or a loaded ``Model``, exported as it plays."""
+    if isinstance(policy, Model):
+        if head is not None or play_threshold is not None:
+            raise ValueError(
+                "export_onnx exports a loaded Model as it plays: choose the head and threshold "
+                "in load_model(path, current=..., play_threshold=...), or pass the path"
+            )
+        model = policy
+    else:
+        if head not in (None, "average", "current"):
+            raise ValueError(f"head must be 'average' or 'current', not {head!r}")
+        model = load_model(policy, current=head == "current", play_threshold=play_threshold)
+    data = model.to_onnx()
+    with open(out, "wb") as f:
+        f.write(data)
 
 
 def solve(game: Any, algorithm: str = "cfr+", iterations: int = 1000, seed: int = 0, **keys: Any) -> TabularPolicy:

@@ -87,6 +87,8 @@ class Model:
         """`{action: probability}` at a pyspiel or armac state of the model's game."""
     def action_probabilities_batch(self, tensors: Any, legal_mask: Any) -> np.ndarray:
         """`[N, tensor size]` tensors and `[N, actions]` masks to float32 `[N, actions]`."""
+    def to_onnx(self) -> bytes:
+        """The policy as an ONNX model: `info_state`, `legal_mask` in, `probabilities` out."""
 
 Policy = str | os.PathLike | TabularPolicy | Model | Callable[[State], Any] | Any
 
@@ -108,8 +110,16 @@ def nash_conv(game: Any, policy: Policy) -> float:
 def best_response_values(game: Any, policy: Policy) -> list[float]:
     """Each player's exact best-response value against `policy`."""
 
-def load_model(path: str | os.PathLike, current: bool = False) -> Model:
+def load_model(path: str | os.PathLike, current: bool = False, play_threshold: float | None = None) -> Model:
     """An ARMAC model or run directory, verified against its manifest."""
+
+def export_onnx(
+    policy: Model | str | os.PathLike,
+    out: str | os.PathLike,
+    head: str | None = None,
+    play_threshold: float | None = None,
+) -> None:
+    """Writes the policy an ARMAC network plays as an ONNX model (`armac-eval export-onnx`)."""
 
 def lbr(
     policy: Policy,

@@ -89,10 +89,21 @@ pub struct PyModel {
 }
 
 /// Loads the average policy of an ARMAC model or run directory (`current=True`: its current
-/// policy pi^t); the files are verified against the manifest where there is one.
+/// policy pi^t; `play_threshold`: instead of the checkpoint's `armac.play_threshold`); the
+/// files are verified against the manifest where there is one.
 #[pyfunction]
-#[pyo3(signature = (path, current=false))]
-pub fn load_model(py: Python<'_>, path: std::path::PathBuf, current: bool) -> PyResult<PyModel> {
+#[pyo3(signature = (path, current=false, play_threshold=None))]
+pub fn load_model(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    current: bool,
+    play_threshold: Option<f64>,
+) -> PyResult<PyModel> {
+    if let Some(t) = play_threshold.filter(|t| !(0.0..1.0).contains(t)) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "play_threshold {t} is outside [0, 1) (0 plays the network's probabilities as they are)"
+        )));
+    }
     if !path.exists() {
         return Err(pyo3::exceptions::PyFileNotFoundError::new_err(format!(
             "no model or run directory at {}",
@@ -103,6 +114,10 @@ pub fn load_model(py: Python<'_>, path: std::path::PathBuf, current: bool) -> Py
     let (game, policy) = py.detach(move || {
         guarded(|| armac::run::armac::load_checkpoint_policy(&dir).map_err(run_err))
     })?;
+    let policy = match play_threshold {
+        Some(t) => policy.with_threshold(t),
+        None => policy,
+    };
     Ok(PyModel {
         policy: Arc::new(policy.with_current_policy(current)),
         game,
@@ -209,6 +224,14 @@ impl PyModel {
         })?;
         let probs: Vec<f32> = probs.iter().map(|&p| p as f32).collect();
         f32_array(py, &probs)
+    }
+
+    /// The policy as an ONNX model (protobuf bytes): information-state tensors and legal
+    /// masks in, the probabilities `tensor_probabilities` gives out. Feed-forward networks only.
+    fn to_onnx<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let policy = self.policy.clone();
+        let bytes = py.detach(move || guarded(|| policy.to_onnx().map_err(|e| to_py(&e))))?;
+        Ok(pyo3::types::PyBytes::new(py, &bytes))
     }
 
     fn __repr__(&self) -> String {

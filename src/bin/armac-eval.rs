@@ -24,6 +24,9 @@
 //!   decision (Student of Games) and exact leaf values ([`armac::search::search_nash_conv`]).
 //! * `search-nashconv --run DIR [--simulations S] [--json]`: the same with the CVPN of a
 //!   Student of Games run at the frontier ([`armac::run::sog::evaluate_run`]).
+//! * `export-onnx --policy <model|run dir|current:DIR> [--head average|current]
+//!   [--play-threshold T] --out FILE.onnx`: the policy an ARMAC network plays as an ONNX model
+//!   ([`armac::nn::armac::ArmacPolicyNet::to_onnx`]).
 //! * `serve --policy <model|run dir|policy file> [--policy ...] [--port 8080] [--host H]`: a
 //!   local web page with strategy charts, learning curves and play against the policies
 //!   ([`armac::serve`]).
@@ -83,6 +86,15 @@ impl PlayFlags {
             endgame_rounds: self.endgame_rounds,
         }
     }
+}
+
+/// `export-onnx --head`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum OnnxHead {
+    /// The average policy (average-policy head).
+    Average,
+    /// The current policy (regret matching on the mean-regret head).
+    Current,
 }
 
 #[derive(Subcommand, Debug)]
@@ -158,6 +170,25 @@ enum Command {
         /// plays: actions below T dropped, the rest renormalised; the network is the same).
         #[arg(long)]
         play_threshold: Option<f64>,
+    },
+    /// Write the policy an ARMAC network plays as an ONNX model: information-state tensors
+    /// and legal-action masks in, the probabilities armac plays out (input scaling, masking
+    /// and the play threshold inside the graph). Feed-forward networks only.
+    ExportOnnx {
+        /// An ARMAC model, run or checkpoint directory (`current:DIR`: its current policy).
+        #[arg(long)]
+        policy: String,
+        /// The head: `average` (the average policy, the default) or `current` (regret
+        /// matching on the mean-regret head).
+        #[arg(long, value_enum)]
+        head: Option<OnnxHead>,
+        /// Play with this threshold instead of the checkpoint's `armac.play_threshold` (0:
+        /// the head's probabilities as they are).
+        #[arg(long)]
+        play_threshold: Option<f64>,
+        /// The `.onnx` file to write.
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Check a model directory against its `manifest.json` (every file's length and hash),
     /// or with `--write` record the files it holds now.
@@ -559,6 +590,19 @@ fn run(args: Args) -> Result<()> {
             out,
             play_threshold,
         } => export_model(&checkpoint, &out, play_threshold),
+        Command::ExportOnnx {
+            policy,
+            head,
+            play_threshold,
+            out,
+        } => {
+            let current = head.map(|h| h == OnnxHead::Current);
+            println!(
+                "{}",
+                commands::export_onnx(&policy, current, play_threshold, &out)?
+            );
+            Ok(())
+        }
         Command::Manifest { dir, write } => manifest(&dir, write),
         Command::ExportPolicy {
             checkpoint,

@@ -6,6 +6,7 @@
 pub mod armac;
 pub mod cvpn;
 mod device_name;
+pub mod onnx;
 pub mod pack;
 pub mod public;
 

@@ -41,6 +41,7 @@ mod layers;
 mod learner;
 mod loss;
 mod net;
+mod onnx;
 mod plain;
 mod policy_net;
 mod resident;
@@ -62,6 +63,9 @@ pub use layers::{Head, LstmCell, LstmState, ResBlock, double_relu, feed_forward}
 pub(crate) use layers::{NumberParams, init_linear};
 pub use learner::{ArmacLearner, SeqTrainBatch};
 pub use net::{ArmacNet, ArmacOutput};
+pub use onnx::{
+    ONNX_INPUT_INFO_STATE, ONNX_INPUT_LEGAL_MASK, ONNX_OUTPUT_PROBABILITIES, OnnxPolicy,
+};
 pub use plain::{PlainRangeNet, fast_sigmoid, fast_tanh};
 pub use policy_net::{ArmacPolicyNet, RecurrentState, SeqInputs, StepBatch};
 pub use resident::{

@@ -37,7 +37,7 @@
 use super::sequence::{decision_path, gather_rows, seq_inputs};
 use crate::game::GameRef;
 use crate::games::cards::NUM_CARDS;
-use crate::nn::armac::{ActBatch, ArmacPolicyNet, PlainRangeNet};
+use crate::nn::armac::{ActBatch, ArmacPolicyNet, OnnxPolicy, PlainRangeNet};
 use std::sync::OnceLock;
 
 mod cache;
@@ -267,6 +267,53 @@ impl ArmacAveragePolicy {
             threshold_probs(row, self.threshold);
         }
         Ok(probs)
+    }
+
+    /// The policy as an ONNX model (protobuf bytes; see [`ArmacPolicyNet::to_onnx`]): from
+    /// information-state tensors and legal-action masks to the probabilities
+    /// [`Self::tensor_probabilities`] gives (this head, this threshold), up to f32 rounding.
+    /// Its metadata name the game, the epoch, the head and the threshold. Feed-forward
+    /// networks only.
+    pub fn to_onnx(&self) -> Result<Vec<u8>, crate::policy::PolicyError> {
+        let head = if self.current { "current" } else { "average" };
+        let cfg = self.net.config();
+        let spec = OnnxPolicy {
+            current: self.current,
+            threshold: self.threshold,
+            metadata: [
+                ("game", self.game.load_string()),
+                ("epoch", self.epoch.to_string()),
+                ("head", head.to_string()),
+                ("play_threshold", self.threshold.to_string()),
+                ("input_size", cfg.input_size.to_string()),
+                ("num_actions", cfg.num_actions.to_string()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        };
+        self.net
+            .to_onnx(&spec)
+            .map_err(|e| crate::policy::PolicyError::Failed {
+                policy: crate::policy::Policy::name(self),
+                reason: e.to_string(),
+            })
+    }
+
+    /// `true` when the policy plays the current policy `π^t` (mean-regret head), `false` for
+    /// the average policy.
+    pub fn is_current(&self) -> bool {
+        self.current
+    }
+
+    /// The play threshold (0: none).
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+
+    /// The epoch of the network.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// `true` for a recurrent network.

@@ -1,6 +1,6 @@
 //! The small subcommands of `armac-eval` as library calls: each computes a report that the
 //! binary prints as text or JSON (`replay`, `nashconv`, `match`, `export-policy`,
-//! `search-nashconv`). The LBR and scorecard commands live in [`super::lbr_command`] and
+//! `export-onnx`, `search-nashconv`). The LBR and scorecard commands live in [`super::lbr_command`] and
 //! [`super::scorecard`].
 
 use super::{
@@ -283,6 +283,64 @@ pub fn export_policy(
         out.display(),
         table.table.len(),
         game.load_string()
+    ))
+}
+
+/// `export-onnx`: the policy an ARMAC model, run or checkpoint directory plays, as an ONNX
+/// file (see [`crate::nn::armac::ArmacPolicyNet::to_onnx`]). `policy` may be `current:DIR`;
+/// `current` (`--head`) chooses the head, `Some(false)` with `current:DIR` is refused;
+/// `play_threshold` replaces the checkpoint's `armac.play_threshold`. Returns the line the
+/// binary prints.
+pub fn export_onnx(
+    policy: &str,
+    current: Option<bool>,
+    play_threshold: Option<f64>,
+    out: &Path,
+) -> Result<String, RunError> {
+    if policy.starts_with("sog:") {
+        return Err(RunError::Usage(format!(
+            "--policy {policy}: a Student of Games policy searches at every decision; only \
+             ARMAC networks export to ONNX"
+        )));
+    }
+    let args = PolicyArgs {
+        play_threshold,
+        ..PolicyArgs::default()
+    };
+    args.check()?;
+    let (prefixed, dir) = super::checkpoint_arg(policy);
+    let current = match current {
+        Some(false) if prefixed => {
+            return Err(RunError::Usage(format!(
+                "--policy {policy} names the current policy but --head asks for the average one"
+            )));
+        }
+        Some(c) => c,
+        None => prefixed,
+    };
+    let (game, p) = crate::run::armac::load_checkpoint_policy(dir)
+        .map_err(RunError::context(format!("--policy {policy}")))?;
+    let p = args.apply(p).with_current_policy(current);
+    let bytes = p
+        .to_onnx()
+        .map_err(RunError::context(format!("--policy {policy}")))?;
+    crate::util::write_atomic(out, &bytes).map_err(crate::run::io_err("the ONNX model", out))?;
+    Ok(format!(
+        "wrote {} ({} bytes, ONNX opset {}): the {} policy of epoch {} of {}, play threshold {}; \
+         inputs `{}` [N, {}] and `{}` [N, {}], output `{}` [N, {}]",
+        out.display(),
+        bytes.len(),
+        crate::nn::onnx::OPSET,
+        if current { "current" } else { "average" },
+        p.epoch(),
+        game.load_string(),
+        p.threshold(),
+        crate::nn::armac::ONNX_INPUT_INFO_STATE,
+        game.information_state_tensor_size(),
+        crate::nn::armac::ONNX_INPUT_LEGAL_MASK,
+        game.num_distinct_actions(),
+        crate::nn::armac::ONNX_OUTPUT_PROBABILITIES,
+        game.num_distinct_actions(),
     ))
 }
 
