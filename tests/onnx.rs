@@ -5,7 +5,7 @@
 //!
 //! This test writes them under `target/tmp/onnx-cases/` (`<model>-<head>-<threshold>.onnx` and
 //! `.case`); `cargo run --release -p armac-onnx-tract -- target/tmp/onnx-cases` then runs every
-//! graph in tract and compares (tools/onnx-tract: tract is kept out of armac's own dependency
+//! graph in tract and compares (tests/onnx-tract: tract is kept out of armac's own dependency
 //! graph, where its features would change the build of the burn stack). CI runs both; pytest
 //! checks the same graphs with ONNX Runtime (python/tests/test_onnx.py).
 //!
