@@ -91,3 +91,77 @@ fn sigterm_inside_a_long_epoch_stops_the_run_within_a_second() {
     assert_eq!(committed_epoch(&dir), 0);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Starts `armac-eval args`, sends SIGINT once `wait` has passed, and returns its status, its
+/// output and how long it took to end after the signal.
+fn interrupt_eval(args: &[&str], wait: Duration) -> (Option<i32>, String, String, Duration) {
+    let child = common::eval()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(wait);
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let signalled = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        signalled.elapsed(),
+    )
+}
+
+#[test]
+fn ctrl_c_ends_a_long_match_with_the_partial_result() {
+    let (code, out, err, took) = interrupt_eval(
+        &[
+            "match",
+            "--game",
+            "leduc_poker",
+            "--a",
+            "uniform",
+            "--b",
+            "uniform",
+            "--sampled",
+            "--hands",
+            "1000000000",
+            "--json",
+        ],
+        Duration::from_millis(1500),
+    );
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["partial"], true, "{v}");
+    let hands = v["hands"].as_u64().unwrap();
+    assert!(hands > 0 && hands < 1_000_000_000, "{v}");
+    assert!(err.contains("partial"), "{err}");
+}
+
+#[test]
+fn ctrl_c_ends_a_long_lbr_run_with_the_partial_result() {
+    let (code, out, err, took) = interrupt_eval(
+        &[
+            "lbr",
+            "--policy",
+            "uniform",
+            "--variant",
+            "fc",
+            "--hands",
+            "1000000000",
+            "--threads",
+            "1",
+        ],
+        Duration::from_millis(2500),
+    );
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert!(out.contains("PARTIAL: stopped after"), "{out}");
+    assert!(err.contains("partial"), "{err}");
+}

@@ -11,6 +11,7 @@
 //! Returns are in the game's units (chips in poker); [`MatchReport::mbb_per_hand`] converts to
 //! milli-big-blinds per hand where the game has a big blind.
 
+use crate::eval::Watch;
 use crate::game::{Action, Game, State, Turn};
 use crate::policy::{Policy, PolicyError};
 use crate::tree::{PublicTree, TreePolicy};
@@ -29,6 +30,10 @@ pub struct MatchReport {
     pub hands: u64,
     /// Whether the figures are exact expectations (no sampling).
     pub exact: bool,
+    /// Whether the match was stopped (Ctrl-C) before all its deals: the figures then cover
+    /// the `hands` played. Absent from JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 impl MatchReport {
@@ -57,6 +62,8 @@ pub enum MatchError {
     },
     #[error("a match needs at least one deal")]
     NoDeals,
+    #[error("stopped before any hand was played")]
+    Stopped,
     #[error("recording hand {number}: {source}")]
     Record {
         number: u64,
@@ -96,6 +103,7 @@ pub fn exact_match(tree: &PublicTree, a: &TreePolicy, b: &TreePolicy) -> MatchRe
         seat_mean: seat,
         hands: 0,
         exact: true,
+        partial: false,
     }
 }
 
@@ -160,15 +168,35 @@ pub fn sampled_match_recorded(
     b: &dyn Policy,
     deals: u64,
     seed: u64,
+    record: Option<&mut HandRecorder<'_>>,
+) -> Result<MatchReport, MatchError> {
+    sampled_match_watched(game, a, b, deals, seed, record, Watch::default())
+}
+
+/// [`sampled_match_recorded`] under `watch`: progress is reported per hand, and once
+/// `watch.stop` is set no new deal starts; the report then covers the deals played
+/// (`partial` set), or is [`MatchError::Stopped`] when none was.
+pub fn sampled_match_watched(
+    game: &dyn Game,
+    a: &dyn Policy,
+    b: &dyn Policy,
+    deals: u64,
+    seed: u64,
     mut record: Option<&mut HandRecorder<'_>>,
+    watch: Watch<'_>,
 ) -> Result<MatchReport, MatchError> {
     if deals == 0 {
         return Err(MatchError::NoDeals);
     }
+    let planned = deals;
+    let mut deals = 0;
     let mut actions = SplitMix64::new(seed ^ 0xAC71_0A5E_u64);
     let (mut sum, mut sum_sq) = (0.0, 0.0);
     let mut seat_sum = [0.0; 2];
-    for d in 0..deals {
+    for d in 0..planned {
+        if watch.stopped() {
+            break;
+        }
         let deal_seed = SplitMix64::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ d).next_u64();
         let mut returns = [0.0; 2];
         for (a_seat, seats) in [[a, b], [b, a]].into_iter().enumerate() {
@@ -185,13 +213,18 @@ pub fn sampled_match_recorded(
                 record(hand).map_err(|source| MatchError::Record { number, source })?;
             }
             returns[a_seat] = r[a_seat];
+            watch.tick(1);
         }
+        deals += 1;
         let [first, second] = returns;
         seat_sum[0] += first;
         seat_sum[1] += second;
         let x = 0.5 * (first + second);
         sum += x;
         sum_sq += x * x;
+    }
+    if deals == 0 {
+        return Err(MatchError::Stopped);
     }
     let n = deals as f64;
     let mean = sum / n;
@@ -206,6 +239,7 @@ pub fn sampled_match_recorded(
         seat_mean: [seat_sum[0] / n, seat_sum[1] / n],
         hands: 2 * deals,
         exact: false,
+        partial: deals < planned,
     })
 }
 

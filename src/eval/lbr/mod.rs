@@ -154,6 +154,9 @@ pub enum LbrError {
     /// Bad options (zero hands, a thread pool that cannot start).
     #[error("{0}")]
     Options(String),
+    /// Stopped (Ctrl-C) before any deal was played.
+    #[error("stopped before any hand was played")]
+    Stopped,
 }
 
 /// Which actions LBR may take in each round.
@@ -233,7 +236,7 @@ pub use equity::win_probability;
 pub use exact::{ExactLbr, exact_lbr};
 pub use play::{
     LbrHand, LbrOptions, LbrRatio, LbrResult, check_game, paired_ratio, play_deal, run_lbr,
-    run_lbr_hands,
+    run_lbr_hands, run_lbr_watched,
 };
 pub use range::{AlwaysCall, AlwaysFold, PerHand, Range, RangePolicy, with_hole_cards};
 
