@@ -660,6 +660,12 @@ pub fn train(
     let dir = opts.out.clone().unwrap_or_else(|| default_run_dir(&path));
     // Everything is validated before the run directory is touched.
     validate(&config)?;
+    // What a replacement killed with its process left beside the directory.
+    for name in replace::sweep_stale_siblings(&dir) {
+        if !opts.quiet {
+            eprintln!("removed {name}, left by a replacement whose process is gone");
+        }
+    }
     let existing = replace::classify(&dir);
     match (&existing, opts.overwrite) {
         (replace::Existing::Run, false) => {

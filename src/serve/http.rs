@@ -84,12 +84,7 @@ impl Drop for Live {
 /// Answers the connections of `listener` with `handle` until the listener fails: each
 /// connection on its own thread (at most [`MAX_CONNECTIONS`]), at most `threads` handlers at
 /// once. `refused` builds the answer to a request that cannot be read (`status`, message).
-pub fn serve(
-    listener: TcpListener,
-    threads: usize,
-    handle: Handler,
-    refused: Refusal,
-) {
+pub fn serve(listener: TcpListener, threads: usize, handle: Handler, refused: Refusal) {
     let live = Arc::new(AtomicUsize::new(0));
     // Handler permits: a token per handler that may run.
     let (give, take) = crossbeam::channel::bounded::<()>(threads.max(1));
