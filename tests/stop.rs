@@ -158,10 +158,18 @@ fn ctrl_c_ends_a_long_lbr_run_with_the_partial_result() {
             "--threads",
             "1",
         ],
-        Duration::from_millis(2500),
+        // Past the one-time build of the hand-evaluation tables (about a second alone, several
+        // on a loaded machine), which no signal interrupts.
+        Duration::from_millis(6000),
     );
     assert_eq!(code, Some(130), "{err}");
-    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
-    assert!(out.contains("PARTIAL: stopped after"), "{out}");
-    assert!(err.contains("partial"), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?} after SIGINT");
+    // On a loaded machine the signal may still come before the first deal ends: then there
+    // is no figure, and the message says so.
+    if out.is_empty() {
+        assert!(err.contains("stopped before any hand was played"), "{err}");
+    } else {
+        assert!(out.contains("PARTIAL: stopped after"), "{out}");
+        assert!(err.contains("partial"), "{err}");
+    }
 }
