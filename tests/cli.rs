@@ -467,3 +467,36 @@ fn exported_play_threshold_is_how_the_model_plays() {
     assert_eq!(nashconv(model, &["--play-threshold", "0"]), raw);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A directory given as `--config` is named as one (not "not found"); a checkpoint whose
+/// `state.json` is not UTF-8 is named corrupt when read (not "cannot write").
+#[test]
+fn a_config_directory_and_a_non_utf8_state_are_named() {
+    run_err(train().args(["--config", "configs"]), "is a directory");
+    let dir = common::tmp("cli", "non-utf8-state");
+    let out = dir.to_str().unwrap();
+    run_ok(train().args([
+        "--config",
+        "kuhn_armac.toml",
+        "--quiet",
+        "--set",
+        "armac.epochs=1",
+        "--set",
+        "armac.episodes_per_epoch=16",
+        "--set",
+        "armac.learning_steps_per_epoch=1",
+        "--out",
+        out,
+    ]));
+    let state = dir.join("checkpoint/state.json");
+    std::fs::write(&state, b"{\"epoch\": \xff\xfe}").unwrap();
+    let o = eval()
+        .args(["nashconv", "--game", "kuhn_poker", "--policy", out])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("state.json"), "{err}");
+    assert!(!err.contains("cannot write"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -266,6 +266,66 @@ fn a_resumed_run_continues_its_exact_diagnostics() {
 }
 
 #[test]
+fn a_lockstep_run_stopped_inside_an_epoch_resumes_to_the_uninterrupted_run() {
+    // Epochs of a few seconds: SIGTERM lands inside epoch 2, which is then abandoned.
+    let sets = [
+        "armac.epochs=2",
+        "armac.actors=2",
+        "eval.every=1",
+        "armac.learning_steps_per_epoch=400",
+    ];
+    let (whole, parts) = (tmp("det", "stop-whole"), tmp("det", "stop-parts"));
+    lockstep("leduc_armac.toml", &whole, &sets);
+    let mut cmd = train();
+    cmd.args(["--config", "leduc_armac.toml", "--out"])
+        .arg(&parts)
+        .args(["--set", "armac.schedule=\"lockstep\""]);
+    for s in sets {
+        cmd.args(["--set", s]);
+    }
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first epoch of a process is checkpointed: stop right after that commit.
+    let epoch_of = |dir: &Path| {
+        std::fs::read(dir.join("checkpoint/state.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| v["epoch"].as_u64())
+    };
+    let t = std::time::Instant::now();
+    while epoch_of(&parts) != Some(1) {
+        assert!(t.elapsed().as_secs() < 120, "epoch 1 never committed");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Past the commit's own end: epoch 2 is under way (it takes seconds).
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(143), "{err}");
+    assert!(err.contains("stopped inside epoch 2"), "{err}");
+    assert!(err.contains("continue from epoch 1 with"), "{err}");
+    assert_eq!(
+        epoch_of(&parts),
+        Some(1),
+        "the partial epoch was checkpointed"
+    );
+    run_ok(train().arg("--resume").arg(&parts).arg("--quiet"));
+    let diff = differences(&fingerprint(&whole, true), &fingerprint(&parts, true));
+    assert_eq!(diff, Vec::<String>::new());
+    for d in [whole, parts] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+#[test]
 fn fcpa_lockstep_runs_repeat_byte_for_byte() {
     let sets = [
         "armac.epochs=2",

@@ -4,7 +4,8 @@
 use crate::errors::{guarded, run_err, to_py};
 use crate::game::{PyGame, load};
 use crate::policy::{PolicyArg, PyTabularPolicy};
-use armac::eval::lbr::{LbrOptions, run_lbr};
+use armac::eval::Watch;
+use armac::eval::lbr::{LbrOptions, run_lbr_watched};
 use armac::game::{Game, GameRef};
 use armac::run::evaluate::lbr_command::parse_variants;
 use armac::run::evaluate::{MatchOptions, exact_tree, holdem_game, play_match as lib_match};
@@ -111,6 +112,19 @@ fn interruptible<T: Send>(
             .unwrap_or_else(|_| Err(pyo3::exceptions::PyRuntimeError::new_err("worker panicked")))
     });
     (result, signal)
+}
+
+/// [`interruptible`] with the library's interrupt flag (the one `armac-train` and the long
+/// evaluations poll), cleared before and after: `f` gets the flag to poll.
+fn with_stop_flag<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce(&AtomicBool) -> PyResult<T> + Send,
+) -> (PyResult<T>, Option<PyErr>) {
+    let stop = armac::run::external_interrupt_flag();
+    stop.store(false, Ordering::SeqCst);
+    let out = interruptible(py, &stop, || f(&stop));
+    stop.store(false, Ordering::SeqCst);
+    out
 }
 
 /// A Python value of a `[solver]` key as TOML.
@@ -256,8 +270,20 @@ pub fn lbr<'py>(
         defer_range_updates: true,
         rule,
     };
-    let result =
-        py.detach(|| guarded(|| run_lbr(&poker, p.as_ref(), &opts, None).map_err(|e| to_py(&e))));
+    // Ctrl-C: the interpreter's signal is seen within 50 ms and stops LBR after the deals in
+    // play; `KeyboardInterrupt` is raised instead of a partial result.
+    let (result, signal) = with_stop_flag(py, |stop| {
+        let watch = Watch {
+            progress: None,
+            stop: Some(stop),
+        };
+        run_lbr_watched(&poker, p.as_ref(), &opts, watch, false)
+            .map(|r| r.0)
+            .map_err(|e| to_py(&e))
+    });
+    if let Some(e) = signal {
+        return Err(e);
+    }
     if let Some(e) = arg.raised() {
         return Err(e);
     }
@@ -297,18 +323,21 @@ pub fn play_match<'py>(
         max_histories,
         aivat: false,
     };
-    let result = py.detach(|| {
-        guarded(|| {
-            lib_match(
-                game.as_ref(),
-                pa.as_ref(),
-                pb.as_ref(),
-                &opts,
-                hands_out.as_deref(),
-            )
-            .map_err(run_err)
-        })
+    // Ctrl-C stops the match after the deal in play (the library polls the flag) and raises
+    // `KeyboardInterrupt` instead of a partial result.
+    let (result, signal) = with_stop_flag(py, |_| {
+        lib_match(
+            game.as_ref(),
+            pa.as_ref(),
+            pb.as_ref(),
+            &opts,
+            hands_out.as_deref(),
+        )
+        .map_err(run_err)
     });
+    if let Some(e) = signal {
+        return Err(e);
+    }
     if let Some(e) = arg_a.raised().or_else(|| arg_b.raised()) {
         return Err(e);
     }

@@ -56,3 +56,47 @@ def test_examples_run_without_openspiel(example):
     )
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
+
+
+# A long match and a long LBR run in a child interpreter; once it has started, SIGINT must end
+# it with KeyboardInterrupt within a few seconds (the library polls the interpreter's signals).
+INTERRUPTED = """
+import sys, armac
+print("started", flush=True)
+try:
+    if sys.argv[1] == "match":
+        armac.match("uniform", "uniform", game="leduc_poker", hands=10**9, sampled=True)
+    else:
+        armac.lbr("uniform", variant="fc", hands=10**9, threads=1)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+    sys.exit(3)
+print("finished", flush=True)
+"""
+
+
+@pytest.mark.parametrize("call", ["match", "lbr"])
+def test_ctrl_c_interrupts_a_long_evaluation(call):
+    import signal
+    import time
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED, call],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "started"
+        # Well inside the call (10^9 hands take hours), past LBR's one-time table build.
+        time.sleep(3.0 if call == "lbr" else 1.0)
+        assert child.poll() is None, child.stderr.read()
+        child.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = child.communicate(timeout=10)
+        took = time.monotonic() - sent
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 3, (out, err)
+    assert "KeyboardInterrupt" in out
+    assert took < 4.0, f"{took:.1f} s after SIGINT"

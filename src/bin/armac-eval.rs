@@ -506,7 +506,26 @@ impl ScorecardArgs {
 fn main() {
     armac::util::tune_allocator();
     let args = Args::parse();
-    if let Err(e) = run(args) {
+    // The long evaluations stop on Ctrl-C (or SIGTERM) after the deal in play and report the
+    // hands played so far as partial; a second signal ends the process at once.
+    if matches!(
+        args.command,
+        Command::Lbr(_) | Command::Match { .. } | Command::Scorecard(_)
+    ) {
+        armac::run::interrupt_flag();
+    }
+    let result = run(args);
+    if let Some(sig) = armac::run::interrupt_signal() {
+        match &result {
+            Ok(()) => eprintln!(
+                "interrupted by signal {sig}: the figures above are partial (the hands played \
+                 before it)"
+            ),
+            Err(e) => eprintln!("error: {e:#}\ninterrupted by signal {sig}: no result"),
+        }
+        std::process::exit(128 + sig);
+    }
+    if let Err(e) = result {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }

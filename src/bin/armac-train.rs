@@ -104,7 +104,9 @@ fn run(args: Args) -> Result<()> {
     };
     // Games too large for an exact best response (Hold'em) have no NashConv: say so and how
     // such a run is scored, instead of printing NaN.
-    let score = if summary.nash_conv.is_nan() {
+    let score = if summary.nash_conv.is_nan() && summary.stopped_early {
+        "no NashConv evaluated yet".to_string()
+    } else if summary.nash_conv.is_nan() {
         "no exact NashConv for this game (score it with `armac-eval scorecard --policy RUN`)"
             .to_string()
     } else {
@@ -123,12 +125,23 @@ fn run(args: Args) -> Result<()> {
         summary.seconds,
         summary.run_dir.display()
     );
+    // The step a stopped run resumes from is its last checkpoint's (the summary's count).
+    let unit = match summary.algorithm.as_str() {
+        "armac" => "epoch",
+        "sog" => "round",
+        _ => "iteration",
+    };
+    let resume = format!(
+        "continue from {unit} {} with: armac-train --resume {}",
+        summary.iterations,
+        shell_word(&summary.run_dir.display().to_string())
+    );
     if let Some(sig) = armac::run::interrupt_signal() {
-        eprintln!(
-            "stopped by signal {sig}; continue with: armac-train --resume {}",
-            shell_word(&summary.run_dir.display().to_string())
-        );
+        eprintln!("stopped by signal {sig}; {resume}");
         std::process::exit(128 + sig);
+    }
+    if summary.stopped_early {
+        eprintln!("stopped at the time limit; {resume}");
     }
     if summary.algorithm == "armac" {
         print_next_steps(&summary);

@@ -16,6 +16,7 @@
 //! milli-big-blinds per hand where the game has a big blind.
 
 use crate::eval::aivat::{AivatOptions, DecisionProbs, ValueEstimate, aivat_hand};
+use crate::eval::Watch;
 use crate::game::{Action, Game, State, Turn};
 use crate::policy::{Policy, PolicyError};
 use crate::tree::{PublicTree, TreePolicy};
@@ -37,6 +38,10 @@ pub struct MatchReport {
     /// The AIVAT estimate of `mean` on the same hands, when a value estimate was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aivat: Option<AivatReport>,
+    /// Whether the match was stopped (Ctrl-C) before all its deals: the figures then cover
+    /// the `hands` played. Absent from JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 /// AIVAT's estimate of A's mean return per hand ([`crate::eval::aivat`]).
@@ -88,6 +93,8 @@ pub enum MatchError {
     },
     #[error("a match needs at least one deal")]
     NoDeals,
+    #[error("stopped before any hand was played")]
+    Stopped,
     #[error("recording hand {number}: {source}")]
     Record {
         number: u64,
@@ -128,6 +135,7 @@ pub fn exact_match(tree: &PublicTree, a: &TreePolicy, b: &TreePolicy) -> MatchRe
         hands: 0,
         exact: true,
         aivat: None,
+        partial: false,
     }
 }
 
@@ -198,7 +206,7 @@ pub fn sampled_match_recorded(
     seed: u64,
     record: Option<&mut HandRecorder<'_>>,
 ) -> Result<MatchReport, MatchError> {
-    sampled_match_with(game, a, b, deals, seed, record, None)
+    sampled_match_with(game, a, b, deals, seed, record, None, Watch::default())
 }
 
 /// The value estimates for AIVAT of the hands with A in seat 0 and with A in seat 1 (the
@@ -207,8 +215,11 @@ pub fn sampled_match_recorded(
 pub type AivatWith<'v> = ([&'v dyn ValueEstimate; 2], AivatOptions);
 
 /// [`sampled_match_recorded`], with the AIVAT estimate of the same hands
-/// ([`MatchReport::aivat`]) when `aivat` gives a value estimate. The hands played are the
-/// same with or without it.
+/// ([`MatchReport::aivat`]) when `aivat` gives a value estimate (the hands played are the same
+/// with or without it), under `watch`: progress is reported per hand, and once `watch.stop` is
+/// set no new deal starts; the report then covers the deals played (`partial` set), or is
+/// [`MatchError::Stopped`] when none was.
+#[allow(clippy::too_many_arguments)]
 pub fn sampled_match_with(
     game: &dyn Game,
     a: &dyn Policy,
@@ -217,15 +228,21 @@ pub fn sampled_match_with(
     seed: u64,
     mut record: Option<&mut HandRecorder<'_>>,
     aivat: Option<AivatWith<'_>>,
+    watch: Watch<'_>,
 ) -> Result<MatchReport, MatchError> {
     if deals == 0 {
         return Err(MatchError::NoDeals);
     }
+    let planned = deals;
+    let mut deals = 0;
     let mut actions = SplitMix64::new(seed ^ 0xAC71_0A5E_u64);
     let (mut sum, mut sum_sq) = (0.0, 0.0);
     let mut seat_sum = [0.0; 2];
     let mut corrected = Vec::new();
-    for d in 0..deals {
+    for d in 0..planned {
+        if watch.stopped() {
+            break;
+        }
         let deal_seed = SplitMix64::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ d).next_u64();
         let mut returns = [0.0; 2];
         let mut deal_aivat = 0.0;
@@ -256,7 +273,9 @@ pub fn sampled_match_with(
                 record(hand).map_err(|source| MatchError::Record { number, source })?;
             }
             returns[a_seat] = r[a_seat];
+            watch.tick(1);
         }
+        deals += 1;
         let [first, second] = returns;
         seat_sum[0] += first;
         seat_sum[1] += second;
@@ -266,6 +285,9 @@ pub fn sampled_match_with(
         }
         sum += x;
         sum_sq += x * x;
+    }
+    if deals == 0 {
+        return Err(MatchError::Stopped);
     }
     let n = deals as f64;
     let mean = sum / n;
@@ -288,6 +310,7 @@ pub fn sampled_match_with(
                 values: values[0].name(),
             }
         }),
+        partial: deals < planned,
     })
 }
 

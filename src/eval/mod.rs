@@ -18,6 +18,31 @@ use crate::game::{Game, Player};
 use crate::policy::{Policy, PolicyError};
 use crate::tree::{PublicTree, TreePolicy};
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What watches a long sampled evaluation (LBR, a sampled match): `progress` is told of every
+/// hand finished (from worker threads, with the number just finished), and once `stop` is set
+/// (Ctrl-C) no new deal starts: the result then covers the deals played so far and is marked
+/// partial, or is an error when none was.
+#[derive(Clone, Copy, Default)]
+pub struct Watch<'a> {
+    pub progress: Option<&'a (dyn Fn(u64) + Sync)>,
+    pub stop: Option<&'a AtomicBool>,
+}
+
+impl Watch<'_> {
+    /// Whether the evaluation is asked to stop.
+    pub fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// Reports `n` hands finished.
+    pub fn tick(&self, n: u64) {
+        if let Some(f) = self.progress {
+            f(n);
+        }
+    }
+}
 
 /// The outcome of [`nash_conv`].
 #[derive(Clone, Debug, PartialEq, Serialize)]

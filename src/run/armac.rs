@@ -4,8 +4,13 @@
 //! [`ArmacTrainer`] epoch by epoch (see [`crate::rl::armac`] for what an epoch does).
 //!
 //! # Stopping
-//! `--max-seconds` and Ctrl-C take effect at the next epoch boundary (the safe point): the epoch
-//! in progress is finished first, so the final checkpoint is consistent.
+//! `--max-seconds`, `--max-cpu-seconds` and the first SIGINT, SIGTERM or SIGHUP are checked
+//! between epochs, where the run stops at once and checkpoints the epoch it finished, and
+//! inside an epoch (between learning steps and between actor messages or groups), where the
+//! epoch gets [`super::STOP_GRACE`] to finish. An epoch that does not finish in time is
+//! abandoned: nothing of it is checkpointed, and the run resumes from its last committed
+//! checkpoint (a new run commits `θ^0` before its first epoch, so there always is one). A
+//! resumed lock-step run then repeats the abandoned epoch exactly.
 //!
 //! # Checkpoints
 //! Taken at epoch boundaries, where the data set is empty by construction, so a resumed run
@@ -16,7 +21,7 @@ use super::config::{ArmacRun, Config};
 use super::generation::GenerationWriter;
 use super::metrics::{Column, MetricsRow, sci};
 use super::tensorboard::TbWriter;
-use super::{Deadline, MetricsCsv, RunError, RunSummary, TrainOptions, io_err};
+use super::{Deadline, MetricsCsv, RunError, RunSummary, StopRule, TrainOptions, io_err};
 use crate::game::GameRef;
 use crate::games::load_game;
 use crate::nn::armac::ArmacPolicyNet;
@@ -30,7 +35,6 @@ use crate::rl::armac::residency::{
 use crate::rl::armac::{ArmacTrainer, ResumePoint, ScalarSink, fresh_state, read_state};
 use crate::util::{SplitMix64, write_atomic};
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crate::rl::armac::net_config;
@@ -162,7 +166,8 @@ fn run_in_pool(
     let interrupted = crate::run::interrupt_flag();
     attach_actors(&mut trainer, config, s, dir, opts, resumed.is_some())?;
 
-    let deadline = Deadline::of(opts);
+    let stop = StopRule::new(Deadline::of(opts), interrupted);
+    let deadline = *stop.deadline();
     let bar = super::progress_bar(s.epochs, "epochs");
     if opts.quiet {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -171,19 +176,34 @@ fn run_in_pool(
     let elapsed_before = trainer.state().elapsed_seconds;
     let cpu_before = trainer.state().cpu_seconds;
     let first_epoch = trainer.state().epoch;
+    // A new run commits θ^0 before its first epoch, so that a stop inside that epoch resumes.
+    if resumed.is_none() {
+        trainer.record(0.0, 0.0);
+        checkpoint(dir, &mut trainer, config)?;
+    }
+    let mut committed = Committed::of(&trainer, f64::NAN, cpu_before);
     let mut last_ckpt = Instant::now();
     let mut stopped_early = false;
+    // An epoch left unfinished (a stop past the grace, or an error): never checkpointed.
+    let mut abandoned = false;
     let mut last_nash_conv = f64::NAN;
     let mut last_eval_epoch = None;
     let mut result: Result<(), RunError> = Ok(());
+    let halt = || stop.abandon();
     while trainer.state().epoch < s.epochs {
-        if deadline.expired() || interrupted.load(Ordering::Relaxed) {
+        if stop.requested() {
             stopped_early = true;
             break;
         }
-        let (work, learn_secs) = match trainer.act_and_learn() {
-            Ok(w) => w,
+        let (work, learn_secs) = match trainer.act_and_learn(&halt) {
+            Ok(Some(w)) => w,
+            Ok(None) => {
+                stopped_early = true;
+                abandoned = true;
+                break;
+            }
             Err(e) => {
+                abandoned = true;
                 result = Err(e.into());
                 break;
             }
@@ -229,6 +249,7 @@ fn run_in_pool(
         {
             trainer.record(seconds, cpu_seconds);
             checkpoint(dir, &mut trainer, config)?;
+            committed = Committed::of(&trainer, last_nash_conv, cpu_seconds);
             last_ckpt = Instant::now();
             tb.scalar(
                 "disk/run_mb",
@@ -245,6 +266,32 @@ fn run_in_pool(
     bar.finish_and_clear();
     let seconds = elapsed_before + deadline.elapsed();
     let cpu_seconds = cpu_before + deadline.cpu_seconds();
+    if abandoned {
+        result?;
+        if !opts.quiet {
+            eprintln!(
+                "stopped inside epoch {}: its partial work is not kept; the run resumes from \
+                 epoch {} (its last checkpoint)",
+                trainer.state().epoch + 1,
+                committed.epoch
+            );
+        }
+        let summary = RunSummary {
+            run_dir: dir.to_path_buf(),
+            game: trainer.game().load_string(),
+            algorithm: "armac".into(),
+            iterations: committed.epoch,
+            nash_conv: committed.nash_conv,
+            seconds,
+            stopped_early,
+            acting_steps_per_second: Some(trainer.acting_steps_per_second()),
+            peak_memory_mb: crate::util::peak_memory_mb(),
+            cpu_seconds: Some(deadline.cpu_seconds()),
+            budget: Some(committed.budget),
+        };
+        super::summary::write_summary(dir, &summary).map_err(io_err("summary", dir))?;
+        return Ok(summary);
+    }
     trainer.record(seconds, cpu_seconds);
     checkpoint(dir, &mut trainer, config)?;
     result?;
@@ -269,6 +316,25 @@ fn run_in_pool(
     };
     super::summary::write_summary(dir, &summary).map_err(io_err("summary", dir))?;
     Ok(summary)
+}
+
+/// What the last committed checkpoint holds, for the summary of a run whose last epoch was
+/// abandoned: its epoch, the latest NashConv evaluated up to it and its budget.
+struct Committed {
+    epoch: u64,
+    nash_conv: f64,
+    budget: super::Budget,
+}
+
+impl Committed {
+    /// The checkpoint of `trainer`'s state just committed.
+    fn of(trainer: &ArmacTrainer, nash_conv: f64, cpu_seconds: f64) -> Committed {
+        Committed {
+            epoch: trainer.state().epoch,
+            nash_conv,
+            budget: super::Budget::of_armac(trainer.state(), cpu_seconds),
+        }
+    }
 }
 
 /// The trainer of a run and its open metrics file: resumed from the committed checkpoint of

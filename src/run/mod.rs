@@ -174,6 +174,57 @@ impl Deadline {
     }
 }
 
+/// How long a step in progress (an ARMAC epoch, a Student of Games round) may still run
+/// once a stop is asked for: one that ends within it is kept (and checkpointed), a longer one
+/// is abandoned and the run resumes from its last committed checkpoint.
+pub const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// When a run stops: a budget of [`Deadline`] spent or the interrupt flag set (SIGINT,
+/// SIGTERM, SIGHUP, or Python's Ctrl-C). Checked between steps, where a stop is taken at
+/// once, and inside a step, where it abandons the step once [`STOP_GRACE`] has passed since
+/// the stop was first seen.
+pub struct StopRule {
+    deadline: Deadline,
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    seen: std::sync::OnceLock<Instant>,
+    grace: Duration,
+}
+
+impl StopRule {
+    /// The rule of `deadline` and `flag` with the grace [`STOP_GRACE`].
+    pub fn new(
+        deadline: Deadline,
+        flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> StopRule {
+        StopRule {
+            deadline,
+            flag,
+            seen: std::sync::OnceLock::new(),
+            grace: STOP_GRACE,
+        }
+    }
+
+    /// The deadline the rule watches.
+    pub fn deadline(&self) -> &Deadline {
+        &self.deadline
+    }
+
+    /// Whether a stop is asked for (a budget spent or the flag set).
+    pub fn requested(&self) -> bool {
+        let asked = self.flag.load(std::sync::atomic::Ordering::Relaxed) || self.deadline.expired();
+        if asked {
+            self.seen.get_or_init(Instant::now);
+        }
+        asked
+    }
+
+    /// Whether the step in progress is to be abandoned: a stop is asked for and the grace
+    /// since it was first seen has passed.
+    pub fn abandon(&self) -> bool {
+        self.requested() && self.seen.get().is_some_and(|t| t.elapsed() >= self.grace)
+    }
+}
+
 /// CPU time of this process so far (user and system, all threads), in seconds.
 pub fn process_cpu_seconds() -> f64 {
     let mut t = libc::timespec {
@@ -609,6 +660,12 @@ pub fn train(
     let dir = opts.out.clone().unwrap_or_else(|| default_run_dir(&path));
     // Everything is validated before the run directory is touched.
     validate(&config)?;
+    // What a replacement killed with its process left beside the directory.
+    for name in replace::sweep_stale_siblings(&dir) {
+        if !opts.quiet {
+            eprintln!("removed {name}, left by a replacement whose process is gone");
+        }
+    }
     let existing = replace::classify(&dir);
     match (&existing, opts.overwrite) {
         (replace::Existing::Run, false) => {

@@ -123,6 +123,64 @@ fn sibling(target: &Path, tag: &str) -> std::io::Result<PathBuf> {
         .ok_or_else(|| std::io::Error::other("no free sibling name"))
 }
 
+/// Removes the hidden siblings of `target` (`.<name>.armac-new-<pid>-<n>` and
+/// `.<name>.armac-old-<pid>-<n>`) that a replacement killed with its process left behind:
+/// those whose process is no longer alive. Returns the names removed.
+pub fn sweep_stale_siblings(target: &Path) -> Vec<String> {
+    let Some(name) = target.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Vec::new();
+    };
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let Ok(entries) = std::fs::read_dir(&parent) else {
+        return Vec::new();
+    };
+    let prefix = format!(".{name}.armac-");
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let entry = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = stale_pid(&entry, &prefix) else {
+            continue;
+        };
+        if pid_alive(pid) {
+            continue;
+        }
+        let path = parent.join(&entry);
+        let is_link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        let gone = if is_link {
+            std::fs::remove_file(&path)
+        } else {
+            std::fs::remove_dir_all(&path)
+        };
+        if gone.is_ok() {
+            removed.push(entry);
+        }
+    }
+    removed
+}
+
+/// The pid in `entry` when it is `<prefix>new-<pid>-<n>` or `<prefix>old-<pid>-<n>`.
+fn stale_pid(entry: &str, prefix: &str) -> Option<i32> {
+    let rest = entry.strip_prefix(prefix)?;
+    let rest = rest
+        .strip_prefix("new-")
+        .or_else(|| rest.strip_prefix("old-"))?;
+    let (pid, n) = rest.split_once('-')?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse::<i32>().ok().filter(|&p| p > 0)
+}
+
+/// Whether process `pid` exists (signal 0 reaches it, or exists but is not ours to signal).
+fn pid_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
 /// Exchanges the directory entries `a` and `b` atomically where the file system allows it.
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
@@ -375,6 +433,38 @@ mod tests {
         let on_disk: RunSummary = serde_json::from_slice(&on_disk).unwrap();
         assert_eq!(on_disk.run_dir, target);
         assert_eq!(names(&root), vec!["run".to_string()]);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// A replacement killed with its process leaves its hidden sibling; the next run on the
+    /// name removes it once that process is gone, and leaves a live one's and other names.
+    #[test]
+    fn stale_siblings_of_dead_processes_are_swept() {
+        let root = fresh("sweep");
+        let target = root.join("run");
+        run_dir(&target, "old.txt", "old");
+        // A pid that cannot be alive (above the kernel's limit) and this process's own.
+        let dead = root.join(".run.armac-new-2147483600-0");
+        run_dir(&dead, "partial.txt", "x");
+        let dead_old = root.join(".run.armac-old-2147483601-3");
+        std::fs::create_dir(&dead_old).unwrap();
+        let live = root.join(format!(".run.armac-new-{}-0", std::process::id()));
+        std::fs::create_dir(&live).unwrap();
+        let other = root.join(".other.armac-new-2147483600-0");
+        std::fs::create_dir(&other).unwrap();
+        let odd = root.join(".run.armac-new-2147483600-x");
+        std::fs::create_dir(&odd).unwrap();
+        let mut removed = super::sweep_stale_siblings(&target);
+        removed.sort();
+        assert_eq!(
+            removed,
+            vec![
+                ".run.armac-new-2147483600-0".to_string(),
+                ".run.armac-old-2147483601-3".to_string()
+            ]
+        );
+        assert!(live.is_dir() && other.is_dir() && odd.is_dir());
+        assert_eq!(names(&target), vec![MARKER.to_string(), "old.txt".into()]);
         let _ = std::fs::remove_dir_all(&root);
     }
 

@@ -128,7 +128,15 @@ pub fn watch_checkpoints(
             return Ok(done);
         }
         let poll = Duration::try_from_secs_f64(opts.poll_seconds).unwrap_or(Duration::from_secs(5));
-        std::thread::sleep(poll.max(Duration::from_millis(10)));
+        // Slept in slices so that Ctrl-C (the interrupt flag) ends the watch within 0.1 s.
+        let until = Instant::now() + poll.max(Duration::from_millis(10));
+        let stop = crate::run::external_interrupt_flag();
+        while Instant::now() < until {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(done);
+            }
+            std::thread::sleep((until - Instant::now()).min(Duration::from_millis(100)));
+        }
     }
 }
 

@@ -132,10 +132,40 @@ pub fn parse_board(text: &str) -> Result<Vec<u8>, ApiError> {
 /// row kept).
 const MAX_CSV_ROWS: usize = 2000;
 
+/// The largest run file the run view reads.
+const MAX_CSV_BYTES: u64 = 64 << 20;
+
+/// Run files as last read, by path: their length and modification time, and the answer.
+type CsvCache = std::collections::HashMap<std::path::PathBuf, (u64, std::time::SystemTime, Value)>;
+
+static CSV_CACHE: std::sync::Mutex<Option<CsvCache>> = std::sync::Mutex::new(None);
+
 /// A CSV file with a header as `{"columns": [...], "rows": [[numbers or null]]}`; `None` when
-/// the file does not exist (yet) or is empty.
+/// the file does not exist (yet), is empty, or is not a regular file of at most
+/// [`MAX_CSV_BYTES`] (a symbolic link, FIFO or device is never followed or read). A file is
+/// read once per change of its length or modification time; requests in between get the
+/// answer kept from that read.
 fn read_csv(path: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_file() {
+        return None;
+    }
+    let stamp = (meta.len(), meta.modified().ok()?);
+    let mut cache = CSV_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = cache.get_or_insert_with(Default::default);
+    if let Some((len, time, v)) = cache.get(path)
+        && (*len, *time) == stamp
+    {
+        return Some(v.clone());
+    }
+    let bytes = crate::util::read_regular(path, MAX_CSV_BYTES).ok()?.ok()?;
+    let v = parse_csv(&String::from_utf8_lossy(&bytes))?;
+    cache.insert(path.to_path_buf(), (stamp.0, stamp.1, v.clone()));
+    Some(v)
+}
+
+/// [`read_csv`]'s answer for the file's `text`.
+fn parse_csv(text: &str) -> Option<Value> {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let columns: Vec<&str> = lines.next()?.split(',').map(str::trim).collect();
     let rows: Vec<Vec<Option<f64>>> = lines

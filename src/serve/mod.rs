@@ -1,7 +1,8 @@
 //! `armac-eval serve`: a local web page that shows what a policy does and plays against it.
 //!
-//! One synchronous HTTP/1.1 server ([`tiny_http`]) answered by a fixed number of worker
-//! threads ([`ServeOptions::threads`]), bound to 127.0.0.1 unless told otherwise. It serves
+//! A small synchronous HTTP/1.1 server ([`http`]: one request per connection, with timeouts
+//! and caps on connections, header and body sizes) whose requests are answered by at most
+//! [`ServeOptions::threads`] handlers at once, bound to 127.0.0.1 unless told otherwise. It serves
 //! three embedded files (`assets/`: the page, its script and its style sheet; nothing is read
 //! from disk, so no request path can reach a file) and a JSON API ([`api`], [`play`]) on the
 //! policies of [`model`]:
@@ -24,20 +25,17 @@
 pub mod api;
 pub mod chart;
 pub mod guard;
+pub mod http;
 pub mod model;
 pub mod play;
 pub mod table;
 
 use serde_json::{Value, json};
-use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// The most worker threads `serve` takes (each answers one request at a time).
 pub const MAX_THREADS: usize = 64;
-
-/// The largest request body read (a play request is under 200 bytes).
-const MAX_BODY: usize = 64 * 1024;
 
 /// What `armac-eval serve` was asked for, validated by [`Server::bind`].
 #[derive(Clone, Debug)]
@@ -88,7 +86,7 @@ pub enum ServeError {
 
 /// A bound server: [`Server::addr`] is where it listens, [`Server::run`] answers requests.
 pub struct Server {
-    http: Arc<tiny_http::Server>,
+    listener: std::net::TcpListener,
     app: Arc<model::App>,
     sessions: Arc<play::Sessions>,
     guard: Arc<guard::Guard>,
@@ -111,13 +109,17 @@ impl Server {
         }
         let app = model::App::load(opts)?;
         let addr = format!("{}:{}", opts.host, opts.port);
-        let http = tiny_http::Server::http(&addr).map_err(|e| ServeError::Bind {
+        let listener = std::net::TcpListener::bind(&addr).map_err(|e| ServeError::Bind {
             addr: addr.clone(),
             reason: e.to_string(),
         })?;
-        let guard = guard::Guard::new(&opts.host, listen_addr(&http));
+        let bound = listener.local_addr().map_err(|e| ServeError::Bind {
+            addr: addr.clone(),
+            reason: e.to_string(),
+        })?;
+        let guard = guard::Guard::new(&opts.host, bound);
         Ok(Server {
-            http: Arc::new(http),
+            listener,
             app: Arc::new(app),
             sessions: Arc::new(play::Sessions::default()),
             guard: Arc::new(guard),
@@ -132,27 +134,19 @@ impl Server {
 
     /// The address the server listens on (with the port the system chose for port 0).
     pub fn addr(&self) -> SocketAddr {
-        listen_addr(&self.http)
+        self.listener
+            .local_addr()
+            .expect("a bound listener has an address")
     }
 
-    /// Answers requests on [`ServeOptions::threads`] threads until the process ends.
+    /// Answers requests (at most [`ServeOptions::threads`] at once) until the process ends.
     pub fn run(self) {
-        let workers: Vec<_> = (0..self.threads)
-            .map(|_| {
-                let http = Arc::clone(&self.http);
-                let app = Arc::clone(&self.app);
-                let sessions = Arc::clone(&self.sessions);
-                let guard = Arc::clone(&self.guard);
-                std::thread::spawn(move || {
-                    while let Ok(request) = http.recv() {
-                        answer(&app, &sessions, &guard, request);
-                    }
-                })
-            })
-            .collect();
-        for w in workers {
-            let _ = w.join();
-        }
+        let (app, sessions, guard) = (self.app, self.sessions, self.guard);
+        let handle = Arc::new(move |r: &http::Request| answer(&app, &sessions, &guard, r));
+        let refused = Arc::new(|status: u16, message: &str| {
+            to_answer(Reply::error(status, message.to_string()))
+        });
+        http::serve(self.listener, self.threads, handle, refused);
     }
 }
 
@@ -244,7 +238,7 @@ impl From<ApiError> for Reply {
 /// A parsed request: method, path (not decoded: routes are plain ASCII), query parameters
 /// (percent-decoded) and body.
 pub struct Incoming {
-    pub method: tiny_http::Method,
+    pub method: String,
     pub path: String,
     pub query: Vec<(String, String)>,
     pub body: Vec<u8>,
@@ -273,76 +267,52 @@ fn answer(
     app: &model::App,
     sessions: &play::Sessions,
     guard: &guard::Guard,
-    mut request: tiny_http::Request,
-) {
-    let value = |name: &str| {
-        request
-            .headers()
-            .iter()
-            .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
-            .map(|h| h.value.as_str().to_string())
-    };
-    let method = request.method().as_str().to_string();
+    request: &http::Request,
+) -> http::Answer {
     let refused = guard.refuse(
-        &method,
-        value("Host").as_deref(),
-        value("Origin").as_deref(),
+        &request.method,
+        request.header("Host"),
+        request.header("Origin"),
     );
     let reply = match refused {
         Some(message) => Reply::error(403, message),
-        None => match read_request(&mut request) {
+        None => match parse_request(request) {
             Ok(incoming) => route(app, sessions, &incoming),
             Err(e) => e.into(),
         },
     };
-    let mut response = tiny_http::Response::from_data(reply.body)
-        .with_status_code(reply.status)
-        .with_header(header("Content-Type", reply.content_type))
-        .with_header(header("Cache-Control", "no-store"))
-        .with_header(header("X-Content-Type-Options", "nosniff"));
+    to_answer(reply)
+}
+
+/// The answer of `reply` with the headers every answer carries.
+fn to_answer(reply: Reply) -> http::Answer {
+    let mut headers = vec![
+        ("Content-Type", reply.content_type.to_string()),
+        ("Cache-Control", "no-store".to_string()),
+        ("X-Content-Type-Options", "nosniff".to_string()),
+    ];
     if let Some(file) = reply.download {
-        let value = format!("attachment; filename=\"{file}\"");
-        response = response.with_header(header("Content-Disposition", &value));
+        headers.push((
+            "Content-Disposition",
+            format!("attachment; filename=\"{file}\""),
+        ));
     }
-    // A client that went away is no error of the server's.
-    let _ = request.respond(response);
-}
-
-/// The address `http` listens on (with the port the system chose for port 0).
-fn listen_addr(http: &tiny_http::Server) -> SocketAddr {
-    match http.server_addr() {
-        tiny_http::ListenAddr::IP(a) => a,
-        #[allow(unreachable_patterns)]
-        _ => unreachable!("serve binds TCP addresses only"),
+    http::Answer {
+        status: reply.status,
+        headers,
+        body: reply.body,
     }
 }
 
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes())
-        .expect("serve's headers are ASCII")
-}
-
-fn read_request(request: &mut tiny_http::Request) -> Result<Incoming, ApiError> {
-    let url = request.url().to_string();
-    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+fn parse_request(request: &http::Request) -> Result<Incoming, ApiError> {
+    let url = request.target.as_str();
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
     let query = parse_query(query)?;
-    let mut body = Vec::new();
-    request
-        .as_reader()
-        .take(MAX_BODY as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|e| ApiError::bad(format!("cannot read the request body: {e}")))?;
-    if body.len() > MAX_BODY {
-        return Err(ApiError {
-            status: 413,
-            message: format!("the request body is over {MAX_BODY} bytes"),
-        });
-    }
     Ok(Incoming {
-        method: request.method().clone(),
+        method: request.method.clone(),
         path: path.to_string(),
         query,
-        body,
+        body: request.body.clone(),
     })
 }
 
@@ -391,22 +361,25 @@ const APP_JS: &str = include_str!("assets/app.js");
 const STYLE_CSS: &str = include_str!("assets/style.css");
 
 fn route(app: &model::App, sessions: &play::Sessions, req: &Incoming) -> Reply {
-    use tiny_http::Method::{Get, Head, Post};
-    let result = match (&req.method, req.path.as_str()) {
-        (Get | Head, "/" | "/index.html") => {
+    let result = match (req.method.as_str(), req.path.as_str()) {
+        ("GET" | "HEAD", "/" | "/index.html") => {
             return Reply::asset(INDEX_HTML, "text/html; charset=utf-8");
         }
-        (Get | Head, "/app.js") => return Reply::asset(APP_JS, "text/javascript; charset=utf-8"),
-        (Get | Head, "/style.css") => return Reply::asset(STYLE_CSS, "text/css; charset=utf-8"),
-        (Get, "/api/models") => Ok(app.models_json()),
-        (Get, "/api/chart") => app.chart(req),
-        (Get, "/api/table") => app.table(req),
-        (Get, "/api/run") => app.run_view(req),
-        (Post, "/api/play/new") => sessions.play_new(app, req),
-        (Post, "/api/play/act") => sessions.play_act(app, req),
-        (Post, "/api/play/next") => sessions.play_next(app, req),
-        (Get, "/api/play/state") => sessions.play_state(app, req),
-        (Get, "/api/play/history") => {
+        ("GET" | "HEAD", "/app.js") => {
+            return Reply::asset(APP_JS, "text/javascript; charset=utf-8");
+        }
+        ("GET" | "HEAD", "/style.css") => {
+            return Reply::asset(STYLE_CSS, "text/css; charset=utf-8");
+        }
+        ("GET", "/api/models") => Ok(app.models_json()),
+        ("GET", "/api/chart") => app.chart(req),
+        ("GET", "/api/table") => app.table(req),
+        ("GET", "/api/run") => app.run_view(req),
+        ("POST", "/api/play/new") => sessions.play_new(app, req),
+        ("POST", "/api/play/act") => sessions.play_act(app, req),
+        ("POST", "/api/play/next") => sessions.play_next(app, req),
+        ("GET", "/api/play/state") => sessions.play_state(app, req),
+        ("GET", "/api/play/history") => {
             return sessions.play_history(app, req).unwrap_or_else(Into::into);
         }
         (_, p) if KNOWN_PATHS.contains(&p) => Err(ApiError {

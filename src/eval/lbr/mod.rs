@@ -184,6 +184,9 @@ pub enum LbrError {
     /// Bad options (zero hands, a thread pool that cannot start).
     #[error("{0}")]
     Options(String),
+    /// Stopped (Ctrl-C) before any deal was played.
+    #[error("stopped before any hand was played")]
+    Stopped,
 }
 
 /// How LBR values a raise that the opponent does not fold to (module docs, "The sharp rule").
@@ -314,7 +317,7 @@ pub use equity::win_probability;
 pub use exact::{ExactLbr, exact_lbr, exact_lbr_with_rule};
 pub use play::{
     LbrHand, LbrOptions, LbrRatio, LbrResult, check_game, paired_ratio, play_deal, run_lbr,
-    run_lbr_hands,
+    run_lbr_hands, run_lbr_watched,
 };
 pub use range::{AlwaysCall, AlwaysFold, PerHand, Range, RangePolicy, with_hole_cards};
 

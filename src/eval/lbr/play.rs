@@ -8,6 +8,7 @@ use super::breakdown::{Breakdown, BreakdownRow, HandEnd, classify};
 use super::decision::{HandCtx, play_hand};
 use super::deck::{Deck, is_holdem};
 use super::range::RangePolicy;
+use crate::eval::Watch;
 use crate::game::{Action, State};
 use crate::games::cards::CardSet;
 use crate::games::hand_eval::HandStateMachine;
@@ -68,6 +69,10 @@ pub struct LbrResult {
     pub policy: String,
     /// Hands played (a multiple of 4).
     pub hands: u64,
+    /// Whether the run was stopped (Ctrl-C) before all its hands: the figures then cover the
+    /// `hands` played. Absent from JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     /// Mean winnings of LBR in chips per hand.
     pub mean_chips: f64,
     /// Half-width of the 95% confidence interval of `mean_chips` (NaN with a single deal).
@@ -114,6 +119,8 @@ pub struct LbrRatio {
 pub fn paired_ratio(result: &LbrResult, reference: &LbrResult) -> Option<LbrRatio> {
     let (x, y) = (&result.deal_means, &reference.deal_means);
     if result.seed != reference.seed
+        || result.partial
+        || reference.partial
         || result.variant != reference.variant
         || x.len() != y.len()
         || x.is_empty()
@@ -254,6 +261,9 @@ fn play_deal_ends(
     Ok([a, b, c, d])
 }
 
+/// Deals played between two looks at the stop flag's effect (a chunk of the parallel loop).
+const LBR_CHUNK: u64 = 4096;
+
 /// Runs LBR against `policy` on `game` (see the module docs). `progress`, if given, is called
 /// with the number of hands just finished (from worker threads).
 pub fn run_lbr(
@@ -262,7 +272,11 @@ pub fn run_lbr(
     opts: &LbrOptions,
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<LbrResult, LbrError> {
-    Ok(run_lbr_played(game, policy, opts, progress, false)?.0)
+    let watch = Watch {
+        progress,
+        stop: None,
+    };
+    Ok(run_lbr_watched(game, policy, opts, watch, false)?.0)
 }
 
 /// [`run_lbr`], also returning every hand in play order: deal `d`'s four hands (LBR as
@@ -273,15 +287,21 @@ pub fn run_lbr_hands(
     opts: &LbrOptions,
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<(LbrResult, Vec<LbrHand>), LbrError> {
-    run_lbr_played(game, policy, opts, progress, true)
+    let watch = Watch {
+        progress,
+        stop: None,
+    };
+    run_lbr_watched(game, policy, opts, watch, true)
 }
 
-/// The run of [`run_lbr`], with the hands' histories when `keep`.
-fn run_lbr_played(
+/// The run of [`run_lbr`] under `watch`, with the hands' histories when `keep`. Once
+/// `watch.stop` is set no new deal starts: the result covers the deals finished (in deal
+/// order, `partial` set), or is [`LbrError::Stopped`] when none was.
+pub fn run_lbr_watched(
     game: &UniversalPokerGame,
     policy: &dyn RangePolicy,
     opts: &LbrOptions,
-    progress: Option<&(dyn Fn(u64) + Sync)>,
+    watch: Watch<'_>,
     keep: bool,
 ) -> Result<(LbrResult, Vec<LbrHand>), LbrError> {
     check_game(game.config(), opts.variant)?;
@@ -295,36 +315,49 @@ fn run_lbr_played(
         .num_threads(opts.threads)
         .build()
         .map_err(|e| LbrError::Options(format!("cannot start the thread pool: {e}")))?;
-    let mut played: Vec<DealHands> = pool.install(|| {
-        (0..deals)
-            .into_par_iter()
-            .map(|d| {
-                let v = play_deal_ends(game, policy, opts, d, keep);
-                if let Some(f) = progress {
-                    f(4);
-                }
-                v
-            })
-            .collect::<Result<Vec<_>, _>>()
-    })?;
+    // Deals are played in chunks, so that what is kept per deal is its four values (and the
+    // hands when `keep`), and a stop ends the run within the deals in play.
+    let mut partial = false;
+    let mut values: Vec<[f64; 4]> = Vec::new();
+    let mut hands: Vec<LbrHand> = Vec::new();
     let mut breakdown = Breakdown::default();
-    for &(chips, end, _) in played.iter().flatten() {
-        breakdown.add(end, chips);
+    let mut first = 0;
+    while first < deals && !partial {
+        let last = deals.min(first + LBR_CHUNK);
+        let chunk: Vec<Option<DealHands>> = pool.install(|| {
+            (first..last)
+                .into_par_iter()
+                .map(|d| {
+                    if watch.stopped() {
+                        return Ok(None);
+                    }
+                    let v = play_deal_ends(game, policy, opts, d, keep)?;
+                    watch.tick(4);
+                    Ok(Some(v))
+                })
+                .collect::<Result<Vec<_>, LbrError>>()
+        })?;
+        for mut d in chunk.into_iter().flatten() {
+            for &(chips, end, _) in &d {
+                breakdown.add(end, chips);
+            }
+            values.push([d[0].0, d[1].0, d[2].0, d[3].0]);
+            for (k, h) in d.iter_mut().enumerate() {
+                if let Some(history) = h.2.take() {
+                    hands.push(LbrHand {
+                        lbr_seat: k % 2,
+                        history,
+                    });
+                }
+            }
+        }
+        partial = values.len() as u64 != last;
+        first = last;
     }
-    let values: Vec<[f64; 4]> = played
-        .iter()
-        .map(|d| [d[0].0, d[1].0, d[2].0, d[3].0])
-        .collect();
-    let hands: Vec<LbrHand> = played
-        .iter_mut()
-        .flat_map(|d| d.iter_mut().enumerate())
-        .filter_map(|(k, h)| {
-            h.2.take().map(|history| LbrHand {
-                lbr_seat: k % 2,
-                history,
-            })
-        })
-        .collect();
+    if values.is_empty() {
+        return Err(LbrError::Stopped);
+    }
+    let deals = values.len() as u64;
     let n = deals as f64;
     let deal_means: Vec<f64> = values.iter().map(|v| v.iter().sum::<f64>() / 4.0).collect();
     let mean = deal_means.iter().sum::<f64>() / n;
@@ -341,6 +374,7 @@ fn run_lbr_played(
         rule: (opts.rule != LbrRule::Standard).then(|| opts.rule.name().to_string()),
         policy: policy.name(),
         hands: 4 * deals,
+        partial,
         mean_chips: mean,
         ci95_chips: ci,
         mean_mbb: mean * to_mbb,

@@ -428,6 +428,7 @@ fn paired_ratio_delta_method() {
         rule: None,
         policy: "p".into(),
         hands: 4 * deal_means.len() as u64,
+        partial: false,
         mean_chips: 0.0,
         ci95_chips: 0.0,
         mean_mbb: 0.0,

@@ -94,6 +94,9 @@ pub(crate) struct EpochBody<'a> {
     pub st: &'a mut ArmacState,
     pub rng: &'a mut SplitMix64,
     pub na: usize,
+    /// Asked between learning steps and between actor messages or groups: `true` abandons
+    /// the epoch (its partial work must then not be committed).
+    pub halt: &'a (dyn Fn() -> bool + Sync),
 }
 
 impl EpochBody<'_> {
@@ -213,17 +216,24 @@ impl EpochBody<'_> {
 /// The body of one epoch with concurrent actors: takes the actors' messages from `link` as
 /// they arrive (the epoch's fresh trajectories into the replay memory, candidate returns into
 /// the statistics) and interleaves `s.learning_steps_per_epoch` learning steps on batches
-/// drawn from the replay memory, keeping learning in pace with acting.
+/// drawn from the replay memory, keeping learning in pace with acting. `None`: `b.halt`
+/// abandoned the epoch.
 pub(crate) fn act_and_learn(
     mut b: EpochBody<'_>,
     link: &mut dyn LearnerLink,
-) -> Result<EpochWork, TrainError> {
+) -> Result<Option<EpochWork>, TrainError> {
     let (s, epoch) = (b.s, b.epoch);
     let mut p = Progress::default();
     let io_before = b.learner.io();
     // Losses of an earlier, interrupted epoch are not this epoch's.
     b.learner.take_loss_sums();
+    let mut turns = 0u32;
     while p.steps_done < s.learning_steps_per_epoch || p.fresh < s.episodes_per_epoch {
+        // Asked every 64 turns (each is a message, a learning step or a 20 ms wait).
+        turns = turns.wrapping_add(1);
+        if turns.is_multiple_of(64) && (b.halt)() {
+            return Ok(None);
+        }
         // Take what the actors sent; block briefly when there is nothing to do.
         let need_more = p.fresh < s.episodes_per_epoch
             && (p.fresh * s.learning_steps_per_epoch) < (p.steps_done + 1) * s.episodes_per_epoch;
@@ -246,20 +256,25 @@ pub(crate) fn act_and_learn(
             continue;
         }
         if b.step_due(&p) {
+            if (b.halt)() {
+                return Ok(None);
+            }
             b.learning_step(&mut p)?;
         }
     }
-    Ok(b.finish(p, io_before))
+    Ok(Some(b.finish(p, io_before)))
 }
 
 /// The body of one epoch in lock-step: `play(first, n)` plays groups `first..first + n` of
 /// the epoch and returns their messages in group order; waves of groups are played until the
 /// epoch has its episodes, and the learner takes the messages in that order, taking each
 /// learning step as soon as it is due (the pace of [`act_and_learn`], without its timing).
+/// `play` returns `None` once `b.halt` stopped its wave; the result is then `None` too, as
+/// when `b.halt` stops the learner between two steps.
 pub(crate) fn act_and_learn_lockstep(
     mut b: EpochBody<'_>,
-    play: &mut dyn FnMut(u64, usize) -> Vec<ActorMsg>,
-) -> Result<EpochWork, TrainError> {
+    play: &mut dyn FnMut(u64, usize) -> Option<Vec<ActorMsg>>,
+) -> Result<Option<EpochWork>, TrainError> {
     let s = b.s;
     let mut p = Progress::default();
     let io_before = b.learner.io();
@@ -268,18 +283,27 @@ pub(crate) fn act_and_learn_lockstep(
     while p.fresh < s.episodes_per_epoch {
         // Enough groups for the missing episodes if none of them is an evaluation group.
         let groups = (s.episodes_per_epoch - p.fresh).div_ceil(s.games_per_group);
-        for m in play(next_group, groups) {
+        let Some(msgs) = play(next_group, groups) else {
+            return Ok(None);
+        };
+        for m in msgs {
             b.take(m, &mut p);
             while b.step_due(&p) {
+                if (b.halt)() {
+                    return Ok(None);
+                }
                 b.learning_step(&mut p)?;
             }
         }
         next_group += groups as u64;
     }
     while b.step_due(&p) {
+        if (b.halt)() {
+            return Ok(None);
+        }
         b.learning_step(&mut p)?;
     }
-    Ok(b.finish(p, io_before))
+    Ok(Some(b.finish(p, io_before)))
 }
 
 /// The networks of epoch `st.epoch` by snapshot id, as [`super::residency::past_epochs`] and

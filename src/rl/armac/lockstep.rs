@@ -10,7 +10,7 @@ use super::transport::group_messages;
 use crate::game::GameRef;
 use crate::util::SplitMix64;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The roles that own a random stream of a lock-step run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,12 +57,28 @@ impl LockstepActors {
 
     /// Plays groups `first..first + n` of epoch `snaps.epoch` and returns their messages in
     /// group order (each group's trajectories, then its candidate return if it ranked one).
-    pub fn play(&self, snaps: &Snapshots, first: u64, n: usize) -> Vec<ActorMsg> {
+    /// `halt` is asked before every group: once it says `true` the wave is abandoned and
+    /// `None` returned.
+    pub fn play(
+        &self,
+        snaps: &Snapshots,
+        first: u64,
+        n: usize,
+        halt: &(dyn Fn() -> bool + Sync),
+    ) -> Option<Vec<ActorMsg>> {
         let candidates = Candidate::all().to_vec();
         let results: Vec<Mutex<Vec<ActorMsg>>> = (0..n).map(|_| Mutex::default()).collect();
         let next = AtomicUsize::new(0);
+        let halted = AtomicBool::new(false);
         let work = || {
             loop {
+                if halted.load(Ordering::Relaxed) {
+                    return;
+                }
+                if halt() {
+                    halted.store(true, Ordering::Relaxed);
+                    return;
+                }
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 if k >= n {
                     return;
@@ -86,10 +102,15 @@ impl LockstepActors {
                 }
             });
         }
-        results
-            .into_iter()
-            .flat_map(|m| m.into_inner().expect("a lock-step group's slot"))
-            .collect()
+        if halted.into_inner() {
+            return None;
+        }
+        Some(
+            results
+                .into_iter()
+                .flat_map(|m| m.into_inner().expect("a lock-step group's slot"))
+                .collect(),
+        )
     }
 }
 

@@ -67,9 +67,9 @@ pub type Sums = std::collections::HashMap<u64, FileSum>;
 
 /// The counters and reservoir of a checkpoint (`<checkpoint>/state.json`).
 pub fn read_state(state_path: &Path) -> Result<ArmacState, TrainError> {
-    let text =
-        std::fs::read_to_string(state_path).map_err(io_err("checkpoint state", state_path))?;
-    serde_json::from_str(&text).map_err(|e| {
+    // Bytes, not text: a file that is not UTF-8 is a corrupt checkpoint, not an I/O failure.
+    let bytes = std::fs::read(state_path).map_err(io_err("checkpoint state", state_path))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
         TrainError::Usage(format!(
             "checkpoint {} is corrupt: {e}",
             state_path.display()

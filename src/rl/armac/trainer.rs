@@ -359,8 +359,14 @@ impl ArmacTrainer {
     }
 
     /// Acting and learning of the current epoch (see `act_and_learn` and
-    /// `act_and_learn_lockstep`).
-    pub fn act_and_learn(&mut self) -> Result<(EpochWork, f64), TrainError> {
+    /// `act_and_learn_lockstep`), with the seconds it took. `halt` is asked between learning
+    /// steps and between actor messages or groups; once it says `true` the epoch is abandoned
+    /// and `None` returned: the trainer then holds a partial epoch, which must not be
+    /// checkpointed (the run resumes from its last committed checkpoint).
+    pub fn act_and_learn(
+        &mut self,
+        halt: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Option<(EpochWork, f64)>, TrainError> {
         let epoch = self.state.epoch;
         let snaps = self.snapshots.read().expect("snapshot lock").clone();
         self.learner.set_lr(self.s.learning_rate_at(epoch));
@@ -380,15 +386,16 @@ impl ArmacTrainer {
             st: &mut self.state,
             rng: &mut self.rng,
             na: self.na,
+            halt,
         };
         let work = match (&self.lockstep, self.link.as_deref_mut()) {
             (Some(actors), _) => {
-                act_and_learn_lockstep(body, &mut |first, n| actors.play(&snaps, first, n))?
+                act_and_learn_lockstep(body, &mut |first, n| actors.play(&snaps, first, n, halt))?
             }
             (None, Some(link)) => act_and_learn(body, link)?,
             (None, None) => panic!("the trainer's actors are attached"),
         };
-        Ok((work, learn_t0.elapsed().as_secs_f64()))
+        Ok(work.map(|w| (w, learn_t0.elapsed().as_secs_f64())))
     }
 
     /// The end of epoch `t`: `θ^{t+1}` is saved; past epoch `t = (θ^t, θ^{t+1})` joins the

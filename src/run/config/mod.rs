@@ -113,6 +113,14 @@ pub fn resolve_config_path(name: &str) -> Result<PathBuf, ConfigError> {
             candidates.push(Path::new("configs").join(format!("{name}.toml")));
         }
     }
+    if !candidates.iter().any(|p| p.is_file()) && direct.is_dir() {
+        return Err(ConfigError::Invalid {
+            origin: name.to_string(),
+            reason: "it is a directory, not a config file (name a .toml file; --resume DIR \
+                     continues the run in a run directory)"
+                .into(),
+        });
+    }
     candidates
         .iter()
         .find(|p| p.is_file())

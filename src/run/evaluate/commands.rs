@@ -173,10 +173,17 @@ pub fn head_to_head(
         "hands_out": hands_out.map(|p| p.display().to_string()),
         "hands_written": hands_written,
         "aivat": aivat_json,
+        "partial": report.partial,
     })
     .to_string();
     let how = if report.exact {
         "exact".to_string()
+    } else if report.partial {
+        format!(
+            "PARTIAL: {} of {} hands played before the stop, duplicate deals",
+            report.hands,
+            opts.hands.div_ceil(2) * 2
+        )
     } else {
         format!("{} hands, duplicate deals", report.hands)
     };

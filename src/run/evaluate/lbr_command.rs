@@ -220,6 +220,13 @@ fn watch(
                 hands_out: None,
             };
             let r = lbr_once(game, policy.as_ref(), o, report, args)?;
+            if r.partial {
+                // A curve holds whole evaluations only.
+                return Err(RunError::Usage(format!(
+                    "stopped during the evaluation of step {step}: nothing written to its curve"
+                ))
+                .into());
+            }
             append_csv(&run.join(format!("{}.csv", scalar_name(o))), step, &r)?;
         }
         Ok(())
@@ -326,6 +333,7 @@ fn lbr_once(
                 "variant": r.variant,
                 "rule": opts.rule.name(),
                 "hands": r.hands,
+                "partial": r.partial,
                 "mean": r.mean_mbb,
                 "ci95": r.ci95_mbb,
                 "unit": "mbb/hand",
@@ -355,6 +363,13 @@ fn lbr_once(
             r.hands,
             r.seconds
         );
+        if r.partial {
+            println!(
+                "PARTIAL: stopped after {} of {} hands; the figures above cover those hands",
+                r.hands,
+                opts.hands.div_ceil(4) * 4
+            );
+        }
         if let Some(reference) = report.reference {
             let ratio = match &ratio {
                 Some(q) => format!("ratio {:.3} ± {:.3} (paired)", q.ratio, q.ci95),

@@ -14,9 +14,10 @@ pub mod lbr_command;
 pub mod scorecard;
 
 use super::RunError;
+use crate::eval::Watch;
 use crate::eval::lbr::{
     AlwaysCall, AlwaysFold, BreakdownRow, LbrHand, LbrOptions, LbrResult, PerHand, RangePolicy,
-    run_lbr, run_lbr_hands,
+    run_lbr_watched,
 };
 use crate::eval::matchup::{MatchReport, exact_match, sampled_match_with};
 use crate::eval::tree_policy;
@@ -319,11 +320,13 @@ pub fn lbr_hands_with_bar(
     let bar = super::progress_bar(opts.hands.div_ceil(4) * 4, "hands");
     bar.set_message(label.to_string());
     let tick = |n: u64| bar.inc(n);
-    let result = if keep {
-        run_lbr_hands(game, policy, opts, Some(&tick))
-    } else {
-        run_lbr(game, policy, opts, Some(&tick)).map(|r| (r, Vec::new()))
+    // Ctrl-C (the CLI's handler, or Python's through `interruptible`) sets this flag.
+    let stop = crate::run::external_interrupt_flag();
+    let watch = Watch {
+        progress: Some(&tick),
+        stop: Some(&stop),
     };
+    let result = run_lbr_watched(game, policy, opts, watch, keep);
     bar.finish_and_clear();
     result.map_err(RunError::context(format!(
         "LBR against policy {}",
@@ -494,15 +497,25 @@ pub fn play_match_valued(
     let report = if opts.sampled || poker {
         check::hands("--hands", opts.hands).map_err(RunError::Usage)?;
         let (deals, seed) = (opts.hands.div_ceil(2), opts.seed);
+        // A progress bar (hidden when stderr is not a terminal); Ctrl-C (the CLI's handler,
+        // or Python's through `interruptible`) ends the match after the deal in play.
+        let bar = super::progress_bar(2 * deals, "hands");
+        let tick = |n: u64| bar.inc(n);
+        let stop = crate::run::external_interrupt_flag();
+        let watch = Watch {
+            progress: Some(&tick),
+            stop: Some(&stop),
+        };
         let report = match out.as_mut() {
             Some(o) => {
                 let (na, nb) = (a.name(), b.name());
                 let mut write =
                     |hand: crate::eval::matchup::PlayedHand<'_>| o.write_match_hand(&na, &nb, hand);
-                sampled_match_with(game, a, b, deals, seed, Some(&mut write), aivat)
+                sampled_match_with(game, a, b, deals, seed, Some(&mut write), aivat, watch)
             }
-            None => sampled_match_with(game, a, b, deals, seed, None, aivat),
+            None => sampled_match_with(game, a, b, deals, seed, None, aivat, watch),
         };
+        bar.finish_and_clear();
         report.map_err(RunError::context("the match"))?
     } else {
         let tree = exact_tree(game, opts.max_histories).map_err(RunError::context(

@@ -700,6 +700,12 @@ pub fn command(opts: &ScorecardOptions, json: bool, out: Option<&Path>) -> Resul
         }
     }
     let card = scorecard(opts)?;
+    if crate::run::external_interrupt_flag().load(std::sync::atomic::Ordering::Relaxed) {
+        // Some row holds a partial figure: a scorecard is whole or nothing.
+        return Err(RunError::Usage(
+            "the scorecard was stopped before its last evaluation ended; nothing written".into(),
+        ));
+    }
     let value = serde_json::to_value(&card).expect("a scorecard serialises");
     if json {
         println!("{value}");

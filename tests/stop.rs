@@ -1,0 +1,175 @@
+//! A stop (a time limit or SIGTERM) is honoured within about a second even inside a long ARMAC
+//! epoch: the epoch is abandoned, nothing of it is checkpointed, the final message names the
+//! epoch the run resumes from, and the directory resumes. (That a resumed lock-step run equals
+//! an uninterrupted one is in `tests/determinism.rs`.)
+
+mod common;
+
+use common::{run_ok, train};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Leduc ARMAC with epochs far longer than any test waits (100000 learning steps each), into
+/// `out`, with `extra` arguments.
+fn long_epochs(out: &Path, extra: &[&str]) -> Command {
+    let mut cmd = train();
+    cmd.args(["--config", "leduc_armac.toml", "--out"])
+        .arg(out)
+        .args(["--set", "armac.learning_steps_per_epoch=100000"])
+        .args(extra);
+    cmd
+}
+
+/// The epoch of the committed checkpoint of run `dir`.
+fn committed_epoch(dir: &Path) -> u64 {
+    common::json(&dir.join("checkpoint/state.json"))["epoch"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn a_time_limit_inside_a_long_epoch_stops_within_a_second_and_the_run_resumes() {
+    let dir = common::tmp("stop", "time-limit");
+    let t = Instant::now();
+    let out = run_ok(&mut long_epochs(&dir, &["--quiet", "--max-seconds", "3"]));
+    let took = t.elapsed();
+    // 3 s of budget, the grace of half a second, and the start and end of the process.
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("continue from epoch 0 with"), "{err}");
+    // θ^0 was committed before the first epoch; nothing of the abandoned epoch was.
+    assert_eq!(committed_epoch(&dir), 0);
+    let st = common::json(&dir.join("checkpoint/state.json"));
+    assert_eq!(st["learning_steps"], 0, "{st}");
+    let summary = common::json(&dir.join("summary.json"));
+    assert_eq!(summary["iterations"], 0, "{summary}");
+    assert_eq!(summary["stopped_early"], true, "{summary}");
+    // The directory resumes (and stops again at its own limit).
+    let t = Instant::now();
+    let resumed = run_ok(
+        train()
+            .arg("--resume")
+            .arg(&dir)
+            .args(["--quiet", "--max-seconds", "1"]),
+    );
+    assert!(t.elapsed() < Duration::from_secs(6), "{:?}", t.elapsed());
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(err.contains("continue from epoch 0 with"), "{err}");
+    assert_eq!(committed_epoch(&dir), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn sigterm_inside_a_long_epoch_stops_the_run_within_a_second() {
+    let dir = common::tmp("stop", "sigterm");
+    let child = long_epochs(&dir, &["--max-seconds", "120"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The commit of θ^0 comes before the first epoch; the epoch is well under way soon after.
+    let t = Instant::now();
+    while !dir.join("checkpoint/state.json").exists() {
+        assert!(t.elapsed() < Duration::from_secs(60), "no checkpoint");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let signalled = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    let took = signalled.elapsed();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(143), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?} after SIGTERM");
+    assert!(err.contains("stopped inside epoch 1"), "{err}");
+    assert!(err.contains("continue from epoch 0 with"), "{err}");
+    assert_eq!(committed_epoch(&dir), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Starts `armac-eval args`, sends SIGINT once `wait` has passed, and returns its status, its
+/// output and how long it took to end after the signal.
+fn interrupt_eval(args: &[&str], wait: Duration) -> (Option<i32>, String, String, Duration) {
+    let child = common::eval()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(wait);
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let signalled = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        signalled.elapsed(),
+    )
+}
+
+#[test]
+fn ctrl_c_ends_a_long_match_with_the_partial_result() {
+    let (code, out, err, took) = interrupt_eval(
+        &[
+            "match",
+            "--game",
+            "leduc_poker",
+            "--a",
+            "uniform",
+            "--b",
+            "uniform",
+            "--sampled",
+            "--hands",
+            "1000000000",
+            "--json",
+        ],
+        Duration::from_millis(1500),
+    );
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["partial"], true, "{v}");
+    let hands = v["hands"].as_u64().unwrap();
+    assert!(hands > 0 && hands < 1_000_000_000, "{v}");
+    assert!(err.contains("partial"), "{err}");
+}
+
+#[test]
+fn ctrl_c_ends_a_long_lbr_run_with_the_partial_result() {
+    let (code, out, err, took) = interrupt_eval(
+        &[
+            "lbr",
+            "--policy",
+            "uniform",
+            "--variant",
+            "fc",
+            "--hands",
+            "1000000000",
+            "--threads",
+            "1",
+        ],
+        // Past the one-time build of the hand-evaluation tables (about a second alone, several
+        // on a loaded machine), which no signal interrupts.
+        Duration::from_millis(6000),
+    );
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?} after SIGINT");
+    // On a loaded machine the signal may still come before the first deal ends: then there
+    // is no figure, and the message says so.
+    if out.is_empty() {
+        assert!(err.contains("stopped before any hand was played"), "{err}");
+    } else {
+        assert!(out.contains("PARTIAL: stopped after"), "{out}");
+        assert!(err.contains("partial"), "{err}");
+    }
+}
