@@ -15,8 +15,8 @@
 //! Returns are in the game's units (chips in poker); [`MatchReport::mbb_per_hand`] converts to
 //! milli-big-blinds per hand where the game has a big blind.
 
-use crate::eval::aivat::{AivatOptions, DecisionProbs, ValueEstimate, aivat_hand};
 use crate::eval::Watch;
+use crate::eval::aivat::{AivatOptions, DecisionProbs, ValueEstimate, aivat_hand};
 use crate::game::{Action, Game, State, Turn};
 use crate::policy::{Policy, PolicyError};
 use crate::tree::{PublicTree, TreePolicy};
@@ -414,8 +414,17 @@ mod tests {
         // hand of each deal, (B, A) in the second.
         let good = [values([a, b], false), values([b, a], false)];
         let good: [&dyn ValueEstimate; 2] = [&good[0], &good[1]];
-        let r =
-            sampled_match_with(game.as_ref(), a, b, deals, 5, None, Some((good, opts))).unwrap();
+        let r = sampled_match_with(
+            game.as_ref(),
+            a,
+            b,
+            deals,
+            5,
+            None,
+            Some((good, opts)),
+            Watch::default(),
+        )
+        .unwrap();
         assert_eq!(
             (r.mean, r.ci95, r.hands),
             (plain.mean, plain.ci95, plain.hands)
@@ -433,7 +442,16 @@ mod tests {
             exact_runs: 1,
             samples: 4,
         };
-        let r = sampled_match_with(game.as_ref(), a, b, deals, 5, None, Some((good, sampled)));
+        let r = sampled_match_with(
+            game.as_ref(),
+            a,
+            b,
+            deals,
+            5,
+            None,
+            Some((good, sampled)),
+            Watch::default(),
+        );
         let av = r.unwrap().aivat.unwrap();
         eprintln!("aivat (exact values, sampled chance) {av:?}");
         assert!(av.ci95 > 1e-6, "{av:?}");
@@ -450,6 +468,7 @@ mod tests {
             5,
             None,
             Some(([&bad, &bad], opts)),
+            Watch::default(),
         )
         .unwrap();
         let av = r.aivat.unwrap();
