@@ -219,6 +219,10 @@ pub const DIAGNOSTICS_FILE: &str = "diagnostics.bin";
 /// Exact accumulators along the network's own policy sequence.
 pub struct Diagnostics {
     ht: std::sync::Arc<HistoryTree>,
+    /// Epoch powers `[γ_regret, γ_policy]`: `π^j` enters the regret sums with weight
+    /// `(j + 1)^γ_regret` and the average with `(j + 1)^γ_policy`, as the reservoir memory
+    /// weighs epoch `j`'s samples (`armac.memory_regret_power` / `memory_policy_power`).
+    powers: [f64; 2],
     regret_sum: TreePolicy,
     avg_sum: TreePolicy,
     last: Option<TreePolicy>,
@@ -312,10 +316,16 @@ fn regrets_and_reach(
 }
 
 impl Diagnostics {
-    /// Empty accumulators over `tree`; `ht` is the game's history tree over it.
-    pub fn new(ht: std::sync::Arc<HistoryTree>, tree: &PublicTree) -> Diagnostics {
+    /// Empty accumulators over `tree`, with the epoch `powers` of [`Diagnostics::record`]
+    /// (`[0, 0]`: every policy weighs the same); `ht` is the game's history tree over `tree`.
+    pub fn new(
+        ht: std::sync::Arc<HistoryTree>,
+        tree: &PublicTree,
+        powers: [f64; 2],
+    ) -> Diagnostics {
         Diagnostics {
             ht,
+            powers,
             regret_sum: zeros(tree),
             avg_sum: zeros(tree),
             last: None,
@@ -337,14 +347,16 @@ impl Diagnostics {
     /// Records `π^j`, the policy played in the next epoch.
     pub fn record(&mut self, tree: &PublicTree, pi: &TreePolicy) {
         let (r, own) = regrets_and_reach(&self.ht, tree, pi);
+        let j = self.recorded as f64;
+        let [wr, wp] = self.powers.map(|g| (j + 1.0).powf(g));
         for p in 0..2 {
             let inf = &tree.infosets[p];
             for (acc, x) in self.regret_sum[p].iter_mut().zip(&r[p]) {
-                *acc += x;
+                *acc += wr * x;
             }
             for (i, x) in own[p].iter().enumerate() {
                 for k in inf.range(i) {
-                    self.avg_sum[p][k] += x * pi[p][k];
+                    self.avg_sum[p][k] += wp * x * pi[p][k];
                 }
             }
         }
@@ -379,6 +391,7 @@ impl Diagnostics {
     pub fn decode(
         ht: std::sync::Arc<HistoryTree>,
         tree: &PublicTree,
+        powers: [f64; 2],
         sealed: &[u8],
     ) -> Result<Diagnostics, String> {
         let (_, body) = crate::util::unseal(sealed, &[DIAG_MAGIC], 17, "diagnostics")?;
@@ -393,7 +406,7 @@ impl Diagnostics {
         };
         let recorded = u64::from_le_bytes(take(8)?.try_into().unwrap());
         let has_last = take(1)?[0] != 0;
-        let mut d = Diagnostics::new(ht, tree);
+        let mut d = Diagnostics::new(ht, tree, powers);
         let mut last = zeros(tree);
         for (p, inf) in tree.infosets.iter().enumerate() {
             let n = inf.num_actions_total();
@@ -493,17 +506,52 @@ mod tests {
     }
 
     #[test]
+    fn epoch_powers_weigh_the_sums_as_the_memory_weighs_its_samples() {
+        // With powers [1, 2], π^0 enters the regret sums once and the average once, π^1 twice
+        // and four times: at an infoset both players' own reach 1 (the first decision) the
+        // exact average is (π^0 + 4 π^1) / 5, and the regret sums are r^0 + 2 r^1.
+        let (g, t) = kuhn();
+        let ht = std::sync::Arc::new(HistoryTree::build(g.as_ref(), &t).unwrap());
+        let mut d = Diagnostics::new(ht.clone(), &t, [1.0, 2.0]);
+        let p0 = uniform_tree_policy(&t);
+        let mut p1 = uniform_tree_policy(&t);
+        let r = t.infosets[0].range(0);
+        p1[0][r.start] = 0.8;
+        p1[0][r.start + 1] = 0.2;
+        d.record(&t, &p0);
+        d.record(&t, &p1);
+        let avg = d.exact_average(&t);
+        for k in r.clone() {
+            let want = (p0[0][k] + 4.0 * p1[0][k]) / 5.0;
+            assert!((avg[0][k] - want).abs() < 1e-12, "{} vs {want}", avg[0][k]);
+        }
+        let (r0, _) = regrets_and_reach(&ht, &t, &p0);
+        let (r1, _) = regrets_and_reach(&ht, &t, &p1);
+        for p in 0..2 {
+            for (k, x) in d.regret_sum[p].iter().enumerate() {
+                assert!((x - (r0[p][k] + 2.0 * r1[p][k])).abs() < 1e-12);
+            }
+        }
+        // Unweighted, the same two policies average to (π^0 + π^1) / 2 there.
+        let mut u = Diagnostics::new(ht, &t, [0.0, 0.0]);
+        u.record(&t, &p0);
+        u.record(&t, &p1);
+        let k = r.start;
+        assert!((u.exact_average(&t)[0][k] - 0.5 * (p0[0][k] + p1[0][k])).abs() < 1e-12);
+    }
+
+    #[test]
     fn accumulators_survive_a_checkpoint_and_bad_files_are_named() {
         let (g, t) = kuhn();
         let ht = std::sync::Arc::new(HistoryTree::build(g.as_ref(), &t).unwrap());
-        let mut d = Diagnostics::new(ht.clone(), &t);
+        let mut d = Diagnostics::new(ht.clone(), &t, [0.0, 0.0]);
         let mut pi = uniform_tree_policy(&t);
         d.record(&t, &pi);
         pi[0][0] = 0.9;
         pi[0][1] = 0.1;
         d.record(&t, &pi);
         let bytes = d.encode();
-        let back = Diagnostics::decode(ht.clone(), &t, &bytes).unwrap();
+        let back = Diagnostics::decode(ht.clone(), &t, [0.0, 0.0], &bytes).unwrap();
         assert_eq!(back.recorded(), 2);
         assert_eq!(back.regret_sum, d.regret_sum);
         assert_eq!(back.avg_sum, d.avg_sum);
@@ -516,12 +564,16 @@ mod tests {
         // One flipped bit, a cut file and another game's accumulators are refused.
         let mut bad = bytes.clone();
         bad[20] ^= 1;
-        assert!(Diagnostics::decode(ht.clone(), &t, &bad).is_err());
-        assert!(Diagnostics::decode(ht.clone(), &t, &bytes[..bytes.len() - 9]).is_err());
+        assert!(Diagnostics::decode(ht.clone(), &t, [0.0, 0.0], &bad).is_err());
+        assert!(
+            Diagnostics::decode(ht.clone(), &t, [0.0, 0.0], &bytes[..bytes.len() - 9]).is_err()
+        );
         let leduc = crate::games::registry::load_game("leduc_poker").unwrap();
         let lt = PublicTree::build(leduc.as_ref()).unwrap();
         let lht = std::sync::Arc::new(HistoryTree::build(leduc.as_ref(), &lt).unwrap());
-        let e = Diagnostics::decode(lht, &lt, &bytes).err().unwrap();
+        let e = Diagnostics::decode(lht, &lt, [0.0, 0.0], &bytes)
+            .err()
+            .unwrap();
         assert!(e.contains("the game has"), "{e}");
     }
 
@@ -617,7 +669,7 @@ mod tests {
         // exactly that policy has W error 0.
         let (g, t) = kuhn();
         let ht = std::sync::Arc::new(HistoryTree::build(g.as_ref(), &t).unwrap());
-        let mut d = Diagnostics::new(ht, &t);
+        let mut d = Diagnostics::new(ht, &t, [0.0, 0.0]);
         let mut pi = uniform_tree_policy(&t);
         let mut early = f64::NAN;
         for n in 0..200 {

@@ -207,6 +207,12 @@ impl ArmacTrainer {
         // Exact diagnostics continue the accumulators of the checkpoint a run resumes from; a
         // run without them (new, or resumed from a checkpoint written without diagnostics)
         // starts them at the network it starts with.
+        // The exact sums weigh epochs as the reservoir memory weighs their samples (the replay
+        // memory weighs every epoch the same).
+        let powers = match s.memory {
+            MemoryKind::Reservoir => [s.memory_regret_power, s.memory_policy_power],
+            MemoryKind::Replay => [0.0, 0.0],
+        };
         let diag = match (&exact, s.diagnostics) {
             (_, false) => None,
             (None, true) => {
@@ -217,11 +223,13 @@ impl ArmacTrainer {
             }
             (Some(ex), true) => match saved_diagnostics {
                 Some(bytes) => Some(
-                    Diagnostics::decode(ex.histories(&game)?, &ex.tree, &bytes).map_err(|e| {
-                        TrainError::Usage(format!(
-                            "the checkpoint's {DIAGNOSTICS_FILE} is unusable: {e}"
-                        ))
-                    })?,
+                    Diagnostics::decode(ex.histories(&game)?, &ex.tree, powers, &bytes).map_err(
+                        |e| {
+                            TrainError::Usage(format!(
+                                "the checkpoint's {DIAGNOSTICS_FILE} is unusable: {e}"
+                            ))
+                        },
+                    )?,
                 ),
                 None => {
                     if st.epoch > 0 {
@@ -231,7 +239,7 @@ impl ArmacTrainer {
                             st.epoch
                         );
                     }
-                    let mut d = Diagnostics::new(ex.histories(&game)?, &ex.tree);
+                    let mut d = Diagnostics::new(ex.histories(&game)?, &ex.tree, powers);
                     let pi =
                         current_policy(ex, tabular.as_ref(), &learner.snapshot(), st.epoch, na);
                     d.record(&ex.tree, &pi);
