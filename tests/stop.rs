@@ -1,6 +1,8 @@
 //! A stop (a time limit or SIGTERM) is honoured within about a second even inside a long ARMAC
-//! epoch: the epoch is abandoned, nothing of it is checkpointed, the final message names the
-//! epoch the run resumes from, and the directory resumes. (That a resumed lock-step run equals
+//! epoch, Student of Games round or solver iteration: the unit is abandoned, nothing of it is
+//! checkpointed, the final message names the step the run resumes from, and the directory
+//! resumes. Ctrl-C ends a long LBR run or match, also during the first build of the hand
+//! tables. (That a resumed lock-step run equals
 //! an uninterrupted one is in `tests/determinism.rs`.)
 
 mod common;
@@ -63,14 +65,133 @@ fn a_time_limit_inside_a_long_epoch_stops_within_a_second_and_the_run_resumes() 
 #[test]
 fn sigterm_inside_a_long_epoch_stops_the_run_within_a_second() {
     let dir = common::tmp("stop", "sigterm");
-    let child = long_epochs(&dir, &["--max-seconds", "120"])
+    // The commit of θ^0 comes before the first epoch; the epoch is well under way soon after.
+    let (code, err, took) =
+        terminate_when_committed(long_epochs(&dir, &["--max-seconds", "120"]), &dir);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?} after SIGTERM");
+    assert!(err.contains("stopped inside epoch 1"), "{err}");
+    assert!(err.contains("continue from epoch 0 with"), "{err}");
+    assert_eq!(committed_epoch(&dir), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Student of Games on Kuhn poker with rounds far longer than any test waits (a million
+/// learner steps each; memory stays that of the small config), into `out`.
+fn long_rounds(out: &Path, extra: &[&str]) -> Command {
+    let mut cmd = train();
+    cmd.args(["--config", "kuhn_sog.toml", "--out"])
+        .arg(out)
+        .args(["--set", "sog.selfplay.steps_per_round=1000000"])
+        .args(["--set", "eval.every=1000"])
+        .args(extra);
+    cmd
+}
+
+/// Outcome-sampling MCCFR on Leduc with iterations of 262144 walks per player (seconds each
+/// on one thread, a few hundred MB of logged updates at most), into `out`.
+fn long_iterations(out: &Path, extra: &[&str]) -> Command {
+    let mut cmd = train();
+    cmd.args(["--config", "leduc_os_mccfr.toml", "--out"])
+        .arg(out)
+        .args(["--set", "solver.threads=1", "--set", "solver.walks=262144"])
+        .args(["--set", "solver.iterations=1000", "--set", "eval.every=1000"])
+        .args(extra);
+    cmd
+}
+
+/// The step of the committed checkpoint of run `dir` (its manifest's).
+fn committed_step(dir: &Path) -> u64 {
+    common::json(&dir.join("checkpoint/manifest.json"))["step"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn a_time_limit_inside_a_long_sog_round_stops_within_a_second_and_the_run_resumes() {
+    let dir = common::tmp("stop", "sog-time-limit");
+    let t = Instant::now();
+    let out = run_ok(&mut long_rounds(&dir, &["--max-seconds", "3"]));
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stopped inside round 1"), "{err}");
+    assert!(err.contains("continue from round 0 with"), "{err}");
+    // The round-0 state was committed before the first round; nothing of the round was.
+    assert_eq!(committed_step(&dir), 0);
+    let summary = common::json(&dir.join("summary.json"));
+    assert_eq!(summary["iterations"], 0, "{summary}");
+    assert_eq!(summary["stopped_early"], true, "{summary}");
+    let t = Instant::now();
+    let resumed = run_ok(
+        train()
+            .arg("--resume")
+            .arg(&dir)
+            .args(["--max-seconds", "1"]),
+    );
+    assert!(t.elapsed() < Duration::from_secs(6), "{:?}", t.elapsed());
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(err.contains("continue from round 0 with"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn sigterm_inside_a_long_sog_round_stops_the_run_within_a_second() {
+    let dir = common::tmp("stop", "sog-sigterm");
+    let (code, err, took) = terminate_when_committed(long_rounds(&dir, &[]), &dir);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?} after SIGTERM");
+    assert!(err.contains("stopped inside round 1"), "{err}");
+    assert!(err.contains("continue from round 0 with"), "{err}");
+    assert_eq!(committed_step(&dir), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_stop_inside_a_long_solver_iteration_is_honoured_within_a_second() {
+    let dir = common::tmp("stop", "solver-time-limit");
+    let t = Instant::now();
+    let out = run_ok(&mut long_iterations(&dir, &["--max-seconds", "2"]));
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Where an iteration outlasts the limit (on this kind of machine, several seconds) the
+    // stop comes inside it; a fast machine may finish a few first.
+    assert!(err.contains("stopped inside iteration"), "{err}");
+    let summary = common::json(&dir.join("summary.json"));
+    let committed = summary["iterations"].as_u64().unwrap();
+    assert!(err.contains(&format!("continue from iteration {committed} with")), "{err}");
+    assert_eq!(committed_step(&dir), committed);
+    // The directory resumes from that checkpoint.
+    let resumed = run_ok(
+        train()
+            .arg("--resume")
+            .arg(&dir)
+            .args(["--max-seconds", "1"]),
+    );
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(err.contains("continue from iteration"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+    // SIGTERM inside an iteration: exit 143 within a second or so.
+    let dir = common::tmp("stop", "solver-sigterm");
+    let (code, err, took) = terminate_when_committed(long_iterations(&dir, &[]), &dir);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?} after SIGTERM");
+    assert!(err.contains("stopped inside iteration"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Starts `cmd` (a run into `dir`), waits for its first committed checkpoint and half a second
+/// more, sends SIGTERM, and returns its exit code, stderr and how long it took to end after
+/// the signal.
+fn terminate_when_committed(mut cmd: Command, dir: &Path) -> (Option<i32>, String, Duration) {
+    let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The commit of θ^0 comes before the first epoch; the epoch is well under way soon after.
     let t = Instant::now();
-    while !dir.join("checkpoint/state.json").exists() {
+    while !dir.join("checkpoint/manifest.json").exists() {
         assert!(t.elapsed() < Duration::from_secs(60), "no checkpoint");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -82,14 +203,11 @@ fn sigterm_inside_a_long_epoch_stops_the_run_within_a_second() {
     assert!(status.success());
     let signalled = Instant::now();
     let o = child.wait_with_output().unwrap();
-    let took = signalled.elapsed();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(143), "{err}");
-    assert!(took < Duration::from_secs(3), "took {took:?} after SIGTERM");
-    assert!(err.contains("stopped inside epoch 1"), "{err}");
-    assert!(err.contains("continue from epoch 0 with"), "{err}");
-    assert_eq!(committed_epoch(&dir), 0);
-    std::fs::remove_dir_all(&dir).ok();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        signalled.elapsed(),
+    )
 }
 
 /// Starts `armac-eval args`, sends SIGINT once `wait` has passed, and returns its status, its
@@ -142,6 +260,18 @@ fn ctrl_c_ends_a_long_match_with_the_partial_result() {
     let hands = v["hands"].as_u64().unwrap();
     assert!(hands > 0 && hands < 1_000_000_000, "{v}");
     assert!(err.contains("partial"), "{err}");
+}
+
+#[test]
+fn ctrl_c_during_the_hand_table_build_ends_lbr_within_a_second() {
+    let (code, out, err, took) = interrupt_eval(
+        &["lbr", "--policy", "uniform", "--variant", "fc", "--hands", "1000000000"],
+        Duration::from_millis(300),
+    );
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("stopped before any hand was played"), "{err}");
 }
 
 #[test]

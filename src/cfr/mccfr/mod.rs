@@ -77,6 +77,7 @@ use crate::tree::{PublicTree, TreeError};
 use crossbeam::utils::CachePadded;
 use serde::Deserialize;
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 
 /// Algorithm names of this module, as `[solver] algorithm` spells them.
@@ -267,7 +268,7 @@ impl MccfrOptions {
         }
         if let Some(e) = self.epsilon {
             if !(e > 0.0 && e <= 1.0) {
-                return Err(err("epsilon", format!("{e} must lie in (0, 1]")));
+                return Err(err("epsilon", format!("{} must lie in (0, 1]", crate::util::check::short_number(e))));
             }
             spec.epsilon = e;
         }
@@ -321,7 +322,7 @@ impl MccfrOptions {
                 Some("exponential") => {
                     let a = self.baseline_alpha.unwrap_or(0.5);
                     if !(a > 0.0 && a <= 1.0) {
-                        return Err(err("baseline_alpha", format!("{a} must lie in (0, 1]")));
+                        return Err(err("baseline_alpha", format!("{} must lie in (0, 1]", crate::util::check::short_number(a))));
                     }
                     spec.baseline_alpha = a;
                     BaselineAveraging::Exponential
@@ -337,13 +338,13 @@ impl MccfrOptions {
         if is_as {
             if let Some(t) = self.tau {
                 if !(t.is_finite() && t >= 1.0) {
-                    return Err(err("tau", format!("{t} must be a finite number ≥ 1")));
+                    return Err(err("tau", format!("{} must be a finite number ≥ 1", crate::util::check::short_number(t))));
                 }
                 spec.tau = t;
             }
             if let Some(b) = beta {
                 if !(b.is_finite() && b >= 0.0) {
-                    return Err(err("beta", format!("{b} must be a finite number ≥ 0")));
+                    return Err(err("beta", format!("{} must be a finite number ≥ 0", crate::util::check::short_number(b))));
                 }
                 spec.beta = b;
             }
@@ -618,7 +619,10 @@ impl MccfrSolver {
     /// they stand, run split into contiguous chunks over the workers (one dispatch of the
     /// team per player), and after a barrier each worker applies the logged updates of its
     /// shard of the tables, in walk order.
-    fn iterate_parallel(&mut self) {
+    /// One iteration of parallel walks; `stop` is asked every 64 walks of each worker, and
+    /// once it returns true the walks end early (the iteration is abandoned: false).
+    fn iterate_parallel(&mut self, stop: &(dyn Fn() -> bool + Sync)) -> bool {
+        let stopped = std::sync::atomic::AtomicBool::new(false);
         let it = self.schedule();
         let (t, weight) = (it.t, it.weight);
         let walks = self.spec.walks;
@@ -645,6 +649,10 @@ impl MccfrSolver {
             let walk_chunk = |c: usize, tab: &Tables, log: &mut store::Log| {
                 let mut touched = 0;
                 for k in c * walks / chunks..(c + 1) * walks / chunks {
+                    if k % 64 == 0 && (stopped.load(Ordering::Relaxed) || stop()) {
+                        stopped.store(true, Ordering::Relaxed);
+                        break;
+                    }
                     let (store, stack) = store::Deferred::new(tab, log, predictive);
                     let parts = walks::Parts {
                         tree,
@@ -665,15 +673,30 @@ impl MccfrSolver {
             for log in logs {
                 self.touched += log.read().unwrap_or_else(|e| e.into_inner()).touched;
             }
+            if stopped.load(Ordering::Relaxed) {
+                return false;
+            }
         }
         self.iteration = t;
+        true
     }
 }
 
 impl TreeSolver for MccfrSolver {
+    fn iterate_until(&mut self, stop: &(dyn Fn() -> bool + Sync)) -> bool {
+        if stop() {
+            return false;
+        }
+        if self.spec.walks > 1 {
+            return self.iterate_parallel(stop);
+        }
+        self.iterate();
+        true
+    }
+
     fn iterate(&mut self) {
         if self.spec.walks > 1 {
-            self.iterate_parallel();
+            self.iterate_parallel(&|| false);
             return;
         }
         let it = self.schedule();
