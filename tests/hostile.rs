@@ -9,8 +9,8 @@ mod common;
 #[path = "common/hostile.rs"]
 mod damage;
 
-use damage::{available_gib, copy_dir, flip, refused, snapshot, write};
 use common::{eval, run_ok, tmp, train};
+use damage::{available_gib, copy_dir, flip, refused, snapshot, write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -678,7 +678,12 @@ fn a_corrupt_model_manifest_is_named_for_every_model_kind() {
     let mut cases = 0;
     for model in ["leduc_armac", "hunl_fcpa_armac", "hunl_fcpa_sog"] {
         let dir = tmp("hostile", &format!("manifest-{model}"));
-        copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("models").join(model), &dir);
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("models")
+                .join(model),
+            &dir,
+        );
         let d = dir.display().to_string();
         let sog = format!("sog:{d}");
         let out = dir.with_extension("out");
@@ -739,7 +744,11 @@ fn a_tabular_run_given_as_a_network_names_its_policy_file() {
     let before = snapshot(&dir);
     for args in &cases {
         let case = format!("a tabular run to {}", args[0]);
-        refused(eval().args(args), &["is a tabular solver run", &policy], &case);
+        refused(
+            eval().args(args),
+            &["is a tabular solver run", &policy],
+            &case,
+        );
         assert!(!Path::new(&out).exists(), "{case}: wrote {out}");
     }
     assert_eq!(snapshot(&dir), before, "a refused command changed the run");
@@ -773,7 +782,11 @@ fn a_policy_file_with_an_unknown_information_state_is_refused_by_name() {
     ];
     for args in &cases {
         let case = format!("unknown state: {}", args[0]);
-        refused(eval().args(args), &["\"9zz\"", "not one of kuhn_poker"], &case);
+        refused(
+            eval().args(args),
+            &["\"9zz\"", "not one of kuhn_poker"],
+            &case,
+        );
     }
     let _ = std::fs::remove_dir_all(&files);
 }

@@ -8,8 +8,8 @@
 //! would be a bug) `RuntimeError`. Messages are the library's (the CLI's), with the chain of
 //! causes joined by `: `.
 
-use armac::eval::matchup::MatchError;
 use armac::eval::lbr::LbrError;
+use armac::eval::matchup::MatchError;
 use armac::game::GameError as LibGameError;
 use armac::policy::PolicyError as LibPolicyError;
 use armac::run::RunError;

@@ -99,7 +99,10 @@ fn run(args: Args) -> Result<()> {
         set.push(format!("cluster.role={}", toml_string(role)));
     }
     if args.estimate {
-        let name = args.config.as_deref().expect("clap requires --config without --resume");
+        let name = args
+            .config
+            .as_deref()
+            .expect("clap requires --config without --resume");
         let (config, _) = armac::run::config::Config::load(name, &set)?;
         let (bytes, largest) = armac::run::memory_estimate(&config)?;
         println!(

@@ -229,7 +229,10 @@ fn validate_entry(key: &str, entry: &[(Action, f64)]) -> Result<(), PolicyError>
     let mut seen = Vec::with_capacity(entry.len());
     for &(a, p) in entry {
         if !p.is_finite() || p < 0.0 {
-            return Err(bad(format!("probability {} of action {a}", crate::util::check::short_number(p))));
+            return Err(bad(format!(
+                "probability {} of action {a}",
+                crate::util::check::short_number(p)
+            )));
         }
         if seen.contains(&a) {
             return Err(bad(format!("action {a} listed twice")));
@@ -238,7 +241,10 @@ fn validate_entry(key: &str, entry: &[(Action, f64)]) -> Result<(), PolicyError>
         sum += p;
     }
     if (sum - 1.0).abs() > SUM_TOLERANCE {
-        return Err(bad(format!("probabilities sum to {}", crate::util::check::short_number(sum))));
+        return Err(bad(format!(
+            "probabilities sum to {}",
+            crate::util::check::short_number(sum)
+        )));
     }
     Ok(())
 }

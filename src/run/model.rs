@@ -286,7 +286,10 @@ pub fn solver_checkpoint_refusal(path: &Path, verified: &Verified) -> Option<Run
         .ok()?;
     let policy = verified.root.join("policy.json");
     let hint = if policy.is_file() {
-        format!("its average policy is the policy file {}; use that file instead", policy.display())
+        format!(
+            "its average policy is the policy file {}; use that file instead",
+            policy.display()
+        )
     } else {
         format!(
             "its average policy is written to {} when the run ends (finish it with \

@@ -56,7 +56,10 @@ fn memory_terms(
     }];
     match Algorithm::of(config)? {
         Algorithm::Tabular(s) => terms.push(tabular_term(game, &s.choice)?),
-        Algorithm::Armac(_) => terms.extend(armac_memory_terms(&config.armac()?, game)),
+        Algorithm::Armac(_) => {
+            let a = config.armac()?;
+            terms.extend(armac_memory_terms(&a, game));
+        }
         Algorithm::Sog(s) => terms.push(network_term("sog.net.hidden", s.hidden, s.layers)),
     }
     Ok(terms)

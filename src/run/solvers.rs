@@ -348,7 +348,10 @@ fn parse_pos(s: &SolverConfig) -> Result<PosSpec, ConfigError> {
             if !(g.is_finite() && g >= 0.0) {
                 return Err(bad(
                     "gamma",
-                    format!("{} must be a finite non-negative number", crate::util::check::short_number(g)),
+                    format!(
+                        "{} must be a finite non-negative number",
+                        crate::util::check::short_number(g)
+                    ),
                 ));
             }
             Averaging::Power(g)
@@ -500,7 +503,13 @@ fn cfr_family_spec(s: &SolverConfig, mut spec: SolverSpec) -> Result<SolverSpec,
         if let Some(v) = v
             && (!v.is_finite() || v < 0.0)
         {
-            return Err(bad(k, format!("{} must be a finite non-negative number", crate::util::check::short_number(v))));
+            return Err(bad(
+                k,
+                format!(
+                    "{} must be a finite non-negative number",
+                    crate::util::check::short_number(v)
+                ),
+            ));
         }
     }
     Ok(spec)

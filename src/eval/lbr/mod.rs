@@ -317,8 +317,7 @@ pub use equity::win_probability;
 pub use exact::{ExactLbr, exact_lbr, exact_lbr_with_rule};
 pub use play::{
     DEAL_MEAN_BYTES, LbrHand, LbrOptions, LbrRatio, LbrResult, check_game, paired_ratio, play_deal,
-    run_lbr,
-    run_lbr_hands, run_lbr_watched,
+    run_lbr, run_lbr_hands, run_lbr_watched,
 };
 pub use range::{AlwaysCall, AlwaysFold, PerHand, Range, RangePolicy, with_hole_cards};
 

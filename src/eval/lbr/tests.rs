@@ -425,7 +425,10 @@ fn without_deal_means_a_run_keeps_only_its_sums_and_reports_the_same() {
         .sum::<f64>()
         / (n - 1.0);
     let ci = 1.96 * var.sqrt() / n.sqrt();
-    assert!((summed.ci95_chips - ci).abs() < 1e-9 * ci.max(1.0), "{summed:?} {ci}");
+    assert!(
+        (summed.ci95_chips - ci).abs() < 1e-9 * ci.max(1.0),
+        "{summed:?} {ci}"
+    );
 }
 
 #[test]

@@ -143,7 +143,13 @@ pub fn holdem_round(
     replay: &mut ExampleReplay,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<HoldemRoundOut, TrainError> {
-    let stopped = || if stop() { Err(TrainError::Stopped) } else { Ok(()) };
+    let stopped = || {
+        if stop() {
+            Err(TrainError::Stopped)
+        } else {
+            Ok(())
+        }
+    };
     let s = g.s;
     let t_round = Instant::now();
     let snap = Arc::new(net.snapshot());

@@ -254,7 +254,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
         let mut diag = row[0];
         row[0] = i + 1;
         for (j, &cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
             diag = row[j + 1];
             row[j + 1] = next;
         }
@@ -286,7 +288,10 @@ impl Config {
                 };
             }
             let key = e.span().and_then(|span| key_at(&text, span.start));
-            if let Some(reason) = key.as_deref().and_then(|k| misspelt_required(&table, k, &e)) {
+            if let Some(reason) = key
+                .as_deref()
+                .and_then(|k| misspelt_required(&table, k, &e))
+            {
                 return ConfigError::Invalid {
                     origin: origin.to_string(),
                     reason,

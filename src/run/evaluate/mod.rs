@@ -310,7 +310,11 @@ const LBR_HAND_BYTES: u64 = 256;
 pub fn lbr_memory_check(hands: u64, paired: u64, hands_out: bool) -> Result<(), RunError> {
     let deals = hands.div_ceil(4);
     let means = paired * deals * crate::eval::lbr::DEAL_MEAN_BYTES;
-    let kept = if hands_out { 4 * deals * LBR_HAND_BYTES } else { 0 };
+    let kept = if hands_out {
+        4 * deals * LBR_HAND_BYTES
+    } else {
+        0
+    };
     let bytes = means + kept;
     let Some(available) = crate::run::available_memory_bytes() else {
         return Ok(());

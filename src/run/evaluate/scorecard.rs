@@ -300,7 +300,12 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
     check::hands("--hands", opts.hands).map_err(RunError::Usage)?;
     check::hands("--match-hands", opts.match_hands).map_err(RunError::Usage)?;
     // The LBR rows against uniform are kept for pairing, with the row being played.
-    let rows = LbrVariant::ALL.len() + if opts.sharp_lbr { SHARP_VARIANTS.len() } else { 0 };
+    let rows = LbrVariant::ALL.len()
+        + if opts.sharp_lbr {
+            SHARP_VARIANTS.len()
+        } else {
+            0
+        };
     super::lbr_memory_check(opts.hands, rows as u64 + 1, opts.hands_out.is_some())?;
     if opts.preflop_samples == 0 {
         return Err(RunError::Usage("--preflop-samples must be positive".into()));

@@ -37,11 +37,8 @@ pub(crate) trait SogRounds {
     /// `round`. `stop` is asked between the round's games, solves and learner steps; once it
     /// returns true the round is abandoned with [`RunError::Stopped`], leaving the state
     /// part-updated (never checkpointed).
-    fn play(
-        &mut self,
-        round: u64,
-        stop: &(dyn Fn() -> bool + Sync),
-    ) -> Result<Self::Out, RunError>;
+    fn play(&mut self, round: u64, stop: &(dyn Fn() -> bool + Sync))
+    -> Result<Self::Out, RunError>;
     /// Records round `round`, ended `seconds` into the run (TensorBoard, metrics, bar message).
     fn record(
         &mut self,
