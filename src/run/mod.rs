@@ -174,9 +174,10 @@ impl Deadline {
     }
 }
 
-/// How long a step in progress (an ARMAC epoch, a Student of Games round) may still run
-/// once a stop is asked for: one that ends within it is kept (and checkpointed), a longer one
-/// is abandoned and the run resumes from its last committed checkpoint.
+/// How long a step in progress (an ARMAC epoch, a Student of Games round, a solver iteration)
+/// may still run once a stop is asked for: one that ends within it is kept (and
+/// checkpointed), a longer one is abandoned and the run resumes from its last committed
+/// checkpoint.
 pub const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// When a run stops: a budget of [`Deadline`] spent or the interrupt flag set (SIGINT,

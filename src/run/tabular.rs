@@ -314,6 +314,8 @@ pub fn run(
     let mut stopped_early = false;
     let interrupted = super::interrupt_flag();
     let stop = || deadline.expired() || interrupted.load(std::sync::atomic::Ordering::Relaxed);
+    // When a stop was first seen inside a unit of work.
+    let seen = std::sync::OnceLock::new();
     // The iteration of the last checkpoint on disk (a new run has none yet).
     let mut committed = resumed.map(|_| solver.iteration());
     while solver.iteration() < settings.iterations {
@@ -322,7 +324,10 @@ pub fn run(
             break;
         }
         let attempt = solver.iteration() + 1;
-        if !solver.iterate_until(&stop) {
+        // A stop abandons the unit under way only once STOP_GRACE has passed since it
+        // was first seen: a unit that ends sooner is kept (the run then stops after it).
+        let inside = || stop() && seen.get_or_init(Instant::now).elapsed() >= super::STOP_GRACE;
+        if !solver.iterate_until(&inside) {
             bar.finish_and_clear();
             drop(solver);
             let committed = match committed {

@@ -74,6 +74,8 @@ pub(crate) fn drive<R: SogRounds>(
     let elapsed_before = r.elapsed_seconds();
     let first_round = r.round();
     let stop = || deadline.expired() || interrupted.load(Ordering::Relaxed);
+    // When a stop was first seen inside a unit of work.
+    let seen = std::sync::OnceLock::new();
     // A new run commits its round-0 state first, so that a stop inside the first round has
     // a checkpoint to resume from.
     if !super::super::generation::Generation::exists(dir) {
@@ -89,7 +91,11 @@ pub(crate) fn drive<R: SogRounds>(
             break;
         }
         let round = r.round() + 1;
-        let out = match r.play(round, &stop) {
+        // A stop abandons the unit under way only once STOP_GRACE has passed since it
+        // was first seen: a unit that ends sooner is kept (the run then stops after it).
+        let inside =
+            || stop() && seen.get_or_init(Instant::now).elapsed() >= crate::run::STOP_GRACE;
+        let out = match r.play(round, &inside) {
             Err(RunError::Stopped) => {
                 bar.finish_and_clear();
                 return abandoned(round, committed, dir, game, &deadline, elapsed_before, opts);
