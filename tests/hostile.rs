@@ -105,6 +105,20 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
             vec!["armac.hidden", "available"],
         ));
     }
+    // A batched solver's instances under the cap of `batch` (2^20) that the machine cannot
+    // hold: about 740 GiB of tensors on Leduc.
+    if available_gib() < 700.0 {
+        cases.push((
+            "batched instances over the machine's memory",
+            vec![
+                "--config",
+                "leduc_cfr_batched.toml",
+                "--set",
+                "solver.batch=1048576",
+            ],
+            vec!["solver.batch", "1048576 solver instances", "available"],
+        ));
+    }
     // Memories under their fixed caps that the machine cannot hold: 2^26 reservoir rows of
     // the Hold'em tensor (about 115 GiB), 2^24 replay trajectories (about 570 GiB).
     if available_gib() < 100.0 {

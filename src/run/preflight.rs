@@ -55,7 +55,7 @@ fn memory_terms(
         bytes: PROGRAM_BYTES,
     }];
     match Algorithm::of(config)? {
-        Algorithm::Tabular(s) => terms.push(tabular_term(game, &s.choice)?),
+        Algorithm::Tabular(s) => terms.extend(tabular_terms(game, &s.choice)?),
         Algorithm::Armac(_) => {
             let a = config.armac()?;
             terms.extend(armac_memory_terms(&a, game));
@@ -156,6 +156,15 @@ fn rlimit_as_available() -> Option<u64> {
 /// `tests/estimate.rs` checks the estimate against measured peaks.
 const TREE_BYTES_PER_HISTORY: u128 = 72;
 const HISTORY_TREE_BYTES_PER_HISTORY: u128 = 320;
+/// `batched-pos` before its instances: the history tree, the tensor tree and the sampler's
+/// per-node tables (peaks measured at 750 to 1280 bytes a history with one instance, on
+/// Liar's Dice and Leduc with 6 ranks).
+const BATCHED_POS_BYTES_PER_HISTORY: u128 = 1000;
+/// Each instance of a batched solver (`batch`), in `f32`: its regrets, averages, reaches and
+/// values over the tensor tree (measured 8 to 63 bytes a history for `batched-cfr` and 47 to
+/// 78 for `batched-pos`, on Leduc with 6 ranks and Liar's Dice; the larger is taken, so the
+/// estimate of a large batch on a game with few public nodes is high). Twice that in `f64`.
+const BATCHED_INSTANCE_BYTES_PER_HISTORY: u128 = 80;
 
 /// A `[solver]` run's size check, before any tree is built: the game's histories are counted
 /// (stopping past the tree's cap, so a game too large costs seconds and no memory) and their
@@ -164,16 +173,17 @@ pub fn tabular_fits(
     game: &dyn crate::game::Game,
     choice: &crate::run::solvers::SolverChoice,
 ) -> Result<(), RunError> {
-    fits_in_memory(&[tabular_term(game, choice)?])
+    fits_in_memory(&tabular_terms(game, choice)?)
 }
 
-/// The memory term of a `[solver]` run on `game`: its histories counted (up to the cap) times
-/// the bytes each takes in the compiled trees and the solver's tables.
-fn tabular_term(
+/// The memory terms of a `[solver]` run on `game`: its histories counted (up to the cap)
+/// times the bytes each takes in the compiled trees and the solver's tables, and for a
+/// batched solver its instances (`solver.batch`).
+fn tabular_terms(
     game: &dyn crate::game::Game,
     choice: &crate::run::solvers::SolverChoice,
-) -> Result<MemoryTerm, RunError> {
-    use crate::run::solvers::SolverChoice;
+) -> Result<Vec<MemoryTerm>, RunError> {
+    use crate::run::solvers::{BatchedKind, SolverChoice};
     let limit = crate::tree::DEFAULT_MAX_HISTORIES;
     let histories =
         crate::tree::count_histories(game, limit).map_err(|_| config::ConfigError::Value {
@@ -188,16 +198,35 @@ fn tabular_term(
         })?;
     let per = match choice {
         SolverChoice::Cfr(_) => TREE_BYTES_PER_HISTORY,
+        SolverChoice::Batched(b) if matches!(b.kind, BatchedKind::Pos(_)) => {
+            BATCHED_POS_BYTES_PER_HISTORY
+        }
         _ => HISTORY_TREE_BYTES_PER_HISTORY,
     };
-    Ok(MemoryTerm {
+    let mut terms = vec![MemoryTerm {
         key: "game",
         what: format!(
             "the tree of `{}` ({histories} histories × {per} bytes)",
             game.load_string()
         ),
         bytes: histories as u128 * per,
-    })
+    }];
+    if let SolverChoice::Batched(b) = choice {
+        let width = match b.precision {
+            crate::nn::public::Precision::F32 => 1,
+            crate::nn::public::Precision::F64 => 2,
+        };
+        let each = width * BATCHED_INSTANCE_BYTES_PER_HISTORY;
+        terms.push(MemoryTerm {
+            key: "solver.batch",
+            what: format!(
+                "{} solver instances ({histories} histories × {each} bytes each)",
+                b.batch
+            ),
+            bytes: b.batch as u128 * histories as u128 * each,
+        });
+    }
+    Ok(terms)
 }
 
 /// One term of a run's memory estimate: the key that sets it, what it holds, and its bytes.
