@@ -1,9 +1,9 @@
 //! A stop (a time limit or SIGTERM) is honoured within about a second even inside a long ARMAC
 //! epoch, Student of Games round or solver iteration: the unit is abandoned, nothing of it is
 //! checkpointed, the final message names the step the run resumes from, and the directory
-//! resumes. Ctrl-C ends a long LBR run or match, also during the first build of the hand
-//! tables. (That a resumed lock-step run equals
-//! an uninterrupted one is in `tests/determinism.rs`.)
+//! resumes. Ctrl-C ends a long LBR run, match or scorecard, also during the first build of
+//! the hand tables. (That a resumed lock-step run equals an uninterrupted one is in
+//! `tests/determinism.rs`.)
 
 mod common;
 
@@ -368,4 +368,27 @@ fn ctrl_c_ends_a_long_lbr_run_with_the_partial_result() {
         assert!(out.contains("PARTIAL: stopped after"), "{out}");
         assert!(err.contains("partial"), "{err}");
     }
+}
+
+/// Ctrl-C ends a long scorecard within a second with no result and nothing written (a
+/// scorecard is whole or nothing).
+#[test]
+fn ctrl_c_ends_a_long_scorecard_with_nothing_written() {
+    let out = common::tmp("stop", "scorecard.json");
+    let o = out.display().to_string();
+    #[rustfmt::skip]
+    let (code, stdout, err, took) = interrupt_eval(
+        &["scorecard", "--policy", "uniform", "--hands", "1000000000", "--match-hands", "1000000000", "--out", &o],
+        Duration::from_millis(1500),
+    );
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert!(stdout.is_empty(), "{stdout}");
+    // Stopped in its first evaluation (LBR, building the hand tables or playing): no figure.
+    assert!(
+        err.trim_end()
+            .ends_with("interrupted by signal 2: no result"),
+        "{err}"
+    );
+    assert!(!out.exists(), "wrote {o}");
 }
