@@ -36,7 +36,7 @@ use armac::eval::lbr::LbrRule;
 use armac::run::evaluate::commands;
 use armac::run::evaluate::lbr_command::LbrCommand;
 use armac::run::evaluate::scorecard::{self, ScorecardOptions};
-use armac::run::evaluate::{MatchOptions, PolicyArgs};
+use armac::run::evaluate::{AivatValues, MatchOptions, PolicyArgs};
 use armac::search::SearchEval;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -247,6 +247,11 @@ enum Command {
         /// names as its value estimate (refused when neither is a feed-forward ARMAC network).
         #[arg(long)]
         aivat: bool,
+        /// AIVAT's value estimate: `pair` (the two policies' own values through the rest of
+        /// each betting round and exactly on the last one, the critic at the start of the
+        /// others) or `critic` (the critic alone, over the network's average policy).
+        #[arg(long, default_value = "pair", value_parser = parse_aivat_values)]
+        aivat_values: AivatValues,
     },
     /// Exact NashConv of Student of Games search: continual re-solving with GT-CFR at every
     /// decision of both players, frontier values from an exact subgame oracle, assembled into
@@ -476,6 +481,10 @@ struct ScorecardArgs {
     /// to this file in the Poker Hand History format (PHH, a `.phhs` file).
     #[arg(long, value_name = "FILE")]
     hands_out: Option<PathBuf>,
+    /// Leave out the AIVAT estimates that the matches of ARMAC networks report beside their
+    /// plain means (they cost the matches time).
+    #[arg(long)]
+    no_aivat: bool,
     /// One JSON object (the `scorecard` field of a shipped model's score.json).
     #[arg(long)]
     json: bool,
@@ -499,6 +508,7 @@ impl ScorecardArgs {
             breakdown: self.breakdown,
             sharp_lbr: self.sharp_lbr,
             hands_out: self.hands_out.clone(),
+            aivat: !self.no_aivat,
         }
     }
 }
@@ -591,6 +601,7 @@ fn run(args: Args) -> Result<()> {
             max_histories,
             hands_out,
             aivat,
+            aivat_values,
         } => {
             let opts = MatchOptions {
                 hands,
@@ -598,6 +609,7 @@ fn run(args: Args) -> Result<()> {
                 sampled,
                 max_histories,
                 aivat,
+                aivat_values,
             };
             let args = play.args(search_iterations);
             let report =
@@ -718,6 +730,12 @@ fn parse_threads(s: &str) -> Result<usize, String> {
             "`{s}` is not a thread count in 0..=1024 (0: one per core)"
         )),
     }
+}
+
+/// `--aivat-values`: `pair` or `critic`.
+fn parse_aivat_values(s: &str) -> Result<AivatValues, String> {
+    AivatValues::parse(s)
+        .ok_or_else(|| format!("`{s}` is not an AIVAT value estimate (pair or critic)"))
 }
 
 /// `--rule`: `standard` or `sharp`.

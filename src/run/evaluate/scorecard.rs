@@ -53,7 +53,7 @@ use super::{PolicyArgs, breakdown_table, holdem_game, lbr_policy, lbr_recorded, 
 use crate::eval::lbr::{
     AlwaysCall, BreakdownRow, LbrOptions, LbrResult, LbrRule, LbrVariant, paired_ratio,
 };
-use crate::eval::matchup::{HandRecorder, PlayedHand, sampled_match_recorded};
+use crate::eval::matchup::{HandRecorder, PlayedHand, sampled_match_with};
 use crate::game::{Action, Game};
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::policy::{Policy, UniformPolicy};
@@ -103,6 +103,10 @@ pub struct ScorecardOptions {
     /// the order of the rows: LBR against uniform (each variant), the matches (per column,
     /// against uniform then always-call), then each column's LBR rows.
     pub hands_out: Option<std::path::PathBuf>,
+    /// Report the AIVAT estimate of each match beside its plain mean, for the columns that
+    /// are feed-forward ARMAC networks (their critic is the base value estimate) or Student
+    /// of Games policies (their value network).
+    pub aivat: bool,
 }
 
 impl ScorecardOptions {
@@ -121,6 +125,7 @@ impl ScorecardOptions {
             breakdown: false,
             sharp_lbr: false,
             hands_out: None,
+            aivat: true,
         }
     }
 }
@@ -173,6 +178,21 @@ pub struct Estimate {
     pub hands: u64,
     /// The row's seed.
     pub seed: u64,
+    /// Matches of an ARMAC network's column: AIVAT's estimate of the same mean on the same
+    /// hands (`mean`, `ci95` in mbb/hand, `values`: the value estimate); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aivat: Option<AivatEstimate>,
+}
+
+/// AIVAT's estimate of a match's mean ([`crate::eval::aivat`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AivatEstimate {
+    /// The mean, mbb/hand.
+    pub mean: f64,
+    /// Half-width of its 95% interval.
+    pub ci95: f64,
+    /// The value estimate.
+    pub values: String,
 }
 
 /// LBR against one policy, with its ratio to LBR against uniform on the same deals.
@@ -273,6 +293,9 @@ struct Column {
     argument: String,
     per_state: Box<dyn Policy>,
     per_range: Box<dyn crate::eval::lbr::RangePolicy>,
+    /// AIVAT's base value estimate (with [`ScorecardOptions::aivat`]): an ARMAC network's
+    /// critic or a Student of Games policy's value network.
+    aivat: Option<super::AivatBase>,
 }
 
 fn mbb(game: &UniversalPokerGame, chips: (f64, f64)) -> (f64, f64) {
@@ -286,6 +309,7 @@ fn estimate(r: &LbrResult) -> Estimate {
         ci95: r.ci95_mbb,
         hands: r.hands,
         seed: r.seed,
+        aivat: None,
     }
 }
 
@@ -322,11 +346,16 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
         }
         let per_state = match_policy(&argument, &game, "--policy", args)?;
         let per_range = lbr_policy(&argument, &game_string, false, args)?;
+        let aivat = opts
+            .aivat
+            .then(|| super::AivatBase::of(&argument, "uniform", &game))
+            .flatten();
         out.push(Column {
             name,
             argument,
             per_state,
             per_range,
+            aivat,
         });
     }
     Ok((game, out))
@@ -369,9 +398,23 @@ fn matches(
                 };
                 let record: Option<&mut HandRecorder<'_>> = keep.then_some(&mut keep_hand);
                 let a = column.per_state.as_ref();
-                let report = sampled_match_recorded(game, a, b, deals, seed, record).map_err(
-                    RunError::context(format!("the match of {} against {name}", column.argument)),
-                )?;
+                let searching = column.argument.starts_with("sog:");
+                let estimates = column.aivat.as_ref().map(|base| {
+                    let pair = super::AivatValues::Pair;
+                    super::aivat_estimates(game, (a, b), base, pair, searching, seed)
+                });
+                let aivat = estimates.as_ref().map(|[x, y]| {
+                    (
+                        [x.as_ref(), y.as_ref()],
+                        crate::eval::aivat::AivatOptions::default(),
+                    )
+                });
+                let watch = crate::eval::Watch::default();
+                let report = sampled_match_with(game, a, b, deals, seed, record, aivat, watch)
+                    .map_err(RunError::context(format!(
+                        "the match of {} against {name}",
+                        column.argument
+                    )))?;
                 bar.inc(1);
                 let (mean, ci95) = mbb(game, (report.mean, report.ci95));
                 let e = Estimate {
@@ -379,6 +422,14 @@ fn matches(
                     ci95,
                     hands: report.hands,
                     seed,
+                    aivat: report.aivat.map(|v| {
+                        let (mean, ci95) = mbb(game, (v.mean, v.ci95));
+                        AivatEstimate {
+                            mean,
+                            ci95,
+                            values: v.values,
+                        }
+                    }),
                 };
                 Ok((e, start.elapsed().as_secs_f64(), hands))
             })
@@ -592,17 +643,22 @@ impl Scorecard {
             r.push(last);
             table.push(r);
         };
+        let matched = |e: &Estimate| {
+            let plain = interval(e.mean, e.ci95, true);
+            match &e.aivat {
+                Some(v) => format!("{plain} (AIVAT {})", interval(v.mean, v.ci95, true)),
+                None => plain,
+            }
+        };
         row(
             "vs uniform",
-            cols.iter()
-                .map(|(_, c)| interval(c.vs_uniform.mean, c.vs_uniform.ci95, true))
-                .collect(),
+            cols.iter().map(|(_, c)| matched(&c.vs_uniform)).collect(),
             String::new(),
         );
         row(
             "vs always-call",
             cols.iter()
-                .map(|(_, c)| interval(c.vs_always_call.mean, c.vs_always_call.ci95, true))
+                .map(|(_, c)| matched(&c.vs_always_call))
                 .collect(),
             String::new(),
         );
@@ -655,10 +711,15 @@ impl Scorecard {
             format!("| {} |", cells.join(" | "))
         };
         let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+        let aivat = if self.policies.values().any(|c| c.vs_uniform.aivat.is_some()) {
+            " and, in parentheses, AIVAT's unbiased estimate of the same mean on the same hands"
+        } else {
+            ""
+        };
         let mut out = format!(
             "scorecard of {} on {game_name}, seed {}: mbb/hand ± 95% interval; matches: {} hands \
-             of duplicate deals, the policy's winnings; LBR: {} hands, LBR's winnings (ratio to \
-             LBR's against uniform on the same deals ± paired 95% interval); {:.0} s\n",
+             of duplicate deals, the policy's winnings{aivat}; LBR: {} hands, LBR's winnings \
+             (ratio to LBR's against uniform on the same deals ± paired 95% interval); {:.0} s\n",
             self.policy, self.seed, self.match_hands, self.hands, self.timing.seconds
         );
         out.push_str(&line(&table[0]));
