@@ -231,8 +231,12 @@ impl<'a> PairValues<'a> {
                     walk.bases.push(state);
                     Node::Base(walk.bases.len() - 1)
                 } else if !in_street {
-                    // The start of a last street: a walk of its own.
-                    Node::Known(self.value(state.as_ref())?)
+                    // The start of a last street: walked too, in the same batch, against a
+                    // node count of its own.
+                    let outer = std::mem::replace(&mut walk.walked, 0);
+                    let node = self.add(walk, state, true)?;
+                    walk.walked = outer;
+                    return Ok(node);
                 } else {
                     walk.walked += 1;
                     if walk.walked > self.opts.max_nodes {

@@ -447,7 +447,13 @@ impl crate::policy::Policy for ArmacAveragePolicy {
             batch.push(&info, &info, &info, &legal);
             legals.push(legal_actions);
         }
-        let out = self.net.evaluate(&batch);
+        let out =
+            self.net
+                .evaluate_policies(&batch)
+                .map_err(|e| crate::policy::PolicyError::Failed {
+                    policy: crate::policy::Policy::name(self),
+                    reason: e.to_string(),
+                })?;
         Ok(legals
             .iter()
             .enumerate()
