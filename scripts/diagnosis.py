@@ -22,9 +22,15 @@ Reading the table: the gap `NC avg head - NC exact avg` is the average head's fi
 `NC exact avg` with a flat head means the head is the limit; a flat `NC exact avg` means the
 sequence itself (W head, data, critic) no longer improves, and the W columns say which part.
 
+With --baseline RUN... (one per run, same seeds in the same order) it prints instead, per
+epoch, the NashConv of each run's average head, its baseline's, and their paired differences
+(negative: the runs are better than their baselines).
+
 Usage:
   python3 scripts/diagnosis.py --every 1000 runs/long/le_s1 runs/long/le_s2 runs/long/le_s3 \
       [--markdown] [--plot docs/curves/leduc_diagnosis.png --title "ARMAC, Leduc"]
+  python3 scripts/diagnosis.py --every 500 runs/long/le_all_s{1,2,3} \
+      --baseline runs/long/le_s{1,2,3}
 """
 import argparse
 import csv
@@ -100,6 +106,33 @@ def table(runs, every, markdown):
             print("  ".join(x.rjust(w) for x, w in zip(l, widths)))
 
 
+def paired(runs, bases, every, markdown):
+    """Per epoch: the average head's NashConv of every run and its baseline, and the paired
+    differences with their median."""
+    common = set.intersection(*(set(r) for r in runs + bases))
+    if not common:
+        raise SystemExit("the runs and baselines share no evaluated epoch")
+    last = max(common)
+    head = ["epoch", "runs", "baselines", "differences", "median difference"]
+    lines = []
+    for e in sorted(x for x in common if x % every == 0 or x == last):
+        a = [number(r[e]["nash_conv"]) for r in runs]
+        b = [number(r[e]["nash_conv"]) for r in bases]
+        d = [x - y for x, y in zip(a, b)]
+        fmt = lambda v: " / ".join(f"{x:.3f}" for x in v)
+        lines.append([str(e), fmt(a), fmt(b), " / ".join(f"{x:+.3f}" for x in d),
+                      f"{statistics.median(d):+.3f}"])
+    if markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for l in lines:
+            print("| " + " | ".join(l) + " |")
+    else:
+        widths = [max(len(x) for x in col) for col in zip(head, *lines)]
+        for l in [head] + lines:
+            print("  ".join(x.rjust(w) for x, w in zip(l, widths)))
+
+
 def plot(runs, out, title):
     import matplotlib
 
@@ -140,10 +173,16 @@ def main():
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--plot")
     ap.add_argument("--title", default="ARMAC diagnostics")
+    ap.add_argument("--baseline", nargs="+", help="paired baseline runs, one per run")
     a = ap.parse_args()
     if a.every < 1:
         raise SystemExit("--every must be at least 1")
     runs = [read(r) for r in a.runs]
+    if a.baseline:
+        if len(a.baseline) != len(a.runs):
+            raise SystemExit(f"{len(a.runs)} runs but {len(a.baseline)} baselines")
+        paired(runs, [read(r) for r in a.baseline], a.every, a.markdown)
+        return
     table(runs, a.every, a.markdown)
     if a.plot:
         plot(runs, a.plot, a.title)

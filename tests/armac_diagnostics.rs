@@ -162,6 +162,46 @@ fn tabular_w_plays_regret_matching_on_the_reservoir_means() {
     );
 }
 
+/// With `memory_targets = "infoset_mean_all"` the W head regresses on per-state means over
+/// every sample ever offered, which a small reservoir no longer holds: the diagnostics' data
+/// policy must be regret matching on those means (so the tabular `π^t`, which plays exactly
+/// them, shows no fit error), not on the samples the reservoir still holds.
+#[test]
+fn the_data_error_uses_the_all_sample_means_once_the_reservoir_evicts() {
+    let dir = common::tmp("diag", "mean_all");
+    let (header, rows) = train_kuhn(
+        &dir,
+        &[
+            "armac.memory=\"reservoir\"",
+            "armac.behaviour=\"uniform\"",
+            "armac.memory_weights=\"none\"",
+            "armac.memory_targets=\"infoset_mean_all\"",
+            // A few epochs' samples: most are evicted by the last evaluation.
+            "armac.memory_capacity=64",
+            "armac.tabular_w=true",
+            "armac.exact_advantages=true",
+            "armac.diagnostics=true",
+            "armac.epochs=20",
+            "eval.every=10",
+            "armac.episodes_per_epoch=128",
+            "armac.learning_steps_per_epoch=2",
+        ],
+    );
+    let col = |name: &str| column(&header, name);
+    let evals: Vec<&Vec<f64>> = rows
+        .iter()
+        .filter(|r| !r[col("nash_conv")].is_nan())
+        .collect();
+    assert_eq!(evals.len(), 2);
+    for r in &evals {
+        let fit = r[col("diag_w_fit_error")];
+        assert!(
+            fit < 1e-6,
+            "played π^t differs from RM on the all-sample means: {fit}"
+        );
+    }
+}
+
 #[test]
 fn tabular_w_needs_the_reservoir_memory_and_uniform_behaviour() {
     for extra in [vec![], vec!["--set", "armac.memory=\"reservoir\""]] {

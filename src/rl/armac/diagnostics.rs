@@ -236,15 +236,21 @@ fn zeros(tree: &PublicTree) -> TreePolicy {
 /// Regret matching on `regrets` (indexed like a [`TreePolicy`]): positive parts normalised,
 /// uniform where no action has a positive regret.
 pub fn regret_matching(tree: &PublicTree, regrets: &TreePolicy) -> TreePolicy {
+    normalised(tree, regrets, |x| x.max(0.0))
+}
+
+/// The policy proportional to `weight(v)` of each action's value `v` at every information
+/// state, uniform where the weights sum to zero (regret matching and the average policy).
+fn normalised(tree: &PublicTree, values: &TreePolicy, weight: impl Fn(f64) -> f64) -> TreePolicy {
     let mut out = zeros(tree);
     for (p, out_p) in out.iter_mut().enumerate() {
         let inf = &tree.infosets[p];
         for i in 0..inf.len() {
             let r = inf.range(i);
-            let pos: f64 = regrets[p][r.clone()].iter().map(|x| x.max(0.0)).sum();
+            let total: f64 = values[p][r.clone()].iter().map(|&x| weight(x)).sum();
             for k in r.clone() {
-                out_p[k] = if pos > 0.0 {
-                    regrets[p][k].max(0.0) / pos
+                out_p[k] = if total > 0.0 {
+                    weight(values[p][k]) / total
                 } else {
                     1.0 / r.len() as f64
                 };
@@ -437,22 +443,7 @@ impl Diagnostics {
     /// The exact average of the recorded policies (uniform where no recorded policy reaches
     /// an infoset).
     pub fn exact_average(&self, tree: &PublicTree) -> TreePolicy {
-        let mut out = zeros(tree);
-        for (p, out_p) in out.iter_mut().enumerate() {
-            let inf = &tree.infosets[p];
-            for i in 0..inf.len() {
-                let r = inf.range(i);
-                let total: f64 = self.avg_sum[p][r.clone()].iter().sum();
-                for k in r.clone() {
-                    out_p[k] = if total > 0.0 {
-                        self.avg_sum[p][k] / total
-                    } else {
-                        1.0 / r.len() as f64
-                    };
-                }
-            }
-        }
-        out
+        normalised(tree, &self.avg_sum, |x| x)
     }
 
     /// Compares the next network's `π^{t+1}` (`next`) with the recorded sequence; the exact

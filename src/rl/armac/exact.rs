@@ -10,7 +10,7 @@ use crate::nn::armac::{ActBatch, ArmacPolicyNet, SeqInputs};
 use crate::policy::probs::normalized_relu;
 use crate::rl::armac::actor::AdvantageTarget;
 use crate::rl::armac::exact_values::ExactValues;
-use crate::rl::armac::memory::Memory;
+use crate::rl::armac::memory::{Memory, MemoryTargets};
 use crate::rl::armac::replay::Replay;
 use crate::rl::armac::sequence::{decision_path, gather_rows, seq_inputs};
 use crate::rl::armac::table::PolicyTable;
@@ -212,9 +212,11 @@ impl Exact {
         }
     }
 
-    /// Regret matching on the per-infoset sums of the replay memory's mean-regret targets
-    /// (feed-forward nets: infosets are found by their information-state tensors).
-    /// `None` for recurrent nets (their samples carry no information-state tensor).
+    /// Regret matching on what the W head regresses on: the per-infoset sums of the
+    /// reservoir's (or the replay memory's) mean-regret targets, or with `memory_targets =
+    /// "infoset_mean_all"` the memory's per-state means, which cover samples no longer held
+    /// (feed-forward nets: infosets are found by their information-state tensors). `None` for
+    /// recurrent nets (their samples carry no information-state tensor).
     pub(crate) fn sampled_regrets(
         &self,
         replay: &Replay,
@@ -222,6 +224,9 @@ impl Exact {
         na: usize,
     ) -> Option<TreePolicy> {
         let lookup = self.lookup.as_ref()?;
+        if let Some(m) = memory.filter(|m| m.targets() == MemoryTargets::InfosetMeanAll) {
+            return Some(self.table_policy(m, na));
+        }
         let mut sums = SampledRegrets::new(&self.tree);
         let mut add = |st: &crate::rl::armac::trajectory::Step, w: f32| {
             if let (Some(adv), Some(&i)) = (

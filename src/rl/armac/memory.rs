@@ -262,6 +262,11 @@ impl Memory {
         });
     }
 
+    /// What the rows regress on.
+    pub fn targets(&self) -> MemoryTargets {
+        self.targets
+    }
+
     /// Distinct information states held in the regret and policy reservoirs (mean targets
     /// only).
     pub fn distinct_states(&self) -> Option<[usize; 2]> {
