@@ -208,10 +208,10 @@ fn check_case(tree: &PublicTree, game: &UniversalPokerGame, case: &Case) -> (f64
     let big_blind = 100.0;
     let mut sharpest = (f64::NEG_INFINITY, String::new());
     let br = [
-        best_response(&tree, 0, &case.arrays[1]).0,
-        best_response(&tree, 1, &case.arrays[0]).0,
+        best_response(tree, 0, &case.arrays[1]).0,
+        best_response(tree, 1, &case.arrays[0]).0,
     ];
-    let on = on_policy_values(&tree, &case.arrays);
+    let on = on_policy_values(tree, &case.arrays);
     eprintln!(
         "{}: best response {:.3} / {:.3} chips as P0 / P1 (mean {:.0} mbb/hand), \
          on-policy {:.3} / {:.3}",
@@ -230,7 +230,7 @@ fn check_case(tree: &PublicTree, game: &UniversalPokerGame, case: &Case) -> (f64
             seat_values,
             decisions,
             ..
-        } = exact_lbr(&tree, &game, case.lbr.as_ref(), variant, 0).unwrap();
+        } = exact_lbr(tree, game, case.lbr.as_ref(), variant, 0).unwrap();
         eprintln!(
             "  lbr-{variant}: {:.3} / {:.3} chips as P0 / P1 (mean {:.0} mbb/hand; \
              BR - LBR {:.3} / {:.3}; {:?} decisions, {:.1} s)",
@@ -258,10 +258,9 @@ fn check_case(tree: &PublicTree, game: &UniversalPokerGame, case: &Case) -> (f64
     // The sharp rule (raises valued against the hands that call or re-raise) is a pure
     // strategy too: never above the best response either.
     for &(variant, plain) in standard.iter().filter(|(v, _)| v.raises()) {
-        let sharp =
-            exact_lbr_with_rule(&tree, &game, case.lbr.as_ref(), variant, LbrRule::Sharp, 0)
-                .unwrap()
-                .seat_values;
+        let sharp = exact_lbr_with_rule(tree, game, case.lbr.as_ref(), variant, LbrRule::Sharp, 0)
+            .unwrap()
+            .seat_values;
         let gain = (sharp[0] + sharp[1] - plain[0] - plain[1]) / 2.0;
         eprintln!(
             "  sharp lbr-{variant}: {:.3} / {:.3} chips as P0 / P1 (mean {:.0} mbb/hand; \

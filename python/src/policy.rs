@@ -445,7 +445,7 @@ impl PolicyArg {
         use armac::run::evaluate::AivatBase;
         match self {
             PolicyArg::Named(name) => AivatBase::of(name, "uniform", game.as_ref()),
-            PolicyArg::Model(m, _) => m.critic().map(AivatBase::Critic),
+            PolicyArg::Model(m, _) => m.critic().map(|c| AivatBase::Critic(Box::new(c))),
             _ => None,
         }
     }

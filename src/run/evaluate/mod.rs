@@ -498,7 +498,7 @@ pub fn critic_of(name: &str) -> Option<crate::rl::armac::critic_values::ArmacCri
 /// What AIVAT's value estimates of a match are built from.
 pub enum AivatBase {
     /// The critic of an ARMAC network among the two policies.
-    Critic(crate::rl::armac::critic_values::ArmacCritic),
+    Critic(Box<crate::rl::armac::critic_values::ArmacCritic>),
     /// The value network of a Student of Games policy (no ARMAC network plays).
     Cvpn(crate::rl::sog::cvpn_values::CvpnValues),
 }
@@ -509,7 +509,7 @@ impl AivatBase {
     /// them; `None` when there is neither.
     pub fn of(a: &str, b: &str, game: &dyn Game) -> Option<AivatBase> {
         if let Some(c) = critic_of(a).or_else(|| critic_of(b)) {
-            return Some(AivatBase::Critic(c));
+            return Some(AivatBase::Critic(Box::new(c)));
         }
         let poker = UniversalPokerGame::from_string(&game.load_string()).ok()?;
         [a, b].into_iter().find_map(|name| {
@@ -539,7 +539,7 @@ pub fn aivat_estimates<'v>(
     use crate::eval::aivat_pair::{PairOptions, PairValues};
     let critic = match base {
         AivatBase::Cvpn(v) => return [Box::new(v), Box::new(v)],
-        AivatBase::Critic(c) => c,
+        AivatBase::Critic(c) => c.as_ref(),
     };
     if values == AivatValues::Critic || searching {
         return [Box::new(critic), Box::new(critic)];
