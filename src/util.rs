@@ -352,7 +352,6 @@ impl FileSum {
     }
 }
 
-/// Removes stray temporary files (`*.tmp`, left by a stop during an atomic write) from `dir`.
 /// Most bytes one verified file (of a checkpoint or a model) may have.
 pub const MAX_VERIFIED_FILE_BYTES: u64 = 64 << 30;
 
@@ -394,6 +393,7 @@ pub fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<Result<
     Ok(Ok(bytes))
 }
 
+/// Removes stray temporary files (`*.tmp`, left by a stop during an atomic write) from `dir`.
 pub fn remove_temporaries(dir: &std::path::Path) {
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = e.file_name();

@@ -6,89 +6,13 @@
 //! by name.
 
 mod common;
+#[path = "common/hostile.rs"]
+mod damage;
 
 use common::{eval, run_ok, tmp, train};
-use std::collections::BTreeMap;
+use damage::{available_gib, copy_dir, flip, refused, snapshot, write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Every entry under `dir` (files with their bytes, symlinks with their targets), or `None`
-/// when `dir` does not exist.
-fn snapshot(dir: &Path) -> Option<BTreeMap<PathBuf, Vec<u8>>> {
-    if std::fs::symlink_metadata(dir).is_err() {
-        return None;
-    }
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            let meta = std::fs::symlink_metadata(&p).unwrap();
-            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
-            if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&p).unwrap();
-                out.insert(rel, target.into_os_string().into_encoded_bytes());
-            } else if meta.is_dir() {
-                out.insert(rel, b"<dir>".to_vec());
-                stack.push(p);
-            } else if meta.is_file() {
-                out.insert(rel, std::fs::read(&p).unwrap());
-            } else {
-                // A FIFO or device: its type, never its content.
-                out.insert(rel, format!("<{:?}>", meta.file_type()).into_bytes());
-            }
-        }
-    }
-    Some(out)
-}
-
-/// Runs `cmd`, which must fail cleanly: status 1 or 2, a first stderr line `error: ...`
-/// containing every one of `needles`, and no panic or backtrace. Returns stderr.
-fn refused(cmd: &mut Command, needles: &[&str], case: &str) -> String {
-    let out = cmd.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    let first = err
-        .lines()
-        .find(|l| l.starts_with("error"))
-        .unwrap_or_default();
-    assert!(
-        matches!(out.status.code(), Some(1 | 2)),
-        "{case}: expected exit 1 or 2, got {:?}\n{err}",
-        out.status
-    );
-    assert!(
-        !err.contains("panicked") && !err.contains("stack backtrace"),
-        "{case}: panic\n{err}"
-    );
-    for n in needles {
-        assert!(
-            first.contains(n),
-            "{case}: the error line should name {n:?}:\n{err}"
-        );
-    }
-    err
-}
-
-/// GiB of memory available (`MemAvailable`), infinite where unknown.
-fn available_gib() -> f64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            let line = t
-                .lines()
-                .find(|l| l.starts_with("MemAvailable:"))?
-                .to_string();
-            line.split_whitespace().nth(1)?.parse::<f64>().ok()
-        })
-        .map_or(f64::INFINITY, |kib| kib / 1048576.0)
-}
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
-    std::fs::create_dir_all(dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p.display().to_string()
-}
 
 #[test]
 fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
@@ -111,6 +35,11 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
         b"game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niterations = 2\n[armac]\nepochs = 2\n",
     );
     let none = write(&files, "none.toml", b"game = \"kuhn_poker\"\n");
+    let typo = write(
+        &files,
+        "typo.toml",
+        b"game = \"kuhn_poker\"\n[solver]\nalgorithm = \"cfr\"\niteratons = 2\n",
+    );
     let q = "quickstart.toml";
     let cfr = "kuhn_cfr.toml";
     #[rustfmt::skip]
@@ -145,6 +74,11 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
         ("config not found", vec!["--config", "no_such_config"], vec!["no_such_config"]),
         ("unknown solver", vec!["--config", cfr, "--set", "solver.algorithm=\"nosuch\""], vec!["solver.algorithm"]),
         ("zero iterations", vec!["--config", cfr, "--set", "solver.iterations=0"], vec!["solver.iterations"]),
+        ("misspelt required key (file)", vec!["--config", &typo], vec!["solver.iteratons", "unknown field `iteratons`", "did you mean `iterations`"]),
+        ("misspelt key (override)", vec!["--config", cfr, "--set", "solver.iteratons=3"], vec!["solver.iteratons", "unknown field `iteratons`", "`iterations`, `updates`"]),
+        ("misspelt key of a sampler", vec!["--config", "leduc_os_mccfr.toml", "--set", "solver.epsilonn=0.5"], vec!["solver.epsilonn", "unknown field `epsilonn`", "expected one of"]),
+        ("a huge float is printed short", vec!["--config", cfr, "--set", "solver.algorithm=\"dcfr\"", "--set", "solver.gamma=-1e308"], vec!["solver.gamma", "-1e308 must be"]),
+        ("too many walks", vec!["--config", "leduc_os_mccfr.toml", "--set", "solver.walks=100000000"], vec!["solver.walks", "262144"]),
         ("Hold'em under a tabular solver", vec!["--config", cfr, "--set", "game=\"hunl_fcpa\""], vec!["`game`", "numRanks=13", "more than 20000000 histories"]),
         ("Liar's Dice with 3 dice under a tabular solver", vec!["--config", cfr, "--set", "game=\"liars_dice(numdice=3)\""], vec!["`game`", "liars_dice(numdice=3)", "more than 20000000 histories"]),
         ("checkpoint every 0 epochs (solver)", vec!["--config", cfr, "--set", "checkpoint.every_epochs=0"], vec!["checkpoint.every_epochs"]),
@@ -169,6 +103,20 @@ fn bad_configs_keys_values_and_flags_are_refused_before_anything_is_written() {
                 "armac.layers=4",
             ],
             vec!["armac.hidden", "available"],
+        ));
+    }
+    // A batched solver's instances under the cap of `batch` (2^20) that the machine cannot
+    // hold: about 740 GiB of tensors on Leduc.
+    if available_gib() < 700.0 {
+        cases.push((
+            "batched instances over the machine's memory",
+            vec![
+                "--config",
+                "leduc_cfr_batched.toml",
+                "--set",
+                "solver.batch=1048576",
+            ],
+            vec!["solver.batch", "1048576 solver instances", "available"],
         ));
     }
     // Memories under their fixed caps that the machine cannot hold: 2^26 reservoir rows of
@@ -299,33 +247,6 @@ fn bad_arguments_of_armac_actor_and_armac_bench_are_refused_by_name() {
         refused(&mut cmd, &needles, case);
     }
     println!("{n} armac-actor / armac-bench cases refused");
-}
-
-/// Flips one byte in the middle of `path`.
-fn flip(path: &Path) -> Vec<u8> {
-    let bytes = std::fs::read(path).unwrap();
-    let mut bad = bytes.clone();
-    let i = bad.len() / 2;
-    bad[i] ^= 0x20;
-    std::fs::write(path, &bad).unwrap();
-    bytes
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for (rel, bytes) in snapshot(from).unwrap() {
-        let src = from.join(&rel);
-        let dst = to.join(&rel);
-        let meta = std::fs::symlink_metadata(&src).unwrap();
-        if meta.file_type().is_symlink() {
-            std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
-            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
-        } else if meta.is_dir() {
-            std::fs::create_dir_all(&dst).unwrap();
-        } else {
-            std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
-            std::fs::write(&dst, bytes).unwrap();
-        }
-    }
 }
 
 #[test]
@@ -730,7 +651,7 @@ fn model_verification_reads_no_fifo_device_or_link() {
             "a FIFO manifest",
             dir.join("manifest.json"),
             Box::new(fifo),
-            "",
+            "not a regular file",
         ),
     ];
     for (case, target, make, why) in &cases {
@@ -753,4 +674,133 @@ fn model_verification_reads_no_fifo_device_or_link() {
     run_ok(eval().args(["nashconv", "--game", "leduc_poker", "--policy", &d]));
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&spare);
+}
+
+/// A damaged `manifest.json` of a model of every kind (ARMAC small game, ARMAC Hold'em,
+/// Student of Games) is named as the model's manifest by every command that reads the model,
+/// and the model is left as it was.
+#[test]
+fn a_corrupt_model_manifest_is_named_for_every_model_kind() {
+    #[rustfmt::skip]
+    let damages: [(&str, &[u8], &str); 5] = [
+        ("truncated", b"{\"kind\": ", "corrupt model manifest"),
+        ("empty", b"", "corrupt model manifest"),
+        ("not text", b"\xff\xfe\x00garbage", "corrupt model manifest"),
+        ("another kind", b"{\"kind\": \"other\", \"format\": 1, \"files\": {}}", "kind `other`"),
+        ("a generation's", b"{\"format\": 1, \"step\": 3, \"files\": {}, \"shared\": {}}", "a run's checkpoint generation"),
+    ];
+    let mut cases = 0;
+    for model in ["leduc_armac", "hunl_fcpa_armac", "hunl_fcpa_sog"] {
+        let dir = tmp("hostile", &format!("manifest-{model}"));
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("models")
+                .join(model),
+            &dir,
+        );
+        let d = dir.display().to_string();
+        let sog = format!("sog:{d}");
+        let out = dir.with_extension("out");
+        let o = out.display().to_string();
+        #[rustfmt::skip]
+        let commands: Vec<Vec<&str>> = match model {
+            "leduc_armac" => vec![
+                vec!["nashconv", "--game", "leduc_poker", "--policy", &d],
+                vec!["export-model", "--checkpoint", &d, "--out", &o],
+                vec!["export-onnx", "--policy", &d, "--out", &o],
+                vec!["manifest", &d],
+            ],
+            "hunl_fcpa_armac" => vec![
+                vec!["match", "--a", &d, "--b", "uniform", "--hands", "2"],
+                vec!["lbr", "--policy", &d, "--variant", "fc", "--hands", "4"],
+            ],
+            _ => vec![
+                vec!["match", "--a", &sog, "--b", "uniform", "--hands", "2"],
+                vec!["export-model", "--checkpoint", &d, "--out", &o],
+            ],
+        };
+        for (damage, bytes, reason) in damages {
+            std::fs::write(dir.join("manifest.json"), bytes).unwrap();
+            let before = snapshot(&dir);
+            for args in &commands {
+                let case = format!("{model}, {damage} manifest: {}", args[0]);
+                refused(eval().args(args), &["manifest.json", reason], &case);
+                assert_eq!(snapshot(&dir), before, "{case}: the model changed");
+                assert!(!out.exists(), "{case}: wrote {o}");
+                cases += 1;
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    println!("{cases} damaged manifests named");
+}
+
+/// A tabular solver run given where a network or search policy is expected is recognised as
+/// one, and the message names its policy file (what to use instead); that file works.
+#[test]
+fn a_tabular_run_given_as_a_network_names_its_policy_file() {
+    let dir = tmp("hostile", "tabular-run");
+    let d = dir.display().to_string();
+    run_ok(train().args(["--config", "kuhn_cfr.toml", "--out", &d, "--quiet"]));
+    let policy = dir.join("policy.json").display().to_string();
+    let out = dir.with_extension("out").display().to_string();
+    let checkpoint = format!("{d}/checkpoint");
+    #[rustfmt::skip]
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["lbr", "--policy", &d, "--variant", "fc", "--hands", "4"],
+        vec!["scorecard", "--policy", &d, "--hands", "4"],
+        vec!["export-policy", "--checkpoint", &d, "--out", &out],
+        vec!["export-policy", "--checkpoint", &checkpoint, "--out", &out],
+        vec!["export-model", "--checkpoint", &d, "--out", &out],
+        vec!["nashconv", "--game", "kuhn_poker", "--policy", &d],
+        vec!["match", "--game", "kuhn_poker", "--a", &d, "--b", "uniform"],
+    ];
+    let before = snapshot(&dir);
+    for args in &cases {
+        let case = format!("a tabular run to {}", args[0]);
+        refused(
+            eval().args(args),
+            &["is a tabular solver run", &policy],
+            &case,
+        );
+        assert!(!Path::new(&out).exists(), "{case}: wrote {out}");
+    }
+    assert_eq!(snapshot(&dir), before, "a refused command changed the run");
+    run_ok(eval().args(["nashconv", "--game", "kuhn_poker", "--policy", &policy]));
+    // Moved after it finished, the run names where it is now when resumed.
+    let moved = dir.with_extension("moved");
+    let _ = std::fs::remove_dir_all(&moved);
+    std::fs::rename(&dir, &moved).unwrap();
+    let o = run_ok(train().arg("--resume").arg(&moved));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!("outputs in {}\n", moved.display())),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&moved);
+}
+
+/// A policy file with an information state the game does not have is refused, naming it.
+#[test]
+fn a_policy_file_with_an_unknown_information_state_is_refused_by_name() {
+    let files = tmp("hostile", "unknown-state");
+    let d = files.join("run").display().to_string();
+    run_ok(train().args(["--config", "kuhn_cfr.toml", "--out", &d, "--quiet"]));
+    let mut policy = common::json(&files.join("run/policy.json"));
+    policy["policy"]["9zz"] = serde_json::json!([[0, 0.5], [1, 0.5]]);
+    let path = write(&files, "extra.json", policy.to_string().as_bytes());
+    #[rustfmt::skip]
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["nashconv", "--game", "kuhn_poker", "--policy", &path],
+        vec!["match", "--game", "kuhn_poker", "--a", &path, "--b", "uniform"],
+    ];
+    for args in &cases {
+        let case = format!("unknown state: {}", args[0]);
+        refused(
+            eval().args(args),
+            &["\"9zz\"", "not one of kuhn_poker"],
+            &case,
+        );
+    }
+    let _ = std::fs::remove_dir_all(&files);
 }

@@ -7,51 +7,16 @@
 mod common;
 
 use armac::game::State;
+use common::{Served, serve};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const HUNL: &str = "models/hunl_fcpa_armac";
 const LEDUC: &str = "models/leduc_armac";
-
-/// A running `armac-eval serve`, killed on drop.
-struct Served {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts the server on a free port with `args` and waits for its address line.
-fn serve(args: &[&str]) -> Served {
-    let mut child = common::eval()
-        .arg("serve")
-        .args(["--port", "0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("armac-eval starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("armac-eval serve: listening on http://")
-        .and_then(|a| a.strip_suffix('/'))
-        .unwrap_or_else(|| panic!("no address line, got {line:?}"))
-        .to_string();
-    Served { child, addr }
-}
 
 struct Answer {
     status: u16,

@@ -5,44 +5,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use common::Served;
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-/// A running `armac-eval serve`, killed on drop.
-struct Served {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts the server on a free port with `args` (4 handler threads) and waits for its address.
+/// Starts the server on a free port with `args` and 4 handler threads.
 fn serve(args: &[&str]) -> Served {
-    let mut child = common::eval()
-        .args(["serve", "--port", "0", "--threads", "4"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("armac-eval starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("armac-eval serve: listening on http://")
-        .and_then(|a| a.strip_suffix('/'))
-        .unwrap_or_else(|| panic!("no address line, got {line:?}"))
-        .to_string();
-    Served { child, addr }
+    let mut all = vec!["--threads", "4"];
+    all.extend_from_slice(args);
+    common::serve(&all)
 }
 
 /// Sends `raw` on a new connection and returns the status and the whole answer.
@@ -156,4 +128,71 @@ fn a_symlinked_run_file_is_not_served() {
     );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&secret);
+}
+
+/// Open connections are bounded: with [`MAX_CONNECTIONS`] idle connections held, one more is
+/// answered `503` at once (before it sends anything) instead of getting a thread, and once they
+/// close the server answers again.
+///
+/// [`MAX_CONNECTIONS`]: armac::serve::http::MAX_CONNECTIONS
+#[test]
+fn connections_beyond_the_cap_are_answered_busy() {
+    let s = serve(&["--policy", "uniform", "--game", "kuhn_poker"]);
+    let idle: Vec<TcpStream> = (0..128)
+        .map(|_| TcpStream::connect(&s.addr).unwrap())
+        .collect();
+    // The accept loop takes connections in order: the idle ones are counted before this one.
+    let mut extra = TcpStream::connect(&s.addr).unwrap();
+    extra
+        .set_read_timeout(Some(Duration::from_secs(4)))
+        .unwrap();
+    let mut text = String::new();
+    let t = Instant::now();
+    let _ = extra.read_to_string(&mut text);
+    assert!(text.starts_with("HTTP/1.1 503"), "{text:?}");
+    assert!(text.contains("too many open connections"), "{text}");
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    drop(idle);
+    let t = Instant::now();
+    loop {
+        let (status, text) = get(&s, "/api/models");
+        if status == 200 {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "{status}: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A server bound beyond loopback warns on stderr that others can reach it; one on loopback
+/// does not.
+#[test]
+fn a_server_reachable_beyond_loopback_warns() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let warning = |host: &str| {
+        let mut child = common::eval()
+            .args(["serve", "--port", "0", "--host", host])
+            .args(["--policy", "uniform", "--game", "kuhn_poker"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains("listening on"), "{line:?}");
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let wide = warning("0.0.0.0");
+    assert!(
+        wide.starts_with("warning: the viewer listens on 0.0.0.0:")
+            && wide.contains("reachable beyond this machine"),
+        "{wide}"
+    );
+    let local = warning("127.0.0.1");
+    assert!(!local.contains("warning"), "{local}");
 }

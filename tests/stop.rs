@@ -1,12 +1,14 @@
 //! A stop (a time limit or SIGTERM) is honoured within about a second even inside a long ARMAC
-//! epoch: the epoch is abandoned, nothing of it is checkpointed, the final message names the
-//! epoch the run resumes from, and the directory resumes. (That a resumed lock-step run equals
-//! an uninterrupted one is in `tests/determinism.rs`.)
+//! epoch, Student of Games round or solver iteration: the unit is abandoned, nothing of it is
+//! checkpointed, the final message names the step the run resumes from, and the directory
+//! resumes. Ctrl-C ends a long LBR run, match or scorecard, also during the first build of
+//! the hand tables. (That a resumed lock-step run equals an uninterrupted one is in
+//! `tests/determinism.rs`.)
 
 mod common;
 
 use common::{run_ok, train};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -63,14 +65,191 @@ fn a_time_limit_inside_a_long_epoch_stops_within_a_second_and_the_run_resumes() 
 #[test]
 fn sigterm_inside_a_long_epoch_stops_the_run_within_a_second() {
     let dir = common::tmp("stop", "sigterm");
-    let child = long_epochs(&dir, &["--max-seconds", "120"])
+    // The commit of θ^0 comes before the first epoch; the epoch is well under way soon after.
+    let (code, err, took) =
+        terminate_when_committed(long_epochs(&dir, &["--max-seconds", "120"]), &dir);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?} after SIGTERM");
+    assert!(err.contains("stopped inside epoch 1"), "{err}");
+    assert!(err.contains("continue from epoch 0 with"), "{err}");
+    assert_eq!(committed_epoch(&dir), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Student of Games on Kuhn poker with rounds far longer than any test waits (a million
+/// learner steps each; memory stays that of the small config), into `out`.
+fn long_rounds(out: &Path, extra: &[&str]) -> Command {
+    let mut cmd = train();
+    cmd.args(["--config", "kuhn_sog.toml", "--out"])
+        .arg(out)
+        .args(["--set", "sog.selfplay.steps_per_round=1000000"])
+        .args(["--set", "eval.every=1000"])
+        .args(extra);
+    cmd
+}
+
+/// External-sampling MCCFR on Leduc with 13 ranks with iterations of 262144 walks per player
+/// (over a second of CPU each on one thread, longer than the half second a stop lets the
+/// iteration under way run on, `STOP_GRACE` in `src/run/mod.rs`; under 500 MB), into `out`.
+fn long_iterations(out: &Path, extra: &[&str]) -> Command {
+    let mut cmd = train();
+    cmd.args(["--config", "leduc_es_mccfr.toml", "--out"])
+        .arg(out)
+        .args(["--set", "game=\"leduc_poker(num_ranks=13)\""])
+        .args(["--set", "solver.threads=1", "--set", "solver.walks=262144"])
+        .args([
+            "--set",
+            "solver.iterations=1000",
+            "--set",
+            "eval.every=1000",
+        ])
+        .args(extra);
+    cmd
+}
+
+/// The step of the committed checkpoint of run `dir` (its manifest's).
+fn committed_step(dir: &Path) -> u64 {
+    common::json(&dir.join("checkpoint/manifest.json"))["step"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn a_time_limit_inside_a_long_sog_round_stops_within_a_second_and_the_run_resumes() {
+    let dir = common::tmp("stop", "sog-time-limit");
+    let t = Instant::now();
+    let out = run_ok(&mut long_rounds(&dir, &["--max-seconds", "3"]));
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stopped inside round 1"), "{err}");
+    assert!(err.contains("continue from round 0 with"), "{err}");
+    // The round-0 state was committed before the first round; nothing of the round was.
+    assert_eq!(committed_step(&dir), 0);
+    let summary = common::json(&dir.join("summary.json"));
+    assert_eq!(summary["iterations"], 0, "{summary}");
+    assert_eq!(summary["stopped_early"], true, "{summary}");
+    let t = Instant::now();
+    let resumed = run_ok(
+        train()
+            .arg("--resume")
+            .arg(&dir)
+            .args(["--max-seconds", "1"]),
+    );
+    assert!(t.elapsed() < Duration::from_secs(6), "{:?}", t.elapsed());
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(err.contains("continue from round 0 with"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn sigterm_inside_a_long_sog_round_stops_the_run_within_a_second() {
+    let dir = common::tmp("stop", "sog-sigterm");
+    let (code, err, took) = terminate_when_committed(long_rounds(&dir, &[]), &dir);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?} after SIGTERM");
+    assert!(err.contains("stopped inside round 1"), "{err}");
+    assert!(err.contains("continue from round 0 with"), "{err}");
+    assert_eq!(committed_step(&dir), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Runs `attempt` (a solver run stopped by `how`, into a fresh directory named `name`; it
+/// returns the run's stderr) up to three times, until the stop falls inside an iteration; returns
+/// that stderr and the run's directory. Nearly all of the run's time is inside the walks of
+/// its iterations, but a stop in the short part of an iteration that applies the logged
+/// updates lets that iteration finish and the run stop after it (also at once): each attempt's
+/// own checks hold either way, and a stop inside an iteration must come within three.
+fn stopped_inside_an_iteration(
+    name: &str,
+    how: &str,
+    attempt: impl Fn(&Path) -> String,
+) -> (String, PathBuf) {
+    for k in 0..3 {
+        let dir = common::tmp("stop", &format!("{name}-{k}"));
+        let err = attempt(&dir);
+        if err.contains("stopped inside iteration") {
+            return (err, dir);
+        }
+        println!("{how}, attempt {k}: the stop fell between iterations:\n{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    panic!("{how}: no attempt of three stopped inside an iteration");
+}
+
+#[test]
+fn a_stop_inside_a_long_solver_iteration_is_honoured_within_a_second() {
+    let (err, dir) = stopped_inside_an_iteration("solver-time-limit", "time limit", |dir| {
+        let t = Instant::now();
+        let out = run_ok(&mut long_iterations(dir, &["--max-seconds", "2"]));
+        // The whole run: the tree's compile (1.2 million histories), the stop and the commit
+        // of iteration 0 (none was committed yet), each a few seconds on a loaded machine.
+        let took = t.elapsed();
+        assert!(took < Duration::from_secs(30), "took {took:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    });
+    let summary = common::json(&dir.join("summary.json"));
+    let committed = summary["iterations"].as_u64().unwrap();
+    assert!(
+        err.contains(&format!("continue from iteration {committed} with")),
+        "{err}"
+    );
+    assert_eq!(summary["stopped_early"], true, "{summary}");
+    assert_eq!(committed_step(&dir), committed);
+    // The directory resumes from that checkpoint.
+    let resumed = run_ok(
+        train()
+            .arg("--resume")
+            .arg(&dir)
+            .args(["--max-seconds", "1"]),
+    );
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(err.contains("continue from iteration"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+    // SIGTERM inside an iteration: exit 143 within a second or so.
+    let (_, dir) = stopped_inside_an_iteration("solver-sigterm", "SIGTERM", |dir| {
+        let (code, err, took) = terminate_when_committed(long_iterations(dir, &[]), dir);
+        assert_eq!(code, Some(143), "{err}");
+        assert!(took < Duration::from_secs(3), "took {took:?} after SIGTERM");
+        err
+    });
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A stop among short iterations (full-width CFR+ on Leduc, milliseconds each) lets the
+/// iteration under way finish: the run keeps every iteration done, although none was
+/// checkpointed before the stop (the first checkpoint comes after 5 seconds).
+#[test]
+fn a_stop_among_short_iterations_keeps_them() {
+    let dir = common::tmp("stop", "short-iterations");
+    let out = run_ok(
+        train()
+            .args(["--config", "leduc_cfr_plus.toml", "--out"])
+            .arg(&dir)
+            .args(["--set", "solver.iterations=100000000"])
+            .args(["--set", "eval.every=100000000", "--max-seconds", "1"]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("stopped inside"), "{err}");
+    let summary = common::json(&dir.join("summary.json"));
+    let done = summary["iterations"].as_u64().unwrap();
+    assert!(done > 0 && summary["stopped_early"] == true, "{summary}");
+    assert_eq!(committed_step(&dir), done);
+    assert!(dir.join("policy.json").is_file());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Starts `cmd` (a run into `dir`), waits for its first committed checkpoint and half a second
+/// more, sends SIGTERM, and returns its exit code, stderr and how long it took to end after
+/// the signal.
+fn terminate_when_committed(mut cmd: Command, dir: &Path) -> (Option<i32>, String, Duration) {
+    let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The commit of θ^0 comes before the first epoch; the epoch is well under way soon after.
     let t = Instant::now();
-    while !dir.join("checkpoint/state.json").exists() {
+    while !dir.join("checkpoint/manifest.json").exists() {
         assert!(t.elapsed() < Duration::from_secs(60), "no checkpoint");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -82,14 +261,11 @@ fn sigterm_inside_a_long_epoch_stops_the_run_within_a_second() {
     assert!(status.success());
     let signalled = Instant::now();
     let o = child.wait_with_output().unwrap();
-    let took = signalled.elapsed();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(143), "{err}");
-    assert!(took < Duration::from_secs(3), "took {took:?} after SIGTERM");
-    assert!(err.contains("stopped inside epoch 1"), "{err}");
-    assert!(err.contains("continue from epoch 0 with"), "{err}");
-    assert_eq!(committed_epoch(&dir), 0);
-    std::fs::remove_dir_all(&dir).ok();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        signalled.elapsed(),
+    )
 }
 
 /// Starts `armac-eval args`, sends SIGINT once `wait` has passed, and returns its status, its
@@ -145,6 +321,26 @@ fn ctrl_c_ends_a_long_match_with_the_partial_result() {
 }
 
 #[test]
+fn ctrl_c_during_the_hand_table_build_ends_lbr_within_a_second() {
+    let (code, out, err, took) = interrupt_eval(
+        &[
+            "lbr",
+            "--policy",
+            "uniform",
+            "--variant",
+            "fc",
+            "--hands",
+            "1000000000",
+        ],
+        Duration::from_millis(300),
+    );
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("stopped before any hand was played"), "{err}");
+}
+
+#[test]
 fn ctrl_c_ends_a_long_lbr_run_with_the_partial_result() {
     let (code, out, err, took) = interrupt_eval(
         &[
@@ -172,4 +368,27 @@ fn ctrl_c_ends_a_long_lbr_run_with_the_partial_result() {
         assert!(out.contains("PARTIAL: stopped after"), "{out}");
         assert!(err.contains("partial"), "{err}");
     }
+}
+
+/// Ctrl-C ends a long scorecard within a second with no result and nothing written (a
+/// scorecard is whole or nothing).
+#[test]
+fn ctrl_c_ends_a_long_scorecard_with_nothing_written() {
+    let out = common::tmp("stop", "scorecard.json");
+    let o = out.display().to_string();
+    #[rustfmt::skip]
+    let (code, stdout, err, took) = interrupt_eval(
+        &["scorecard", "--policy", "uniform", "--hands", "1000000000", "--match-hands", "1000000000", "--out", &o],
+        Duration::from_millis(1500),
+    );
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
+    assert!(stdout.is_empty(), "{stdout}");
+    // Stopped in its first evaluation (LBR, building the hand tables or playing): no figure.
+    assert!(
+        err.trim_end()
+            .ends_with("interrupted by signal 2: no result"),
+        "{err}"
+    );
+    assert!(!out.exists(), "wrote {o}");
 }

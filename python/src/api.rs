@@ -269,6 +269,7 @@ pub fn lbr<'py>(
         preflop_samples,
         defer_range_updates: true,
         rule,
+        keep_deal_means: false,
     };
     // Ctrl-C: the interpreter's signal is seen within 50 ms and stops LBR after the deals in
     // play; `KeyboardInterrupt` is raised instead of a partial result.

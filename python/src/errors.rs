@@ -8,6 +8,8 @@
 //! would be a bug) `RuntimeError`. Messages are the library's (the CLI's), with the chain of
 //! causes joined by `: `.
 
+use armac::eval::lbr::LbrError;
+use armac::eval::matchup::MatchError;
 use armac::game::GameError as LibGameError;
 use armac::policy::PolicyError as LibPolicyError;
 use armac::run::RunError;
@@ -61,14 +63,38 @@ pub fn chain(e: &(dyn Error + 'static)) -> String {
     text
 }
 
+/// The Python class of a library error (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Config,
+    Game,
+    Policy,
+    Exists,
+    NotFound,
+    Os,
+}
+
+impl Class {
+    fn err(self, text: String) -> PyErr {
+        match self {
+            Class::Config => ConfigError::new_err(text),
+            Class::Game => GameError::new_err(text),
+            Class::Policy => PolicyError::new_err(text),
+            Class::Exists => PyFileExistsError::new_err(text),
+            Class::NotFound => PyFileNotFoundError::new_err(text),
+            Class::Os => PyOSError::new_err(text),
+        }
+    }
+}
+
 /// The exception class for the first error of the chain that has one.
-fn class_of(e: &(dyn Error + 'static)) -> Option<fn(String) -> PyErr> {
+fn class_of(e: &(dyn Error + 'static)) -> Option<Class> {
     if let Some(r) = e.downcast_ref::<RunError>() {
         return match r {
             RunError::Config(c) => class_of(c),
-            RunError::Game(_) => Some(GameError::new_err),
+            RunError::Game(_) => Some(Class::Game),
             RunError::Policy(p) => class_of(p),
-            RunError::RunExists(_) | RunError::NotARun { .. } => Some(PyFileExistsError::new_err),
+            RunError::RunExists(_) | RunError::NotARun { .. } => Some(Class::Exists),
             RunError::Io { source, .. } => class_of(source),
             RunError::Failed { source, .. } => class_of(source.as_ref()),
             _ => None,
@@ -76,23 +102,39 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<fn(String) -> PyErr> {
     }
     if let Some(c) = e.downcast_ref::<LibConfigError>() {
         return Some(match c {
-            LibConfigError::NotFound { .. } => PyFileNotFoundError::new_err,
-            _ => ConfigError::new_err,
+            LibConfigError::NotFound { .. } => Class::NotFound,
+            _ => Class::Config,
         });
     }
     if e.downcast_ref::<LibGameError>().is_some() {
-        return Some(GameError::new_err);
+        return Some(Class::Game);
     }
     if let Some(p) = e.downcast_ref::<LibPolicyError>() {
         return match p {
             LibPolicyError::Io { source, .. } => class_of(source),
-            _ => Some(PolicyError::new_err),
+            _ => Some(Class::Policy),
+        };
+    }
+    // LBR and matches: the policy's failures and unusable answers are the policy's fault.
+    if let Some(l) = e.downcast_ref::<LbrError>() {
+        return match l {
+            LbrError::Policy(p) => class_of(p),
+            LbrError::BadProbabilities { .. } => Some(Class::Policy),
+            LbrError::UnsupportedGame(_) => Some(Class::Game),
+            LbrError::Options(_) | LbrError::Stopped => None,
+        };
+    }
+    if let Some(m) = e.downcast_ref::<MatchError>() {
+        return match m {
+            MatchError::Policy { source, .. } => class_of(source),
+            MatchError::BadLength { .. } => Some(Class::Policy),
+            _ => e.source().and_then(class_of),
         };
     }
     if let Some(io) = e.downcast_ref::<std::io::Error>() {
         return Some(match io.kind() {
-            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err,
-            _ => PyOSError::new_err,
+            std::io::ErrorKind::NotFound => Class::NotFound,
+            _ => Class::Os,
         });
     }
     e.source().and_then(class_of)
@@ -100,8 +142,25 @@ fn class_of(e: &(dyn Error + 'static)) -> Option<fn(String) -> PyErr> {
 
 /// A library error as a Python exception (see the module docs).
 pub fn to_py(e: &(dyn Error + 'static)) -> PyErr {
-    let class = class_of(e).unwrap_or(PyValueError::new_err);
-    class(chain(e))
+    match class_of(e) {
+        Some(class) => class.err(chain(e)),
+        None => PyValueError::new_err(chain(e)),
+    }
+}
+
+/// A failure to load a policy argument (a model, a run, a policy file, a policy name) as a
+/// Python exception: `PolicyError`, except a file that is missing or unreadable
+/// (`FileNotFoundError`, `OSError`).
+pub fn policy_err(e: &(dyn Error + 'static)) -> PyErr {
+    match class_of(e) {
+        Some(class @ (Class::NotFound | Class::Os)) => class.err(chain(e)),
+        _ => PolicyError::new_err(chain(e)),
+    }
+}
+
+/// A [`RunError`] of loading a policy as a Python exception ([`policy_err`]).
+pub fn policy_run_err(e: RunError) -> PyErr {
+    policy_err(&e)
 }
 
 /// A [`RunError`] as a Python exception.

@@ -3,7 +3,7 @@
 //! `f(state) -> probabilities`, all seen by the library through its `Policy` / `RangePolicy`
 //! traits.
 
-use crate::errors::{guarded, run_err, to_py};
+use crate::errors::{guarded, policy_run_err, to_py};
 use crate::game::{PyGame, PyState, f32_array};
 use armac::eval::lbr::{PerHand, RangePolicy};
 use armac::game::{GameRef, State};
@@ -101,7 +101,8 @@ pub fn load_model(
 ) -> PyResult<PyModel> {
     if let Some(t) = play_threshold.filter(|t| !(0.0..1.0).contains(t)) {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "play_threshold {t} is outside [0, 1) (0 plays the network's probabilities as they are)"
+            "play_threshold {} is outside [0, 1) (0 plays the network's probabilities as they are)",
+            armac::util::check::short_number(t)
         )));
     }
     if !path.exists() {
@@ -112,7 +113,7 @@ pub fn load_model(
     }
     let dir = path.clone();
     let (game, policy) = py.detach(move || {
-        guarded(|| armac::run::armac::load_checkpoint_policy(&dir).map_err(run_err))
+        guarded(|| armac::run::armac::load_checkpoint_policy(&dir).map_err(policy_run_err))
     })?;
     let policy = match play_threshold {
         Some(t) => policy.with_threshold(t),
@@ -430,7 +431,7 @@ impl PolicyArg {
         Ok(match self {
             PolicyArg::Named(name) => {
                 armac::run::evaluate::match_policy(name, game.as_ref(), flag, Default::default())
-                    .map_err(run_err)?
+                    .map_err(policy_run_err)?
             }
             PolicyArg::Tabular(t) => Box::new(t.clone()),
             PolicyArg::Model(m, _) => Box::new(m.clone()),
@@ -462,7 +463,7 @@ impl PolicyArg {
         Ok(match self {
             PolicyArg::Named(name) => {
                 armac::run::evaluate::lbr_policy(name, game, false, Default::default())
-                    .map_err(run_err)?
+                    .map_err(policy_run_err)?
             }
             PolicyArg::Tabular(t) => Box::new(PerHand(t.clone())),
             PolicyArg::Model(m, _) => Box::new(m.clone()),

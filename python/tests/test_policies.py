@@ -144,7 +144,7 @@ def test_bad_inputs_raise_clear_exceptions(tmp_path, hunl_model):
     data = bytearray(victim.read_bytes())
     data[len(data) // 2] ^= 0xFF
     victim.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match=victim.name):
+    with pytest.raises(armac.PolicyError, match=victim.name):
         armac.load_model(broken)
     model = armac.load_model(hunl_model)
     with pytest.raises(armac.PolicyError, match="leduc_poker"):
@@ -186,3 +186,39 @@ def test_match_with_aivat_reports_the_cli_estimate(hunl_model):
     assert "aivat_mean_mbb" not in r  # Leduc has no big blind
     with pytest.raises(ValueError, match="aivat"):
         armac.match("uniform", "always-call", hands=10, aivat=True)
+
+
+def test_every_policy_at_fault_raises_policy_error(tmp_path):
+    # A name that is no policy, in every entry point that takes one.
+    with pytest.raises(armac.PolicyError, match="nosuch"):
+        armac.lbr("nosuch", variant="fc", hands=4)
+    with pytest.raises(armac.PolicyError, match="nosuch"):
+        armac.match("nosuch", "uniform", game="kuhn_poker")
+    with pytest.raises(armac.PolicyError, match="nosuch"):
+        armac.nash_conv("kuhn_poker", "nosuch")
+
+    # Unusable probabilities from a Python policy, in LBR and in a sampled match.
+    def short(state):
+        return [1.0]
+
+    with pytest.raises(armac.PolicyError):
+        armac.lbr(short, variant="fc", hands=4)
+    with pytest.raises(armac.PolicyError, match="1 probabilities for"):
+        armac.match(short, "uniform", game="kuhn_poker", sampled=True, hands=4)
+
+    # A table with an information state the game does not have.
+    kuhn = armac.solve("kuhn_poker", "cfr", iterations=5)
+    table = dict(kuhn.table())
+    table["9zz"] = [(0, 0.5), (1, 0.5)]
+    extra = armac.TabularPolicy.from_table("kuhn_poker", table)
+    with pytest.raises(armac.PolicyError, match="9zz"):
+        armac.nash_conv("kuhn_poker", extra)
+
+    # A tabular solver run where a network is expected names its policy file.
+    run = tmp_path / "cfr_run"
+    armac.train(ROOT / "configs" / "kuhn_cfr.toml", out=run, overrides={"solver.iterations": 5})
+    with pytest.raises(armac.PolicyError, match="policy.json"):
+        armac.load_model(run)
+    with pytest.raises(armac.PolicyError, match="policy.json"):
+        armac.match(str(run), "uniform", game="kuhn_poker")
+

@@ -78,3 +78,32 @@ def test_ctrl_c_stops_a_run_at_a_safe_point(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stopped_early"] and 0 < summary["iterations"] < 100_000_000
     assert (out / "policy.json").is_file()
+
+
+def test_a_run_over_the_memory_limit_raises_instead_of_aborting(tmp_path):
+    # Under a 1.5 GB address space (RLIMIT_AS) the tiny Hold'em's history tree for stochastic
+    # OMD (estimated at about 1.7 GB) is refused by the run's own estimate before anything is
+    # built: the interpreter gets a ConfigError naming the key, the history count and the
+    # limit, and the process exits normally (no allocation failure aborts it).
+    out = tmp_path / "run"
+    game = (
+        "universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=5 2,raiseSize=4 7,"
+        "firstPlayer=2 1,maxRaises=0 1,numSuits=2,numRanks=5,numHoleCards=2,numBoardCards=0 3,"
+        "bettingAbstraction=fcpa)"
+    )
+    script = textwrap.dedent(
+        f"""
+        import resource, armac
+        resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, resource.RLIM_INFINITY))
+        try:
+            armac.train({str(ROOT / "configs" / "leduc13_omd.toml")!r}, out={str(out)!r}, overrides={{"game": {game!r}}})
+        except armac.ConfigError as e:
+            print("ConfigError:", e, flush=True)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ConfigError:"), done.stdout + done.stderr
+    for needle in ["`game`", "5645621 histories", "RLIMIT_AS"]:
+        assert needle in done.stdout, done.stdout
+    assert not out.exists()

@@ -51,6 +51,10 @@ struct Args {
     /// ARMAC_REDIS_PASSWORD also supplies it).
     #[arg(long, value_name = "URL")]
     broker: Option<String>,
+    /// Print the run's memory estimate (what is compared with the memory available before a
+    /// run starts) in bytes, and exit without writing anything.
+    #[arg(long, conflicts_with_all = ["resume", "out", "overwrite"])]
+    estimate: bool,
 }
 
 /// `s` as a TOML string literal.
@@ -93,6 +97,19 @@ fn run(args: Args) -> Result<()> {
     }
     if let Some(role) = &args.role {
         set.push(format!("cluster.role={}", toml_string(role)));
+    }
+    if args.estimate {
+        let name = args
+            .config
+            .as_deref()
+            .expect("clap requires --config without --resume");
+        let (config, _) = armac::run::config::Config::load(name, &set)?;
+        let (bytes, largest) = armac::run::memory_estimate(&config)?;
+        println!(
+            "memory estimate: {bytes} bytes ({} MiB); largest part: {largest}",
+            bytes >> 20
+        );
+        return Ok(());
     }
     let summary = train(args.config.as_deref(), &set, &opts)?;
     let why = if armac::run::interrupt_signal().is_some() {

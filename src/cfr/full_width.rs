@@ -180,18 +180,31 @@ impl TabularSolver {
 
     /// Runs one iteration.
     pub fn iterate(&mut self) {
+        self.iterate_until(&|| false);
+    }
+
+    /// [`TabularSolver::iterate`], abandoned between its tree passes once `stop` returns true
+    /// (see [`TreeSolver::iterate_until`]); false when abandoned.
+    pub fn iterate_until(&mut self, stop: &(dyn Fn() -> bool + Sync)) -> bool {
         self.state.iteration += 1;
         let it = Iteration::new(self.state.iteration, self.spec.updates, self.spec.averaging);
         let t = it.t as f64;
         for &turn in it.turns {
+            if stop() {
+                return false;
+            }
             self.compute_reaches();
             for p in Iteration::updating(turn) {
+                if stop() {
+                    return false;
+                }
                 self.sweep(p, it.weight);
             }
             for p in Iteration::updating(turn) {
                 self.finish_player(p, t);
             }
         }
+        true
     }
 
     fn compute_reaches(&mut self) {
@@ -240,6 +253,10 @@ impl TabularSolver {
 impl TreeSolver for TabularSolver {
     fn iterate(&mut self) {
         TabularSolver::iterate(self)
+    }
+
+    fn iterate_until(&mut self, stop: &(dyn Fn() -> bool + Sync)) -> bool {
+        TabularSolver::iterate_until(self, stop)
     }
 
     fn iteration(&self) -> u64 {

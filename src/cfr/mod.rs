@@ -101,6 +101,18 @@ pub struct SolverSnapshot {
 pub trait TreeSolver: Send {
     /// Runs one iteration (both players).
     fn iterate(&mut self);
+    /// [`TreeSolver::iterate`], abandoned part-way once `stop` returns true (a time limit or
+    /// a signal; solvers whose iterations have long parts ask between them: the tree passes
+    /// of the full-width solvers, the walks of parallel MCCFR). Returns false when abandoned:
+    /// the solver's state is then part-updated, fit only to be dropped (a run resumes from its
+    /// last checkpoint). The others ask only before starting.
+    fn iterate_until(&mut self, stop: &(dyn Fn() -> bool + Sync)) -> bool {
+        if stop() {
+            return false;
+        }
+        self.iterate();
+        true
+    }
     /// Iterations done so far.
     fn iteration(&self) -> u64;
     /// The average policy (the one that converges), uniform where nothing was accumulated.
@@ -119,6 +131,10 @@ pub trait TreeSolver: Send {
     /// Restores [`TreeSolver::snapshot`]'s output; fails (with the reason) if it does not fit.
     fn restore(&mut self, snapshot: SolverSnapshot) -> Result<(), String>;
 }
+
+/// Most walks per player of one iteration (`walks`): their updates are logged in memory
+/// until the iteration applies them.
+pub const MAX_WALKS: usize = 1 << 18;
 
 /// The default of the sampling solvers' `threads` key: every core the OS grants this process.
 pub fn default_threads() -> usize {
@@ -161,8 +177,8 @@ pub fn resolve_parallel(
     } else {
         PARALLEL_WALKS_PER_THREAD * threads
     });
-    if walks == 0 {
-        return Err(("walks", "must be at least 1".into()));
+    if walks == 0 || walks > MAX_WALKS {
+        return Err(("walks", format!("{walks} must lie in 1..={MAX_WALKS}")));
     }
     Ok((threads, walks))
 }

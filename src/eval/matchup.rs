@@ -57,14 +57,39 @@ pub struct AivatReport {
 }
 
 /// A mean and the half-width of its 95% interval from per-deal values (NaN interval with one).
-fn mean_ci(xs: &[f64]) -> (f64, f64) {
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    if xs.len() < 2 {
-        return (mean, f64::NAN);
+/// Running sums of a series, in constant memory: its mean and the 95% interval of the mean.
+/// The variance is taken about the first value (exact, 0, for a constant series).
+#[derive(Default)]
+struct Running {
+    n: u64,
+    total: f64,
+    shift: f64,
+    diff: f64,
+    diff2: f64,
+}
+
+impl Running {
+    fn add(&mut self, x: f64) {
+        if self.n == 0 {
+            self.shift = x;
+        }
+        self.n += 1;
+        self.total += x;
+        let d = x - self.shift;
+        self.diff += d;
+        self.diff2 += d * d;
     }
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, 1.96 * (var / n).sqrt())
+
+    /// `(mean, ci95)`; the interval is NaN for fewer than two values.
+    fn mean_ci(&self) -> (f64, f64) {
+        let n = self.n as f64;
+        let mean = self.total / n;
+        if self.n < 2 {
+            return (mean, f64::NAN);
+        }
+        let var = ((self.diff2 - self.diff * self.diff / n) / (n - 1.0)).max(0.0);
+        (mean, 1.96 * (var / n).sqrt())
+    }
 }
 
 impl MatchReport {
@@ -238,7 +263,7 @@ pub fn sampled_match_with(
     let mut actions = SplitMix64::new(seed ^ 0xAC71_0A5E_u64);
     let (mut sum, mut sum_sq) = (0.0, 0.0);
     let mut seat_sum = [0.0; 2];
-    let mut corrected = Vec::new();
+    let mut corrected = Running::default();
     for d in 0..planned {
         if watch.stopped() {
             break;
@@ -281,7 +306,7 @@ pub fn sampled_match_with(
         seat_sum[1] += second;
         let x = 0.5 * (first + second);
         if aivat.is_some() {
-            corrected.push(deal_aivat);
+            corrected.add(deal_aivat);
         }
         sum += x;
         sum_sq += x * x;
@@ -303,7 +328,7 @@ pub fn sampled_match_with(
         hands: 2 * deals,
         exact: false,
         aivat: aivat.map(|(values, _)| {
-            let (mean, ci95) = mean_ci(&corrected);
+            let (mean, ci95) = corrected.mean_ci();
             AivatReport {
                 mean,
                 ci95,

@@ -57,12 +57,26 @@ pub struct NashConvReport {
 }
 
 /// Converts any [`Policy`] into tree arrays by querying it once per infoset (rebuilding a
-/// representative state from the infoset's stored history).
+/// representative state from the infoset's stored history). A table with an information
+/// state that the tree lacks is refused, naming the first such state (in sorted order).
 pub fn tree_policy(
     tree: &PublicTree,
     game: &dyn Game,
     policy: &dyn Policy,
 ) -> Result<TreePolicy, PolicyError> {
+    if let Some(keys) = policy.table_keys() {
+        let known: std::collections::HashSet<&str> = tree
+            .infosets
+            .iter()
+            .flat_map(|inf| inf.key.iter().map(String::as_str))
+            .collect();
+        if let Some(key) = keys.into_iter().filter(|k| !known.contains(k)).min() {
+            return Err(PolicyError::UnknownInfostate {
+                key: key.to_string(),
+                game: game.load_string(),
+            });
+        }
+    }
     let mut out: TreePolicy = [Vec::new(), Vec::new()];
     for (inf, flat_out) in tree.infosets.iter().zip(out.iter_mut()) {
         let mut flat = vec![0.0; inf.num_actions_total()];

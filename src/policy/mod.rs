@@ -29,6 +29,11 @@ pub enum PolicyError {
     WrongGame { found: String, expected: String },
     #[error("policy has no entry for information state {key:?}")]
     MissingInfostate { key: String },
+    #[error(
+        "policy has an entry for information state {key:?}, which is not one of {game}'s (a \
+         policy for another game or variant, or a damaged key)"
+    )]
+    UnknownInfostate { key: String, game: String },
     #[error("policy entry for information state {key:?} is invalid: {reason}")]
     BadEntry { key: String, reason: String },
     #[error("policy queried at a state where no player acts")]
@@ -57,6 +62,12 @@ pub trait Policy: Send + Sync {
 
     /// A short human-readable name (for logs).
     fn name(&self) -> String;
+
+    /// The information states of a table (its keys), for policies that are one; `None` for
+    /// the others. [`crate::eval::tree_policy`] refuses a table with a state the game lacks.
+    fn table_keys(&self) -> Option<Vec<&str>> {
+        None
+    }
 }
 
 /// A shared policy is a policy (so one loaded network or table can serve several
@@ -75,6 +86,10 @@ impl<P: Policy + ?Sized> Policy for std::sync::Arc<P> {
 
     fn name(&self) -> String {
         (**self).name()
+    }
+
+    fn table_keys(&self) -> Option<Vec<&str>> {
+        (**self).table_keys()
     }
 }
 
@@ -233,7 +248,10 @@ fn validate_entry(key: &str, entry: &[(Action, f64)]) -> Result<(), PolicyError>
     let mut seen = Vec::with_capacity(entry.len());
     for &(a, p) in entry {
         if !p.is_finite() || p < 0.0 {
-            return Err(bad(format!("probability {p} of action {a}")));
+            return Err(bad(format!(
+                "probability {} of action {a}",
+                crate::util::check::short_number(p)
+            )));
         }
         if seen.contains(&a) {
             return Err(bad(format!("action {a} listed twice")));
@@ -242,7 +260,10 @@ fn validate_entry(key: &str, entry: &[(Action, f64)]) -> Result<(), PolicyError>
         sum += p;
     }
     if (sum - 1.0).abs() > SUM_TOLERANCE {
-        return Err(bad(format!("probabilities sum to {sum}")));
+        return Err(bad(format!(
+            "probabilities sum to {}",
+            crate::util::check::short_number(sum)
+        )));
     }
     Ok(())
 }
@@ -274,6 +295,10 @@ impl Policy for TabularPolicy {
 
     fn name(&self) -> String {
         format!("tabular({} infostates)", self.table.len())
+    }
+
+    fn table_keys(&self) -> Option<Vec<&str>> {
+        Some(self.table.keys().map(String::as_str).collect())
     }
 }
 

@@ -26,6 +26,10 @@ pub enum TrainError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A stop (a time limit or a signal) came inside a unit of work (a round), which was
+    /// abandoned part-way: the state it changed is fit only to be dropped.
+    #[error("stopped inside a unit of work, which was abandoned")]
+    Stopped,
 }
 
 impl TrainError {

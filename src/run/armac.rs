@@ -539,6 +539,9 @@ fn load_checkpoint_policy_once(path: &Path) -> Result<(GameRef, ArmacAveragePoli
             path.display()
         )));
     }
+    if let Some(refusal) = super::model::solver_checkpoint_refusal(path, &verified) {
+        return Err(refusal);
+    }
     let st = read_state(&verified.checkpoint_file("state.json")?)?;
     let cfg_path = verified.checkpoint_file("config.toml")?;
     let (config, _) = Config::load(&cfg_path.display().to_string(), &[])?;

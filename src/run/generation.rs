@@ -437,6 +437,20 @@ impl Generation {
         }
     }
 
+    /// Whether `dir` is, by its path (after links), a generation directory of a run:
+    /// `<run>/checkpoints/gen_<n>`, which `<run>/checkpoint` points to. Nothing is read.
+    pub fn is_generation_dir(dir: &Path) -> bool {
+        std::fs::canonicalize(dir).is_ok_and(|real| {
+            real.file_name()
+                .and_then(|n| generation_number(n.to_str()?))
+                .is_some()
+                && real
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == GENERATIONS)
+        })
+    }
+
     /// What to tell the user when [`Generation::open`] fell back from a dangling pointer.
     pub fn fallback_note(&self, run_dir: &Path) -> Option<String> {
         self.dangling_pointer.map(|n| {

@@ -29,7 +29,7 @@ use crate::util::write_atomic;
 /// ([`generation`]).
 pub const CHECKPOINT_LINK: &str = "checkpoint";
 
-pub use preflight::{Algorithm, available_memory_bytes, tabular_fits, validate};
+pub use preflight::{Algorithm, available_memory_bytes, memory_estimate, tabular_fits, validate};
 use preflight::{broker_preflight, redact_config};
 
 /// A default run directory under `runs/`: `<config stem>-<unix seconds>`.
@@ -174,9 +174,10 @@ impl Deadline {
     }
 }
 
-/// How long a step in progress (an ARMAC epoch, a Student of Games round) may still run
-/// once a stop is asked for: one that ends within it is kept (and checkpointed), a longer one
-/// is abandoned and the run resumes from its last committed checkpoint.
+/// How long a step in progress (an ARMAC epoch, a Student of Games round, a solver iteration)
+/// may still run once a stop is asked for: one that ends within it is kept (and
+/// checkpointed), a longer one is abandoned and the run resumes from its last committed
+/// checkpoint.
 pub const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// When a run stops: a budget of [`Deadline`] spent or the interrupt flag set (SIGINT,
@@ -378,6 +379,10 @@ pub enum RunError {
     },
     #[error("{0}")]
     Solver(String),
+    /// A stop came inside a unit of work (an epoch, round or iteration), which was abandoned;
+    /// the run resumes from its last checkpoint.
+    #[error("stopped inside a unit of work, which was abandoned")]
+    Stopped,
 }
 
 impl From<crate::cluster::ClusterError> for RunError {
@@ -404,6 +409,7 @@ impl From<crate::rl::TrainError> for RunError {
             TrainError::Io { what, path, source } => RunError::Io { what, path, source },
             TrainError::Usage(s) => RunError::Usage(s),
             TrainError::Failed { context, source } => RunError::Failed { context, source },
+            TrainError::Stopped => RunError::Stopped,
         }
     }
 }
@@ -631,8 +637,10 @@ pub fn train(
         broker_preflight(&config, &dir, true)?;
         let step = generation.manifest.step;
         if step >= resume::target_step(&config)
-            && let Some(summary) = summary::finished_at(&dir, step)
+            && let Some(mut summary) = summary::finished_at(&dir, step)
         {
+            // The directory may have moved since the run ended: name where it is now.
+            summary.run_dir = dir.clone();
             if !opts.quiet {
                 eprintln!(
                     "{} is already finished ({step} of {step}); nothing to do (raise the budget \

@@ -139,13 +139,11 @@ pub fn write_manifest(dir: &Path) -> Result<ModelManifest, RunError> {
 /// Most bytes a model's manifest may have.
 const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 
-/// Whether `dir` is a model directory (it has a model manifest; nothing is verified).
+/// Whether `dir` is to be read as a model directory: it holds a `manifest.json` (of any
+/// content) and is not a generation of a run directory, whose manifest is the generation's.
+/// Nothing is verified: [`verify_model`] then names a manifest that is damaged.
 pub fn is_model_dir(dir: &Path) -> bool {
-    crate::util::read_regular(&dir.join(MANIFEST), MAX_MANIFEST_BYTES)
-        .ok()
-        .and_then(Result::ok)
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .is_some_and(|v| v.get("kind").and_then(|k| k.as_str()) == Some(MODEL_KIND))
+    std::fs::symlink_metadata(dir.join(MANIFEST)).is_ok() && !Generation::is_generation_dir(dir)
 }
 
 /// Reads `dir/manifest.json` and checks every file it lists, and that it lists every file of
@@ -156,8 +154,19 @@ pub fn verify_model(dir: &Path) -> Result<Verified, RunError> {
     let bytes = crate::util::read_regular(&path, MAX_MANIFEST_BYTES)
         .map_err(io_err("cannot read", &path))?
         .map_err(corrupt)?;
-    let manifest: ModelManifest = serde_json::from_slice(&bytes)
-        .map_err(|e| corrupt(format!("not a model manifest ({e})")))?;
+    let manifest: ModelManifest = serde_json::from_slice(&bytes).map_err(|e| {
+        let value = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+        if value.is_some_and(|v| v.get("kind").is_none() && v.get("step").is_some()) {
+            corrupt(
+                "the manifest of a run's checkpoint generation, not of a model: read a \
+                 generation inside its run directory (<run>/checkpoint), or export it as a \
+                 model with `armac-eval export-model`"
+                    .into(),
+            )
+        } else {
+            corrupt(format!("corrupt model manifest ({e})"))
+        }
+    })?;
     if manifest.kind != MODEL_KIND || manifest.format != FORMAT {
         return Err(corrupt(format!(
             "kind `{}` format {} (this build reads `{MODEL_KIND}` format {FORMAT})",
@@ -197,7 +206,7 @@ pub fn verify_model(dir: &Path) -> Result<Verified, RunError> {
 /// directory (its committed generation, read exactly as `--resume` reads it), or one of its
 /// generations (`<run>/checkpoint`, `<run>/checkpoints/gen_<n>`).
 pub fn verify_checkpoint(path: &Path) -> Result<Verified, RunError> {
-    if path.join(MANIFEST).is_file() && is_model_dir(path) {
+    if is_model_dir(path) {
         return verify_model(path);
     }
     let context = || RunError::context(format!("checkpoint {}", path.display()));
@@ -267,6 +276,35 @@ pub fn is_sog_checkpoint(verified: &Verified) -> bool {
     verified.checkpoint_file(SOG_CVPN_META).is_ok()
 }
 
+/// `None`, or the refusal of a verified checkpoint that a tabular or sampled solver wrote (its
+/// state is `checkpoint.bin`, not a network) where a network or search policy was expected
+/// (`path` as the user gave it); the refusal names the run's policy file, which is the
+/// solver's average policy.
+pub fn solver_checkpoint_refusal(path: &Path, verified: &Verified) -> Option<RunError> {
+    verified
+        .checkpoint_file(crate::run::tabular::CHECKPOINT_FILE)
+        .ok()?;
+    let policy = verified.root.join("policy.json");
+    let hint = if policy.is_file() {
+        format!(
+            "its average policy is the policy file {}; use that file instead",
+            policy.display()
+        )
+    } else {
+        format!(
+            "its average policy is written to {} when the run ends (finish it with \
+             `armac-train --resume {}`), and that file is what to use",
+            policy.display(),
+            verified.root.display()
+        )
+    };
+    Some(RunError::Usage(format!(
+        "{} is a tabular solver run ([solver] in its config), not an ARMAC or Student of \
+         Games checkpoint: {hint}",
+        path.display()
+    )))
+}
+
 /// The CVPN directory of a verified Student of Games model directory (`sog:DIR` with `DIR`
 /// what [`export_model`] wrote from a SoG run), or `None` when `dir` is not a model directory.
 /// Every file of the model is checked against its manifest first.
@@ -307,7 +345,8 @@ pub fn export_model_with(
         && !(0.0..1.0).contains(&t)
     {
         return Err(RunError::Usage(format!(
-            "--play-threshold {t}: must be in [0, 1)"
+            "--play-threshold {}: must be in [0, 1)",
+            crate::util::check::short_number(t)
         )));
     }
     if out.exists() {
@@ -317,6 +356,9 @@ pub fn export_model_with(
         )));
     }
     let verified = verify_checkpoint(from)?;
+    if let Some(refusal) = solver_checkpoint_refusal(from, &verified) {
+        return Err(refusal);
+    }
     let state_path = verified.checkpoint_file("state.json")?;
     let mut copies = vec![
         (state_path.clone(), "checkpoint/state.json".to_string()),

@@ -17,9 +17,6 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
         "the config's game `{}`",
         config.game
     )))?;
-    if let Algorithm::Tabular(s) = Algorithm::of(config)? {
-        tabular_fits(game.as_ref(), &s.choice)?;
-    }
     if config.cluster.is_some() && config.armac.is_none() {
         return Err(config::ConfigError::Value {
             key: "cluster".into(),
@@ -34,21 +31,64 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
             .map_err(RunError::context(key.to_string()))
     };
     if config.armac.is_some() {
-        let a = config.armac()?;
-        device("armac.device", a.device.as_str())?;
-        let game = crate::games::load_game(&config.game)?;
-        fits_in_memory(&armac_memory_terms(&a, game.as_ref()))?;
+        device("armac.device", config.armac()?.device.as_str())?;
     }
     if config.sog.is_some() {
         let s = config.sog()?;
         device("sog.device", &s.device)?;
-        fits_in_memory(&[network_term("sog.net.hidden", s.hidden, s.layers)])?;
         if s.search_engine == "tensor" {
             device("sog.search.device", &s.search_device)?;
         }
     }
-    Ok(())
+    fits_in_memory(&memory_terms(config, game.as_ref())?)
 }
+
+/// The memory estimate of the run `config` describes on `game`, by term (see
+/// [`memory_estimate`]).
+fn memory_terms(
+    config: &config::Config,
+    game: &dyn crate::game::Game,
+) -> Result<Vec<MemoryTerm>, RunError> {
+    let mut terms = vec![MemoryTerm {
+        key: "game",
+        what: "the program itself (code, allocator, thread stacks)".into(),
+        bytes: PROGRAM_BYTES,
+    }];
+    match Algorithm::of(config)? {
+        Algorithm::Tabular(s) => terms.extend(tabular_terms(game, &s.choice)?),
+        Algorithm::Armac(_) => {
+            let a = config.armac()?;
+            terms.extend(armac_memory_terms(&a, game));
+        }
+        Algorithm::Sog(s) => terms.push(network_term("sog.net.hidden", s.hidden, s.layers)),
+    }
+    Ok(terms)
+}
+
+/// What [`validate`] compares with the memory available: the estimated peak bytes of the run
+/// `config` describes (validated first, as [`validate`] does), and the largest part of it,
+/// described.
+pub fn memory_estimate(config: &config::Config) -> Result<(u64, String), RunError> {
+    validate_section(config)?;
+    let game = crate::games::load_game(&config.game).map_err(RunError::context(format!(
+        "the config's game `{}`",
+        config.game
+    )))?;
+    let terms = memory_terms(config, game.as_ref())?;
+    let total: u128 = terms.iter().map(|t| t.bytes).sum();
+    let largest = terms
+        .iter()
+        .max_by_key(|t| t.bytes)
+        .expect("the program's term is always there");
+    Ok((
+        u64::try_from(total).unwrap_or(u64::MAX),
+        format!("{} ({} MiB)", largest.what, largest.bytes >> 20),
+    ))
+}
+
+/// The resident memory of the program before any run state: its code, the allocator's arenas
+/// and the threads' stacks.
+const PROGRAM_BYTES: u128 = 16 << 20;
 
 /// Bytes of memory this process can still take, if known: the smallest of the machine's
 /// `MemAvailable` (`/proc/meminfo`), what the cgroup's `memory.max` leaves above its
@@ -108,12 +148,23 @@ fn rlimit_as_available() -> Option<u64> {
     Some(lim.rlim_cur.saturating_sub(used))
 }
 
-/// Bytes per history of the game that a compiled tree and a tabular solver's tables take, at
-/// most: the public tree with its infosets (measured about 30 to 80 bytes a history on the
-/// tiny Hold'em and Liar's Dice), and with a history tree beside it (stochastic FTRL/OMD and
-/// the batched solvers: about 275 bytes a history on the tiny Hold'em).
-const TREE_BYTES_PER_HISTORY: u128 = 100;
+/// Bytes per history of the game that a compiled tree and a tabular solver's tables take: the
+/// public tree with its infosets for the full-width CFR family (peak resident memory above
+/// the program's measured 35 to 70 bytes a history on Leduc with 13 ranks, the tiny Hold'em
+/// and Liar's Dice), and with a history tree beside it for the sampling solvers (MCCFR, POS,
+/// stochastic FTRL/OMD) and the batched ones (265 to 295 bytes a history on Liar's Dice).
+/// `tests/estimate.rs` checks the estimate against measured peaks.
+const TREE_BYTES_PER_HISTORY: u128 = 72;
 const HISTORY_TREE_BYTES_PER_HISTORY: u128 = 320;
+/// `batched-pos` before its instances: the history tree, the tensor tree and the sampler's
+/// per-node tables (peaks measured at 750 to 1280 bytes a history with one instance, on
+/// Liar's Dice and Leduc with 6 ranks).
+const BATCHED_POS_BYTES_PER_HISTORY: u128 = 1000;
+/// Each instance of a batched solver (`batch`), in `f32`: its regrets, averages, reaches and
+/// values over the tensor tree (measured 8 to 63 bytes a history for `batched-cfr` and 47 to
+/// 78 for `batched-pos`, on Leduc with 6 ranks and Liar's Dice; the larger is taken, so the
+/// estimate of a large batch on a game with few public nodes is high). Twice that in `f64`.
+const BATCHED_INSTANCE_BYTES_PER_HISTORY: u128 = 80;
 
 /// A `[solver]` run's size check, before any tree is built: the game's histories are counted
 /// (stopping past the tree's cap, so a game too large costs seconds and no memory) and their
@@ -122,7 +173,17 @@ pub fn tabular_fits(
     game: &dyn crate::game::Game,
     choice: &crate::run::solvers::SolverChoice,
 ) -> Result<(), RunError> {
-    use crate::run::solvers::SolverChoice;
+    fits_in_memory(&tabular_terms(game, choice)?)
+}
+
+/// The memory terms of a `[solver]` run on `game`: its histories counted (up to the cap)
+/// times the bytes each takes in the compiled trees and the solver's tables, and for a
+/// batched solver its instances (`solver.batch`).
+fn tabular_terms(
+    game: &dyn crate::game::Game,
+    choice: &crate::run::solvers::SolverChoice,
+) -> Result<Vec<MemoryTerm>, RunError> {
+    use crate::run::solvers::{BatchedKind, SolverChoice};
     let limit = crate::tree::DEFAULT_MAX_HISTORIES;
     let histories =
         crate::tree::count_histories(game, limit).map_err(|_| config::ConfigError::Value {
@@ -136,17 +197,36 @@ pub fn tabular_fits(
             ),
         })?;
     let per = match choice {
-        SolverChoice::Sfo(_) | SolverChoice::Batched(_) => HISTORY_TREE_BYTES_PER_HISTORY,
-        _ => TREE_BYTES_PER_HISTORY,
+        SolverChoice::Cfr(_) => TREE_BYTES_PER_HISTORY,
+        SolverChoice::Batched(b) if matches!(b.kind, BatchedKind::Pos(_)) => {
+            BATCHED_POS_BYTES_PER_HISTORY
+        }
+        _ => HISTORY_TREE_BYTES_PER_HISTORY,
     };
-    fits_in_memory(&[MemoryTerm {
+    let mut terms = vec![MemoryTerm {
         key: "game",
         what: format!(
             "the tree of `{}` ({histories} histories × {per} bytes)",
             game.load_string()
         ),
         bytes: histories as u128 * per,
-    }])
+    }];
+    if let SolverChoice::Batched(b) = choice {
+        let width = match b.precision {
+            crate::nn::public::Precision::F32 => 1,
+            crate::nn::public::Precision::F64 => 2,
+        };
+        let each = width * BATCHED_INSTANCE_BYTES_PER_HISTORY;
+        terms.push(MemoryTerm {
+            key: "solver.batch",
+            what: format!(
+                "{} solver instances ({histories} histories × {each} bytes each)",
+                b.batch
+            ),
+            bytes: b.batch as u128 * histories as u128 * each,
+        });
+    }
+    Ok(terms)
 }
 
 /// One term of a run's memory estimate: the key that sets it, what it holds, and its bytes.

@@ -348,7 +348,10 @@ fn parse_pos(s: &SolverConfig) -> Result<PosSpec, ConfigError> {
             if !(g.is_finite() && g >= 0.0) {
                 return Err(bad(
                     "gamma",
-                    format!("{g} must be a finite non-negative number"),
+                    format!(
+                        "{} must be a finite non-negative number",
+                        crate::util::check::short_number(g)
+                    ),
                 ));
             }
             Averaging::Power(g)
@@ -448,7 +451,11 @@ fn cfr_family_spec(s: &SolverConfig, mut spec: SolverSpec) -> Result<SolverSpec,
     if let Some(key) = s.extra.keys().next() {
         return Err(bad(
             key,
-            format!("unknown key for algorithm `{}`", s.algorithm),
+            format!(
+                "unknown field `{key}` for algorithm `{}`, expected one of `algorithm`, \
+                 `iterations`, `updates`, `averaging`, `alpha`, `beta`, `gamma`",
+                s.algorithm
+            ),
         ));
     }
     spec.updates = parse_updates(s)?;
@@ -496,7 +503,13 @@ fn cfr_family_spec(s: &SolverConfig, mut spec: SolverSpec) -> Result<SolverSpec,
         if let Some(v) = v
             && (!v.is_finite() || v < 0.0)
         {
-            return Err(bad(k, format!("{v} must be a finite non-negative number")));
+            return Err(bad(
+                k,
+                format!(
+                    "{} must be a finite non-negative number",
+                    crate::util::check::short_number(v)
+                ),
+            ));
         }
     }
     Ok(spec)

@@ -205,6 +205,55 @@ fn evaluate(
     Ok(avg.nash_conv)
 }
 
+/// Where a run stopped inside an iteration: the iteration abandoned, the last checkpoint's,
+/// and the time spent.
+struct AbandonedAt {
+    attempt: u64,
+    committed: u64,
+    seconds: f64,
+    cpu_seconds: f64,
+}
+
+impl AbandonedAt {
+    /// Says so and writes the summary of the last checkpoint (no NashConv: the state in
+    /// memory was part-updated; `policy.json` is left as it was).
+    fn finish(
+        &self,
+        dir: &Path,
+        game: &str,
+        config: &Config,
+        opts: &TrainOptions,
+    ) -> Result<RunSummary, RunError> {
+        if !opts.quiet {
+            eprintln!(
+                "stopped inside iteration {}: its partial work is not kept; the run resumes \
+                 from iteration {} (its last checkpoint)",
+                self.attempt, self.committed
+            );
+        }
+        let summary = RunSummary {
+            run_dir: dir.to_path_buf(),
+            game: game.to_string(),
+            algorithm: config
+                .solver
+                .as_ref()
+                .map(|s| s.algorithm.clone())
+                .unwrap_or_default(),
+            iterations: self.committed,
+            nash_conv: f64::NAN,
+            seconds: self.seconds,
+            stopped_early: true,
+            acting_steps_per_second: None,
+            peak_memory_mb: crate::util::peak_memory_mb(),
+            cpu_seconds: Some(self.cpu_seconds),
+            budget: None,
+        };
+        super::summary::write_summary(dir, &summary)
+            .map_err(io("summary", &dir.join(super::summary::SUMMARY)))?;
+        Ok(summary)
+    }
+}
+
 /// Runs (or resumes) a tabular run in `dir`.
 pub fn run(
     config: &Config,
@@ -264,12 +313,46 @@ pub fn run(
     };
     let mut stopped_early = false;
     let interrupted = super::interrupt_flag();
+    let stop = || deadline.expired() || interrupted.load(std::sync::atomic::Ordering::Relaxed);
+    // When a stop was first seen inside a unit of work.
+    let seen = std::sync::OnceLock::new();
+    // The iteration of the last checkpoint on disk (a new run has none yet).
+    let mut committed = resumed.map(|_| solver.iteration());
     while solver.iteration() < settings.iterations {
-        if deadline.expired() || interrupted.load(std::sync::atomic::Ordering::Relaxed) {
+        if stop() {
             stopped_early = true;
             break;
         }
-        solver.iterate();
+        let attempt = solver.iteration() + 1;
+        // A stop abandons the unit under way only once STOP_GRACE has passed since it
+        // was first seen: a unit that ends sooner is kept (the run then stops after it).
+        let inside = || stop() && seen.get_or_init(Instant::now).elapsed() >= super::STOP_GRACE;
+        if !solver.iterate_until(&inside) {
+            bar.finish_and_clear();
+            drop(solver);
+            let committed = match committed {
+                Some(c) => c,
+                None => {
+                    // A fresh solver is the state before iteration 1: commit it, so that the
+                    // run has a checkpoint to resume from.
+                    let fresh = super::solvers::build(
+                        &settings.choice,
+                        settings.seed,
+                        game.as_ref(),
+                        tree.clone(),
+                    )?;
+                    save(fresh.as_ref(), elapsed_before + deadline.elapsed())?;
+                    0
+                }
+            };
+            let summary = AbandonedAt {
+                attempt,
+                committed,
+                seconds: elapsed_before + deadline.elapsed(),
+                cpu_seconds: deadline.cpu_seconds(),
+            };
+            return summary.finish(dir, &game.load_string(), config, opts);
+        }
         bar.inc(1);
         let it = solver.iteration();
         if it.is_multiple_of(settings.eval_every) || it == settings.iterations {
@@ -285,6 +368,7 @@ pub fn run(
         }
         if last_ckpt.elapsed().as_secs_f64() >= ckpt_every {
             save(solver.as_ref(), elapsed_before + deadline.elapsed())?;
+            committed = Some(solver.iteration());
             last_ckpt = Instant::now();
             ckpt_every = settings.checkpoint_seconds;
         }

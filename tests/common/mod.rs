@@ -264,3 +264,40 @@ pub fn copy_model_but_network(src: &Path, dir: &Path) -> (String, PathBuf) {
         .unwrap();
     (net.file_name().to_string_lossy().into_owned(), net.path())
 }
+
+/// A running `armac-eval serve`, killed on drop.
+pub struct Served {
+    pub child: std::process::Child,
+    /// `host:port` it listens on.
+    pub addr: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `armac-eval serve` on a free port with `args` and waits for its address line.
+pub fn serve(args: &[&str]) -> Served {
+    use std::io::BufRead;
+    let mut child = eval()
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("armac-eval starts");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("armac-eval serve: listening on http://")
+        .and_then(|a| a.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("no address line, got {line:?}"))
+        .to_string();
+    Served { child, addr }
+}

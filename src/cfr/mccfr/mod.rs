@@ -74,9 +74,11 @@ use crate::game::Game;
 use crate::tree::TreePolicy;
 use crate::tree::history::HistoryTree;
 use crate::tree::{PublicTree, TreeError};
+use crate::util::check::short_number;
 use crossbeam::utils::CachePadded;
 use serde::Deserialize;
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 
 /// Algorithm names of this module, as `[solver] algorithm` spells them.
@@ -214,6 +216,8 @@ impl MccfrOptions {
         };
         let name = NAMES[sampler as usize];
         let unused = |key: &str| err(key, format!("not an option of `{name}`"));
+        // A value out of its range, echoed short (a huge one in scientific notation).
+        let out = |key: &str, v: f64, rule: &str| err(key, format!("{} {rule}", short_number(v)));
         let mut spec = MccfrSpec::new(sampler);
         // One thread unless asked: the sequential walk is the algorithm the papers state, and
         // on 2 cores the parallel walks measured slower (see `threads`).
@@ -267,7 +271,7 @@ impl MccfrOptions {
         }
         if let Some(e) = self.epsilon {
             if !(e > 0.0 && e <= 1.0) {
-                return Err(err("epsilon", format!("{e} must lie in (0, 1]")));
+                return Err(out("epsilon", e, "must lie in (0, 1]"));
             }
             spec.epsilon = e;
         }
@@ -321,7 +325,7 @@ impl MccfrOptions {
                 Some("exponential") => {
                     let a = self.baseline_alpha.unwrap_or(0.5);
                     if !(a > 0.0 && a <= 1.0) {
-                        return Err(err("baseline_alpha", format!("{a} must lie in (0, 1]")));
+                        return Err(out("baseline_alpha", a, "must lie in (0, 1]"));
                     }
                     spec.baseline_alpha = a;
                     BaselineAveraging::Exponential
@@ -337,13 +341,13 @@ impl MccfrOptions {
         if is_as {
             if let Some(t) = self.tau {
                 if !(t.is_finite() && t >= 1.0) {
-                    return Err(err("tau", format!("{t} must be a finite number ≥ 1")));
+                    return Err(out("tau", t, "must be a finite number ≥ 1"));
                 }
                 spec.tau = t;
             }
             if let Some(b) = beta {
                 if !(b.is_finite() && b >= 0.0) {
-                    return Err(err("beta", format!("{b} must be a finite number ≥ 0")));
+                    return Err(out("beta", b, "must be a finite number ≥ 0"));
                 }
                 spec.beta = b;
             }
@@ -617,8 +621,10 @@ impl MccfrSolver {
     /// One iteration of `walks > 1` walks per player: per player, the walks read the tables as
     /// they stand, run split into contiguous chunks over the workers (one dispatch of the
     /// team per player), and after a barrier each worker applies the logged updates of its
-    /// shard of the tables, in walk order.
-    fn iterate_parallel(&mut self) {
+    /// shard of the tables, in walk order. `stop` is asked every 64 walks of each worker;
+    /// once it returns true the walks end early and the iteration is abandoned (false).
+    fn iterate_parallel(&mut self, stop: &(dyn Fn() -> bool + Sync)) -> bool {
+        let stopped = std::sync::atomic::AtomicBool::new(false);
         let it = self.schedule();
         let (t, weight) = (it.t, it.weight);
         let walks = self.spec.walks;
@@ -645,6 +651,10 @@ impl MccfrSolver {
             let walk_chunk = |c: usize, tab: &Tables, log: &mut store::Log| {
                 let mut touched = 0;
                 for k in c * walks / chunks..(c + 1) * walks / chunks {
+                    if k % 64 == 0 && (stopped.load(Ordering::Relaxed) || stop()) {
+                        stopped.store(true, Ordering::Relaxed);
+                        break;
+                    }
                     let (store, stack) = store::Deferred::new(tab, log, predictive);
                     let parts = walks::Parts {
                         tree,
@@ -665,15 +675,30 @@ impl MccfrSolver {
             for log in logs {
                 self.touched += log.read().unwrap_or_else(|e| e.into_inner()).touched;
             }
+            if stopped.load(Ordering::Relaxed) {
+                return false;
+            }
         }
         self.iteration = t;
+        true
     }
 }
 
 impl TreeSolver for MccfrSolver {
+    fn iterate_until(&mut self, stop: &(dyn Fn() -> bool + Sync)) -> bool {
+        if stop() {
+            return false;
+        }
+        if self.spec.walks > 1 {
+            return self.iterate_parallel(stop);
+        }
+        self.iterate();
+        true
+    }
+
     fn iterate(&mut self) {
         if self.spec.walks > 1 {
-            self.iterate_parallel();
+            self.iterate_parallel(&|| false);
             return;
         }
         let it = self.schedule();

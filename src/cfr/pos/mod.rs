@@ -165,11 +165,17 @@ impl PosOptions {
         }
         let a = self.baseline_alpha;
         if !(a.is_finite() && a > 0.0 && a <= 1.0) {
-            return Err(("baseline_alpha", format!("{a} must lie in (0, 1]")));
+            return Err((
+                "baseline_alpha",
+                format!("{} must lie in (0, 1]", crate::util::check::short_number(a)),
+            ));
         }
         let e = self.exploration;
         if !(e.is_finite() && (0.0..=1.0).contains(&e)) {
-            return Err(("exploration", format!("{e} must lie in [0, 1]")));
+            return Err((
+                "exploration",
+                format!("{} must lie in [0, 1]", crate::util::check::short_number(e)),
+            ));
         }
         let (_, walks) = self.parallel()?;
         if walks > 1 && self.measure_variance {

@@ -167,13 +167,19 @@ impl SfoSpec {
         if !(o.step_size.is_finite() && o.step_size > 0.0) {
             return Err((
                 "step_size",
-                format!("{} is not a positive number", o.step_size),
+                format!(
+                    "{} is not a positive number",
+                    crate::util::check::short_number(o.step_size)
+                ),
             ));
         }
         if !(o.weight_scale.is_finite() && o.weight_scale > 0.0) {
             return Err((
                 "weight_scale",
-                format!("{} is not a positive number", o.weight_scale),
+                format!(
+                    "{} is not a positive number",
+                    crate::util::check::short_number(o.weight_scale)
+                ),
             ));
         }
         Ok(SfoSpec {

@@ -316,8 +316,8 @@ pub use decision::lbr_utilities;
 pub use equity::win_probability;
 pub use exact::{ExactLbr, exact_lbr, exact_lbr_with_rule};
 pub use play::{
-    LbrHand, LbrOptions, LbrRatio, LbrResult, check_game, paired_ratio, play_deal, run_lbr,
-    run_lbr_hands, run_lbr_watched,
+    DEAL_MEAN_BYTES, LbrHand, LbrOptions, LbrRatio, LbrResult, check_game, paired_ratio, play_deal,
+    run_lbr, run_lbr_hands, run_lbr_watched,
 };
 pub use range::{AlwaysCall, AlwaysFold, PerHand, Range, RangePolicy, with_hole_cards};
 

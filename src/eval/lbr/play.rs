@@ -39,6 +39,10 @@ pub struct LbrOptions {
     pub defer_range_updates: bool,
     /// How LBR values its raises ([`LbrRule::Standard`], Lisý & Bowling's, by default).
     pub rule: LbrRule,
+    /// Keep each deal's mean in [`LbrResult::deal_means`] (8 bytes a deal), which
+    /// [`paired_ratio`] needs; otherwise a run keeps running sums only, whatever its number
+    /// of hands.
+    pub keep_deal_means: bool,
 }
 
 impl LbrOptions {
@@ -52,6 +56,7 @@ impl LbrOptions {
             preflop_samples: DEFAULT_PREFLOP_SAMPLES,
             defer_range_updates: true,
             rule: LbrRule::Standard,
+            keep_deal_means: false,
         }
     }
 }
@@ -89,7 +94,8 @@ pub struct LbrResult {
     /// The run seed.
     pub seed: u64,
     /// LBR's mean winnings in chips over the four hands of each deal, in deal order (deal `d`
-    /// is the same cards for every policy evaluated with the same seed).
+    /// is the same cards for every policy evaluated with the same seed); empty unless
+    /// [`LbrOptions::keep_deal_means`].
     #[serde(skip)]
     pub deal_means: Vec<f64>,
     /// Where LBR's winnings come from: its hands by how they ended (see
@@ -264,6 +270,50 @@ fn play_deal_ends(
 /// Deals played between two looks at the stop flag's effect (a chunk of the parallel loop).
 const LBR_CHUNK: u64 = 4096;
 
+/// Bytes a run keeps per deal with [`LbrOptions::keep_deal_means`] (its mean).
+pub const DEAL_MEAN_BYTES: u64 = 8;
+
+/// Running sums over the deals of a run, in deal order: what its result needs, in constant
+/// memory.
+#[derive(Default)]
+struct DealSums {
+    deals: u64,
+    /// The sum of the deals' means, and of LBR's winnings in each seat (both card
+    /// assignments).
+    total: f64,
+    seat: [f64; 2],
+    /// The first deal's mean, and the sums of the others' differences from it and of their
+    /// squares (a shifted variance, exact for deals of equal value).
+    shift: f64,
+    diff: f64,
+    diff2: f64,
+}
+
+impl DealSums {
+    fn add(&mut self, v: &[f64; 4]) {
+        let mean = v.iter().sum::<f64>() / 4.0;
+        if self.deals == 0 {
+            self.shift = mean;
+        }
+        self.deals += 1;
+        self.total += mean;
+        self.seat[0] += v[0] + v[2];
+        self.seat[1] += v[1] + v[3];
+        let d = mean - self.shift;
+        self.diff += d;
+        self.diff2 += d * d;
+    }
+
+    /// The sample variance of the deals' means (NaN with one deal).
+    fn variance(&self) -> f64 {
+        let n = self.deals as f64;
+        if self.deals < 2 {
+            return f64::NAN;
+        }
+        ((self.diff2 - self.diff * self.diff / n) / (n - 1.0)).max(0.0)
+    }
+}
+
 /// Runs LBR against `policy` on `game` (see the module docs). `progress`, if given, is called
 /// with the number of hands just finished (from worker threads).
 pub fn run_lbr(
@@ -307,8 +357,9 @@ pub fn run_lbr_watched(
     check_game(game.config(), opts.variant)?;
     crate::util::check::hands("the number of hands", opts.hands).map_err(LbrError::Options)?;
     let start = Instant::now();
-    if is_holdem(game.config()) {
-        HandStateMachine::get();
+    // The hand-evaluation tables' first build (seconds) ends early on a stop.
+    if is_holdem(game.config()) && HandStateMachine::get_or_stop(&|| watch.stopped()).is_none() {
+        return Err(LbrError::Stopped);
     }
     let deals = opts.hands.div_ceil(4);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -318,7 +369,8 @@ pub fn run_lbr_watched(
     // Deals are played in chunks, so that what is kept per deal is its four values (and the
     // hands when `keep`), and a stop ends the run within the deals in play.
     let mut partial = false;
-    let mut values: Vec<[f64; 4]> = Vec::new();
+    let mut sums = DealSums::default();
+    let mut deal_means: Vec<f64> = Vec::new();
     let mut hands: Vec<LbrHand> = Vec::new();
     let mut breakdown = Breakdown::default();
     let mut first = 0;
@@ -341,7 +393,11 @@ pub fn run_lbr_watched(
             for &(chips, end, _) in &d {
                 breakdown.add(end, chips);
             }
-            values.push([d[0].0, d[1].0, d[2].0, d[3].0]);
+            let v = [d[0].0, d[1].0, d[2].0, d[3].0];
+            sums.add(&v);
+            if opts.keep_deal_means {
+                deal_means.push(v.iter().sum::<f64>() / 4.0);
+            }
             for (k, h) in d.iter_mut().enumerate() {
                 if let Some(history) = h.2.take() {
                     hands.push(LbrHand {
@@ -351,23 +407,17 @@ pub fn run_lbr_watched(
                 }
             }
         }
-        partial = values.len() as u64 != last;
+        partial = sums.deals != last;
         first = last;
     }
-    if values.is_empty() {
+    if sums.deals == 0 {
         return Err(LbrError::Stopped);
     }
-    let deals = values.len() as u64;
+    let deals = sums.deals;
     let n = deals as f64;
-    let deal_means: Vec<f64> = values.iter().map(|v| v.iter().sum::<f64>() / 4.0).collect();
-    let mean = deal_means.iter().sum::<f64>() / n;
-    let ci = if deals > 1 {
-        let var = deal_means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        1.96 * var.sqrt() / n.sqrt()
-    } else {
-        f64::NAN
-    };
-    let seat = |s: usize| values.iter().map(|v| v[s] + v[s + 2]).sum::<f64>() / (2.0 * n);
+    let mean = sums.total / n;
+    let ci = 1.96 * sums.variance().sqrt() / n.sqrt();
+    let seat = |s: usize| sums.seat[s] / (2.0 * n);
     let to_mbb = 1000.0 / game.config().big_blind as f64;
     let result = LbrResult {
         variant: opts.variant.name().to_string(),

@@ -401,7 +401,34 @@ fn run(policy: &dyn RangePolicy, variant: LbrVariant, hands: u64, threads: usize
     opts.seed = 42;
     opts.threads = threads;
     opts.preflop_samples = 5000;
+    opts.keep_deal_means = true;
     run_lbr(&game(), policy, &opts, None).unwrap()
+}
+
+#[test]
+fn without_deal_means_a_run_keeps_only_its_sums_and_reports_the_same() {
+    let kept = run(&UniformPolicy, LbrVariant::Fc, 64, 2);
+    let mut opts = LbrOptions::new(LbrVariant::Fc, 64);
+    opts.seed = 42;
+    opts.threads = 2;
+    opts.preflop_samples = 5000;
+    let summed = run_lbr(&game(), &UniformPolicy, &opts, None).unwrap();
+    assert!(summed.deal_means.is_empty());
+    assert_eq!(summed.mean_chips, kept.mean_chips);
+    assert_eq!(summed.seat_mean_chips, kept.seat_mean_chips);
+    // The two-pass variance of the kept means, against the running sums'.
+    let n = kept.deal_means.len() as f64;
+    let var = kept
+        .deal_means
+        .iter()
+        .map(|m| (m - kept.mean_chips).powi(2))
+        .sum::<f64>()
+        / (n - 1.0);
+    let ci = 1.96 * var.sqrt() / n.sqrt();
+    assert!(
+        (summed.ci95_chips - ci).abs() < 1e-9 * ci.max(1.0),
+        "{summed:?} {ci}"
+    );
 }
 
 #[test]

@@ -103,8 +103,17 @@ pub struct HandStateMachine {
     states_per_level: [usize; 7],
 }
 
+/// The machine, once a build has finished.
+static MACHINE: OnceLock<HandStateMachine> = OnceLock::new();
+
 impl HandStateMachine {
     fn build() -> HandStateMachine {
+        Self::build_until(&|| false).expect("a build that is never stopped finishes")
+    }
+
+    /// [`HandStateMachine::build`], asking `stop` every 4096 states: `None` once it returns
+    /// true (the partial tables are dropped).
+    fn build_until(stop: &dyn Fn() -> bool) -> Option<HandStateMachine> {
         let tables = rank_tables();
         let root = MachineState {
             counts: 0,
@@ -119,7 +128,10 @@ impl HandStateMachine {
             let mut map = StateMap::default();
             let mut children: Vec<MachineState> = Vec::new();
             next.reserve(cur.len() * 52);
-            for &st in &cur {
+            for (i, &st) in cur.iter().enumerate() {
+                if i % 4096 == 0 && stop() {
+                    return None;
+                }
                 for c in 0..52u8 {
                     let entry = match st.child(k, c) {
                         None => 0,
@@ -140,7 +152,10 @@ impl HandStateMachine {
         }
         let sixes = &levels[6];
         let mut last = Vec::with_capacity(sixes.len() * 52);
-        for &st in sixes {
+        for (i, &st) in sixes.iter().enumerate() {
+            if i % 4096 == 0 && stop() {
+                return None;
+            }
             for c in 0..52u8 {
                 last.push(st.child(6, c).map_or(0, |ch| ch.rank7(tables)));
             }
@@ -149,17 +164,27 @@ impl HandStateMachine {
         for (n, level) in states_per_level.iter_mut().zip(&levels) {
             *n = level.len();
         }
-        HandStateMachine {
+        Some(HandStateMachine {
             next,
             last,
             states_per_level,
-        }
+        })
     }
 
     /// The machine, built on first use (about 0.1 GB; a second or two in release).
     pub fn get() -> &'static HandStateMachine {
-        static MACHINE: OnceLock<HandStateMachine> = OnceLock::new();
         MACHINE.get_or_init(HandStateMachine::build)
+    }
+
+    /// [`HandStateMachine::get`], with a first build that ends early, giving `None`, once
+    /// `stop` returns true (asked every 4096 states; a later call builds again).
+    pub fn get_or_stop(stop: &dyn Fn() -> bool) -> Option<&'static HandStateMachine> {
+        if let Some(m) = MACHINE.get() {
+            return Some(m);
+        }
+        let built = Self::build_until(stop)?;
+        // Another thread may have finished first: either machine is the same.
+        Some(MACHINE.get_or_init(|| built))
     }
 
     /// Number of distinct states holding 0, 1, ..., 6 cards.

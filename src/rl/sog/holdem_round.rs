@@ -132,7 +132,8 @@ fn round_seed(seed: u64, round: u64, salt: u64) -> u64 {
 /// Round `round` of a Hold'em run: `games_per_round` self-play games with the current
 /// network (their queries into `queries`), re-solves of the `solves_per_round` oldest queries
 /// (value examples into `replay`) and `steps_per_round` learner steps; the counters `st` take
-/// the round's tallies.
+/// the round's tallies. `stop` is asked between games, solves and learner steps: once it
+/// returns true the round is abandoned ([`TrainError::Stopped`]), its state part-updated.
 pub fn holdem_round(
     g: &HoldemGame,
     round: u64,
@@ -140,7 +141,15 @@ pub fn holdem_round(
     st: &mut HoldemState,
     queries: &mut HoldemQueries,
     replay: &mut ExampleReplay,
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<HoldemRoundOut, TrainError> {
+    let stopped = || {
+        if stop() {
+            Err(TrainError::Stopped)
+        } else {
+            Ok(())
+        }
+    };
     let s = g.s;
     let t_round = Instant::now();
     let snap = Arc::new(net.snapshot());
@@ -149,6 +158,7 @@ pub fn holdem_round(
     let (mut games, mut decisions, mut searches, mut unsearched, mut off) = (0u64, 0, 0, 0, 0);
     let (mut generated, mut skipped, mut ret0) = (0u64, 0u64, 0.0);
     for i in 0..s.games_per_round {
+        stopped()?;
         let mut rng = SplitMix64::new(round_seed(s.seed, round, 1 + i as u64));
         let rec = play_game(
             &g.game.initial_state(),
@@ -177,6 +187,7 @@ pub fn holdem_round(
     let mut solved = 0u64;
     let template = g.game.initial_state();
     while solved < s.solves_per_round as u64 {
+        stopped()?;
         let Some(q) = queries.items.pop_front() else {
             break;
         };
@@ -193,6 +204,7 @@ pub fn holdem_round(
     let (mut loss, mut steps) = (0.0, 0usize);
     if !replay.items.is_empty() {
         for _ in 0..s.steps_per_round {
+            stopped()?;
             let mut b = replay.sample(&mut rng, s.batch, g.np, g.num_actions);
             b.policy.clear();
             b.policy_mask.clear();

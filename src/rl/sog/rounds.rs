@@ -164,6 +164,10 @@ pub struct RoundCtx<'a> {
     /// The network's private states and actions.
     pub p: usize,
     pub a: usize,
+    /// Asked between games, solves and learner steps: whether to abandon the round (a time
+    /// limit or a signal). An abandoned round returns [`TrainError::Stopped`] and leaves the
+    /// state part-updated, fit only to be dropped.
+    pub stop: &'a (dyn Fn() -> bool + Sync),
 }
 
 /// A round's tallies and the wall time of its phases.
@@ -232,6 +236,9 @@ pub fn sequential_round(
         let seeds: Vec<u64> = (0..s.games_per_round).map(|_| rng.next_u64()).collect();
         let mut games = Vec::with_capacity(seeds.len());
         for group in seeds.chunks(s.search_batch.max(1)) {
+            if (ctx.stop)() {
+                return Err(TrainError::Stopped);
+            }
             games.extend(
                 play_games(&c.tree, &c.ht, ctx.play_cfg, group, &c.layouts, &mut leaves)
                     .map_err(TrainError::context(format!("self-play in round {round}")))?,
@@ -260,6 +267,9 @@ pub fn sequential_round(
         {
             let mut inner = CvpnLeaves::new(&*net, leaf_enc).with_zero_sum(s.zero_sum);
             for q in &batch {
+                if (ctx.stop)() {
+                    return Err(TrainError::Stopped);
+                }
                 let (v, frontier) =
                     solve_pbs_with_frontier(&c.tree, &c.ht, q, ctx.solver_cfg, &mut inner)
                         .map_err(TrainError::context(format!(
@@ -287,6 +297,9 @@ pub fn sequential_round(
     let t_learn = Instant::now();
     let mut steps = 0;
     for _ in 0..s.steps_per_round {
+        if (ctx.stop)() {
+            return Err(TrainError::Stopped);
+        }
         let b = replay.sample(&mut rng, s.batch, ctx.p, ctx.a);
         if b.input.is_empty() {
             break;

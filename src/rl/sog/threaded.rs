@@ -55,8 +55,9 @@ impl Round<'_, '_> {
         self.failure.lock().expect("failure lock").get_or_insert(e);
     }
 
+    /// Whether the round ends early: a thread failed, or a stop was asked ([`RoundCtx::stop`]).
     fn aborted(&self) -> bool {
-        self.abort.load(Ordering::Relaxed)
+        self.abort.load(Ordering::Relaxed) || (self.ctx.stop)()
     }
 }
 
@@ -148,6 +149,10 @@ pub fn threaded_round(
     }
     if let Some(e) = r.failure.into_inner().expect("failure lock") {
         return Err(e);
+    }
+    // Every thread has seen the stop (or finished): the round's state is part-updated.
+    if (ctx.stop)() {
+        return Err(TrainError::Stopped);
     }
     let sh = r.shared.into_inner().expect("query lock");
     *queries = sh.buffer;

@@ -225,6 +225,45 @@ fn key_at(text: &str, pos: usize) -> Option<String> {
     None
 }
 
+/// A required key reported missing from `section` because it is misspelt there (the
+/// `[solver]` section collects the algorithms' own keys, so a typo of `iterations` reads as an
+/// unknown key only once the required one is missed): the message naming the misspelt key,
+/// or `None` when no key of the section is within two edits of the missing one.
+fn misspelt_required(table: &toml::Table, section: &str, e: &toml::de::Error) -> Option<String> {
+    let field = e
+        .message()
+        .strip_prefix("missing field `")?
+        .strip_suffix('`')?;
+    let keys = table.get(section)?.as_table()?;
+    let typo = keys
+        .keys()
+        .filter(|k| k.as_str() != field)
+        .min_by_key(|k| edit_distance(k, field))
+        .filter(|k| edit_distance(k, field) <= 2)?;
+    Some(format!(
+        "key `{section}.{typo}`: unknown field `{typo}`; did you mean `{field}`? (`{section}.\
+         {field}` is required)"
+    ))
+}
+
+/// The Levenshtein distance of two short strings (by characters).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 impl Config {
     /// Types a table; unknown keys and wrong types are errors naming the key.
     pub fn from_table(mut table: toml::Table, origin: &str) -> Result<Config, ConfigError> {
@@ -249,6 +288,15 @@ impl Config {
                 };
             }
             let key = e.span().and_then(|span| key_at(&text, span.start));
+            if let Some(reason) = key
+                .as_deref()
+                .and_then(|k| misspelt_required(&table, k, &e))
+            {
+                return ConfigError::Invalid {
+                    origin: origin.to_string(),
+                    reason,
+                };
+            }
             ConfigError::Invalid {
                 origin: origin.to_string(),
                 reason: match key {

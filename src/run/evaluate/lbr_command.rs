@@ -119,6 +119,13 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
             "--watch writes into the run's own TensorBoard; drop --logdir".into(),
         ));
     }
+    // With a reference, its result per variant is kept for pairing, with the one being played.
+    let paired = if args.reference.is_some() {
+        variants.len() as u64 + 1
+    } else {
+        0
+    };
+    super::lbr_memory_check(args.hands, paired, args.hands_out.is_some())?;
     let opts: Vec<LbrOptions> = variants
         .iter()
         .map(|&variant| LbrOptions {
@@ -129,6 +136,7 @@ pub fn run(args: &LbrCommand) -> Result<(), RunError> {
             preflop_samples: args.preflop_samples,
             defer_range_updates: true,
             rule: args.rule,
+            keep_deal_means: args.reference.is_some(),
         })
         .collect();
     let game_string = game.load_string();

@@ -64,8 +64,9 @@ impl PolicyArgs {
         use crate::search::endgame::MAX_ITERATIONS;
         if let Some(t) = self.play_threshold.filter(|t| !(0.0..1.0).contains(t)) {
             return Err(RunError::Usage(format!(
-                "--play-threshold {t}: must be in [0, 1) (0 plays the network's probabilities \
-                 as they are)"
+                "--play-threshold {}: must be in [0, 1) (0 plays the network's probabilities \
+                 as they are)",
+                crate::util::check::short_number(t)
             )));
         }
         match self.endgame_iterations {
@@ -296,6 +297,48 @@ pub fn lbr_policy(
             Box::new(PerHand(p))
         }
     })
+}
+
+/// Bytes one hand LBR played takes while it waits to be written by `--hands-out` (its history
+/// and seat; Hold'em histories are a few dozen actions).
+const LBR_HAND_BYTES: u64 = 256;
+
+/// Refuses, before anything is played, an LBR evaluation of `hands` hands per result whose
+/// per-deal storage would not fit in the memory available: `paired` results kept at once
+/// with their deal means (paired ratios), and each result's hands when `hands_out` (they
+/// are written once the result is done). Without either, LBR keeps running sums only.
+pub fn lbr_memory_check(hands: u64, paired: u64, hands_out: bool) -> Result<(), RunError> {
+    let deals = hands.div_ceil(4);
+    let means = paired * deals * crate::eval::lbr::DEAL_MEAN_BYTES;
+    let kept = if hands_out {
+        4 * deals * LBR_HAND_BYTES
+    } else {
+        0
+    };
+    let bytes = means + kept;
+    let Some(available) = crate::run::available_memory_bytes() else {
+        return Ok(());
+    };
+    if bytes <= available {
+        return Ok(());
+    }
+    let mut parts = Vec::new();
+    if means > 0 {
+        parts.push(format!(
+            "{paired} paired results of {deals} deal means ({} MiB)",
+            means >> 20
+        ));
+    }
+    if kept > 0 {
+        parts.push(format!("the hands for --hands-out ({} MiB)", kept >> 20));
+    }
+    Err(RunError::Usage(format!(
+        "--hands {hands}: the evaluation would keep about {} MiB ({}), more than the {} MiB \
+         available to it; use fewer hands",
+        bytes >> 20,
+        parts.join(" and "),
+        available >> 20
+    )))
 }
 
 /// LBR against `policy` with a progress bar (labelled `label`, hidden when stderr is not a

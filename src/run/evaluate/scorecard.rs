@@ -325,6 +325,14 @@ fn recurrent(dir: &Path) -> bool {
 fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>), RunError> {
     check::hands("--hands", opts.hands).map_err(RunError::Usage)?;
     check::hands("--match-hands", opts.match_hands).map_err(RunError::Usage)?;
+    // The LBR rows against uniform are kept for pairing, with the row being played.
+    let rows = LbrVariant::ALL.len()
+        + if opts.sharp_lbr {
+            SHARP_VARIANTS.len()
+        } else {
+            0
+        };
+    super::lbr_memory_check(opts.hands, rows as u64 + 1, opts.hands_out.is_some())?;
     if opts.preflop_samples == 0 {
         return Err(RunError::Usage("--preflop-samples must be positive".into()));
     }
@@ -477,6 +485,8 @@ pub fn scorecard(opts: &ScorecardOptions) -> Result<Scorecard, RunError> {
         preflop_samples: opts.preflop_samples,
         defer_range_updates: true,
         rule,
+        // Every LBR row is paired with LBR against uniform on the same deals.
+        keep_deal_means: true,
     };
     // Every (rule, variant) LBR row, the standard rule's first.
     let lbr_rows: Vec<(LbrRule, LbrVariant)> = LbrVariant::ALL

@@ -34,8 +34,11 @@ pub(crate) trait SogRounds {
     /// Stores the run's training seconds in the counters (before a checkpoint).
     fn set_elapsed_seconds(&mut self, seconds: f64);
     /// Plays round `round` (its phases) and adds it to the counters, whose round becomes
-    /// `round`.
-    fn play(&mut self, round: u64) -> Result<Self::Out, RunError>;
+    /// `round`. `stop` is asked between the round's games, solves and learner steps; once it
+    /// returns true the round is abandoned with [`RunError::Stopped`], leaving the state
+    /// part-updated (never checkpointed).
+    fn play(&mut self, round: u64, stop: &(dyn Fn() -> bool + Sync))
+    -> Result<Self::Out, RunError>;
     /// Records round `round`, ended `seconds` into the run (TensorBoard, metrics, bar message).
     fn record(
         &mut self,
@@ -70,15 +73,35 @@ pub(crate) fn drive<R: SogRounds>(
     bar.set_position(r.round());
     let elapsed_before = r.elapsed_seconds();
     let first_round = r.round();
+    let stop = || deadline.expired() || interrupted.load(Ordering::Relaxed);
+    // When a stop was first seen inside a unit of work.
+    let seen = std::sync::OnceLock::new();
+    // A new run commits its round-0 state first, so that a stop inside the first round has
+    // a checkpoint to resume from.
+    if !super::super::generation::Generation::exists(dir) {
+        r.set_elapsed_seconds(elapsed_before);
+        r.checkpoint()?;
+    }
+    let mut committed = r.round();
     let mut last_ckpt = Instant::now();
     let mut stopped_early = false;
     while r.round() < s.rounds {
-        if deadline.expired() || interrupted.load(Ordering::Relaxed) {
+        if stop() {
             stopped_early = true;
             break;
         }
         let round = r.round() + 1;
-        let out = r.play(round)?;
+        // A stop abandons the unit under way only once STOP_GRACE has passed since it
+        // was first seen: a unit that ends sooner is kept (the run then stops after it).
+        let inside =
+            || stop() && seen.get_or_init(Instant::now).elapsed() >= crate::run::STOP_GRACE;
+        let out = match r.play(round, &inside) {
+            Err(RunError::Stopped) => {
+                bar.finish_and_clear();
+                return abandoned(round, committed, dir, game, &deadline, elapsed_before, opts);
+            }
+            out => out?,
+        };
         bar.inc(1);
         let seconds = elapsed_before + deadline.elapsed();
         r.record(round, out, seconds, &bar)?;
@@ -88,6 +111,7 @@ pub(crate) fn drive<R: SogRounds>(
         {
             r.set_elapsed_seconds(seconds);
             r.checkpoint()?;
+            committed = round;
             last_ckpt = Instant::now();
         }
     }
@@ -104,6 +128,41 @@ pub(crate) fn drive<R: SogRounds>(
         nash_conv,
         seconds,
         stopped_early,
+        acting_steps_per_second: None,
+        peak_memory_mb: crate::util::peak_memory_mb(),
+        cpu_seconds: Some(deadline.cpu_seconds()),
+        budget: None,
+    };
+    crate::run::summary::write_summary(dir, &summary).map_err(io_err("summary", dir))?;
+    Ok(summary)
+}
+
+/// The end of a run whose round `round` was abandoned by a stop: nothing of it is kept, the
+/// summary reports the last checkpoint's round `committed` (no NashConv: the state in memory
+/// is part-updated), and the run resumes from that checkpoint.
+fn abandoned(
+    round: u64,
+    committed: u64,
+    dir: &Path,
+    game: String,
+    deadline: &Deadline,
+    elapsed_before: f64,
+    opts: &TrainOptions,
+) -> Result<RunSummary, RunError> {
+    if !opts.quiet {
+        eprintln!(
+            "stopped inside round {round}: its partial work is not kept; the run resumes from \
+             round {committed} (its last checkpoint)"
+        );
+    }
+    let summary = RunSummary {
+        run_dir: dir.to_path_buf(),
+        game,
+        algorithm: "sog".into(),
+        iterations: committed,
+        nash_conv: f64::NAN,
+        seconds: elapsed_before + deadline.elapsed(),
+        stopped_early: true,
         acting_steps_per_second: None,
         peak_memory_mb: crate::util::peak_memory_mb(),
         cpu_seconds: Some(deadline.cpu_seconds()),

@@ -381,7 +381,11 @@ impl SogRounds for HoldemRun<'_> {
         self.st.elapsed_seconds = seconds;
     }
 
-    fn play(&mut self, round: u64) -> Result<HoldemRoundOut, RunError> {
+    fn play(
+        &mut self,
+        round: u64,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<HoldemRoundOut, RunError> {
         Ok(holdem_round(
             &self.g,
             round,
@@ -389,6 +393,7 @@ impl SogRounds for HoldemRun<'_> {
             &mut self.st,
             &mut self.queries,
             &mut self.replay,
+            stop,
         )?)
     }
 

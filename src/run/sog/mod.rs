@@ -311,8 +311,9 @@ impl driver::SogRounds for SogRun<'_> {
         self.st.elapsed_seconds = seconds;
     }
 
-    fn play(&mut self, round: u64) -> Result<RoundOut, RunError> {
+    fn play(&mut self, round: u64, stop: &(dyn Fn() -> bool + Sync)) -> Result<RoundOut, RunError> {
         let ctx = RoundCtx {
+            stop,
             c: &self.c,
             s: self.s,
             play_cfg: &self.play_cfg,

@@ -1,0 +1,81 @@
+//! The memory estimate that a run is checked against before it starts (printed by
+//! `armac-train --estimate`) is within a factor of two of the run's measured peak resident
+//! memory, for the full-width, the sampling and the batched tabular solvers and a small
+//! Student of Games run. Each run is small: seconds and under 400 MB. (ARMAC is not among
+//! them: its estimate assumes full memories and all its past networks, which a short run
+//! never holds.)
+
+mod common;
+
+use common::train;
+use std::process::Stdio;
+
+/// The estimate `armac-train --estimate` prints for `args`, in bytes.
+fn estimate(args: &[&str]) -> u64 {
+    let out = common::run_ok(train().args(args).arg("--estimate"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.strip_prefix("memory estimate: ")
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no estimate in {text:?}"))
+}
+
+/// The peak resident memory, in bytes, of the run `args` describes (into a fresh directory),
+/// read from the kernel's accounting of that child alone (`wait4`, which also reaps it: the
+/// lint cannot see that).
+#[allow(clippy::zombie_processes)]
+fn peak_rss(args: &[&str], name: &str) -> u64 {
+    let dir = common::tmp("estimate", name);
+    let child = train()
+        .args(args)
+        .arg("--out")
+        .arg(&dir)
+        .arg("--quiet")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: `usage` is a plain C struct that `wait4` fills; the pid is this test's child,
+    // which nothing else waits for.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{name}: the run failed ({status})"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    // Linux reports ru_maxrss in KiB.
+    usage.ru_maxrss as u64 * 1024
+}
+
+#[test]
+fn the_estimate_is_within_twice_the_measured_peak() {
+    let short = ["--set", "solver.iterations=3", "--set", "eval.every=1000"];
+    #[rustfmt::skip]
+    let cases: [(&str, Vec<&str>); 6] = [
+        ("CFR+ on Liar's Dice", vec!["--config", "liars_dice_cfr_plus.toml"]),
+        ("outcome-sampling MCCFR on Liar's Dice", vec!["--config", "liars_dice_cfr_plus.toml", "--set", "solver.algorithm=\"os-mccfr\""]),
+        ("CFR on Leduc with 6 ranks", vec!["--config", "kuhn_cfr.toml", "--set", "game=\"leduc_poker(num_ranks=6)\""]),
+        ("batched CFR+ on Liar's Dice, 16 instances", vec!["--config", "leduc_cfr_batched.toml", "--set", "game=\"liars_dice\"", "--set", "solver.batch=16"]),
+        ("batched POS on Leduc with 6 ranks", vec!["--config", "leduc_pos_batched.toml", "--set", "game=\"leduc_poker(num_ranks=6)\""]),
+        ("Student of Games on Kuhn poker", vec!["--config", "kuhn_sog.toml", "--set", "sog.rounds=3"]),
+    ];
+    for (i, (case, args)) in cases.iter().enumerate() {
+        let solver = !args.iter().any(|a| a.contains("sog"));
+        let extra: &[&str] = if solver { &short } else { &short[2..] };
+        let args: Vec<&str> = args.iter().chain(extra).copied().collect();
+        let estimate = estimate(&args);
+        let peak = peak_rss(&args, &i.to_string());
+        println!(
+            "{case}: estimate {} MiB, peak {} MiB",
+            estimate >> 20,
+            peak >> 20
+        );
+        assert!(
+            estimate <= 2 * peak && peak <= 2 * estimate,
+            "{case}: estimate {estimate} bytes, measured peak {peak} bytes"
+        );
+    }
+}
