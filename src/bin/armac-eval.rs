@@ -481,10 +481,19 @@ struct ScorecardArgs {
     /// to this file in the Poker Hand History format (PHH, a `.phhs` file).
     #[arg(long, value_name = "FILE")]
     hands_out: Option<PathBuf>,
-    /// Leave out the AIVAT estimates that the matches of ARMAC networks report beside their
-    /// plain means (they cost the matches time).
+    /// Also report the AIVAT estimate of each match beside its plain mean (an unbiased,
+    /// variance-reduced estimate on the same hands), for the columns that are feed-forward
+    /// ARMAC networks (their critic) or Student of Games policies (their value network). Off
+    /// by default: it costs the matches several times their time.
     #[arg(long)]
-    no_aivat: bool,
+    aivat: bool,
+    /// With --aivat, AIVAT's value estimate for ARMAC networks: `critic` (the critic alone,
+    /// over the network's average policy; about 8 times a plain match's CPU time per hand) or
+    /// `pair` (the two policies' own values through the rest of each betting round and
+    /// exactly on the last one, the critic at the start of the others; narrower intervals at
+    /// about 140-150 times the CPU time per hand). A `sog:DIR` column uses its CVPN.
+    #[arg(long, default_value = "critic", value_parser = parse_aivat_values, requires = "aivat")]
+    aivat_values: AivatValues,
     /// One JSON object (the `scorecard` field of a shipped model's score.json).
     #[arg(long)]
     json: bool,
@@ -508,7 +517,7 @@ impl ScorecardArgs {
             breakdown: self.breakdown,
             sharp_lbr: self.sharp_lbr,
             hands_out: self.hands_out.clone(),
-            aivat: !self.no_aivat,
+            aivat: self.aivat.then_some(self.aivat_values),
         }
     }
 }

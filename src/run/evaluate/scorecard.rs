@@ -49,7 +49,7 @@
 //! same seed). Intervals that are undefined (a single deal) are `null`.
 
 use super::hands::HandsOut;
-use super::{PolicyArgs, holdem_game, lbr_policy, lbr_recorded, match_policy};
+use super::{AivatValues, PolicyArgs, holdem_game, lbr_policy, lbr_recorded, match_policy};
 use crate::eval::lbr::{
     AlwaysCall, BreakdownRow, LbrOptions, LbrResult, LbrRule, LbrVariant, paired_ratio,
 };
@@ -105,10 +105,13 @@ pub struct ScorecardOptions {
     /// the order of the rows: LBR against uniform (each variant), the matches (per column,
     /// against uniform then always-call), then each column's LBR rows.
     pub hands_out: Option<std::path::PathBuf>,
-    /// Report the AIVAT estimate of each match beside its plain mean, for the columns that
-    /// are feed-forward ARMAC networks (their critic is the base value estimate) or Student
-    /// of Games policies (their value network).
-    pub aivat: bool,
+    /// Report the AIVAT estimate of each match beside its plain mean, with this value
+    /// estimate, for the columns that are feed-forward ARMAC networks (their critic is the
+    /// base value estimate) or Student of Games policies (their value network); `None` (the
+    /// default) leaves AIVAT out. It costs the matches time: on the shipped Hold'em model
+    /// about 8 times a plain match's CPU time per hand with [`AivatValues::Critic`], 140-150
+    /// times with [`AivatValues::Pair`] (docs/results.md#aivat).
+    pub aivat: Option<AivatValues>,
 }
 
 impl ScorecardOptions {
@@ -127,7 +130,7 @@ impl ScorecardOptions {
             breakdown: false,
             sharp_lbr: false,
             hands_out: None,
-            aivat: true,
+            aivat: None,
         }
     }
 }
@@ -358,8 +361,7 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
         let per_range = lbr_policy(&argument, &game_string, false, args)?;
         let aivat = opts
             .aivat
-            .then(|| super::AivatBase::of(&argument, "uniform", &game))
-            .flatten();
+            .and_then(|_| super::AivatBase::of(&argument, "uniform", &game));
         out.push(Column {
             name,
             argument,
@@ -409,9 +411,9 @@ fn matches(
                 let record: Option<&mut HandRecorder<'_>> = keep.then_some(&mut keep_hand);
                 let a = column.per_state.as_ref();
                 let searching = column.argument.starts_with("sog:");
+                let values = opts.aivat.unwrap_or_default();
                 let estimates = column.aivat.as_ref().map(|base| {
-                    let pair = super::AivatValues::Pair;
-                    super::aivat_estimates(game, (a, b), base, pair, searching, seed)
+                    super::aivat_estimates(game, (a, b), base, values, searching, seed)
                 });
                 let aivat = estimates.as_ref().map(|[x, y]| {
                     (
