@@ -5,7 +5,8 @@
 //! best response's value, in either seat, against any policy; and LBR's played hands
 //! ([`play_deal`]) must average to that exact value within their sampling error. Both hold for
 //! Lisý & Bowling's rule and for the sharp rule ([`LbrRule::Sharp`]), which must also beat the
-//! standard rule clearly against at least one policy. (With five
+//! standard rule clearly against at least one policy. The policies include thresholded
+//! tables, endgame solving and a Student of Games search policy ([`sog_case`]). (With five
 //! ranks the same game has more than 60 M histories, over the tree compiler's 20 M cap.)
 
 use armac::cfr::{SolverSpec, TabularSolver};
@@ -163,6 +164,7 @@ fn cases(tree: &Arc<PublicTree>, game: &UniversalPokerGame) -> Vec<Case> {
         endgame,
         from_arrays("cfr+ 150 iterations", tree, many),
         from_arrays("cfr+ 150, perturbed 30%", tree, noisy),
+        sog_case(tree, game, 10),
     ]
 }
 
@@ -182,113 +184,12 @@ fn lbr_never_beats_the_exact_best_response() {
     // iteration's policy table; `scripts/check_lbr_openspiel.py --game-check` prints them).
     assert_eq!(tree.num_infoset_labels(), [10_248, 10_248]);
     assert_eq!(tree.num_infosets(), [10_248, 10_248]);
-    let big_blind = 100.0;
     // The largest gain of the sharp rule over the standard one (mean of the seats, chips).
     let mut sharpest = (f64::NEG_INFINITY, String::new());
     for case in cases(&tree, &game) {
-        let br = [
-            best_response(&tree, 0, &case.arrays[1]).0,
-            best_response(&tree, 1, &case.arrays[0]).0,
-        ];
-        let on = on_policy_values(&tree, &case.arrays);
-        eprintln!(
-            "{}: best response {:.3} / {:.3} chips as P0 / P1 (mean {:.0} mbb/hand), \
-             on-policy {:.3} / {:.3}",
-            case.name,
-            br[0],
-            br[1],
-            500.0 * (br[0] + br[1]) / big_blind,
-            on[0],
-            on[1]
-        );
-        let mut best_lbr = [f64::NEG_INFINITY; 2];
-        let mut standard = Vec::new();
-        for variant in LbrVariant::ALL {
-            let t = std::time::Instant::now();
-            let ExactLbr {
-                seat_values,
-                decisions,
-                ..
-            } = exact_lbr(&tree, &game, case.lbr.as_ref(), variant, 0).unwrap();
-            eprintln!(
-                "  lbr-{variant}: {:.3} / {:.3} chips as P0 / P1 (mean {:.0} mbb/hand; \
-                 BR - LBR {:.3} / {:.3}; {:?} decisions, {:.1} s)",
-                seat_values[0],
-                seat_values[1],
-                500.0 * (seat_values[0] + seat_values[1]) / big_blind,
-                br[0] - seat_values[0],
-                br[1] - seat_values[1],
-                decisions,
-                t.elapsed().as_secs_f64()
-            );
-            for seat in 0..2 {
-                assert!(
-                    seat_values[seat] <= br[seat] + 1e-9,
-                    "{} lbr-{variant} seat {seat}: LBR {} above the best response {}",
-                    case.name,
-                    seat_values[seat],
-                    br[seat]
-                );
-                assert!(decisions[seat] > 0, "{} lbr-{variant}", case.name);
-                best_lbr[seat] = best_lbr[seat].max(seat_values[seat]);
-            }
-            standard.push((variant, seat_values));
-        }
-        // The sharp rule (raises valued against the hands that call or re-raise) is a pure
-        // strategy too: never above the best response either.
-        for &(variant, plain) in standard.iter().filter(|(v, _)| v.raises()) {
-            let sharp =
-                exact_lbr_with_rule(&tree, &game, case.lbr.as_ref(), variant, LbrRule::Sharp, 0)
-                    .unwrap()
-                    .seat_values;
-            let gain = (sharp[0] + sharp[1] - plain[0] - plain[1]) / 2.0;
-            eprintln!(
-                "  sharp lbr-{variant}: {:.3} / {:.3} chips as P0 / P1 (mean {:.0} mbb/hand; \
-                 BR - sharp {:.3} / {:.3}; sharp - standard {gain:.3} chips/hand)",
-                sharp[0],
-                sharp[1],
-                500.0 * (sharp[0] + sharp[1]) / big_blind,
-                br[0] - sharp[0],
-                br[1] - sharp[1],
-            );
-            for seat in 0..2 {
-                assert!(
-                    sharp[seat] <= br[seat] + 1e-9,
-                    "{} sharp lbr-{variant} seat {seat}: {} above the best response {}",
-                    case.name,
-                    sharp[seat],
-                    br[seat]
-                );
-                best_lbr[seat] = best_lbr[seat].max(sharp[seat]);
-            }
-            // A policy that never folds nor raises calls with its whole range: the two rules
-            // value every raise alike.
-            if case.name == "always-call" {
-                for seat in 0..2 {
-                    assert!(
-                        (sharp[seat] - plain[seat]).abs() < 1e-6,
-                        "always-call lbr-{variant} seat {seat}: sharp {} vs standard {}",
-                        sharp[seat],
-                        plain[seat]
-                    );
-                }
-            }
-            if gain > sharpest.0 {
-                sharpest = (gain, format!("{} lbr-{variant}", case.name));
-            }
-        }
-        // LBR is an exploiter, not a bystander: against the policies far from equilibrium
-        // its best variant wins more in each seat than the policy does against itself.
-        if !case.name.contains("150 iterations") || case.name.contains("perturbed") {
-            for seat in 0..2 {
-                assert!(
-                    best_lbr[seat] > on[seat] + 1.0,
-                    "{} seat {seat}: LBR's best {} vs on-policy {}",
-                    case.name,
-                    best_lbr[seat],
-                    on[seat]
-                );
-            }
+        let gain = check_case(&tree, &game, &case);
+        if gain.0 > sharpest.0 {
+            sharpest = gain;
         }
     }
     // The rule is not a no-op: against some policy that folds selectively it wins clearly
@@ -298,6 +199,153 @@ fn lbr_never_beats_the_exact_best_response() {
         sharpest.0 > SHARP_MARGIN,
         "the sharp rule never beats the standard one by {SHARP_MARGIN} chips/hand: {sharpest:?}"
     );
+}
+
+/// Checks one policy against the exact best response: every LBR variant, with either rule, in
+/// either seat, is never above it, and LBR beats the policies far from equilibrium. Returns
+/// the sharp rule's largest gain over the standard one (chips per hand) and where.
+fn check_case(tree: &PublicTree, game: &UniversalPokerGame, case: &Case) -> (f64, String) {
+    let big_blind = 100.0;
+    let mut sharpest = (f64::NEG_INFINITY, String::new());
+    let br = [
+        best_response(tree, 0, &case.arrays[1]).0,
+        best_response(tree, 1, &case.arrays[0]).0,
+    ];
+    let on = on_policy_values(tree, &case.arrays);
+    eprintln!(
+        "{}: best response {:.3} / {:.3} chips as P0 / P1 (mean {:.0} mbb/hand), \
+         on-policy {:.3} / {:.3}",
+        case.name,
+        br[0],
+        br[1],
+        500.0 * (br[0] + br[1]) / big_blind,
+        on[0],
+        on[1]
+    );
+    let mut best_lbr = [f64::NEG_INFINITY; 2];
+    let mut standard = Vec::new();
+    for variant in LbrVariant::ALL {
+        let t = std::time::Instant::now();
+        let ExactLbr {
+            seat_values,
+            decisions,
+            ..
+        } = exact_lbr(tree, game, case.lbr.as_ref(), variant, 0).unwrap();
+        eprintln!(
+            "  lbr-{variant}: {:.3} / {:.3} chips as P0 / P1 (mean {:.0} mbb/hand; \
+             BR - LBR {:.3} / {:.3}; {:?} decisions, {:.1} s)",
+            seat_values[0],
+            seat_values[1],
+            500.0 * (seat_values[0] + seat_values[1]) / big_blind,
+            br[0] - seat_values[0],
+            br[1] - seat_values[1],
+            decisions,
+            t.elapsed().as_secs_f64()
+        );
+        for seat in 0..2 {
+            assert!(
+                seat_values[seat] <= br[seat] + 1e-9,
+                "{} lbr-{variant} seat {seat}: LBR {} above the best response {}",
+                case.name,
+                seat_values[seat],
+                br[seat]
+            );
+            assert!(decisions[seat] > 0, "{} lbr-{variant}", case.name);
+            best_lbr[seat] = best_lbr[seat].max(seat_values[seat]);
+        }
+        standard.push((variant, seat_values));
+    }
+    // The sharp rule (raises valued against the hands that call or re-raise) is a pure
+    // strategy too: never above the best response either.
+    for &(variant, plain) in standard.iter().filter(|(v, _)| v.raises()) {
+        let sharp = exact_lbr_with_rule(tree, game, case.lbr.as_ref(), variant, LbrRule::Sharp, 0)
+            .unwrap()
+            .seat_values;
+        let gain = (sharp[0] + sharp[1] - plain[0] - plain[1]) / 2.0;
+        eprintln!(
+            "  sharp lbr-{variant}: {:.3} / {:.3} chips as P0 / P1 (mean {:.0} mbb/hand; \
+             BR - sharp {:.3} / {:.3}; sharp - standard {gain:.3} chips/hand)",
+            sharp[0],
+            sharp[1],
+            500.0 * (sharp[0] + sharp[1]) / big_blind,
+            br[0] - sharp[0],
+            br[1] - sharp[1],
+        );
+        for seat in 0..2 {
+            assert!(
+                sharp[seat] <= br[seat] + 1e-9,
+                "{} sharp lbr-{variant} seat {seat}: {} above the best response {}",
+                case.name,
+                sharp[seat],
+                br[seat]
+            );
+            best_lbr[seat] = best_lbr[seat].max(sharp[seat]);
+        }
+        // A policy that never folds nor raises calls with its whole range: the two rules
+        // value every raise alike.
+        if case.name == "always-call" {
+            for seat in 0..2 {
+                assert!(
+                    (sharp[seat] - plain[seat]).abs() < 1e-6,
+                    "always-call lbr-{variant} seat {seat}: sharp {} vs standard {}",
+                    sharp[seat],
+                    plain[seat]
+                );
+            }
+        }
+        if gain > sharpest.0 {
+            sharpest = (gain, format!("{} lbr-{variant}", case.name));
+        }
+    }
+    // LBR is an exploiter, not a bystander: against the policies far from equilibrium
+    // its best variant wins more in each seat than the policy does against itself.
+    if !case.name.contains("150 iterations") || case.name.contains("perturbed") {
+        for seat in 0..2 {
+            assert!(
+                best_lbr[seat] > on[seat] + 1.0,
+                "{} seat {seat}: LBR's best {} vs on-policy {}",
+                case.name,
+                best_lbr[seat],
+                on[seat]
+            );
+        }
+    }
+    sharpest
+}
+
+/// Student of Games on the small game: continual re-solving (CFR+ on each betting round, as
+/// the shipped model plays), with a value network at the flop deal. No network is trained
+/// for this game, so it is an untrained CVPN of the right shape: the pre-flop searches see
+/// arbitrary leaf values (the all-in leaves are valued from the cards), the flop searches
+/// solve to the end of the hand. Its policy is what a search makes of them, far from a pure
+/// strategy.
+fn sog_case(tree: &PublicTree, game: &UniversalPokerGame, iterations: usize) -> Case {
+    use armac::game::Game;
+    use armac::nn::cvpn::{Cvpn, CvpnConfig};
+    use armac::rl::sog::holdem_policy::HoldemSearchPolicy;
+    use armac::search::holdem::HoldemSearchConfig;
+    let hands = 28; // 8 cards, 2 each
+    let cfg = CvpnConfig {
+        game: game.load_string(),
+        input_size: game.public_state_tensor_size() + 2 * hands,
+        private_states: hands,
+        num_actions: game.num_distinct_actions(),
+        hidden: 32,
+        layers: 1,
+    };
+    let net = Cvpn::new(cfg, &burn::tensor::Device::flex(), 1e-3, 5).unwrap();
+    let config = HoldemSearchConfig {
+        iterations,
+        ..HoldemSearchConfig::default()
+    };
+    let name =
+        format!("student of games ({iterations} cfr+ iterations per search, untrained cvpn)");
+    let policy =
+        HoldemSearchPolicy::new(small_game(), Arc::new(net.snapshot()), config, name.clone())
+            .unwrap();
+    let mut case = from_policy(tree, game, policy);
+    case.name = name;
+    case
 }
 
 /// Chips per hand (5% of a big blind) the sharp rule must gain over the standard one against

@@ -239,8 +239,9 @@ fn current_prefix_plays_the_mean_regret_policy() {
 }
 
 /// `--aivat` on a sampled Leduc match of the shipped model: the same hands and plain figures
-/// as without it, an AIVAT estimate from the model's critic that covers the exact value with
-/// a narrower interval; refused when no policy is an ARMAC network.
+/// as without it, an AIVAT estimate (the pair's values over the model's critic, or the critic
+/// alone) that covers the exact value with a narrower interval; refused when no policy is an
+/// ARMAC network.
 #[test]
 fn aivat_reports_a_narrower_unbiased_estimate() {
     let base = [
@@ -255,19 +256,22 @@ fn aivat_reports_a_narrower_unbiased_estimate() {
     let sampled = [&base[..], &["--sampled", "--hands", "4000", "--seed", "1"]].concat();
     let plain = matchup(&sampled);
     assert!(plain["aivat"].is_null(), "{plain}");
-    let with = matchup(&[&sampled[..], &["--aivat"]].concat());
-    assert_eq!(with["mean_chips"], plain["mean_chips"]);
-    assert_eq!(with["ci95_chips"], plain["ci95_chips"]);
-    let v = &with["aivat"];
-    assert!(
-        v["values"].as_str().unwrap().starts_with("armac-critic"),
-        "{v}"
-    );
-    assert!(f(v, "ci95_chips") < f(&plain, "ci95_chips"), "{v}");
-    assert!(
-        (f(v, "mean_chips") - f(&exact, "mean_chips")).abs() < 2.0 * f(v, "ci95_chips"),
-        "{v} vs {exact}"
-    );
+    // The default value estimate (the pair's) and the critic alone.
+    for (flags, name) in [
+        (&["--aivat"][..], "pair lookahead over armac-critic"),
+        (&["--aivat", "--aivat-values", "critic"][..], "armac-critic"),
+    ] {
+        let with = matchup(&[&sampled[..], flags].concat());
+        assert_eq!(with["mean_chips"], plain["mean_chips"]);
+        assert_eq!(with["ci95_chips"], plain["ci95_chips"]);
+        let v = &with["aivat"];
+        assert!(v["values"].as_str().unwrap().starts_with(name), "{v}");
+        assert!(f(v, "ci95_chips") < f(&plain, "ci95_chips"), "{v}");
+        assert!(
+            (f(v, "mean_chips") - f(&exact, "mean_chips")).abs() < 2.0 * f(v, "ci95_chips"),
+            "{v} vs {exact}"
+        );
+    }
     run_err(
         eval().args([
             "match",

@@ -79,6 +79,9 @@ fn a_model_gets_both_columns_with_consistent_figures() {
         assert!(p["policy"].as_str().unwrap().starts_with(&prefix), "{p}");
         check_estimate(&p["vs_uniform"], 400, 5);
         check_estimate(&p["vs_always_call"], 400, 6);
+        // AIVAT is opt-in (`--aivat`): absent by default.
+        assert!(p["vs_uniform"].get("aivat").is_none(), "{p}");
+        assert!(p["vs_always_call"].get("aivat").is_none(), "{p}");
         for v in VARIANTS {
             let row = &p["lbr"][v];
             check_estimate(row, 40, lbr_seed(v));
@@ -112,6 +115,7 @@ fn a_model_gets_both_columns_with_consistent_figures() {
     ] {
         assert!(text.contains(needle), "{needle:?} missing in\n{text}");
     }
+    assert!(!text.contains("AIVAT"), "{text}");
     assert_eq!(without_timing(json(&file)), without_timing(card.clone()));
     let _ = std::fs::remove_file(&file);
     // An explicit `current:` scores that column only, with the same figures.
@@ -145,6 +149,8 @@ fn bad_input_is_refused_naming_it() {
     // Bad numbers and an output file that cannot be written.
     with(MODEL, &["--hands", "0"], "--hands");
     with(MODEL, &["--match-hands", "0"], "--match-hands");
+    with(MODEL, &["--aivat-values", "pair"], "--aivat");
+    with(MODEL, &["--aivat", "--aivat-values", "both"], "both");
     with(
         MODEL,
         &["--out", "/no/such/dir/card.json"],
@@ -159,6 +165,76 @@ fn bad_input_is_refused_naming_it() {
     std::fs::remove_file(dir.join("reservoir").join(&name)).unwrap();
     with(dir.to_str().unwrap(), &[], &name);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--aivat` (cheap here: one column, 40 match hands): each match reports AIVAT's estimate
+/// beside its plain mean, with the critic by default (the figure `match --aivat --aivat-values
+/// critic` gives) or the pair's values with `--aivat-values pair`; the table says so.
+#[test]
+fn aivat_is_reported_on_request() {
+    let policy = format!("current:{MODEL}");
+    let card = |extra: &[&str]| {
+        let mut cmd = eval();
+        cmd.args(["scorecard", "--policy", &policy, "--hands", "8"])
+            .args([
+                "--match-hands",
+                "40",
+                "--seed",
+                "5",
+                "--threads",
+                "2",
+                "--aivat",
+            ])
+            .args(extra);
+        run_ok(&mut cmd)
+    };
+    let out = card(&["--json"]);
+    let card_json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &card_json["policies"]["current"];
+    for row in ["vs_uniform", "vs_always_call"] {
+        let v = &p[row]["aivat"];
+        assert!(num(v, "mean").is_finite() && num(v, "ci95") > 0.0, "{v}");
+        assert!(
+            v["values"].as_str().unwrap().starts_with("armac-critic"),
+            "{v}"
+        );
+    }
+    let m = run_ok(eval().args([
+        "match",
+        "--a",
+        &policy,
+        "--b",
+        "uniform",
+        "--hands",
+        "40",
+        "--seed",
+        "5",
+        "--json",
+        "--aivat",
+        "--aivat-values",
+        "critic",
+    ]));
+    let m: Value = serde_json::from_slice(&m.stdout).unwrap();
+    assert_eq!(num(&m, "mean_mbb"), num(&p["vs_uniform"], "mean"));
+    let (want, got) = (
+        num(&m["aivat"], "mean_mbb"),
+        num(&p["vs_uniform"]["aivat"], "mean"),
+    );
+    assert!(
+        (want - got).abs() <= 1e-6 * want.abs().max(1.0),
+        "{m} vs {p}"
+    );
+    let pair = card(&["--json", "--aivat-values", "pair"]);
+    let pair: Value = serde_json::from_slice(&pair.stdout).unwrap();
+    let v = &pair["policies"]["current"]["vs_uniform"]["aivat"];
+    assert!(
+        v["values"].as_str().unwrap().starts_with("pair lookahead"),
+        "{v}"
+    );
+    let text = String::from_utf8_lossy(&card(&[]).stdout).into_owned();
+    for needle in ["(AIVAT ", "AIVAT's unbiased estimate"] {
+        assert!(text.contains(needle), "{needle:?} missing in\n{text}");
+    }
 }
 
 /// `armac-train --config CONFIG --out DIR` with a network and epochs small enough for a test

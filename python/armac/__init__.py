@@ -359,15 +359,21 @@ def match(
     game: Any = "hunl_fcpa",
     sampled: bool = False,
     hands_out: str | _os.PathLike | None = None,
+    aivat: bool = False,
 ) -> dict[str, Any]:
     """``a`` against ``b`` in both seats, as ``armac-eval match``: exact on games whose tree
     compiles, otherwise ``hands`` hands of duplicate deals; figures from ``a``'s side. With
     ``hands_out``, every hand is written to that file in the Poker Hand History format
-    (heads-up no-limit Hold'em)."""
+    (heads-up no-limit Hold'em). ``aivat=True`` (sampled matches where ``a`` or ``b`` is an
+    ARMAC network) adds the AIVAT estimate of the same mean on the same hands, as
+    ``armac-eval match --aivat``: ``aivat`` (``mean``, ``ci95`` in chips, ``values``) and, in
+    poker, ``aivat_mean_mbb`` and ``aivat_ci95_mbb``."""
     g = _armac_game(game)
     gs = g.load_string()
     out = None if hands_out is None else _os.fspath(hands_out)
-    return _armac.play_match(_policy_arg(a, gs), _policy_arg(b, gs), g, hands, seed, sampled, hands_out=out)
+    return _armac.play_match(
+        _policy_arg(a, gs), _policy_arg(b, gs), g, hands, seed, sampled, hands_out=out, aivat=aivat
+    )
 
 
 def _toml_literal(value: Any) -> str:

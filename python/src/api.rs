@@ -8,7 +8,7 @@ use armac::eval::Watch;
 use armac::eval::lbr::{LbrOptions, run_lbr_watched};
 use armac::game::{Game, GameRef};
 use armac::run::evaluate::lbr_command::parse_variants;
-use armac::run::evaluate::{MatchOptions, exact_tree, holdem_game, play_match as lib_match};
+use armac::run::evaluate::{MatchOptions, exact_tree, holdem_game};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
@@ -295,7 +295,7 @@ pub fn lbr<'py>(
 
 /// Policy `a` against policy `b`, both seats (exact where the tree compiles).
 #[pyfunction]
-#[pyo3(signature = (a, b, game=None, hands=10_000, seed=0, sampled=false, max_histories=armac::tree::DEFAULT_MAX_HISTORIES, hands_out=None))]
+#[pyo3(signature = (a, b, game=None, hands=10_000, seed=0, sampled=false, max_histories=armac::tree::DEFAULT_MAX_HISTORIES, hands_out=None, aivat=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn play_match<'py>(
     py: Python<'py>,
@@ -307,6 +307,7 @@ pub fn play_match<'py>(
     sampled: bool,
     max_histories: usize,
     hands_out: Option<std::path::PathBuf>,
+    aivat: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let game = match game {
         Some(g) => game_of(g)?,
@@ -322,17 +323,43 @@ pub fn play_match<'py>(
         seed,
         sampled,
         max_histories,
-        aivat: false,
+        aivat,
+        aivat_values: Default::default(),
     };
+    let base = if aivat {
+        let base = arg_a.aivat_base(&game).or_else(|| arg_b.aivat_base(&game));
+        Some(base.ok_or_else(|| {
+            PyValueError::new_err(
+                "aivat=True values hands with an ARMAC network's critic or a Student of Games \
+                 policy's value network, and neither a nor b is a feed-forward ARMAC network \
+                 (a model, or a run, checkpoint or model directory) or a Hold'em sog:DIR",
+            )
+        })?)
+    } else {
+        None
+    };
+    let searching = arg_a.searches() || arg_b.searches();
+    let estimates = base.as_ref().map(|base| {
+        armac::run::evaluate::aivat_estimates(
+            game.as_ref(),
+            (pa.as_ref(), pb.as_ref()),
+            base,
+            opts.aivat_values,
+            searching,
+            seed,
+        )
+    });
+    let values = estimates.as_ref().map(|[x, y]| [x.as_ref(), y.as_ref()]);
     // Ctrl-C stops the match after the deal in play (the library polls the flag) and raises
     // `KeyboardInterrupt` instead of a partial result.
     let (result, signal) = with_stop_flag(py, |_| {
-        lib_match(
+        armac::run::evaluate::play_match_valued(
             game.as_ref(),
             pa.as_ref(),
             pb.as_ref(),
             &opts,
             hands_out.as_deref(),
+            values,
         )
         .map_err(run_err)
     });
@@ -354,6 +381,18 @@ pub fn play_match<'py>(
             report: &out.report,
             mean_mbb: mbb.map(|m| m.0),
             ci95_mbb: mbb.map(|m| m.1),
+            aivat_mean_mbb: out
+                .report
+                .aivat
+                .as_ref()
+                .zip(out.big_blind)
+                .map(|(v, bb)| 1000.0 * v.mean / bb),
+            aivat_ci95_mbb: out
+                .report
+                .aivat
+                .as_ref()
+                .zip(out.big_blind)
+                .map(|(v, bb)| 1000.0 * v.ci95 / bb),
             hands_written: out.hands_written,
         },
     )
@@ -371,6 +410,12 @@ struct MatchResult<'a> {
     report: &'a armac::eval::matchup::MatchReport,
     mean_mbb: Option<f64>,
     ci95_mbb: Option<f64>,
+    /// The AIVAT estimate in milli-big-blinds per hand (poker, with `aivat=True`); in chips
+    /// it is `aivat.mean`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aivat_mean_mbb: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aivat_ci95_mbb: Option<f64>,
     /// Hands written to `hands_out` (0 without it).
     hands_written: u64,
 }

@@ -439,6 +439,23 @@ impl PolicyArg {
         })
     }
 
+    /// AIVAT's base value estimate from this argument: the critic of the ARMAC network it
+    /// names or holds, or the value network of the Student of Games policy it names (`None`
+    /// for other policies and for recurrent networks).
+    pub fn aivat_base(&self, game: &GameRef) -> Option<armac::run::evaluate::AivatBase> {
+        use armac::run::evaluate::AivatBase;
+        match self {
+            PolicyArg::Named(name) => AivatBase::of(name, "uniform", game.as_ref()),
+            PolicyArg::Model(m, _) => m.critic().map(|c| AivatBase::Critic(Box::new(c))),
+            _ => None,
+        }
+    }
+
+    /// Whether this argument names a policy that searches at every decision (`sog:DIR`).
+    pub fn searches(&self) -> bool {
+        matches!(self, PolicyArg::Named(n) if n.starts_with("sog:"))
+    }
+
     /// The policy for LBR on the Hold'em game with load string `game`: models answer whole
     /// ranges at once, tables and callables hand by hand.
     pub fn range_policy(&self, game: &str) -> PyResult<Box<dyn RangePolicy>> {

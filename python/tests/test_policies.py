@@ -169,6 +169,25 @@ def test_bad_inputs_raise_clear_exceptions(tmp_path, hunl_model):
         armac.lbr("uniform", hands=4, game="leduc_poker")
 
 
+def test_match_with_aivat_reports_the_cli_estimate(hunl_model):
+    model = armac.load_model(hunl_model)
+    ours = armac.match(model, "uniform", hands=40, seed=2, aivat=True)
+    cli = armac_eval_json("match", "--a", str(hunl_model), "--b", "uniform", "--hands", "40", "--seed", "2", "--aivat")
+    assert ours["mean_mbb"] == pytest.approx(cli["mean_mbb"], abs=1e-9)
+    assert ours["aivat_mean_mbb"] == pytest.approx(cli["aivat"]["mean_mbb"], abs=1e-6)
+    assert ours["aivat_ci95_mbb"] == pytest.approx(cli["aivat"]["ci95_mbb"], abs=1e-6)
+    assert ours["aivat"]["values"] == cli["aivat"]["values"]
+    # On Leduc the exact value is known: AIVAT covers it, with a narrower interval.
+    leduc = str(ROOT / "models" / "leduc_armac")
+    exact = armac.match(leduc, "uniform", game="leduc_poker")
+    r = armac.match(leduc, "uniform", game="leduc_poker", hands=4000, seed=3, sampled=True, aivat=True)
+    assert abs(r["aivat"]["mean"] - exact["mean"]) <= 1.5 * r["aivat"]["ci95"]
+    assert r["aivat"]["ci95"] < r["ci95"]
+    assert "aivat_mean_mbb" not in r  # Leduc has no big blind
+    with pytest.raises(ValueError, match="aivat"):
+        armac.match("uniform", "always-call", hands=10, aivat=True)
+
+
 def test_every_policy_at_fault_raises_policy_error(tmp_path):
     # A name that is no policy, in every entry point that takes one.
     with pytest.raises(armac.PolicyError, match="nosuch"):

@@ -36,7 +36,7 @@ use armac::eval::lbr::LbrRule;
 use armac::run::evaluate::commands;
 use armac::run::evaluate::lbr_command::LbrCommand;
 use armac::run::evaluate::scorecard::{self, ScorecardOptions};
-use armac::run::evaluate::{MatchOptions, PolicyArgs};
+use armac::run::evaluate::{AivatValues, MatchOptions, PolicyArgs};
 use armac::search::SearchEval;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -247,6 +247,11 @@ enum Command {
         /// names as its value estimate (refused when neither is a feed-forward ARMAC network).
         #[arg(long)]
         aivat: bool,
+        /// AIVAT's value estimate: `pair` (the two policies' own values through the rest of
+        /// each betting round and exactly on the last one, the critic at the start of the
+        /// others) or `critic` (the critic alone, over the network's average policy).
+        #[arg(long, default_value = "pair", value_parser = parse_aivat_values)]
+        aivat_values: AivatValues,
     },
     /// Exact NashConv of Student of Games search: continual re-solving with GT-CFR at every
     /// decision of both players, frontier values from an exact subgame oracle, assembled into
@@ -476,6 +481,19 @@ struct ScorecardArgs {
     /// to this file in the Poker Hand History format (PHH, a `.phhs` file).
     #[arg(long, value_name = "FILE")]
     hands_out: Option<PathBuf>,
+    /// Also report the AIVAT estimate of each match beside its plain mean (an unbiased,
+    /// variance-reduced estimate on the same hands), for the columns that are feed-forward
+    /// ARMAC networks (their critic) or Student of Games policies (their value network). Off
+    /// by default: it costs the matches several times their time.
+    #[arg(long)]
+    aivat: bool,
+    /// With --aivat, AIVAT's value estimate for ARMAC networks: `critic` (the critic alone,
+    /// over the network's average policy; about 8 times a plain match's CPU time per hand) or
+    /// `pair` (the two policies' own values through the rest of each betting round and
+    /// exactly on the last one, the critic at the start of the others; narrower intervals at
+    /// about 140-150 times the CPU time per hand). A `sog:DIR` column uses its CVPN.
+    #[arg(long, default_value = "critic", value_parser = parse_aivat_values, requires = "aivat")]
+    aivat_values: AivatValues,
     /// One JSON object (the `scorecard` field of a shipped model's score.json).
     #[arg(long)]
     json: bool,
@@ -499,6 +517,7 @@ impl ScorecardArgs {
             breakdown: self.breakdown,
             sharp_lbr: self.sharp_lbr,
             hands_out: self.hands_out.clone(),
+            aivat: self.aivat.then_some(self.aivat_values),
         }
     }
 }
@@ -591,6 +610,7 @@ fn run(args: Args) -> Result<()> {
             max_histories,
             hands_out,
             aivat,
+            aivat_values,
         } => {
             let opts = MatchOptions {
                 hands,
@@ -598,6 +618,7 @@ fn run(args: Args) -> Result<()> {
                 sampled,
                 max_histories,
                 aivat,
+                aivat_values,
             };
             let args = play.args(search_iterations);
             let report =
@@ -718,6 +739,12 @@ fn parse_threads(s: &str) -> Result<usize, String> {
             "`{s}` is not a thread count in 0..=1024 (0: one per core)"
         )),
     }
+}
+
+/// `--aivat-values`: `pair` or `critic`.
+fn parse_aivat_values(s: &str) -> Result<AivatValues, String> {
+    AivatValues::parse(s)
+        .ok_or_else(|| format!("`{s}` is not an AIVAT value estimate (pair or critic)"))
 }
 
 /// `--rule`: `standard` or `sharp`.

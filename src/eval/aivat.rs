@@ -46,6 +46,16 @@ pub trait ValueEstimate: Send + Sync {
     fn name(&self) -> String;
 }
 
+impl<T: ValueEstimate + ?Sized> ValueEstimate for &T {
+    fn values(&self, states: &[&dyn State]) -> Result<Vec<f64>, PolicyError> {
+        (**self).values(states)
+    }
+
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
 /// How chance expectations are computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AivatOptions {

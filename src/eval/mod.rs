@@ -10,6 +10,7 @@
 //! NashConv = sum over players of (best-response value − on-policy value), as in OpenSpiel.
 
 pub mod aivat;
+pub mod aivat_pair;
 pub mod lbr;
 pub mod matchup;
 pub mod phh;

@@ -48,6 +48,18 @@ pub trait Policy: Send + Sync {
     /// `state.legal_actions()`; non-negative and summing to 1.
     fn action_probabilities(&self, state: &dyn State) -> Result<Vec<f64>, PolicyError>;
 
+    /// [`Self::action_probabilities`] at each of `states` (decisions all); policies that
+    /// evaluate a network override it to do one forward pass for the whole batch.
+    fn batch_action_probabilities(
+        &self,
+        states: &[&dyn State],
+    ) -> Result<Vec<Vec<f64>>, PolicyError> {
+        states
+            .iter()
+            .map(|s| self.action_probabilities(*s))
+            .collect()
+    }
+
     /// A short human-readable name (for logs).
     fn name(&self) -> String;
 
@@ -63,6 +75,13 @@ pub trait Policy: Send + Sync {
 impl<P: Policy + ?Sized> Policy for std::sync::Arc<P> {
     fn action_probabilities(&self, state: &dyn State) -> Result<Vec<f64>, PolicyError> {
         (**self).action_probabilities(state)
+    }
+
+    fn batch_action_probabilities(
+        &self,
+        states: &[&dyn State],
+    ) -> Result<Vec<Vec<f64>>, PolicyError> {
+        (**self).batch_action_probabilities(states)
     }
 
     fn name(&self) -> String {

@@ -10,8 +10,9 @@
 //! unbiased whatever the estimate, and the closer it is, the narrower the interval.
 
 use crate::eval::aivat::ValueEstimate;
+use crate::eval::aivat_pair::ActionValues;
 use crate::game::{GameRef, State, Turn};
-use crate::nn::armac::{ActBatch, ArmacPolicyNet, Heads};
+use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet, Heads};
 use crate::policy::PolicyError;
 
 /// The critic of one feed-forward ARMAC network (module docs).
@@ -35,8 +36,9 @@ impl ArmacCritic {
     }
 }
 
-impl ValueEstimate for ArmacCritic {
-    fn values(&self, states: &[&dyn State]) -> Result<Vec<f64>, PolicyError> {
+impl ArmacCritic {
+    /// One forward pass at `states` (decisions): the critic and the average-policy heads.
+    fn forward(&self, states: &[&dyn State]) -> Result<ActOutput, PolicyError> {
         let n_in = self.game.information_state_tensor_size();
         let n_a = self.game.num_distinct_actions();
         let mut batch = ActBatch::new();
@@ -55,13 +57,41 @@ impl ValueEstimate for ArmacCritic {
             batch.push(&info[p], &info[0], &info[1], &legal);
         }
         let heads = Heads::CRITIC.union(Heads::AVG_POLICY);
-        let out = self
-            .net
+        self.net
             .evaluate_heads(&batch, heads)
             .map_err(|e| PolicyError::Failed {
-                policy: self.name(),
+                policy: ValueEstimate::name(self),
                 reason: e.to_string(),
-            })?;
+            })
+    }
+}
+
+impl ActionValues for ArmacCritic {
+    /// `q_0(h, a)` of each legal action, times the reward scale.
+    fn action_values(&self, states: &[&dyn State]) -> Result<Vec<Vec<f64>>, PolicyError> {
+        let n_a = self.game.num_distinct_actions();
+        let out = self.forward(states)?;
+        Ok(states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                s.legal_actions()
+                    .into_iter()
+                    .map(|a| out.q0[i * n_a + a] as f64 * self.reward_scale)
+                    .collect()
+            })
+            .collect())
+    }
+
+    fn name(&self) -> String {
+        ValueEstimate::name(self)
+    }
+}
+
+impl ValueEstimate for ArmacCritic {
+    fn values(&self, states: &[&dyn State]) -> Result<Vec<f64>, PolicyError> {
+        let n_a = self.game.num_distinct_actions();
+        let out = self.forward(states)?;
         Ok((0..states.len())
             .map(|i| {
                 let row = i * n_a..(i + 1) * n_a;

@@ -37,7 +37,7 @@
 use super::sequence::{decision_path, gather_rows, seq_inputs};
 use crate::game::GameRef;
 use crate::games::cards::NUM_CARDS;
-use crate::nn::armac::{ActBatch, ArmacPolicyNet, OnnxPolicy, PlainRangeNet};
+use crate::nn::armac::{ActBatch, ActOutput, ArmacPolicyNet, OnnxPolicy, PlainRangeNet};
 use std::sync::OnceLock;
 
 mod cache;
@@ -269,6 +269,33 @@ impl ArmacAveragePolicy {
         Ok(probs)
     }
 
+    /// Row `r` of `out` as this policy's probabilities of `legal_actions`: the head's mass
+    /// on them normalised (uniform where it gives them none), then thresholded.
+    fn row_probabilities(&self, out: &ActOutput, r: usize, legal_actions: &[usize]) -> Vec<f64> {
+        let n_a = self.game.num_distinct_actions();
+        let probs: Vec<f64> = if self.current {
+            let mut legal = vec![false; n_a];
+            for &a in legal_actions {
+                legal[a] = true;
+            }
+            let pi = out.current_policy(r, &legal);
+            legal_actions.iter().map(|&a| pi[a] as f64).collect()
+        } else {
+            legal_actions
+                .iter()
+                .map(|&a| out.avg_policy[r * n_a + a] as f64)
+                .collect()
+        };
+        let total: f64 = probs.iter().sum();
+        let n = probs.len() as f64;
+        let mut probs: Vec<f64> = probs
+            .iter()
+            .map(|&x| if total > 0.0 { x / total } else { 1.0 / n })
+            .collect();
+        threshold_probs(&mut probs, self.threshold);
+        probs
+    }
+
     /// The policy as an ONNX model (protobuf bytes; see [`ArmacPolicyNet::to_onnx`]): from
     /// information-state tensors and legal-action masks to the probabilities
     /// [`Self::tensor_probabilities`] gives (this head, this threshold), up to f32 rounding.
@@ -391,27 +418,47 @@ impl crate::policy::Policy for ArmacAveragePolicy {
             batch.push(&info, &info, &info, &legal);
             self.net.evaluate(&batch)
         };
-        let probs: Vec<f64> = if self.current {
+        Ok(self.row_probabilities(&out, 0, &legal_actions))
+    }
+
+    fn batch_action_probabilities(
+        &self,
+        states: &[&dyn crate::game::State],
+    ) -> Result<Vec<Vec<f64>>, crate::policy::PolicyError> {
+        if self.net.config().recurrent || states.len() < 2 {
+            return states
+                .iter()
+                .map(|s| self.action_probabilities(*s))
+                .collect();
+        }
+        let mut info = vec![0.0; self.game.information_state_tensor_size()];
+        let mut batch = ActBatch::default();
+        let mut legals = Vec::with_capacity(states.len());
+        for s in states {
+            let crate::game::Turn::Player(p) = s.turn() else {
+                return Err(crate::policy::PolicyError::NotADecision);
+            };
+            let legal_actions = s.legal_actions();
+            s.information_state_tensor(p, &mut info);
             let mut legal = vec![false; self.game.num_distinct_actions()];
             for &a in &legal_actions {
                 legal[a] = true;
             }
-            let pi = out.current_policy(0, &legal);
-            legal_actions.iter().map(|&a| pi[a] as f64).collect()
-        } else {
-            legal_actions
-                .iter()
-                .map(|&a| out.avg_policy[a] as f64)
-                .collect()
-        };
-        let total: f64 = probs.iter().sum();
-        let n = probs.len() as f64;
-        let mut probs: Vec<f64> = probs
+            batch.push(&info, &info, &info, &legal);
+            legals.push(legal_actions);
+        }
+        let out =
+            self.net
+                .evaluate_policies(&batch)
+                .map_err(|e| crate::policy::PolicyError::Failed {
+                    policy: crate::policy::Policy::name(self),
+                    reason: e.to_string(),
+                })?;
+        Ok(legals
             .iter()
-            .map(|&x| if total > 0.0 { x / total } else { 1.0 / n })
-            .collect();
-        threshold_probs(&mut probs, self.threshold);
-        Ok(probs)
+            .enumerate()
+            .map(|(r, legal)| self.row_probabilities(&out, r, legal))
+            .collect())
     }
 
     fn name(&self) -> String {

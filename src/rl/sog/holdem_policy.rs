@@ -178,6 +178,21 @@ impl HoldemSearchPolicy {
         })
     }
 
+    /// Its value network as AIVAT's value estimate
+    /// ([`crate::rl::sog::cvpn_values::CvpnValues`]).
+    pub fn value_estimate(&self) -> crate::rl::sog::cvpn_values::CvpnValues {
+        let mut hole_index = vec![0; self.position.len()];
+        for (&h, &x) in &self.position {
+            hole_index[x] = h;
+        }
+        crate::rl::sog::cvpn_values::CvpnValues::new(
+            self.template.net.clone(),
+            &self.game,
+            &hole_index,
+            format!("cvpn of {}", self.name),
+        )
+    }
+
     /// The policy with a cache of at most `bytes` (0 caches nothing: every query runs its
     /// player's chain of searches from the start of the hand).
     pub fn with_cache_bytes(mut self, bytes: usize) -> Self {

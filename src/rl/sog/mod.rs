@@ -19,6 +19,7 @@
 //! the query buffer. Every search also leaves a policy target: the PBS at the decided node and
 //! the answered rows of the actor's private states that the beliefs reach.
 
+pub mod cvpn_values;
 pub mod holdem;
 pub mod holdem_policy;
 pub mod holdem_round;

@@ -4,7 +4,8 @@
 //! [`super::scorecard`].
 
 use super::{
-    MatchOptions, MatchOutcome, PolicyArgs, critic_of, exact_tree, match_policy, play_match_valued,
+    AivatBase, MatchOptions, MatchOutcome, PolicyArgs, aivat_estimates, exact_tree, match_policy,
+    play_match_valued,
 };
 use crate::eval::{nash_conv, tree_policy};
 use crate::game::{Action, Turn, history_string};
@@ -121,19 +122,29 @@ pub fn head_to_head(
     args.check_applies(&[a, b])?;
     let pa = match_policy(a, game.as_ref(), "--a", args)?;
     let pb = match_policy(b, game.as_ref(), "--b", args)?;
-    let critic = if opts.aivat {
-        Some(critic_of(a).or_else(|| critic_of(b)).ok_or_else(|| {
+    let base = if opts.aivat {
+        Some(AivatBase::of(a, b, game.as_ref()).ok_or_else(|| {
             RunError::Usage(format!(
-                "--aivat values hands with an ARMAC network's critic, and neither `{a}` nor \
-                 `{b}` is a feed-forward ARMAC network (run, checkpoint or model directory)"
+                "--aivat values hands with an ARMAC network's critic or a Student of Games \
+                 policy's value network, and neither `{a}` nor `{b}` is a feed-forward ARMAC \
+                 network (run, checkpoint or model directory) or a Hold'em `sog:DIR`"
             ))
         })?)
     } else {
         None
     };
-    let values = critic
-        .as_ref()
-        .map(|c| c as &dyn crate::eval::aivat::ValueEstimate);
+    let searching = a.starts_with("sog:") || b.starts_with("sog:");
+    let estimates = base.as_ref().map(|base| {
+        aivat_estimates(
+            game.as_ref(),
+            (pa.as_ref(), pb.as_ref()),
+            base,
+            opts.aivat_values,
+            searching,
+            opts.seed,
+        )
+    });
+    let values = estimates.as_ref().map(|[x, y]| [x.as_ref(), y.as_ref()]);
     let MatchOutcome {
         report,
         big_blind,

@@ -474,6 +474,31 @@ pub struct MatchOptions {
     /// Sampled matches: also report AIVAT ([`crate::eval::aivat`]) with the critic of the
     /// ARMAC network among the two policies (`--aivat`).
     pub aivat: bool,
+    /// Which value estimate AIVAT uses (`--aivat-values`).
+    pub aivat_values: AivatValues,
+}
+
+/// The value estimate of AIVAT in a match.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AivatValues {
+    /// The pair's own values where they are cheap to compute, the critic at street starts
+    /// ([`crate::eval::aivat_pair::PairValues`]).
+    #[default]
+    Pair,
+    /// The critic alone, averaged over the network's own average policy
+    /// ([`crate::rl::armac::critic_values::ArmacCritic`]).
+    Critic,
+}
+
+impl AivatValues {
+    /// `pair` or `critic`.
+    pub fn parse(s: &str) -> Option<AivatValues> {
+        match s {
+            "pair" => Some(AivatValues::Pair),
+            "critic" => Some(AivatValues::Critic),
+            _ => None,
+        }
+    }
 }
 
 /// A match's report and, for poker, the big blind that converts it to mbb per hand.
@@ -513,17 +538,73 @@ pub fn critic_of(name: &str) -> Option<crate::rl::armac::critic_values::ArmacCri
     p.critic()
 }
 
+/// What AIVAT's value estimates of a match are built from.
+pub enum AivatBase {
+    /// The critic of an ARMAC network among the two policies.
+    Critic(Box<crate::rl::armac::critic_values::ArmacCritic>),
+    /// The value network of a Student of Games policy (no ARMAC network plays).
+    Cvpn(crate::rl::sog::cvpn_values::CvpnValues),
+}
+
+impl AivatBase {
+    /// The base for a match of the policy arguments `a` and `b` on `game`: the critic of the
+    /// ARMAC network among them, else the CVPN of a Hold'em Student of Games policy among
+    /// them; `None` when there is neither.
+    pub fn of(a: &str, b: &str, game: &dyn Game) -> Option<AivatBase> {
+        if let Some(c) = critic_of(a).or_else(|| critic_of(b)) {
+            return Some(AivatBase::Critic(Box::new(c)));
+        }
+        let poker = UniversalPokerGame::from_string(&game.load_string()).ok()?;
+        [a, b].into_iter().find_map(|name| {
+            let dir = name.strip_prefix("sog:")?;
+            let p =
+                super::sog::holdem::load_trained_holdem_search_policy(Path::new(dir), &poker, None)
+                    .ok()?;
+            Some(AivatBase::Cvpn(p.value_estimate()))
+        })
+    }
+}
+
+/// AIVAT's value estimates for a match of `a` against `b` on `game` over `base`, for the hands
+/// with A in seat 0 and with A in seat 1, and a match seed. A critic base gives the estimate
+/// `values` names ([`AivatValues`]), except that a policy that searches at every decision
+/// (`searching`: a Student of Games policy plays) gets the critic alone, since walking the
+/// rest of a betting round would run a search at every node; a CVPN base is used as it is.
+pub fn aivat_estimates<'v>(
+    game: &'v dyn Game,
+    (a, b): (&'v dyn Policy, &'v dyn Policy),
+    base: &'v AivatBase,
+    values: AivatValues,
+    searching: bool,
+    seed: u64,
+) -> [Box<dyn crate::eval::aivat::ValueEstimate + 'v>; 2] {
+    use crate::eval::aivat::ValueEstimate;
+    use crate::eval::aivat_pair::{PairOptions, PairValues};
+    let critic = match base {
+        AivatBase::Cvpn(v) => return [Box::new(v), Box::new(v)],
+        AivatBase::Critic(c) => c.as_ref(),
+    };
+    if values == AivatValues::Critic || searching {
+        return [Box::new(critic), Box::new(critic)];
+    }
+    let pair = |seats, k: u64| {
+        let opts = PairOptions::default();
+        Box::new(PairValues::new(game, seats, critic, opts, seed ^ k)) as Box<dyn ValueEstimate>
+    };
+    [pair([a, b], 0x0A), pair([b, a], 0xB0)]
+}
+
 /// [`play_match`], with AIVAT beside the plain mean of a sampled match when `values` is given
-/// (the same estimate for both seatings).
+/// (the estimates for the hands with A in seat 0 and with A in seat 1).
 pub fn play_match_valued(
     game: &dyn Game,
     a: &dyn Policy,
     b: &dyn Policy,
     opts: &MatchOptions,
     hands_out: Option<&Path>,
-    values: Option<&dyn crate::eval::aivat::ValueEstimate>,
+    values: Option<[&dyn crate::eval::aivat::ValueEstimate; 2]>,
 ) -> Result<MatchOutcome, RunError> {
-    let aivat = values.map(|v| ([v, v], crate::eval::aivat::AivatOptions::default()));
+    let aivat = values.map(|v| (v, crate::eval::aivat::AivatOptions::default()));
     let poker = game.short_name() == "universal_poker";
     let big_blind = if poker {
         Some(
@@ -594,6 +675,7 @@ mod tests {
             sampled: false,
             max_histories: 1_000_000,
             aivat: false,
+            aivat_values: AivatValues::Pair,
         };
         let exact = play_match(
             game.as_ref(),

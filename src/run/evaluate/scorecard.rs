@@ -49,11 +49,11 @@
 //! same seed). Intervals that are undefined (a single deal) are `null`.
 
 use super::hands::HandsOut;
-use super::{PolicyArgs, breakdown_table, holdem_game, lbr_policy, lbr_recorded, match_policy};
+use super::{AivatValues, PolicyArgs, holdem_game, lbr_policy, lbr_recorded, match_policy};
 use crate::eval::lbr::{
     AlwaysCall, BreakdownRow, LbrOptions, LbrResult, LbrRule, LbrVariant, paired_ratio,
 };
-use crate::eval::matchup::{HandRecorder, PlayedHand, sampled_match_recorded};
+use crate::eval::matchup::{HandRecorder, PlayedHand, sampled_match_with};
 use crate::game::{Action, Game};
 use crate::games::universal_poker::UniversalPokerGame;
 use crate::policy::{Policy, UniformPolicy};
@@ -64,6 +64,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
+
+mod text;
 
 /// Default LBR hands per row: the whole scorecard of the shipped feed-forward model (nine LBR
 /// rows, four matches) in about three minutes on 2 cores (docs/results.md).
@@ -103,6 +105,13 @@ pub struct ScorecardOptions {
     /// the order of the rows: LBR against uniform (each variant), the matches (per column,
     /// against uniform then always-call), then each column's LBR rows.
     pub hands_out: Option<std::path::PathBuf>,
+    /// Report the AIVAT estimate of each match beside its plain mean, with this value
+    /// estimate, for the columns that are feed-forward ARMAC networks (their critic is the
+    /// base value estimate) or Student of Games policies (their value network); `None` (the
+    /// default) leaves AIVAT out. It costs the matches time: on the shipped Hold'em model
+    /// about 8 times a plain match's CPU time per hand with [`AivatValues::Critic`], 140-150
+    /// times with [`AivatValues::Pair`] (docs/results.md#aivat).
+    pub aivat: Option<AivatValues>,
 }
 
 impl ScorecardOptions {
@@ -121,6 +130,7 @@ impl ScorecardOptions {
             breakdown: false,
             sharp_lbr: false,
             hands_out: None,
+            aivat: None,
         }
     }
 }
@@ -173,6 +183,21 @@ pub struct Estimate {
     pub hands: u64,
     /// The row's seed.
     pub seed: u64,
+    /// Matches of an ARMAC network's column: AIVAT's estimate of the same mean on the same
+    /// hands (`mean`, `ci95` in mbb/hand, `values`: the value estimate); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aivat: Option<AivatEstimate>,
+}
+
+/// AIVAT's estimate of a match's mean ([`crate::eval::aivat`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AivatEstimate {
+    /// The mean, mbb/hand.
+    pub mean: f64,
+    /// Half-width of its 95% interval.
+    pub ci95: f64,
+    /// The value estimate.
+    pub values: String,
 }
 
 /// LBR against one policy, with its ratio to LBR against uniform on the same deals.
@@ -273,6 +298,9 @@ struct Column {
     argument: String,
     per_state: Box<dyn Policy>,
     per_range: Box<dyn crate::eval::lbr::RangePolicy>,
+    /// AIVAT's base value estimate (with [`ScorecardOptions::aivat`]): an ARMAC network's
+    /// critic or a Student of Games policy's value network.
+    aivat: Option<super::AivatBase>,
 }
 
 fn mbb(game: &UniversalPokerGame, chips: (f64, f64)) -> (f64, f64) {
@@ -286,6 +314,7 @@ fn estimate(r: &LbrResult) -> Estimate {
         ci95: r.ci95_mbb,
         hands: r.hands,
         seed: r.seed,
+        aivat: None,
     }
 }
 
@@ -330,11 +359,15 @@ fn prepare(opts: &ScorecardOptions) -> Result<(UniversalPokerGame, Vec<Column>),
         }
         let per_state = match_policy(&argument, &game, "--policy", args)?;
         let per_range = lbr_policy(&argument, &game_string, false, args)?;
+        let aivat = opts
+            .aivat
+            .and_then(|_| super::AivatBase::of(&argument, "uniform", &game));
         out.push(Column {
             name,
             argument,
             per_state,
             per_range,
+            aivat,
         });
     }
     Ok((game, out))
@@ -377,9 +410,23 @@ fn matches(
                 };
                 let record: Option<&mut HandRecorder<'_>> = keep.then_some(&mut keep_hand);
                 let a = column.per_state.as_ref();
-                let report = sampled_match_recorded(game, a, b, deals, seed, record).map_err(
-                    RunError::context(format!("the match of {} against {name}", column.argument)),
-                )?;
+                let searching = column.argument.starts_with("sog:");
+                let values = opts.aivat.unwrap_or_default();
+                let estimates = column.aivat.as_ref().map(|base| {
+                    super::aivat_estimates(game, (a, b), base, values, searching, seed)
+                });
+                let aivat = estimates.as_ref().map(|[x, y]| {
+                    (
+                        [x.as_ref(), y.as_ref()],
+                        crate::eval::aivat::AivatOptions::default(),
+                    )
+                });
+                let watch = crate::eval::Watch::default();
+                let report = sampled_match_with(game, a, b, deals, seed, record, aivat, watch)
+                    .map_err(RunError::context(format!(
+                        "the match of {} against {name}",
+                        column.argument
+                    )))?;
                 bar.inc(1);
                 let (mean, ci95) = mbb(game, (report.mean, report.ci95));
                 let e = Estimate {
@@ -387,6 +434,14 @@ fn matches(
                     ci95,
                     hands: report.hands,
                     seed,
+                    aivat: report.aivat.map(|v| {
+                        let (mean, ci95) = mbb(game, (v.mean, v.ci95));
+                        AivatEstimate {
+                            mean,
+                            ci95,
+                            values: v.values,
+                        }
+                    }),
                 };
                 Ok((e, start.elapsed().as_secs_f64(), hands))
             })
@@ -547,153 +602,6 @@ fn uniform_rows(
         .filter(|((r, _), _)| *r == rule)
         .map(|((_, v), r)| (v.name().to_string(), estimate(r)))
         .collect()
-}
-
-/// `mean ± ci95` with no decimals (`± n/a` for an undefined interval); `signed` adds `+`.
-fn interval(mean: f64, ci95: f64, signed: bool) -> String {
-    let ci = if ci95.is_finite() {
-        format!("{ci95:.0}")
-    } else {
-        "n/a".into()
-    };
-    if signed {
-        format!("{mean:+.0} ± {ci}")
-    } else {
-        format!("{mean:.0} ± {ci}")
-    }
-}
-
-/// Which of a column's LBR tables a row reads.
-type Rows = fn(&PolicyCard) -> &BTreeMap<String, LbrRow>;
-
-impl Scorecard {
-    fn standard_rows(c: &PolicyCard) -> &BTreeMap<String, LbrRow> {
-        &c.lbr
-    }
-
-    fn sharp_rows(c: &PolicyCard) -> &BTreeMap<String, LbrRow> {
-        &c.lbr_sharp
-    }
-
-    /// The columns in display order (average, current, then the others).
-    fn ordered(&self) -> Vec<(&String, &PolicyCard)> {
-        let rank = |n: &str| match n {
-            "average" => 0,
-            "current" => 1,
-            _ => 2,
-        };
-        let mut v: Vec<_> = self.policies.iter().collect();
-        v.sort_by_key(|(n, _)| rank(n));
-        v
-    }
-
-    /// The scorecard as a Markdown table: one row per measure, one column per policy and one
-    /// for LBR against uniform, under a line that says what the figures are.
-    pub fn to_text(&self, game_name: &str) -> String {
-        let cols = self.ordered();
-        let mut table: Vec<Vec<String>> = Vec::new();
-        let mut header = vec!["measure".to_string()];
-        header.extend(cols.iter().map(|(n, c)| format!("{n}: {}", c.policy)));
-        header.push("uniform".into());
-        table.push(header);
-        let mut row = |name: &str, cells: Vec<String>, last: String| {
-            let mut r = vec![name.to_string()];
-            r.extend(cells);
-            r.push(last);
-            table.push(r);
-        };
-        row(
-            "vs uniform",
-            cols.iter()
-                .map(|(_, c)| interval(c.vs_uniform.mean, c.vs_uniform.ci95, true))
-                .collect(),
-            String::new(),
-        );
-        row(
-            "vs always-call",
-            cols.iter()
-                .map(|(_, c)| interval(c.vs_always_call.mean, c.vs_always_call.ci95, true))
-                .collect(),
-            String::new(),
-        );
-        let sharp = SHARP_VARIANTS
-            .into_iter()
-            .filter(|v| self.lbr_sharp_uniform.contains_key(v.name()))
-            .map(|v| (LbrRule::Sharp, v));
-        let lbr_rows = LbrVariant::ALL
-            .into_iter()
-            .map(|v| (LbrRule::Standard, v))
-            .chain(sharp);
-        for (rule, v) in lbr_rows {
-            let (of_card, uniform) = match rule {
-                LbrRule::Standard => (Self::standard_rows as Rows, &self.lbr_uniform),
-                LbrRule::Sharp => (Self::sharp_rows as Rows, &self.lbr_sharp_uniform),
-            };
-            let cells = cols
-                .iter()
-                .map(|(_, c)| {
-                    let r = &of_card(c)[v.name()];
-                    let ratio = match (r.ratio, r.ratio_ci95) {
-                        (Some(q), Some(ci)) if ci.is_finite() => format!(" ({q:.3} ± {ci:.3})"),
-                        (Some(q), _) => format!(" ({q:.3})"),
-                        _ => String::new(),
-                    };
-                    format!(
-                        "{}{ratio}",
-                        interval(r.estimate.mean, r.estimate.ci95, false)
-                    )
-                })
-                .collect();
-            let u = &uniform[v.name()];
-            row(&rule.label(v), cells, interval(u.mean, u.ci95, false));
-        }
-        let widths: Vec<usize> = (0..table[0].len())
-            .map(|k| {
-                table
-                    .iter()
-                    .map(|r| r[k].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let line = |r: &[String]| {
-            let cells: Vec<String> = r
-                .iter()
-                .zip(&widths)
-                .map(|(c, &w)| format!("{c:<w$}"))
-                .collect();
-            format!("| {} |", cells.join(" | "))
-        };
-        let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
-        let mut out = format!(
-            "scorecard of {} on {game_name}, seed {}: mbb/hand ± 95% interval; matches: {} hands \
-             of duplicate deals, the policy's winnings; LBR: {} hands, LBR's winnings (ratio to \
-             LBR's against uniform on the same deals ± paired 95% interval); {:.0} s\n",
-            self.policy, self.seed, self.match_hands, self.hands, self.timing.seconds
-        );
-        out.push_str(&line(&table[0]));
-        out.push('\n');
-        out.push_str(&format!("|-{}-|\n", rule.join("-|-")));
-        for r in &table[1..] {
-            out.push_str(&line(r));
-            out.push('\n');
-        }
-        for (name, c) in &cols {
-            for v in LbrVariant::ALL {
-                let r = &c.lbr[v.name()];
-                if let Some(rows) = &r.breakdown {
-                    out.push_str(&format!(
-                        "\nLBR-{} vs {name} ({}): {}\n",
-                        v.name().to_uppercase(),
-                        c.policy,
-                        interval(r.estimate.mean, r.estimate.ci95, false)
-                    ));
-                    out.push_str(&breakdown_table(rows, r.estimate.hands));
-                }
-            }
-        }
-        out
-    }
 }
 
 /// `armac-eval scorecard`: computes the scorecard, prints it (the table, or one JSON object
