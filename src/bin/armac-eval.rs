@@ -315,6 +315,12 @@ enum Command {
         /// Seed of the play sessions (each derives its own).
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Access token every request must carry (8-256 letters and digits): in the address
+        /// as ?token=T (the page then keeps it in a cookie) or as `Authorization: Bearer T`.
+        /// Bound beyond loopback the server always needs one and draws a random one when
+        /// this is not given; the address printed at start carries it.
+        #[arg(long)]
+        token: Option<String>,
     },
 }
 
@@ -667,6 +673,7 @@ fn run(args: Args) -> Result<()> {
             port,
             threads,
             seed,
+            token,
         } => serve(armac::serve::ServeOptions {
             policies: policy,
             game,
@@ -674,6 +681,7 @@ fn run(args: Args) -> Result<()> {
             port,
             threads,
             seed,
+            token,
         }),
     }
 }
@@ -710,7 +718,7 @@ fn serve(opts: armac::serve::ServeOptions) -> Result<()> {
     if let Some(w) = server.exposure_warning() {
         eprintln!("{w}");
     }
-    println!("armac-eval serve: listening on http://{}/", server.addr());
+    println!("armac-eval serve: listening on {}", server.url());
     use std::io::Write as _;
     std::io::stdout().flush()?;
     server.run();

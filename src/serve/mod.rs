@@ -54,6 +54,9 @@ pub struct ServeOptions {
     pub threads: usize,
     /// Seed of the play sessions' deals and model draws (each session derives its own).
     pub seed: u64,
+    /// The access token every request must carry (`--token`); a server bound beyond
+    /// loopback draws a random one when none is given.
+    pub token: Option<String>,
 }
 
 impl Default for ServeOptions {
@@ -65,6 +68,7 @@ impl Default for ServeOptions {
             port: 8080,
             threads: 4,
             seed: 0,
+            token: None,
         }
     }
 }
@@ -117,7 +121,18 @@ impl Server {
             addr: addr.clone(),
             reason: e.to_string(),
         })?;
-        let guard = guard::Guard::new(&opts.host, bound);
+        if let Some(t) = &opts.token
+            && (t.len() < 8 || t.len() > 256 || !t.bytes().all(|b| b.is_ascii_alphanumeric()))
+        {
+            return Err(ServeError::Usage(
+                "--token must be 8 to 256 letters and digits".into(),
+            ));
+        }
+        let token = opts
+            .token
+            .clone()
+            .or_else(|| (!bound.ip().is_loopback()).then(guard::Guard::new_token));
+        let guard = guard::Guard::new(&opts.host, bound, token);
         Ok(Server {
             listener,
             app: Arc::new(app),
@@ -130,6 +145,14 @@ impl Server {
     /// A warning to print when others on the network can reach the server.
     pub fn exposure_warning(&self) -> Option<String> {
         guard::Guard::exposure(self.addr())
+    }
+
+    /// The address to open: the server's, with its access token when it needs one.
+    pub fn url(&self) -> String {
+        match self.guard.token() {
+            Some(t) => format!("http://{}/?token={t}", self.addr()),
+            None => format!("http://{}/", self.addr()),
+        }
     }
 
     /// The address the server listens on (with the port the system chose for port 0).
@@ -274,14 +297,31 @@ fn answer(
         request.header("Host"),
         request.header("Origin"),
     );
-    let reply = match refused {
-        Some(message) => Reply::error(403, message),
-        None => match parse_request(request) {
+    let url = request.target.as_str();
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let token = parse_query(query)
+        .ok()
+        .and_then(|q| q.into_iter().find(|(k, _)| k == "token").map(|(_, v)| v));
+    let admitted = guard.admit(
+        token.as_deref(),
+        request.header("Authorization"),
+        request.header("Cookie"),
+    );
+    let reply = match (refused, &admitted) {
+        (Some(message), _) => Reply::error(403, message),
+        (None, Err(message)) => Reply::error(401, message.clone()),
+        (None, Ok(_)) => match parse_request(request) {
             Ok(incoming) => route(app, sessions, &incoming),
             Err(e) => e.into(),
         },
     };
-    to_answer(reply)
+    let mut answer = to_answer(reply);
+    if admitted == Ok(guard::Admitted::ByQuery)
+        && let Some(cookie) = guard.cookie()
+    {
+        answer.headers.push(("Set-Cookie", cookie));
+    }
+    answer
 }
 
 /// The answer of `reply` with the headers every answer carries.
