@@ -40,14 +40,14 @@ pub fn validate(config: &config::Config) -> Result<(), RunError> {
             device("sog.search.device", &s.search_device)?;
         }
     }
-    fits_in_memory(&memory_terms(config, game.as_ref())?)
+    fits_in_memory(&memory_terms(config, &game)?)
 }
 
 /// The memory estimate of the run `config` describes on `game`, by term (see
 /// [`memory_estimate`]).
 fn memory_terms(
     config: &config::Config,
-    game: &dyn crate::game::Game,
+    game: &crate::game::GameRef,
 ) -> Result<Vec<MemoryTerm>, RunError> {
     let mut terms = vec![MemoryTerm {
         key: "game",
@@ -55,7 +55,7 @@ fn memory_terms(
         bytes: PROGRAM_BYTES,
     }];
     match Algorithm::of(config)? {
-        Algorithm::Tabular(s) => terms.extend(tabular_terms(game, &s.choice)?),
+        Algorithm::Tabular(s) => terms.extend(tabular_terms(game.as_ref(), &s.choice)?),
         Algorithm::Armac(_) => {
             let a = config.armac()?;
             terms.extend(armac_memory_terms(&a, game));
@@ -74,7 +74,7 @@ pub fn memory_estimate(config: &config::Config) -> Result<(u64, String), RunErro
         "the config's game `{}`",
         config.game
     )))?;
-    let terms = memory_terms(config, game.as_ref())?;
+    let terms = memory_terms(config, &game)?;
     let total: u128 = terms.iter().map(|t| t.bytes).sum();
     let largest = terms
         .iter()
@@ -252,14 +252,23 @@ fn network_term(key: &'static str, hidden: usize, layers: usize) -> MemoryTerm {
 /// per trajectory, both seats' tensors per step) and the working set of past networks.
 fn armac_memory_terms(
     a: &crate::rl::armac::ArmacSettings,
-    game: &dyn crate::game::Game,
+    game: &crate::game::GameRef,
 ) -> Vec<MemoryTerm> {
     let info = game.information_state_tensor_size() as u128;
     let actions = game.num_distinct_actions() as u128;
     // A stored decision: its tensor(s), legal mask and target (f32), plus the vectors'
     // headers and the row's bookkeeping.
     let row = |tensors: u128| tensors * info * 4 + actions * 9 + 160;
-    let mut terms = vec![network_term("armac.hidden", a.hidden, a.layers)];
+    let params = crate::rl::armac::net_config(game, a).num_params() as u128;
+    let mut terms = vec![MemoryTerm {
+        key: "armac.hidden",
+        what: format!(
+            "the network ({params} parameters of {} units x {} layers, {NETWORK_COPIES} f32 \
+             copies)",
+            a.hidden, a.layers
+        ),
+        bytes: params * 4 * NETWORK_COPIES,
+    }];
     if a.memory == crate::rl::armac::memory::MemoryKind::Reservoir {
         terms.push(MemoryTerm {
             key: "armac.memory_capacity",
@@ -276,12 +285,10 @@ fn armac_memory_terms(
         ),
         bytes: a.replay_capacity as u128 * steps * row(2),
     });
-    // Past networks: the working set holds at most `snapshot_memory_mb`, and at most two f32
-    // copies of each network of the reservoir (weights of the encoder and the heads).
-    let (h, l) = (a.hidden as u128, a.layers as u128);
-    let weights = 4 * (2 * info * h + l.saturating_sub(1) * h * h + 4 * h * actions);
-    let past =
-        (a.reservoir_capacity as u128 * 2 * weights).min((a.snapshot_memory_mb as u128) << 20);
+    // Past networks: the working set holds at most `snapshot_memory_mb`, and at most two
+    // copies of each network of the reservoir (at the snapshots' precision).
+    let each = params * a.snapshot_precision.bytes_per_weight() as u128;
+    let past = (a.reservoir_capacity as u128 * 2 * each).min((a.snapshot_memory_mb as u128) << 20);
     terms.push(MemoryTerm {
         key: "armac.snapshot_memory_mb",
         what: format!(
@@ -292,6 +299,12 @@ fn armac_memory_terms(
     });
     terms
 }
+
+/// How many f32 copies of the network an ARMAC run holds besides its past networks: the
+/// learner's weights, gradients and two Adam moments, the actors' and the evaluation's
+/// inference copies, and the buffers a checkpoint is written through (measured: see
+/// `tests/estimate.rs`).
+const NETWORK_COPIES: u128 = 10;
 
 /// Refuses a run whose memory estimate (the sum of `terms`) exceeds this machine's available
 /// memory, naming the key of the largest term.

@@ -160,6 +160,32 @@ impl ArmacNetConfig {
         self.input_scale = scale;
         self
     }
+    /// The number of parameters (weights and biases) of a network of this config, counted
+    /// from its shapes without building it: what its memory estimate scales with.
+    pub fn num_params(&self) -> usize {
+        let linear = |d_in: usize, d_out: usize| d_in * d_out + d_out;
+        let (h, hh, a) = (self.encoder_hidden, self.head_hidden, self.num_actions);
+        let rep = self.representation_size();
+        let block = |d_in: usize| linear(d_in, hh) + linear(2 * hh, hh);
+        let feed_forward = (0..self.encoder_layers)
+            .map(|k| linear(if k == 0 { self.input_size } else { 2 * h }, h))
+            .sum::<usize>();
+        let encoder = if self.recurrent {
+            // Input Linear(2h), whose DoubleReLU output (4h) feeds an LSTM of width 2h:
+            // Linear(4h -> 4·2h) with bias and Linear(2h -> 4·2h) without.
+            linear(self.input_size, rep) + linear(2 * rep, 4 * rep) + rep * 4 * rep
+        } else {
+            feed_forward
+        };
+        let regret_encoder = if self.separate_regret_encoder && !self.recurrent {
+            feed_forward
+        } else {
+            0
+        };
+        let heads = 3 * (block(rep) + linear(2 * hh, a));
+        let critic = 2 * linear(rep, hh) + block(2 * hh) + 2 * linear(2 * hh, a);
+        encoder + regret_encoder + heads + critic
+    }
 
     /// Width of the representation `s` the encoder produces: `2 · encoder_hidden` either way.
     pub fn representation_size(&self) -> usize {
@@ -230,6 +256,37 @@ impl SnapshotPrecision {
         match self {
             SnapshotPrecision::F16 => 2,
             SnapshotPrecision::F32 => 4,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ArmacNetConfig;
+    use crate::nn::armac::tensors::cpu_device;
+    use burn::module::Module;
+
+    /// The count from shapes is the count of the network built from them.
+    #[test]
+    fn num_params_counts_the_built_network() {
+        let d = cpu_device();
+        let mut configs = Vec::new();
+        for (layers, separate) in [(1, false), (2, false), (3, true)] {
+            let mut c = ArmacNetConfig::new(37, 5)
+                .with_encoder_hidden(24)
+                .with_head_hidden(24);
+            c.encoder_layers = layers;
+            c.separate_regret_encoder = separate;
+            configs.push(c);
+        }
+        let mut recurrent = ArmacNetConfig::new(11, 3)
+            .with_encoder_hidden(8)
+            .with_head_hidden(12);
+        recurrent.recurrent = true;
+        configs.push(recurrent);
+        for c in configs {
+            let net = c.init(&d, 1).unwrap();
+            assert_eq!(c.num_params(), net.num_params(), "{c:?}");
         }
     }
 }
