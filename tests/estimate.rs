@@ -110,3 +110,65 @@ fn the_armac_estimate_is_within_twice_the_measured_peak() {
         );
     }
 }
+
+/// Under an address-space limit (`RLIMIT_AS`, 4 GiB) an ARMAC network and a Student of Games
+/// network that need more are refused before anything is written, naming their key and the
+/// estimate; the same runs with small networks start.
+#[test]
+fn networks_over_the_address_space_limit_are_refused_by_name() {
+    use std::os::unix::process::CommandExt;
+    let limited = |args: &[&str], out: &std::path::Path| {
+        let mut cmd = train();
+        cmd.args(args).arg("--out").arg(out).arg("--quiet");
+        // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
+        unsafe {
+            cmd.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 4 << 30,
+                    rlim_max: 4 << 30,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        cmd.output().unwrap()
+    };
+    #[rustfmt::skip]
+    let cases: [(&str, &str, u32, &str); 2] = [
+        // About 14.8 GB (369 M parameters) and 9.2 GB (12,000² × 2 layers, 32 bytes each).
+        ("kuhn_armac.toml", "armac.hidden", 4096, "armac.epochs=1"),
+        ("kuhn_sog.toml", "sog.net.hidden", 12000, "sog.rounds=1"),
+    ];
+    for (i, (config, key, units, short)) in cases.iter().enumerate() {
+        let out = common::tmp("estimate", &format!("rlimit{i}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let wide = format!("{key}={units}");
+        let o = limited(&["--config", config, "--set", &wide, "--set", short], &out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{config}: {err}");
+        assert!(
+            err.contains(&format!("`{key}`"))
+                && err.contains("the run would need about")
+                && err.contains("RLIMIT_AS"),
+            "{config}: {err}"
+        );
+        assert!(
+            !out.exists(),
+            "{config}: a refused run wrote {}",
+            out.display()
+        );
+        let narrow = format!("{key}=16");
+        let o = limited(
+            &["--config", config, "--set", &narrow, "--set", short],
+            &out,
+        );
+        assert!(
+            o.status.success(),
+            "{config} with 16 units under 4 GiB: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
