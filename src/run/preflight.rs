@@ -118,9 +118,16 @@ fn meminfo_available() -> Option<u64> {
 
 /// cgroup v2: `memory.max` less `memory.current` of this process's cgroup (`max`: none).
 fn cgroup_available() -> Option<u64> {
-    let line = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let rel = line.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = Path::new("/sys/fs/cgroup").join(rel.trim_start_matches('/'));
+    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    cgroup_available_in(&membership, Path::new("/sys/fs/cgroup"))
+}
+
+/// What the cgroup v2 named by `membership` (a `/proc/PID/cgroup` text; its `0::PATH` line)
+/// leaves under `root`: its `memory.max` less its `memory.current`; None without a v2 line,
+/// without a limit (`max`) or when the files cannot be read.
+fn cgroup_available_in(membership: &str, root: &Path) -> Option<u64> {
+    let rel = membership.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = root.join(rel.trim_start_matches('/'));
     let read = |name: &str| -> Option<u64> {
         std::fs::read_to_string(dir.join(name))
             .ok()?
@@ -429,4 +436,31 @@ pub(super) fn broker_preflight(
             .map_err(RunError::context("connecting the learner to its broker"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cgroup_available_in;
+
+    /// A cgroup v2 limit is read from the process's own group: `memory.max` less
+    /// `memory.current`; no limit (`max`), no v2 line or no files leave it unknown.
+    #[test]
+    fn the_cgroup_limit_is_what_its_group_leaves() {
+        let root = std::env::temp_dir().join(format!("armac-cgroup-{}", std::process::id()));
+        let group = root.join("user.slice/run-1.scope");
+        std::fs::create_dir_all(&group).unwrap();
+        let membership = "0::/user.slice/run-1.scope\n";
+        std::fs::write(group.join("memory.max"), "4294967296\n").unwrap();
+        std::fs::write(group.join("memory.current"), "1073741824\n").unwrap();
+        assert_eq!(cgroup_available_in(membership, &root), Some(3 << 30));
+        // Over its limit (the kernel lets `current` pass `max` briefly): nothing left.
+        std::fs::write(group.join("memory.current"), "5000000000\n").unwrap();
+        assert_eq!(cgroup_available_in(membership, &root), Some(0));
+        std::fs::write(group.join("memory.max"), "max\n").unwrap();
+        assert_eq!(cgroup_available_in(membership, &root), None);
+        // cgroup v1 only (no `0::` line), or a group without the memory controller.
+        assert_eq!(cgroup_available_in("4:memory:/x\n", &root), None);
+        assert_eq!(cgroup_available_in("0::/elsewhere\n", &root), None);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
