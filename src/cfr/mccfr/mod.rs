@@ -621,8 +621,9 @@ impl MccfrSolver {
     /// One iteration of `walks > 1` walks per player: per player, the walks read the tables as
     /// they stand, run split into contiguous chunks over the workers (one dispatch of the
     /// team per player), and after a barrier each worker applies the logged updates of its
-    /// shard of the tables, in walk order. `stop` is asked every 64 walks of each worker;
-    /// once it returns true the walks end early and the iteration is abandoned (false).
+    /// shard of the tables, in walk order. `stop` is asked before each player's turn and every
+    /// 64 walks of each worker; once it returns true the walks end early, their logged updates
+    /// are dropped unapplied, no further turn starts and the iteration is abandoned (false).
     fn iterate_parallel(&mut self, stop: &(dyn Fn() -> bool + Sync)) -> bool {
         let stopped = std::sync::atomic::AtomicBool::new(false);
         let it = self.schedule();
@@ -631,6 +632,9 @@ impl MccfrSolver {
         let chunks = self.team.as_ref().map_or(1, Team::size);
         self.logs.resize_with(chunks, Default::default);
         for p in it.turns.iter().flat_map(|&turn| Iteration::updating(turn)) {
+            if stop() {
+                return false;
+            }
             let MccfrSolver {
                 tree,
                 ht,
@@ -671,7 +675,17 @@ impl MccfrSolver {
                 }
                 log.touched = touched;
             };
-            parallel_turn(team.as_ref(), parallel_apply, tab, logs, spec, &walk_chunk);
+            // Set by the walks only, so read after all of them have returned.
+            let skip_apply = || stopped.load(Ordering::Relaxed);
+            parallel_turn(
+                team.as_ref(),
+                parallel_apply,
+                tab,
+                logs,
+                spec,
+                &skip_apply,
+                &walk_chunk,
+            );
             for log in logs {
                 self.touched += log.read().unwrap_or_else(|e| e.into_inner()).touched;
             }
