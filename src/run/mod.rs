@@ -65,15 +65,20 @@ impl MetricsCsv {
 
     /// Reopens `path` for appending, keeping only complete rows (all columns, ending in a
     /// newline) whose first column (the step) is at most `last_step`; creates it with `header`
-    /// if it is missing. Also returns the step of the last row kept.
+    /// if it is missing. Also returns the step of the last row kept. A file that is no regular
+    /// file or is over [`crate::util::MAX_LOG_BYTES`] is refused (an error of kind
+    /// `InvalidData` naming it), not read.
     pub fn resume(
         path: &Path,
         header: &[&str],
         last_step: u64,
     ) -> std::io::Result<(MetricsCsv, Option<u64>)> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(_) => return Ok((Self::create(path, header)?, None)),
+        let text = match crate::util::read_regular_named(path, crate::util::MAX_LOG_BYTES) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((Self::create(path, header)?, None));
+            }
+            Err(e) => return Err(e),
         };
         let mut kept = format!("{}\n", header.join(","));
         // A file written before columns were added at the end keeps its rows, the new
@@ -103,7 +108,7 @@ impl MetricsCsv {
         if kept != text {
             write_atomic(path, kept.as_bytes())?;
         }
-        let file = std::fs::OpenOptions::new().append(true).open(path)?;
+        let file = crate::util::append_regular(path)?;
         Ok((
             MetricsCsv {
                 path: path.to_path_buf(),
@@ -478,9 +483,7 @@ impl RunLock {
         match handle.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(dir.join(LOCK_FILE))
-                    .ok()
-                    .and_then(|s| s.trim().parse::<u32>().ok())
+                let holder = lock_pid(dir)
                     .map(|pid| format!(" (pid {pid})"))
                     .unwrap_or_default();
                 return Err(RunError::RunLocked {
@@ -490,10 +493,16 @@ impl RunLock {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(io("run directory lock")(e)),
         }
-        Ok(RunLock {
-            _dir: handle,
-            path: dir.join(LOCK_FILE),
-        })
+        // The pid is written through the path: never into a link's target or a FIFO.
+        let path = dir.join(LOCK_FILE);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(RunError::Usage(format!(
+                "{} is not a regular file (a symbolic link, FIFO, socket, device or \
+                 directory): remove it",
+                path.display()
+            )));
+        }
+        Ok(RunLock { _dir: handle, path })
     }
 
     /// Writes this process's pid to the lock file (`armac-eval lbr --watch` reads it to see
@@ -507,6 +516,32 @@ impl RunLock {
             }
         })
     }
+}
+
+/// Checks that `dir` is a run directory by its `config.toml`, which must be a regular file
+/// (a symbolic link, FIFO or device there is named and refused).
+pub(crate) fn check_run_dir(dir: &Path) -> Result<(), RunError> {
+    let path = dir.join("config.toml");
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => Err(RunError::Usage(format!(
+            "{} is not a regular file (a symbolic link, FIFO, socket, device or directory): \
+             not a run directory",
+            path.display()
+        ))),
+        Err(_) => Err(RunError::Usage(format!(
+            "{} has no config.toml: not a run directory",
+            dir.display()
+        ))),
+    }
+}
+
+/// The pid recorded in `dir`'s [`LOCK_FILE`], when that is a regular file holding one.
+pub(crate) fn lock_pid(dir: &Path) -> Option<u32> {
+    let bytes = crate::util::read_regular(&dir.join(LOCK_FILE), 64)
+        .ok()?
+        .ok()?;
+    std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
 }
 
 /// A validated checkpoint to resume from, with the config keys the resume changes.
@@ -613,12 +648,7 @@ pub fn train(
         let dir = opts.out.clone().ok_or_else(|| {
             RunError::Usage("--resume needs the run directory (--resume <dir>)".into())
         })?;
-        if !dir.join("config.toml").is_file() {
-            return Err(RunError::Usage(format!(
-                "{} has no config.toml: not a run directory",
-                dir.display()
-            )));
-        }
+        check_run_dir(&dir)?;
         let lock = RunLock::acquire(&dir, false)?;
         // Everything is read and validated before anything in the directory changes.
         let generation = generation::Generation::open(&dir).map_err(RunError::context(format!(

@@ -126,11 +126,8 @@ pub fn commit_resume(
         .map_err(io("config"))?;
     if !changed.is_empty() {
         use std::io::Write;
-        let mut log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("resumes.log"))
-            .map_err(io("resumes.log"))?;
+        let mut log =
+            crate::util::append_regular(&dir.join("resumes.log")).map_err(io("resumes.log"))?;
         let pairs: Vec<String> = changed
             .iter()
             .map(|k| {
@@ -198,13 +195,15 @@ fn event_step(mut data: &[u8]) -> Option<u64> {
 
 /// Rewrites every TensorBoard event file in `dir` without the events logged after `step` (and
 /// without a torn last record), so the resumed run's points replace them instead of doubling.
+/// An event file that is no regular file or is over [`crate::util::MAX_LOG_BYTES`] is
+/// refused, named, unread.
 pub fn truncate_events(dir: &Path, step: u64) -> std::io::Result<()> {
     for e in std::fs::read_dir(dir)?.flatten() {
         let name = e.file_name();
         if !name.to_string_lossy().starts_with("events.out.tfevents.") {
             continue;
         }
-        let bytes = std::fs::read(e.path())?;
+        let bytes = crate::util::read_regular_named(&e.path(), crate::util::MAX_LOG_BYTES)?;
         let mut kept = Vec::with_capacity(bytes.len());
         let mut pos = 0;
         while let Some((data, next)) = record_at(&bytes, pos) {
