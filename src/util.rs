@@ -392,7 +392,7 @@ pub fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<Result<
 
 /// Why an entry of type `meta` (from `symlink_metadata`) is no regular file to read or
 /// append to; `None` for a regular file.
-fn irregular(meta: &std::fs::Metadata) -> Option<&'static str> {
+pub fn irregular(meta: &std::fs::Metadata) -> Option<&'static str> {
     if meta.file_type().is_symlink() {
         Some("is a symbolic link, not a regular file")
     } else if !meta.is_file() {

@@ -495,10 +495,10 @@ impl RunLock {
         }
         // The pid is written through the path: never into a link's target or a FIFO.
         let path = dir.join(LOCK_FILE);
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+        let meta = std::fs::symlink_metadata(&path);
+        if let Some(why) = meta.ok().as_ref().and_then(crate::util::irregular) {
             return Err(RunError::Usage(format!(
-                "{} is not a regular file (a symbolic link, FIFO, socket, device or \
-                 directory): remove it",
+                "{} {why}: remove it",
                 path.display()
             )));
         }
@@ -523,12 +523,13 @@ impl RunLock {
 pub(crate) fn check_run_dir(dir: &Path) -> Result<(), RunError> {
     let path = dir.join("config.toml");
     match std::fs::symlink_metadata(&path) {
-        Ok(m) if m.is_file() => Ok(()),
-        Ok(_) => Err(RunError::Usage(format!(
-            "{} is not a regular file (a symbolic link, FIFO, socket, device or directory): \
-             not a run directory",
-            path.display()
-        ))),
+        Ok(m) => match crate::util::irregular(&m) {
+            None => Ok(()),
+            Some(why) => Err(RunError::Usage(format!(
+                "{} {why}: not a run directory",
+                path.display()
+            ))),
+        },
         Err(_) => Err(RunError::Usage(format!(
             "{} has no config.toml: not a run directory",
             dir.display()
@@ -680,6 +681,7 @@ pub fn train(
             }
             return Ok(summary);
         }
+        resume::check_logs(&dir)?;
         let resumed = Resumed {
             generation,
             changed,

@@ -2,8 +2,8 @@
 //! committed checkpoint generation is handed to an evaluation as soon as it appears, until the
 //! run has finished or its process is gone.
 
-use super::generation::complete_generations;
 use super::RunError;
+use super::generation::complete_generations;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
