@@ -355,6 +355,9 @@ impl FileSum {
 /// Most bytes one verified file (of a checkpoint or a model) may have.
 pub const MAX_VERIFIED_FILE_BYTES: u64 = 64 << 30;
 
+/// Most bytes a manifest (of a model or of a checkpoint generation) may have.
+pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+
 /// Reads `path` when it is a regular file (not a symbolic link, FIFO, device or directory) of
 /// at most `max` bytes: its type and length are checked on the opened file before anything is
 /// read, the open neither follows a final link nor waits on a FIFO, and the read stops past
@@ -362,14 +365,8 @@ pub const MAX_VERIFIED_FILE_BYTES: u64 = 64 << 30;
 pub fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<Result<Vec<u8>, String>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let meta = std::fs::symlink_metadata(path)?;
-    if meta.file_type().is_symlink() {
-        return Ok(Err("is a symbolic link, not a regular file".into()));
-    }
-    if !meta.is_file() {
-        return Ok(Err(
-            "is not a regular file (a directory, FIFO, socket or device)".into(),
-        ));
+    if let Some(why) = irregular(&std::fs::symlink_metadata(path)?) {
+        return Ok(Err(why.into()));
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -391,6 +388,63 @@ pub fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<Result<
         return Ok(Err(format!("grew past {max} bytes while it was read")));
     }
     Ok(Ok(bytes))
+}
+
+/// Why an entry of type `meta` (from `symlink_metadata`) is no regular file to read or
+/// append to; `None` for a regular file.
+pub fn irregular(meta: &std::fs::Metadata) -> Option<&'static str> {
+    if meta.file_type().is_symlink() {
+        Some("is a symbolic link, not a regular file")
+    } else if !meta.is_file() {
+        Some("is not a regular file (a directory, FIFO, socket or device)")
+    } else {
+        None
+    }
+}
+
+/// Most bytes a run's log (`metrics.csv`, a TensorBoard event file) may have where it is read
+/// whole (`--resume` cuts the logs back to the checkpoint's step in memory).
+pub const MAX_LOG_BYTES: u64 = 4 << 30;
+
+/// [`read_regular`] with a refusal as an error of kind `InvalidData` that names `path`; a
+/// missing file stays `NotFound`.
+pub fn read_regular_named(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+    read_regular(path, max)?.map_err(|why| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{} {why}", path.display()),
+        )
+    })
+}
+
+/// Opens `path` for appending (creating a regular file when nothing is there) when it is a
+/// regular file: a symbolic link, FIFO, socket, device or directory is refused with an error
+/// of kind `InvalidData` naming it, and the open neither follows a final link nor waits on a
+/// FIFO.
+pub fn append_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |why: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{} {why}", path.display()),
+        )
+    };
+    if let Some(why) = std::fs::symlink_metadata(path)
+        .ok()
+        .as_ref()
+        .and_then(irregular)
+    {
+        return Err(refuse(why));
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(refuse("is not a regular file"));
+    }
+    Ok(file)
 }
 
 /// Removes stray temporary files (`*.tmp`, left by a stop during an atomic write) from `dir`.

@@ -237,27 +237,12 @@ fn aivat_is_reported_on_request() {
     }
 }
 
-/// `armac-train --config CONFIG --out DIR` with a network and epochs small enough for a test
-/// run in seconds (add `armac.epochs` or a budget).
-fn tiny_run(config: &str, dir: &std::path::Path) -> std::process::Command {
-    let mut cmd = common::train();
-    cmd.args(["--config", config, "--quiet"])
-        .args(["--out", dir.to_str().unwrap()])
-        .args(["--set", "armac.hidden=8"])
-        .args(["--set", "armac.episodes_per_epoch=8"])
-        .args(["--set", "armac.learning_steps_per_epoch=1"])
-        .args(["--set", "armac.batch_trajectories=4"])
-        .args(["--set", "armac.games_per_group=8"])
-        .args(["--set", "armac.replay_capacity=64"]);
-    cmd
-}
-
 /// A recurrent checkpoint: LBR cannot query its current policy's ranges, so a run directory
 /// gets the average column only and an explicit `current:` is refused before anything plays.
 #[test]
 fn a_recurrent_run_is_scored_as_its_average_policy() {
     let dir = tmp("scorecard", "recurrent");
-    run_ok(tiny_run("nlhe_fcpa_recurrent.toml", &dir).args(["--set", "armac.epochs=2"]));
+    run_ok(common::tiny_run("nlhe_fcpa_recurrent.toml", &dir).args(["--set", "armac.epochs=2"]));
     let run = dir.to_str().unwrap();
     let out = run_ok(eval().args(["scorecard", "--policy", run]).args([
         "--hands",
@@ -330,7 +315,7 @@ fn the_curve_script_keeps_a_model_and_a_scorecard_per_leg() {
     let run = dir.join("run");
     let out = dir.join("out");
     run_ok(
-        tiny_run("nlhe_fcpa.toml", &run)
+        common::tiny_run("nlhe_fcpa.toml", &run)
             .args(["--max-cpu-seconds", "1"])
             .args(["--set", "armac.epochs=100000"]),
     );

@@ -172,13 +172,17 @@ pub(crate) trait Logged: Send + Sync {
 /// otherwise), each reading `tab` and writing into its own log (cleared for `logs.len()`
 /// shards beforehand); then shard `s` of every log, in chunk order, is applied to `tab`'s
 /// tables, by member `s` after a barrier with `parallel_apply`, else by this thread, shard
-/// after shard, once the walks are done.
+/// after shard, once the walks are done. A shard whose apply finds `skip_apply()` true is
+/// left as it is (an abandoned turn: the walks saw a stop, so nothing of them is kept);
+/// `skip_apply` is asked after every walk has returned, so every applier sees the walks'
+/// last word.
 pub(crate) fn parallel_turn<T: Deferrable, L: Logged>(
     team: Option<&Team>,
     parallel_apply: bool,
     tab: &mut T,
     logs: &[CachePadded<RwLock<L>>],
     rules: &impl Rules,
+    skip_apply: &(dyn Fn() -> bool + Sync),
     walk: &(dyn Fn(usize, &T, &mut L) + Sync),
 ) {
     let chunks = logs.len();
@@ -192,6 +196,9 @@ pub(crate) fn parallel_turn<T: Deferrable, L: Logged>(
     };
     // Shard `s` of every log, in walk order.
     let apply_shard = |s: usize| {
+        if skip_apply() {
+            return;
+        }
         for log in logs {
             let log = log.read().unwrap_or_else(|e| e.into_inner());
             let shards = log.shards();
@@ -553,12 +560,41 @@ mod tests {
                 assert_eq!(tab.bits(), before.bits(), "a walk saw updates");
                 log(&mut l.0, tab, &chunks[c]);
             };
-            parallel_turn(team, parallel_apply, &mut tab, &logs, &Plus, &walk);
+            parallel_turn(
+                team,
+                parallel_apply,
+                &mut tab,
+                &logs,
+                &Plus,
+                &|| false,
+                &walk,
+            );
             assert!(
                 tab.bits() == expected,
                 "team {} parallel_apply {parallel_apply}",
                 team.is_some()
             );
+            // An abandoned turn: the walks log their records, none is applied.
+            let mut tab = before.clone();
+            parallel_turn(
+                team,
+                parallel_apply,
+                &mut tab,
+                &logs,
+                &Plus,
+                &|| true,
+                &walk,
+            );
+            assert!(
+                tab.bits() == before.bits(),
+                "skipped apply, team {} parallel_apply {parallel_apply}",
+                team.is_some()
+            );
+            let logged = logs.iter().any(|l| {
+                let l = l.read().unwrap();
+                l.0.buckets.iter().any(|b| !b.infosets.is_empty())
+            });
+            assert!(logged, "the walks of the skipped turn logged nothing");
         }
         // One log of three shards, applied bucket after bucket.
         let mut shards = Shards::default();

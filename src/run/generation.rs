@@ -195,7 +195,10 @@ pub fn complete_generations(run_dir: &Path) -> Vec<(u64, PathBuf)> {
     list_generations(run_dir)
         .into_iter()
         .filter_map(|(_, dir)| {
-            let bytes = std::fs::read(dir.join(MANIFEST)).ok()?;
+            let bytes =
+                crate::util::read_regular(&dir.join(MANIFEST), crate::util::MAX_MANIFEST_BYTES)
+                    .ok()?
+                    .ok()?;
             let m: Manifest = serde_json::from_slice(&bytes).ok()?;
             Some((m.step, dir))
         })
@@ -349,7 +352,12 @@ impl Generation {
     fn load(run_dir: &Path, number: u64) -> Result<Generation, GenerationError> {
         let dir = Generation::dir_of(run_dir, number);
         let path = dir.join(MANIFEST);
-        let bytes = std::fs::read(&path).map_err(io("cannot read checkpoint manifest", &path))?;
+        let bytes = crate::util::read_regular(&path, crate::util::MAX_MANIFEST_BYTES)
+            .map_err(io("cannot read checkpoint manifest", &path))?
+            .map_err(|reason| GenerationError::Corrupt {
+                path: path.clone(),
+                reason,
+            })?;
         let manifest: Manifest =
             serde_json::from_slice(&bytes).map_err(|e| GenerationError::Corrupt {
                 path: path.clone(),

@@ -6,6 +6,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod evaluate;
 pub mod generation;
+mod lock;
 pub mod metrics;
 pub mod model;
 mod preflight;
@@ -29,6 +30,8 @@ use crate::util::write_atomic;
 /// ([`generation`]).
 pub const CHECKPOINT_LINK: &str = "checkpoint";
 
+pub use lock::{LOCK_FILE, RunLock};
+pub(crate) use lock::{check_run_dir, lock_pid};
 pub use preflight::{Algorithm, available_memory_bytes, memory_estimate, tabular_fits, validate};
 use preflight::{broker_preflight, redact_config};
 
@@ -65,15 +68,20 @@ impl MetricsCsv {
 
     /// Reopens `path` for appending, keeping only complete rows (all columns, ending in a
     /// newline) whose first column (the step) is at most `last_step`; creates it with `header`
-    /// if it is missing. Also returns the step of the last row kept.
+    /// if it is missing. Also returns the step of the last row kept. A file that is no regular
+    /// file or is over [`crate::util::MAX_LOG_BYTES`] is refused (an error of kind
+    /// `InvalidData` naming it), not read.
     pub fn resume(
         path: &Path,
         header: &[&str],
         last_step: u64,
     ) -> std::io::Result<(MetricsCsv, Option<u64>)> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(_) => return Ok((Self::create(path, header)?, None)),
+        let text = match crate::util::read_regular_named(path, crate::util::MAX_LOG_BYTES) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((Self::create(path, header)?, None));
+            }
+            Err(e) => return Err(e),
         };
         let mut kept = format!("{}\n", header.join(","));
         // A file written before columns were added at the end keeps its rows, the new
@@ -103,7 +111,7 @@ impl MetricsCsv {
         if kept != text {
             write_atomic(path, kept.as_bytes())?;
         }
-        let file = std::fs::OpenOptions::new().append(true).open(path)?;
+        let file = crate::util::append_regular(path)?;
         Ok((
             MetricsCsv {
                 path: path.to_path_buf(),
@@ -445,70 +453,6 @@ pub struct TrainOptions {
     pub overwrite: bool,
 }
 
-/// The name of the lock file inside a run directory.
-pub const LOCK_FILE: &str = "run.lock";
-
-/// An exclusive advisory lock on a run directory, held for the life of a run: a second
-/// process that tries to run in (or resume, or overwrite) the same directory gets
-/// [`RunError::RunLocked`] naming the holder's pid. The lock is taken on the directory itself,
-/// so taking it writes nothing; [`RunLock::record_pid`] writes the holder's pid to
-/// [`LOCK_FILE`] once the run is committed to start (a failed resume leaves the directory as it
-/// was). Released when dropped or when the process dies.
-#[derive(Debug)]
-pub struct RunLock {
-    _dir: File,
-    path: PathBuf,
-}
-
-impl RunLock {
-    /// Locks `dir`, creating it (and only it) if `create` and it does not exist.
-    pub fn acquire(dir: &Path, create: bool) -> Result<RunLock, RunError> {
-        let io = |what: &str| {
-            let what = what.to_string();
-            move |source| RunError::Io {
-                what,
-                path: dir.display().to_string(),
-                source,
-            }
-        };
-        if create {
-            std::fs::create_dir_all(dir).map_err(io("run directory"))?;
-        }
-        let handle = File::open(dir).map_err(io("run directory"))?;
-        match handle.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(dir.join(LOCK_FILE))
-                    .ok()
-                    .and_then(|s| s.trim().parse::<u32>().ok())
-                    .map(|pid| format!(" (pid {pid})"))
-                    .unwrap_or_default();
-                return Err(RunError::RunLocked {
-                    dir: dir.display().to_string(),
-                    holder,
-                });
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(io("run directory lock")(e)),
-        }
-        Ok(RunLock {
-            _dir: handle,
-            path: dir.join(LOCK_FILE),
-        })
-    }
-
-    /// Writes this process's pid to the lock file (`armac-eval lbr --watch` reads it to see
-    /// whether the run is still alive).
-    pub fn record_pid(&self) -> Result<(), RunError> {
-        std::fs::write(&self.path, format!("{}\n", std::process::id())).map_err(|source| {
-            RunError::Io {
-                what: "lock file".into(),
-                path: self.path.display().to_string(),
-                source,
-            }
-        })
-    }
-}
-
 /// A validated checkpoint to resume from, with the config keys the resume changes.
 #[derive(Clone, Debug)]
 pub struct Resumed {
@@ -613,12 +557,7 @@ pub fn train(
         let dir = opts.out.clone().ok_or_else(|| {
             RunError::Usage("--resume needs the run directory (--resume <dir>)".into())
         })?;
-        if !dir.join("config.toml").is_file() {
-            return Err(RunError::Usage(format!(
-                "{} has no config.toml: not a run directory",
-                dir.display()
-            )));
-        }
+        check_run_dir(&dir)?;
         let lock = RunLock::acquire(&dir, false)?;
         // Everything is read and validated before anything in the directory changes.
         let generation = generation::Generation::open(&dir).map_err(RunError::context(format!(
@@ -650,6 +589,7 @@ pub fn train(
             }
             return Ok(summary);
         }
+        resume::check_logs(&dir)?;
         let resumed = Resumed {
             generation,
             changed,

@@ -136,9 +136,6 @@ pub fn write_manifest(dir: &Path) -> Result<ModelManifest, RunError> {
     Ok(manifest)
 }
 
-/// Most bytes a model's manifest may have.
-const MAX_MANIFEST_BYTES: u64 = 16 << 20;
-
 /// Whether `dir` is to be read as a model directory: it holds a `manifest.json` (of any
 /// content) and is not a generation of a run directory, whose manifest is the generation's.
 /// Nothing is verified: [`verify_model`] then names a manifest that is damaged.
@@ -151,7 +148,7 @@ pub fn is_model_dir(dir: &Path) -> bool {
 pub fn verify_model(dir: &Path) -> Result<Verified, RunError> {
     let path = dir.join(MANIFEST);
     let corrupt = |reason: String| RunError::Usage(format!("{}: {reason}", path.display()));
-    let bytes = crate::util::read_regular(&path, MAX_MANIFEST_BYTES)
+    let bytes = crate::util::read_regular(&path, crate::util::MAX_MANIFEST_BYTES)
         .map_err(io_err("cannot read", &path))?
         .map_err(corrupt)?;
     let manifest: ModelManifest = serde_json::from_slice(&bytes).map_err(|e| {

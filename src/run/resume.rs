@@ -99,6 +99,42 @@ pub fn generation_config(generation: &Generation) -> Result<Config, RunError> {
     Ok(Config::load(&path.display().to_string(), &[])?.0)
 }
 
+/// Checks, before a resume changes anything, that the logs it cuts back or appends to
+/// (`metrics.csv`, the TensorBoard event files, `resumes.log`) are, where present, regular
+/// files of at most [`crate::util::MAX_LOG_BYTES`]: a link, FIFO or device there, or a log
+/// too large to read, is refused naming it.
+pub fn check_logs(dir: &Path) -> Result<(), RunError> {
+    let mut paths = vec![dir.join("metrics.csv"), dir.join("resumes.log")];
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with("events.out.tfevents.")
+        {
+            paths.push(e.path());
+        }
+    }
+    for path in paths {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let why = match crate::util::irregular(&meta) {
+            Some(why) => why.to_string(),
+            None if meta.len() > crate::util::MAX_LOG_BYTES => format!(
+                "has {} bytes, more than the {} a run's log may have",
+                meta.len(),
+                crate::util::MAX_LOG_BYTES
+            ),
+            None => continue,
+        };
+        return Err(RunError::Usage(format!(
+            "cannot resume {}: {} {why}",
+            dir.display(),
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Commits a validated resume to the run directory: removes incomplete generations and stray
 /// temporaries, cuts metrics.csv and the TensorBoard event files back to `step`, and records the
 /// resumed config (with its allowed changes) in `config.toml` and `resumes.log`.
@@ -126,11 +162,8 @@ pub fn commit_resume(
         .map_err(io("config"))?;
     if !changed.is_empty() {
         use std::io::Write;
-        let mut log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("resumes.log"))
-            .map_err(io("resumes.log"))?;
+        let mut log =
+            crate::util::append_regular(&dir.join("resumes.log")).map_err(io("resumes.log"))?;
         let pairs: Vec<String> = changed
             .iter()
             .map(|k| {
@@ -198,13 +231,15 @@ fn event_step(mut data: &[u8]) -> Option<u64> {
 
 /// Rewrites every TensorBoard event file in `dir` without the events logged after `step` (and
 /// without a torn last record), so the resumed run's points replace them instead of doubling.
+/// An event file that is no regular file or is over [`crate::util::MAX_LOG_BYTES`] is
+/// refused, named, unread.
 pub fn truncate_events(dir: &Path, step: u64) -> std::io::Result<()> {
     for e in std::fs::read_dir(dir)?.flatten() {
         let name = e.file_name();
         if !name.to_string_lossy().starts_with("events.out.tfevents.") {
             continue;
         }
-        let bytes = std::fs::read(e.path())?;
+        let bytes = crate::util::read_regular_named(&e.path(), crate::util::MAX_LOG_BYTES)?;
         let mut kept = Vec::with_capacity(bytes.len());
         let mut pos = 0;
         while let Some((data, next)) = record_at(&bytes, pos) {

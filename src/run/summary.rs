@@ -5,13 +5,16 @@
 //! reported on stderr, naming the file, and the run counts as not finished.
 
 use super::RunSummary;
-use crate::util::{FileSum, write_all_atomic};
+use crate::util::{FileSum, read_regular_named, write_all_atomic};
 use std::path::Path;
 
 /// The summary of a run directory.
 pub const SUMMARY: &str = "summary.json";
 /// The sum of [`SUMMARY`].
 pub const SUMMARY_SUM: &str = "summary.sum.json";
+
+/// Most bytes a summary or its sum may have (both are a few hundred bytes).
+const MAX_SUMMARY_BYTES: u64 = 1 << 20;
 
 /// Writes `summary` to `dir/summary.json` and its sum beside it, each atomically (a crash
 /// between the two leaves a summary that does not match its sum: a run not finished).
@@ -28,13 +31,14 @@ pub fn write_summary(dir: &Path, summary: &RunSummary) -> std::io::Result<()> {
 /// with a one-line reason naming the file when the summary is there but does not verify.
 pub fn read_verified(dir: &Path) -> Result<Option<Vec<u8>>, String> {
     let path = dir.join(SUMMARY);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match read_regular_named(&path, MAX_SUMMARY_BYTES) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Err(e.to_string()),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
     let sum_path = dir.join(SUMMARY_SUM);
-    let recorded: FileSum = std::fs::read(&sum_path)
+    let recorded: FileSum = read_regular_named(&sum_path, MAX_SUMMARY_BYTES)
         .map_err(|e| e.to_string())
         .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
         .map_err(|e| {

@@ -2,8 +2,8 @@
 //! committed checkpoint generation is handed to an evaluation as soon as it appears, until the
 //! run has finished or its process is gone.
 
+use super::RunError;
 use super::generation::complete_generations;
-use super::{LOCK_FILE, RunError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -26,10 +26,7 @@ pub struct WatchOptions {
 /// Whether the process that holds `run_dir`'s lock is still alive (Linux: its pid in
 /// `run.lock` under `/proc`; elsewhere assumed alive).
 fn trainer_alive(run_dir: &Path) -> bool {
-    let pid = std::fs::read_to_string(run_dir.join(LOCK_FILE))
-        .ok()
-        .and_then(|s| s.trim().parse::<u32>().ok());
-    match pid {
+    match super::lock_pid(run_dir) {
         Some(pid) if Path::new("/proc/self").exists() => {
             // Gone, or a zombie (state `Z` after the command name in `stat`) waiting for its
             // parent to reap it.
@@ -143,6 +140,7 @@ pub fn watch_checkpoints(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::LOCK_FILE;
 
     #[test]
     fn a_summary_with_null_values_still_names_its_step() {

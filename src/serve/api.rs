@@ -72,7 +72,15 @@ impl App {
                 model.name
             ))
         })?;
-        let metrics = read_csv(&dir.join("metrics.csv"));
+        // Run files that exist but are not read (no regular file, or too large), by message.
+        let mut refused = Vec::new();
+        let mut read = |path: &Path| {
+            read_csv(path).unwrap_or_else(|why| {
+                refused.push(why);
+                None
+            })
+        };
+        let metrics = read(&dir.join("metrics.csv"));
         let mut lbr = Vec::new();
         if let Ok(entries) = std::fs::read_dir(dir) {
             let mut names: Vec<String> = entries
@@ -82,12 +90,17 @@ impl App {
             names.sort();
             for n in names {
                 let variant = n["lbr_".len()..n.len() - ".csv".len()].to_string();
-                if let Some(table) = read_csv(&dir.join(&n)) {
+                if let Some(table) = read(&dir.join(&n)) {
                     lbr.push(json!({"variant": variant, "table": table}));
                 }
             }
         }
-        Ok(json!({"run": dir.display().to_string(), "metrics": metrics, "lbr": lbr}))
+        Ok(json!({
+            "run": dir.display().to_string(),
+            "metrics": metrics,
+            "lbr": lbr,
+            "refused": refused,
+        }))
     }
 }
 
@@ -140,28 +153,44 @@ type CsvCache = std::collections::HashMap<std::path::PathBuf, (u64, std::time::S
 
 static CSV_CACHE: std::sync::Mutex<Option<CsvCache>> = std::sync::Mutex::new(None);
 
-/// A CSV file with a header as `{"columns": [...], "rows": [[numbers or null]]}`; `None` when
-/// the file does not exist (yet), is empty, or is not a regular file of at most
-/// [`MAX_CSV_BYTES`] (a symbolic link, FIFO or device is never followed or read). A file is
-/// read once per change of its length or modification time; requests in between get the
-/// answer kept from that read.
-fn read_csv(path: &Path) -> Option<Value> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.file_type().is_file() {
-        return None;
-    }
-    let stamp = (meta.len(), meta.modified().ok()?);
+/// A CSV file with a header as `{"columns": [...], "rows": [[numbers or null]]}`; `Ok(None)`
+/// when the file does not exist (yet) or is empty; `Err` with a message naming it when it is
+/// there but not read: not a regular file (a symbolic link, FIFO or device is never followed
+/// or read), or over [`MAX_CSV_BYTES`]. A file is read once per change of its length or
+/// modification time; requests in between get the answer kept from that read.
+fn read_csv(path: &Path) -> Result<Option<Value>, String> {
+    let refused = |why: String| format!("{} {why}: not read", path.display());
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(refused(format!("cannot be read ({e})"))),
+    };
+    let stamp = meta
+        .file_type()
+        .is_file()
+        .then(|| Some((meta.len(), meta.modified().ok()?)))
+        .flatten();
     let mut cache = CSV_CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let cache = cache.get_or_insert_with(Default::default);
-    if let Some((len, time, v)) = cache.get(path)
+    if let Some(stamp) = stamp
+        && let Some((len, time, v)) = cache.get(path)
         && (*len, *time) == stamp
     {
-        return Some(v.clone());
+        return Ok(Some(v.clone()));
     }
-    let bytes = crate::util::read_regular(path, MAX_CSV_BYTES).ok()?.ok()?;
-    let v = parse_csv(&String::from_utf8_lossy(&bytes))?;
-    cache.insert(path.to_path_buf(), (stamp.0, stamp.1, v.clone()));
-    Some(v)
+    let bytes = match crate::util::read_regular(path, MAX_CSV_BYTES) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(why)) => return Err(refused(why)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(refused(format!("cannot be read ({e})"))),
+    };
+    let Some(v) = parse_csv(&String::from_utf8_lossy(&bytes)) else {
+        return Ok(None);
+    };
+    if let Some((len, time)) = stamp {
+        cache.insert(path.to_path_buf(), (len, time, v.clone()));
+    }
+    Ok(Some(v))
 }
 
 /// [`read_csv`]'s answer for the file's `text`.

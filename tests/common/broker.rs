@@ -1,5 +1,7 @@
-//! What the broker tests share (`tests/cluster.rs`): a `redis-server` child per test, the
+//! What the broker tests share (`tests/cluster*.rs`): a `redis-server` child per test, the
 //! learner and actor commands, and readers of the audit files and the trajectory stream.
+//! Each file uses a subset.
+#![allow(dead_code)]
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

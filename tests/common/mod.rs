@@ -29,6 +29,21 @@ fn in_crate(mut c: Command) -> Command {
     c
 }
 
+/// `armac-train --config CONFIG --out DIR` with a network and epochs small enough for a test
+/// run in seconds (add `armac.epochs` or a budget).
+pub fn tiny_run(config: &str, dir: &Path) -> Command {
+    let mut cmd = train();
+    cmd.args(["--config", config, "--quiet"])
+        .args(["--out", dir.to_str().unwrap()])
+        .args(["--set", "armac.hidden=8"])
+        .args(["--set", "armac.episodes_per_epoch=8"])
+        .args(["--set", "armac.learning_steps_per_epoch=1"])
+        .args(["--set", "armac.batch_trajectories=4"])
+        .args(["--set", "armac.games_per_group=8"])
+        .args(["--set", "armac.replay_capacity=64"]);
+    cmd
+}
+
 /// A fresh (removed if present) path in the temporary directory, unique to this test process.
 pub fn tmp(prefix: &str, name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("armac-{prefix}-{}-{name}", std::process::id()));

@@ -491,6 +491,28 @@ fn sharded_parallel_apply_equals_the_serial_apply() {
     }
 }
 
+/// A stop seen by the walks of a parallel iteration drops the turn's logged updates: the
+/// tables stay exactly as they were before the iteration, which counts as not done; the same
+/// solver then runs on as an uninterrupted one would (the skipped apply changed nothing).
+#[test]
+fn a_stop_during_parallel_walks_applies_none_of_them() {
+    let spec = parallel(MccfrSpec::new(Sampler::External), 256, 2);
+    let mut s = run("leduc_poker", spec, 9, 3);
+    let before = s.tab.clone();
+    // True from the fourth call: after `iterate_until`'s own check, the first turn's and the
+    // first walk check of one worker (each of the 2 asks every 64 of its 128 walks), so 64
+    // walks of player 0 or more have logged their updates when the stop comes.
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let stop = || calls.fetch_add(1, Ordering::Relaxed) >= 3;
+    assert!(!s.iterate_until(&stop), "the iteration was not abandoned");
+    assert_eq!(s.iteration(), 3);
+    assert!(s.tab == before, "an abandoned iteration changed the tables");
+    assert!(calls.load(Ordering::Relaxed) > 3, "the walks never asked");
+    assert!(s.iterate_until(&|| false));
+    let uninterrupted = run("leduc_poker", spec, 9, 4);
+    assert!(s.tab == uninterrupted.tab, "the run after the stop differs");
+}
+
 /// Parallel walks still converge: every sampler on Leduc with 16 walks per iteration over 2
 /// threads, at an eighth of the sequential test's iterations, gets below the same bounds.
 #[test]

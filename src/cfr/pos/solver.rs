@@ -245,6 +245,7 @@ impl PosSolver {
                 tab,
                 workers,
                 &spec.options,
+                &|| false,
                 &walk_chunk,
             );
             for w in workers {

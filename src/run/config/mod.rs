@@ -135,12 +135,29 @@ pub fn resolve_config_path(name: &str) -> Result<PathBuf, ConfigError> {
         })
 }
 
-/// Reads a TOML file into a table (not yet typed, so overrides can be applied).
+/// Most bytes a config file may have (the shipped ones have a few kilobytes).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Reads a TOML file (of at most [`MAX_CONFIG_BYTES`]) into a table (not yet typed, so
+/// overrides can be applied).
 pub fn read_table(path: &Path) -> Result<toml::Table, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+    use std::io::Read;
+    let io = |source| ConfigError::Io {
         path: path.display().to_string(),
         source,
-    })?;
+    };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConfigError::Invalid {
+            origin: path.display().to_string(),
+            reason: format!("more than {MAX_CONFIG_BYTES} bytes: not a config file"),
+        });
+    }
     text.parse::<toml::Table>()
         .map_err(|e| ConfigError::Invalid {
             origin: path.display().to_string(),

@@ -249,13 +249,10 @@ fn watch(
 }
 
 /// Appends one row (`step,mean_mbb,ci95_mbb,hands,seconds`) to the curve `csv`, writing the
-/// header first when the file is new.
+/// header first when the file is new; a curve that is no regular file is refused, named.
 fn append_csv(csv: &Path, step: u64, r: &LbrResult) -> std::io::Result<()> {
-    let new = !csv.exists();
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(csv)?;
+    let new = std::fs::symlink_metadata(csv).is_err();
+    let mut f = crate::util::append_regular(csv)?;
     if new {
         writeln!(f, "step,mean_mbb,ci95_mbb,hands,seconds")?;
     }

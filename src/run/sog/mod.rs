@@ -433,12 +433,7 @@ struct LoadedRun {
 /// run's game. Errors name the culprit: no run, not a SoG run, no CVPN checkpoint, another
 /// game, a damaged checkpoint.
 fn load_run(dir: &Path, game: Option<&str>) -> Result<LoadedRun, RunError> {
-    if !dir.join("config.toml").is_file() {
-        return Err(RunError::Usage(format!(
-            "{} has no config.toml: not a run directory",
-            dir.display()
-        )));
-    }
+    super::check_run_dir(dir)?;
     let g = super::generation::Generation::open(dir).map_err(RunError::context(format!(
         "reading the checkpoint of {}",
         dir.display()

@@ -279,7 +279,7 @@ async function refreshRun() {
     const hi = mean.map((m, i) => (m === null || ci[i] === null ? null : m + ci[i]));
     plots.append(linePlot(`LBR-${l.variant} winnings, mbb/hand (95% band)`, column(t, "step"), [{ ys: mean, lo, hi }], "epoch"));
   }
-  $("run-status").textContent = `updated ${new Date().toLocaleTimeString()}` + (j.metrics ? `, ${j.metrics.total_rows} rows` : ", no metrics.csv yet");
+  $("run-status").textContent = `updated ${new Date().toLocaleTimeString()}` + (j.metrics ? `, ${j.metrics.total_rows} rows` : ", no metrics.csv yet") + (j.refused || []).map((r) => `; ${r}`).join("");
   return j;
 }
 
