@@ -51,6 +51,9 @@ impl Special {
     }
 }
 
+/// A command that reads a run directory, built afresh for each case.
+type Reader<'a> = Box<dyn Fn() -> Command + 'a>;
+
 /// Puts `bytes` back at `path` (a special file there is removed first).
 fn restore(path: &Path, bytes: Vec<u8>) {
     std::fs::remove_file(path).unwrap();
@@ -187,7 +190,7 @@ fn special_files_in_a_run_directory_are_refused_by_name() {
         c
     };
     #[rustfmt::skip]
-    let readers: Vec<(&str, Box<dyn Fn() -> Command>)> = vec![
+    let readers: Vec<(&str, Reader)> = vec![
         ("resume", Box::new(|| command(train(), vec!["--resume", &d, "--set", "armac.epochs=3", "--quiet"]))),
         ("lbr", Box::new(|| command(eval(), vec!["lbr", "--policy", &d, "--variant", "fc", "--hands", "4", "--threads", "1"]))),
         ("scorecard", Box::new(|| command(eval(), vec!["scorecard", "--policy", &d, "--hands", "4", "--match-hands", "4"]))),

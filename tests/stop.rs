@@ -30,35 +30,52 @@ fn committed_epoch(dir: &Path) -> u64 {
         .unwrap()
 }
 
-#[test]
-fn a_time_limit_inside_a_long_epoch_stops_within_a_second_and_the_run_resumes() {
-    let dir = common::tmp("stop", "time-limit");
+/// Runs `long` (a run of long `unit`s, epochs or rounds, into `dir`, with extra arguments) with
+/// `flags` and a time limit of 3 s, which falls inside its first unit: the run ends within 8 s
+/// (the budget, the grace of half a second, and the start and end of the process), continues
+/// from unit 0, whose state was committed before the first unit and nothing of that unit was,
+/// and its summary says 0 iterations, stopped early. The directory resumes (and stops again at
+/// its own limit of 1 s) from unit 0. Returns the first run's stderr.
+fn time_limit_inside_the_first(
+    unit: &str,
+    dir: &Path,
+    flags: &[&str],
+    long: impl Fn(&Path, &[&str]) -> Command,
+) -> String {
     let t = Instant::now();
-    let out = run_ok(&mut long_epochs(&dir, &["--quiet", "--max-seconds", "3"]));
+    let mut args = flags.to_vec();
+    args.extend(["--max-seconds", "3"]);
+    let out = run_ok(&mut long(dir, &args));
     let took = t.elapsed();
-    // 3 s of budget, the grace of half a second, and the start and end of the process.
     assert!(took < Duration::from_secs(8), "took {took:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("continue from epoch 0 with"), "{err}");
-    // θ^0 was committed before the first epoch; nothing of the abandoned epoch was.
-    assert_eq!(committed_epoch(&dir), 0);
-    let st = common::json(&dir.join("checkpoint/state.json"));
-    assert_eq!(st["learning_steps"], 0, "{st}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let resumes_at = format!("continue from {unit} 0 with");
+    assert!(err.contains(&resumes_at), "{err}");
+    assert_eq!(committed_step(dir), 0);
     let summary = common::json(&dir.join("summary.json"));
     assert_eq!(summary["iterations"], 0, "{summary}");
     assert_eq!(summary["stopped_early"], true, "{summary}");
-    // The directory resumes (and stops again at its own limit).
     let t = Instant::now();
     let resumed = run_ok(
         train()
             .arg("--resume")
-            .arg(&dir)
-            .args(["--quiet", "--max-seconds", "1"]),
+            .arg(dir)
+            .args(flags)
+            .args(["--max-seconds", "1"]),
     );
     assert!(t.elapsed() < Duration::from_secs(6), "{:?}", t.elapsed());
-    let err = String::from_utf8_lossy(&resumed.stderr);
-    assert!(err.contains("continue from epoch 0 with"), "{err}");
+    let resumed_err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed_err.contains(&resumes_at), "{resumed_err}");
+    err
+}
+
+#[test]
+fn a_time_limit_inside_a_long_epoch_stops_within_a_second_and_the_run_resumes() {
+    let dir = common::tmp("stop", "time-limit");
+    time_limit_inside_the_first("epoch", &dir, &["--quiet"], long_epochs);
     assert_eq!(committed_epoch(&dir), 0);
+    let st = common::json(&dir.join("checkpoint/state.json"));
+    assert_eq!(st["learning_steps"], 0, "{st}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -117,28 +134,8 @@ fn committed_step(dir: &Path) -> u64 {
 #[test]
 fn a_time_limit_inside_a_long_sog_round_stops_within_a_second_and_the_run_resumes() {
     let dir = common::tmp("stop", "sog-time-limit");
-    let t = Instant::now();
-    let out = run_ok(&mut long_rounds(&dir, &["--max-seconds", "3"]));
-    let took = t.elapsed();
-    assert!(took < Duration::from_secs(8), "took {took:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = time_limit_inside_the_first("round", &dir, &[], long_rounds);
     assert!(err.contains("stopped inside round 1"), "{err}");
-    assert!(err.contains("continue from round 0 with"), "{err}");
-    // The round-0 state was committed before the first round; nothing of the round was.
-    assert_eq!(committed_step(&dir), 0);
-    let summary = common::json(&dir.join("summary.json"));
-    assert_eq!(summary["iterations"], 0, "{summary}");
-    assert_eq!(summary["stopped_early"], true, "{summary}");
-    let t = Instant::now();
-    let resumed = run_ok(
-        train()
-            .arg("--resume")
-            .arg(&dir)
-            .args(["--max-seconds", "1"]),
-    );
-    assert!(t.elapsed() < Duration::from_secs(6), "{:?}", t.elapsed());
-    let err = String::from_utf8_lossy(&resumed.stderr);
-    assert!(err.contains("continue from round 0 with"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -219,47 +216,22 @@ fn a_stop_among_short_iterations_keeps_them() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Starts `cmd` (a run into `dir`), waits for its first committed checkpoint and half a second
-/// more, sends SIGTERM, and returns its exit code, stderr and how long it took to end after
-/// the signal.
-fn terminate_when_committed(mut cmd: Command, dir: &Path) -> (Option<i32>, String, Duration) {
+/// Starts `cmd` with its output captured, waits for `ready` to return, sends `signal` (`-TERM`,
+/// `-INT`) and returns the process's exit code, stdout, stderr and how long it took to end
+/// after the signal.
+fn signal_when(
+    mut cmd: Command,
+    signal: &str,
+    ready: impl FnOnce(),
+) -> (Option<i32>, String, String, Duration) {
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let t = Instant::now();
-    while !dir.join("checkpoint/manifest.json").exists() {
-        assert!(t.elapsed() < Duration::from_secs(60), "no checkpoint");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(500));
+    ready();
     let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let signalled = Instant::now();
-    let o = child.wait_with_output().unwrap();
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-        signalled.elapsed(),
-    )
-}
-
-/// Starts `armac-eval args`, sends SIGINT once `wait` has passed, and returns its status, its
-/// output and how long it took to end after the signal.
-fn interrupt_eval(args: &[&str], wait: Duration) -> (Option<i32>, String, String, Duration) {
-    let child = common::eval()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(wait);
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
@@ -271,6 +243,29 @@ fn interrupt_eval(args: &[&str], wait: Duration) -> (Option<i32>, String, String
         String::from_utf8_lossy(&o.stderr).into_owned(),
         signalled.elapsed(),
     )
+}
+
+/// Starts `cmd` (a run into `dir`), waits for its first committed checkpoint and half a second
+/// more, sends SIGTERM, and returns its exit code, stderr and how long it took to end after
+/// the signal.
+fn terminate_when_committed(cmd: Command, dir: &Path) -> (Option<i32>, String, Duration) {
+    let (code, _, err, took) = signal_when(cmd, "-TERM", || {
+        let t = Instant::now();
+        while !dir.join("checkpoint/manifest.json").exists() {
+            assert!(t.elapsed() < Duration::from_secs(60), "no checkpoint");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    (code, err, took)
+}
+
+/// Starts `armac-eval args`, sends SIGINT once `wait` has passed, and returns its status, its
+/// output and how long it took to end after the signal.
+fn interrupt_eval(args: &[&str], wait: Duration) -> (Option<i32>, String, String, Duration) {
+    let mut cmd = common::eval();
+    cmd.args(args);
+    signal_when(cmd, "-INT", || std::thread::sleep(wait))
 }
 
 #[test]
@@ -300,20 +295,18 @@ fn ctrl_c_ends_a_long_match_with_the_partial_result() {
     assert!(err.contains("partial"), "{err}");
 }
 
+/// [`interrupt_eval`] of a billion hands of LBR-FC against uniform play, with `extra`
+/// arguments.
+fn interrupt_lbr(extra: &[&str], wait: Duration) -> (Option<i32>, String, String, Duration) {
+    let mut args = vec!["lbr", "--policy", "uniform", "--variant", "fc"];
+    args.extend(["--hands", "1000000000"]);
+    args.extend_from_slice(extra);
+    interrupt_eval(&args, wait)
+}
+
 #[test]
 fn ctrl_c_during_the_hand_table_build_ends_lbr_within_a_second() {
-    let (code, out, err, took) = interrupt_eval(
-        &[
-            "lbr",
-            "--policy",
-            "uniform",
-            "--variant",
-            "fc",
-            "--hands",
-            "1000000000",
-        ],
-        Duration::from_millis(300),
-    );
+    let (code, out, err, took) = interrupt_lbr(&[], Duration::from_millis(300));
     assert_eq!(code, Some(130), "{err}");
     assert!(took < Duration::from_secs(2), "took {took:?} after SIGINT");
     assert!(out.is_empty(), "{out}");
@@ -322,18 +315,8 @@ fn ctrl_c_during_the_hand_table_build_ends_lbr_within_a_second() {
 
 #[test]
 fn ctrl_c_ends_a_long_lbr_run_with_the_partial_result() {
-    let (code, out, err, took) = interrupt_eval(
-        &[
-            "lbr",
-            "--policy",
-            "uniform",
-            "--variant",
-            "fc",
-            "--hands",
-            "1000000000",
-            "--threads",
-            "1",
-        ],
+    let (code, out, err, took) = interrupt_lbr(
+        &["--threads", "1"],
         // Past the one-time build of the hand-evaluation tables (about a second alone, several
         // on a loaded machine), which no signal interrupts.
         Duration::from_millis(6000),

@@ -555,41 +555,28 @@ mod tests {
             };
             let logs: Vec<CachePadded<RwLock<Log>>> =
                 chunks.iter().map(|_| Default::default()).collect();
-            let mut tab = before.clone();
             let walk = |c: usize, tab: &Tabs, l: &mut Log| {
                 assert_eq!(tab.bits(), before.bits(), "a walk saw updates");
                 log(&mut l.0, tab, &chunks[c]);
             };
-            parallel_turn(
-                team,
-                parallel_apply,
-                &mut tab,
-                &logs,
-                &Plus,
-                &|| false,
-                &walk,
-            );
-            assert!(
-                tab.bits() == expected,
-                "team {} parallel_apply {parallel_apply}",
-                team.is_some()
-            );
-            // An abandoned turn: the walks log their records, none is applied.
-            let mut tab = before.clone();
-            parallel_turn(
-                team,
-                parallel_apply,
-                &mut tab,
-                &logs,
-                &Plus,
-                &|| true,
-                &walk,
-            );
-            assert!(
-                tab.bits() == before.bits(),
-                "skipped apply, team {} parallel_apply {parallel_apply}",
-                team.is_some()
-            );
+            // A turn that applies its records, and one abandoned (they are logged, not applied).
+            for (skip, want) in [(false, &expected), (true, &before.bits())] {
+                let mut tab = before.clone();
+                parallel_turn(
+                    team,
+                    parallel_apply,
+                    &mut tab,
+                    &logs,
+                    &Plus,
+                    &|| skip,
+                    &walk,
+                );
+                assert!(
+                    tab.bits() == *want,
+                    "skip {skip}, team {} parallel_apply {parallel_apply}",
+                    team.is_some()
+                );
+            }
             let logged = logs.iter().any(|l| {
                 let l = l.read().unwrap();
                 l.0.buckets.iter().any(|b| !b.infosets.is_empty())

@@ -96,7 +96,8 @@ impl Hand<'_> {
         let mut ends: Vec<(usize, f64, Box<dyn State>)> = Vec::new();
         for (i, s) in states.iter().enumerate() {
             if s.turn() == Turn::Chance {
-                for (p, end) in self.chance_runs(s.as_ref(), seeds[i]) {
+                let (exact, samples) = (self.opts.exact_runs, self.opts.samples);
+                for (p, end) in chance_runs(s.as_ref(), exact, samples, || seeds[i]) {
                     ends.push((i, p, end));
                 }
             } else {
@@ -131,29 +132,35 @@ impl Hand<'_> {
         }
         Ok(out)
     }
+}
 
-    /// The runs of chance from `state` to the next decision or terminal, with their weights
-    /// (summing to 1): every run with its probability when there are at most `exact_runs`,
-    /// else `samples` runs drawn from a generator seeded by `seed`, weight `1 / samples` each.
-    fn chance_runs(&self, state: &dyn State, seed: u64) -> Vec<(f64, Box<dyn State>)> {
-        let mut runs = Vec::new();
-        if expand(state, 1.0, &mut runs, self.opts.exact_runs) {
-            return runs;
-        }
-        let mut rng = SplitMix64::new(seed);
-        let n = self.opts.samples.max(1);
-        (0..n)
-            .map(|_| {
-                let mut s = state.clone_box();
-                while s.turn() == Turn::Chance {
-                    let outcomes = s.chance_outcomes();
-                    let probs: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
-                    s.apply_action(outcomes[rng.weighted(&probs)].0);
-                }
-                (1.0 / n as f64, s)
-            })
-            .collect()
+/// The runs of chance from `state` to the next decision or terminal, with their weights
+/// (summing to 1): every run with its probability when there are at most `exact_runs`, else
+/// `samples` runs (at least one) drawn from a generator seeded by `seed()`, weight
+/// `1 / samples` each.
+pub(crate) fn chance_runs(
+    state: &dyn State,
+    exact_runs: usize,
+    samples: usize,
+    seed: impl FnOnce() -> u64,
+) -> Vec<(f64, Box<dyn State>)> {
+    let mut runs = Vec::new();
+    if expand(state, 1.0, &mut runs, exact_runs) {
+        return runs;
     }
+    let mut rng = SplitMix64::new(seed());
+    let n = samples.max(1);
+    (0..n)
+        .map(|_| {
+            let mut s = state.clone_box();
+            while s.turn() == Turn::Chance {
+                let outcomes = s.chance_outcomes();
+                let probs: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
+                s.apply_action(outcomes[rng.weighted(&probs)].0);
+            }
+            (1.0 / n as f64, s)
+        })
+        .collect()
 }
 
 /// Appends every run of chance from `state` (probability `p` so far) to `out`; `false` as soon

@@ -25,7 +25,7 @@
 //! a street add no variance beyond the street's start; the last street (and every all-in) is
 //! exact, so the river card and the river betting add none at all.
 
-use crate::eval::aivat::ValueEstimate;
+use crate::eval::aivat::{ValueEstimate, chance_runs};
 use crate::game::{Action, Game, State, Turn};
 use crate::policy::{Policy, PolicyError};
 use crate::util::SplitMix64;
@@ -171,29 +171,15 @@ impl<'a> PairValues<'a> {
 
     /// The runs of the chance event at `state` to its next decision or terminal, weighted.
     fn runs(&self, state: &dyn State) -> Vec<(f64, Box<dyn State>)> {
-        let mut out = Vec::new();
-        if expand(state, 1.0, &mut out, self.opts.exact_runs) {
-            return out;
-        }
-        let key = state
-            .history()
-            .iter()
-            .fold(self.seed ^ 0x9A1B_5EED, |h, &a| {
-                SplitMix64::new(h ^ a as u64).next_u64()
-            });
-        let mut rng = SplitMix64::new(key);
-        let n = self.opts.samples.max(1);
-        (0..n)
-            .map(|_| {
-                let mut s = state.clone_box();
-                while s.turn() == Turn::Chance {
-                    let outcomes = s.chance_outcomes();
-                    let probs: Vec<f64> = outcomes.iter().map(|o| o.1).collect();
-                    s.apply_action(outcomes[rng.weighted(&probs)].0);
-                }
-                (1.0 / n as f64, s)
-            })
-            .collect()
+        let key = || {
+            state
+                .history()
+                .iter()
+                .fold(self.seed ^ 0x9A1B_5EED, |h, &a| {
+                    SplitMix64::new(h ^ a as u64).next_u64()
+                })
+        };
+        chance_runs(state, self.opts.exact_runs, self.opts.samples, key)
     }
 
     /// Adds `state` to `walk` (a decision of the street being walked when `in_street`, else
@@ -362,26 +348,6 @@ impl<'a> PairValues<'a> {
         }
         memo.insert(history, (v, size));
     }
-}
-
-/// Appends every run of chance from `state` (probability `p` so far) to `out`; `false` as soon
-/// as there would be more than `limit` runs.
-fn expand(state: &dyn State, p: f64, out: &mut Vec<(f64, Box<dyn State>)>, limit: usize) -> bool {
-    if state.turn() != Turn::Chance {
-        if out.len() >= limit {
-            return false;
-        }
-        out.push((p, state.clone_box()));
-        return true;
-    }
-    for (a, q) in state.chance_outcomes() {
-        let mut child = state.clone_box();
-        child.apply_action(a);
-        if !expand(child.as_ref(), p * q, out, limit) {
-            return false;
-        }
-    }
-    true
 }
 
 impl ValueEstimate for PairValues<'_> {

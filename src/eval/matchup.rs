@@ -356,7 +356,16 @@ mod tests {
         bad: bool,
     }
 
-    impl Values<'_> {
+    impl<'a> Values<'a> {
+        /// Exact values (garbage with `bad`) when `seats[p]` plays seat `p`.
+        fn new(seats: [&'a dyn Policy; 2], bad: bool) -> Values<'a> {
+            Values {
+                seats,
+                memo: Default::default(),
+                bad,
+            }
+        }
+
         fn exact(&self, state: &dyn State) -> f64 {
             if let Some(&v) = self.memo.lock().unwrap().get(state.history()) {
                 return v;
@@ -414,24 +423,26 @@ mod tests {
         }
     }
 
-    /// AIVAT on Leduc: with the pair's exact values every deal's AIVAT value is the game's
-    /// value (zero variance); with garbage values it stays unbiased (the exact value within
-    /// its interval) while its interval widens; the hands and the plain mean do not change.
-    #[test]
-    fn aivat_is_exact_with_exact_values_and_unbiased_with_bad_ones() {
+    /// Leduc and the exact result of `a` against `b` on it.
+    fn leduc_exact(a: &dyn Policy, b: &dyn Policy) -> (crate::game::GameRef, MatchReport) {
         let game = load_game("leduc_poker").unwrap();
         let tree = PublicTree::build(game.as_ref()).unwrap();
-        let (a, b): (&dyn Policy, &dyn Policy) = (&UniformPolicy, &FirstLegalPolicy);
         let exact = exact_match(
             &tree,
             &tree_policy(&tree, game.as_ref(), a).unwrap(),
             &tree_policy(&tree, game.as_ref(), b).unwrap(),
         );
-        let values = |seats, bad| Values {
-            seats,
-            memo: Default::default(),
-            bad,
-        };
+        (game, exact)
+    }
+
+    /// AIVAT on Leduc: with the pair's exact values every deal's AIVAT value is the game's
+    /// value (zero variance); with garbage values it stays unbiased (the exact value within
+    /// its interval) while its interval widens; the hands and the plain mean do not change.
+    #[test]
+    fn aivat_is_exact_with_exact_values_and_unbiased_with_bad_ones() {
+        let (a, b): (&dyn Policy, &dyn Policy) = (&UniformPolicy, &FirstLegalPolicy);
+        let (game, exact) = leduc_exact(a, b);
+        let values = Values::new;
         let opts = AivatOptions::default();
         let deals = 3000;
         let plain = sampled_match(game.as_ref(), a, b, deals, 5).unwrap();
@@ -561,19 +572,9 @@ mod tests {
     #[test]
     fn pair_values_are_exact_over_exact_bases_and_unbiased_over_bad_ones() {
         use crate::eval::aivat_pair::{PairOptions, PairValues};
-        let game = load_game("leduc_poker").unwrap();
-        let tree = PublicTree::build(game.as_ref()).unwrap();
         let (a, b): (&dyn Policy, &dyn Policy) = (&UniformPolicy, &FirstLegalPolicy);
-        let exact = exact_match(
-            &tree,
-            &tree_policy(&tree, game.as_ref(), a).unwrap(),
-            &tree_policy(&tree, game.as_ref(), b).unwrap(),
-        );
-        let values = |seats, bad| Values {
-            seats,
-            memo: Default::default(),
-            bad,
-        };
+        let (game, exact) = leduc_exact(a, b);
+        let values = Values::new;
         let bases = [
             values([a, b], false),
             values([b, a], false),
