@@ -67,18 +67,24 @@ fn the_estimate_is_within_twice_the_measured_peak() {
         let solver = !args.iter().any(|a| a.contains("sog"));
         let extra: &[&str] = if solver { &short } else { &short[2..] };
         let args: Vec<&str> = args.iter().chain(extra).copied().collect();
-        let estimate = estimate(&args);
-        let peak = peak_rss(&args, &i.to_string());
-        println!(
-            "{case}: estimate {} MiB, peak {} MiB",
-            estimate >> 20,
-            peak >> 20
-        );
-        assert!(
-            estimate <= 2 * peak && peak <= 2 * estimate,
-            "{case}: estimate {estimate} bytes, measured peak {peak} bytes"
-        );
+        assert_within_twice(case, &args, &i.to_string());
     }
+}
+
+/// Asserts that the estimate of the run `args` describes is within a factor of two of its
+/// measured peak (the run goes into a directory named `name`).
+fn assert_within_twice(case: &str, args: &[&str], name: &str) {
+    let estimate = estimate(args);
+    let peak = peak_rss(args, name);
+    println!(
+        "{case}: estimate {} MiB, peak {} MiB",
+        estimate >> 20,
+        peak >> 20
+    );
+    assert!(
+        estimate <= 2 * peak && peak <= 2 * estimate,
+        "{case}: estimate {estimate} bytes, measured peak {peak} bytes"
+    );
 }
 
 #[test]
@@ -97,17 +103,7 @@ fn the_armac_estimate_is_within_twice_the_measured_peak() {
     ];
     for (i, (case, args)) in cases.iter().enumerate() {
         let args: Vec<&str> = args.iter().chain(&common).copied().collect();
-        let estimate = estimate(&args);
-        let peak = peak_rss(&args, &format!("armac{i}"));
-        println!(
-            "{case}: estimate {} MiB, peak {} MiB",
-            estimate >> 20,
-            peak >> 20
-        );
-        assert!(
-            estimate <= 2 * peak && peak <= 2 * estimate,
-            "{case}: estimate {estimate} bytes, measured peak {peak} bytes"
-        );
+        assert_within_twice(case, &args, &format!("armac{i}"));
     }
 }
 

@@ -1,7 +1,8 @@
 //! What a slow or hostile client can hold of `armac-eval serve`: clients that announce a body
 //! and never send it, or pipeline requests and never read, hold only their own connections
 //! (another client is answered at once); an oversized header or body is refused before it is
-//! read; a run file that is a symbolic link is never followed.
+//! read; a run file that is a symbolic link is never followed. (The warning and the access
+//! token of a server reachable beyond loopback: tests/serve_token.rs.)
 
 mod common;
 
@@ -162,37 +163,4 @@ fn connections_beyond_the_cap_are_answered_busy() {
         assert!(t.elapsed() < Duration::from_secs(10), "{status}: {text}");
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// A server bound beyond loopback warns on stderr that others can reach it; one on loopback
-/// does not.
-#[test]
-fn a_server_reachable_beyond_loopback_warns() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-    let warning = |host: &str| {
-        let mut child = common::eval()
-            .args(["serve", "--port", "0", "--host", host])
-            .args(["--policy", "uniform", "--game", "kuhn_poker"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(line.contains("listening on"), "{line:?}");
-        let _ = child.kill();
-        let out = child.wait_with_output().unwrap();
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
-    let wide = warning("0.0.0.0");
-    assert!(
-        wide.starts_with("warning: the viewer listens on 0.0.0.0:")
-            && wide.contains("reachable beyond this machine"),
-        "{wide}"
-    );
-    let local = warning("127.0.0.1");
-    assert!(!local.contains("warning"), "{local}");
 }

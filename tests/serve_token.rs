@@ -1,5 +1,5 @@
-//! The viewer's access token: a server bound beyond loopback answers only requests that carry
-//! the token it printed (in the address, then as the cookie it sets, or as a bearer header);
+//! The viewer's access token: a server bound beyond loopback warns that others can reach it
+//! and answers only requests that carry the token it printed (in the address, then as the cookie it sets, or as a bearer header);
 //! `--token` makes a loopback server need one too, and a malformed one is refused at start.
 
 mod common;
@@ -28,7 +28,7 @@ fn start(host: &str, extra: &[&str]) -> Server {
         .args(["--policy", "uniform", "--game", "kuhn_poker"])
         .args(extra)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut line = String::new();
@@ -41,6 +41,15 @@ fn start(host: &str, extra: &[&str]) -> Server {
         .unwrap_or_else(|| panic!("no address line: {line:?}"))
         .to_string();
     Server { child, url }
+}
+
+/// What the server printed on stderr before it was stopped.
+fn stderr_of(mut s: Server) -> String {
+    let _ = s.child.kill();
+    let mut err = String::new();
+    let _ = s.child.stderr.take().unwrap().read_to_string(&mut err);
+    let _ = s.child.wait();
+    err
 }
 
 /// The port of a printed address `http://H:P/...`.
@@ -127,4 +136,18 @@ fn a_malformed_token_is_refused_at_start() {
             "{bad}: {err}"
         );
     }
+}
+
+/// A server bound beyond loopback warns on stderr that others can reach it; one on loopback
+/// does not.
+#[test]
+fn a_server_reachable_beyond_loopback_warns() {
+    let wide = stderr_of(start("0.0.0.0", &[]));
+    assert!(
+        wide.starts_with("warning: the viewer listens on 0.0.0.0:")
+            && wide.contains("reachable beyond this machine"),
+        "{wide}"
+    );
+    let local = stderr_of(start("127.0.0.1", &[]));
+    assert!(!local.contains("warning"), "{local}");
 }
