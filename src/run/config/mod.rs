@@ -138,7 +138,7 @@ pub fn resolve_config_path(name: &str) -> Result<PathBuf, ConfigError> {
 /// Most bytes a config file may have (the shipped ones have a few kilobytes).
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
-/// Reads a TOML file (of at most [`MAX_CONFIG_BYTES`]) into a table (not yet typed, so
+/// Reads a TOML file (of at most `MAX_CONFIG_BYTES`) into a table (not yet typed, so
 /// overrides can be applied).
 pub fn read_table(path: &Path) -> Result<toml::Table, ConfigError> {
     use std::io::Read;
