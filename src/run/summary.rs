@@ -78,6 +78,54 @@ pub fn finished_at(dir: &Path, step: u64) -> Option<RunSummary> {
     }
 }
 
+/// Where a run stopped inside a unit of work (an iteration, a round): the unit abandoned,
+/// the last checkpoint's, and the time spent.
+pub(crate) struct AbandonedAt {
+    /// What a unit is called in the message: `iteration`, `round`.
+    pub unit: &'static str,
+    pub attempt: u64,
+    pub committed: u64,
+    pub seconds: f64,
+    pub cpu_seconds: f64,
+}
+
+impl AbandonedAt {
+    /// Says so (unless `quiet`) and writes the summary of the last checkpoint of `algorithm`'s
+    /// run on `game` in `dir` (no NashConv: the state in memory was part-updated).
+    pub(crate) fn finish(
+        &self,
+        dir: &Path,
+        game: String,
+        algorithm: String,
+        quiet: bool,
+    ) -> Result<RunSummary, super::RunError> {
+        if !quiet {
+            eprintln!(
+                "stopped inside {unit} {}: its partial work is not kept; the run resumes from \
+                 {unit} {} (its last checkpoint)",
+                self.attempt,
+                self.committed,
+                unit = self.unit
+            );
+        }
+        let summary = RunSummary {
+            run_dir: dir.to_path_buf(),
+            game,
+            algorithm,
+            iterations: self.committed,
+            nash_conv: f64::NAN,
+            seconds: self.seconds,
+            stopped_early: true,
+            acting_steps_per_second: None,
+            peak_memory_mb: crate::util::peak_memory_mb(),
+            cpu_seconds: Some(self.cpu_seconds),
+            budget: None,
+        };
+        write_summary(dir, &summary).map_err(super::io_err("summary", &dir.join(SUMMARY)))?;
+        Ok(summary)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

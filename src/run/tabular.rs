@@ -205,55 +205,6 @@ fn evaluate(
     Ok(avg.nash_conv)
 }
 
-/// Where a run stopped inside an iteration: the iteration abandoned, the last checkpoint's,
-/// and the time spent.
-struct AbandonedAt {
-    attempt: u64,
-    committed: u64,
-    seconds: f64,
-    cpu_seconds: f64,
-}
-
-impl AbandonedAt {
-    /// Says so and writes the summary of the last checkpoint (no NashConv: the state in
-    /// memory was part-updated; `policy.json` is left as it was).
-    fn finish(
-        &self,
-        dir: &Path,
-        game: &str,
-        config: &Config,
-        opts: &TrainOptions,
-    ) -> Result<RunSummary, RunError> {
-        if !opts.quiet {
-            eprintln!(
-                "stopped inside iteration {}: its partial work is not kept; the run resumes \
-                 from iteration {} (its last checkpoint)",
-                self.attempt, self.committed
-            );
-        }
-        let summary = RunSummary {
-            run_dir: dir.to_path_buf(),
-            game: game.to_string(),
-            algorithm: config
-                .solver
-                .as_ref()
-                .map(|s| s.algorithm.clone())
-                .unwrap_or_default(),
-            iterations: self.committed,
-            nash_conv: f64::NAN,
-            seconds: self.seconds,
-            stopped_early: true,
-            acting_steps_per_second: None,
-            peak_memory_mb: crate::util::peak_memory_mb(),
-            cpu_seconds: Some(self.cpu_seconds),
-            budget: None,
-        };
-        super::summary::write_summary(dir, &summary)
-            .map_err(io("summary", &dir.join(super::summary::SUMMARY)))?;
-        Ok(summary)
-    }
-}
-
 /// Runs (or resumes) a tabular run in `dir`.
 pub fn run(
     config: &Config,
@@ -345,13 +296,20 @@ pub fn run(
                     0
                 }
             };
-            let summary = AbandonedAt {
+            let at = super::summary::AbandonedAt {
+                unit: "iteration",
                 attempt,
                 committed,
                 seconds: elapsed_before + deadline.elapsed(),
                 cpu_seconds: deadline.cpu_seconds(),
             };
-            return summary.finish(dir, &game.load_string(), config, opts);
+            let algorithm = config.solver.as_ref().map(|s| s.algorithm.clone());
+            return at.finish(
+                dir,
+                game.load_string(),
+                algorithm.unwrap_or_default(),
+                opts.quiet,
+            );
         }
         bar.inc(1);
         let it = solver.iteration();

@@ -98,7 +98,14 @@ pub(crate) fn drive<R: SogRounds>(
         let out = match r.play(round, &inside) {
             Err(RunError::Stopped) => {
                 bar.finish_and_clear();
-                return abandoned(round, committed, dir, game, &deadline, elapsed_before, opts);
+                let at = crate::run::summary::AbandonedAt {
+                    unit: "round",
+                    attempt: round,
+                    committed,
+                    seconds: elapsed_before + deadline.elapsed(),
+                    cpu_seconds: deadline.cpu_seconds(),
+                };
+                return at.finish(dir, game, "sog".into(), opts.quiet);
             }
             out => out?,
         };
@@ -128,41 +135,6 @@ pub(crate) fn drive<R: SogRounds>(
         nash_conv,
         seconds,
         stopped_early,
-        acting_steps_per_second: None,
-        peak_memory_mb: crate::util::peak_memory_mb(),
-        cpu_seconds: Some(deadline.cpu_seconds()),
-        budget: None,
-    };
-    crate::run::summary::write_summary(dir, &summary).map_err(io_err("summary", dir))?;
-    Ok(summary)
-}
-
-/// The end of a run whose round `round` was abandoned by a stop: nothing of it is kept, the
-/// summary reports the last checkpoint's round `committed` (no NashConv: the state in memory
-/// is part-updated), and the run resumes from that checkpoint.
-fn abandoned(
-    round: u64,
-    committed: u64,
-    dir: &Path,
-    game: String,
-    deadline: &Deadline,
-    elapsed_before: f64,
-    opts: &TrainOptions,
-) -> Result<RunSummary, RunError> {
-    if !opts.quiet {
-        eprintln!(
-            "stopped inside round {round}: its partial work is not kept; the run resumes from \
-             round {committed} (its last checkpoint)"
-        );
-    }
-    let summary = RunSummary {
-        run_dir: dir.to_path_buf(),
-        game,
-        algorithm: "sog".into(),
-        iterations: committed,
-        nash_conv: f64::NAN,
-        seconds: elapsed_before + deadline.elapsed(),
-        stopped_early: true,
         acting_steps_per_second: None,
         peak_memory_mb: crate::util::peak_memory_mb(),
         cpu_seconds: Some(deadline.cpu_seconds()),
